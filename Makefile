@@ -1,0 +1,32 @@
+# attnphys — set-up and everyday commands.  `make demo` and `make test` work on a fresh machine
+# with only Python >= 3.11 and the package registries.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+PYTEST_ARGS ?= -n 2
+
+.PHONY: install demo test test-all bench clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --upgrade pip
+	$(BIN)/python -m pip install -e ".[test]"
+	touch $(STAMP)
+
+demo: install
+	$(BIN)/attnphys demo --out demo-out
+
+test: install
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+test-all: install
+	$(BIN)/python -m pytest $(PYTEST_ARGS) -m "slow or not slow"
+
+bench: install
+	for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) demo-out .pytest_cache

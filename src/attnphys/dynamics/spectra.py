@@ -1,0 +1,39 @@
+"""Power spectrum and autocorrelation of a scalar observable (numpy; any length)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def power_spectrum(x: np.ndarray, dt: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """One-sided power spectrum |X(f)|²/n of the mean-removed series.
+
+    Args:
+        x: (n,) samples. dt: sampling interval (steps).
+
+    Returns:
+        (frequencies in cycles per step, power), each (n//2 + 1,).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    x = x - x.mean()
+    X = np.fft.rfft(x)
+    return np.fft.rfftfreq(x.size, d=dt), np.abs(X) ** 2 / max(x.size, 1)
+
+
+def autocorrelation(x: np.ndarray, max_lag: int | None = None) -> np.ndarray:
+    """Normalised autocorrelation ρ(τ) = ⟨δx_t δx_{t+τ}⟩ / ⟨δx²⟩, τ = 0 … max_lag (FFT, zero-padded).
+
+    A constant series has ρ ≡ 1 at τ = 0 and 0 elsewhere by convention.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    n = x.size
+    max_lag = n - 1 if max_lag is None else min(max_lag, n - 1)
+    d = x - x.mean()
+    f = np.fft.rfft(d, 2 * n)
+    acf = np.fft.irfft(f * np.conj(f))[: max_lag + 1]
+    acf /= np.arange(n, n - max_lag - 1, -1)  # unbiased: divide by the number of pairs
+    if acf[0] <= 0:
+        out = np.zeros(max_lag + 1)
+        out[0] = 1.0
+        return out
+    return acf / acf[0]

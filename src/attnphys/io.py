@@ -1,0 +1,31 @@
+"""Writing and reading results (xarray + Zarr, NetCDF for ``.nc`` paths)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import xarray as xr
+
+
+def save(ds: xr.Dataset, path: str | Path, overwrite: bool = True) -> Path:
+    """Write ``ds`` to ``path``: NetCDF when it ends in ``.nc``, else a Zarr store."""
+    path = Path(path)
+    if path.exists() and not overwrite:
+        raise FileExistsError(f"{path} exists; choose another path or allow overwriting")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".nc":
+        ds.to_netcdf(path)
+    else:
+        ds.to_zarr(path, mode="w", consolidated=False)
+    return path
+
+
+def load(path: str | Path) -> xr.Dataset:
+    """Open a result written by :func:`save` (loaded into memory)."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"no result at {path}")
+    if path.suffix == ".nc":
+        return xr.load_dataset(path)
+    with xr.open_zarr(path, consolidated=False) as ds:
+        return ds.load()

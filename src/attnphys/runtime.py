@@ -1,0 +1,59 @@
+"""Process-level JAX settings for entry points, and splitting a batch over devices.
+
+Nothing here runs at import: the command line, benchmarks and tests call :func:`configure`
+(float64, number of host devices) before they compute anything.
+"""
+
+from __future__ import annotations
+
+import os
+
+import jax
+import numpy as np
+
+
+def configure(x64: bool = True, host_devices: int | None = None) -> None:
+    """Enable float64 and (on CPU) split the host into ``host_devices`` XLA devices.
+
+    One XLA CPU device runs on one core, so a batch split over ``os.cpu_count()`` devices uses every
+    core. The device count only takes effect before JAX has created its backends; later calls keep the
+    existing devices.
+    """
+    jax.config.update("jax_enable_x64", x64)
+    if host_devices is None:
+        host_devices = os.cpu_count() or 1
+    if host_devices > 1 and not _backends_initialised():
+        try:
+            jax.config.update("jax_num_cpu_devices", int(host_devices))
+        except Exception:  # pragma: no cover - option absent or backend already up
+            pass
+
+
+def _backends_initialised() -> bool:
+    try:
+        from jax._src import xla_bridge
+
+        return bool(xla_bridge._backends)
+    except Exception:  # pragma: no cover
+        return True
+
+
+def shard_batch(fn, args, B: int):
+    """Call ``fn(*args)`` where every leaf of ``args`` has a leading batch axis of size B, splitting the
+    batch over all local devices (padding with copies of the last element) and trimming the result."""
+    devices = jax.local_devices()
+    n = len(devices)
+    if n == 1 or B < 2:
+        return fn(*args)
+    Bp = -(-B // n) * n
+    mesh = jax.sharding.Mesh(np.asarray(devices), ("batch",))
+    sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("batch"))
+
+    def place(x):
+        x = jax.numpy.asarray(x)
+        if Bp > B:
+            x = jax.numpy.concatenate([x, jax.numpy.repeat(x[-1:], Bp - B, axis=0)], axis=0)
+        return jax.device_put(x, sharding)
+
+    out = fn(*jax.tree_util.tree_map(place, args))
+    return jax.tree_util.tree_map(lambda y: y[:B] if getattr(y, "ndim", 0) and y.shape[0] == Bp else y, out)

@@ -1,0 +1,82 @@
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from attnphys.cli import app, expand_multi_values
+from attnphys.io import load
+
+runner = CliRunner()
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in expand_multi_values(list(map(str, args)))])
+
+
+def test_help_is_complete():
+    for cmd in ([], ["dmft"], ["dmft", "trajectory"], ["demo"]):
+        res = invoke(*cmd, "--help")
+        assert res.exit_code == 0, res.output
+    res = invoke("dmft", "trajectory", "--help")
+    for opt in ("--preset", "--beta-o", "--steps", "--transient", "--start", "--out", "--record-every", "--plot"):
+        assert opt in res.output
+
+
+def test_trajectory_command_writes_store_and_figures(tmp_path):
+    out = tmp_path / "run.zarr"
+    res = invoke("dmft", "trajectory", "--preset", "paper", "--beta-o", "1.26", "--steps", "300",
+                 "--transient", "0", "--start", "token", "--out", out, "--plot", tmp_path / "fig")
+    assert res.exit_code == 0, res.output
+    ds = load(out)
+    assert ds.mo_se.dims == ("step", "feature") and ds.sizes["step"] == 300
+    np.testing.assert_allclose(ds.att.values[0], [-0.0616206, -0.1589711, 0.4744080], atol=5e-8)
+    assert json.loads(ds.attrs["config"])["beta_o"] == 1.26
+    assert sorted(p.name for p in (tmp_path / "fig").iterdir()) == [
+        "trajectory_planes.png", "trajectory_spectrum.png", "trajectory_timeseries.png"]
+
+
+def test_space_separated_values_sweep(tmp_path):
+    out = tmp_path / "s.zarr"
+    res = invoke("dmft", "trajectory", "--beta-o", "0.5", "1.0", "3.0", "--steps", "20", "--out", out,
+                 "--start", "checkpoint", "--record-every", "5")
+    assert res.exit_code == 0, res.output
+    ds = load(out)
+    np.testing.assert_array_equal(ds.beta_o, [0.5, 1.0, 3.0])
+    assert ds.sizes["step"] == 4
+
+
+def test_start_from_json_file(tmp_path):
+    win = tmp_path / "w.json"
+    win.write_text(json.dumps({"att_window": [[0.1, 0.2, 0.3]] * 4, "pe_window": [[1, 1], [1, -1], [-1, 1], [-1, -1]]}))
+    res = invoke("dmft", "trajectory", "--start", win, "--steps", "5", "--out", tmp_path / "j.zarr")
+    assert res.exit_code == 0, res.output
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--beta-o", "-1"], "beta_o"),
+        (["--epsilon", "1.5"], "epsilon"),
+        (["--transient", "50", "--steps", "10"], "--transient"),
+        (["--start", "missing.json"], "does not exist"),
+        (["--preset", "nope"], "unknown preset"),
+    ],
+)
+def test_bad_input_fails_with_clear_message(tmp_path, args, message):
+    out = tmp_path / "x.zarr"
+    res = invoke("dmft", "trajectory", "--steps", "10", "--out", out, *args)
+    assert res.exit_code == 2
+    assert message in res.output
+    assert not out.exists()
+
+
+def test_bad_config_file_names_field(tmp_path):
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"L": 9}))
+    res = invoke("dmft", "trajectory", "--config", cfg, "--steps", "5", "--out", tmp_path / "y.zarr")
+    assert res.exit_code == 2 and "L = 9" in res.output
+
+
+def test_expand_multi_values_keeps_negative_numbers():
+    assert expand_multi_values(["--beta-o", "1", "-2", "--steps", "3"]) == ["--beta-o", "1", "--beta-o", "-2", "--steps", "3"]
