@@ -1,0 +1,175 @@
+"""Attractor classification from an orbit window and Lyapunov exponents, with the evidence.
+
+Labels (in :data:`REGIMES` order, stored as integer codes):
+
+* ``divergent`` — the orbit became non-finite or left the ball |y| ≤ ``bound``;
+* ``fixed_point`` / ``periodic`` — an exact period p ≤ ``max_period`` is found: y_{t+p} = y_t within
+  ``period_tol`` at every t of the window, with at least ``confirmations`` full repeats (p = 1 is
+  a fixed point); a periodic orbit longer than ``max_period`` is ``periodic`` with period −1 when
+  λ₁ < −θ;
+* ``quasi_periodic`` — no period and |λ₁| ≤ θ;
+* ``chaotic`` — λ₁ > θ; ``hyperchaotic`` — also λ₂ > θ.
+
+Without exponents, the 0–1 test decides between chaotic (K > 0.5) and quasi-periodic. The 0–1
+test for chaos (Gottwald & Melbourne 2004, 2009; correlation method with the oscillatory term
+removed) is computed for every orbit and reported as ``K``; ``agree`` says whether its verdict
+(K > 0.5: chaos) matches the label.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+REGIMES: tuple[str, ...] = ("divergent", "fixed_point", "periodic", "quasi_periodic", "chaotic", "hyperchaotic")
+REGIME_CODE = {name: i for i, name in enumerate(REGIMES)}
+
+
+@dataclass(frozen=True)
+class ClassifyOptions:
+    """Thresholds of the classification (documented defaults)."""
+
+    theta: float = 5e-4
+    period_tol: float = 1e-8
+    max_period: int = 256
+    confirmations: int = 3
+    bound: float = 1e6
+    n_c: int = 64
+    seed: int = 0
+
+
+def detect_period(y: np.ndarray, tol: float = 1e-8, max_period: int = 256, confirmations: int = 3) -> np.ndarray:
+    """Smallest p with |y_{t+p} − y_t| ≤ tol (max-norm) for all t in the window, else 0.
+
+    Args:
+        y: (..., n, F) orbit windows (time on axis −2).
+        confirmations: the window must hold at least this many repeats beyond the first period
+            (p ≤ n / (confirmations + 1)).
+
+    Returns:
+        (...,) int periods (0: none found).
+    """
+    y = np.asarray(y, dtype=np.float64)
+    n = y.shape[-2]
+    pmax = min(max_period, n // (confirmations + 1))
+    batch = y.shape[:-2]
+    period = np.zeros(batch, dtype=np.int64)
+    undecided = np.ones(batch, dtype=bool)
+    scale = np.maximum(1.0, np.nanmax(np.abs(y), axis=(-2, -1)))
+    for p in range(1, pmax + 1):
+        if not undecided.any():
+            break
+        err = np.max(np.abs(y[..., p:, :] - y[..., :-p, :]), axis=(-2, -1))
+        ok = undecided & (err <= tol * scale)
+        period[ok] = p
+        undecided &= ~ok
+    return period
+
+
+def zero_one_test(phi: np.ndarray, n_c: int = 64, seed: int = 0) -> np.ndarray:
+    """The 0–1 test for chaos, K ≈ 0 for regular and K ≈ 1 for chaotic dynamics.
+
+    For c drawn uniformly in (π/5, 4π/5): p_c(n) = Σ_{j≤n} φ_j cos(jc), q_c(n) = Σ_{j≤n} φ_j sin(jc);
+    mean-square displacement M_c(n) over n ≤ N/10 (computed with FFT autocorrelations),
+    D_c(n) = M_c(n) − (Eφ)² (1 − cos nc)/(1 − cos c); K_c = corr(n, D_c(n)); K = median_c K_c.
+
+    Args:
+        phi: (..., N) scalar series. Returns (...,) K (NaN for a constant series).
+    """
+    phi = np.asarray(phi, dtype=np.float64)
+    N = phi.shape[-1]
+    ncut = max(N // 10, 2)
+    rng = np.random.default_rng(seed)
+    cs = rng.uniform(np.pi / 5, 4 * np.pi / 5, size=n_c)
+    j = np.arange(1, N + 1)
+    nn = np.arange(1, ncut + 1)
+    mean2 = np.mean(phi, axis=-1) ** 2
+    Ks = []
+    for c in cs:
+        z = np.cumsum(phi[..., :] * np.exp(1j * j * c), axis=-1)  # p + i q
+        msd = _mean_square_displacement(z, ncut)
+        D = msd - mean2[..., None] * (1 - np.cos(nn * c)) / (1 - np.cos(c))
+        Ks.append(_corr(nn, D))
+    K = np.median(np.stack(Ks, axis=0), axis=0)
+    return np.where(np.isfinite(K), K, np.nan)
+
+
+def _mean_square_displacement(z: np.ndarray, ncut: int) -> np.ndarray:
+    """M(n) = mean_{j < N−n} |z_{j+n} − z_j|², n = 1..ncut, via FFT: O(N log N)."""
+    N = z.shape[-1]
+    a2 = np.abs(z) ** 2
+    c = np.cumsum(a2, axis=-1)
+    total = c[..., -1:]
+    n = np.arange(1, ncut + 1)
+    # Σ_{j<N-n} |z_{j+n}|² and Σ_{j<N-n} |z_j|²
+    head = c[..., N - n - 1]
+    tail = total - c[..., n - 1]
+    f = np.fft.fft(z, 2 * N, axis=-1)
+    cross = np.fft.ifft(np.conj(f) * f, axis=-1)[..., 1 : ncut + 1].real  # Σ_j Re(conj(z_j) z_{j+n})
+    return (tail + head - 2 * cross) / (N - n)
+
+
+def _corr(x: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    xc = x - x.mean()
+    Yc = Y - Y.mean(axis=-1, keepdims=True)
+    denom = np.sqrt((xc**2).sum() * (Yc**2).sum(axis=-1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (Yc * xc).sum(axis=-1) / denom
+
+
+def classify(
+    orbit: np.ndarray,
+    exponents: np.ndarray | None = None,
+    nonfinite: np.ndarray | None = None,
+    options: ClassifyOptions = ClassifyOptions(),
+) -> dict[str, np.ndarray]:
+    """Classify a batch of attractors.
+
+    Args:
+        orbit: (..., n, F) recorded windows. exponents: (..., k) Lyapunov exponents (descending) or None.
+        nonfinite: (...,) first non-finite step (−1: none) or None.
+
+    Returns:
+        dict of (...,) arrays: ``regime`` (int code into :data:`REGIMES`), ``period`` (0: none found, −1:
+        periodic with period > max_period), ``lambda1``, ``lambda2`` (NaN if not available), ``K`` (0–1
+        test on feature 0), ``agree`` (the 0–1 verdict matches the label).
+    """
+    orbit = np.asarray(orbit, dtype=np.float64)
+    batch = orbit.shape[:-2]
+    o = options
+    finite = np.all(np.isfinite(orbit), axis=(-2, -1))
+    if nonfinite is not None:
+        finite &= np.asarray(nonfinite) < 0
+    safe = np.where(finite[..., None, None], orbit, 0.0)
+    divergent = ~finite | (np.max(np.abs(safe), axis=(-2, -1)) > o.bound)
+    period = detect_period(safe, o.period_tol, o.max_period, o.confirmations)
+    K = zero_one_test(safe[..., 0], n_c=o.n_c, seed=o.seed)
+    lam1 = lam2 = np.full(batch, np.nan)
+    if exponents is not None:
+        ex = np.asarray(exponents, dtype=np.float64)
+        lam1 = ex[..., 0]
+        lam2 = ex[..., 1] if ex.shape[-1] > 1 else np.full(batch, np.nan)
+    have_lyap = np.isfinite(lam1)
+    chaotic = np.where(have_lyap, lam1 > o.theta, K > 0.5)
+    hyper = have_lyap & chaotic & np.isfinite(lam2) & (lam2 > o.theta)
+    contracting = have_lyap & (lam1 < -o.theta)
+
+    regime = np.full(batch, REGIME_CODE["quasi_periodic"], dtype=np.int8)
+    regime[chaotic] = REGIME_CODE["chaotic"]
+    regime[hyper] = REGIME_CODE["hyperchaotic"]
+    long_period = (period == 0) & contracting
+    regime[long_period] = REGIME_CODE["periodic"]
+    period = np.where(long_period, -1, period)
+    regime[period > 1] = REGIME_CODE["periodic"]
+    regime[period == 1] = REGIME_CODE["fixed_point"]
+    regime[divergent] = REGIME_CODE["divergent"]
+    period = np.where(divergent, 0, period)
+    chaos_like = np.isin(regime, [REGIME_CODE["chaotic"], REGIME_CODE["hyperchaotic"]])
+    agree = np.where(np.isfinite(K), (K > 0.5) == chaos_like, False) | divergent
+    return dict(regime=regime, period=period, lambda1=lam1, lambda2=lam2, K=K, agree=agree)
+
+
+def regime_names(codes: np.ndarray) -> np.ndarray:
+    """Integer codes → label strings."""
+    return np.asarray(REGIMES, dtype=object)[np.asarray(codes, dtype=int)]
