@@ -15,7 +15,8 @@ def invoke(*args):
 
 
 def test_help_is_complete():
-    for cmd in ([], ["dmft"], ["dmft", "trajectory"], ["demo"]):
+    for cmd in ([], ["dmft"], ["dmft", "trajectory"], ["dmft", "lyapunov"], ["dmft", "bifurcation"],
+                ["dmft", "phase-diagram"], ["demo"]):
         res = invoke(*cmd, "--help")
         assert res.exit_code == 0, res.output
     res = invoke("dmft", "trajectory", "--help")
@@ -80,3 +81,46 @@ def test_bad_config_file_names_field(tmp_path):
 
 def test_expand_multi_values_keeps_negative_numbers():
     assert expand_multi_values(["--beta-o", "1", "-2", "--steps", "3"]) == ["--beta-o", "1", "--beta-o", "-2", "--steps", "3"]
+
+
+def test_lyapunov_command(tmp_path):
+    out = tmp_path / "ly.zarr"
+    res = invoke("dmft", "lyapunov", "--preset", "paper", "--beta-o", "2.0", "--steps", "3000", "--transient", "1000",
+                 "--start", "token", "--out", out)
+    assert res.exit_code == 0, res.output
+    ds = load(out)
+    assert ds.exponents.dims == ("exponent",) and ds.sizes["exponent"] == 12
+    assert np.all(np.diff(ds.exponents.values) <= 0) and ds.exponents.values[0] > 0.01
+
+
+def test_bifurcation_command_cold_and_continuation(tmp_path):
+    from attnphys.sweeps import open_result
+
+    common = ["dmft", "bifurcation", "--preset", "paper", "--param", "beta_o", "--start-value", "1.0", "--stop-value",
+              "2.0", "--num", "5", "--steps", "3000", "--transient", "2000", "--lyapunov", "2", "--n-orbit", "200"]
+    res = invoke(*common, "--out", tmp_path / "bif.zarr", "--plot", tmp_path / "bif.png")
+    assert res.exit_code == 0, res.output
+    ds = open_result(tmp_path / "bif.zarr")
+    assert ds.exponents.dims == ("beta_o", "exponent") and ds.orbit.dims == ("beta_o", "sample", "feature")
+    assert {"regime", "period", "lambda1", "lambda2", "K", "agree", "section", "section_count"} <= set(ds.data_vars)
+    assert (tmp_path / "bif.png").exists() and (tmp_path / "bif_sections.png").exists()
+    res = invoke(*common, "--continuation", "both", "--out", tmp_path / "cont.zarr", "--plot", tmp_path / "cont.png")
+    assert res.exit_code == 0, res.output
+    assert load(tmp_path / "cont.zarr").regime.dims == ("direction", "beta_o")
+
+
+def test_phase_diagram_command_and_resume_guard(tmp_path):
+    from attnphys.sweeps import open_result
+
+    args = ["dmft", "phase-diagram", "--x", "beta_o", "0.5", "2.5", "3", "--y", "beta_att", "1.5", "2.2", "2",
+            "--steps", "1500", "--transient", "1000", "--lyapunov", "1", "--n-orbit", "100", "--chunk", "4"]
+    res = invoke(*args, "--out", tmp_path / "p.zarr", "--plot", tmp_path / "p.png")
+    assert res.exit_code == 0, res.output
+    assert open_result(tmp_path / "p.zarr").regime.shape == (3, 2) and (tmp_path / "p.png").exists()
+    res = invoke(*args[:-1], "7", "--out", tmp_path / "p.zarr")
+    assert res.exit_code == 2 and "different sweep" in res.output
+    res = invoke("dmft", "phase-diagram", "--x", "beta_o", "3", "0", "5", "--out", tmp_path / "q.zarr")
+    assert res.exit_code == 2 and "reversed range" in res.output
+    res = invoke("dmft", "phase-diagram", "--x", "beta_q", "0", "1", "2", "--out", tmp_path / "r.zarr")
+    assert res.exit_code == 2 and "unknown sweep field 'beta_q'" in res.output
+    assert not (tmp_path / "q.zarr").exists() and not (tmp_path / "r.zarr").exists()

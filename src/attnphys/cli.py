@@ -6,7 +6,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import numpy as np
 import typer
@@ -153,12 +153,196 @@ def trajectory(
     Console().print(table)
 
 
+def _summary(title: str, rows: dict) -> None:
+    table = Table(title=title, show_header=False)
+    for k, v in rows.items():
+        table.add_row(k, str(v))
+    Console().print(table)
+
+
+@dmft_app.command("lyapunov")
+def lyapunov_cmd(
+    preset: str = PRESET,
+    config: Optional[Path] = CONFIG,
+    beta_o: List[float] = typer.Option([], help="β_o; several values sweep it."),
+    beta_att: List[float] = typer.Option([], help="β_att; several values sweep it."),
+    epsilon: List[float] = typer.Option([], help="ε; several values sweep it."),
+    steps: int = typer.Option(20_000, min=1, help="Loop steps T; exponents average the last T − transient."),
+    transient: int = typer.Option(10_000, min=0, help="Steps discarded first (≥ L − 1 from a token)."),
+    k: Optional[int] = typer.Option(None, min=1, help="Leading exponents to compute (default: all L·M)."),
+    full_state: bool = typer.Option(False, help="Use the full L(M+P) state (positional exponents come out 0)."),
+    align: int = typer.Option(0, min=0, help="Last transient steps that also align the tangent vectors."),
+    reortho_every: int = typer.Option(1, min=1, help="Steps between QR re-orthonormalisations."),
+    history_every: int = typer.Option(0, min=0, help="Keep running estimates every this many steps (0: none)."),
+    start: str = START,
+    out: Path = typer.Option(Path("lyapunov.zarr"), help="Output store (.zarr or .nc)."),
+) -> None:
+    """Lyapunov spectrum of the mean-field map (Benettin/QR, spec dmft §5); exponents sorted descending."""
+    from attnphys.dmft.analysis import lyapunov_spectrum
+    from attnphys.errors import NonFiniteError
+    from attnphys.io import save
+
+    cfg = load_config(preset, config)
+    cfg, sweep = _split_sweep(cfg, beta_o=beta_o, beta_att=beta_att, epsilon=epsilon)
+    t0 = time.perf_counter()
+    try:
+        ds = lyapunov_spectrum(cfg, sweep, steps=steps, transient=transient, k=k, start=start, full_state=full_state,
+                               align=align, reortho_every=reortho_every, history_every=history_every)
+    except (NonFiniteError, ValueError, FileNotFoundError) as e:
+        _fail(str(e))
+    save(ds, out)
+    first = ds.isel({d: 0 for d in ds.exponents.dims if d != "exponent"})
+    _summary(f"Lyapunov exponents → {out}", {
+        "dims": ", ".join(f"{a}={b}" for a, b in ds.sizes.items()),
+        "wall time": f"{time.perf_counter() - t0:.2f} s",
+        "exponents (first point)": np.array2string(first.exponents.values, precision=5),
+        "below round-off": np.array2string(first.below_roundoff.values),
+        "positional": ds.attrs["positional_exponents"],
+    })
+
+
+@dmft_app.command("bifurcation")
+def bifurcation_cmd(
+    preset: str = PRESET,
+    config: Optional[Path] = CONFIG,
+    param: str = typer.Option("beta_o", help="Swept parameter: beta_o, beta_att or epsilon."),
+    start_value: float = typer.Option(0.0, help="First parameter value."),
+    stop_value: float = typer.Option(3.0, help="Last parameter value."),
+    num: int = typer.Option(401, min=1, help="Number of parameter values (linspace)."),
+    steps: int = typer.Option(175_000, min=1, help="Loop steps per value."),
+    transient: int = typer.Option(100_000, min=0, help="Steps discarded before recording."),
+    lyapunov: int = typer.Option(3, min=0, help="Leading Lyapunov exponents over the recorded steps (0: none)."),
+    n_orbit: int = typer.Option(1000, min=20, help="Last recorded observations kept per value."),
+    observable: str = typer.Option("mo_se", help="Observable of the diagram: att, mo, mo_se, mv, mq, mk."),
+    section_tol: float = typer.Option(1e-3, min=0.0, help="Zero-plane section tolerance |y_g| ≤ tol (spec §6.1)."),
+    continuation: Optional[str] = typer.Option(None, help="Continuation instead of cold starts: up, down or both."),
+    start: str = typer.Option("checkpoint", help="Initial condition: checkpoint, token or FILE.json."),
+    chunk: int = typer.Option(1024, min=1, help="Points per vectorised batch (one task)."),
+    executor: str = typer.Option("inprocess", help="inprocess, processes or dask (cold starts)."),
+    workers: Optional[int] = typer.Option(None, min=1, help="Processes / Dask workers (default: CPU count)."),
+    scheduler: Optional[str] = typer.Option(None, help="Dask scheduler address, e.g. tcp://host:8786."),
+    out: Path = typer.Option(Path("bifurcation.zarr"), help="Output Zarr store; re-running resumes a cold-start sweep."),
+    plot: Optional[Path] = typer.Option(None, help="Figure file (PNG); zero-plane points go to <stem>_sections.png."),
+) -> None:
+    """Orbit/bifurcation diagram with Lyapunov exponents and regimes (spec dmft §5–6).
+
+    Cold starts run on the sweep engine (resumable store, any executor); continuation runs the
+    chains in one process."""
+    from attnphys.dmft.analysis import analyse, orbit_spec
+    from attnphys.dynamics.classify import REGIMES
+    from attnphys.errors import NonFiniteError
+    from attnphys.io import save
+
+    cfg = load_config(preset, config)
+    if param not in ("beta_o", "beta_att", "epsilon"):
+        _fail(f"--param must be one of beta_o, beta_att, epsilon; got {param!r}")
+    if stop_value < start_value:
+        _fail(f"--stop-value ({stop_value}) must be >= --start-value ({start_value})")
+    directions = {None: None, "up": ("up",), "down": ("down",), "both": ("up", "down")}
+    if continuation not in directions:
+        _fail(f"--continuation must be up, down or both; got {continuation!r}")
+    cfg, _ = _split_sweep(cfg, **{param: [start_value, stop_value]})
+    t0 = time.perf_counter()
+    try:
+        if continuation is None:
+            from attnphys.dmft.sweep import DMFTOrbitTask
+            from attnphys.sweeps import Axis, Grid, Sweep
+
+            task = DMFTOrbitTask(config=cfg, steps=steps, transient=transient, lyapunov=lyapunov, n_orbit=n_orbit,
+                                 keep_orbit=True, observable=observable, section_tol=section_tol, start=start)
+            grid = Grid(axes=(Axis.linspace(param, start_value, stop_value, num),), chunk=chunk)
+            ds = _run_sweep(Sweep(grid=grid, task=task), out, executor, workers, scheduler)
+        else:
+            spec = orbit_spec(cfg, steps=steps, transient=transient, k=lyapunov, n_orbit=n_orbit,
+                              section_tol=section_tol, start_filled=start != "token")
+            ds = analyse(cfg, {param: np.linspace(start_value, stop_value, num)}, spec, start=start,
+                         observable=observable, directions=directions[continuation], chunk=chunk, progress=True)
+            save(ds, out)
+    except (NonFiniteError, ValueError, FileNotFoundError, ValidationError) as e:
+        _fail(str(e))
+    elapsed = time.perf_counter() - t0
+    codes, counts = np.unique(ds.regime.values, return_counts=True)
+    rows = {
+        "dims": ", ".join(f"{a}={b}" for a, b in ds.sizes.items()),
+        "wall time": f"{elapsed:.2f} s",
+        "regimes": ", ".join(f"{REGIMES[c]}: {n}" for c, n in zip(codes, counts)),
+    }
+    if plot is not None:
+        from attnphys.plots.bifurcation import plot_bifurcation
+
+        rows["figures"] = "\n".join(str(p) for p in plot_bifurcation(ds, plot))
+    _summary(f"bifurcation diagram → {out}", rows)
+
+
+def _run_sweep(sweep, out: Path, executor: str, workers, scheduler):
+    """Run (or resume) a sweep into ``out`` with a clear error for a store of another sweep."""
+    from attnphys.sweeps import StoreMismatchError, run_sweep
+
+    try:
+        return run_sweep(sweep, out, executor, workers=workers, scheduler=scheduler, progress=True)
+    except StoreMismatchError as e:
+        _fail(str(e))
+
+
+@dmft_app.command("phase-diagram")
+def phase_diagram_cmd(
+    preset: str = PRESET,
+    config: Optional[Path] = CONFIG,
+    x: Tuple[str, float, float, int] = typer.Option(("beta_o", 0.0, 3.0, 201), help="FIELD START STOP NUM of the x axis."),
+    y: Tuple[str, float, float, int] = typer.Option(("beta_att", 0.0, 3.0, 201), help="FIELD START STOP NUM of the y axis."),
+    steps: int = typer.Option(120_000, min=1, help="Loop steps per point."),
+    transient: int = typer.Option(100_000, min=0, help="Steps discarded before recording."),
+    lyapunov: int = typer.Option(2, min=0, help="Leading Lyapunov exponents per point."),
+    n_orbit: int = typer.Option(1000, min=20, help="Last recorded observations used for the classification."),
+    start: str = typer.Option("checkpoint", help="Initial condition: checkpoint, token or FILE.json."),
+    chunk: int = typer.Option(1024, min=1, help="Points per task (one vectorised batch)."),
+    executor: str = typer.Option("inprocess", help="inprocess, processes or dask."),
+    workers: Optional[int] = typer.Option(None, min=1, help="Processes / Dask workers (default: CPU count)."),
+    scheduler: Optional[str] = typer.Option(None, help="Dask scheduler address, e.g. tcp://host:8786."),
+    seed: int = typer.Option(0, min=0, help="Base seed of the per-point seeds."),
+    out: Path = typer.Option(Path("phase.zarr"), help="Zarr store; re-running the same command resumes."),
+    plot: Optional[Path] = typer.Option(None, help="Figure (PNG): regime map and λ1 heat map."),
+) -> None:
+    """Phase diagram over two configuration fields: regime and Lyapunov exponents per point."""
+    from attnphys.dmft.sweep import DMFTOrbitTask
+    from attnphys.dynamics.classify import REGIMES
+    from attnphys.errors import NonFiniteError
+    from attnphys.sweeps import Axis, Grid, Sweep
+
+    cfg = load_config(preset, config)
+    if x[0] == y[0]:
+        _fail(f"--x and --y name the same field {x[0]!r}")
+    try:
+        task = DMFTOrbitTask(config=cfg, steps=steps, transient=transient, lyapunov=lyapunov, n_orbit=n_orbit,
+                             start=start)
+        grid = Grid(axes=(Axis.linspace(*x), Axis.linspace(*y)), chunk=chunk)
+        sweep = Sweep(grid=grid, task=task, base_seed=seed)
+        t0 = time.perf_counter()
+        ds = _run_sweep(sweep, out, executor, workers, scheduler)
+    except ValidationError as e:
+        _fail(_format_validation(e))
+    except (NonFiniteError, ValueError, FileNotFoundError) as e:
+        _fail(str(e))
+    elapsed = time.perf_counter() - t0
+    codes, counts = np.unique(ds.regime.values, return_counts=True)
+    rows = {
+        "grid": " × ".join(f"{n}={ds.sizes[n]}" for n in (x[0], y[0])),
+        "wall time": f"{elapsed:.1f} s ({grid.size / max(elapsed, 1e-9):.1f} points/s)",
+        "regimes": ", ".join(f"{REGIMES[c]}: {n}" for c, n in zip(codes, counts) if c >= 0),
+    }
+    if plot is not None:
+        from attnphys.plots.phase import plot_phase_diagram
+
+        rows["figure"] = str(plot_phase_diagram(ds, plot, x[0], y[0]))
+    _summary(f"phase diagram → {out}", rows)
+
+
 @app.command()
 def demo(
     out: Path = typer.Option(Path("demo-out"), help="Folder the demo writes into."),
     quick: bool = typer.Option(False, help="Smaller runs (seconds)."),
 ) -> None:
-    """End-to-end showcase: a paper-preset trajectory and its figures."""
+    """End-to-end showcase: a paper-preset trajectory, a bifurcation diagram with exponents, and their figures."""
     from attnphys.dmft.config import preset as get_preset
     from attnphys.dmft.trajectory import trajectories
     from attnphys.io import save
@@ -176,6 +360,21 @@ def demo(
     console.print(
         f"1. DMFT trajectory, paper preset, β_o = 1.26 from the published checkpoint: {steps} steps "
         f"in {time.perf_counter() - t0:.2f} s → {out / 'trajectory.zarr'}, figures in {out / 'figures'}"
+    )
+
+    from attnphys.dmft.analysis import analyse, orbit_spec
+    from attnphys.plots.bifurcation import plot_bifurcation
+
+    num, steps, transient = (101, 6_000, 4_000) if quick else (401, 30_000, 20_000)
+    t0 = time.perf_counter()
+    spec = orbit_spec(cfg, steps=steps, transient=transient, k=3)
+    bif = analyse(cfg, {"beta_o": np.linspace(0.0, 3.0, num)}, spec, start="checkpoint", progress=True)
+    save(bif, out / "bifurcation.zarr")
+    plot_bifurcation(bif, out / "figures" / "bifurcation.png")
+    console.print(
+        f"2. Bifurcation diagram, {num} values of β_o in [0, 3], {steps} steps each with the top 3 Lyapunov "
+        f"exponents and regimes, in {time.perf_counter() - t0:.2f} s → {out / 'bifurcation.zarr'}, "
+        f"{out / 'figures' / 'bifurcation.png'}"
     )
 
 

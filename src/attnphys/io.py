@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import xarray as xr
@@ -16,7 +17,11 @@ def save(ds: xr.Dataset, path: str | Path, overwrite: bool = True) -> Path:
     if path.suffix == ".nc":
         ds.to_netcdf(path)
     else:
-        ds.to_zarr(path, mode="w", consolidated=False)
+        with warnings.catch_warnings():
+            # short label coordinates (``direction``, ``pair``) are fixed-length strings, which Zarr v3
+            # stores fine but flags as not yet in its specification
+            warnings.filterwarnings("ignore", message=".*does not have a Zarr V3 specification.*")
+            ds.to_zarr(path, mode="w", consolidated=False)
     return path
 
 

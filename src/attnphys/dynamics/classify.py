@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.fft
 
 REGIMES: tuple[str, ...] = ("divergent", "fixed_point", "periodic", "quasi_periodic", "chaotic", "hyperchaotic")
 REGIME_CODE = {name: i for i, name in enumerate(REGIMES)}
@@ -54,17 +55,24 @@ def detect_period(y: np.ndarray, tol: float = 1e-8, max_period: int = 256, confi
     n = y.shape[-2]
     pmax = min(max_period, n // (confirmations + 1))
     batch = y.shape[:-2]
-    period = np.zeros(batch, dtype=np.int64)
-    undecided = np.ones(batch, dtype=bool)
-    scale = np.maximum(1.0, np.nanmax(np.abs(y), axis=(-2, -1)))
-    for p in range(1, pmax + 1):
-        if not undecided.any():
-            break
-        err = np.max(np.abs(y[..., p:, :] - y[..., :-p, :]), axis=(-2, -1))
-        ok = undecided & (err <= tol * scale)
+    flat = y.reshape((-1,) + y.shape[-2:])
+    period = np.zeros(flat.shape[0], dtype=np.int64)
+    if pmax < 1 or flat.shape[0] == 0:
+        return period.reshape(batch)
+    thr = tol * np.maximum(1.0, np.nanmax(np.abs(flat), axis=(-2, -1)))
+    # necessary condition, cheap: the last sample recurs p steps earlier; full check only for those
+    last = np.max(np.abs(flat[:, -1 - np.arange(1, pmax + 1), :] - flat[:, -1:, :]), axis=-1)  # (B, pmax)
+    candidate = last <= thr[:, None]
+    undecided = np.ones(flat.shape[0], dtype=bool)
+    for p in np.flatnonzero(candidate.any(axis=0)) + 1:
+        rows = np.flatnonzero(undecided & candidate[:, p - 1])
+        if rows.size == 0:
+            continue
+        err = np.max(np.abs(flat[rows, p:, :] - flat[rows, :-p, :]), axis=(-2, -1))
+        ok = rows[err <= thr[rows]]
         period[ok] = p
-        undecided &= ~ok
-    return period
+        undecided[ok] = False
+    return period.reshape(batch)
 
 
 def zero_one_test(phi: np.ndarray, n_c: int = 64, seed: int = 0) -> np.ndarray:
@@ -75,10 +83,12 @@ def zero_one_test(phi: np.ndarray, n_c: int = 64, seed: int = 0) -> np.ndarray:
     D_c(n) = M_c(n) − (Eφ)² (1 − cos nc)/(1 − cos c); K_c = corr(n, D_c(n)); K = median_c K_c.
 
     Args:
-        phi: (..., N) scalar series. Returns (...,) K (NaN for a constant series).
+        phi: (..., N) scalar series. Returns (...,) K (NaN for a constant series or N < 20).
     """
     phi = np.asarray(phi, dtype=np.float64)
     N = phi.shape[-1]
+    if N < 20:
+        return np.full(phi.shape[:-1], np.nan)
     ncut = max(N // 10, 2)
     rng = np.random.default_rng(seed)
     cs = rng.uniform(np.pi / 5, 4 * np.pi / 5, size=n_c)
@@ -105,8 +115,9 @@ def _mean_square_displacement(z: np.ndarray, ncut: int) -> np.ndarray:
     # Σ_{j<N-n} |z_{j+n}|² and Σ_{j<N-n} |z_j|²
     head = c[..., N - n - 1]
     tail = total - c[..., n - 1]
-    f = np.fft.fft(z, 2 * N, axis=-1)
-    cross = np.fft.ifft(np.conj(f) * f, axis=-1)[..., 1 : ncut + 1].real  # Σ_j Re(conj(z_j) z_{j+n})
+    nfft = scipy.fft.next_fast_len(N + ncut + 1)
+    f = scipy.fft.fft(z, nfft, axis=-1, workers=-1)
+    cross = scipy.fft.ifft(np.conj(f) * f, axis=-1, workers=-1)[..., 1 : ncut + 1].real  # Σ_j Re(conj(z_j) z_{j+n})
     return (tail + head - 2 * cross) / (N - n)
 
 

@@ -4,7 +4,7 @@ Lyapunov exponents in one pass (spec ``dmft.md`` §5–6).
 For each parameter value the map runs ``transient`` steps unrecorded (its last ``align`` steps also
 rotate the tangent vectors), then ``steps`` recorded steps, in which it keeps
 
-* the last ``n_orbit`` observations y_t (a ring buffer, returned in time order);
+* the last ``n_orbit`` observations y_t (in time order);
 * for every pair (f, g) of ``section``: the values y_t[f] at steps where |y_t[g]| ≤ ``section_tol``
   (the zero-plane Poincaré section of spec §6.1), at most ``max_section`` of them, and their count;
 * if k > 0, the leading k Lyapunov exponents over the recorded steps;
@@ -23,7 +23,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from attnphys.dynamics.lyapunov import evolve_blocks, initial_vectors, n_reorthonormalisations, zero_acc
+from attnphys.dynamics.lyapunov import advance, initial_vectors, zero_acc
 from attnphys.dynamics.maps import Map
 from attnphys.runtime import shard_batch
 
@@ -58,62 +58,87 @@ class OrbitSpec(NamedTuple):
         return self
 
 
-class _Rec(NamedTuple):
-    t: jax.Array
-    ring: jax.Array
-    sec: jax.Array
-    count: jax.Array
-    bad: jax.Array
+_BLOCK = 16
+"""Recorded steps run in blocks of this many steps (or Δ if larger): each block's observations are
+written by ``lax.scan`` into a small buffer that stays in cache, then reduced at once (section
+compaction). Measured on the DMFT map at batch 1024: blocks of 16 record at ~1e7 point-steps/s,
+blocks of 1024 at ~1.5e6."""
 
 
-def _recorder(m: Map, params, spec: OrbitSpec):
-    pairs = spec.section
-    f_idx = jnp.asarray([p[0] for p in pairs], jnp.int32)
-    g_idx = jnp.asarray([p[1] for p in pairs], jnp.int32)
+def _section_update(spec: OrbitSpec, ys, sec, count):
+    """Append the block's zero-plane points: ys (n, F) → sec (n_pairs, max_section), count (n_pairs,)."""
+    if not spec.section:
+        return sec, count
+    f_idx = jnp.asarray([p[0] for p in spec.section])
+    g_idx = jnp.asarray([p[1] for p in spec.section])
+    hits = jnp.abs(ys[:, g_idx]) <= spec.section_tol  # (n, n_pairs)
+    pos = count[None, :] + jnp.cumsum(hits, axis=0, dtype=count.dtype) - 1
+    pos = jnp.where(hits, pos, spec.max_section)  # out of range: dropped
+    vals = ys[:, f_idx]
 
-    def hook(r: _Rec, x, aux) -> _Rec:
-        y = m.obs(x, aux, params)
-        ring = jax.lax.dynamic_update_index_in_dim(r.ring, y, r.t % spec.n_orbit, 0)
-        bad = jnp.where((r.bad < 0) & ~jnp.all(jnp.isfinite(x)), r.t, r.bad)
-        if not pairs:
-            return _Rec(r.t + 1, ring, r.sec, r.count, bad)
-        hit = jnp.abs(y[g_idx]) <= spec.section_tol
-        slot = jnp.minimum(r.count, spec.max_section - 1)
-        keep = hit & (r.count < spec.max_section)
-        rows = jnp.arange(len(pairs))
-        sec = r.sec.at[rows, slot].set(jnp.where(keep, y[f_idx], r.sec[rows, slot]))
-        return _Rec(r.t + 1, ring, sec, r.count + hit, bad)
+    def put(row, p, v):
+        return row.at[p].set(v, mode="drop")
 
-    return hook
+    sec = jax.vmap(put, in_axes=(0, 1, 1))(sec, pos, vals)
+    return sec, count + jnp.sum(hits, axis=0, dtype=count.dtype)
+
+
+def _first_bad(ok, t0, bad):
+    """First index t0 + i with ok[i] False, if ``bad`` is still −1."""
+    i = jnp.argmin(ok)
+    return jnp.where((bad < 0) & ~ok[i], jnp.asarray(t0 + i, bad.dtype), bad)
 
 
 def _single(m: Map, spec: OrbitSpec, x0, aux0, params):
     x0 = jnp.asarray(x0)
     dtype = x0.dtype
-    x, aux, _, _, _ = evolve_blocks(m, params, spec.transient - spec.align, 1 << 30, x0, aux0)
+    x, aux, _, _, _ = advance(m, params, spec.transient - spec.align, 1, x0, aux0)
     Q = acc = None
     if spec.k:
         Q = initial_vectors(x0.shape[0], spec.k, spec.init, dtype)
         acc = zero_acc(spec.k, dtype)
         if spec.align:
-            x, aux, Q, _, _ = evolve_blocks(m, params, spec.align, spec.reortho_every, x, aux, Q, acc)
-    y0 = m.obs(x, aux, params)
+            x, aux, Q, _, _ = advance(m, params, spec.align, spec.reortho_every, x, aux, Q, acc)
+
+    def emit(x, aux):
+        return m.obs(x, aux, params), jnp.all(jnp.isfinite(x))
+
+    d = spec.reortho_every
     n_pairs = len(spec.section)
-    rec = _Rec(
-        t=jnp.asarray(0, jnp.int32),
-        ring=jnp.zeros((spec.n_orbit,) + y0.shape, dtype),
-        sec=jnp.full((n_pairs, spec.max_section), jnp.nan, dtype),
-        count=jnp.zeros(n_pairs, jnp.int32),
-        bad=jnp.asarray(-1, jnp.int32),
-    )
-    x, aux, Q, acc, rec = evolve_blocks(
-        m, params, spec.steps, spec.reortho_every if spec.k else 1 << 30, x, aux, Q, acc, _recorder(m, params, spec), rec
-    )
-    ring = jnp.roll(rec.ring, -(spec.steps % spec.n_orbit), axis=0) if spec.steps >= spec.n_orbit else rec.ring
-    out = dict(orbit=ring, section=rec.sec, section_count=rec.count, nonfinite_step=rec.bad, x=x, aux=aux)
+    sec = jnp.full((n_pairs, spec.max_section), jnp.nan, dtype)
+    count = jnp.zeros(n_pairs, jnp.int32)
+    bad = jnp.asarray(-1, jnp.int32)
+
+    def block(c, t0, n):
+        x, aux, Q, acc, sec, count, bad = c
+        x, aux, Q, acc, (ys, ok) = advance(m, params, n, d, x, aux, Q, acc, emit)
+        sec, count = _section_update(spec, ys, sec, count)
+        return (x, aux, Q, acc, sec, count, _first_bad(ok, t0, bad)), ys
+
+    blk = d * max(1, _BLOCK // d)
+
+    def run(c, t0, n, keep):
+        """n steps from step t0 in blocks; returns the observations (n, F) if ``keep``."""
+        n_blk, rem = divmod(n, blk)
+        parts = []
+        if n_blk and keep:
+            c, ys = jax.lax.scan(lambda c, i: block(c, t0 + i * blk, blk), c, jnp.arange(n_blk))
+            parts.append(ys.reshape((-1,) + ys.shape[2:]))
+        elif n_blk:
+            c = jax.lax.fori_loop(0, n_blk, lambda i, c: block(c, t0 + i * blk, blk)[0], c)
+        if rem:
+            c, ys = block(c, t0 + n_blk * blk, rem)
+            parts.append(ys)
+        return c, (jnp.concatenate(parts) if keep else None)
+
+    # everything before the last n_orbit steps is seen by the section only; the rest is the orbit
+    n_a = spec.steps - spec.n_orbit
+    c, _ = run((x, aux, Q, acc, sec, count, bad), 0, n_a, False)
+    c, ring = run(c, n_a, spec.n_orbit, True)
+    x, aux, Q, acc, sec, count, bad = c
+    out = dict(orbit=ring, section=sec, section_count=count, nonfinite_step=bad, x=x, aux=aux)
     if spec.k:
-        n_qr = n_reorthonormalisations(spec.steps, spec.reortho_every)
-        out.update(exponents=acc.S / spec.steps, roundoff=acc.roundoff / n_qr, zero_hits=acc.zero_hits)
+        out.update(exponents=acc.S / spec.steps, roundoff=acc.roundoff / acc.n, zero_hits=acc.zero_hits)
     return out
 
 

@@ -11,6 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import xarray as xr  # noqa: E402
 
+from attnphys.plots._common import config_title, save  # noqa: E402
 from attnphys.dynamics.spectra import autocorrelation, power_spectrum  # noqa: E402
 
 
@@ -31,7 +32,7 @@ def plot_trajectory(ds: xr.Dataset, out_dir: str | Path, window: int = 350, pref
     one = _select(ds)
     steps = one.step.values
     mo_se, att = one.mo_se.values, one.att.values
-    title = _title(ds)
+    title = config_title(ds)
     paths = []
 
     w = slice(max(0, len(steps) - window), None)
@@ -44,7 +45,7 @@ def plot_trajectory(ds: xr.Dataset, out_dir: str | Path, window: int = 350, pref
     axes[1].set_xlabel("step")
     axes[0].legend(fontsize=7, ncol=3)
     fig.suptitle(title, fontsize=9)
-    paths.append(_save(fig, out / f"{prefix}_timeseries.png"))
+    paths.append(save(fig, out / f"{prefix}_timeseries.png"))
 
     fig, axes = plt.subplots(1, 2, figsize=(9, 4))
     pairs = [("mo_se", mo_se, 0, 1), ("att", att, 0, min(2, att.shape[1] - 1))]
@@ -53,7 +54,7 @@ def plot_trajectory(ds: xr.Dataset, out_dir: str | Path, window: int = 350, pref
         ax.set_xlabel(f"{name}[{i}]")
         ax.set_ylabel(f"{name}[{j}]")
     fig.suptitle(title, fontsize=9)
-    paths.append(_save(fig, out / f"{prefix}_planes.png"))
+    paths.append(save(fig, out / f"{prefix}_planes.png"))
 
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
     freq, power = power_spectrum(mo_se[:, 0])
@@ -65,21 +66,5 @@ def plot_trajectory(ds: xr.Dataset, out_dir: str | Path, window: int = 350, pref
     axes[1].set_xlabel("lag (steps)")
     axes[1].set_ylabel("autocorrelation")
     fig.suptitle(title, fontsize=9)
-    paths.append(_save(fig, out / f"{prefix}_spectrum.png"))
+    paths.append(save(fig, out / f"{prefix}_spectrum.png"))
     return paths
-
-
-def _title(ds: xr.Dataset) -> str:
-    import json
-
-    cfg = json.loads(ds.attrs.get("config", "{}"))
-    extra = {d: float(ds[d].values.ravel()[0]) for d in ("beta_o", "beta_att", "epsilon") if d in ds.coords}
-    bo = extra.get("beta_o", cfg.get("beta_o"))
-    return f"β_o = {bo}, M = {cfg.get('M')}, L = {cfg.get('L')}, P = {cfg.get('P')}, start: {ds.attrs.get('start', '?')}"
-
-
-def _save(fig, path: Path) -> Path:
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path

@@ -1,0 +1,34 @@
+"""Helpers shared by the figure modules."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import xarray as xr  # noqa: E402
+
+
+def config_title(ds: xr.Dataset, keys=("M", "L", "P", "beta_o", "beta_att", "epsilon")) -> str:
+    """A one-line figure title from the configuration in ``ds.attrs['config']``; swept coordinates
+    show their first value."""
+    try:
+        cfg = json.loads(ds.attrs.get("config", "{}"))
+    except json.JSONDecodeError:
+        cfg = {}
+    for k in keys:
+        if k in ds.coords and ds[k].size:
+            cfg[k] = float(ds[k].values.ravel()[0]) if ds[k].size == 1 else f"[{ds[k].values.min():g}, {ds[k].values.max():g}]"
+    text = ", ".join(f"{k}={cfg[k]}" for k in keys if k in cfg)
+    return text + (f", start: {ds.attrs['start']}" if "start" in ds.attrs else "")
+
+
+def save(fig, path: Path, dpi: int = 120) -> Path:
+    """tight_layout, write, close; returns the path."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return Path(path)

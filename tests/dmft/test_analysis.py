@@ -1,0 +1,95 @@
+"""Lyapunov spectra, orbit diagrams and regimes of the DMFT map (spec dmft.md §5–6)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from attnphys.dmft import preset
+from attnphys.dmft.analysis import PAPER_SECTION_PAIRS, analyse, lyapunov_spectrum, orbit_spec
+from attnphys.dynamics.classify import REGIMES
+
+
+@pytest.fixture(scope="module")
+def cfg():
+    return preset("paper")
+
+
+def test_reference_exponents_at_1_26(cfg):
+    """Spec §5: from the token at β_o = 1.26, 10 000 steps after 10 000 transient: λ1 = +1.7e-4, λ2 = −0.0106."""
+    ds = lyapunov_spectrum(cfg.replace(beta_o=1.26), steps=20_000, transient=10_000, k=3, start="token")
+    lam = ds.exponents.values
+    assert lam[0] == pytest.approx(1.7e-4, abs=1e-5)
+    assert lam[1] == pytest.approx(-0.0106, abs=2e-4)
+    assert list(ds.exponents.dims) == ["exponent"]
+
+
+def test_positional_exponents_are_exactly_zero(cfg):
+    """Full state with identity vectors: the L·P positional directions give exactly 0, and the L·M
+    attention exponents equal those of the attention block alone."""
+    full = lyapunov_spectrum(cfg, {"beta_o": [1.0, 2.0]}, steps=3000, transient=1000, full_state=True)
+    att = lyapunov_spectrum(cfg, {"beta_o": [1.0, 2.0]}, steps=3000, transient=1000)
+    L, M, P = cfg.L, cfg.M, cfg.P
+    assert full.sizes["exponent"] == L * (M + P) and att.sizes["exponent"] == L * M
+    ex = full.exponents.values
+    assert np.all((ex == 0.0).sum(axis=-1) == L * P)
+    nonzero = np.stack([row[row != 0.0] for row in ex])
+    np.testing.assert_allclose(nonzero[:, :3], att.exponents.values[:, :3], atol=1e-10)
+    assert np.all(np.diff(ex, axis=-1) <= 0)  # descending
+
+
+def test_lower_exponents_flagged_below_roundoff(cfg):
+    ds = lyapunov_spectrum(cfg.replace(beta_o=2.0), steps=6000, transient=1000)
+    assert not ds.below_roundoff.values[0]
+    assert ds.below_roundoff.values[-1]  # γ ≈ 127: nearly one-hot softmax, spec §5
+
+
+def test_lyapunov_history_and_sweep_dims(cfg):
+    ds = lyapunov_spectrum(cfg, {"beta_o": [0.5, 1.5], "beta_att": [1.0, 2.2]}, steps=3000, transient=1000, k=2,
+                           history_every=500)
+    assert ds.exponents.dims == ("beta_o", "beta_att", "exponent")
+    assert ds.history.shape == (2, 2, 4, 2)
+    np.testing.assert_allclose(np.sort(ds.history.values[..., -1, :], -1), np.sort(ds.exponents.values, -1), atol=1e-12)
+    assert json.loads(ds.attrs["config"])["M"] == 3
+
+
+def test_token_start_needs_a_filled_window(cfg):
+    with pytest.raises(ValueError, match="L - 1"):
+        lyapunov_spectrum(cfg, steps=100, transient=1, start="token")
+
+
+def test_analyse_regimes_and_evidence(cfg):
+    spec = orbit_spec(cfg, steps=30_000, transient=20_000, k=3)
+    ds = analyse(cfg, {"beta_o": [0.5, 1.27, 2.0]}, spec, start="token")
+    names = [REGIMES[c] for c in ds.regime.values]
+    # at small β_o the window settles on the cycle the positional code drives: period L = 4
+    assert names[0] == "periodic" and int(ds.period.values[0]) == cfg.L and ds.lambda1.values[0] < -0.1
+    assert names[1] == "periodic" and int(ds.period.values[1]) == 28
+    assert names[2] == "chaotic" and ds.K.values[2] > 0.8 and ds.lambda1.values[2] > 0.01
+    assert ds.orbit.dims == ("beta_o", "sample", "feature")
+    assert ds.section.dims == ("beta_o", "pair", "crossing")
+    assert list(ds.pair.values) == [f"{f}|{g}" for f, g in PAPER_SECTION_PAIRS]
+    assert ds.agree.values.all()
+    np.testing.assert_allclose(ds.lambda1.values, ds.exponents.values[:, 0])
+
+
+def test_section_points_lie_on_the_plane(cfg):
+    spec = orbit_spec(cfg, steps=12_000, transient=2000, k=0, n_orbit=10_000, section_tol=1e-2)
+    ds = analyse(cfg, {"beta_o": [2.0]}, spec, start="checkpoint")
+    orbit = ds.orbit.values[0]
+    for j, (f, g) in enumerate(PAPER_SECTION_PAIRS):
+        hits = orbit[np.abs(orbit[:, g]) <= 1e-2, f]
+        n = int(ds.section_count.values[0, j])
+        assert n == hits.size > 0
+        np.testing.assert_allclose(ds.section.values[0, j, :min(n, 1000)], hits[:1000])
+
+
+def test_continuation_dataset(cfg):
+    spec = orbit_spec(cfg, steps=3000, transient=2000, k=1, n_orbit=200)
+    ds = analyse(cfg, {"beta_o": np.linspace(1.0, 2.0, 5)}, spec, directions=("up", "down"))
+    assert ds.regime.dims == ("direction", "beta_o")
+    assert list(ds.direction.values) == ["up", "down"]
+    assert ds.attrs["mode"] == "continuation"
+    # the down chain's last point (β = 1.0) starts from the β = 1.25 state; the up chain's first from the checkpoint
+    cold = analyse(cfg, {"beta_o": [1.0]}, spec)
+    np.testing.assert_allclose(ds.orbit.sel(direction="up").values[0], cold.orbit.values[0], rtol=1e-12)
