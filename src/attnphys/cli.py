@@ -337,12 +337,93 @@ def phase_diagram_cmd(
     _summary(f"phase diagram → {out}", rows)
 
 
+clouds_app = typer.Typer(help="Token clouds: attention and normalization as operators on N tokens (spec §3).",
+                         no_args_is_help=True)
+app.add_typer(clouds_app, name="clouds")
+
+
+@clouds_app.command("run")
+def clouds_run(
+    init: str = typer.Option("gaussian", help="Initial cloud: gaussian (centred isotropic), sphere or mixture."),
+    dim: int = typer.Option(16, min=1, help="Token dimension D."),
+    tokens: int = typer.Option(512, min=2, help="Number of tokens N."),
+    layers: int = typer.Option(100, min=0, help="Layers to iterate."),
+    norm: str = typer.Option("layernorm", help="Normalization after each attention step: layernorm, rmsnorm, rn, sphere, none."),
+    beta: float = typer.Option(1.0, help="Inverse temperature β of the attention scores."),
+    alpha: float = typer.Option(1.0, help="Step size α of the residual update."),
+    heads: int = typer.Option(0, min=0, help="0: identity weights; H > 0: H heads with random W = W_qᵀW_k and W_v."),
+    stats_every: int = typer.Option(10, min=1, help="Record the statistics every this many layers."),
+    snapshots: str = typer.Option("0,10,100", help="Comma-separated layers whose clouds are stored and drawn."),
+    seed: int = typer.Option(0, min=0, help="Seed of the initial cloud and of random weights."),
+    out: Path = typer.Option(Path("clouds.zarr"), help="Output store (.zarr or .nc)."),
+    plot: Optional[Path] = typer.Option(None, help="Figure (PNG); snapshots go to <stem>_snapshots.png."),
+) -> None:
+    """Iterate attention + residual + normalization on a token cloud and record its statistics per layer."""
+    import jax
+    import jax.numpy as jnp
+
+    from attnphys.clouds import INITS, NORMS, initial_cloud, run_cloud, standard_layer
+    from attnphys.io import save
+
+    if init not in INITS:
+        _fail(f"--init must be one of {', '.join(INITS)}; got {init!r}")
+    if norm not in NORMS:
+        _fail(f"--norm must be one of {', '.join(NORMS)}; got {norm!r}")
+    try:
+        snaps = [int(s) for s in snapshots.split(",") if s.strip()]
+    except ValueError:
+        _fail(f"--snapshots must be comma-separated integers, got {snapshots!r}")
+    X0 = initial_cloud(init, tokens, dim, seed)
+    W = Wv = None
+    if heads:
+        k1, k2 = jax.random.split(jax.random.PRNGKey(seed + 1))
+        W = jax.random.normal(k1, (heads, dim, dim), X0.dtype) / dim
+        Wv = jax.random.normal(k2, (heads, dim, dim), X0.dtype) / (dim * heads) ** 0.5
+    layer = standard_layer(norm, beta=beta, alpha=alpha, W=W, Wv=Wv)
+    t0 = time.perf_counter()
+    try:
+        ds = run_cloud(X0, layer, layers, stats_every, snaps, seed=seed, progress=True, attrs=dict(
+            init=init, dim=dim, tokens=tokens, layers=layers, norm=norm, beta=beta, alpha=alpha, heads=heads,
+            seed=seed, title=f"{init} cloud, N={tokens}, D={dim}, norm={norm}, β={beta}, α={alpha}"))
+    except FloatingPointError as e:
+        _fail(str(e))
+    save(ds, out)
+    first, last = ds.isel(layer=0), ds.isel(layer=-1)
+    rows = {"wall time": f"{time.perf_counter() - t0:.2f} s", "layers recorded": str(ds.sizes["layer"])}
+    for name in ("cov_trace", "knn_entropy", "angular_spread", "radial_mean", "clusters"):
+        rows[name] = f"{float(first[name]):.4g} → {float(last[name]):.4g}"
+    if plot is not None:
+        from attnphys.plots.clouds import plot_clouds
+
+        rows["figures"] = "\n".join(str(p) for p in plot_clouds(ds, plot))
+    _summary(f"token cloud → {out}", rows)
+
+
+@app.command("verify")
+def verify_cmd(seed: int = typer.Option(0, help="Seed of the random instances.")) -> None:
+    """Check every claim of the exponential-family theory numerically; non-zero exit on any failure."""
+    from attnphys.verify import run_claims
+
+    rows = run_claims(seed)
+    table = Table(title="probabilistic attention: claims checked numerically")
+    for col in ("claim", "paper", "max error", "tolerance", "result"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["claim"], r["reference"], f"{r['max_error']:.2e}", f"{r['tolerance']:.0e}",
+                      "[green]pass[/]" if r["passed"] else "[bold red]FAIL[/]")
+    Console().print(table)
+    failed = [r["claim"] for r in rows if not r["passed"]]
+    if failed:
+        console.print(f"[bold red]{len(failed)} claim(s) failed[/]")
+        raise typer.Exit(code=1)
+
+
 @app.command()
 def demo(
     out: Path = typer.Option(Path("demo-out"), help="Folder the demo writes into."),
     quick: bool = typer.Option(False, help="Smaller runs (seconds)."),
 ) -> None:
-    """End-to-end showcase: a paper-preset trajectory, a bifurcation diagram with exponents, and their figures."""
+    """End-to-end showcase: DMFT trajectory and bifurcation diagram, the verified claims, token clouds, figures."""
     from attnphys.dmft.config import preset as get_preset
     from attnphys.dmft.trajectory import trajectories
     from attnphys.io import save
@@ -364,6 +445,9 @@ def demo(
 
     from attnphys.dmft.analysis import analyse, orbit_spec
     from attnphys.plots.bifurcation import plot_bifurcation
+    from attnphys.plots.clouds import plot_clouds
+    from attnphys.clouds import initial_cloud, run_cloud, standard_layer
+    from attnphys.verify import run_claims
 
     num, steps, transient = (101, 6_000, 4_000) if quick else (401, 30_000, 20_000)
     t0 = time.perf_counter()
@@ -376,6 +460,26 @@ def demo(
         f"exponents and regimes, in {time.perf_counter() - t0:.2f} s → {out / 'bifurcation.zarr'}, "
         f"{out / 'figures' / 'bifurcation.png'}"
     )
+
+    t0 = time.perf_counter()
+    rows = run_claims()
+    n_ok = sum(r["passed"] for r in rows)
+    console.print(f"3. attnphys verify: {n_ok}/{len(rows)} claims of the exponential-family theory hold numerically "
+                  f"({time.perf_counter() - t0:.1f} s)")
+    for r in rows:
+        if not r["passed"]:
+            console.print(f"   [red]FAIL[/] {r['claim']}: max error {r['max_error']:.2e} > {r['tolerance']:.0e}")
+    t0 = time.perf_counter()
+    for norm in ("sphere", "layernorm"):
+        X0 = initial_cloud("gaussian", 256 if quick else 1024, 16)
+        ds = run_cloud(X0, standard_layer(norm, beta=4.0 if norm == "sphere" else 1.0), 30 if quick else 100,
+                       5 if quick else 10, (0, 10, 30 if quick else 100), attrs=dict(title=f"gaussian cloud, norm={norm}"))
+        save(ds, out / f"clouds_{norm}.zarr")
+        plot_clouds(ds, out / "figures" / f"clouds_{norm}.png")
+        console.print(f"4. token cloud, attention + residual + {norm}: angular spread "
+                      f"{float(ds.angular_spread[0]):.3f} → {float(ds.angular_spread[-1]):.3f}, clusters "
+                      f"{int(ds.clusters[0])} → {int(ds.clusters[-1])} → {out / f'clouds_{norm}.zarr'}")
+    console.print(f"   ({time.perf_counter() - t0:.1f} s)")
 
 
 def main(argv: Optional[List[str]] = None) -> None:

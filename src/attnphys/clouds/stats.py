@@ -1,0 +1,106 @@
+"""Statistics of a token cloud X ∈ R^{N×D} (spec ``probabilistic-attention.md`` §3).
+
+They are all reported because they disagree on real data: covariance trace; Gaussian entropy
+½ log det(2πe Σ) over the eigenvalues above a floor (with the rank used); Kozachenko–Leonenko k-NN
+entropy; mean pairwise distance; angular spread 1 − mean cos; participation ratio (tr Σ)²/tr Σ²;
+radial part (mean and std of ‖x‖) vs angular part (mean pairwise cosine); fraction of token pairs
+moved apart since the previous snapshot; distance to the fitted Gaussian (Mardia skewness b₁ and
+kurtosis ratio b₂/(D(D+2)), energy distance to a sample of the fitted Gaussian); angular cluster count
+(connected components of cos > 1 − δ).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import scipy.sparse.csgraph
+from jax.scipy.special import digamma, gammaln
+
+STATISTICS = ("cov_trace", "gaussian_entropy", "cov_rank", "knn_entropy", "mean_pairwise_distance", "angular_spread",
+              "participation_ratio", "radial_mean", "radial_std", "mean_cosine", "moved_apart", "mardia_skewness",
+              "mardia_kurtosis_ratio", "energy_distance_gaussian", "clusters")
+
+
+def _sqdist(X, Y):
+    d = jnp.sum(X**2, 1)[:, None] + jnp.sum(Y**2, 1)[None, :] - 2 * X @ Y.T
+    return jnp.maximum(d, 0.0)
+
+
+def gaussian_entropy(X, floor=1e-10):
+    """(½ Σ_{λ>floor·λmax} log(2πe λ), rank) of the sample covariance."""
+    lam = jnp.linalg.eigvalsh(jnp.cov(X, rowvar=False, bias=True))
+    keep = lam > floor * jnp.max(lam)
+    return 0.5 * jnp.sum(jnp.where(keep, jnp.log(2 * jnp.pi * jnp.e * jnp.where(keep, lam, 1.0)), 0.0)), jnp.sum(keep)
+
+
+def knn_entropy(X, k: int = 3):
+    """Kozachenko–Leonenko: H ≈ ψ(N) − ψ(k) + log V_D + (D/N) Σ_i log ε_i, ε_i the distance to the k-th
+    nearest neighbour, V_D the unit-ball volume. Duplicated points are floored at 1e-300."""
+    N, D = X.shape
+    d2 = _sqdist(X, X) + jnp.diag(jnp.full(N, jnp.inf, X.dtype))
+    kth = -jax.lax.top_k(-d2, k)[0][:, -1]
+    log_vd = 0.5 * D * jnp.log(jnp.pi) - gammaln(0.5 * D + 1)
+    return digamma(N) - digamma(k) + log_vd + 0.5 * D * jnp.mean(jnp.log(jnp.maximum(kth, 1e-300)))
+
+
+def _offdiag_mean(M):
+    N = M.shape[0]
+    return (jnp.sum(M) - jnp.trace(M)) / (N * (N - 1))
+
+
+def mardia(X):
+    """Mardia's b₁ (skewness, 0 for a Gaussian) and b₂/(D(D+2)) (kurtosis ratio, 1 for a Gaussian)."""
+    N, D = X.shape
+    Z = X - X.mean(0)
+    S = jnp.cov(X, rowvar=False, bias=True)
+    w, V = jnp.linalg.eigh(S)
+    w = jnp.maximum(w, 1e-12 * jnp.max(w))
+    G = (Z @ V / w) @ (V.T @ Z.T)
+    return jnp.mean(G**3), jnp.mean(jnp.diag(G) ** 2) / (D * (D + 2))
+
+
+def energy_distance(X, Y):
+    """2 E‖X − Y‖ − E‖X − X'‖ − E‖Y − Y'‖ (V-statistic)."""
+    return 2 * jnp.mean(jnp.sqrt(_sqdist(X, Y))) - jnp.mean(jnp.sqrt(_sqdist(X, X))) - jnp.mean(jnp.sqrt(_sqdist(Y, Y)))
+
+
+@jax.jit
+def _device_stats(X, X_prev, key):
+    N, D = X.shape
+    C = jnp.cov(X, rowvar=False, bias=True)
+    tr = jnp.trace(C)
+    ent, rank = gaussian_entropy(X)
+    d2 = _sqdist(X, X)
+    dist = jnp.sqrt(d2)
+    norms = jnp.linalg.norm(X, axis=1)
+    U = X / jnp.maximum(norms, 1e-300)[:, None]
+    cos = U @ U.T
+    moved = _offdiag_mean((dist > jnp.sqrt(_sqdist(X_prev, X_prev))).astype(X.dtype))
+    b1, b2 = mardia(X)
+    ref = jax.random.multivariate_normal(key, X.mean(0), C + 1e-12 * tr / D * jnp.eye(D, dtype=X.dtype), (N,))
+    return dict(
+        cov_trace=tr, gaussian_entropy=ent, cov_rank=rank.astype(X.dtype), knn_entropy=knn_entropy(X),
+        mean_pairwise_distance=_offdiag_mean(dist), angular_spread=1.0 - _offdiag_mean(cos),
+        participation_ratio=tr**2 / jnp.sum(C * C), radial_mean=jnp.mean(norms), radial_std=jnp.std(norms),
+        mean_cosine=_offdiag_mean(cos), moved_apart=moved, mardia_skewness=b1, mardia_kurtosis_ratio=b2,
+        energy_distance_gaussian=energy_distance(X, ref),
+    ), cos
+
+
+def cluster_count(cos: np.ndarray, delta: float = 1e-3) -> int:
+    """Angular clusters: connected components of the graph cos_ij > 1 − δ."""
+    n, _ = scipy.sparse.csgraph.connected_components(scipy.sparse.csr_matrix(np.asarray(cos) > 1 - delta), directed=False)
+    return int(n)
+
+
+def cloud_statistics(X, X_prev=None, key=None, cluster_delta: float = 1e-3) -> dict[str, float]:
+    """All :data:`STATISTICS` of the cloud X (N, D); ``moved_apart`` compares with ``X_prev`` (NaN if None)."""
+    X = jnp.asarray(X)
+    key = jax.random.PRNGKey(0) if key is None else key
+    out, cos = _device_stats(X, X if X_prev is None else jnp.asarray(X_prev), key)
+    res = {k: float(v) for k, v in out.items()}
+    if X_prev is None:
+        res["moved_apart"] = float("nan")
+    res["clusters"] = float(cluster_count(cos, cluster_delta))
+    return res

@@ -1,0 +1,48 @@
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from attnphys.clouds import cloud_statistics, cluster_count, gaussian_entropy, knn_entropy, mardia
+
+
+def test_entropies_of_a_gaussian_sample_match_the_closed_form():
+    cov = np.diag([1.0, 0.5, 2.0])
+    X = jnp.asarray(np.random.default_rng(0).multivariate_normal(np.zeros(3), cov, size=5000))
+    exact = 0.5 * np.log(np.linalg.det(2 * np.pi * np.e * cov))
+    ent, rank = gaussian_entropy(X)
+    assert float(ent) == pytest.approx(exact, abs=0.03) and int(rank) == 3
+    assert float(knn_entropy(X)) == pytest.approx(exact, abs=0.08)
+
+
+def test_gaussian_entropy_reports_the_rank_of_a_flat_cloud():
+    X = np.random.default_rng(1).normal(size=(500, 4))
+    X = X - X.mean(1, keepdims=True)  # LayerNorm-like: rows sum to 0, rank D − 1
+    assert int(gaussian_entropy(jnp.asarray(X))[1]) == 3
+
+
+def test_mardia_separates_gaussian_from_uniform():
+    rng = np.random.default_rng(2)
+    b1, b2 = mardia(jnp.asarray(rng.normal(size=(4000, 3))))
+    assert float(b1) < 0.02 and float(b2) == pytest.approx(1.0, abs=0.03)
+    _, b2u = mardia(jnp.asarray(rng.uniform(-1, 1, size=(4000, 3))))
+    assert float(b2u) == pytest.approx(11.4 / 15, abs=0.03)  # uniform: (3·1.8 + 6)/15, platykurtic
+
+
+def test_statistics_of_known_clouds():
+    rng = np.random.default_rng(3)
+    X = jnp.asarray(rng.normal(size=(2000, 8)))
+    s = cloud_statistics(X)
+    assert s["participation_ratio"] == pytest.approx(8, rel=0.05)
+    assert s["cov_trace"] == pytest.approx(8, rel=0.05)
+    assert abs(s["mean_cosine"]) < 0.01 and s["angular_spread"] == pytest.approx(1.0, abs=0.01)
+    assert np.isnan(s["moved_apart"])
+    assert cloud_statistics(2 * X, X)["moved_apart"] == 1.0
+    assert s["energy_distance_gaussian"] < 0.05
+
+
+def test_cluster_count():
+    dirs = np.eye(3)
+    X = np.concatenate([d + 1e-4 * np.random.default_rng(i).normal(size=(50, 3)) for i, d in enumerate(dirs)])
+    Xn = X / np.linalg.norm(X, axis=1, keepdims=True)
+    assert cluster_count(Xn @ Xn.T, 1e-3) == 3
