@@ -16,7 +16,8 @@ def invoke(*args):
 
 def test_help_is_complete():
     for cmd in ([], ["dmft"], ["dmft", "trajectory"], ["dmft", "lyapunov"], ["dmft", "bifurcation"],
-                ["dmft", "phase-diagram"], ["demo"]):
+                ["dmft", "phase-diagram"], ["dmft", "finite"], ["dmft", "converge"], ["clouds"], ["clouds", "run"],
+                ["verify"], ["demo"]):
         res = invoke(*cmd, "--help")
         assert res.exit_code == 0, res.output
     res = invoke("dmft", "trajectory", "--help")
@@ -124,3 +125,32 @@ def test_phase_diagram_command_and_resume_guard(tmp_path):
     res = invoke("dmft", "phase-diagram", "--x", "beta_q", "0", "1", "2", "--out", tmp_path / "r.zarr")
     assert res.exit_code == 2 and "unknown sweep field 'beta_q'" in res.output
     assert not (tmp_path / "q.zarr").exists() and not (tmp_path / "r.zarr").exists()
+
+
+def test_finite_and_converge_commands(tmp_path):
+    res = invoke("dmft", "finite", "--preset", "paper", "--n", "9900", "--paths", "4", "--beta-o", "1.0", "--steps", "100",
+                 "--out", tmp_path / "fin.zarr")
+    assert res.exit_code == 0, res.output
+    ds = load(tmp_path / "fin.zarr")
+    assert ds.mo_se.dims == ("path", "step", "feature") and ds.attrs["n_se_finite"] == 9900
+    res = invoke("dmft", "converge", "--preset", "paper", "--beta-o", "0.5", "1.0", "--n", "100", "1000", "10000",
+                 "--paths", "4", "--steps", "120", "--horizon", "50", "--transient", "20", "--out", tmp_path / "c.zarr",
+                 "--plot", tmp_path / "c.png")
+    assert res.exit_code == 0, res.output
+    c = load(tmp_path / "c.zarr")
+    assert list(c.n.values) == [99, 990, 9999] and c.slope.dims == ("beta_o",)
+    assert (tmp_path / "c.png").exists()
+    res = invoke("dmft", "finite", "--n", "1000", "--out", tmp_path / "x.zarr")
+    assert res.exit_code == 2 and "multiple of n_se" in res.output
+
+
+def test_clouds_and_verify_commands(tmp_path):
+    res = invoke("clouds", "run", "--init", "gaussian", "--dim", "8", "--tokens", "64", "--layers", "20", "--norm",
+                 "layernorm", "--beta", "1.0", "--snapshots", "0,20", "--out", tmp_path / "cl.zarr", "--plot",
+                 tmp_path / "cl.png")
+    assert res.exit_code == 0, res.output
+    ds = load(tmp_path / "cl.zarr")
+    assert ds.sizes["layer"] == 3 and ds.snapshot.shape == (2, 64, 8)
+    assert (tmp_path / "cl.png").exists() and (tmp_path / "cl_snapshots.png").exists()
+    res = invoke("clouds", "run", "--norm", "batchnorm", "--out", tmp_path / "y.zarr")
+    assert res.exit_code == 2 and "--norm must be one of" in res.output

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-import numpy as np
-import scipy.sparse.csgraph
 from jax.scipy.special import digamma, gammaln
 
 STATISTICS = ("cov_trace", "gaussian_entropy", "cov_rank", "knn_entropy", "mean_pairwise_distance", "angular_spread",
@@ -39,7 +37,10 @@ def knn_entropy(X, k: int = 3):
     nearest neighbour, V_D the unit-ball volume. Duplicated points are floored at 1e-300."""
     N, D = X.shape
     d2 = _sqdist(X, X) + jnp.diag(jnp.full(N, jnp.inf, X.dtype))
-    kth = -jax.lax.top_k(-d2, k)[0][:, -1]
+    rows = jnp.arange(N)
+    for _ in range(k - 1):  # remove the k − 1 nearest (one per pass, ties kept): k row-minima beat a full top_k
+        d2 = d2.at[rows, jnp.argmin(d2, axis=1)].set(jnp.inf)
+    kth = jnp.min(d2, axis=1)
     log_vd = 0.5 * D * jnp.log(jnp.pi) - gammaln(0.5 * D + 1)
     return digamma(N) - digamma(k) + log_vd + 0.5 * D * jnp.mean(jnp.log(jnp.maximum(kth, 1e-300)))
 
@@ -88,10 +89,25 @@ def _device_stats(X, X_prev, key):
     ), cos
 
 
-def cluster_count(cos: np.ndarray, delta: float = 1e-3) -> int:
-    """Angular clusters: connected components of the graph cos_ij > 1 − δ."""
-    n, _ = scipy.sparse.csgraph.connected_components(scipy.sparse.csr_matrix(np.asarray(cos) > 1 - delta), directed=False)
-    return int(n)
+def cluster_count(cos, delta: float = 1e-3) -> int:
+    """Angular clusters: connected components of the graph cos_ij > 1 − δ (label propagation on the
+    device: every token takes the smallest label among its neighbours until nothing changes)."""
+    return int(_components(jnp.asarray(cos) > 1 - delta))
+
+
+@jax.jit
+def _components(adj):
+    N = adj.shape[0]
+    adj = adj | jnp.eye(N, dtype=bool)
+
+    def body(c):
+        labels, _ = c
+        new = jnp.min(jnp.where(adj, labels[None, :], N), axis=1)
+        new = new[new]  # pointer jumping: follow labels to their own labels
+        return new, jnp.any(new != labels)
+
+    labels, _ = jax.lax.while_loop(lambda c: c[1], body, (jnp.arange(N), jnp.asarray(True)))
+    return jnp.sum(labels == jnp.arange(N))
 
 
 def cloud_statistics(X, X_prev=None, key=None, cluster_delta: float = 1e-3) -> dict[str, float]:

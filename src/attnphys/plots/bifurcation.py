@@ -96,6 +96,10 @@ def plot_bifurcation(ds: xr.Dataset, path: str | Path, feature: int = 0, pair: i
             for i in range(min(ex.shape[-1], 4)):
                 ax.plot(d[p].values, ex[:, i], lw=0.7, label=f"λ{i + 1}")
             ax.axhline(0, color="k", lw=0.5)
+            shown = ex[:, : min(ex.shape[-1], 4)]
+            lo, hi = np.nanpercentile(shown, 2), np.nanmax(shown)  # degenerate points (β_o = 0) off-scale
+            if np.isfinite(lo) and np.isfinite(hi) and hi > lo:
+                ax.set_ylim(lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo))
             ax.set_ylabel("Lyapunov exponent")
             ax.legend(fontsize=7, ncol=4)
         axes[-1, j].set_xlabel(p)

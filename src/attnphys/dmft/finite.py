@@ -1,0 +1,221 @@
+"""The finite-N stochastic attention network (spec ``dmft.md`` §2) and its link to the mean field.
+
+Conventions — the same as the mean-field map of this package, so that both describe one network:
+
+* positions as the reference's mean-field model (§3.5, §8 item 7): the first token x₀ only leaves its
+  trace A₀ = m^v(x₀) and is not in the window; generated token k has position (k − 1) mod L;
+* overlaps m^α(x) = (1−ε)/N_se W^{α,se}·x^se + ε'/P W^{α,pe}·x^pe with ε' = 1 − (1 − ε);
+* ``mo_se`` follows the configuration's ``mo_se_convention`` (``plain``: W^{o,se}·x^se / N_se;
+  ``paper``: times (1 − ε), as the mean-field records);
+* records of loop step t (``att`` = A_{t+1}, and ``mo, mo_se, mv, mq, mk`` of the token x_{t+1} sampled
+  from A_t) are the finite-N counterparts of the mean-field records of loop step t: the mean-field
+  overlaps are their conditional expectations given A_t, and the finite values deviate by O(N^{-1/2}).
+
+Exact and memory-bounded for any N: the dynamics depends on the sampled token only through the
+overlaps, i.e. through Σ_i x_i over the bits that share the same weight column (W^o, W^v, W^q, W^k)_{·,i}.
+Bits of one such class are independent given the field, so their sum is 2·Binomial(n_c, p_c) − n_c.
+A network is stored as its distinct columns (at most 2^{4M}) with counts, and one step costs
+O(#classes), independent of N. ``per_bit=True`` samples every bit (a Bernoulli draw per bit, memory
+O(N)) — the literal algorithm, used to cross-check the class sampler.
+
+The softmax is max-shifted (``jax.nn.softmax``): it cannot overflow for any γ.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from attnphys.dmft.config import DMFTConfig
+from attnphys.dmft.correlations import Correlations, moments_from_weights, odd_subsets
+from attnphys.dmft.initial import position_code
+from attnphys.dmft.meanfield import OBSERVABLES, Scalars, scalars
+
+
+class FiniteNetwork(NamedTuple):
+    """W: (4, M, C) distinct semantic weight columns (±1), family order (o, v, q, k) — columns last, so
+    that the per-step products are (4M × C) matrix–vector products; counts: (C,) how many of the N_se
+    semantic bits have each column; W_pe: (4, M, P)."""
+
+    W: jax.Array
+    counts: jax.Array
+    W_pe: jax.Array
+
+    @property
+    def n_se(self) -> int:
+        return int(np.sum(np.asarray(self.counts)))
+
+
+def network_from_weights(W: np.ndarray, n_se: int) -> FiniteNetwork:
+    """Group the semantic columns of explicit weights (4, M, N_se + P) into classes."""
+    W = np.asarray(W)
+    cols, counts = np.unique(W[:, :, :n_se].reshape(-1, n_se).T, axis=0, return_counts=True)
+    M = W.shape[1]
+    dt = jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
+    return FiniteNetwork(jnp.asarray(cols.T.reshape(4, M, -1), dt), jnp.asarray(counts, dt),
+                         jnp.asarray(W[:, :, n_se:], dt))
+
+
+def repeated_network(cfg: DMFTConfig, n: int) -> FiniteNetwork:
+    """The configuration's N_se weight columns each repeated n / N_se times: every correlation tensor is
+    exactly the mean-field model's (spec §2.3), so both models describe the same network."""
+    corr = cfg.build_correlations()
+    if corr.weights is None:
+        raise ValueError(f"correlations of kind {cfg.correlations.kind!r} have no explicit weights; "
+                         "use segments or random correlations for a finite network")
+    if n < cfg.n_se or n % cfg.n_se:
+        raise ValueError(f"n must be a positive multiple of n_se = {cfg.n_se} (each column is repeated), got {n}")
+    net = network_from_weights(corr.weights, cfg.n_se)
+    return net._replace(counts=net.counts * (n // cfg.n_se))
+
+
+def random_network(M: int, P: int, n: int, seed: int = 0, chunk: int = 1 << 20) -> FiniteNetwork:
+    """Independent uniform ±1 weights with n semantic bits, counted per column class in chunks (memory
+    O(chunk + 2^{4M})). Its mean-field description is :func:`network_correlations`."""
+    if 4 * M > 24:
+        raise ValueError("random_network keeps a table of 2^(4M) column classes; M <= 6")
+    rng = np.random.default_rng(seed)
+    counts = np.zeros(1 << (4 * M), np.int64)
+    done = 0
+    while done < n:
+        k = min(chunk, n - done)
+        bits = rng.integers(0, 2, size=(k, 4 * M), dtype=np.int64)
+        counts += np.bincount(bits @ (1 << np.arange(4 * M)), minlength=counts.size)
+        done += k
+    codes = np.flatnonzero(counts)
+    cols = 2 * ((codes[:, None] >> np.arange(4 * M)) & 1) - 1
+    dt = jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
+    W_pe = 2 * rng.integers(0, 2, size=(4, M, P)) - 1
+    return FiniteNetwork(jnp.asarray(cols.T.reshape(4, M, -1), dt), jnp.asarray(counts[codes], dt), jnp.asarray(W_pe, dt))
+
+
+def network_correlations(net: FiniteNetwork) -> Correlations:
+    """The mean-field correlations C^α_{B,a} of a finite network (exact moments over its N_se bits)."""
+    W = np.asarray(net.W, np.float64)
+    frac = np.asarray(net.counts, np.float64) / np.sum(np.asarray(net.counts, np.float64))
+    M = W.shape[1]
+    prods = np.stack([np.prod(W[0, list(B), :], axis=0) for B in odd_subsets(M)])  # (S, C)
+    C = np.einsum("bc,xac,c->xba", prods, W, frac)
+    return Correlations(C=C, W_pe=np.asarray(net.W_pe, np.float64), source=f"finite network, N_se={net.n_se}")
+
+
+def expand(net: FiniteNetwork) -> FiniteNetwork:
+    """One class per bit (counts all 1): the literal network, for per-bit sampling (memory O(N))."""
+    idx = np.repeat(np.arange(net.W.shape[2]), np.asarray(net.counts).astype(np.int64))
+    return FiniteNetwork(net.W[:, :, idx], jnp.ones(idx.size, net.W.dtype), net.W_pe)
+
+
+def token_overlaps(net: FiniteNetwork, eps, row: int = 0):
+    """m^α(x₀) for x₀ = row ``row`` of W^o, positional bits −1 (spec §3.5): (4, M)."""
+    n = jnp.sum(net.counts)
+    se = (net.W @ (net.counts * net.W[0, row])) / n
+    P = net.W_pe.shape[-1]
+    pe = (1.0 - (1.0 - eps)) / P * jnp.sum(-net.W_pe, axis=-1) if P else 0.0
+    return (1.0 - eps) * se + pe
+
+
+class FiniteState(NamedTuple):
+    """Window of the generated tokens' value and key overlaps (L, M), row 0 newest; n filled rows;
+    A the newest attention output (M,); t the loop step."""
+
+    mv: jax.Array
+    mk: jax.Array
+    n: jax.Array
+    A: jax.Array
+    t: jax.Array
+
+
+def initial_state(net: FiniteNetwork, sc: Scalars, L: int) -> FiniteState:
+    M = net.W.shape[1]
+    m0 = token_overlaps(net, sc.eps)
+    z = jnp.zeros((L, M), net.W.dtype)
+    return FiniteState(z, z, jnp.asarray(0, jnp.int32), m0[1], jnp.asarray(0, jnp.int32))
+
+
+def finite_step(net: FiniteNetwork, sc: Scalars, state: FiniteState, key, L: int, per_bit: bool, paper: bool):
+    """One generation step (spec §2.3 with this module's conventions). Returns (state, records)."""
+    n_se = jnp.sum(net.counts)
+    h = sc.beta_o * (state.A @ net.W[0])  # field on each class (C,)
+    p = 0.5 * (1.0 + jnp.tanh(h))
+    if per_bit:
+        ones = (jax.random.uniform(key, p.shape, p.dtype) < p).astype(p.dtype)
+    else:
+        ones = jax.random.binomial(key, net.counts, p).astype(p.dtype)
+    sum_x = 2.0 * ones - net.counts
+    se = (net.W.reshape(-1, net.W.shape[-1]) @ sum_x).reshape(net.W.shape[:2]) / n_se  # plain overlaps (4, M)
+    P = net.W_pe.shape[-1]
+    if P:
+        bits = (jnp.right_shift(state.t % L, jnp.arange(P - 1, -1, -1)) & 1).astype(p.dtype)
+        pe = (1.0 - (1.0 - sc.eps)) / P * (net.W_pe @ (2.0 * bits - 1.0))
+    else:
+        pe = 0.0
+    m = (1.0 - sc.eps) * se + pe
+    mv = jnp.concatenate([m[1][None], state.mv[:-1]])
+    mk = jnp.concatenate([m[3][None], state.mk[:-1]])
+    n = jnp.minimum(state.n + 1, L)
+    scores = jnp.where(jnp.arange(L) < n, sc.gamma * (mk @ m[2]), -jnp.inf)
+    A = jax.nn.softmax(scores) @ mv
+    rec = dict(att=A, mo=m[0], mo_se=(1.0 - sc.eps) * se[0] if paper else se[0], mv=m[1], mq=m[2], mk=m[3])
+    return FiniteState(mv, mk, n, A, state.t + 1), rec
+
+
+@partial(jax.jit, static_argnames=("steps", "transient", "L", "per_bit", "paper", "record"))
+def simulate_paths(net: FiniteNetwork, sc: Scalars, keys, *, steps: int, transient: int, L: int,
+                   per_bit: bool = False, paper: bool = True, record: tuple[str, ...] = OBSERVABLES):
+    """Sample paths (one per key) of ``steps`` loop steps; records for t ≥ ``transient``.
+
+    Returns:
+        dict name → (paths, steps − transient, M).
+    """
+
+    def one(key):
+        s0 = initial_state(net, sc, L)
+
+        def body(s, t):
+            s, rec = finite_step(net, sc, s, jax.random.fold_in(key, t), L, per_bit, paper)
+            return s, {k: rec[k] for k in record}
+
+        s, _ = jax.lax.scan(body, s0, jnp.arange(transient))
+        _, recs = jax.lax.scan(body, s, jnp.arange(transient, steps))
+        return recs
+
+    return jax.vmap(one)(keys)
+
+
+def finite_trajectories(cfg: DMFTConfig, n: int, *, paths: int = 16, steps: int = 1000, transient: int = 0,
+                        seed: int = 0, network: FiniteNetwork | None = None, per_bit: bool = False,
+                        beta_o=None):
+    """Finite-N sample paths as an ``xarray.Dataset`` (dims: ``beta_o`` if several values, path, step,
+    feature; attrs: config, N, seed, engine). Path p uses key fold_in(PRNGKey(seed), p): a pure
+    function of its index."""
+    import xarray as xr
+
+    from attnphys.metadata import base_attrs
+
+    net = repeated_network(cfg, n) if network is None else network
+    if per_bit:
+        net = expand(net)
+    betas = np.atleast_1d(cfg.beta_o if beta_o is None else beta_o).astype(float)
+    keys = jax.vmap(lambda i: jax.random.fold_in(jax.random.PRNGKey(seed), i))(jnp.arange(paths))
+    paper = cfg.mo_se_convention == "paper"
+    outs = []
+    for b in betas:
+        sc = scalars(cfg, beta_o=float(b))
+        recs = simulate_paths(net, sc, keys, steps=steps, transient=transient, L=cfg.L, per_bit=per_bit, paper=paper)
+        outs.append({k: np.asarray(v) for k, v in recs.items()})
+        bad = [k for k, v in outs[-1].items() if not np.all(np.isfinite(v))]
+        if bad:
+            raise FloatingPointError(f"non-finite {bad} in the finite network at beta_o={b}")
+    data = {k: (("beta_o", "path", "step", "feature"), np.stack([o[k] for o in outs])) for k in OBSERVABLES}
+    ds = xr.Dataset(data, coords={"beta_o": betas, "path": np.arange(paths), "step": np.arange(transient, steps),
+                                  "feature": np.arange(cfg.M)})
+    if beta_o is None or np.ndim(beta_o) == 0:
+        ds = ds.isel(beta_o=0)
+    ds.attrs.update(base_attrs(cfg, n_se_finite=int(round(float(jnp.sum(net.counts)))), seed=seed,
+                               engine="per-bit" if per_bit else "class-binomial", classes=int(net.W.shape[2]),
+                               positions="mean-field convention: token k at position (k-1) mod L, x0 not in the window"))
+    return ds
