@@ -492,12 +492,35 @@ def verify_cmd(seed: int = typer.Option(0, help="Seed of the random instances.")
         raise typer.Exit(code=1)
 
 
+@app.command("probe")
+def probe_cmd(
+    model: str = typer.Option("minilm", help="minilm (offline all-MiniLM-L6-v2), a local model folder or a hub name "
+                                             "(BERT, GPT-2 or Llama family)."),
+    text: Optional[Path] = typer.Option(None, help="UTF-8 file, one sentence per line (default: the built-in corpus)."),
+    sentences: Optional[int] = typer.Option(None, min=2, help="Use only the first N sentences."),
+    max_tokens: int = typer.Option(1024, min=16, help="Tokens sampled for the cloud statistics."),
+    seed: int = typer.Option(0, min=0),
+    out: Path = typer.Option(Path("probe-out"), help="Folder for probe.zarr, summary.json, figures/ and report.md."),
+) -> None:
+    """Run the paper's experiments on a real transformer (spec §5): dataset, summary, figures, report."""
+    from attnphys.probes import probe, read_text, write_outputs
+
+    try:
+        lines = read_text(text) if text is not None else None
+        ds = probe(model, lines, max_sentences=sentences, max_tokens=max_tokens, seed=seed, log=console.print)
+    except (ValueError, OSError) as e:
+        _fail(str(e))
+    paths = write_outputs(ds, out)
+    _summary(f"probe of {model} → {out}", {"tokens": str(ds.attrs["n_tokens"]), "wall time": f"{ds.attrs['wall_time_s']} s",
+                                           "written": "\n".join(str(p) for p in paths)})
+
+
 @app.command()
 def demo(
     out: Path = typer.Option(Path("demo-out"), help="Folder the demo writes into."),
     quick: bool = typer.Option(False, help="Smaller runs (seconds)."),
 ) -> None:
-    """End-to-end showcase: DMFT trajectory and bifurcation diagram, the verified claims, token clouds, figures."""
+    """End-to-end showcase: DMFT trajectory and bifurcation diagram, the verified claims, token clouds, a probe of MiniLM."""
     from attnphys.dmft.config import preset as get_preset
     from attnphys.dmft.trajectory import trajectories
     from attnphys.io import save
@@ -554,6 +577,13 @@ def demo(
                       f"{float(ds.angular_spread[0]):.3f} → {float(ds.angular_spread[-1]):.3f}, clusters "
                       f"{int(ds.clusters[0])} → {int(ds.clusters[-1])} → {out / f'clouds_{norm}.zarr'}")
     console.print(f"   ({time.perf_counter() - t0:.1f} s)")
+    from attnphys.probes import probe, write_outputs
+
+    t0 = time.perf_counter()
+    ds = probe("minilm", max_sentences=40 if quick else 200, log=lambda *a: None)
+    write_outputs(ds, out / "probe")
+    console.print(f"5. probe of all-MiniLM-L6-v2 on {ds.attrs['n_sentences']} sentences → {out / 'probe' / 'report.md'} "
+                  f"({time.perf_counter() - t0:.1f} s)")
 
 
 def main(argv: Optional[List[str]] = None) -> None:

@@ -34,7 +34,8 @@ def gaussian_entropy(X, floor=1e-10):
 
 def knn_entropy(X, k: int = 3):
     """Kozachenko–Leonenko: H ≈ ψ(N) − ψ(k) + log V_D + (D/N) Σ_i log ε_i, ε_i the distance to the k-th
-    nearest neighbour, V_D the unit-ball volume. Duplicated points are floored at 1e-300."""
+    nearest neighbour, V_D the unit-ball volume. Distances of duplicated points are floored at the
+    smallest normal number of the dtype."""
     N, D = X.shape
     d2 = _sqdist(X, X) + jnp.diag(jnp.full(N, jnp.inf, X.dtype))
     rows = jnp.arange(N)
@@ -42,7 +43,7 @@ def knn_entropy(X, k: int = 3):
         d2 = d2.at[rows, jnp.argmin(d2, axis=1)].set(jnp.inf)
     kth = jnp.min(d2, axis=1)
     log_vd = 0.5 * D * jnp.log(jnp.pi) - gammaln(0.5 * D + 1)
-    return digamma(N) - digamma(k) + log_vd + 0.5 * D * jnp.mean(jnp.log(jnp.maximum(kth, 1e-300)))
+    return digamma(N) - digamma(k) + log_vd + 0.5 * D * jnp.mean(jnp.log(jnp.maximum(kth, jnp.finfo(X.dtype).tiny)))
 
 
 def _offdiag_mean(M):

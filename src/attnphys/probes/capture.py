@@ -1,0 +1,113 @@
+"""Capturing every stage of every layer of a real transformer on a text batch (spec §5, experiment 1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from attnphys.probes.adapters import Adapter, adapter_for
+
+
+def builtin_corpus() -> list[str]:
+    """The project's corpus: a few hundred varied English sentences (``attnphys/data/corpus.txt``)."""
+    text = resources.files("attnphys").joinpath("data/corpus.txt").read_text(encoding="utf-8")
+    return [s.strip() for s in text.splitlines() if s.strip()]
+
+
+def read_text(path: str | Path) -> list[str]:
+    """One sentence per non-empty line of a UTF-8 file."""
+    lines = [s.strip() for s in Path(path).read_text(encoding="utf-8").splitlines() if s.strip()]
+    if not lines:
+        raise ValueError(f"{path} has no non-empty lines")
+    return lines
+
+
+def _first(x):
+    return x[0] if isinstance(x, (tuple, list)) else x
+
+
+@dataclass
+class Capture:
+    """Hidden states of the real tokens of every sentence, stacked over sentences.
+
+    stages: {(layer, stage): (T, D) float64}. sentence, position: (T,) int. special: (T,) bool
+    (tokenizer special tokens: [CLS]/[SEP]/BOS/EOS). attentions: per layer (T_pairs) list of (H, n, n)
+    per sentence. final: (T, D) model output. stage_names: per-family order.
+    """
+
+    adapter: Adapter
+    stages: dict
+    sentence: np.ndarray
+    position: np.ndarray
+    special: np.ndarray
+    attentions: list = field(default_factory=list)
+    final: np.ndarray | None = None
+    n_layers: int = 0
+
+    def get(self, layer: int, stage: str, drop_special: bool = False) -> np.ndarray:
+        X = self.stages[(layer, stage)]
+        return X[~self.special] if drop_special else X
+
+
+@torch.no_grad()
+def capture(model, tokenizer, sentences: list[str], batch_size: int = 64, max_length: int = 64,
+            keep_attentions: bool = True) -> Capture:
+    """Run ``model`` on ``sentences`` with forward hooks at every stage of every layer."""
+    ad = adapter_for(model)
+    layers = ad.layers(model)
+    store: dict = {}
+    handles = []
+
+    def make(key, where):
+        if where == "in":
+            def pre(mod, args, kwargs):
+                store[key] = (args[0] if args else kwargs["hidden_states"]).detach()
+            return pre
+        def post(mod, args, out):
+            store[key] = _first(out).detach()
+        return post
+
+    for i, layer in enumerate(layers):
+        for stage, (mod, where) in ad.hooks(layer).items():
+            fn = make((i, stage), where)
+            handles.append(mod.register_forward_pre_hook(fn, with_kwargs=True) if where == "in" else mod.register_forward_hook(fn))
+    chunks: dict = {k: [] for k in ((i, s) for i in range(len(layers)) for s in ad.stages)}
+    sent, pos, special, final, atts = [], [], [], [], [[] for _ in layers]
+    try:
+        for lo in range(0, len(sentences), batch_size):
+            batch = sentences[lo:lo + batch_size]
+            enc = tokenizer(batch, return_tensors="pt", padding=True, truncation=True, max_length=max_length,
+                            return_special_tokens_mask=True)
+            stm = enc.pop("special_tokens_mask")
+            out = model(**enc, output_attentions=keep_attentions)
+            mask = enc["attention_mask"].bool()
+            for b in range(len(batch)):
+                m = mask[b]
+                for key in chunks:
+                    chunks[key].append(store[key][b][m].to(torch.float64).numpy())
+                n = int(m.sum())
+                sent.append(np.full(n, lo + b))
+                pos.append(np.arange(n))
+                special.append(stm[b][m].bool().numpy())
+                final.append(out.last_hidden_state[b][m].to(torch.float64).numpy())
+                if keep_attentions:
+                    idx = torch.nonzero(m).squeeze(1)
+                    for i, a in enumerate(out.attentions):
+                        atts[i].append(a[b][:, idx][:, :, idx].to(torch.float64).numpy())
+    finally:
+        for h in handles:
+            h.remove()
+    return Capture(
+        adapter=ad,
+        stages={k: np.concatenate(v) for k, v in chunks.items()},
+        sentence=np.concatenate(sent),
+        position=np.concatenate(pos),
+        special=np.concatenate(special),
+        attentions=atts if keep_attentions else [],
+        final=np.concatenate(final),
+        n_layers=len(layers),
+    )
