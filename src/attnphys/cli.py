@@ -434,7 +434,6 @@ def clouds_run(
 ) -> None:
     """Iterate attention + residual + normalization on a token cloud and record its statistics per layer."""
     import jax
-    import jax.numpy as jnp
 
     from attnphys.clouds import INITS, NORMS, initial_cloud, run_cloud, standard_layer
     from attnphys.io import save

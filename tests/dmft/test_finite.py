@@ -1,6 +1,5 @@
 """The finite-N network (spec dmft.md §2) and its convergence to the mean field."""
 
-import jax.numpy as jnp
 import numpy as np
 import pytest
 

@@ -10,7 +10,6 @@ import math
 from functools import lru_cache
 from typing import Annotated, Any, Literal, Union
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from attnphys.dmft.correlations import (
@@ -161,6 +160,3 @@ def preset(name: str, **overrides: Any) -> DMFTConfig:
         raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}")
     return DMFTConfig.model_validate({**PRESETS[name], **overrides})
 
-
-def as_array(x) -> np.ndarray:
-    return np.asarray(x, dtype=np.float64)

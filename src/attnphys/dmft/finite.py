@@ -31,8 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from attnphys.dmft.config import DMFTConfig
-from attnphys.dmft.correlations import Correlations, moments_from_weights, odd_subsets
-from attnphys.dmft.initial import position_code
+from attnphys.dmft.correlations import Correlations, odd_subsets
 from attnphys.dmft.meanfield import OBSERVABLES, Scalars, scalars
 
 

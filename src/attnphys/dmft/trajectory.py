@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import itertools
 import json
 from typing import Mapping, Sequence
 

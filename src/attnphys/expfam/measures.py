@@ -138,10 +138,7 @@ class GaussianMixture(BaseMeasure):
         return self.cov + (self.means * r[:, None]).T @ self.means - jnp.outer(m, m)
 
     def sample_base(self, key, n):
-        k1, k2 = jax.random.split(key)
-        comp = jax.random.categorical(k1, self.log_weights, shape=(n,))
-        z = jax.random.multivariate_normal(k2, jnp.zeros(self.cov.shape[0], self.cov.dtype), self.cov, shape=(n,))
-        return self.means[comp] + z
+        return self.sample(key, jnp.zeros(self.cov.shape[0], self.cov.dtype), n)  # η = 0 is the base measure
 
     def sample(self, key, eta, n, beta=1.0):
         k1, k2 = jax.random.split(key)

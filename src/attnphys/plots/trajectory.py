@@ -8,7 +8,6 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
 import xarray as xr  # noqa: E402
 
 from attnphys.plots._common import config_title, save  # noqa: E402

@@ -212,7 +212,7 @@ def update_vs_gradient(cap: Capture, heads: list) -> dict:
     return dict(cos_update_gradient=cos_own, cos_null_other_heads=cos_null)
 
 
-def _swap_forward(kind: str, family_norm: str):
+def _swap_forward(kind: str):
     def forward(self, x):
         if kind == "rmsnorm":
             y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
@@ -255,7 +255,7 @@ def swap_normalization(model, tokenizer, sentences: list[str], adapter, kinds=SW
         saved = [m.forward for _, m in norms]
         try:
             for _, m in norms:
-                m.forward = types.MethodType(_swap_forward(kind, adapter.norm), m)
+                m.forward = types.MethodType(_swap_forward(kind), m)
             new = model(**enc, output_hidden_states=True)
         finally:
             for (_, m), f in zip(norms, saved):

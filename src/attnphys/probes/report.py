@@ -20,7 +20,6 @@ def _verdict(n_yes: int, n: int) -> str:
 
 def report(ds: xr.Dataset, s: dict, figures) -> str:
     L = ds.sizes["layer"]
-    st = ds.stat.sel(tokens="all")
     st_ns = ds.stat.sel(tokens="no_special")
     pre = bool(ds.attrs["pre_ln"])
     lines = [f"# Probing `{ds.attrs['model']}` ({ds.attrs['family']}, {'pre' if pre else 'post'}-norm, {ds.attrs['norm']})", "",
