@@ -1,36 +1,297 @@
-"""Writing and reading results (xarray + Zarr, NetCDF for ``.nc`` paths)."""
+"""Writing and reading results safely (xarray + Zarr, NetCDF for ``.nc`` paths).
+
+Rules, the same for every command:
+
+* **Nothing is deleted that is not ours.** An output path that exists and is not an attnphys result of
+  the same command is refused; a result of the same command is replaced only with ``overwrite``.
+* **Atomic results.** A result is written into a hidden sibling (``.NAME.partial-PID``), marked complete
+  (attribute :data:`COMPLETE`, or the marker file :data:`MARKER` in an output folder) and only then moved
+  into place. A killed run leaves the previous result or nothing; :func:`load` refuses a store without the
+  marker.
+* **One writer.** :class:`OutputLock` holds ``NAME.lock`` while a run writes ``NAME``; a second run on
+  the same path gets a clear message. A lock whose process is gone (same host) is taken over.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import shutil
+import socket
+import time
 import warnings
 from pathlib import Path
+from typing import Iterator
 
 import xarray as xr
 
+from attnphys.errors import IncompleteResultError, OutputError
 
-def save(ds: xr.Dataset, path: str | Path, overwrite: bool = True) -> Path:
-    """Write ``ds`` to ``path``: NetCDF when it ends in ``.nc``, else a Zarr store."""
+COMPLETE = "attnphys_complete"
+"""Dataset attribute set (to 1) on every completely written result."""
+
+COMMAND = "attnphys_command"
+"""Dataset attribute (and marker-file key) naming the command that wrote a result."""
+
+MARKER = ".attnphys-output.json"
+"""Marker file inside an output folder (probe reports, reproductions): its command and completion."""
+
+_ACTIVE_PARTIALS: set[Path] = set()
+"""Hidden partial outputs of this process, removed by :func:`cleanup_partials` on an interrupt."""
+
+_ACTIVE_LOCKS: set[Path] = set()
+"""Lock files held by this process, removed by :func:`release_locks` on an interrupt."""
+
+
+# -- what is at a path -------------------------------------------------------------------------------
+
+def result_info(path: str | Path) -> dict | None:
+    """The attnphys attributes of the result at ``path`` (store, NetCDF file or output folder), or None
+    when the path holds something else. Never raises for unreadable content."""
     path = Path(path)
-    if path.exists() and not overwrite:
-        raise FileExistsError(f"{path} exists; choose another path or allow overwriting")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.suffix == ".nc":
-        ds.to_netcdf(path)
+    try:
+        if path.is_dir() and (path / MARKER).is_file():
+            return json.loads((path / MARKER).read_text())
+        if path.suffix == ".nc" and path.is_file():
+            with xr.open_dataset(path) as ds:
+                return dict(ds.attrs) if "attnphys_version" in ds.attrs else None
+        if path.is_dir() and ((path / "zarr.json").is_file() or (path / ".zgroup").is_file()):
+            import zarr
+
+            attrs = dict(zarr.open_group(str(path), mode="r").attrs)
+            return attrs if "attnphys_version" in attrs else None
+    except Exception:
+        return None
+    return None
+
+
+def check_output(path: str | Path, command: str, *, overwrite: bool = False, resume: bool = False,
+                 option: str = "--out") -> str:
+    """Decide whether ``command`` may write ``path``; returns ``"new"``, ``"replace"`` or ``"resume"``.
+
+    Args:
+        resume: the path may be an existing (resumable) result of the same command.
+
+    Raises:
+        OutputError: the path holds something else, a result of another command, or a result of this
+            command while neither ``overwrite`` nor ``resume`` is set.
+    """
+    path = Path(path)
+    if not path.exists():
+        parent = path.parent
+        if parent.exists() and not parent.is_dir():
+            raise OutputError(f"{option} {path}: its parent {parent} is a file")
+        return "new"
+    info = result_info(path)
+    if info is None:
+        what = "a file" if path.is_file() else "a folder"
+        raise OutputError(f"{option} {path} is {what} that is not an attnphys result; refusing to touch it "
+                          "(choose another path)")
+    other = info.get(COMMAND)
+    if other is not None and other != command:
+        raise OutputError(f"{option} {path} holds a result of `attnphys {other}`, not of `attnphys {command}`; "
+                          "choose another path")
+    if resume:
+        return "resume"
+    if not overwrite:
+        raise OutputError(f"{option} {path} already holds a result of `attnphys {command}`; pass --overwrite to "
+                          "replace it, or choose another path")
+    return "replace"
+
+
+def check_figure_path(path: str | Path, option: str = "--plot", folder: bool = False) -> None:
+    """A figure target: a folder (``folder``) or an image file path; refuses a file where a folder is
+    needed, a folder where a file is needed, and a non-image file."""
+    path = Path(path)
+    if folder:
+        if path.exists() and not path.is_dir():
+            raise OutputError(f"{option} {path} is a file; give a folder for the figures")
+        return
+    if path.is_dir():
+        raise OutputError(f"{option} {path} is a folder; give a file name such as {path / 'figure.png'}")
+    if path.suffix.lower() not in (".png", ".pdf", ".svg"):
+        raise OutputError(f"{option} {path}: a figure file must end in .png, .pdf or .svg")
+    if path.parent.exists() and not path.parent.is_dir():
+        raise OutputError(f"{option} {path}: its parent {path.parent} is a file")
+
+
+# -- locks ---------------------------------------------------------------------------------------------
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class OutputLock:
+    """``NAME.lock`` next to the output while this process writes it (a context manager).
+
+    A lock left by a process that no longer exists on this host is taken over; a live one, or one from
+    another host, makes the second run fail with :class:`OutputError`.
+    """
+
+    def __init__(self, path: str | Path, option: str = "--out"):
+        self.path = Path(path)
+        self.lock = self.path.with_name(self.path.name + ".lock")
+        self.option = option
+
+    def __enter__(self) -> "OutputLock":
+        self.lock.parent.mkdir(parents=True, exist_ok=True)
+        me = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.time()}
+        for _ in range(2):
+            try:
+                fd = os.open(self.lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                try:
+                    other = json.loads(self.lock.read_text() or "{}")
+                except (OSError, json.JSONDecodeError):
+                    other = {}
+                same_host = other.get("host") == me["host"]
+                if same_host and isinstance(other.get("pid"), int) and not _pid_alive(other["pid"]):
+                    self.lock.unlink(missing_ok=True)  # stale: its process was killed
+                    continue
+                who = f"pid {other.get('pid', '?')} on {other.get('host', '?')}"
+                raise OutputError(f"{self.option} {self.path}: another attnphys run ({who}) is writing it; wait for it "
+                                  f"to finish or choose another path (if that run is gone, delete {self.lock})") from None
+            with os.fdopen(fd, "w") as f:
+                json.dump(me, f)
+            _ACTIVE_LOCKS.add(self.lock)
+            _remove_stale_partials(self.path)
+            return self
+        raise OutputError(f"{self.option} {self.path}: could not take the lock {self.lock}")  # pragma: no cover
+
+    def __exit__(self, *exc) -> None:
+        _ACTIVE_LOCKS.discard(self.lock)
+        self.lock.unlink(missing_ok=True)
+
+
+def release_locks() -> None:
+    """Remove the lock files this process holds (used when a run is interrupted)."""
+    for p in list(_ACTIVE_LOCKS):
+        p.unlink(missing_ok=True)
+    _ACTIVE_LOCKS.clear()
+
+
+def _partial_name(path: Path) -> Path:
+    return path.with_name(f".{path.name}.partial-{os.getpid()}")
+
+
+def _remove_stale_partials(path: Path) -> None:
+    """Remove hidden partial outputs of ``path`` left by killed processes (called under the lock)."""
+    for p in path.parent.glob(f".{path.name}.partial-*"):
+        try:
+            pid = int(p.name.rsplit("-", 1)[1])
+        except ValueError:
+            continue
+        if pid != os.getpid() and not _pid_alive(pid):
+            _rmtree(p)
+
+
+def _rmtree(p: Path) -> None:
+    if p.is_dir():
+        shutil.rmtree(p, ignore_errors=True)
     else:
-        with warnings.catch_warnings():
-            # short label coordinates (``direction``, ``pair``) are fixed-length strings, which Zarr v3
-            # stores fine but flags as not yet in its specification
-            warnings.filterwarnings("ignore", message=".*does not have a Zarr V3 specification.*")
-            ds.to_zarr(path, mode="w", consolidated=False)
+        p.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def staged(path: str | Path) -> Iterator[Path]:
+    """Yield a hidden sibling to write into; on success move it to ``path`` (replacing what is there),
+    on failure remove it. The caller decides beforehand, with :func:`check_output`, that replacing is allowed."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _partial_name(path)
+    _rmtree(tmp)
+    _ACTIVE_PARTIALS.add(tmp)
+    try:
+        yield tmp
+        if path.exists():
+            old = path.with_name(f".{path.name}.old-{os.getpid()}")
+            _rmtree(old)
+            os.replace(path, old)
+            os.replace(tmp, path)
+            _rmtree(old)
+        else:
+            os.replace(tmp, path)
+    finally:
+        _ACTIVE_PARTIALS.discard(tmp)
+        _rmtree(tmp)
+
+
+def cleanup_partials() -> None:
+    """Remove this process's partial outputs (used when a run is interrupted)."""
+    for p in list(_ACTIVE_PARTIALS):
+        _rmtree(p)
+    _ACTIVE_PARTIALS.clear()
+
+
+# -- datasets ------------------------------------------------------------------------------------------
+
+def write_dataset(ds: xr.Dataset, path: Path, netcdf: bool = False) -> None:
+    """Write ``ds`` with its completion marker to a fresh ``path`` (no checks: see :func:`save`)."""
+    ds = ds.copy()
+    ds.attrs[COMPLETE] = 1
+    if netcdf:
+        ds.to_netcdf(path)
+        return
+    with warnings.catch_warnings():
+        # short label coordinates (``direction``, ``pair``) are fixed-length strings, which Zarr v3
+        # stores fine but flags as not yet in its specification
+        warnings.filterwarnings("ignore", message=".*does not have a Zarr V3 specification.*")
+        warnings.filterwarnings("ignore", message=".*Consolidated metadata.*")
+        ds.to_zarr(path, mode="w-", consolidated=False)
+
+
+def save(ds: xr.Dataset, path: str | Path, overwrite: bool = False, command: str | None = None) -> Path:
+    """Write ``ds`` atomically to ``path``: NetCDF when it ends in ``.nc``, else a Zarr store.
+
+    Args:
+        overwrite: replace an existing attnphys result at ``path`` (never anything else).
+        command: the command the result belongs to (default: the dataset's :data:`COMMAND` attribute).
+
+    Raises:
+        OutputError: the path holds something that may not be replaced.
+    """
+    path = Path(path)
+    command = command or ds.attrs.get(COMMAND, "python")
+    check_output(path, command, overwrite=overwrite)
+    with OutputLock(path), staged(path) as tmp:
+        write_dataset(ds, tmp, netcdf=path.suffix == ".nc")
     return path
 
 
 def load(path: str | Path) -> xr.Dataset:
-    """Open a result written by :func:`save` (loaded into memory)."""
+    """Open a result written by :func:`save` (loaded into memory).
+
+    Raises:
+        FileNotFoundError: nothing at ``path``.
+        IncompleteResultError: the result lacks its completion marker (an interrupted write).
+    """
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"no result at {path}")
     if path.suffix == ".nc":
-        return xr.load_dataset(path)
-    with xr.open_zarr(path, consolidated=False) as ds:
-        return ds.load()
+        ds = xr.load_dataset(path)
+    else:
+        try:
+            with xr.open_zarr(path, consolidated=False) as ds:
+                ds = ds.load()
+        except Exception as e:
+            raise IncompleteResultError(f"{path} is not a readable result ({type(e).__name__}: {e})") from None
+    if not ds.attrs.get(COMPLETE):
+        raise IncompleteResultError(f"{path} is incomplete (no completion marker): it was interrupted while being "
+                                    "written; re-run the command that makes it")
+    return ds
+
+
+def write_marker(folder: Path, command: str, **extra) -> None:
+    """Mark an output folder as a complete result of ``command`` (see :data:`MARKER`)."""
+    from attnphys._version import __version__
+
+    (folder / MARKER).write_text(json.dumps({COMMAND: command, COMPLETE: 1, "attnphys_version": __version__, **extra},
+                                            indent=1))

@@ -18,7 +18,7 @@ from attnphys.dmft.config import DMFTConfig
 from attnphys.dmft.trajectory import SWEEPABLE
 from attnphys.dynamics.classify import ClassifyOptions
 from attnphys.sweeps.grid import Grid
-from attnphys.sweeps.store import VarSpec
+from attnphys.sweeps.task import AbstractTask, VarSpec, register_task
 
 
 
@@ -34,7 +34,8 @@ def with_field(cfg: DMFTConfig, name: str, value) -> DMFTConfig:
     return cfg.replace(**{name: value})
 
 
-class DMFTOrbitTask(BaseModel):
+@register_task
+class DMFTOrbitTask(AbstractTask):
     """Per point: transient, recorded orbit statistics, top-k Lyapunov exponents, regime and evidence."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -144,7 +145,7 @@ class DMFTOrbitTask(BaseModel):
         batched = [a for a in grid.names if a in SWEEPABLE]
         structural = [a for a in grid.names if a not in SWEEPABLE]
         schema = self.schema(grid)
-        out = {name: np.full((n,) + shape, fill, dtype) for name, (_, shape, dtype, fill) in schema.items()}
+        out = {name: np.full((n,) + v.shape, v.fill, v.dtype) for name, v in schema.items()}
         keys = list(zip(*(pts[a] for a in structural))) if structural else [()] * n
         for key in dict.fromkeys(keys):
             rows = np.asarray([i for i, kk in enumerate(keys) if kk == key])

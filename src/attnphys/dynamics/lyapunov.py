@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from attnphys.dynamics.maps import Map
+from attnphys.dynamics.maps import AbstractMap as Map
 
 
 class LyapunovResult(NamedTuple):
@@ -83,7 +83,7 @@ def gram_schmidt(V: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
 
 def tangent_step(m: Map, x, aux, params, Q):
     """Advance the state one step and push the tangent vectors through the Jacobian: (x', aux', J Q)."""
-    if m.jacobian is not None:
+    if m.analytic_jacobian:
         x2, aux2 = m.step(x, aux, params)
         return x2, aux2, m.jacobian(x, aux, params) @ Q
 

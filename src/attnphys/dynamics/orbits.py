@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 
 from attnphys.dynamics.lyapunov import advance, initial_vectors, zero_acc
-from attnphys.dynamics.maps import Map
+from attnphys.dynamics.maps import AbstractMap as Map
 from attnphys.runtime import shard_batch
 
 

@@ -1,9 +1,12 @@
-"""Sweeps at scale: grids over configuration fields, resumable Zarr stores, in-process, local-process
-and Dask executors."""
+"""Sweeps at scale: grids over configuration fields, tasks, resumable Zarr stores (or memory), and
+in-process, local-process and Dask executors. The engine names no concrete task: tasks register
+themselves (:func:`register_task`, or the ``attnphys.sweep_tasks`` entry points)."""
 
-from attnphys.sweeps.engine import EXECUTORS, Sweep, prepare, run_chunk, run_sweep
+from attnphys.sweeps.engine import EXECUTORS, Sweep, compute_chunk, dask_client, prepare, run_chunk, run_sweep
 from attnphys.sweeps.grid import Axis, Grid, point_seed
-from attnphys.sweeps.store import StoreMismatchError, done_mask, open_result
+from attnphys.sweeps.store import MemoryStore, StoreMismatchError, ZarrStore, done_mask, open_result
+from attnphys.sweeps.task import AbstractTask, VarSpec, register_task, task_class
 
-__all__ = ["EXECUTORS", "Sweep", "prepare", "run_chunk", "run_sweep", "Axis", "Grid", "point_seed",
-           "StoreMismatchError", "done_mask", "open_result"]
+__all__ = ["EXECUTORS", "Sweep", "compute_chunk", "dask_client", "prepare", "run_chunk", "run_sweep", "Axis", "Grid",
+           "point_seed", "MemoryStore", "StoreMismatchError", "ZarrStore", "done_mask", "open_result", "AbstractTask",
+           "VarSpec", "register_task", "task_class"]

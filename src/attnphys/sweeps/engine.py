@@ -1,19 +1,21 @@
-"""Running a sweep: chunks → a resumable Zarr store, in-process, in local processes or on Dask.
+"""Running a sweep: chunks → a store, in-process, in local processes or on Dask
+(theory: docs/theory/sweeps.md §3).
 
-A :class:`Sweep` is a grid, a task (what to compute per point, e.g.
-:class:`attnphys.dmft.sweep.DMFTOrbitTask`) and a base seed. :func:`run_sweep` creates the store
-once (or checks that an existing one holds the same sweep), then computes only the chunks whose
-``done`` flag is not set. Every task is one chunk: :func:`run_chunk` computes it as one vectorised
-batch and writes its region and then its flag itself, so a killed process or worker loses at most the
-chunks in flight, which the scheduler (Dask) or the next run recomputes; the results are a pure
-function of the sweep, so recomputing never changes them.
+A :class:`Sweep` is a grid, a task (what to compute per point; any registered
+:class:`~attnphys.sweeps.task.AbstractTask`) and a base seed. :func:`run_sweep` creates the store once
+(or checks that an existing one holds the same sweep), then computes only the chunks whose ``done``
+flag is not set. Every unit of work is one chunk: :func:`run_chunk` computes it as one vectorised batch
+and, with a Zarr store, writes its region and then its flag itself, so a killed process or worker loses
+at most the chunks in flight, which the scheduler (Dask) or the next run recomputes; the results are a
+pure function of the sweep, so recomputing never changes them. Without a store path the results are
+gathered in memory.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
-import importlib
 from typing import Any, Iterable, Literal
 
 import numpy as np
@@ -23,21 +25,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_valid
 from attnphys.metadata import base_attrs
 from attnphys.progress import progress_bar
 from attnphys.sweeps.grid import Grid, point_seed
-from attnphys.sweeps.store import VarSpec, create_or_check, done_mask, open_result, write_chunk
+from attnphys.sweeps.store import MemoryStore, ZarrStore
+from attnphys.sweeps.task import VarSpec, task_class
 
 EXECUTORS = ("inprocess", "processes", "dask")
 
-TASKS: dict[str, str] = {"dmft-orbits": "attnphys.dmft.sweep:DMFTOrbitTask"}
-"""Task kinds → ``module:class``. A task is a frozen pydantic model with ``kind``, ``check_grid(grid)``,
-``schema(grid)``, ``coords(grid)``, ``attrs()`` and ``compute(grid, lo, hi, base_seed)``; register a
-new one here (imported lazily, so worker processes resolve it from the stored definition)."""
-
-
-def task_class(kind: str):
-    if kind not in TASKS:
-        raise ValueError(f"unknown task kind {kind!r}; known: {sorted(TASKS)}")
-    module, name = TASKS[kind].split(":")
-    return getattr(importlib.import_module(module), name)
+DASK_CONNECT_TIMEOUT_S = 15
+"""Seconds to wait for a Dask scheduler before giving up with a message naming its address."""
 
 
 class Sweep(BaseModel):
@@ -63,7 +57,11 @@ class Sweep(BaseModel):
         return t.model_dump(mode="json")
 
     def check(self) -> "Sweep":
+        """Validate every grid point and the chunking (before anything is written)."""
         self.task.check_grid(self.grid)
+        chain = self.task.chain_length(self.grid)
+        if chain > 1 and self.grid.chunk % chain:
+            raise ValueError(f"chunk ({self.grid.chunk}) must be a multiple of the chain length ({chain})")
         return self
 
     def definition(self) -> dict:
@@ -71,31 +69,32 @@ class Sweep(BaseModel):
 
 
 def prepare(sweep: Sweep, store: str | Path) -> bool:
-    """Validate the sweep and create (or check) its store; returns True if created now."""
-    sweep.check()
-    g = sweep.grid
-    attrs = base_attrs(sweep.task.config if hasattr(sweep.task, "config") else None)
-    attrs.pop("created", None)
-    attrs.update(sweep.task.attrs())
-    attrs["grid_shape"] = json.dumps(list(g.shape))
-    attrs["grid_axes"] = json.dumps(g.names)
-    coords = sweep.task.coords(g)
-    schema = {**sweep.task.schema(g), "point_seed": VarSpec((), (), np.uint32, 0)}
-    return create_or_check(store, sweep.definition(), g.size, g.chunk, schema, coords, attrs)
+    """Validate the sweep and create (or check) its Zarr store; returns True if created now."""
+    return prepare_target(sweep, ZarrStore(store))
 
 
-def run_chunk(definition: str, store: str, i: int) -> tuple[int, int]:
-    """Compute chunk ``i`` of the sweep (JSON ``definition``) and write it into ``store``.
-
-    Idempotent: the region is overwritten with the same values if the chunk runs twice.
-    Returns (chunk index, points computed).
-    """
-    sweep = Sweep.model_validate_json(definition)
+def compute_chunk(sweep: Sweep, i: int) -> tuple[int, int, dict[str, np.ndarray]]:
+    """(lo, hi, values) of chunk ``i``."""
     lo, hi = sweep.grid.chunk_range(i)
     values = sweep.task.compute(sweep.grid, lo, hi, sweep.base_seed)
     values["point_seed"] = point_seed(sweep.base_seed, range(lo, hi))
-    write_chunk(store, i, lo, hi, values)
-    return i, hi - lo
+    return lo, hi, values
+
+
+def run_chunk(definition: str, store: str | None, i: int):
+    """Compute chunk ``i`` of the sweep (JSON ``definition``); with a store path write it there.
+
+    Idempotent: the region is overwritten with the same values if the chunk runs twice.
+
+    Returns:
+        (chunk index, points computed, values or None when written to ``store``).
+    """
+    sweep = Sweep.model_validate_json(definition)
+    lo, hi, values = compute_chunk(sweep, i)
+    if store is None:
+        return i, hi - lo, (lo, hi, values)
+    ZarrStore(store).write_chunk(i, lo, hi, values)
+    return i, hi - lo, None
 
 
 def _jax_setup(x64: bool) -> None:
@@ -107,39 +106,60 @@ def _jax_setup(x64: bool) -> None:
 
 def run_sweep(
     sweep: Sweep,
-    store: str | Path,
+    store: str | Path | None = None,
     executor: Literal["inprocess", "processes", "dask"] = "inprocess",
     *,
     workers: int | None = None,
     scheduler: str | None = None,
     progress: bool = True,
+    attrs: dict | None = None,
 ) -> xr.Dataset:
-    """Run (or resume) ``sweep`` into ``store`` and return the result on the grid axes.
+    """Run (or resume) ``sweep`` into ``store`` (a Zarr path, or memory when None) and return the
+    result on the grid axes (after the task's :meth:`finalize`).
 
     Args:
         executor: ``inprocess`` (chunks one after another, each split over this process's devices),
             ``processes`` (a local process pool), ``dask`` (a Dask cluster: ``scheduler`` address, or a
             ``LocalCluster`` of ``workers`` single-threaded worker processes started here).
         workers: processes/workers (default: CPU count).
+        attrs: extra attributes of a new store (e.g. the provenance of the command).
     """
     if executor not in EXECUTORS:
         raise ValueError(f"executor must be one of {EXECUTORS}, got {executor!r}")
     if scheduler is not None and executor != "dask":
         raise ValueError("--scheduler needs the dask executor")
-    prepare(sweep, store)
-    store = str(store)
-    done = done_mask(store)
+    target = MemoryStore() if store is None else ZarrStore(store)
+    prepare_target(sweep, target, extra_attrs=attrs)
+    done = target.done_mask()
     todo = [i for i in range(sweep.grid.n_chunks) if not done[i]]
     sizes = {i: sweep.grid.chunk_range(i)[1] - sweep.grid.chunk_range(i)[0] for i in todo}
     already = sweep.grid.size - sum(sizes.values())
     definition = sweep.model_dump_json()
+    path = None if store is None else str(store)
     with progress_bar(sweep.grid.size, "points", enabled=progress, done=already) as advance:
-        for _, n in _execute(executor, definition, store, todo, workers, scheduler):
+        for i, n, values in _execute(executor, definition, path, todo, workers, scheduler):
+            if values is not None:
+                target.write_chunk(i, *values)
             advance(n)
-    return open_result(store)
+    return sweep.task.finalize(target.result())
 
 
-def _execute(executor, definition, store, todo, workers, scheduler) -> Iterable[tuple[int, int]]:
+def prepare_target(sweep: Sweep, target, extra_attrs: dict | None = None) -> bool:
+    """:func:`prepare` with optional extra template attributes."""
+    sweep.check()
+    g = sweep.grid
+    attrs = base_attrs(getattr(sweep.task, "config", None))
+    attrs.pop("created", None)
+    attrs.update(sweep.task.attrs())
+    attrs.update(extra_attrs or {})
+    attrs["grid_shape"] = json.dumps(list(g.shape))
+    attrs["grid_axes"] = json.dumps(g.names)
+    coords = sweep.task.coords(g)
+    schema = {**sweep.task.schema(g), "point_seed": VarSpec((), (), np.uint32, 0, "seed of the point")}
+    return target.create_or_check(sweep.definition(), g.size, g.chunk, schema, coords, attrs)
+
+
+def _execute(executor, definition, store, todo, workers, scheduler) -> Iterable[tuple[int, int, Any]]:
     if not todo:
         return
     if executor == "inprocess":
@@ -147,7 +167,6 @@ def _execute(executor, definition, store, todo, workers, scheduler) -> Iterable[
             yield run_chunk(definition, store, i)
         return
     import jax
-    import os
 
     x64 = bool(jax.config.jax_enable_x64)
     n = workers or os.cpu_count() or 1
@@ -164,8 +183,36 @@ def _execute(executor, definition, store, todo, workers, scheduler) -> Iterable[
     yield from _execute_dask(definition, store, todo, n, scheduler, x64)
 
 
+def dask_client(scheduler: str | None, workers: int):
+    """A Dask client: of the scheduler at ``scheduler`` (failing within :data:`DASK_CONNECT_TIMEOUT_S`
+    with a message naming the address), or of a new ``LocalCluster`` of single-threaded workers.
+
+    Returns:
+        (client, cluster or None).
+    """
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        from attnphys.errors import MissingExtraError
+
+        raise MissingExtraError("dask", "the dask executor") from None
+    if scheduler is None:
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0")
+        return Client(cluster), cluster
+    from attnphys.errors import InputError
+
+    if "://" not in scheduler:
+        raise InputError(f"{scheduler!r} is not a scheduler address such as tcp://host:8786", "--scheduler")
+    try:
+        client = Client(scheduler, timeout=f"{DASK_CONNECT_TIMEOUT_S}s")
+    except (OSError, TimeoutError) as e:
+        raise InputError(f"no Dask scheduler answered at {scheduler} within {DASK_CONNECT_TIMEOUT_S} s "
+                         f"({type(e).__name__}: {e})", "--scheduler") from None
+    return client, None
+
+
 def _execute_dask(definition, store, todo, n, scheduler, x64):
-    from dask.distributed import Client, LocalCluster, WorkerPlugin, as_completed
+    from dask.distributed import WorkerPlugin, as_completed
 
     class JaxSetup(WorkerPlugin):
         name = "attnphys-jax-setup"
@@ -173,12 +220,7 @@ def _execute_dask(definition, store, todo, n, scheduler, x64):
         def setup(self, worker):
             _jax_setup(x64)
 
-    cluster = None
-    if scheduler is None:
-        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0")
-        client = Client(cluster)
-    else:
-        client = Client(scheduler)
+    client, cluster = dask_client(scheduler, n)
     try:
         client.register_plugin(JaxSetup())
         futures = client.map(run_chunk, [definition] * len(todo), [store] * len(todo), todo, pure=False, retries=3)
@@ -190,4 +232,4 @@ def _execute_dask(definition, store, todo, n, scheduler, x64):
             cluster.close()
 
 
-__all__ = ["EXECUTORS", "Sweep", "prepare", "run_chunk", "run_sweep"]
+__all__ = ["EXECUTORS", "Sweep", "prepare", "run_chunk", "run_sweep", "compute_chunk", "dask_client"]

@@ -1,11 +1,14 @@
-"""One Zarr store per sweep: a template written once, chunk regions, an explicit ``done`` mask.
+"""Where sweep results go: one resumable Zarr store per sweep, or memory (theory: docs/theory/sweeps.md §2).
 
-Layout: every result variable has a leading ``point`` dimension (flat C-order index over the grid),
+Zarr layout: every result variable has a leading ``point`` dimension (flat C-order index over the grid),
 stored in Zarr chunks of exactly one sweep chunk, so two tasks never write the same Zarr object. The
 ``done`` variable (dim ``chunk``, one Zarr chunk each) is set to 1 only after a chunk's data are
-written; a chunk without its flag is recomputed on the next run. The store's ``sweep`` attribute
-holds the full sweep definition (configuration, grid, task); a run with a different definition
-refuses to write into it. :func:`open_result` reshapes ``point`` back into the grid axes.
+written; a chunk without its flag is recomputed on the next run. The store's ``sweep`` attribute holds
+the full sweep definition; a run with a different definition refuses to write into it.
+
+Creation is atomic: the template (with its definition and completion marker) is written into a hidden
+sibling and moved into place, so a run killed while creating leaves nothing half-made.
+:func:`open_result` reshapes ``point`` back into the grid axes.
 """
 
 from __future__ import annotations
@@ -17,19 +20,14 @@ from typing import Mapping
 
 import numpy as np
 import xarray as xr
-import zarr
+
+from attnphys.errors import IncompleteResultError, OutputError
+from attnphys.io import COMPLETE, staged
+from attnphys.sweeps.task import VarSpec
 
 
-
-class StoreMismatchError(ValueError):
+class StoreMismatchError(OutputError, ValueError):
     """The store was created by a different sweep."""
-
-
-class VarSpec(tuple):
-    """(dims after ``point``, shape after ``point``, dtype, fill value)."""
-
-    def __new__(cls, dims: tuple[str, ...], shape: tuple[int, ...], dtype, fill):
-        return super().__new__(cls, (tuple(dims), tuple(shape), np.dtype(dtype), fill))
 
 
 def _diff(a: dict, b: dict, prefix: str = "") -> list[str]:
@@ -43,55 +41,104 @@ def _diff(a: dict, b: dict, prefix: str = "") -> list[str]:
     return out
 
 
-def create_or_check(path: str | Path, definition: dict, n_points: int, chunk: int, schema: Mapping[str, VarSpec],
-                    coords: Mapping[str, tuple[tuple[str, ...], np.ndarray]], attrs: dict) -> bool:
-    """Create the template at ``path``, or check that an existing store holds the same sweep.
-
-    Returns:
-        True if the store was created now.
-
-    Raises:
-        StoreMismatchError: the store exists and was written by a different sweep definition (the
-            message lists the differing fields), or ``path`` is not a sweep store.
-    """
-    path = Path(path)
-    if path.exists():
-        try:
-            stored = json.loads(zarr.open_group(str(path), mode="r").attrs["sweep"])
-        except Exception as e:
-            raise StoreMismatchError(f"{path} exists and is not a sweep store ({type(e).__name__}: {e}); "
-                                     "choose another --out") from None
-        if stored != definition:
-            lines = "\n  ".join(_diff(stored, definition)) or "(definitions differ)"
-            raise StoreMismatchError(f"{path} holds a different sweep; refusing to write into it:\n  {lines}\n"
-                                     "Use another --out, or delete the store to start over.")
-        return False
+def _template(definition: dict, n_points: int, chunk: int, schema: Mapping[str, VarSpec],
+              coords: Mapping[str, tuple[tuple[str, ...], np.ndarray]], attrs: dict) -> tuple[xr.Dataset, dict]:
     n_chunks = -(-n_points // chunk)
-    data = {}
-    encoding = {}
-    for name, (dims, shape, dtype, fill) in schema.items():
-        data[name] = (("point",) + dims, np.full((n_points,) + shape, fill, dtype=dtype))
-        encoding[name] = {"chunks": (chunk,) + shape}
-    data["done"] = (("chunk",), np.zeros(n_chunks, np.int8))
+    data, encoding = {}, {}
+    for name, spec in schema.items():
+        data[name] = (("point",) + spec.dims, np.full((n_points,) + spec.shape, spec.fill, dtype=spec.dtype),
+                      spec.attrs)
+        encoding[name] = {"chunks": (chunk,) + spec.shape}
+    data["done"] = (("chunk",), np.zeros(n_chunks, np.int8), {"long_name": "chunk completely written (1)"})
     encoding["done"] = {"chunks": (1,)}
-    ds = xr.Dataset(data, coords={k: v for k, v in coords.items()})
+    ds = xr.Dataset(data, coords=dict(coords))
     ds.attrs.update(attrs)
     ds.attrs["sweep"] = json.dumps(definition, sort_keys=True)
     ds.attrs["chunk_size"] = chunk
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*does not have a Zarr V3 specification.*")
-        ds.to_zarr(path, mode="w-", consolidated=False, encoding=encoding, compute=True)
-    return True
+    return ds, encoding
+
+
+class ZarrStore:
+    """A resumable sweep store at ``path``."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+
+    def create_or_check(self, definition: dict, n_points: int, chunk: int, schema: Mapping[str, VarSpec],
+                        coords, attrs: dict) -> bool:
+        """Create the template, or check that an existing store holds the same sweep.
+
+        Returns:
+            True if the store was created now.
+
+        Raises:
+            StoreMismatchError: the store exists and was written by a different sweep definition (the
+                message lists the differing fields), or ``path`` is not a sweep store.
+        """
+        path = self.path
+        if path.exists():
+            try:
+                import zarr
+
+                stored = json.loads(zarr.open_group(str(path), mode="r").attrs["sweep"])
+            except Exception as e:
+                raise StoreMismatchError(f"{path} exists and is not a sweep store ({type(e).__name__}); "
+                                         "choose another --out") from None
+            if stored != definition:
+                lines = "\n  ".join(_diff(stored, definition)) or "(definitions differ)"
+                raise StoreMismatchError(f"{path} holds a different sweep; refusing to write into it:\n  {lines}\n"
+                                         "Use another --out, or delete the store to start over.")
+            return False
+        ds, encoding = _template(definition, n_points, chunk, schema, coords, attrs)
+        ds.attrs[COMPLETE] = 1  # the template is complete; the ``done`` flags say which data are
+        with staged(path) as tmp, warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*does not have a Zarr V3 specification.*")
+            ds.to_zarr(tmp, mode="w-", consolidated=False, encoding=encoding, compute=True)
+        return True
+
+    def done_mask(self) -> np.ndarray:
+        return done_mask(self.path)
+
+    def write_chunk(self, i: int, lo: int, hi: int, values: Mapping[str, np.ndarray]) -> None:
+        write_chunk(self.path, i, lo, hi, values)
+
+    def result(self, require_complete: bool = True) -> xr.Dataset:
+        return open_result(self.path, require_complete)
+
+
+class MemoryStore:
+    """The same interface, in memory (a sweep without ``--out`` store, e.g. a trajectory batch)."""
+
+    def __init__(self):
+        self.ds: xr.Dataset | None = None
+
+    def create_or_check(self, definition, n_points, chunk, schema, coords, attrs) -> bool:
+        self.ds, _ = _template(definition, n_points, chunk, schema, coords, attrs)
+        return True
+
+    def done_mask(self) -> np.ndarray:
+        return self.ds["done"].values.astype(bool)
+
+    def write_chunk(self, i: int, lo: int, hi: int, values: Mapping[str, np.ndarray]) -> None:
+        for name, v in values.items():
+            self.ds[name].values[lo:hi] = np.asarray(v)
+        self.ds["done"].values[i] = 1
+
+    def result(self, require_complete: bool = True) -> xr.Dataset:
+        return _reshape(self.ds, "memory", require_complete)
 
 
 def done_mask(path: str | Path) -> np.ndarray:
     """(n_chunks,) bool: chunks whose data are complete."""
+    import zarr
+
     return np.asarray(zarr.open_group(str(path), mode="r")["done"][:]).astype(bool)
 
 
 def write_chunk(path: str | Path, i: int, lo: int, hi: int, values: Mapping[str, np.ndarray]) -> None:
     """Write one chunk's data into its region, then (only then) its ``done`` flag."""
+    import zarr
+
     g = zarr.open_group(str(path), mode="r+")
     for name, v in values.items():
         g[name][lo:hi] = np.asarray(v)
@@ -102,13 +149,23 @@ def open_result(path: str | Path, require_complete: bool = True) -> xr.Dataset:
     """Load a sweep store with ``point`` reshaped into the grid axes (``done`` dropped).
 
     Raises:
-        RuntimeError: chunks are missing and ``require_complete``.
+        IncompleteResultError: chunks are missing and ``require_complete``, or the store is not one.
     """
-    with xr.open_zarr(str(path), consolidated=False) as ds:
-        ds = ds.load()
+    try:
+        with xr.open_zarr(str(path), consolidated=False) as ds:
+            ds = ds.load()
+    except Exception as e:
+        raise IncompleteResultError(f"{path} is not a readable sweep store ({type(e).__name__}: {e})") from None
+    if "sweep" not in ds.attrs or "done" not in ds:
+        raise IncompleteResultError(f"{path} is not a sweep store")
+    return _reshape(ds, path, require_complete)
+
+
+def _reshape(ds: xr.Dataset, where, require_complete: bool) -> xr.Dataset:
     done = ds["done"].values.astype(bool)
     if require_complete and not done.all():
-        raise RuntimeError(f"{path}: {int((~done).sum())} of {done.size} chunks are not done; re-run the sweep to finish")
+        raise IncompleteResultError(f"{where}: {int((~done).sum())} of {done.size} chunks are not done; re-run the "
+                                    "sweep to finish")
     definition = json.loads(ds.attrs["sweep"])
     axes = definition["grid"]["axes"]
     names = [a["name"] for a in axes]
@@ -126,4 +183,4 @@ def open_result(path: str | Path, require_complete: bool = True) -> xr.Dataset:
     return res
 
 
-__all__ = ["StoreMismatchError", "VarSpec", "create_or_check", "done_mask", "open_result", "write_chunk"]
+__all__ = ["StoreMismatchError", "VarSpec", "ZarrStore", "MemoryStore", "done_mask", "open_result", "write_chunk"]

@@ -1,0 +1,20 @@
+"""Discrete-time maps: the interface of the dynamics toolkit and maps with known dynamics
+(theory: docs/theory/dynamics.md §1). One file per map; a new map is a subclass of
+:class:`AbstractMap` (or :class:`AutonomousMap`) with a ``step`` (or ``f``)."""
+
+from attnphys.dynamics.maps._base import AbstractMap, AutonomousMap, Map, autonomous
+from attnphys.dynamics.maps.henon import Henon
+from attnphys.dynamics.maps.linear import Linear
+from attnphys.dynamics.maps.logistic import Logistic
+from attnphys.dynamics.maps.rotation import Rotation
+
+HENON = Henon()
+LOGISTIC = Logistic()
+LINEAR = Linear()
+ROTATION = Rotation()
+
+EXAMPLES: dict[str, AbstractMap] = {"henon": HENON, "logistic": LOGISTIC, "linear": LINEAR, "rotation": ROTATION}
+"""The example maps by name (the property tests run over all of them)."""
+
+__all__ = ["AbstractMap", "AutonomousMap", "Map", "autonomous", "Henon", "Linear", "Logistic", "Rotation", "HENON",
+           "LOGISTIC", "LINEAR", "ROTATION", "EXAMPLES"]

@@ -1,0 +1,104 @@
+"""The interface of the dynamics toolkit: a discrete-time map (theory: docs/theory/dynamics.md §1).
+
+A map is ``step(x, aux, params) -> (x', aux')``: ``x`` is the (D,) state whose tangent dynamics is
+studied; ``aux`` is any pytree carried along but not differentiated (a driving cycle such as the DMFT
+positional window, or ``None``); ``params`` is any pytree of parameters (one batch axis of it is swept
+with ``vmap``). Maps are frozen dataclasses, hashable, so that they are static arguments of ``jax.jit``.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar
+
+import jax
+
+
+class AbstractMap(abc.ABC):
+    """A discrete-time map x_{t+1} = F(x_t; aux_t, params), aux_{t+1} = G(aux_t).
+
+    Subclasses implement :meth:`step`; they may override :meth:`observe` (what orbit diagrams record),
+    :meth:`jacobian` (set :attr:`analytic_jacobian`; otherwise tangents come from ``jax.jvp``) and
+    :meth:`sample_states` (random states on the map's natural domain, for attractor censuses).
+    """
+
+    analytic_jacobian: ClassVar[bool] = False
+
+    @abc.abstractmethod
+    def step(self, x: jax.Array, aux: Any, params: Any) -> tuple[jax.Array, Any]:
+        """One step.
+
+        Args:
+            x: (D,) state. aux: auxiliary state (not differentiated). params: parameters.
+
+        Returns:
+            (x', aux').
+        """
+
+    def observe(self, x: jax.Array, aux: Any, params: Any) -> jax.Array:
+        """(F,) observable recorded in orbit diagrams; default the state itself."""
+        return x
+
+    def obs(self, x, aux, params):
+        """Alias of :meth:`observe`."""
+        return self.observe(x, aux, params)
+
+    def jacobian(self, x: jax.Array, aux: Any, params: Any) -> jax.Array:
+        """(D, D) Jacobian ∂x'/∂x; by forward-mode autodiff unless a subclass gives it analytically."""
+        return jax.jacfwd(lambda y: self.step(y, aux, params)[0])(x)
+
+    def sample_states(self, key: jax.Array, n: int, params: Any) -> tuple[jax.Array, Any]:
+        """n random states (n, D) and their auxiliary states (batched) on the map's domain.
+
+        Raises:
+            NotImplementedError: the map has no natural domain to sample; give explicit states.
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no sampler of its domain; give explicit initial states")
+
+
+@dataclass(frozen=True)
+class Map(AbstractMap):
+    """A map built from functions: ``step(x, aux, params) -> (x', aux')``, optional ``observe`` and an
+    optional analytic ``jacobian(x, aux, params) -> (D, D)``."""
+
+    step_fn: Callable = None  # type: ignore[assignment]
+    observe_fn: Callable | None = None
+    jacobian_fn: Callable | None = None
+
+    def __init__(self, step: Callable, observe: Callable | None = None, jacobian: Callable | None = None):
+        object.__setattr__(self, "step_fn", step)
+        object.__setattr__(self, "observe_fn", observe)
+        object.__setattr__(self, "jacobian_fn", jacobian)
+
+    @property
+    def analytic_jacobian(self) -> bool:  # type: ignore[override]
+        return self.jacobian_fn is not None
+
+    def step(self, x, aux, params):
+        return self.step_fn(x, aux, params)
+
+    def observe(self, x, aux, params):
+        return x if self.observe_fn is None else self.observe_fn(x, aux, params)
+
+    def jacobian(self, x, aux, params):
+        if self.jacobian_fn is not None:
+            return self.jacobian_fn(x, aux, params)
+        return super().jacobian(x, aux, params)
+
+
+@dataclass(frozen=True)
+class AutonomousMap(AbstractMap):
+    """Base of maps x ↦ f(x, params) without auxiliary state: subclasses implement :meth:`f`."""
+
+    @abc.abstractmethod
+    def f(self, x: jax.Array, params: Any) -> jax.Array:
+        """x' = f(x; params)."""
+
+    def step(self, x, aux, params):
+        return self.f(x, params), aux
+
+
+def autonomous(f: Callable[[Any, Any], Any], **kw) -> Map:
+    """Wrap ``f(x, params) -> x'`` (no auxiliary state) as a :class:`Map`."""
+    return Map(step=lambda x, aux, p: (f(x, p), aux), **kw)

@@ -1,0 +1,29 @@
+"""The Hénon map (theory: docs/theory/dynamics.md §1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+
+from attnphys.dynamics.maps._base import AutonomousMap
+
+
+@dataclass(frozen=True)
+class Henon(AutonomousMap):
+    """(x, y) ↦ (1 − a x² + y, b x); params (a, b). At a = 1.4, b = 0.3: λ ≈ 0.419, −1.623."""
+
+    analytic_jacobian = True
+
+    def f(self, x, p):
+        a, b = p[0], p[1]
+        return jnp.stack([1.0 - a * x[0] ** 2 + x[1], b * x[0]])
+
+    def jacobian(self, x, aux, p):
+        return jnp.array([[-2.0 * p[0] * x[0], 1.0], [p[1], 0.0]], dtype=x.dtype)
+
+    def sample_states(self, key, n, params):
+        """Uniform in the box [−1.5, 1.5] × [−0.5, 0.5] (contains the attractor at a = 1.4, b = 0.3)."""
+        u = jax.random.uniform(key, (n, 2), minval=-1.0, maxval=1.0)
+        return u * jnp.array([1.5, 0.5]), None

@@ -1,0 +1,26 @@
+"""The logistic map (theory: docs/theory/dynamics.md §1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+
+from attnphys.dynamics.maps._base import AutonomousMap
+
+
+@dataclass(frozen=True)
+class Logistic(AutonomousMap):
+    """x ↦ r x (1 − x) on a (1,) state; params r. r = 4: λ = ln 2; period doubling at r = 3 and 1 + √6."""
+
+    analytic_jacobian = True
+
+    def f(self, x, r):
+        return r * x * (1.0 - x)
+
+    def jacobian(self, x, aux, r):
+        return (r * (1.0 - 2.0 * x)).reshape(1, 1)
+
+    def sample_states(self, key, n, params):
+        """Uniform on (0, 1), the invariant interval for 0 ≤ r ≤ 4."""
+        return jax.random.uniform(key, (n, 1), minval=1e-6, maxval=1.0 - 1e-6), None

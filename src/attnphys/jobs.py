@@ -1,0 +1,336 @@
+"""Jobs: a command's complete, validated options as one pydantic model, and running it safely.
+
+Every command of the ``attnphys`` tool is a subclass of :class:`AbstractJob` registered with
+:func:`register_job`. The model is the single place where the command's options, their defaults, their
+documentation and their rules live: the command line is generated from it (:mod:`attnphys.cli`), an
+options file (``--config FILE``, YAML, TOML or JSON) holds any of its fields, and every stored result
+carries the model's JSON, so that :func:`rerun` repeats it exactly.
+
+A job runs in three phases, so that nothing is written when something is wrong:
+
+1. validation (pydantic; errors name the option, e.g. ``--steps``);
+2. :meth:`AbstractJob.preflight` — everything that can be checked before computing: output paths
+   (:func:`attnphys.io.check_output`), input files, the model configuration;
+3. :meth:`AbstractJob.execute` under the output locks; results are written atomically.
+"""
+
+from __future__ import annotations
+
+import abc
+import json
+import math
+import tomllib
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, ClassVar
+
+import xarray as xr
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+from attnphys.errors import InputError
+from attnphys.io import COMMAND, OutputLock, check_figure_path, check_output, staged, write_dataset, write_marker
+
+JOBS: dict[str, type["AbstractJob"]] = {}
+"""Registered jobs by command name (``"dmft trajectory"``, ``"clouds run"``, …)."""
+
+
+def register_job(cls: type["AbstractJob"]) -> type["AbstractJob"]:
+    """Class decorator: make a job available to the command line and to :func:`rerun`."""
+    JOBS[cls.command] = cls
+    return cls
+
+
+def job_class(command: str) -> type["AbstractJob"]:
+    """The job registered for ``command``, importing the pillars' job modules on first use."""
+    load_jobs()
+    if command not in JOBS:
+        raise InputError(f"unknown command {command!r}; known: {', '.join(sorted(JOBS))}")
+    return JOBS[command]
+
+
+_JOB_MODULES = ("attnphys.dmft.jobs", "attnphys.clouds.jobs", "attnphys.probes.jobs", "attnphys.expfam.jobs",
+                "attnphys.reproduce", "attnphys.demo")
+
+
+def load_jobs() -> dict[str, type["AbstractJob"]]:
+    """Import every module that registers jobs (cheap: none imports torch at import time)."""
+    import importlib
+
+    for name in _JOB_MODULES:
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name != name:
+                raise
+    return JOBS
+
+
+# -- option types --------------------------------------------------------------------------------------
+
+def parse_values(v: Any) -> Any:
+    """One or several numbers: a number, a list, ``"0.5,1,3"`` or ``"START:STOP:NUM"`` (NUM evenly
+    spaced values, both ends included). Non-finite values are refused."""
+    if v is None:
+        return v
+    if isinstance(v, str):
+        text = v.strip()
+        if ":" in text:
+            parts = text.split(":")
+            if len(parts) != 3:
+                raise ValueError(f"a range is START:STOP:NUM, got {v!r}")
+            try:
+                a, b, n = float(parts[0]), float(parts[1]), int(parts[2])
+            except ValueError:
+                raise ValueError(f"a range is START:STOP:NUM with numbers, got {v!r}") from None
+            if n < 1:
+                raise ValueError(f"a range needs NUM >= 1, got {n}")
+            if n > 1 and b <= a:
+                raise ValueError(f"a range needs STOP > START, got {v!r}")
+            v = [a + (b - a) * i / (n - 1) for i in range(n)] if n > 1 else [a]
+        else:
+            items = [s for s in text.replace(",", " ").split() if s]
+            if not items:
+                raise ValueError("give at least one value")
+            try:
+                v = [float(s) for s in items]
+            except ValueError:
+                raise ValueError(f"values must be numbers separated by commas, got {v!r}") from None
+    if isinstance(v, (int, float)):
+        v = [v]
+    v = list(v)
+    if not v:
+        raise ValueError("give at least one value")
+    for x in v:
+        if not isinstance(x, (int, float)) or not math.isfinite(float(x)):
+            raise ValueError(f"values must be finite numbers, got {x!r}")
+    if len(set(float(x) for x in v)) != len(v):
+        raise ValueError(f"values repeat: {v}")
+    return tuple(float(x) for x in v)
+
+
+Values = Annotated[tuple[float, ...], BeforeValidator(parse_values)]
+"""Option type of a parameter that takes one value or several (a sweep): ``0.5,1,3`` or ``1.2:1.3:11``."""
+
+
+def parse_ints(v: Any) -> Any:
+    """Like :func:`parse_values` for integers (``100,1000,10000``); refuses non-integers."""
+    vals = parse_values(v)
+    if vals is None:
+        return vals
+    out = []
+    for x in vals:
+        if float(x) != int(x):
+            raise ValueError(f"values must be integers, got {x}")
+        out.append(int(x))
+    return tuple(out)
+
+
+IntValues = Annotated[tuple[int, ...], BeforeValidator(parse_ints)]
+
+
+# -- reports -------------------------------------------------------------------------------------------
+
+@dataclass
+class Report:
+    """What a job tells the user: a title, summary rows, and the paths it wrote."""
+
+    title: str
+    rows: dict[str, str] = field(default_factory=dict)
+    paths: list[Path] = field(default_factory=list)
+    result: Any = None
+
+
+# -- the base class ------------------------------------------------------------------------------------
+
+class AbstractJob(BaseModel, abc.ABC):
+    """A command's options. Subclasses set :attr:`command`, declare their fields (each with a
+    ``description``: it is the option's help), list their outputs and implement :meth:`execute`.
+
+    Class attributes:
+        command: the command name, e.g. ``"dmft trajectory"``.
+        outputs_spec: ``{field: kind}`` of the path fields the job writes; kinds ``result`` (a Zarr
+            store or ``.nc`` file), ``sweep`` (a resumable sweep store), ``folder`` (a folder of
+            outputs), ``figure`` (an image file) and ``figures`` (a folder of images).
+        cli_hidden: fields that exist only in options files (e.g. explicit arrays).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    command: ClassVar[str]
+    outputs_spec: ClassVar[dict[str, str]] = {"out": "result"}
+    cli_hidden: ClassVar[frozenset[str]] = frozenset()
+
+    overwrite: bool = Field(False, description="Replace an existing result of this command at the output path.")
+
+    # -- hooks -----------------------------------------------------------------------------------
+    @classmethod
+    def translate_file_options(cls, data: dict, path: Path) -> dict:
+        """Turn the contents of an options file into this job's fields (default: as they are).
+        Jobs that read foreign formats (the DMFT reference's YAML files) override this."""
+        return data
+
+    def inputs_check(self) -> None:
+        """Job-specific checks before anything is computed or written (override; raise InputError)."""
+
+    @abc.abstractmethod
+    def execute(self, progress: bool = True) -> Report:
+        """Compute and write the outputs (the paths were checked and are locked)."""
+
+    # -- running ---------------------------------------------------------------------------------
+    def outputs(self) -> list[tuple[str, Path, str]]:
+        """(option, path, kind) of every output this job writes."""
+        out = []
+        for name, kind in self.outputs_spec.items():
+            p = getattr(self, name)
+            if p is not None:
+                out.append((option_name(name), Path(p), kind))
+        return out
+
+    def preflight(self) -> None:
+        """Every check that can be done before computing (see the module doc)."""
+        seen = {}
+        for opt, path, kind in self.outputs():
+            key = path.resolve()
+            if key in seen:
+                raise InputError(f"{opt} and {seen[key]} name the same path {path}")
+            seen[key] = opt
+            if kind in ("figure", "figures"):
+                check_figure_path(path, opt, folder=kind == "figures")
+            else:
+                check_output(path, self.command, overwrite=self.overwrite, resume=kind == "sweep", option=opt)
+        self.inputs_check()
+
+    def run(self, progress: bool = True) -> Report:
+        """Preflight, lock the outputs, execute."""
+        self.preflight()
+        with ExitStack() as stack:
+            for opt, path, kind in self.outputs():
+                if kind in ("result", "folder", "sweep"):
+                    stack.enter_context(OutputLock(path, opt))
+            return self.execute(progress)
+
+    # -- provenance ------------------------------------------------------------------------------
+    def provenance(self) -> dict[str, Any]:
+        """Attributes that let :func:`rerun` repeat this job: its command and its full options."""
+        return {COMMAND: self.command, "attnphys_job": self.model_dump_json()}
+
+    def write_result(self, ds: xr.Dataset, path: str | Path) -> Path:
+        """Write a dataset result atomically, stamped with the job's provenance."""
+        path = Path(path)
+        ds = ds.copy()
+        ds.attrs.update(self.provenance())
+        with staged(path) as tmp:
+            write_dataset(ds, tmp, netcdf=path.suffix == ".nc")
+        return path
+
+    def write_folder(self, path: str | Path, fill) -> Path:
+        """Write an output folder atomically: ``fill(tmp_folder)`` creates its contents."""
+        path = Path(path)
+        with staged(path) as tmp:
+            tmp.mkdir(parents=True)
+            fill(tmp)
+            write_marker(tmp, self.command, attnphys_job=self.model_dump_json())
+        return path
+
+
+def option_name(field_name: str) -> str:
+    """The command-line option of a field: ``beta_o`` → ``--beta-o``."""
+    return "--" + field_name.replace("_", "-")
+
+
+# -- options files and validation messages ------------------------------------------------------------
+
+def read_options_file(path: str | Path) -> dict:
+    """A mapping of options from a YAML (``.yaml``/``.yml``), TOML (``.toml``) or JSON file.
+
+    YAML is read with the safe loader (no Python objects, nothing executed)."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"{path} does not exist", "--config")
+    if path.is_dir():
+        raise InputError(f"{path} is a folder, not an options file", "--config")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"cannot read {path}: {e}", "--config") from None
+    suffix = path.suffix.lower()
+    try:
+        if suffix in (".yaml", ".yml"):
+            import yaml
+
+            data = yaml.safe_load(text)
+        elif suffix == ".toml":
+            data = tomllib.loads(text)
+        else:
+            data = json.loads(text)
+    except Exception as e:
+        kind = {".yaml": "YAML", ".yml": "YAML", ".toml": "TOML"}.get(suffix, "JSON")
+        raise InputError(f"{path} is not valid {kind}: {e}", "--config") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{path} must hold a mapping of option names to values, not {type(data).__name__}",
+                         "--config")
+    return data
+
+
+def format_validation(e: ValidationError, cls: type[BaseModel] | None = None, source: str | None = None) -> str:
+    """A pydantic error as lines ``--option: message (got value)``, without documentation links."""
+    lines = []
+    fields = set(getattr(cls, "model_fields", {})) if cls is not None else set()
+    for err in e.errors():
+        loc = [str(x) for x in err["loc"]]
+        msg = err["msg"].removeprefix("Value error, ")
+        if loc and loc[0] in fields:
+            name = option_name(loc[0]) + ("." + ".".join(loc[1:]) if len(loc) > 1 else "")
+        elif loc:
+            name = ("" if cls is not None and not fields else "") + ".".join(loc)
+        else:
+            name = ""
+        if err["type"] == "extra_forbidden":
+            where = f" in {source}" if source else ""
+            known = ", ".join(sorted(fields)) if fields else ""
+            lines.append(f"unknown option {'.'.join(loc)!r}{where}" + (f" (known: {known})" if known else ""))
+            continue
+        got = err.get("input")
+        shown = "" if got is None or isinstance(got, (dict, BaseModel)) else f" (got {got!r})"
+        lines.append(f"{name}: {msg}{shown}" if name else f"{msg}")
+    return "\n".join(lines)
+
+
+def build_job(cls: type[AbstractJob], given: dict[str, Any], config: str | Path | None = None) -> AbstractJob:
+    """Validate a job from an options file (optional) and command-line values (which win).
+
+    Raises:
+        InputError: with every problem, each naming its option.
+    """
+    data: dict[str, Any] = {}
+    source = None
+    if config is not None:
+        source = str(config)
+        data = cls.translate_file_options(read_options_file(config), Path(config))
+    data.update({k: v for k, v in given.items() if v is not None})
+    try:
+        return cls.model_validate(data)
+    except ValidationError as e:
+        raise InputError(format_validation(e, cls, source)) from None
+
+
+def rerun(store: str | Path, out: str | Path, overwrite: bool = False) -> AbstractJob:
+    """The job that produced ``store``, with its output moved to ``out`` and its figures switched off."""
+    from attnphys.io import result_info
+
+    info = result_info(store)
+    if info is None or "attnphys_job" not in info or COMMAND not in info:
+        raise InputError(f"{store} is not a result that records its job (written by attnphys >= 0.2)", "STORE")
+    cls = job_class(info[COMMAND])
+    data = json.loads(info["attnphys_job"])
+    for name, kind in cls.outputs_spec.items():
+        if kind in ("figure", "figures"):
+            data[name] = None
+    first = next(iter(cls.outputs_spec))
+    data[first] = str(out)
+    data["overwrite"] = overwrite
+    try:
+        return cls.model_validate(data)
+    except ValidationError as e:
+        raise InputError(format_validation(e, cls, str(store))) from None

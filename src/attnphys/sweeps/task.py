@@ -1,0 +1,120 @@
+"""What a sweep computes per point: the task interface and its registry (theory: docs/theory/sweeps.md §1).
+
+A task is a frozen pydantic model (its JSON is stored with the results, so a worker process or a later
+run rebuilds it exactly). The engine knows no concrete task: tasks register themselves with
+:func:`register_task`, and a process that meets an unknown ``kind`` (a fresh worker) finds it through the
+``attnphys.sweep_tasks`` entry points of the installed packages (``kind = "module:Class"``).
+"""
+
+from __future__ import annotations
+
+import abc
+from importlib.metadata import entry_points
+from typing import Any, ClassVar
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from attnphys.sweeps.grid import Grid
+
+TASKS: dict[str, type["AbstractTask"]] = {}
+"""Registered task classes by ``kind``."""
+
+ENTRY_POINT_GROUP = "attnphys.sweep_tasks"
+
+
+def register_task(cls: type["AbstractTask"]) -> type["AbstractTask"]:
+    """Class decorator: make a task kind known to the engine (its ``kind`` field's default names it)."""
+    kind = cls.model_fields["kind"].default
+    TASKS[kind] = cls
+    return cls
+
+
+def task_class(kind: str) -> type["AbstractTask"]:
+    """The class of a task kind: registered in this process, or found through the entry points."""
+    if kind not in TASKS:
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            if ep.name == kind:
+                ep.load()  # importing the module registers the class
+                TASKS.setdefault(kind, ep.load())
+    if kind not in TASKS:
+        raise ValueError(f"unknown task kind {kind!r}; known: {sorted(TASKS)}")
+    return TASKS[kind]
+
+
+class VarSpec(tuple):
+    """One result variable: (dims after ``point``, shape after ``point``, dtype, fill value, attrs).
+
+    ``attrs`` carries the CF ``long_name`` and ``units`` (when the quantity has units)."""
+
+    def __new__(cls, dims: tuple[str, ...], shape: tuple[int, ...], dtype, fill, long_name: str = "",
+                units: str | None = None, **attrs: Any):
+        a = {"long_name": long_name} if long_name else {}
+        if units is not None:
+            a["units"] = units
+        a.update(attrs)
+        return super().__new__(cls, (tuple(dims), tuple(shape), np.dtype(dtype), fill, a))
+
+    @property
+    def dims(self) -> tuple[str, ...]:
+        return self[0]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self[1]
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self[2]
+
+    @property
+    def fill(self):
+        return self[3]
+
+    @property
+    def attrs(self) -> dict:
+        return self[4]
+
+
+class AbstractTask(BaseModel, abc.ABC):
+    """Per-point computation of a sweep.
+
+    Subclasses declare ``kind: Literal["..."] = "..."`` and implement the methods below. Chunks are the
+    unit of work: :meth:`compute` gets a contiguous range of point indices and returns one array per
+    schema variable with a leading point axis. A task whose points depend on each other (a continuation
+    chain) returns its chain length from :meth:`chain_length`; chunks then hold whole chains.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: str
+    command: ClassVar[str | None] = None
+
+    @abc.abstractmethod
+    def check_grid(self, grid: Grid) -> None:
+        """Raise ValueError (naming the axis and the rule) if some grid point is invalid. Called before
+        anything is written."""
+
+    @abc.abstractmethod
+    def schema(self, grid: Grid) -> dict[str, VarSpec]:
+        """The result variables (without the leading point axis)."""
+
+    def coords(self, grid: Grid) -> dict[str, tuple[tuple[str, ...], np.ndarray]]:
+        """Coordinates of the non-grid dimensions of the schema."""
+        return {}
+
+    def attrs(self) -> dict[str, Any]:
+        """Dataset attributes describing the results (codes, conventions)."""
+        return {}
+
+    def chain_length(self, grid: Grid) -> int:
+        """Points that must run in sequence within one chunk (1: all points independent)."""
+        return 1
+
+    @abc.abstractmethod
+    def compute(self, grid: Grid, lo: int, hi: int, base_seed: int = 0) -> dict[str, np.ndarray]:
+        """Results of points lo … hi−1 in point order; each array has a leading axis of hi − lo."""
+
+    def finalize(self, ds):
+        """Derived quantities of the assembled result (e.g. fits across points); default unchanged."""
+        return ds
