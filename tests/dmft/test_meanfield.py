@@ -37,7 +37,7 @@ def test_token_start_test_vectors(paper):
 
 def test_first_step_test_vectors(paper):
     cfg, corr, cp = paper
-    _, rec = step(cp, scalars(cfg, beta_o=1.26), from_token(cfg, corr), True)
+    _, rec = step(cp, scalars(cfg, beta_o=1.26), from_token(cfg, corr), "paper")
     np.testing.assert_allclose(rec["att"], [-0.0616206, -0.1589711, 0.4744080], atol=5e-8)
     np.testing.assert_allclose(rec["mo_se"], [0.4744080, -0.0816206, 0.7149996], atol=5e-8)
 
@@ -72,7 +72,7 @@ def test_general_sizes_match_reference(M, L, P):
                                   correlations=dict(kind="random", seed=M), beta_att=0.3)
     corr = cfg.build_correlations()
     win = from_token(cfg, corr)
-    _, recs, _ = run(couplings(corr), scalars(cfg, beta_o=0.8), win, Schedule(steps=50), paper=False)
+    _, recs, _ = run(couplings(corr), scalars(cfg, beta_o=0.8), win, Schedule(steps=50), convention="plain")
     ref = _reference(cfg, corr, win, 0.8, 50, paper=False)
     for name in ref:
         np.testing.assert_allclose(np.asarray(recs[name]), ref[name], rtol=0, atol=1e-12, err_msg=name)
@@ -118,8 +118,8 @@ def test_batch_equals_individual_runs_and_is_sharded(paper):
 def test_mo_se_conventions(paper):
     cfg, corr, cp = paper
     sc, win = scalars(cfg, beta_o=1.26), from_token(cfg, corr)
-    _, a, _ = run(cp, sc, win, Schedule(steps=20), paper=True)
-    _, b, _ = run(cp, sc, win, Schedule(steps=20), paper=False)
+    _, a, _ = run(cp, sc, win, Schedule(steps=20), convention="paper")
+    _, b, _ = run(cp, sc, win, Schedule(steps=20), convention="plain")
     np.testing.assert_allclose(np.asarray(a["mo_se"]), (1 - cfg.epsilon) * np.asarray(b["mo_se"]), rtol=1e-15)
     # the plain convention is the finite model's overlap: mo = mo_se_plain*(1-eps) + positional part
     np.testing.assert_array_equal(np.asarray(a["att"]), np.asarray(b["att"]))
@@ -164,9 +164,9 @@ def test_positional_window_is_a_cyclic_shift(paper):
     win = paper_checkpoint(cfg)
     w = win
     for _ in range(cfg.L):
-        w, _ = step(cp, scalars(cfg), w, True)
+        w, _ = step(cp, scalars(cfg), w, "paper")
         assert isinstance(w, Window)
     np.testing.assert_array_equal(np.asarray(w.pe), np.asarray(win.pe))
-    w1, _ = step(cp, scalars(cfg), win, True)
+    w1, _ = step(cp, scalars(cfg), win, "paper")
     np.testing.assert_array_equal(np.asarray(w1.pe), np.roll(np.asarray(win.pe), 1, axis=0))
     np.testing.assert_array_equal(np.asarray(w1.A[1:]), np.asarray(win.A[:-1]))

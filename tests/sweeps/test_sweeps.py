@@ -13,7 +13,7 @@ import xarray as xr
 
 from attnphys.dmft import preset
 from attnphys.dmft.analysis import analyse, orbit_spec
-from attnphys.dmft.sweep import DMFTOrbitTask
+from attnphys.dmft.tasks import OrbitTask as DMFTOrbitTask
 from attnphys.sweeps import Axis, Grid, StoreMismatchError, Sweep, done_mask, open_result, point_seed, run_sweep
 
 CFG = preset("paper")

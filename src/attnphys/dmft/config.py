@@ -1,66 +1,43 @@
-"""Validated configuration of the DMFT model (spec ``dmft.md`` §1, §4, §7).
+"""Validated configuration of the DMFT model (theory: docs/theory/dmft.md §1, §4, §5, §8).
 
 Every field is checked on construction; an invalid value raises :class:`pydantic.ValidationError`
-whose message names the field and the constraint. Nothing in a configuration is ever executed.
+whose message names the field and the constraint. Nothing in a configuration is ever executed. The
+same rules validate every swept value (:meth:`DMFTConfig.check_axis`), so a sweep cannot reach a point
+that a single run would refuse.
 """
 
 from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import Annotated, Any, Literal, Union
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from attnphys.dmft.correlations import (
-    Correlations,
-    gaussian_correlations,
-    paper_segment_weights,
-    random_weights,
-)
+from attnphys.dmft.correlations import Correlations, CorrelationSpec, SegmentCorrelations
+from attnphys.errors import InputError
 
 MAX_M = 12
 """Largest number of features accepted: the odd-subset identity costs O(4^M) per evaluation."""
 
+BATCHED: tuple[str, ...] = ("beta_o", "beta_att", "epsilon")
+"""Fields that vary per trajectory inside one vectorised batch (the map's scalars). Every other field
+(``M``, ``L``, ``n_se``, …, and ``seed``: the correlations' seed) changes the couplings: sweeping it
+splits a chunk into groups, one model each."""
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class SegmentCorrelations(_Frozen):
-    """The paper's random-segment weights (spec §4.1): reproduces the published seed exactly."""
-
-    kind: Literal["segments"] = "segments"
-    seed: int = Field(1, ge=0, lt=2**32, description="seed of numpy's legacy RandomState")
-    n_segments: int = Field(3, ge=1, description="segments per weight row")
+MoSeConvention = Literal["plain", "paper"]
+Era = Literal["head", "2024"]
 
 
-class RandomWeightCorrelations(_Frozen):
-    """Moments of independent uniform ±1 weights (no segments)."""
-
-    kind: Literal["random"] = "random"
-    seed: int = Field(0, ge=0)
-
-
-class GaussianCorrelations(_Frozen):
-    """Gaussian pair correlations, higher moments as products (spec §4.3, mode 0)."""
-
-    kind: Literal["gaussian"] = "gaussian"
-    seed: int = Field(0, ge=0)
-    scale: float = Field(0.5, ge=0, allow_inf_nan=False)
-
-
-CorrelationSpec = Annotated[
-    Union[SegmentCorrelations, RandomWeightCorrelations, GaussianCorrelations], Field(discriminator="kind")
-]
-
-
-class DMFTConfig(_Frozen):
+class DMFTConfig(BaseModel):
     """Configuration of the simplified self-attention network and its mean-field map.
 
-    The attention gain is γ = β_att s_att / √M (spec §1) and the positional weight is
-    ε' = 1 − (1 − ε) (spec §3.2, kept so that published numbers reproduce).
+    The attention gain is γ = β_att s_att / √M and the positional weight is ε' = 1 − (1 − ε)
+    (theory: docs/theory/dmft.md §5.3–5.4).
     """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     M: int = Field(3, ge=1, le=MAX_M, description="number of features (rows of every weight matrix)")
     L: int = Field(4, ge=1, description="context length")
@@ -72,11 +49,18 @@ class DMFTConfig(_Frozen):
     scaling_att: float = Field(100.0, gt=0, allow_inf_nan=False, description="attention multiplier s_att")
     scaling_o: float = Field(1.0, gt=0, allow_inf_nan=False, description="output multiplier s_o")
     correlations: CorrelationSpec = Field(default_factory=SegmentCorrelations)
-    mo_se_convention: Literal["plain", "paper"] = Field(
+    mo_se_convention: MoSeConvention = Field(
         "plain",
         description=(
-            "'plain': mo_se is the semantic overlap (1/N_se) W^{o,se}·<x^se> (spec §2.3, as the finite model); "
-            "'paper': it carries the factor (1-ε) as the reference's mean-field code records it (spec §3.4)"
+            "'plain': mo_se is the semantic overlap (1/N_se) W^{o,se}·<x^se>, as the finite model records it; "
+            "'paper': it carries the factor (1-ε), as the reference's mean-field code records it"
+        ),
+    )
+    era: Era = Field(
+        "head",
+        description=(
+            "window and position conventions: 'head' (the reference code today: x0 only leaves its trace A0, "
+            "token k at position (k-1) mod L) or '2024' (x0 kept in the window, token k at position k mod L)"
         ),
     )
 
@@ -86,28 +70,59 @@ class DMFTConfig(_Frozen):
             raise ValueError(f"L = {self.L} needs L <= 2^P = {2 ** self.P} distinct positions (P = {self.P})")
         if self.P == 0 and self.epsilon != 0:
             raise ValueError(f"epsilon = {self.epsilon} weighs positional bits, but P = 0: set epsilon = 0")
-        if self.P > self.n_se and self.correlations.kind == "segments":
-            raise ValueError(f"segment weights copy P = {self.P} positional columns from n_se = {self.n_se}")
-        if self.correlations.kind == "segments" and self.correlations.n_segments > self.n_se:
-            raise ValueError(
-                f"correlations.n_segments = {self.correlations.n_segments} exceeds n_se = {self.n_se}"
-            )
+        self.correlations.check(self.M, self.n_se, self.P)
+        gain = self.beta_att * self.scaling_att / math.sqrt(self.M)
+        if not math.isfinite(gain) or gain > 1e300:
+            raise ValueError(f"attention gain γ = β_att·s_att/√M = {gain:.3g} overflows; lower beta_att or scaling_att")
+        if not math.isfinite(self.beta_o * self.scaling_o):
+            raise ValueError("output gain β_o·s_o overflows; lower beta_o or scaling_o")
         return self
 
     # -- derived quantities ---------------------------------------------------------------------
     @property
     def gamma(self) -> float:
-        """γ = (1/√M)·β_att·s_att (spec §1; the reference's multiplication order)."""
+        """γ = (1/√M)·β_att·s_att (the reference's multiplication order; theory: docs/theory/dmft.md §5.4)."""
         return gamma_of(self.beta_att, self.scaling_att, self.M)
 
     @property
     def state_dim(self) -> int:
-        """Dimension L(M+P) of the flattened state (spec §3.3)."""
+        """Dimension L(M+P) of the flattened state (theory: docs/theory/dmft.md §3.3)."""
         return self.L * (self.M + self.P)
 
     def replace(self, **changes: Any) -> "DMFTConfig":
         """A validated copy with some fields changed."""
         return DMFTConfig.model_validate({**self.model_dump(), **changes})
+
+    def with_field(self, name: str, value: Any) -> "DMFTConfig":
+        """A validated copy with one (sweepable) field set. ``seed`` sets the correlations' seed; integer
+        fields refuse non-integers."""
+        if name == "seed":
+            if float(value) != int(value):
+                raise ValueError(f"seed must be an integer, got {value}")
+            return self.replace(correlations={**self.correlations.model_dump(), "seed": int(value)})
+        if name not in sweepable_fields():
+            raise ValueError(f"unknown sweep field {name!r}; choose from {sorted(sweepable_fields())}")
+        if isinstance(getattr(self, name), int) and not isinstance(getattr(self, name), bool):
+            if float(value) != int(value):
+                raise ValueError(f"{name} is an integer field, got {value}")
+            value = int(value)
+        return self.replace(**{name: value})
+
+    def check_axis(self, name: str, values) -> None:
+        """Validate every value of a sweep axis by the configuration's own rules.
+
+        Raises:
+            InputError: naming the axis, the value and the constraint it breaks.
+        """
+        for v in np.atleast_1d(np.asarray(values, dtype=object)):
+            try:
+                self.with_field(name, v)
+            except ValidationError as e:
+                err = e.errors()[0]
+                msg = err["msg"].removeprefix("Value error, ")
+                raise InputError(f"axis {name}={v}: {msg}", name) from None
+            except ValueError as e:
+                raise InputError(f"axis {name}={v}: {e}", name) from None
 
     def build_correlations(self) -> Correlations:
         """The correlation tensors this configuration describes (deterministic, cached)."""
@@ -118,40 +133,41 @@ class DMFTConfig(_Frozen):
         return self.model_dump(mode="json")
 
 
+@lru_cache(maxsize=1)
+def sweepable_fields() -> frozenset[str]:
+    """Every scalar configuration field, and ``seed`` (the correlations' seed)."""
+    return frozenset(n for n in DMFTConfig.model_fields if n not in ("correlations", "mo_se_convention", "era")) | {"seed"}
+
+
 def gamma_of(beta_att, scaling_att, M: int):
-    """γ = (1/√M)·β_att·s_att, works on floats and arrays alike."""
+    """γ = (1/√M)·β_att·s_att, works on floats and arrays alike (theory: docs/theory/dmft.md §5.4)."""
     return (1.0 / math.sqrt(M)) * beta_att * scaling_att
 
 
 @lru_cache(maxsize=64)
 def _build_correlations(spec: Any, M: int, n_se: int, P: int) -> Correlations:
-    if spec.kind == "segments":
-        W = paper_segment_weights(spec.seed, M, n_se, P, spec.n_segments)["W"]
-        return Correlations.from_weights(W, n_se, source=f"segments(seed={spec.seed}, n={spec.n_segments})")
-    if spec.kind == "random":
-        return Correlations.from_weights(random_weights(spec.seed, M, n_se, P), n_se, source=f"random(seed={spec.seed})")
-    if spec.kind == "gaussian":
-        return gaussian_correlations(spec.seed, M, P, spec.scale)
-    raise ValueError(f"unknown correlations.kind {spec.kind!r}")  # pragma: no cover - pydantic rejects it first
+    return spec.build(M, n_se, P)
 
 
 PRESETS: dict[str, dict[str, Any]] = {
     "paper": dict(
-        M=3,
-        L=4,
-        P=2,
-        n_se=99,
-        epsilon=0.02,
-        beta_o=1.26,
-        beta_att=2.2,
-        scaling_att=100.0,
-        scaling_o=1.0,
-        correlations=dict(kind="segments", seed=1, n_segments=3),
-        mo_se_convention="paper",
+        M=3, L=4, P=2, n_se=99, epsilon=0.02, beta_o=1.26, beta_att=2.2, scaling_att=100.0, scaling_o=1.0,
+        correlations=dict(kind="segments", seed=1, n_segments=3), mo_se_convention="paper", era="head",
+    ),
+    "paper-2024": dict(
+        M=3, L=4, P=2, n_se=99, epsilon=0.02, beta_o=1.26, beta_att=2.2, scaling_att=100.0, scaling_o=1.0,
+        correlations=dict(kind="segments", seed=1, n_segments=3), mo_se_convention="plain", era="2024",
+    ),
+    "paper-pe5": dict(
+        M=3, L=32, P=5, n_se=99, epsilon=0.02, beta_o=1.4, beta_att=2.2, scaling_att=100.0, scaling_o=1.0,
+        correlations=dict(kind="segments", seed=1, n_segments=3), mo_se_convention="paper", era="head",
     ),
 }
-"""Named configurations. ``paper``: seed 1, M = 3, L = 4, P = 2, N_se = 99, β_att = 2.2, s_att = 100,
-ε = 0.02, 3 segments (spec §7), with the reference's recording convention for ``mo_se``."""
+"""Named configurations (theory: docs/theory/dmft.md §8). ``paper``: seed 1, M = 3, L = 4, P = 2,
+N_se = 99, β_att = 2.2, s_att = 100, ε = 0.02, 3 segments, with the reference's recording convention for
+``mo_se``; ``paper-2024``: the same network with the 2024 code's conventions (x₀ kept in the window,
+token k at position k mod L, ``mo_se`` without the (1 − ε) factor); ``paper-pe5``: the authors' newer
+experiments with P = 5 positional bits and a context of L = 32."""
 
 
 def preset(name: str, **overrides: Any) -> DMFTConfig:
@@ -159,4 +175,3 @@ def preset(name: str, **overrides: Any) -> DMFTConfig:
     if name not in PRESETS:
         raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}")
     return DMFTConfig.model_validate({**PRESETS[name], **overrides})
-

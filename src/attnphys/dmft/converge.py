@@ -1,4 +1,4 @@
-"""Finite-N → mean-field convergence study (spec ``dmft.md`` §2 vs §3).
+"""Finite-N → mean-field convergence study (theory: docs/theory/dmft.md §2.3).
 
 For every β_o and N: sample ``paths`` finite-N paths and the mean-field trajectory from the same token
 (the finite network repeats the configuration's weight columns, so both models share every correlation
@@ -23,10 +23,6 @@ import numpy as np
 import xarray as xr
 
 from attnphys.dmft.config import DMFTConfig
-from attnphys.dmft.finite import finite_trajectories, repeated_network
-from attnphys.dmft.trajectory import trajectories
-from attnphys.metadata import base_attrs
-from attnphys.progress import progress_bar
 
 
 def fitted_slope(ns: np.ndarray, d: np.ndarray, decades: float = 3.0) -> float:
@@ -41,40 +37,28 @@ def fitted_slope(ns: np.ndarray, d: np.ndarray, decades: float = 3.0) -> float:
 def converge(cfg: DMFTConfig, betas: Sequence[float], ns: Sequence[int], *, paths: int = 16, steps: int = 2000,
              horizon: int = 200, transient: int = 1000, observable: str = "mo_se", seed: int = 0,
              progress: bool = False) -> xr.Dataset:
-    """Distances between finite-N paths and the mean field, per β_o and N (see module doc)."""
-    ns = sorted(int(n) for n in ns)
-    if not ns:
-        raise ValueError("give at least one N")
-    for n in ns:
-        repeated_network(cfg, n)  # validates every N before computing
-    if not 1 <= horizon <= steps or not 0 <= transient < steps:
-        raise ValueError(f"need 1 <= horizon <= steps and 0 <= transient < steps (steps={steps}, horizon={horizon}, "
-                         f"transient={transient})")
+    """Distances between finite-N paths and the mean field, per β_o and N (see the module doc).
+
+    Raises:
+        InputError: fewer than two sizes (no slope), a repeated value, or a size that is not a positive
+            multiple of n_se.
+    """
+    from attnphys.dmft.tasks import ConvergeTask
+    from attnphys.errors import InputError
+    from attnphys.sweeps import Axis, Grid, Sweep, run_sweep
+
+    ns = [int(n) for n in ns]
+    if len(ns) < 2:
+        raise InputError(f"give at least two network sizes to fit a slope, got {ns}", "--n")
+    if len(set(ns)) != len(ns):
+        raise InputError(f"network sizes repeat: {ns}", "--n")
+    ns = sorted(ns)
     betas = [float(b) for b in betas]
-    rms = np.full((len(betas), len(ns)), np.nan)
-    stat = np.full_like(rms, np.nan)
-    with progress_bar(len(betas) * len(ns), "(beta, N)", enabled=progress) as advance:
-        for i, b in enumerate(betas):
-            c = cfg.replace(beta_o=b)
-            mf = trajectories(c, start="token", steps=steps, transient=0, record=(observable,))[observable].values
-            mf_stats = np.stack([mf[transient:].mean(0), mf[transient:].std(0)])
-            for j, n in enumerate(ns):
-                fin = finite_trajectories(c, n, paths=paths, steps=steps, seed=seed)[observable].values  # (paths, T, M)
-                rms[i, j] = np.sqrt(np.mean((fin[:, :horizon] - mf[None, :horizon]) ** 2))
-                fs = np.stack([fin[:, transient:].mean(1).mean(0), fin[:, transient:].std(1).mean(0)])
-                stat[i, j] = np.max(np.abs(fs - mf_stats))
-                advance(1)
-    ds = xr.Dataset(
-        {
-            "rms_deviation": (("beta_o", "n"), rms),
-            "stat_distance": (("beta_o", "n"), stat),
-            "slope": (("beta_o",), np.array([fitted_slope(ns, r) for r in rms])),
-            "stat_slope": (("beta_o",), np.array([fitted_slope(ns, s) for s in stat])),
-        },
-        coords={"beta_o": betas, "n": ns},
-    )
-    ds["rms_deviation"].attrs["description"] = f"RMS of {observable}(finite) - {observable}(MF) over paths, first {horizon} steps, features"
-    ds["stat_distance"].attrs["description"] = f"max |time mean, time std of {observable} (steps >= {transient}): finite - MF|"
-    ds.attrs.update(base_attrs(cfg, paths=paths, steps=steps, horizon=horizon, transient=transient, observable=observable,
-                               seed=seed))
-    return ds
+    if len(set(betas)) != len(betas):
+        raise InputError(f"beta_o values repeat: {betas}", "--beta-o")
+    task = ConvergeTask(config=cfg, paths=paths, steps=steps, horizon=horizon, transient=transient,
+                        observable=observable, seed=seed)
+    grid = Grid(axes=(Axis(name="beta_o", values=tuple(betas)), Axis(name="n", values=tuple(float(n) for n in ns))),
+                chunk=len(ns))
+    ds = run_sweep(Sweep(grid=grid, task=task), progress=progress)
+    return ds.assign_coords(n=np.asarray(ns))

@@ -1,4 +1,4 @@
-"""The finite-N stochastic attention network (spec ``dmft.md`` §2) and its link to the mean field.
+"""The finite-N stochastic attention network and its link to the mean field (theory: docs/theory/dmft.md §2).
 
 Conventions — the same as the mean-field map of this package, so that both describe one network:
 
@@ -30,9 +30,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from attnphys.dmft.config import DMFTConfig
+from attnphys.dmft.config import DMFTConfig, MoSeConvention
 from attnphys.dmft.correlations import Correlations, odd_subsets
-from attnphys.dmft.meanfield import OBSERVABLES, Scalars, scalars
+from attnphys.dmft.meanfield import OBSERVABLES, Scalars, record_mo_se
 
 
 class FiniteNetwork(NamedTuple):
@@ -59,16 +59,32 @@ def network_from_weights(W: np.ndarray, n_se: int) -> FiniteNetwork:
                          jnp.asarray(W[:, :, n_se:], dt))
 
 
+def network_size(cfg: DMFTConfig, n: int) -> int:
+    """Check a finite network size: N must be a positive multiple of the configuration's n_se (each of its
+    weight columns is repeated N/n_se times; theory: docs/theory/dmft.md §2). Returns N.
+
+    Raises:
+        InputError: naming ``--n`` and the nearest valid sizes.
+    """
+    from attnphys.errors import InputError
+
+    if not isinstance(n, (int, np.integer)) or n < cfg.n_se or n % cfg.n_se:
+        lo = max(cfg.n_se, (int(n) // cfg.n_se) * cfg.n_se) if n >= 1 else cfg.n_se
+        near = sorted({lo, lo + cfg.n_se})
+        raise InputError(f"n must be a positive multiple of n_se = {cfg.n_se} (each column is repeated), got {n}; "
+                         f"nearest: {', '.join(map(str, near))}", "--n")
+    return int(n)
+
+
 def repeated_network(cfg: DMFTConfig, n: int) -> FiniteNetwork:
     """The configuration's N_se weight columns each repeated n / N_se times: every correlation tensor is
-    exactly the mean-field model's (spec §2.3), so both models describe the same network."""
-    corr = cfg.build_correlations()
-    if corr.weights is None:
+    exactly the mean-field model's (theory: docs/theory/dmft.md §2), so both models describe the same network."""
+    weights = cfg.correlations.explicit_weights(cfg.M, cfg.n_se, cfg.P)
+    if weights is None:
         raise ValueError(f"correlations of kind {cfg.correlations.kind!r} have no explicit weights; "
                          "use segments or random correlations for a finite network")
-    if n < cfg.n_se or n % cfg.n_se:
-        raise ValueError(f"n must be a positive multiple of n_se = {cfg.n_se} (each column is repeated), got {n}")
-    net = network_from_weights(corr.weights, cfg.n_se)
+    network_size(cfg, n)
+    net = network_from_weights(weights, cfg.n_se)
     return net._replace(counts=net.counts * (n // cfg.n_se))
 
 
@@ -135,7 +151,8 @@ def initial_state(net: FiniteNetwork, sc: Scalars, L: int) -> FiniteState:
     return FiniteState(z, z, jnp.asarray(0, jnp.int32), m0[1], jnp.asarray(0, jnp.int32))
 
 
-def finite_step(net: FiniteNetwork, sc: Scalars, state: FiniteState, key, L: int, per_bit: bool, paper: bool):
+def finite_step(net: FiniteNetwork, sc: Scalars, state: FiniteState, key, L: int, per_bit: bool,
+                convention: MoSeConvention):
     """One generation step (spec §2.3 with this module's conventions). Returns (state, records)."""
     n_se = jnp.sum(net.counts)
     h = sc.beta_o * (state.A @ net.W[0])  # field on each class (C,)
@@ -158,13 +175,14 @@ def finite_step(net: FiniteNetwork, sc: Scalars, state: FiniteState, key, L: int
     n = jnp.minimum(state.n + 1, L)
     scores = jnp.where(jnp.arange(L) < n, sc.gamma * (mk @ m[2]), -jnp.inf)
     A = jax.nn.softmax(scores) @ mv
-    rec = dict(att=A, mo=m[0], mo_se=(1.0 - sc.eps) * se[0] if paper else se[0], mv=m[1], mq=m[2], mk=m[3])
+    rec = dict(att=A, mo=m[0], mo_se=record_mo_se((1.0 - sc.eps) * se[0], sc.eps, convention), mv=m[1], mq=m[2],
+               mk=m[3])
     return FiniteState(mv, mk, n, A, state.t + 1), rec
 
 
-@partial(jax.jit, static_argnames=("steps", "transient", "L", "per_bit", "paper", "record"))
+@partial(jax.jit, static_argnames=("steps", "transient", "L", "per_bit", "convention", "record"))
 def simulate_paths(net: FiniteNetwork, sc: Scalars, keys, *, steps: int, transient: int, L: int,
-                   per_bit: bool = False, paper: bool = True, record: tuple[str, ...] = OBSERVABLES):
+                   per_bit: bool = False, convention: MoSeConvention = "paper", record: tuple[str, ...] = OBSERVABLES):
     """Sample paths (one per key) of ``steps`` loop steps; records for t ≥ ``transient``.
 
     Returns:
@@ -175,7 +193,7 @@ def simulate_paths(net: FiniteNetwork, sc: Scalars, keys, *, steps: int, transie
         s0 = initial_state(net, sc, L)
 
         def body(s, t):
-            s, rec = finite_step(net, sc, s, jax.random.fold_in(key, t), L, per_bit, paper)
+            s, rec = finite_step(net, sc, s, jax.random.fold_in(key, t), L, per_bit, convention)
             return s, {k: rec[k] for k in record}
 
         s, _ = jax.lax.scan(body, s0, jnp.arange(transient))
@@ -185,36 +203,55 @@ def simulate_paths(net: FiniteNetwork, sc: Scalars, keys, *, steps: int, transie
     return jax.vmap(one)(keys)
 
 
-def finite_trajectories(cfg: DMFTConfig, n: int, *, paths: int = 16, steps: int = 1000, transient: int = 0,
-                        seed: int = 0, network: FiniteNetwork | None = None, per_bit: bool = False,
-                        beta_o=None):
-    """Finite-N sample paths as an ``xarray.Dataset`` (dims: ``beta_o`` if several values, path, step,
-    feature; attrs: config, N, seed, engine). Path p uses key fold_in(PRNGKey(seed), p): a pure
-    function of its index."""
-    import xarray as xr
+def sample_points(model, sc: Scalars, n: int, *, paths: int, steps: int, transient: int = 0, seed: int = 0,
+                  per_bit: bool = False, record: tuple[str, ...] = OBSERVABLES, labels=None) -> dict[str, np.ndarray]:
+    """Finite-N sample paths at a batch of points (theory: docs/theory/dmft.md §2).
 
-    from attnphys.metadata import base_attrs
+    Args:
+        model: the :class:`~attnphys.dmft.model.DMFTModel`. sc: (B,) batched scalars. n: network size.
 
-    net = repeated_network(cfg, n) if network is None else network
+    Returns:
+        name → (B, paths, steps − transient, M).
+
+    Raises:
+        NonFiniteError: naming the point.
+    """
+    from attnphys.errors import NonFiniteError
+
+    cfg = model.config
+    net = repeated_network(cfg, n)
     if per_bit:
         net = expand(net)
-    betas = np.atleast_1d(cfg.beta_o if beta_o is None else beta_o).astype(float)
     keys = jax.vmap(lambda i: jax.random.fold_in(jax.random.PRNGKey(seed), i))(jnp.arange(paths))
-    paper = cfg.mo_se_convention == "paper"
+    B = int(np.shape(sc.beta_o)[0])
     outs = []
-    for b in betas:
-        sc = scalars(cfg, beta_o=float(b))
-        recs = simulate_paths(net, sc, keys, steps=steps, transient=transient, L=cfg.L, per_bit=per_bit, paper=paper)
+    for i in range(B):
+        sc_i = Scalars(*(x[i] for x in sc))
+        recs = simulate_paths(net, sc_i, keys, steps=steps, transient=transient, L=cfg.L, per_bit=per_bit,
+                              convention=model.convention, record=tuple(record))
         outs.append({k: np.asarray(v) for k, v in recs.items()})
         bad = [k for k, v in outs[-1].items() if not np.all(np.isfinite(v))]
         if bad:
-            raise FloatingPointError(f"non-finite {bad} in the finite network at beta_o={b}")
-    data = {k: (("beta_o", "path", "step", "feature"), np.stack([o[k] for o in outs])) for k in OBSERVABLES}
-    ds = xr.Dataset(data, coords={"beta_o": betas, "path": np.arange(paths), "step": np.arange(transient, steps),
-                                  "feature": np.arange(cfg.M)})
-    if beta_o is None or np.ndim(beta_o) == 0:
-        ds = ds.isel(beta_o=0)
-    ds.attrs.update(base_attrs(cfg, n_se_finite=int(round(float(jnp.sum(net.counts)))), seed=seed,
-                               engine="per-bit" if per_bit else "class-binomial", classes=int(net.W.shape[2]),
-                               positions="mean-field convention: token k at position (k-1) mod L, x0 not in the window"))
+            where = {k: float(np.asarray(v)[i]) for k, v in (labels or {"index": np.arange(B)}).items()}
+            first = min(int(np.argmax(~np.isfinite(outs[-1][k]).any(axis=(0, 2)))) for k in bad)
+            raise NonFiniteError(step=transient + first, params=where, what="finite-network record")
+    return {k: np.stack([o[k] for o in outs]) for k in record}
+
+
+def finite_trajectories(cfg: DMFTConfig, n: int, *, paths: int = 16, steps: int = 1000, transient: int = 0,
+                        seed: int = 0, per_bit: bool = False, beta_o=None, progress: bool = False):
+    """Finite-N sample paths as an ``xarray.Dataset`` (dims: ``beta_o`` if several values, path, step,
+    feature; attrs: config, N, seed, engine) (theory: docs/theory/dmft.md §2). Path p uses the key
+    fold_in(PRNGKey(seed), p): a pure function of its index."""
+    from attnphys.dmft.tasks import FiniteTask
+    from attnphys.sweeps import Axis, Grid, Sweep, run_sweep
+
+    several = beta_o is not None and np.ndim(beta_o) > 0
+    if beta_o is not None and not several:
+        cfg = cfg.replace(beta_o=float(beta_o))
+    task = FiniteTask(config=cfg, n=n, paths=paths, steps=steps, transient=transient, seed=seed, per_bit=per_bit)
+    axes = (Axis(name="beta_o", values=tuple(float(b) for b in np.atleast_1d(beta_o))),) if several else ()
+    ds = run_sweep(Sweep(grid=Grid(axes=axes, chunk=max(1, len(axes and axes[0].values))), task=task), progress=progress)
+    net = repeated_network(cfg, n)
+    ds.attrs.update(n_se_finite=int(n), classes=int(net.W.shape[2]) if not per_bit else int(n))
     return ds

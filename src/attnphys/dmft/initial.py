@@ -1,51 +1,198 @@
-"""Initial conditions of the mean-field map (spec ``dmft.md`` §3.5, §4.4).
+"""Initial conditions of the mean-field map (theory: docs/theory/dmft.md §3.5, §5.2).
 
-* :func:`from_token` — the window after the first token x_0 = row ``row`` of W^o, its positional
-  bits set to −1 (position 0).
-* :func:`from_window` — an explicit context window (A, pe), e.g. a saved checkpoint.
-* :func:`from_json` / :func:`paper_checkpoint` — a window stored as JSON with ``att_window`` (L×M)
-  and ``pe_window`` (L×P), newest row first; the published β_o = 3 checkpoint ships with the package.
+A start is one typed value, parsed once (at the command line, or from a stored definition) and never
+re-interpreted from a string deeper down:
+
+* :class:`TokenStart` — the first token x₀ = row ``row`` of W^o with its positional bits set to −1;
+* :class:`CheckpointStart` — the published β_o = 3 context window (shipped with the package);
+* :class:`FileStart` — a window file: JSON (``att_window``, ``pe_window``, optional ``n``) or the
+  reference's ``.npz`` checkpoints; its SHA-256 is recorded, so a file changed between an interrupted
+  run and its resumption is refused;
+* :class:`WindowStart` — an explicit window.
+
+Windows are validated against the configuration: shapes, attention entries in [−1, 1] (overlaps cannot
+leave it), positional rows ±1 and consecutive positions (row d one position before row d − 1).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from importlib import resources
 from pathlib import Path
+from typing import Annotated, Any, Literal, Union
 
 import jax.numpy as jnp
 import numpy as np
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from attnphys.dmft.config import DMFTConfig
 from attnphys.dmft.correlations import Correlations
-from attnphys.dmft.meanfield import Window
+from attnphys.dmft.meanfield import State, Window
 
+
+class _Start(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TokenStart(_Start):
+    """From the first token x₀ = row ``row`` of W^o, positional bits −1 (theory: docs/theory/dmft.md §3.5)."""
+
+    kind: Literal["token"] = "token"
+    row: int = Field(0, ge=0, description="row of W^o used as the first token")
+
+    def describe(self) -> str:
+        return "token" if self.row == 0 else f"token(row={self.row})"
+
+
+class CheckpointStart(_Start):
+    """From the published β_o = 3 context window (theory: docs/theory/dmft.md §3.5, §8)."""
+
+    kind: Literal["checkpoint"] = "checkpoint"
+
+    def describe(self) -> str:
+        return "checkpoint"
+
+
+class FileStart(_Start):
+    """From a window file, JSON or the reference's ``.npz`` (theory: docs/theory/dmft.md §3.5)."""
+
+    kind: Literal["file"] = "file"
+    path: str = Field(description="absolute path of the window file")
+    sha256: str = Field("", description="SHA-256 of the file's bytes when it was first read")
+
+    @model_validator(mode="after")
+    def _read(self):
+        p = Path(self.path)
+        if not p.exists():
+            raise ValueError(f"initial-condition file {self.path} does not exist")
+        if not p.is_file():
+            raise ValueError(f"initial-condition file {self.path} is not a file")
+        digest = hashlib.sha256(p.read_bytes()).hexdigest()
+        if self.sha256 and self.sha256 != digest:
+            raise ValueError(f"initial-condition file {self.path} changed since this run was defined (sha256 "
+                             f"{self.sha256[:12]}… now {digest[:12]}…); restore it or start a new run")
+        object.__setattr__(self, "path", str(p.resolve()))
+        object.__setattr__(self, "sha256", digest)
+        read_window_file(p)  # refuse unreadable content now, before anything runs
+        return self
+
+    def describe(self) -> str:
+        return f"file {self.path} (sha256 {self.sha256[:12]}…)"
+
+
+class WindowStart(_Start):
+    """From an explicit window (theory: docs/theory/dmft.md §3.3)."""
+
+    kind: Literal["window"] = "window"
+    att_window: tuple[tuple[float, ...], ...] = Field(description="(L, M) attention outputs, newest first")
+    pe_window: tuple[tuple[float, ...], ...] = Field(description="(L, P) positional codes")
+    n: int | None = Field(None, ge=1, description="filled rows (default: all)")
+    cache: dict[str, tuple[tuple[float, ...], ...]] | None = Field(
+        None, description="the engine's cached overlaps (mv, mk, m0, se0) of the state the window was saved from")
+
+    def describe(self) -> str:
+        return "window"
+
+
+Start = Annotated[Union[TokenStart, CheckpointStart, FileStart, WindowStart], Field(discriminator="kind")]
+
+
+def parse_start(v: Any) -> Any:
+    """A start from the command line or a definition: ``token``, ``checkpoint``, a file path, a window
+    (or an engine state), or a mapping with a ``kind``."""
+    if isinstance(v, (TokenStart, CheckpointStart, FileStart, WindowStart)):
+        return v
+    if isinstance(v, (Window, State)):
+        return window_start(v)
+    if isinstance(v, Path):
+        v = str(v)
+    if isinstance(v, str):
+        text = v.strip()
+        if text == "token":
+            return {"kind": "token"}
+        if text == "checkpoint":
+            return {"kind": "checkpoint"}
+        if not text:
+            raise ValueError("give token, checkpoint or a window file")
+        return {"kind": "file", "path": text}
+    return v
+
+
+StartSpec = Annotated[Start, BeforeValidator(parse_start)]
+"""Field type of a start: accepts ``"token"``, ``"checkpoint"``, a path, a Window or a mapping."""
+
+
+CACHE_KEYS: tuple[str, ...] = ("mv", "mk", "m0", "se0")
+"""The cached overlaps of an engine :class:`State` (theory: docs/theory/dmft.md §3.7)."""
+
+
+def _nested(a) -> tuple:
+    return tuple(map(tuple, np.asarray(a, dtype=np.float64).tolist()))
+
+
+def window_start(win: Window | State) -> WindowStart:
+    """An explicit start from a window, or from an engine state (then with its cached overlaps, so that a
+    run continued from it at the same parameters is bitwise the uninterrupted one)."""
+    cache = {k: _nested(getattr(win, k)) for k in CACHE_KEYS} if isinstance(win, State) else None
+    return WindowStart(att_window=_nested(win.A), pe_window=_nested(win.pe), n=int(np.asarray(win.n)), cache=cache)
+
+
+def start_cache(start) -> dict[str, np.ndarray] | None:
+    """The cached overlaps a start carries (explicit windows and files written from a state), or None."""
+    start = parse_start(start)
+    if isinstance(start, WindowStart) and start.cache:
+        return {k: np.asarray(start.cache[k]) for k in CACHE_KEYS}
+    if isinstance(start, FileStart):
+        data = read_window_file(start.path)
+        if all(f"cache_{k}" in data for k in CACHE_KEYS):
+            return {k: np.asarray(data[f"cache_{k}"], dtype=np.float64) for k in CACHE_KEYS}
+    return None
+
+
+# -- positions and tokens ------------------------------------------------------------------------------
 
 def position_code(p: int, P: int) -> np.ndarray:
-    """π(p): the P-bit binary expansion of p, most significant bit first, 0 ↦ −1, 1 ↦ +1 (spec §2.1)."""
+    """π(p): the P-bit binary expansion of p, most significant bit first, 0 ↦ −1, 1 ↦ +1
+    (theory: docs/theory/dmft.md §1.1)."""
     return np.array([1.0 if (p >> (P - 1 - j)) & 1 else -1.0 for j in range(P)], dtype=np.float64)
 
 
+def position_of(code: np.ndarray) -> int:
+    """The position p with π(p) = code (inverse of :func:`position_code`)."""
+    bits = (np.asarray(code) > 0).astype(int)
+    return int(sum(b << (len(bits) - 1 - j) for j, b in enumerate(bits)))
+
+
 def token_positions(L: int, P: int) -> np.ndarray:
-    """Positional window after a token start: row d = π((−d) mod L), shape (L, P) (spec §3.5)."""
+    """Positional window after a token start: row d = π((−d) mod L), shape (L, P) (theory:
+    docs/theory/dmft.md §3.5)."""
     return np.stack([position_code((-d) % L, P) for d in range(L)]) if P else np.zeros((L, 0))
 
 
 def token_overlap(corr: Correlations, epsilon: float, row: int = 0) -> np.ndarray:
-    """m^α(x_0) for x_0 = row ``row`` of W^o with positional bits −1 (spec §3.5), shape (4, M).
+    """m^α(x₀) for x₀ = row ``row`` of W^o with positional bits −1, shape (4, M) (theory:
+    docs/theory/dmft.md §3.5). The semantic part is (1-ε) C^α_{{row},·}: the overlap of a W^o row with W^α
+    is a pair moment."""
+    return token_semantic(corr, epsilon, row) + token_positional(corr, epsilon)
 
-    The semantic part is (1-ε) C^α_{{row},·}: the overlap of a W^o row with W^α is a pair moment.
-    """
+
+def token_semantic(corr: Correlations, epsilon: float, row: int = 0) -> np.ndarray:
+    """(1-ε) C^α_{{row},·}: the semantic part of m^α(x₀), shape (4, M)."""
     if not 0 <= row < corr.M:
         raise ValueError(f"token row must be in [0, {corr.M - 1}], got {row}")
+    return (1.0 - epsilon) * corr.pair[:, row, :]
+
+
+def token_positional(corr: Correlations, epsilon: float) -> np.ndarray:
+    """(ε'/P) W^{α,pe}·(−1, …, −1): the positional part of m^α(x₀) at position 0, shape (4, M)."""
     P = corr.P
-    se = (1.0 - epsilon) * corr.pair[:, row, :]
-    pe = (1.0 - (1.0 - epsilon)) / P * corr.W_pe.sum(axis=2) * -1.0 if P else 0.0
-    return se + pe
+    return (1.0 - (1.0 - epsilon)) / P * corr.W_pe.sum(axis=2) * -1.0 if P else np.zeros((4, corr.M))
 
 
 def from_token(cfg: DMFTConfig, corr: Correlations | None = None, *, row: int = 0, epsilon: float | None = None) -> Window:
-    """Window after the token start: A_0 = [m^v(x_0)], n_0 = 1, pe rows π((−d) mod L) (spec §3.5)."""
+    """Window after the token start (the head era): A_0 = [m^v(x_0)], n_0 = 1, pe rows π((−d) mod L)
+    (theory: docs/theory/dmft.md §3.5)."""
     corr = corr if corr is not None else cfg.build_correlations()
     eps = cfg.epsilon if epsilon is None else epsilon
     A = np.zeros((cfg.L, cfg.M))
@@ -53,65 +200,148 @@ def from_token(cfg: DMFTConfig, corr: Correlations | None = None, *, row: int = 
     return Window(A=jnp.asarray(A), pe=jnp.asarray(token_positions(cfg.L, cfg.P)), n=jnp.asarray(1, jnp.int32))
 
 
-def from_window(cfg: DMFTConfig, att_window, pe_window) -> Window:
-    """A full explicit context window (n = L), validated against the configuration."""
-    A = np.asarray(att_window, dtype=np.float64)
-    pe = np.asarray(pe_window, dtype=np.float64).reshape(len(A), -1) if cfg.P == 0 else np.asarray(pe_window, dtype=np.float64)
+# -- windows -------------------------------------------------------------------------------------------
+
+def check_window(cfg: DMFTConfig, A, pe, n: int | None = None, where: str = "window") -> tuple[np.ndarray, np.ndarray, int]:
+    """Validate a window against the configuration (theory: docs/theory/dmft.md §3.3).
+
+    Returns:
+        (A (L, M), pe (L, P), n) as float arrays and an int.
+
+    Raises:
+        ValueError: naming the array and the rule it breaks.
+    """
+    A = np.asarray(A, dtype=np.float64)
+    pe = np.asarray(pe, dtype=np.float64)
+    if cfg.P == 0 and pe.size == 0:
+        pe = pe.reshape(len(A) if A.ndim else 0, 0)
     if A.shape != (cfg.L, cfg.M):
-        raise ValueError(f"att_window must have shape (L, M) = ({cfg.L}, {cfg.M}), got {A.shape}")
+        raise ValueError(f"{where}: att_window must have shape (L, M) = ({cfg.L}, {cfg.M}), got {A.shape}")
     if pe.shape != (cfg.L, cfg.P):
-        raise ValueError(f"pe_window must have shape (L, P) = ({cfg.L}, {cfg.P}), got {pe.shape}")
+        raise ValueError(f"{where}: pe_window must have shape (L, P) = ({cfg.L}, {cfg.P}), got {pe.shape}")
+    n = cfg.L if n is None else int(n)
+    if not 1 <= n <= cfg.L:
+        raise ValueError(f"{where}: the fill count n must be in [1, L = {cfg.L}], got {n}")
     if not np.all(np.isfinite(A)):
-        raise ValueError("att_window contains non-finite values")
+        raise ValueError(f"{where}: att_window contains non-finite values")
+    if np.any(np.abs(A[:n]) > 1.0 + 1e-12):
+        raise ValueError(f"{where}: att_window entries must lie in [-1, 1] (attention outputs are averages of "
+                         f"overlaps); max |entry| = {np.max(np.abs(A[:n])):.6g}")
     if not np.all(np.abs(pe) == 1):
-        raise ValueError("pe_window entries must be ±1")
-    return Window(A=jnp.asarray(A), pe=jnp.asarray(pe), n=jnp.asarray(cfg.L, jnp.int32))
+        raise ValueError(f"{where}: pe_window entries must be ±1")
+    if cfg.P:
+        pos = [position_of(row) for row in pe]
+        if any(p >= cfg.L for p in pos):
+            raise ValueError(f"{where}: pe_window codes positions {pos}, but positions run over 0..L-1 = {cfg.L - 1}")
+        expected = [(pos[0] - d) % cfg.L for d in range(cfg.L)]
+        if pos != expected:
+            raise ValueError(f"{where}: pe_window rows must be consecutive positions, newest first "
+                             f"(row d = position of row 0 minus d, mod L): got {pos}, expected {expected}")
+    return A, pe, n
 
 
-def read_window_json(path: str | Path) -> dict:
-    """Read a window file: a JSON object with ``att_window`` and ``pe_window`` (and optional ``beta_o``)."""
+def from_window(cfg: DMFTConfig, att_window, pe_window, n: int | None = None) -> Window:
+    """An explicit context window, validated against the configuration (full unless ``n`` is given)."""
+    A, pe, n = check_window(cfg, att_window, pe_window, n)
+    return Window(A=jnp.asarray(A), pe=jnp.asarray(pe), n=jnp.asarray(n, jnp.int32))
+
+
+def read_window_file(path: str | Path) -> dict:
+    """A window file: JSON with ``att_window``, ``pe_window`` (optional ``n``, ``beta_o``), or the
+    reference's ``.npz`` checkpoint (``att_window``, ``pe_window``, ``mo_window``, …, ``beta``)."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise ValueError(f"initial-condition file {path} does not exist") from None
-    except json.JSONDecodeError as e:
-        raise ValueError(f"initial-condition file {path} is not valid JSON: {e}") from None
+    if not path.exists():
+        raise ValueError(f"initial-condition file {path} does not exist")
+    if path.is_dir():
+        raise ValueError(f"initial-condition file {path} is a folder")
+    if path.suffix == ".npz":
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                data = {k: z[k] for k in z.files}
+        except Exception as e:
+            raise ValueError(f"initial-condition file {path} is not a readable .npz archive: {e}") from None
+    else:
+        try:
+            data = json.loads(path.read_text())
+        except UnicodeDecodeError:
+            raise ValueError(f"initial-condition file {path} is not a text (JSON) file") from None
+        except json.JSONDecodeError as e:
+            raise ValueError(f"initial-condition file {path} is not valid JSON: {e}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"initial-condition file {path} must hold an object with att_window and pe_window, "
+                         f"not {type(data).__name__}")
     missing = {"att_window", "pe_window"} - set(data)
     if missing:
         raise ValueError(f"initial-condition file {path} lacks {sorted(missing)}")
     return data
 
 
-def from_json(cfg: DMFTConfig, path: str | Path) -> Window:
-    """Window stored as JSON (format of the published checkpoint)."""
-    data = read_window_json(path)
-    return from_window(cfg, data["att_window"], data["pe_window"])
+def from_file(cfg: DMFTConfig, path: str | Path) -> Window:
+    """Window stored in a file (JSON or the reference's ``.npz``), validated against the configuration."""
+    data = read_window_file(path)
+    n = data.get("n")
+    A, pe, n = check_window(cfg, data["att_window"], data["pe_window"], None if n is None else int(np.asarray(n)),
+                            where=str(path))
+    return Window(A=jnp.asarray(A), pe=jnp.asarray(pe), n=jnp.asarray(n, jnp.int32))
+
+
+from_json = from_file
 
 
 def paper_checkpoint_path() -> Path:
-    """Path of the published β_o = 3 checkpoint (spec §4.4) shipped inside the package."""
+    """Path of the published β_o = 3 checkpoint shipped inside the package (theory: docs/theory/dmft.md §8)."""
     return Path(str(resources.files("attnphys") / "data" / "dmft-paper-checkpoint-beta3.json"))
 
 
 def paper_checkpoint(cfg: DMFTConfig) -> Window:
     """The published β_o = 3 context window, the initial condition of the paper's diagrams."""
     if (cfg.M, cfg.L, cfg.P) != (3, 4, 2):
-        raise ValueError(f"the paper checkpoint has M=3, L=4, P=2; the configuration has M={cfg.M}, L={cfg.L}, P={cfg.P}")
-    return from_json(cfg, paper_checkpoint_path())
+        raise ValueError(f"the paper checkpoint has M=3, L=4, P=2; the configuration has M={cfg.M}, L={cfg.L}, "
+                         f"P={cfg.P} (give a window file with --start)")
+    return from_file(cfg, paper_checkpoint_path())
 
 
-def window_to_json(win: Window, path: str | Path, **extra) -> None:
-    """Save a (full) window in the checkpoint format so that it can be a later ``--start FILE.json``."""
-    n = int(win.n)
-    A = np.asarray(win.A)[:n]
-    Path(path).write_text(json.dumps({"att_window": A.tolist(), "pe_window": np.asarray(win.pe).tolist(), **extra}, indent=1))
+def save_window(win: Window | State, path: str | Path, *, mv=None, mk=None, mq=None, mo=None, **extra) -> Path:
+    """Save a window so that it can be a later ``--start FILE``: ``.npz`` in the reference's checkpoint
+    format (``att_window``, ``pe_window``, ``mo/mv/mq/mk_window`` where given, ``beta``), else JSON. A
+    window that is not yet full is saved with its fill count ``n``; an engine state also saves its cached
+    overlaps (``cache_mv``, …), so that a continuation at the same parameters is exact."""
+    path = Path(path)
+    n = int(np.asarray(win.n))
+    A, pe = np.asarray(win.A), np.asarray(win.pe)
+    cache = {f"cache_{k}": np.asarray(getattr(win, k)) for k in CACHE_KEYS} if isinstance(win, State) else {}
+    if path.suffix == ".npz":
+        arrays = {"att_window": A, "pe_window": pe, "n": np.asarray(n), **cache}
+        for name, v in (("mo_window", mo), ("mv_window", mv), ("mq_window", mq), ("mk_window", mk)):
+            if v is not None:
+                arrays[name] = np.asarray(v)
+        if "beta_o" in extra:
+            arrays["beta"] = np.asarray(extra["beta_o"], dtype=np.float64)
+        np.savez(path, **arrays)
+    else:
+        path.write_text(json.dumps({"att_window": A.tolist(), "pe_window": pe.tolist(), "n": n,
+                                    **{k: v.tolist() for k, v in cache.items()}, **extra}, indent=1))
+    return path
 
 
-def initial_window(cfg: DMFTConfig, start: str, corr: Correlations | None = None) -> Window:
-    """Resolve a start specification: ``token``, ``checkpoint`` or a path to a JSON window."""
-    if start == "token":
-        return from_token(cfg, corr)
-    if start == "checkpoint":
+window_to_json = save_window
+
+
+def start_window(cfg: DMFTConfig, start: Any, corr: Correlations | None = None, epsilon: float | None = None) -> Window:
+    """The window of a start (a token start depends on ε; theory: docs/theory/dmft.md §3.5)."""
+    start = parse_start(start)
+    if isinstance(start, dict):
+        from pydantic import TypeAdapter
+
+        start = TypeAdapter(Start).validate_python(start)
+    if isinstance(start, TokenStart):
+        return from_token(cfg, corr, row=start.row, epsilon=epsilon)
+    if isinstance(start, CheckpointStart):
         return paper_checkpoint(cfg)
-    return from_json(cfg, start)
+    if isinstance(start, FileStart):
+        FileStart(path=start.path, sha256=start.sha256)  # the file must still be the recorded one
+        return from_file(cfg, start.path)
+    return from_window(cfg, start.att_window, start.pe_window, start.n)
+
+
+initial_window = start_window

@@ -1,69 +1,89 @@
-"""The DMFT mean-field step as a :class:`attnphys.dynamics.Map` (spec ``dmft.md`` §5).
+"""The DMFT mean-field step as maps of the dynamics toolkit (theory: docs/theory/dmft.md §6).
 
-* :func:`attention_map` — state x = vec(A) (L·M), auxiliary state (pe, n). The positional window is
-  a fixed cyclic permutation that does not depend on A (∂P_{t+1}/∂A_t = 0), so the tangent dynamics
-  of A alone gives the L·M attention exponents; the L·P positional exponents are exactly 0.
-* :func:`full_map` — state x = (vec(A), vec(pe)) of dimension L(M+P), the reference's Jacobian;
+* :class:`AttentionMap` — state x = vec(A) (L·M), auxiliary state (pe, n). The positional window is a
+  fixed cyclic permutation that does not depend on A (∂P_{t+1}/∂A_t = 0), so the tangent dynamics of A
+  alone gives the L·M attention exponents; the L·P positional exponents are exactly 0.
+* :class:`FullStateMap` — state x = (vec(A), vec(pe)) of dimension L(M+P), the reference's Jacobian;
   with identity initial vectors its last L·P exponents come out exactly 0 (a test of the structure).
 
-Parameters are the pair ``(Couplings, Scalars)``; sweeping vmaps over the Scalars only.
+Parameters are the pair ``(Couplings, Scalars)``; sweeping vmaps over the Scalars only. Both maps step
+with :func:`attnphys.dmft.meanfield.step` (every row's overlaps computed from A, so that jvp sees their
+dependence on the state) and observe through the observable table.
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
+from dataclasses import dataclass
 
+import jax
 import jax.numpy as jnp
 
-from attnphys.dmft.meanfield import OBSERVABLES, Window, overlaps, step
-from attnphys.dynamics.maps import Map
+from attnphys.dmft.config import MoSeConvention
+from attnphys.dmft.meanfield import OBSERVABLES, Window, fill, observe, step
+from attnphys.dynamics.maps import AbstractMap
 
-FAMILY_INDEX = {"mo": 0, "mv": 1, "mq": 2, "mk": 3}
 
-
-def _observe(name: str, paper: bool):
+def _check_observable(name: str) -> None:
     if name not in OBSERVABLES:
         raise ValueError(f"unknown observable {name!r}; choose from {OBSERVABLES}")
 
-    def observe(A, pe, params):
-        cp, sc = params
-        if name == "att":
-            return A[0]
-        if name == "mo_se":
-            u = jnp.tanh(sc.beta_o * (cp.signs @ A[0]))
-            se = (1.0 - sc.eps) * (u @ cp.K[0])
-            return se if paper else se / (1.0 - sc.eps)
-        return overlaps(cp, sc, A[0], pe[0])[FAMILY_INDEX[name]]
 
-    return observe
+@dataclass(frozen=True)
+class AttentionMap(AbstractMap):
+    """x = vec(A) ∈ R^{LM}, aux = (pe, n) (theory: docs/theory/dmft.md §6.1)."""
 
+    L: int
+    M: int
+    observable: str = "mo_se"
+    convention: MoSeConvention = "paper"
 
-@lru_cache(maxsize=None)
-def attention_map(L: int, M: int, observable: str = "mo_se", paper: bool = True) -> Map:
-    """Map on x = vec(A) ∈ R^{LM} driven by the positional cycle aux = (pe, n)."""
-    obs = _observe(observable, paper)
+    def __post_init__(self):
+        _check_observable(self.observable)
 
-    def f(x, aux, params):
-        cp, sc = params
+    def window(self, x, aux) -> Window:
         pe, n = aux
-        new, _ = step(cp, sc, Window(x.reshape(L, M), pe, n), paper)
+        return Window(x.reshape(self.L, self.M), pe, n)
+
+    def state(self, win: Window) -> tuple[jax.Array, tuple]:
+        """(x, aux) of a window (batched windows give batched states)."""
+        return win.A.reshape(win.A.shape[:-2] + (-1,)), (win.pe, win.n)
+
+    def step(self, x, aux, params):
+        cp, sc = params
+        new, _ = step(cp, sc, self.window(x, aux), self.convention)
         return new.A.reshape(-1), (new.pe, new.n)
 
-    return Map(step=f, observe=lambda x, aux, p: obs(x.reshape(L, M), aux[0], p))
-
-
-@lru_cache(maxsize=None)
-def full_map(L: int, M: int, P: int, observable: str = "mo_se", paper: bool = True) -> Map:
-    """Map on the flattened full state x = (vec(A), vec(pe)) ∈ R^{L(M+P)}, aux = n (spec §3.3)."""
-    obs = _observe(observable, paper)
-
-    def split(x):
-        return x[: L * M].reshape(L, M), x[L * M :].reshape(L, P)
-
-    def f(x, n, params):
+    def observe(self, x, aux, params):
         cp, sc = params
-        A, pe = split(x)
-        new, _ = step(cp, sc, Window(A, pe, n), paper)
+        return observe(self.observable, fill(cp, sc, self.window(x, aux)), sc.eps, self.convention)
+
+
+@dataclass(frozen=True)
+class FullStateMap(AbstractMap):
+    """x = (vec(A), vec(pe)) ∈ R^{L(M+P)}, aux = n (theory: docs/theory/dmft.md §3.3, §6.1)."""
+
+    L: int
+    M: int
+    P: int
+    observable: str = "mo_se"
+    convention: MoSeConvention = "paper"
+
+    def __post_init__(self):
+        _check_observable(self.observable)
+
+    def window(self, x, n) -> Window:
+        L, M, P = self.L, self.M, self.P
+        return Window(x[: L * M].reshape(L, M), x[L * M:].reshape(L, P), n)
+
+    def state(self, win: Window) -> tuple[jax.Array, jax.Array]:
+        lead = win.A.shape[:-2]
+        return jnp.concatenate([win.A.reshape(lead + (-1,)), win.pe.reshape(lead + (-1,))], -1), win.n
+
+    def step(self, x, n, params):
+        cp, sc = params
+        new, _ = step(cp, sc, self.window(x, n), self.convention)
         return jnp.concatenate([new.A.reshape(-1), new.pe.reshape(-1)]), new.n
 
-    return Map(step=f, observe=lambda x, n, p: obs(*split(x), p))
+    def observe(self, x, n, params):
+        cp, sc = params
+        return observe(self.observable, fill(cp, sc, self.window(x, n)), sc.eps, self.convention)

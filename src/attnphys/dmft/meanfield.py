@@ -1,33 +1,35 @@
-"""The N→∞ mean-field map of the simplified self-attention network (spec ``dmft.md`` §3).
+"""The N→∞ mean-field map of the simplified self-attention network (theory: docs/theory/dmft.md §3).
 
-Pure JAX functions over small arrays; batch them with ``jax.vmap``. The state is the context window
-``(A, pe, n)``: the last L attention outputs (row 0 newest), their positional codes, and how many rows
-are filled (spec §3.3). One step (spec §3.4)::
+Pure JAX functions over small arrays; batch them with ``jax.vmap``. The context window ``(A, pe, n)``
+holds the last L attention outputs (row 0 newest), their positional codes and how many rows are filled
+(theory: docs/theory/dmft.md §3.3). One step (§3.4)::
 
     u_{d,s}   = tanh(β_o s_o s·A_d)
     m^α_d     = (1-ε) 2^{-(M-1)} Σ_s K^α_{s,·} u_{d,s} + (ε'/P) W^{α,pe} pe_d
     w_d       = softmax_d(γ m^q_0 · m^k_d)          over the filled rows d < n
     A^new     = Σ_d w_d m^v_d
     A'        = [A^new; A_0; …; A_{L-2}],  pe' = roll(pe, +1),  n' = min(n+1, L)
+
+The overlaps of the rows d ≥ 1 are last step's overlaps of rows d − 1 (rows and codes shift together),
+so the engine carries them in a :class:`State` and computes one new row per step (§3.7):
+:func:`advance` is that cached step, :func:`fill` builds the cache from a window, and :func:`step` —
+``fill`` then ``advance`` — is the map on windows that tangent dynamics differentiate.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from attnphys.dmft.config import DMFTConfig, gamma_of
+from attnphys.dmft.config import DMFTConfig, MoSeConvention, gamma_of
 from attnphys.dmft.correlations import Correlations, sign_vectors
-
-OBSERVABLES: tuple[str, ...] = ("att", "mo", "mo_se", "mv", "mq", "mk")
-"""Per-step records (spec §3.4 step 3 and 5), each an M-vector."""
 
 
 class Couplings(NamedTuple):
-    """Fixed arrays of the map (spec §3.1).
+    """Fixed arrays of the map (theory: docs/theory/dmft.md §3.1).
 
     signs: (S, M) sign vectors s ∈ 𝒮_M; S = 2^{M-1}.
     K: (4, S, M) signed moments K^α = Σ C^α times 2^{-(M-1)}, family order (o, v, q, k).
@@ -40,7 +42,7 @@ class Couplings(NamedTuple):
 
 
 class Scalars(NamedTuple):
-    """Parameters that can be swept (each a scalar, or a batch axis under ``vmap``).
+    """Parameters that vary per trajectory (each a scalar, or a batch axis under ``vmap``).
 
     beta_o: β_o s_o, the output gain (the output multiplier folded in).
     gamma: attention gain γ = β_att s_att / √M.
@@ -53,7 +55,7 @@ class Scalars(NamedTuple):
 
 
 class Window(NamedTuple):
-    """Context window state (spec §3.3).
+    """Context window (theory: docs/theory/dmft.md §3.3).
 
     A: (L, M) attention outputs, row 0 newest.
     pe: (L, P) positional codes (±1) of the tokens generated from the rows of A.
@@ -63,6 +65,26 @@ class Window(NamedTuple):
     A: jax.Array
     pe: jax.Array
     n: jax.Array
+
+
+class State(NamedTuple):
+    """A window with the overlaps of its tokens (theory: docs/theory/dmft.md §3.7).
+
+    A, pe, n: the window. mv, mk: (L, M) value and key overlaps of the token of every row.
+    m0: (4, M) all four overlaps of the newest token (row 0). se0: (4, M) their semantic parts.
+    """
+
+    A: jax.Array
+    pe: jax.Array
+    n: jax.Array
+    mv: jax.Array
+    mk: jax.Array
+    m0: jax.Array
+    se0: jax.Array
+
+    @property
+    def window(self) -> Window:
+        return Window(self.A, self.pe, self.n)
 
 
 def couplings(corr: Correlations, dtype=None) -> Couplings:
@@ -77,10 +99,10 @@ def couplings(corr: Correlations, dtype=None) -> Couplings:
 
 
 def scalars(cfg: DMFTConfig, *, beta_o=None, beta_att=None, epsilon=None, dtype=None) -> Scalars:
-    """Sweepable scalars from a config, with optional overrides (floats or arrays: a batch).
+    """Per-trajectory scalars from a config, with optional overrides (floats or arrays: a batch).
 
     γ is recomputed from the (possibly overridden) β_att, and ε is passed through, so sweeps of
-    β_att and ε really change the map (unlike the reference's setters, spec §8 item 4).
+    β_att and ε really change the map (theory: docs/theory/dmft.md §5.4).
     """
     dtype = dtype or jnp.result_type(float)
     bo = cfg.beta_o if beta_o is None else beta_o
@@ -95,7 +117,7 @@ def scalars(cfg: DMFTConfig, *, beta_o=None, beta_att=None, epsilon=None, dtype=
 
 
 def positional_overlap(cp: Couplings, eps: jax.Array, pe: jax.Array) -> jax.Array:
-    """m^α_{pe} = (ε'/P) W^{α,pe} p with ε' = 1 - (1 - ε) (spec §3.2).
+    """m^α_{pe} = (ε'/P) W^{α,pe} p with ε' = 1 - (1 - ε) (theory: docs/theory/dmft.md §3.2, §5.3).
 
     Args:
         pe: (..., P) positional codes. Returns (4, ..., M); zeros when P = 0.
@@ -108,7 +130,7 @@ def positional_overlap(cp: Couplings, eps: jax.Array, pe: jax.Array) -> jax.Arra
 
 
 def semantic_overlap(cp: Couplings, sc: Scalars, A: jax.Array) -> jax.Array:
-    """m^α_{se}(A) = (1-ε) 2^{-(M-1)} Σ_s K^α_s tanh(β_o s_o s·A) (spec §3.1).
+    """m^α_{se}(A) = (1-ε) 2^{-(M-1)} Σ_s K^α_s tanh(β_o s_o s·A) (theory: docs/theory/dmft.md §3.1).
 
     Args:
         A: (..., M) attention outputs. Returns (4, ..., M).
@@ -122,27 +144,106 @@ def overlaps(cp: Couplings, sc: Scalars, A: jax.Array, pe: jax.Array) -> jax.Arr
     return semantic_overlap(cp, sc, A) + positional_overlap(cp, sc.eps, pe)
 
 
-def step(cp: Couplings, sc: Scalars, win: Window, mo_se_paper: bool = True) -> tuple[Window, dict]:
-    """One step z_t ↦ z_{t+1} of the mean-field map and the step's records (spec §3.4).
+def record_mo_se(se_o: jax.Array, eps: jax.Array, convention: MoSeConvention) -> jax.Array:
+    """The ``mo_se`` record from the semantic output overlap se_o = (1-ε)·(1/N_se) W^{o,se}·⟨x^se⟩:
+    as it is (``paper``) or without the factor (1 - ε) (``plain``) (theory: docs/theory/dmft.md §5.1).
+    The one place where the record convention is applied."""
+    if convention == "paper":
+        return se_o
+    if convention == "plain":
+        return se_o / (1.0 - eps)
+    raise ValueError(f"unknown mo_se convention {convention!r}")
 
-    ``mo_se_paper`` selects the recording convention of ``mo_se``: with the factor (1-ε) (the
-    reference's mean-field records, spec §3.4) or without it (spec §2.3).
+
+class Observable(NamedTuple):
+    """value(state, eps, convention) → (M,); ``after``: recorded from the state after the step (the
+    step's own output) rather than before it; long_name for the datasets."""
+
+    value: Callable[[State, jax.Array, MoSeConvention], jax.Array]
+    after: bool
+    long_name: str
+
+
+OBSERVABLE_TABLE: dict[str, Observable] = {
+    "att": Observable(lambda st, eps, conv: st.A[0], True, "attention output A^new of the step"),
+    "mo": Observable(lambda st, eps, conv: st.m0[0], False, "output overlap m^o of the newest token"),
+    "mo_se": Observable(lambda st, eps, conv: record_mo_se(st.se0[0], eps, conv), False,
+                        "semantic output overlap of the newest token (convention: attrs mo_se_convention)"),
+    "mv": Observable(lambda st, eps, conv: st.mv[0], False, "value overlap m^v of the newest token"),
+    "mq": Observable(lambda st, eps, conv: st.m0[2], False, "query overlap m^q of the newest token"),
+    "mk": Observable(lambda st, eps, conv: st.mk[0], False, "key overlap m^k of the newest token"),
+}
+"""What the map records, in one table (theory: docs/theory/dmft.md §3.6): each observable is an M-vector
+read from a :class:`State`; the step's records and the orbit diagrams' observations both use it. Adding
+an observable is one entry here."""
+
+OBSERVABLES: tuple[str, ...] = tuple(OBSERVABLE_TABLE)
+"""Names of the per-step records."""
+
+
+def observe(name: str, st: State, eps, convention: MoSeConvention) -> jax.Array:
+    """The observable ``name`` of a state (theory: docs/theory/dmft.md §3.6)."""
+    if name not in OBSERVABLE_TABLE:
+        raise ValueError(f"unknown observable {name!r}; choose from {OBSERVABLES}")
+    return OBSERVABLE_TABLE[name].value(st, eps, convention)
+
+
+def records(before: State, after: State, eps, convention: MoSeConvention, names=OBSERVABLES) -> dict:
+    """The records of one step (theory: docs/theory/dmft.md §3.6)."""
+    return {n: OBSERVABLE_TABLE[n].value(after if OBSERVABLE_TABLE[n].after else before, eps, convention)
+            for n in names}
+
+
+def fill(cp: Couplings, sc: Scalars, win: Window) -> State:
+    """The :class:`State` of a window: the overlaps of every row (theory: docs/theory/dmft.md §3.7)."""
+    se = semantic_overlap(cp, sc, win.A)  # (4, L, M)
+    m = se + positional_overlap(cp, sc.eps, win.pe)
+    return State(win.A, win.pe, win.n, m[1], m[3], m[:, 0], se[:, 0])
+
+
+def token_state(win: Window, m_token: jax.Array, se_token: jax.Array) -> State:
+    """A state whose newest row is a token with given overlaps (x₀ kept in the window, the 2024 era;
+    theory: docs/theory/dmft.md §5.2): row 0 of ``win`` is x₀, its overlaps are exact, not mean fields."""
+    L, M = win.A.shape
+    z = jnp.zeros((L, M), win.A.dtype)
+    return State(win.A, win.pe, win.n, z.at[0].set(m_token[1]), z.at[0].set(m_token[3]), m_token, se_token)
+
+
+def advance(cp: Couplings, sc: Scalars, st: State, convention: MoSeConvention) -> tuple[State, dict]:
+    """One step of the map on a state with cached overlaps: one new row of overlaps per step
+    (theory: docs/theory/dmft.md §3.4, §3.7).
+
+    Returns:
+        (new state, records) with records ``att, mo, mo_se, mv, mq, mk`` each of shape (M,): ``att`` is
+        the step's A^new, the others belong to the newest token of the state the step started from.
+    """
+    L = st.A.shape[0]
+    valid = jnp.arange(L) < st.n
+    scores = jnp.where(valid, sc.gamma * (st.mk @ st.m0[2]), -jnp.inf)
+    w = jax.nn.softmax(scores)
+    att = w @ st.mv
+    pe = jnp.roll(st.pe, 1, axis=0)
+    # the only new row, computed as a one-row window (the same products as for a whole window)
+    se_new = semantic_overlap(cp, sc, att[None])[:, 0]  # (4, M)
+    m_new = se_new + positional_overlap(cp, sc.eps, pe[:1])[:, 0]
+    new = State(
+        A=jnp.concatenate([att[None], st.A[:-1]], axis=0),
+        pe=pe,
+        n=jnp.minimum(st.n + 1, L),
+        mv=jnp.concatenate([m_new[1][None], st.mv[:-1]], axis=0),
+        mk=jnp.concatenate([m_new[3][None], st.mk[:-1]], axis=0),
+        m0=m_new,
+        se0=se_new,
+    )
+    return new, records(st, new, sc.eps, convention)
+
+
+def step(cp: Couplings, sc: Scalars, win: Window, convention: MoSeConvention = "paper") -> tuple[Window, dict]:
+    """One step z_t ↦ z_{t+1} on a window, every row's overlaps computed from A (theory:
+    docs/theory/dmft.md §3.4): the map whose Jacobian the Lyapunov spectrum uses.
 
     Returns:
         (new window, records) with records ``att, mo, mo_se, mv, mq, mk`` each of shape (M,).
     """
-    L = win.A.shape[0]
-    m_se = semantic_overlap(cp, sc, win.A)  # (4, L, M)
-    m = m_se + positional_overlap(cp, sc.eps, win.pe)
-    mo, mv, mq, mk = m[0, 0], m[1], m[2, 0], m[3]
-    valid = jnp.arange(L) < win.n
-    scores = jnp.where(valid, sc.gamma * (mk @ mq), -jnp.inf)
-    w = jax.nn.softmax(scores)
-    att = w @ mv
-    new = Window(
-        A=jnp.concatenate([att[None], win.A[:-1]], axis=0),
-        pe=jnp.roll(win.pe, 1, axis=0),
-        n=jnp.minimum(win.n + 1, L),
-    )
-    mo_se = m_se[0, 0] if mo_se_paper else m_se[0, 0] / (1.0 - sc.eps)
-    return new, dict(att=att, mo=mo, mo_se=mo_se, mv=mv[0], mq=mq, mk=mk[0])
+    new, rec = advance(cp, sc, fill(cp, sc, win), convention)
+    return new.window, rec

@@ -1,9 +1,10 @@
-"""Running the mean-field map: transients, records, batches, results as xarray (spec ``dmft.md`` §3.6).
+"""Running the mean-field map: transients, records, batches (theory: docs/theory/dmft.md §3.6).
 
 Loop steps t = 0 … T−1; records exist for t ≥ T_tr at every k-th step (t − T_tr ≡ 0 mod k). The
 transient is run without storing anything. A batch is any number of trajectories, each with its own
-parameters (β_o, β_att, ε) and initial window; it is vectorised with ``vmap`` and split over all JAX
-devices (on a CPU, see :func:`attnphys.runtime.use_host_devices`).
+parameters (β_o, β_att, ε) and initial state; it is vectorised with ``vmap`` and split over all JAX
+devices (on a CPU, see :func:`attnphys.configure`). The engine steps a :class:`State` (cached overlaps:
+one new row per step); a :class:`Window` given instead is filled first.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from attnphys.dmft.meanfield import OBSERVABLES, Couplings, Scalars, Window, step
+from attnphys.dmft.config import MoSeConvention
+from attnphys.dmft.meanfield import OBSERVABLES, Couplings, Scalars, State, Window, advance, fill
 from attnphys.errors import NonFiniteError
 from attnphys.runtime import shard_batch
 
@@ -54,64 +56,70 @@ class Schedule:
         return self.transient + self.record_every * np.arange(self.n_records)
 
 
-def _advance(cp: Couplings, sc: Scalars, win: Window, bad: jax.Array, t0, n: int, paper: bool):
+def _advance(cp: Couplings, sc: Scalars, st: State, bad: jax.Array, t0, n: int, convention: MoSeConvention):
     """n steps without records; ``bad`` keeps the first step whose new state is non-finite (−1: none)."""
 
     def body(i, carry):
         w, b = carry
-        w2, _ = step(cp, sc, w, paper)
+        w2, _ = advance(cp, sc, w, convention)
         return w2, _flag(b, w2, t0 + i)
 
     if n == 0:
-        return win, bad
-    return jax.lax.fori_loop(0, n, body, (win, bad))
+        return st, bad
+    return jax.lax.fori_loop(0, n, body, (st, bad))
 
 
-def _flag(bad, win: Window, t):
-    nonfinite = ~jnp.all(jnp.isfinite(win.A))
+def _flag(bad, st: State, t):
+    nonfinite = ~jnp.all(jnp.isfinite(st.A[0]))
     return jnp.where((bad < 0) & nonfinite, t, bad)
 
 
-@partial(jax.jit, static_argnames=("schedule", "paper"))
-def run(cp: Couplings, sc: Scalars, win: Window, schedule: Schedule, paper: bool = True):
-    """Run one trajectory.
+def as_state(cp: Couplings, sc: Scalars, start: State | Window) -> State:
+    """A state to step: a :class:`State` as it is, a :class:`Window` with its overlaps filled in."""
+    return start if isinstance(start, State) else fill(cp, sc, Window(*start))
+
+
+@partial(jax.jit, static_argnames=("schedule", "convention"))
+def run(cp: Couplings, sc: Scalars, start: State | Window, schedule: Schedule, convention: MoSeConvention = "paper"):
+    """Run one trajectory (theory: docs/theory/dmft.md §3.6).
 
     Returns:
-        (final window, records dict name → (n_records, M), first non-finite step or −1).
+        (final state, records dict name → (n_records, M), first non-finite step or −1).
     """
     T, T_tr, k = schedule.steps, schedule.transient, schedule.record_every
     bad = jnp.asarray(-1, jnp.int32)
-    win, bad = _advance(cp, sc, win, bad, 0, T_tr, paper)
+    st = as_state(cp, sc, start)
+    st, bad = _advance(cp, sc, st, bad, 0, T_tr, convention)
     n_rec = schedule.n_records
     if n_rec == 0:
-        return win, {name: jnp.zeros((0, win.A.shape[1]), win.A.dtype) for name in schedule.record}, bad
+        return st, {name: jnp.zeros((0, st.A.shape[1]), st.A.dtype) for name in schedule.record}, bad
 
     def group(carry, t, n_after):
         w, b = carry
-        w, rec = step(cp, sc, w, paper)
+        w, rec = advance(cp, sc, w, convention)
         b = _flag(b, w, t)
-        w, b = _advance(cp, sc, w, b, t + 1, n_after, paper)
+        w, b = _advance(cp, sc, w, b, t + 1, n_after, convention)
         return (w, b), {name: rec[name] for name in schedule.record}
 
     full = n_rec - 1
     starts = T_tr + k * jnp.arange(full, dtype=jnp.int32)
-    (win, bad), recs = jax.lax.scan(lambda c, t: group(c, t, k - 1), (win, bad), starts)
+    (st, bad), recs = jax.lax.scan(lambda c, t: group(c, t, k - 1), (st, bad), starts)
     last = T - (T_tr + k * full) - 1
-    (win, bad), rec_last = group((win, bad), jnp.asarray(T_tr + k * full, jnp.int32), last)
+    (st, bad), rec_last = group((st, bad), jnp.asarray(T_tr + k * full, jnp.int32), last)
     recs = {name: jnp.concatenate([recs[name], rec_last[name][None]], axis=0) for name in schedule.record}
-    return win, recs, bad
+    return st, recs, bad
 
 
-def _run_batch(cp, sc, win, schedule, paper):
-    return jax.vmap(lambda s, w: run(cp, s, w, schedule, paper))(sc, win)
+def _run_batch(cp, sc, start, schedule, convention):
+    return jax.vmap(lambda s, w: run(cp, s, w, schedule, convention))(sc, start)
 
 
-_run_batch_jit = jax.jit(_run_batch, static_argnames=("schedule", "paper"))
+_run_batch_jit = jax.jit(_run_batch, static_argnames=("schedule", "convention"))
 
 
-def run_batch(cp: Couplings, sc: Scalars, win: Window, schedule: Schedule, paper: bool = True, check: bool = True,
-              labels: dict[str, np.ndarray] | None = None):
-    """Run a batch of B trajectories: ``sc`` and ``win`` carry a leading batch axis of size B.
+def run_batch(cp: Couplings, sc: Scalars, start: State | Window, schedule: Schedule,
+              convention: MoSeConvention = "paper", check: bool = True, labels: dict[str, np.ndarray] | None = None):
+    """Run a batch of B trajectories: ``sc`` and ``start`` carry a leading batch axis of size B.
 
     The batch is split over the available JAX devices (padded to a multiple of their number).
 
@@ -120,11 +128,11 @@ def run_batch(cp: Couplings, sc: Scalars, win: Window, schedule: Schedule, paper
         check: raise :class:`NonFiniteError` if any trajectory became non-finite.
 
     Returns:
-        (final windows (B, …), records name → (B, n_records, M), first non-finite step (B,)).
+        (final states (B, …), records name → (B, n_records, M), first non-finite step (B,)).
     """
     B = int(np.shape(sc.beta_o)[0])
-    fn = partial(_run_batch_jit, schedule=schedule, paper=paper)
-    final, recs, bad = shard_batch(lambda s, w: fn(cp, s, w), (sc, win), B)
+    fn = partial(_run_batch_jit, schedule=schedule, convention=convention)
+    final, recs, bad = shard_batch(lambda s, w: fn(cp, s, w), (sc, start), B)
     if check:
         raise_if_nonfinite(np.asarray(bad), labels or {"index": np.arange(B)})
     return final, recs, bad

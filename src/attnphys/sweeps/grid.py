@@ -15,20 +15,21 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 
 class Axis(BaseModel):
-    """One grid axis: a configuration field and its values (kept in the given order)."""
+    """One grid axis: a field and its values (kept in the given order). Values are numbers, or labels
+    (e.g. the ``direction`` of a continuation)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(min_length=1)
-    values: tuple[float, ...] = Field(min_length=1)
+    values: tuple[float, ...] | tuple[str, ...] = Field(min_length=1)
 
     @field_validator("values")
     @classmethod
     def _finite(cls, v):
-        if not np.all(np.isfinite(v)):
-            raise ValueError("axis values must be finite")
+        if v and not isinstance(v[0], str) and not np.all(np.isfinite(v)):
+            raise ValueError(f"axis values must be finite, got {list(v)}")
         if len(set(v)) != len(v):
-            raise ValueError("axis values must be distinct")
+            raise ValueError(f"axis values must be distinct, got {list(v)}")
         return v
 
     @classmethod
@@ -49,7 +50,7 @@ class Grid(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    axes: tuple[Axis, ...] = Field(min_length=1)
+    axes: tuple[Axis, ...] = Field((), description="the axes; none: a single point")
     chunk: int = Field(256, ge=1, description="points per chunk (one vectorised batch)")
 
     @model_validator(mode="after")
@@ -84,6 +85,8 @@ class Grid(BaseModel):
 
     def points(self, lo: int, hi: int) -> dict[str, np.ndarray]:
         """Axis values of the points lo … hi−1: name → (hi − lo,) array."""
+        if not self.axes:
+            return {}
         idx = np.unravel_index(np.arange(lo, hi), self.shape)
         return {a.name: np.asarray(a.values)[i] for a, i in zip(self.axes, idx)}
 

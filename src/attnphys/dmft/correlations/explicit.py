@@ -1,0 +1,80 @@
+"""Explicit ±1 weights from a file (theory: docs/theory/dmft.md §4.4)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from pydantic import Field, model_validator
+
+from attnphys.dmft.correlations._base import AbstractCorrelations
+from attnphys.dmft.correlations._moments import FAMILIES, Correlations
+
+
+def read_weights(path: str | Path) -> np.ndarray:
+    """(4, M, N) ±1 weights from ``.npz`` or ``.json`` with keys ``Wo``, ``Wv``, ``Wq``, ``Wk`` (each
+    (M, N): semantic columns first, then the P positional columns), or one key ``W`` of shape (4, M, N)."""
+    path = Path(path)
+    try:
+        if path.suffix == ".npz":
+            with np.load(path, allow_pickle=False) as z:
+                data = {k: z[k] for k in z.files}
+        else:
+            data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ValueError(f"weights file {path} does not exist") from None
+    except Exception as e:
+        raise ValueError(f"cannot read weights file {path}: {e}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"weights file {path} must hold a mapping with Wo, Wv, Wq, Wk (or W)")
+    if "W" in data:
+        W = np.asarray(data["W"], dtype=np.float64)
+    else:
+        missing = [f"W{x}" for x in FAMILIES if f"W{x}" not in data]
+        if missing:
+            raise ValueError(f"weights file {path} lacks {missing}")
+        W = np.stack([np.asarray(data[f"W{x}"], dtype=np.float64) for x in FAMILIES])
+    if W.ndim != 3 or W.shape[0] != 4:
+        raise ValueError(f"weights in {path} must have shape (4, M, N), got {W.shape}")
+    if not np.all(np.abs(W) == 1):
+        raise ValueError(f"weights in {path} must all be +1 or -1")
+    return W
+
+
+def file_sha256(path: str | Path) -> str:
+    """Hex SHA-256 of a file's bytes (recorded so that a changed file is noticed)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+class ExplicitWeights(AbstractCorrelations):
+    """Hand-set ±1 weight matrices read from a file (the reference's hand-set-weights mode)
+    (theory: docs/theory/dmft.md §4.4). The file's SHA-256 is recorded; a changed file is refused."""
+
+    kind: Literal["weights"] = "weights"
+    path: str = Field(description="file with Wo, Wv, Wq, Wk (each M × (N_se + P)), .npz or .json")
+    sha256: str = Field("", description="SHA-256 of the file (filled in when the file is read)")
+
+    @model_validator(mode="after")
+    def _hash(self):
+        p = Path(self.path)
+        if not p.is_file():
+            raise ValueError(f"weights file {self.path} does not exist")
+        digest = file_sha256(p)
+        if self.sha256 and self.sha256 != digest:
+            raise ValueError(f"weights file {self.path} changed since it was recorded (sha256 {self.sha256[:12]}… "
+                             f"now {digest[:12]}…)")
+        object.__setattr__(self, "sha256", digest)
+        return self
+
+    def check(self, M: int, n_se: int, P: int) -> None:
+        W = read_weights(self.path)
+        if W.shape[1:] != (M, n_se + P):
+            raise ValueError(f"weights in {self.path} have shape {W.shape[1:]}, the configuration needs "
+                             f"(M, n_se + P) = ({M}, {n_se + P})")
+
+    def build(self, M: int, n_se: int, P: int) -> Correlations:
+        self.check(M, n_se, P)
+        return Correlations.from_weights(read_weights(self.path), n_se, source=f"weights({Path(self.path).name})")

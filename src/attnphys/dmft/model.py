@@ -1,0 +1,172 @@
+"""One object per configuration: everything derived from a :class:`DMFTConfig` (theory:
+docs/theory/dmft.md §3).
+
+:class:`DMFTModel` owns the correlations and couplings, the record convention, the per-point scalars of
+a sweep, the initial states of a start (in either era), and the maps of the dynamics toolkit. Every
+runner (trajectories, Lyapunov spectra, orbit diagrams, sweeps, the finite network) obtains them here,
+so there is one place where a configuration's meaning is decided.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Mapping
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from attnphys.dmft.config import BATCHED, DMFTConfig
+from attnphys.dmft.correlations import Correlations
+from attnphys.dmft.initial import (
+    CACHE_KEYS,
+    TokenStart,
+    start_cache,
+    check_window,
+    parse_start,
+    start_window,
+    token_overlap,
+    token_positions,
+    token_semantic,
+)
+from attnphys.dmft.maps import AttentionMap, FullStateMap
+from attnphys.dmft.meanfield import Couplings, Scalars, State, Window, couplings, fill, scalars, token_state
+from attnphys.dmft.simulate import Schedule, run_batch
+
+
+@dataclass(frozen=True, eq=False)
+class DMFTModel:
+    """A configuration's derived state (build with :meth:`of`; cached per configuration).
+
+    Attributes:
+        config: the validated configuration.
+        correlations: its correlation tensors.
+        couplings: the arrays of the map (float64 when enabled).
+    """
+
+    config: DMFTConfig
+    correlations: Correlations
+    couplings: Couplings
+
+    @classmethod
+    def of(cls, cfg: DMFTConfig) -> "DMFTModel":
+        """The model of ``cfg`` (built once per configuration and dtype)."""
+        _warn_if_float32()
+        return _model(cfg, str(jnp.result_type(float)))
+
+    # -- per point ---------------------------------------------------------------------------------
+    @property
+    def convention(self) -> str:
+        """The ``mo_se`` record convention (theory: docs/theory/dmft.md §5.1)."""
+        return self.config.mo_se_convention
+
+    def scalars(self, points: Mapping[str, Any] | None = None, n: int | None = None) -> Scalars:
+        """Batched :class:`Scalars` of points given as name → (B,) values of :data:`BATCHED` fields
+        (others come from the configuration); with ``points`` empty, ``n`` copies of the configuration's."""
+        points = dict(points or {})
+        bad = set(points) - set(BATCHED)
+        if bad:
+            raise ValueError(f"only {BATCHED} vary inside a batch; got {sorted(bad)}")
+        sizes = {np.size(v) for v in points.values()} | ({n} if n is not None else set())
+        B = max(sizes) if sizes else 1
+        sc = scalars(self.config, **{k: np.asarray(v, np.float64) for k, v in points.items()})
+        return Scalars(*(jnp.broadcast_to(x, (B,)) for x in sc))
+
+    # -- starts ------------------------------------------------------------------------------------
+    def check_start(self, start) -> None:
+        """Refuse a start this configuration cannot use (shapes, the paper checkpoint's sizes, …)."""
+        start = parse_start(start)
+        if not isinstance(start, TokenStart) and not isinstance(start, dict):
+            start_window(self.config, start, self.correlations)
+        elif isinstance(start, TokenStart) and start.row >= self.config.M:
+            raise ValueError(f"token row must be in [0, {self.config.M - 1}], got {start.row}")
+
+    def initial_states(self, start, sc: Scalars) -> State:
+        """Batched initial :class:`State` of a start for the points of ``sc`` (theory: docs/theory/dmft.md
+        §3.5, §5.2). A token start depends on each point's ε; in the 2024 era the first token x₀ itself is
+        the newest row of the window (its overlaps exact), in the head era only its trace A₀ = m^v(x₀) is."""
+        start = parse_start(start)
+        cfg, corr = self.config, self.correlations
+        eps = np.asarray(sc.eps)
+        if isinstance(start, TokenStart) and cfg.era == "2024":
+            m = np.stack([token_overlap(corr, float(e), start.row) for e in eps])
+            se = np.stack([token_semantic(corr, float(e), start.row) for e in eps])
+            A = np.zeros((eps.size, cfg.L, cfg.M))
+            A[:, 0] = m[:, 1]
+            pe = np.broadcast_to(token_positions(cfg.L, cfg.P), (eps.size, cfg.L, cfg.P))
+            win = Window(jnp.asarray(A), jnp.asarray(pe), jnp.ones(eps.size, jnp.int32))
+            return jax.vmap(token_state)(win, jnp.asarray(m), jnp.asarray(se))
+        st = jax.vmap(lambda s, w: fill(self.couplings, s, w))(sc, self.initial_windows(start, sc))
+        cache = start_cache(start)
+        if cache is None:
+            return st
+        # a saved engine state: keep its cached overlaps where they are this point's (same β_o, ε), so that
+        # a continuation is bitwise the uninterrupted run; elsewhere the freshly filled ones
+        same = np.ones(eps.size, bool)
+        for k in CACHE_KEYS:
+            same &= np.all(np.abs(np.asarray(getattr(st, k)) - cache[k][None]) <= 1e-12, axis=(-2, -1))
+        keep = jnp.asarray(same)
+        return st._replace(**{k: jnp.where(keep.reshape((-1,) + (1,) * cache[k].ndim), jnp.asarray(cache[k])[None],
+                                           getattr(st, k)) for k in CACHE_KEYS})
+
+    def initial_windows(self, start, sc: Scalars) -> Window:
+        """Batched initial windows of a start (head-era semantics: a token start gives A₀ = m^v(x₀))."""
+        start = parse_start(start)
+        eps = np.asarray(sc.eps)
+        if isinstance(start, TokenStart):
+            per = {float(e): start_window(self.config, start, self.correlations, float(e)) for e in np.unique(eps)}
+            wins = [per[float(e)] for e in eps]
+        else:
+            wins = [start_window(self.config, start, self.correlations)] * eps.size
+        return Window(*(jnp.stack(xs) for xs in zip(*wins)))
+
+    def windows_after(self, start, sc: Scalars, steps: int, labels: Mapping[str, np.ndarray] | None = None) -> Window:
+        """Batched windows after ``steps`` steps of the map from a start (the transient, on the cached
+        engine). Raises NonFiniteError naming the step and the point."""
+        st = self.initial_states(start, sc)
+        if steps == 0:
+            if self.config.era == "2024" and isinstance(parse_start(start), TokenStart):
+                raise ValueError(f"in the 2024 era the first token stays in the window for L = {self.config.L} "
+                                 "steps; a map analysis from a token start needs transient >= L")
+            return st.window
+        if self.config.era == "2024" and isinstance(parse_start(start), TokenStart) and steps < self.config.L:
+            raise ValueError(f"in the 2024 era the first token stays in the window for L = {self.config.L} steps; "
+                             f"a map analysis from a token start needs transient >= L (got {steps})")
+        final, _, _ = run_batch(self.couplings, sc, st, Schedule(steps=steps, transient=steps, record=()),
+                                self.convention, labels=labels)
+        return final.window
+
+    # -- maps ----------------------------------------------------------------------------------------
+    def map(self, observable: str = "mo_se", full_state: bool = False):
+        """The map of the dynamics toolkit (attention state, or the reference's full state)
+        (theory: docs/theory/dmft.md §6.1)."""
+        cfg = self.config
+        if full_state:
+            return FullStateMap(cfg.L, cfg.M, cfg.P, observable, self.convention)
+        return AttentionMap(cfg.L, cfg.M, observable, self.convention)
+
+    def state_dim(self, full_state: bool = False) -> int:
+        """Dimension of the map's state: L·M, or L(M+P) for the full state."""
+        return self.config.L * (self.config.M + (self.config.P if full_state else 0))
+
+    def window_of(self, A, pe, n=None) -> Window:
+        """A validated window of this configuration."""
+        A, pe, n = check_window(self.config, A, pe, n)
+        return Window(jnp.asarray(A), jnp.asarray(pe), jnp.asarray(n, jnp.int32))
+
+
+@lru_cache(maxsize=64)
+def _model(cfg: DMFTConfig, dtype: str) -> DMFTModel:
+    corr = cfg.build_correlations()
+    return DMFTModel(cfg, corr, couplings(corr))
+
+
+def _warn_if_float32() -> None:
+    if not jax.config.jax_enable_x64:
+        import warnings
+
+        from attnphys.errors import PrecisionWarning
+
+        warnings.warn("the DMFT map runs in float32 because float64 is off: call attnphys.configure() first (the "
+                      "command line does), or enable jax_enable_x64", PrecisionWarning, stacklevel=3)

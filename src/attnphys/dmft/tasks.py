@@ -1,0 +1,643 @@
+"""Everything the DMFT commands compute, as sweep tasks (theory: docs/theory/dmft.md §3.6, §6, §7;
+docs/theory/sweeps.md §1).
+
+A task's points are a grid (:class:`attnphys.sweeps.Grid`) over configuration fields: β_o, β_att and ε
+vary inside one vectorised batch; any other field (``M``, ``L``, ``n_se``, …, ``seed``) changes the
+couplings, so a chunk is split into groups, one :class:`~attnphys.dmft.model.DMFTModel` each. Every
+swept value is validated by the configuration's own rules before anything runs. Variables with a
+feature, lag or bit axis are padded with NaN to the largest M, L, P of the grid.
+
+Tasks: :class:`TrajectoryTask` (records), :class:`LyapunovTask` (spectra), :class:`OrbitTask` (orbit
+diagrams, exponents, regimes; cold starts or continuation chains along a ``direction`` axis),
+:class:`FiniteTask` (finite-N sample paths), :class:`ConvergeTask` (finite N vs mean field).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import partial
+from typing import Any, ClassVar, Iterator, Literal, Mapping
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from pydantic import Field, model_validator
+
+from attnphys.dmft.config import BATCHED, DMFTConfig
+from attnphys.dmft.initial import CheckpointStart, StartSpec, TokenStart, parse_start
+from attnphys.dmft.meanfield import OBSERVABLE_TABLE, OBSERVABLES
+from attnphys.dmft.model import DMFTModel
+from attnphys.dmft.simulate import Schedule, raise_if_nonfinite, run_batch
+from attnphys.dynamics.classify import REGIMES, ClassifyOptions, classify
+from attnphys.dynamics.lyapunov import lyapunov
+from attnphys.dynamics.orbits import OrbitSpec, continuation, orbit_sweep
+from attnphys.errors import NonFiniteError
+from attnphys.runtime import shard_batch
+from attnphys.sweeps.grid import Grid
+from attnphys.sweeps.task import AbstractTask, VarSpec, register_task
+
+Observable = Literal["att", "mo", "mo_se", "mv", "mq", "mk"]
+
+PAPER_SECTION_PAIRS: tuple[tuple[int, int], ...] = ((0, 1), (0, 2), (1, 0), (2, 0))
+"""(plotted component, filtering component) pairs of the paper's zero-plane sections
+(theory: docs/theory/dmft.md §7.1)."""
+
+
+def check_schedule(steps: int, transient: int) -> None:
+    """The one rule relating steps and transient: at least one recorded step (transient < steps)."""
+    if not 0 <= transient < steps:
+        raise ValueError(f"transient ({transient}) must be smaller than steps ({steps}): at least one step is recorded")
+
+
+class DMFTTask(AbstractTask):
+    """Base of the DMFT tasks: grouping of points by configuration, validation, NaN padding.
+
+    Subclasses implement :meth:`compute_group` (one model, a batch of points) and :meth:`schema`.
+    """
+
+    config: DMFTConfig
+    start: StartSpec = Field(default_factory=CheckpointStart, description="initial condition")
+
+    extra_axes: ClassVar[tuple[str, ...]] = ()
+    """Grid axes the task interprets itself (not configuration fields)."""
+
+    # -- grid ---------------------------------------------------------------------------------------
+    def check_grid(self, grid: Grid) -> None:
+        for ax in grid.axes:
+            if ax.name not in self.extra_axes:
+                self.config.check_axis(ax.name, ax.values)
+        for cfg in self.configs(grid):
+            self.check_config(cfg, grid)
+            try:
+                DMFTModel.of(cfg).check_start(self.start)
+            except ValueError as e:
+                raise ValueError(f"start {self.start.describe()}: {e}") from None
+
+    def check_config(self, cfg: DMFTConfig, grid: Grid) -> None:
+        """Task-specific checks of one structural configuration of the grid (override)."""
+
+    def structural(self, grid: Grid) -> list[str]:
+        return [a for a in grid.names if a not in BATCHED and a not in self.extra_axes]
+
+    def configs(self, grid: Grid) -> list[DMFTConfig]:
+        """The distinct configurations of the grid's structural axes."""
+        names = self.structural(grid)
+        cfgs = [self.config]
+        for name in names:
+            values = dict(zip(grid.names, (a.values for a in grid.axes)))[name]
+            cfgs = [c.with_field(name, v) for c in cfgs for v in values]
+        return cfgs
+
+    def sizes(self, grid: Grid) -> dict[str, int]:
+        """Largest M, L, P over the grid (sizes of the padded feature, lag and bit axes)."""
+        cfgs = self.configs(grid)
+        return {"feature": max(c.M for c in cfgs), "lag": max(c.L for c in cfgs), "bit": max(c.P for c in cfgs)}
+
+    def groups(self, grid: Grid, lo: int, hi: int) -> Iterator[tuple[DMFTConfig, np.ndarray, dict[str, np.ndarray]]]:
+        """(configuration, row indices within the chunk, batched point values) per structural group."""
+        pts = grid.points(lo, hi)
+        names = self.structural(grid)
+        n = hi - lo
+        keys = list(zip(*(pts[a] for a in names))) if names else [()] * n
+        for key in dict.fromkeys(keys):
+            rows = np.asarray([i for i, k in enumerate(keys) if k == key])
+            cfg = self.config
+            for name, v in zip(names, key):
+                cfg = cfg.with_field(name, v)
+            yield cfg, rows, {a: pts[a][rows] for a in grid.names if a not in names}
+
+    def compute(self, grid: Grid, lo: int, hi: int, base_seed: int = 0) -> dict[str, np.ndarray]:
+        schema = self.schema(grid)
+        n = hi - lo
+        out = {name: np.full((n,) + v.shape, v.fill, v.dtype) for name, v in schema.items()}
+        for cfg, rows, pts in self.groups(grid, lo, hi):
+            res = self.compute_group(DMFTModel.of(cfg), pts, rows.size)
+            for name, arr in res.items():
+                arr = np.asarray(arr)
+                out[name][(rows,) + tuple(slice(0, s) for s in arr.shape[1:])] = arr
+        return out
+
+    def compute_group(self, model: DMFTModel, pts: Mapping[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
+        """Results of ``n`` points of one configuration (arrays with a leading point axis)."""
+        raise NotImplementedError  # pragma: no cover
+
+    # -- helpers ------------------------------------------------------------------------------------
+    @staticmethod
+    def scalars(model: DMFTModel, pts: Mapping[str, np.ndarray], n: int):
+        return model.scalars({k: v for k, v in pts.items() if k in BATCHED}, n=n)
+
+    @staticmethod
+    def labels(pts: Mapping[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
+        lab = {k: np.asarray(v) for k, v in pts.items() if k in BATCHED}
+        return lab or {"index": np.arange(n)}
+
+    def attrs(self) -> dict[str, Any]:
+        return {"start": self.start.describe(), "mo_se_convention": self.config.mo_se_convention,
+                "era": self.config.era}
+
+
+def _feature_coords(sizes: Mapping[str, int], names=("feature", "lag", "bit")) -> dict:
+    c = {d: ((d,), np.arange(sizes[d])) for d in names}
+    c["family"] = (("family",), np.asarray(["o", "v", "q", "k"]))
+    return c
+
+
+# ==== trajectories ====================================================================================
+
+@register_task
+class TrajectoryTask(DMFTTask):
+    """Records of the mean-field map at every point (theory: docs/theory/dmft.md §3.6)."""
+
+    kind: Literal["dmft-trajectory"] = "dmft-trajectory"
+    start: StartSpec = Field(default_factory=TokenStart, description="initial condition")
+    starts: tuple[StartSpec, ...] = Field((), description="several initial conditions, indexed by an 'ic' axis")
+    steps: int = Field(ge=1, description="loop steps T")
+    transient: int = Field(0, ge=0, description="steps not recorded")
+    record_every: int = Field(1, ge=1, description="keep every k-th step after the transient")
+    record: tuple[Observable, ...] = Field(OBSERVABLES, description="observables to record")
+
+    extra_axes: ClassVar[tuple[str, ...]] = ("ic",)
+
+    @model_validator(mode="after")
+    def _schedule(self):
+        check_schedule(self.steps, self.transient)
+        return self
+
+    @property
+    def schedule(self) -> Schedule:
+        return Schedule(steps=self.steps, transient=self.transient, record_every=self.record_every, record=self.record)
+
+    def check_grid(self, grid: Grid) -> None:
+        super().check_grid(grid)
+        for cfg in self.configs(grid):
+            for s in self.starts:
+                DMFTModel.of(cfg).check_start(s)
+        if "ic" in grid.names:
+            ics = dict(zip(grid.names, (a.values for a in grid.axes)))["ic"]
+            if not self.starts or any(int(i) != i or not 0 <= i < len(self.starts) for i in ics):
+                raise ValueError(f"axis ic must index the {len(self.starts)} starts")
+
+    def schema(self, grid: Grid) -> dict[str, VarSpec]:
+        s = self.sizes(grid)
+        n_rec = self.schedule.n_records
+        sch = {name: VarSpec(("step", "feature"), (n_rec, s["feature"]), np.float64, np.nan,
+                             OBSERVABLE_TABLE[name].long_name) for name in self.record}
+        sch["final_A"] = VarSpec(("lag", "feature"), (s["lag"], s["feature"]), np.float64, np.nan,
+                                 "final context window: attention outputs, newest first")
+        sch["final_pe"] = VarSpec(("lag", "bit"), (s["lag"], s["bit"]), np.float64, np.nan,
+                                  "final context window: positional codes")
+        sch["final_n"] = VarSpec((), (), np.int64, 0, "filled rows of the final window")
+        for name, dims, what in (("mv", ("lag", "feature"), "value overlaps of the window's tokens"),
+                                 ("mk", ("lag", "feature"), "key overlaps of the window's tokens"),
+                                 ("m0", ("family", "feature"), "overlaps (o, v, q, k) of the newest token"),
+                                 ("se0", ("family", "feature"), "semantic overlaps (o, v, q, k) of the newest token")):
+            shape = tuple(4 if d == "family" else s[d] for d in dims)
+            sch[f"final_{name}"] = VarSpec(dims, shape, np.float64, np.nan, f"final state: {what} (cached)")
+        return sch
+
+    def coords(self, grid: Grid) -> dict:
+        return {"step": (("step",), self.schedule.record_steps), **_feature_coords(self.sizes(grid))}
+
+    def attrs(self) -> dict[str, Any]:
+        return {**super().attrs(), "schedule": json.dumps(dict(steps=self.steps, transient=self.transient,
+                                                               record_every=self.record_every))}
+
+    def compute_group(self, model, pts, n):
+        sc = self.scalars(model, pts, n)
+        if "ic" in pts:
+            ic = np.asarray(pts["ic"]).astype(int)
+            per = [model.initial_states(self.starts[i], sc) for i in range(len(self.starts))]
+            st = jax.tree_util.tree_map(lambda *xs: jnp.stack(xs)[ic, jnp.arange(n)], *per)
+        else:
+            st = model.initial_states(self.start, sc)
+        final, recs, _ = run_batch(model.couplings, sc, st, self.schedule, model.convention,
+                                   labels=self.labels(pts, n))
+        out = {name: recs[name] for name in self.record}
+        out.update(final_A=final.A, final_pe=final.pe, final_n=final.n, final_mv=final.mv, final_mk=final.mk,
+                   final_m0=final.m0, final_se0=final.se0)
+        return out
+
+
+# ==== Lyapunov spectra ================================================================================
+
+@partial(jax.jit, static_argnames=("m", "steps", "k", "align", "reortho_every", "history_every", "init"))
+def _spectra(m, cp, x0, aux0, sc, *, steps, k, align, reortho_every, history_every, init):
+    def one(x, aux, p):
+        return lyapunov(m, x, aux, (cp, p), steps=steps, k=k, reortho_every=reortho_every, align=align,
+                        history_every=history_every, init=init)
+
+    return jax.vmap(one)(x0, aux0, sc)
+
+
+@register_task
+class LyapunovTask(DMFTTask):
+    """Lyapunov spectra of the map (theory: docs/theory/dmft.md §6, docs/theory/dynamics.md §2): the
+    transient runs on the cached engine, its last ``align`` steps also rotate the tangent vectors; the
+    exponents average the remaining steps − transient steps."""
+
+    kind: Literal["dmft-lyapunov"] = "dmft-lyapunov"
+    start: StartSpec = Field(default_factory=TokenStart, description="initial condition")
+    steps: int = Field(ge=1, description="loop steps T")
+    transient: int = Field(ge=0, description="steps discarded first")
+    k: int | None = Field(None, ge=1, description="leading exponents (default: all of the state)")
+    full_state: bool = Field(False, description="the reference's L(M+P) state instead of the L·M attention state")
+    align: int = Field(0, ge=0, description="last transient steps that align the tangent vectors")
+    reortho_every: int = Field(1, ge=1, description="steps between re-orthonormalisations")
+    history_every: int = Field(0, ge=0, description="running estimates every this many steps (0: none)")
+    init: Literal["identity", "random"] = Field("identity", description="initial tangent vectors (identity: as the reference)")
+
+    @model_validator(mode="after")
+    def _schedule(self):
+        check_schedule(self.steps, self.transient)
+        if self.align > self.transient:
+            raise ValueError(f"align ({self.align}) must not exceed transient ({self.transient})")
+        if self.history_every > self.steps - self.transient:
+            raise ValueError(f"history_every must be in [0, steps - transient = {self.steps - self.transient}], "
+                             f"got {self.history_every}")
+        return self
+
+    def n_exponents(self, cfg: DMFTConfig) -> int:
+        D = cfg.L * (cfg.M + (cfg.P if self.full_state else 0))
+        return D if self.k is None else self.k
+
+    def check_config(self, cfg, grid):
+        D = cfg.L * (cfg.M + (cfg.P if self.full_state else 0))
+        if self.k is not None and self.k > D:
+            raise ValueError(f"k must be in [1, {D}] (L·M{' + L·P' if self.full_state else ''}), got {self.k}")
+        _check_token_transient(self.start, cfg, self.transient)
+
+    def schema(self, grid):
+        k = max(self.n_exponents(c) for c in self.configs(grid))
+        sch = {
+            "exponents": VarSpec(("exponent",), (k,), np.float64, np.nan,
+                                 "Lyapunov exponents, sorted descending", "1/step"),
+            "roundoff_fraction": VarSpec(("exponent",), (k,), np.float64, np.nan,
+                                         "fraction of QR steps in which the direction was below round-off"),
+            "below_roundoff": VarSpec(("exponent",), (k,), np.bool_, False,
+                                      "direction contracted below machine precision in some QR step"),
+            "zero_hits": VarSpec(("exponent",), (k,), np.int64, 0, "exact annihilations of the direction"),
+        }
+        if self.history_every:
+            n_hist = (self.steps - self.transient) // self.history_every
+            sch["history"] = VarSpec(("checkpoint", "qr_column"), (n_hist, k), np.float64, np.nan,
+                                     "running exponent estimates (QR order)", "1/step")
+        return sch
+
+    def coords(self, grid):
+        k = max(self.n_exponents(c) for c in self.configs(grid))
+        c = {"exponent": (("exponent",), np.arange(k))}
+        if self.history_every:
+            n_hist = (self.steps - self.transient) // self.history_every
+            c["checkpoint"] = (("checkpoint",), self.transient + self.history_every * np.arange(1, n_hist + 1))
+        return c
+
+    def attrs(self):
+        return {**super().attrs(), "steps": self.steps, "transient": self.transient, "align": self.align,
+                "reortho_every": self.reortho_every, "state": "full" if self.full_state else "attention",
+                "positional_exponents": ("included (full state)" if self.full_state else
+                                         "the L·P positional exponents are exactly 0 (not listed)")}
+
+    def compute_group(self, model, pts, n):
+        sc = self.scalars(model, pts, n)
+        labels = self.labels(pts, n)
+        win = model.windows_after(self.start, sc, self.transient - self.align, labels)
+        m = model.map("att", self.full_state)
+        x0, aux0 = m.state(win)
+        k = self.n_exponents(model.config)
+        res = shard_batch(
+            lambda x, a, p: _spectra(m, model.couplings, x, a, p, steps=self.steps - self.transient, k=k,
+                                     align=self.align, reortho_every=self.reortho_every,
+                                     history_every=self.history_every, init=self.init), (x0, aux0, sc), n)
+        ex = np.asarray(res.exponents)
+        bad = np.flatnonzero(np.any(np.isnan(ex), axis=-1))
+        if bad.size:
+            point = {name: float(v[bad[0]]) for name, v in labels.items()}
+            raise NonFiniteError(step=-1, params=point, count=bad.size, what="tangent dynamics")
+        order = np.argsort(-ex, axis=-1)
+        ro = np.take_along_axis(np.asarray(res.roundoff), order, -1)
+        out = {"exponents": np.take_along_axis(ex, order, -1), "roundoff_fraction": ro, "below_roundoff": ro > 0,
+               "zero_hits": np.take_along_axis(np.asarray(res.zero_hits), order, -1).astype(np.int64)}
+        if self.history_every:
+            out["history"] = np.asarray(res.history)
+        return out
+
+
+def _check_token_transient(start, cfg: DMFTConfig, transient: int) -> None:
+    """Tangent dynamics need a full window: from a token, transient >= L − 1 (head) or >= L (2024)."""
+    if isinstance(parse_start(start), TokenStart):
+        need = cfg.L if cfg.era == "2024" else cfg.L - 1
+        if transient < need:
+            raise ValueError(f"Lyapunov exponents from a token start need transient >= {'L' if cfg.era == '2024' else 'L - 1'}"
+                             f" = {need} (the window must be full)")
+
+
+# ==== orbit diagrams ==================================================================================
+
+def orbit_spec(cfg: DMFTConfig, *, steps: int, transient: int, k: int, n_orbit: int = 1000, align: int = 0,
+               reortho_every: int = 1, section_tol: float = 1e-3, max_section: int = 1000,
+               full_state: bool = False, start_filled: bool = True, init: str = "random") -> OrbitSpec:
+    """Translate a schedule (T total steps, T_tr transient) into an :class:`OrbitSpec`
+    (theory: docs/theory/dmft.md §7.1)."""
+    check_schedule(steps, transient)
+    recorded = steps - transient
+    D = cfg.L * (cfg.M + (cfg.P if full_state else 0))
+    if not 0 <= k <= D:
+        raise ValueError(f"lyapunov k must be in [0, {D}] (L·M{' + L·P' if full_state else ''}), got {k}")
+    if k and not start_filled and transient < cfg.L - 1:
+        raise ValueError(f"Lyapunov exponents from a token start need transient >= L - 1 = {cfg.L - 1}")
+    if align > transient:
+        raise ValueError(f"align ({align}) must not exceed transient ({transient})")
+    pairs = tuple(p for p in PAPER_SECTION_PAIRS if max(p) < cfg.M)
+    return OrbitSpec(steps=recorded, transient=transient, k=k, align=align, reortho_every=reortho_every,
+                     n_orbit=min(n_orbit, recorded), section=pairs, section_tol=section_tol, max_section=max_section,
+                     init=init).validate()
+
+
+def evidence(spec: OrbitSpec, res: Mapping[str, np.ndarray], options: ClassifyOptions = ClassifyOptions()) -> dict:
+    """Exponents sorted descending with their round-off evidence, and the regime with its evidence
+    (``regime``, ``period``, ``lambda1``, ``lambda2``, ``K``, ``agree``), per point (leading axes kept)
+    (theory: docs/theory/dynamics.md §4)."""
+    out = {}
+    exps = None
+    if spec.k:
+        order = np.argsort(-res["exponents"], axis=-1)
+        out["exponents"] = np.take_along_axis(res["exponents"], order, -1)
+        out["roundoff_fraction"] = np.take_along_axis(res["roundoff"], order, -1)
+        out["below_roundoff"] = out["roundoff_fraction"] > 0
+        out["zero_hits"] = np.take_along_axis(res["zero_hits"], order, -1).astype(np.int64)
+        exps = out["exponents"]
+    out.update(classify(res["orbit"], exps, res["nonfinite_step"], options))
+    return out
+
+
+@register_task
+class OrbitTask(DMFTTask):
+    """Per point: transient, recorded orbit statistics, top-k Lyapunov exponents, regime and evidence
+    (theory: docs/theory/dmft.md §7). With a ``direction`` axis (values ``up``/``down``) before one
+    swept parameter, every chain runs along that parameter, each point starting from the previous one's
+    final state (continuation); the variables are the same as for cold starts."""
+
+    kind: Literal["dmft-orbits"] = "dmft-orbits"
+    steps: int = Field(120_000, ge=1, description="loop steps per point")
+    transient: int = Field(100_000, ge=0, description="steps discarded first")
+    lyapunov: int = Field(2, ge=0, description="leading Lyapunov exponents over the recorded steps")
+    n_orbit: int = Field(1000, ge=20, description="last recorded observations used for the classification")
+    keep_orbit: bool = Field(False, description="store the orbit samples and zero-plane points too")
+    observable: Observable = "mo_se"
+    section_tol: float = Field(1e-3, ge=0, allow_inf_nan=False)
+    max_section: int = Field(1000, ge=1)
+    align: int = Field(0, ge=0, description="last transient steps that align the tangent vectors")
+    reortho_every: int = Field(1, ge=1, description="steps between re-orthonormalisations")
+    init: Literal["identity", "random"] = Field("random", description="initial tangent vectors")
+    full_state: bool = Field(False, description="the reference's L(M+P) state")
+    classify_options: dict[str, int | float] = Field(default_factory=dict, description="ClassifyOptions overrides")
+
+    extra_axes: ClassVar[tuple[str, ...]] = ("direction",)
+
+    @model_validator(mode="after")
+    def _schedule(self):
+        check_schedule(self.steps, self.transient)
+        if self.align > self.transient:
+            raise ValueError(f"align ({self.align}) must not exceed transient ({self.transient})")
+        ClassifyOptions(**self.classify_options)
+        return self
+
+    @property
+    def options(self) -> ClassifyOptions:
+        return ClassifyOptions(**self.classify_options)
+
+    def spec(self, cfg: DMFTConfig) -> OrbitSpec:
+        return orbit_spec(cfg, steps=self.steps, transient=self.transient, k=self.lyapunov, n_orbit=self.n_orbit,
+                          align=self.align, reortho_every=self.reortho_every, section_tol=self.section_tol,
+                          max_section=self.max_section, full_state=self.full_state, init=self.init)
+
+    def check_config(self, cfg, grid):
+        self.spec(cfg)
+        if self.lyapunov:
+            _check_token_transient(self.start, cfg, self.transient)
+
+    def check_grid(self, grid: Grid) -> None:
+        if "direction" in grid.names:
+            if grid.names[0] != "direction" or len(grid.names) != 2 or grid.names[1] not in BATCHED:
+                raise ValueError("a continuation grid is (direction, one of beta_o, beta_att, epsilon)")
+            bad = set(grid.axes[0].values) - {"up", "down"}
+            if bad:
+                raise ValueError(f"direction values are up and down, got {sorted(bad)}")
+        super().check_grid(grid)
+
+    def chain_length(self, grid: Grid) -> int:
+        return grid.shape[-1] if "direction" in grid.names else 1
+
+    def schema(self, grid):
+        F = self.sizes(grid)["feature"]
+        k = self.lyapunov
+        sch = {
+            "regime": VarSpec((), (), np.int8, -1, "attractor type code (labels in attrs)"),
+            "period": VarSpec((), (), np.int64, 0, "exact period of the orbit (0: none found)", "step"),
+            "lambda1": VarSpec((), (), np.float64, np.nan, "leading Lyapunov exponent", "1/step"),
+            "lambda2": VarSpec((), (), np.float64, np.nan, "second Lyapunov exponent", "1/step"),
+            "K": VarSpec((), (), np.float64, np.nan, "0-1 test for chaos statistic"),
+            "agree": VarSpec((), (), np.int8, -1, "0-1 test agrees with the label (1), disagrees (0), undefined (-1)"),
+            "nonfinite_step": VarSpec((), (), np.int64, -1, "first non-finite recorded step (-1: none)", "step"),
+            "obs_mean": VarSpec(("feature",), (F,), np.float64, np.nan, f"time mean of {self.observable}"),
+            "obs_std": VarSpec(("feature",), (F,), np.float64, np.nan, f"time standard deviation of {self.observable}"),
+        }
+        if k:
+            sch.update(
+                exponents=VarSpec(("exponent",), (k,), np.float64, np.nan, "Lyapunov exponents, descending", "1/step"),
+                roundoff_fraction=VarSpec(("exponent",), (k,), np.float64, np.nan,
+                                          "fraction of QR steps in which the direction was below round-off"),
+                below_roundoff=VarSpec(("exponent",), (k,), np.bool_, False,
+                                       "direction contracted below machine precision in some QR step"),
+                zero_hits=VarSpec(("exponent",), (k,), np.int64, 0, "exact annihilations of the direction"))
+        if self.keep_orbit:
+            n_pairs = len(self.spec(self.config).section)
+            sch.update(
+                orbit=VarSpec(("sample", "feature"), (min(self.n_orbit, self.steps - self.transient), F), np.float64,
+                              np.nan, f"last recorded values of {self.observable}"),
+                section=VarSpec(("pair", "crossing"), (n_pairs, self.max_section), np.float64, np.nan,
+                                f"zero-plane section: {self.observable}[f] where |{self.observable}[g]| <= "
+                                f"{self.section_tol} (pair 'f|g'), NaN-padded; see section_count"),
+                section_count=VarSpec(("pair",), (n_pairs,), np.int64, 0, "zero-plane crossings per pair"))
+        return sch
+
+    def coords(self, grid):
+        c = {"feature": (("feature",), np.arange(self.sizes(grid)["feature"]))}
+        if self.lyapunov:
+            c["exponent"] = (("exponent",), np.arange(self.lyapunov))
+        if self.keep_orbit:
+            c["pair"] = (("pair",), np.asarray([f"{f}|{g}" for f, g in self.spec(self.config).section]))
+        return c
+
+    def attrs(self):
+        return {**super().attrs(), "observable": self.observable, "regimes": json.dumps(REGIMES),
+                "classify_options": json.dumps(self.options.__dict__),
+                "orbit_spec": json.dumps(self.spec(self.config)._asdict()),
+                "positional_exponents": "not listed: the L·P positional exponents are exactly 0"}
+
+    def compute_group(self, model, pts, n):
+        spec = self.spec(model.config)
+        m = model.map(self.observable, self.full_state)
+        sc = self.scalars(model, pts, n)
+        labels = self.labels(pts, n)
+        inner = spec._replace(transient=spec.align)
+        if "direction" in pts:
+            res = self._chains(model, m, inner, sc, np.asarray(pts["direction"]), n)
+        else:
+            win = model.windows_after(self.start, sc, spec.transient - spec.align, labels)
+            x0, aux0 = m.state(win)
+            res = orbit_sweep(m, inner, x0, aux0, sc, shared=model.couplings)
+        res = {k: np.asarray(v) for k, v in res.items() if k not in ("x", "aux")}
+        raise_if_nonfinite(np.where(res["nonfinite_step"] >= 0, res["nonfinite_step"] + spec.transient, -1), labels)
+        ev = evidence(spec, res, self.options)
+        out = {name: ev[name] for name in ("regime", "period", "lambda1", "lambda2", "K")}
+        out["agree"] = np.where(np.isnan(np.asarray(ev["K"], float)), -1, np.asarray(ev["agree"]).astype(np.int8))
+        out["nonfinite_step"] = res["nonfinite_step"]
+        out["obs_mean"] = res["orbit"].mean(axis=-2)
+        out["obs_std"] = res["orbit"].std(axis=-2)
+        if spec.k:
+            out.update({k: ev[k] for k in ("exponents", "roundoff_fraction", "below_roundoff", "zero_hits")})
+        if self.keep_orbit:
+            out.update(orbit=res["orbit"], section=res["section"], section_count=res["section_count"])
+        return out
+
+    def _chains(self, model, m, inner, sc, directions, n):
+        """Continuation chains: the rows are whole chains (direction-major, parameter increasing)."""
+        firsts = sorted(np.unique(directions, return_index=True)[1])
+        dirs = tuple(str(directions[i]) for i in firsts)
+        chain = n // len(dirs)
+        path = jax.tree_util.tree_map(lambda a: a[:chain], sc)
+        first = jax.tree_util.tree_map(lambda a: a[:1], sc)
+        pre = model.config.L if (model.config.era == "2024" and isinstance(parse_start(self.start), TokenStart)) else 0
+        win = model.windows_after(self.start, first, pre)
+        x0, aux0 = m.state(jax.tree_util.tree_map(lambda a: a[0], win))
+        out = continuation(m, inner, x0, aux0, path, dirs, shared=model.couplings)
+        return {k: np.asarray(v).reshape((-1,) + np.shape(v)[2:]) for k, v in out.items() if k not in ("x", "aux")}
+
+
+# ==== finite N ========================================================================================
+
+@register_task
+class FiniteTask(DMFTTask):
+    """Sample paths of the finite-N network at every point (theory: docs/theory/dmft.md §2). Path p of
+    every point uses the key fold_in(PRNGKey(seed), p): common random numbers across the grid."""
+
+    kind: Literal["dmft-finite"] = "dmft-finite"
+    start: StartSpec = Field(default_factory=TokenStart, description="initial condition (token only)")
+    n: int = Field(ge=1, description="semantic bits N_se of the finite network (a multiple of the config's n_se)")
+    paths: int = Field(16, ge=1, description="independent sample paths")
+    steps: int = Field(ge=1, description="loop steps")
+    transient: int = Field(0, ge=0, description="steps not recorded")
+    seed: int = Field(0, ge=0, lt=2**32, description="path p uses the key fold_in(PRNGKey(seed), p)")
+    per_bit: bool = Field(False, description="sample every bit instead of one binomial per weight class")
+    record: tuple[Observable, ...] = Field(OBSERVABLES, description="observables to record")
+
+    @model_validator(mode="after")
+    def _schedule(self):
+        check_schedule(self.steps, self.transient)
+        if not isinstance(self.start, TokenStart):
+            raise ValueError("the finite network starts from its first token (start: token)")
+        return self
+
+    def check_config(self, cfg, grid):
+        from attnphys.dmft.finite import network_size
+
+        network_size(cfg, self.n)
+
+    def schema(self, grid):
+        F = self.sizes(grid)["feature"]
+        return {name: VarSpec(("path", "step", "feature"), (self.paths, self.steps - self.transient, F), np.float64,
+                              np.nan, OBSERVABLE_TABLE[name].long_name + " (finite N)") for name in self.record}
+
+    def coords(self, grid):
+        return {"path": (("path",), np.arange(self.paths)), "step": (("step",), np.arange(self.transient, self.steps)),
+                "feature": (("feature",), np.arange(self.sizes(grid)["feature"]))}
+
+    def attrs(self):
+        return {**super().attrs(), "seed": self.seed, "engine": "per-bit" if self.per_bit else "class-binomial",
+                "positions": "mean-field convention: token k at position (k-1) mod L, x0 not in the window"}
+
+    def compute_group(self, model, pts, n):
+        from attnphys.dmft.finite import sample_points
+
+        sc = self.scalars(model, pts, n)
+        return sample_points(model, sc, self.n, paths=self.paths, steps=self.steps, transient=self.transient,
+                             seed=self.seed, per_bit=self.per_bit, record=self.record, labels=self.labels(pts, n))
+
+
+@register_task
+class ConvergeTask(DMFTTask):
+    """Distances between finite-N paths and the mean field at every (β_o, …, N) point
+    (theory: docs/theory/dmft.md §2.3): ``rms_deviation`` over the first ``horizon`` steps,
+    ``stat_distance`` between long-run statistics; :meth:`finalize` fits the slopes vs N."""
+
+    kind: Literal["dmft-converge"] = "dmft-converge"
+    start: StartSpec = Field(default_factory=TokenStart, description="initial condition (token only)")
+    paths: int = Field(16, ge=1)
+    steps: int = Field(2000, ge=2)
+    horizon: int = Field(200, ge=1)
+    transient: int = Field(1000, ge=0)
+    observable: Observable = "mo_se"
+    seed: int = Field(0, ge=0, lt=2**32)
+
+    extra_axes: ClassVar[tuple[str, ...]] = ("n",)
+
+    @model_validator(mode="after")
+    def _schedule(self):
+        check_schedule(self.steps, self.transient)
+        if self.horizon > self.steps:
+            raise ValueError(f"horizon ({self.horizon}) must not exceed steps ({self.steps})")
+        return self
+
+    def check_grid(self, grid):
+        super().check_grid(grid)
+        if "n" not in grid.names:
+            raise ValueError("a convergence grid needs an axis n (network sizes)")
+        from attnphys.dmft.finite import network_size
+
+        ns = dict(zip(grid.names, (a.values for a in grid.axes)))["n"]
+        for cfg in self.configs(grid):
+            for v in ns:
+                network_size(cfg, int(v))
+
+    def schema(self, grid):
+        return {"rms_deviation": VarSpec((), (), np.float64, np.nan,
+                                         f"RMS of {self.observable}(finite) - {self.observable}(MF) over paths, first "
+                                         f"{self.horizon} steps, features"),
+                "stat_distance": VarSpec((), (), np.float64, np.nan,
+                                         f"max |time mean, time std of {self.observable} (steps >= {self.transient}): "
+                                         "finite - MF|")}
+
+    def compute_group(self, model, pts, n):
+        from attnphys.dmft.finite import sample_points
+
+        ns = np.asarray(pts["n"]).astype(int)
+        mf_pts = {k: v for k, v in pts.items() if k in BATCHED}
+        sc = self.scalars(model, mf_pts, n)
+        _, recs, _ = run_batch(model.couplings, sc, model.initial_states(self.start, sc),
+                               Schedule(steps=self.steps, record=(self.observable,)), model.convention,
+                               labels=self.labels(pts, n))
+        mf = np.asarray(recs[self.observable])  # (n, T, M)
+        rms = np.empty(n)
+        stat = np.empty(n)
+        for i in range(n):
+            sc_i = jax.tree_util.tree_map(lambda a: a[i:i + 1], sc)
+            fin = sample_points(model, sc_i, int(ns[i]), paths=self.paths, steps=self.steps, transient=0,
+                                seed=self.seed, record=(self.observable,))[self.observable][0]  # (paths, T, M)
+            rms[i] = np.sqrt(np.mean((fin[:, :self.horizon] - mf[i][None, :self.horizon]) ** 2))
+            mf_stats = np.stack([mf[i, self.transient:].mean(0), mf[i, self.transient:].std(0)])
+            fs = np.stack([fin[:, self.transient:].mean(1).mean(0), fin[:, self.transient:].std(1).mean(0)])
+            stat[i] = np.max(np.abs(fs - mf_stats))
+        return {"rms_deviation": rms, "stat_distance": stat}
+
+    def finalize(self, ds):
+        from attnphys.dmft.converge import fitted_slope
+
+        others = [d for d in ds.rms_deviation.dims if d != "n"]
+        ns = ds["n"].values
+        for name, src in (("slope", "rms_deviation"), ("stat_slope", "stat_distance")):
+            arr = ds[src].transpose(*others, "n").values
+            slopes = np.apply_along_axis(lambda d: fitted_slope(ns, d), -1, arr) if arr.size else arr
+            ds[name] = (others, np.asarray(slopes).reshape([ds.sizes[d] for d in others]),
+                        {"long_name": f"log-log slope of {src} vs N over the largest three decades"})
+        return ds
