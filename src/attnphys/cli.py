@@ -26,7 +26,7 @@ from typer.core import TyperCommand
 from attnphys.errors import AttnphysError
 from attnphys.jobs import JOBS, AbstractJob, Values, IntValues, build_job, load_jobs, option_name, rerun
 
-console = Console(stderr=True)
+console = Console(stderr=True, soft_wrap=True)
 app = typer.Typer(help="attnphys: the probabilistic and statistical-physics theory of transformer attention, "
                        "executable.", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
                   rich_markup_mode=None)
@@ -48,8 +48,9 @@ def _setup(
 
 
 class StrictCommand(TyperCommand):
-    """A command whose options may each be given once, each with exactly its number of values: a repeated
-    option or a stray value is an error that names the option (instead of silently keeping the last)."""
+    """A command whose options each take exactly their number of values, once: an option repeated with a
+    different value, or a stray value, is an error that names the option (instead of silently keeping the
+    last); repeating an option with the same value is harmless and accepted."""
 
     def parse_args(self, ctx, args: list[str]) -> list[str]:
         opts = {}
@@ -57,7 +58,7 @@ class StrictCommand(TyperCommand):
             for o in list(getattr(p, "opts", [])) + list(getattr(p, "secondary_opts", [])):
                 opts[o] = p
         n_positional = sum(1 for p in self.params if p.param_type_name == "argument")
-        seen: dict[str, str] = {}
+        seen: dict[str, tuple] = {}
         positional = 0
         i = 0
         last = None
@@ -71,12 +72,14 @@ class StrictCommand(TyperCommand):
                 if p is None:
                     i += 1
                     continue  # click reports unknown options itself
-                if p.name in seen and name != "--help":
-                    raise typer.BadParameter(f"{name} is given more than once; give it once"
-                                             + (" (several values: 0.5,1,3 or START:STOP:NUM)" if _takes_values(p) else ""),
-                                             ctx=ctx, param_hint=name)
-                seen[p.name] = name
                 n = 0 if getattr(p, "is_flag", False) else (1 if inline else p.nargs)
+                value = (inline,) if inline else tuple(args[i + 1:i + 1 + n])
+                if p.name in seen and seen[p.name] != (name, value) and name != "--help":
+                    raise typer.BadParameter(
+                        f"{name} is given more than once with different values; give it once"
+                        + (" (several values: 0.5,1,3 or START:STOP:NUM)" if _takes_values(p) else ""),
+                        ctx=ctx, param_hint=name)
+                seen[p.name] = (name, value)
                 i += 1 + (0 if inline else n)
                 last = (name, p.nargs)
                 continue

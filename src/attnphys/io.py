@@ -24,6 +24,7 @@ import warnings
 from pathlib import Path
 from typing import Iterator
 
+import numpy as np
 import xarray as xr
 
 from attnphys.errors import IncompleteResultError, OutputError
@@ -286,7 +287,32 @@ def load(path: str | Path) -> xr.Dataset:
     if not ds.attrs.get(COMPLETE):
         raise IncompleteResultError(f"{path} is incomplete (no completion marker): it was interrupted while being "
                                     "written; re-run the command that makes it")
+    if "sweep" in ds.attrs and "done" in ds:
+        done = ds["done"].values.astype(bool)
+        if not done.all():
+            raise IncompleteResultError(f"{path}: {int((~done).sum())} of {done.size} chunks are not done; re-run "
+                                        "the command to finish")
+        return unflatten_points(ds)
     return ds
+
+
+def unflatten_points(ds: xr.Dataset) -> xr.Dataset:
+    """A sweep store's variables with their leading ``point`` dimension reshaped into the grid axes of
+    the sweep definition in ``ds.attrs["sweep"]`` (``done`` dropped)."""
+    definition = json.loads(ds.attrs["sweep"])
+    axes = definition["grid"]["axes"]
+    names = [a["name"] for a in axes]
+    shape = [len(a["values"]) for a in axes]
+    out = {}
+    for name, var in ds.data_vars.items():
+        if name == "done" or "point" not in var.dims:
+            continue
+        out[name] = (names + list(var.dims[1:]), var.values.reshape(shape + list(var.shape[1:])), var.attrs)
+    coords = {n: np.asarray(a["values"]) for n, a in zip(names, axes)}
+    coords.update({k: v for k, v in ds.coords.items() if "point" not in v.dims and k not in coords})
+    res = xr.Dataset(out, coords=coords)
+    res.attrs.update(ds.attrs)
+    return res
 
 
 def write_marker(folder: Path, command: str, **extra) -> None:

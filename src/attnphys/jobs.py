@@ -281,7 +281,9 @@ def format_validation(e: ValidationError, cls: type[BaseModel] | None = None, so
         loc = [str(x) for x in err["loc"]]
         msg = err["msg"].removeprefix("Value error, ")
         if loc and loc[0] in fields:
-            name = option_name(loc[0]) + ("." + ".".join(loc[1:]) if len(loc) > 1 else "")
+            opt = option_name(loc[0])
+            name = (f"{opt} ({loc[0]} in a config file)" if opt[2:] != loc[0] else opt) + (
+                "." + ".".join(loc[1:]) if len(loc) > 1 else "")
         elif loc:
             name = ("" if cls is not None and not fields else "") + ".".join(loc)
         else:

@@ -46,7 +46,7 @@ PAPER_SECTION_PAIRS: tuple[tuple[int, int], ...] = ((0, 1), (0, 2), (1, 0), (2, 
 def check_schedule(steps: int, transient: int) -> None:
     """The one rule relating steps and transient: at least one recorded step (transient < steps)."""
     if not 0 <= transient < steps:
-        raise ValueError(f"transient ({transient}) must be smaller than steps ({steps}): at least one step is recorded")
+        raise ValueError(f"--transient ({transient}) must be smaller than --steps ({steps}): at least one step is recorded")
 
 
 class DMFTTask(AbstractTask):

@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import matplotlib
+import xarray as xr
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import xarray as xr  # noqa: E402
+
+def subplots(nrows: int = 1, ncols: int = 1, *, figsize=None, **kw):
+    """(figure, axes) on a :class:`matplotlib.figure.Figure` of its own: no pyplot, no global backend
+    (the user's matplotlib settings are left alone)."""
+    fig = Figure(figsize=figsize)
+    return fig, fig.subplots(nrows, ncols, **kw)
 
 
 def config_title(ds: xr.Dataset, keys=("M", "L", "P", "beta_o", "beta_att", "epsilon")) -> str:
@@ -26,9 +30,8 @@ def config_title(ds: xr.Dataset, keys=("M", "L", "P", "beta_o", "beta_att", "eps
     return text + (f", start: {ds.attrs['start']}" if "start" in ds.attrs else "")
 
 
-def save(fig, path: Path, dpi: int = 120) -> Path:
-    """tight_layout, write, close; returns the path."""
+def save(fig: Figure, path: Path, dpi: int = 120) -> Path:
+    """tight_layout and write (a PDF too when ``pdf``); returns the path."""
     fig.tight_layout()
     fig.savefig(path, dpi=dpi)
-    plt.close(fig)
     return Path(path)

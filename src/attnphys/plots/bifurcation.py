@@ -11,15 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import xarray as xr
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import xarray as xr  # noqa: E402
-
-from attnphys.plots._common import config_title, save  # noqa: E402
-from attnphys.dynamics.classify import REGIMES  # noqa: E402
+from attnphys.plots._common import config_title, save, subplots
+from attnphys.dynamics.classify import REGIMES
 
 REGIME_COLORS = {
     "divergent": "#7f7f7f",
@@ -76,7 +72,7 @@ def plot_bifurcation(ds: xr.Dataset, path: str | Path, feature: int = 0, pair: i
     dirs = _directions(ds)
     has_exp = "exponents" in ds
     nrows = 2 if has_exp else 1
-    fig, axes = plt.subplots(nrows, len(dirs), figsize=(7 * len(dirs), 3.2 * nrows + 0.6), squeeze=False, sharex=True)
+    fig, axes = subplots(nrows, len(dirs), figsize=(7 * len(dirs), 3.2 * nrows + 0.6), squeeze=False, sharex=True)
     for j, d in enumerate(dirs):
         ax = axes[0, j]
         x, y, c = diagram_points(d, feature, pair)
@@ -108,7 +104,7 @@ def plot_bifurcation(ds: xr.Dataset, path: str | Path, feature: int = 0, pair: i
 
     if "section" in ds and ds.sizes.get("pair", 0):
         pairs = list(ds.pair.values)
-        fig, axes = plt.subplots(len(pairs), len(dirs), figsize=(7 * len(dirs), 2.2 * len(pairs) + 0.6),
+        fig, axes = subplots(len(pairs), len(dirs), figsize=(7 * len(dirs), 2.2 * len(pairs) + 0.6),
                                  squeeze=False, sharex=True)
         for j, d in enumerate(dirs):
             for i, name in enumerate(pairs):

@@ -4,19 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import xarray as xr
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import xarray as xr  # noqa: E402
-
-from attnphys.plots._common import config_title, save  # noqa: E402
+from attnphys.plots._common import config_title, save, subplots
 
 
 def plot_converge(ds: xr.Dataset, path: str | Path) -> Path:
     ns = ds.n.values.astype(float)
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharex=True)
+    fig, axes = subplots(1, 2, figsize=(11, 4.2), sharex=True)
     for b in ds.beta_o.values:
         d = ds.sel(beta_o=b)
         line, = axes[0].loglog(ns, d.rms_deviation.values, "o-", label=f"β_o={b:g}: slope {float(d.slope):.2f}")

@@ -4,17 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import xarray as xr
+from matplotlib.colors import BoundaryNorm, ListedColormap, TwoSlopeNorm
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import xarray as xr  # noqa: E402
-from matplotlib.colors import BoundaryNorm, ListedColormap, TwoSlopeNorm  # noqa: E402
-
-from attnphys.dynamics.classify import REGIMES  # noqa: E402
-from attnphys.plots._common import config_title, save  # noqa: E402
-from attnphys.plots.bifurcation import REGIME_COLORS  # noqa: E402
+from attnphys.dynamics.classify import REGIMES
+from attnphys.plots._common import config_title, save, subplots
+from attnphys.plots.bifurcation import REGIME_COLORS
 
 
 def plot_phase_diagram(ds: xr.Dataset, path: str | Path, x: str, y: str) -> Path:
@@ -24,7 +20,7 @@ def plot_phase_diagram(ds: xr.Dataset, path: str | Path, x: str, y: str) -> Path
     sel = {d: 0 for d in ds.regime.dims if d not in (x, y)}
     d = ds.isel(sel).transpose(y, x, ...)
     xs, ys = d[x].values, d[y].values
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
+    fig, axes = subplots(1, 2, figsize=(12, 4.8))
     cmap = ListedColormap([REGIME_COLORS[r] for r in REGIMES])
     norm = BoundaryNorm(np.arange(len(REGIMES) + 1) - 0.5, len(REGIMES))
     im = axes[0].pcolormesh(xs, ys, d.regime.values.astype(float), cmap=cmap, norm=norm, shading="nearest")

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import xarray as xr
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import xarray as xr  # noqa: E402
-
-from attnphys.plots._common import config_title, save  # noqa: E402
-from attnphys.dynamics.spectra import autocorrelation, power_spectrum  # noqa: E402
+from attnphys.plots._common import config_title, save, subplots
+from attnphys.dynamics.spectra import autocorrelation, power_spectrum
 
 
 def _select(ds: xr.Dataset, **sel) -> xr.Dataset:
@@ -35,7 +31,7 @@ def plot_trajectory(ds: xr.Dataset, out_dir: str | Path, window: int = 350, pref
     paths = []
 
     w = slice(max(0, len(steps) - window), None)
-    fig, axes = plt.subplots(2, 1, figsize=(8, 5), sharex=True)
+    fig, axes = subplots(2, 1, figsize=(8, 5), sharex=True)
     for f in range(mo_se.shape[1]):
         axes[0].plot(steps[w], mo_se[w, f], lw=0.8, label=f"feature {f}")
         axes[1].plot(steps[w], att[w, f], lw=0.8)
@@ -46,7 +42,7 @@ def plot_trajectory(ds: xr.Dataset, out_dir: str | Path, window: int = 350, pref
     fig.suptitle(title, fontsize=9)
     paths.append(save(fig, out / f"{prefix}_timeseries.png"))
 
-    fig, axes = plt.subplots(1, 2, figsize=(9, 4))
+    fig, axes = subplots(1, 2, figsize=(9, 4))
     pairs = [("mo_se", mo_se, 0, 1), ("att", att, 0, min(2, att.shape[1] - 1))]
     for ax, (name, y, i, j) in zip(axes, pairs):
         ax.plot(y[:, i], y[:, j], ",", alpha=0.6, color="k")
@@ -55,7 +51,7 @@ def plot_trajectory(ds: xr.Dataset, out_dir: str | Path, window: int = 350, pref
     fig.suptitle(title, fontsize=9)
     paths.append(save(fig, out / f"{prefix}_planes.png"))
 
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
+    fig, axes = subplots(1, 2, figsize=(9, 3.5))
     freq, power = power_spectrum(mo_se[:, 0])
     axes[0].semilogy(freq[1:], power[1:] + 1e-300, lw=0.7)
     axes[0].set_xlabel("frequency (cycles/step)")

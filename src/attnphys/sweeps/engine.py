@@ -113,6 +113,7 @@ def run_sweep(
     scheduler: str | None = None,
     progress: bool = True,
     attrs: dict | None = None,
+    replace: bool = False,
 ) -> xr.Dataset:
     """Run (or resume) ``sweep`` into ``store`` (a Zarr path, or memory when None) and return the
     result on the grid axes (after the task's :meth:`finalize`).
@@ -123,13 +124,14 @@ def run_sweep(
             ``LocalCluster`` of ``workers`` single-threaded worker processes started here).
         workers: processes/workers (default: CPU count).
         attrs: extra attributes of a new store (e.g. the provenance of the command).
+        replace: start over: replace an existing store (of any definition) by a new template.
     """
     if executor not in EXECUTORS:
         raise ValueError(f"executor must be one of {EXECUTORS}, got {executor!r}")
     if scheduler is not None and executor != "dask":
         raise ValueError("--scheduler needs the dask executor")
     target = MemoryStore() if store is None else ZarrStore(store)
-    prepare_target(sweep, target, extra_attrs=attrs)
+    prepare_target(sweep, target, extra_attrs=attrs, replace=replace)
     done = target.done_mask()
     todo = [i for i in range(sweep.grid.n_chunks) if not done[i]]
     sizes = {i: sweep.grid.chunk_range(i)[1] - sweep.grid.chunk_range(i)[0] for i in todo}
@@ -144,7 +146,7 @@ def run_sweep(
     return sweep.task.finalize(target.result())
 
 
-def prepare_target(sweep: Sweep, target, extra_attrs: dict | None = None) -> bool:
+def prepare_target(sweep: Sweep, target, extra_attrs: dict | None = None, replace: bool = False) -> bool:
     """:func:`prepare` with optional extra template attributes."""
     sweep.check()
     g = sweep.grid
@@ -156,7 +158,7 @@ def prepare_target(sweep: Sweep, target, extra_attrs: dict | None = None) -> boo
     attrs["grid_axes"] = json.dumps(g.names)
     coords = sweep.task.coords(g)
     schema = {**sweep.task.schema(g), "point_seed": VarSpec((), (), np.uint32, 0, "seed of the point")}
-    return target.create_or_check(sweep.definition(), g.size, g.chunk, schema, coords, attrs)
+    return target.create_or_check(sweep.definition(), g.size, g.chunk, schema, coords, attrs, replace=replace)
 
 
 def _execute(executor, definition, store, todo, workers, scheduler) -> Iterable[tuple[int, int, Any]]:

@@ -22,7 +22,7 @@ import numpy as np
 import xarray as xr
 
 from attnphys.errors import IncompleteResultError, OutputError
-from attnphys.io import COMPLETE, staged
+from attnphys.io import COMPLETE, staged, unflatten_points
 from attnphys.sweeps.task import VarSpec
 
 
@@ -65,8 +65,9 @@ class ZarrStore:
         self.path = Path(path)
 
     def create_or_check(self, definition: dict, n_points: int, chunk: int, schema: Mapping[str, VarSpec],
-                        coords, attrs: dict) -> bool:
-        """Create the template, or check that an existing store holds the same sweep.
+                        coords, attrs: dict, replace: bool = False) -> bool:
+        """Create the template, or check that an existing store holds the same sweep (``replace``: start
+        over, the new template replacing the existing store atomically).
 
         Returns:
             True if the store was created now.
@@ -76,7 +77,7 @@ class ZarrStore:
                 message lists the differing fields), or ``path`` is not a sweep store.
         """
         path = self.path
-        if path.exists():
+        if path.exists() and not replace:
             try:
                 import zarr
 
@@ -112,7 +113,7 @@ class MemoryStore:
     def __init__(self):
         self.ds: xr.Dataset | None = None
 
-    def create_or_check(self, definition, n_points, chunk, schema, coords, attrs) -> bool:
+    def create_or_check(self, definition, n_points, chunk, schema, coords, attrs, replace: bool = False) -> bool:
         self.ds, _ = _template(definition, n_points, chunk, schema, coords, attrs)
         return True
 
@@ -166,21 +167,7 @@ def _reshape(ds: xr.Dataset, where, require_complete: bool) -> xr.Dataset:
     if require_complete and not done.all():
         raise IncompleteResultError(f"{where}: {int((~done).sum())} of {done.size} chunks are not done; re-run the "
                                     "sweep to finish")
-    definition = json.loads(ds.attrs["sweep"])
-    axes = definition["grid"]["axes"]
-    names = [a["name"] for a in axes]
-    shape = [len(a["values"]) for a in axes]
-    out = {}
-    for name, var in ds.data_vars.items():
-        if name == "done" or "point" not in var.dims:
-            continue
-        rest = var.dims[1:]
-        out[name] = (names + list(rest), var.values.reshape(shape + list(var.shape[1:])), var.attrs)
-    coords = {n: np.asarray(a["values"]) for n, a in zip(names, axes)}
-    coords.update({k: v for k, v in ds.coords.items() if "point" not in v.dims and k not in coords})
-    res = xr.Dataset(out, coords=coords)
-    res.attrs.update(ds.attrs)
-    return res
+    return unflatten_points(ds)
 
 
 __all__ = ["StoreMismatchError", "VarSpec", "ZarrStore", "MemoryStore", "done_mask", "open_result", "write_chunk"]

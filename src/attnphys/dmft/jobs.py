@@ -1,0 +1,578 @@
+"""The ``attnphys dmft …`` commands as jobs (theory: docs/theory/dmft.md; docs/theory/sweeps.md §5).
+
+Each job is a validated model of its options; :meth:`run` turns the points into a grid and runs a sweep
+task of :mod:`attnphys.dmft.tasks` — in memory for single results, into a resumable Zarr store for the
+diagrams — then writes, plots and summarises. A job's model options (``--preset``, ``--M``, ``--beta-o``,
+…) resolve to one :class:`~attnphys.dmft.DMFTConfig`; an option given several values
+(``--beta-o 0.5,1,3`` or ``1.2:1.3:11``) becomes a swept axis where the command sweeps it.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+from pydantic import Field, ValidationError, field_validator, model_validator
+
+from attnphys.dmft.config import BATCHED, PRESETS, DMFTConfig, preset
+from attnphys.dmft.initial import StartSpec
+from attnphys.dmft.meanfield import OBSERVABLES
+from attnphys.dmft.tasks import check_schedule
+from attnphys.errors import InputError
+from attnphys.jobs import AbstractJob, IntValues, Report, Values, format_validation, option_name, register_job
+
+_MODEL_FIELDS = ("M", "L", "P", "n_se", "epsilon", "beta_o", "beta_att", "scaling_att", "scaling_o", "mo_se_convention",
+                 "era")
+
+
+class ModelOptions(AbstractJob):
+    """Options shared by the DMFT commands: a preset and overrides of any configuration field."""
+
+    preset: str = Field("paper", description="Named configuration (see `attnphys dmft presets`).")
+    M: int | None = Field(None, description="Number of features (default: the preset's).")
+    L: int | None = Field(None, description="Context length (default: the preset's).")
+    P: int | None = Field(None, description="Positional bits (default: the preset's).")
+    n_se: int | None = Field(None, description="Semantic bits per token of the weights (default: the preset's).")
+    beta_o: Values | None = Field(None, description="Output inverse temperature β_o.")
+    beta_att: Values | None = Field(None, description="Attention inverse temperature β_att (γ follows).")
+    epsilon: Values | None = Field(None, description="Positional weight ε.")
+    scaling_att: float | None = Field(None, description="Attention multiplier s_att.")
+    scaling_o: float | None = Field(None, description="Output multiplier s_o.")
+    correlations: Literal["segments", "random", "gaussian", "weights"] | dict | None = Field(
+        None, description="Correlation kind (default: the preset's segments).")
+    corr_seed: int | None = Field(None, description="Seed of the weights/correlations.")
+    n_segments: int | None = Field(None, description="Segments per weight row (segments kind).")
+    gaussian_scale: float | None = Field(None, description="Standard deviation of the pair moments (gaussian kind).")
+    weights: Path | None = Field(None, description="File of hand-set ±1 weights Wo, Wv, Wq, Wk (.npz or .json).")
+    mo_se_convention: Literal["plain", "paper"] | None = Field(
+        None, description="mo_se record: plain (no factor) or paper (times 1-ε).")
+    era: Literal["head", "2024"] | None = Field(None, description="Window and position conventions.")
+
+    swept: ClassVar[tuple[str, ...]] = ()
+    """Fields this command may sweep (several values); others must have one value."""
+
+    @field_validator("preset")
+    @classmethod
+    def _preset(cls, v):
+        if v not in PRESETS:
+            raise ValueError(f"unknown preset {v!r}; choose one of {sorted(PRESETS)}")
+        return v
+
+    @model_validator(mode="after")
+    def _single_values(self):
+        for name in ("beta_o", "beta_att", "epsilon"):
+            v = getattr(self, name)
+            if v is not None and len(v) > 1 and name not in self.swept:
+                raise ValueError(f"{option_name(name)} takes one value in this command, got {len(v)}")
+        return self
+
+    # -- resolution ---------------------------------------------------------------------------------
+    def configuration(self) -> DMFTConfig:
+        """The configuration: the preset, overridden by every option given (first value of a sweep).
+
+        Raises:
+            InputError: naming the option and the rule it breaks.
+        """
+        changes: dict[str, Any] = {}
+        for name in _MODEL_FIELDS:
+            v = getattr(self, name)
+            if v is not None:
+                changes[name] = v[0] if isinstance(v, tuple) else v
+        corr = self._correlations()
+        if corr is not None:
+            changes["correlations"] = corr
+        try:
+            cfg = preset(self.preset, **changes)
+        except ValidationError as e:
+            raise InputError(format_validation(e, type(self))) from None
+        for name in self.swept:
+            v = getattr(self, name)
+            if v is not None and len(v) > 1:
+                cfg.check_axis(name, v)
+        return cfg
+
+    def _correlations(self) -> dict | None:
+        base = dict(PRESETS[self.preset].get("correlations", {}))
+        if isinstance(self.correlations, dict):
+            base = dict(self.correlations)
+        elif self.correlations is not None and self.correlations != base.get("kind"):
+            base = {"kind": self.correlations}
+        extra = {"seed": self.corr_seed, "n_segments": self.n_segments, "scale": self.gaussian_scale,
+                 "path": None if self.weights is None else str(self.weights)}
+        for key, v in extra.items():
+            if v is not None:
+                if key == "path" and base.get("kind") != "weights":
+                    base = {"kind": "weights"}
+                base[key] = v
+        if base.get("kind") == "weights" and "path" not in base:
+            raise InputError("the weights correlation kind needs --weights FILE", "--correlations")
+        if base.get("kind") == "weights":
+            base.pop("seed", None)
+        if base.get("kind") != "segments":
+            base.pop("n_segments", None)
+        if base.get("kind") != "gaussian":
+            base.pop("scale", None)
+        return base or None
+
+    def axes(self):
+        """Grid axes of the options given several values (in field order)."""
+        from attnphys.sweeps import Axis
+
+        return tuple(Axis(name=n, values=getattr(self, n)) for n in self.swept
+                     if getattr(self, n) is not None and len(getattr(self, n)) > 1)
+
+    def provenance(self) -> dict[str, Any]:
+        """The job with every model option filled in from the resolved configuration, so that a rerun
+        does not depend on what a preset means in another version."""
+        cfg = self.configuration()
+        filled = {n: getattr(self, n) if (isinstance(getattr(self, n), tuple) and len(getattr(self, n)) > 1)
+                  else getattr(cfg, n) for n in _MODEL_FIELDS}
+        job = self.model_copy(update={**filled, "correlations": cfg.correlations.model_dump(mode="json"),
+                                      "corr_seed": None, "n_segments": None, "gaussian_scale": None, "weights": None})
+        return {**super(ModelOptions, job).provenance()}
+
+    def inputs_check(self) -> None:
+        self.configuration()
+
+
+def _summary_dims(ds) -> str:
+    return ", ".join(f"{a}={b}" for a, b in ds.sizes.items())
+
+
+def _run_sweep(job, task, axes, store: Path | None, chunk: int, executor="inprocess", workers=None, scheduler=None,
+               base_seed: int = 0, progress: bool = True):
+    """Run ``task`` on ``axes`` (memory, or a resumable store at ``store``) with the job's provenance."""
+    from attnphys.sweeps import Grid, Sweep, run_sweep
+
+    try:
+        sweep = Sweep(grid=Grid(axes=axes, chunk=chunk), task=task, base_seed=base_seed)
+    except ValidationError as e:
+        raise InputError(format_validation(e)) from None
+    sweep.check()
+    return run_sweep(sweep, store, executor, workers=workers, scheduler=scheduler, progress=progress,
+                     attrs=job.provenance(), replace=store is not None and job.overwrite)
+
+
+# ==== trajectory ======================================================================================
+
+@register_job
+class TrajectoryJob(ModelOptions):
+    """Run the mean-field map and record att, mo, mo_se, mv, mq, mk per step.
+
+    Several values of --beta-o, --beta-att or --epsilon (0.5,1,3 or START:STOP:NUM) run as one
+    vectorised batch over their grid."""
+
+    command: ClassVar[str] = "dmft trajectory"
+    outputs_spec: ClassVar[dict[str, str]] = {"out": "result", "plot": "figures"}
+    swept: ClassVar[tuple[str, ...]] = BATCHED
+
+    steps: int = Field(2000, ge=1, description="Loop steps T.")
+    transient: int = Field(0, ge=0, description="Steps discarded before recording (fewer than --steps).")
+    record_every: int = Field(1, ge=1, description="Record every K-th step after the transient.")
+    start: StartSpec = Field("token", description="Initial condition: token, checkpoint (the published β_o = 3 "
+                                                  "window) or a window FILE (.json or the reference's .npz).")
+    out: Path = Field(Path("trajectory.zarr"), description="Output store (.zarr, or .nc for NetCDF).")
+    plot: Path | None = Field(None, description="Folder for the trajectory figures.")
+    save_final: Path | None = Field(None, description="Save the final context window here (.npz or .json), "
+                                                      "readable by --start.")
+
+    @model_validator(mode="after")
+    def _schedule(self):
+        check_schedule(self.steps, self.transient)
+        return self
+
+    def inputs_check(self) -> None:
+        super().inputs_check()
+        if self.save_final is not None:
+            if self.save_final.suffix not in (".npz", ".json"):
+                raise InputError(f"{self.save_final}: the final window is saved as .npz or .json", "--save-final")
+            if self.save_final.exists():
+                raise InputError(f"{self.save_final} exists; choose another file", "--save-final")
+            if self.axes():
+                raise InputError("the final window is saved for a single run; give one value per parameter",
+                                 "--save-final")
+
+    def task(self):
+        from attnphys.dmft.tasks import TrajectoryTask
+
+        return TrajectoryTask(config=self.configuration(), start=self.start, steps=self.steps, transient=self.transient,
+                              record_every=self.record_every)
+
+    def execute(self, progress: bool = True) -> Report:
+        from attnphys.dmft.trajectory import final_windows
+
+        t0 = time.perf_counter()
+        axes = self.axes()
+        size = int(np.prod([len(a.values) for a in axes])) if axes else 1
+        ds = _run_sweep(self, self.task(), axes, None, max(size, 1), progress=progress).drop_vars("point_seed")
+        elapsed = time.perf_counter() - t0
+        paths = [self.write_result(ds, self.out)]
+        first = ds.mo_se.isel({d: 0 for d in ds.mo_se.dims if d not in ("step", "feature")})
+        rows = {"dims": _summary_dims(ds), "wall time": f"{elapsed:.2f} s",
+                "mo_se at last record": np.array2string(first.values[-1], precision=6)}
+        if self.save_final is not None:
+            from attnphys.dmft.initial import save_window
+
+            [state] = final_windows(ds)
+            paths.append(save_window(state, self.save_final, beta_o=float(self.configuration().beta_o)))
+        if self.plot is not None:
+            from attnphys.plots.trajectory import plot_trajectory
+
+            paths += plot_trajectory(ds, self.plot)
+        return Report(f"trajectory → {self.out}", rows, paths, ds)
+
+
+# ==== Lyapunov ========================================================================================
+
+@register_job
+class LyapunovJob(ModelOptions):
+    """Lyapunov spectrum of the mean-field map (Benettin/QR); exponents sorted descending."""
+
+    command: ClassVar[str] = "dmft lyapunov"
+    swept: ClassVar[tuple[str, ...]] = BATCHED
+
+    steps: int = Field(20_000, ge=1, description="Loop steps T; exponents average the last T − transient.")
+    transient: int = Field(10_000, ge=0, description="Steps discarded first (≥ L − 1 from a token).")
+    k: int | None = Field(None, ge=1, description="Leading exponents to compute (default: all L·M).")
+    full_state: bool = Field(False, description="Use the full L(M+P) state (positional exponents come out 0).")
+    align: int = Field(0, ge=0, description="Last transient steps that also align the tangent vectors.")
+    reortho_every: int = Field(1, ge=1, description="Steps between QR re-orthonormalisations.")
+    history_every: int = Field(0, ge=0, description="Keep running estimates every this many steps (0: none).")
+    start: StartSpec = Field("token", description="Initial condition: token, checkpoint or a window FILE.")
+    out: Path = Field(Path("lyapunov.zarr"), description="Output store (.zarr or .nc).")
+
+    def task(self):
+        from attnphys.dmft.tasks import LyapunovTask
+
+        try:
+            return LyapunovTask(config=self.configuration(), start=self.start, steps=self.steps,
+                                transient=self.transient, k=self.k, full_state=self.full_state, align=self.align,
+                                reortho_every=self.reortho_every, history_every=self.history_every)
+        except ValidationError as e:
+            raise InputError(format_validation(e, type(self))) from None
+
+    def inputs_check(self) -> None:
+        super().inputs_check()
+        self.task()
+
+    def execute(self, progress: bool = True) -> Report:
+        t0 = time.perf_counter()
+        axes = self.axes()
+        size = int(np.prod([len(a.values) for a in axes])) if axes else 1
+        ds = _run_sweep(self, self.task(), axes, None, max(size, 1), progress=progress).drop_vars("point_seed")
+        paths = [self.write_result(ds, self.out)]
+        first = ds.isel({d: 0 for d in ds.exponents.dims if d != "exponent"})
+        rows = {"dims": _summary_dims(ds), "wall time": f"{time.perf_counter() - t0:.2f} s",
+                "exponents (first point)": np.array2string(first.exponents.values, precision=5),
+                "below round-off": np.array2string(first.below_roundoff.values),
+                "positional": ds.attrs["positional_exponents"]}
+        return Report(f"Lyapunov exponents → {self.out}", rows, paths, ds)
+
+
+# ==== orbit diagrams ==================================================================================
+
+class SweepOptions(ModelOptions):
+    """Options of the commands that run on a resumable sweep store."""
+
+    chunk: int = Field(1024, ge=1, description="Points per vectorised batch (one task).")
+    executor: Literal["inprocess", "processes", "dask"] = Field("inprocess", description="Where chunks run.")
+    workers: int | None = Field(None, ge=1, description="Processes / Dask workers (default: CPU count).")
+    scheduler: str | None = Field(None, description="Dask scheduler address, e.g. tcp://host:8786.")
+
+    @model_validator(mode="after")
+    def _executor(self):
+        if self.scheduler is not None and self.executor != "dask":
+            raise ValueError("--scheduler needs --executor dask")
+        if self.workers is not None and self.executor == "inprocess":
+            raise ValueError("--workers needs --executor processes or dask")
+        return self
+
+
+def _regime_counts(ds) -> str:
+    from attnphys.dynamics.classify import REGIMES
+
+    codes, counts = np.unique(ds.regime.values, return_counts=True)
+    return ", ".join(f"{REGIMES[c]}: {n}" for c, n in zip(codes, counts) if c >= 0)
+
+
+@register_job
+class BifurcationJob(SweepOptions):
+    """Orbit/bifurcation diagram with Lyapunov exponents and regimes.
+
+    Cold starts (every value from --start) or continuation chains (--continuation up|down|both: every
+    value from the previous value's final state) write the same variables; continuation adds a
+    `direction` dimension. Both run on a resumable store: re-running the same command resumes."""
+
+    command: ClassVar[str] = "dmft bifurcation"
+    outputs_spec: ClassVar[dict[str, str]] = {"out": "sweep", "plot": "figure"}
+
+    param: Literal["beta_o", "beta_att", "epsilon"] = Field("beta_o", description="Swept parameter.")
+    start_value: float = Field(0.0, allow_inf_nan=False, description="First parameter value.")
+    stop_value: float = Field(3.0, allow_inf_nan=False, description="Last parameter value.")
+    num: int = Field(401, ge=1, description="Number of parameter values (evenly spaced, both ends included).")
+    steps: int = Field(175_000, ge=1, description="Loop steps per value.")
+    transient: int = Field(100_000, ge=0, description="Steps discarded before recording (fewer than --steps).")
+    lyapunov: int = Field(3, ge=0, description="Leading Lyapunov exponents over the recorded steps (0: none).")
+    n_orbit: int = Field(1000, ge=20, description="Last recorded observations kept per value.")
+    observable: Literal["att", "mo", "mo_se", "mv", "mq", "mk"] = Field("mo_se", description="Observable of the diagram.")
+    section_tol: float = Field(1e-3, ge=0, allow_inf_nan=False, description="Zero-plane section tolerance |y_g| ≤ tol.")
+    continuation: Literal["up", "down", "both"] | None = Field(None, description="Continuation instead of cold starts.")
+    start: StartSpec = Field("checkpoint", description="Initial condition: checkpoint, token or a window FILE.")
+    out: Path = Field(Path("bifurcation.zarr"), description="Output Zarr store; re-running resumes.")
+    plot: Path | None = Field(None, description="Figure file (PNG); zero-plane points go to <stem>_sections.png.")
+
+    @model_validator(mode="after")
+    def _schedule(self):
+        check_schedule(self.steps, self.transient)
+        if self.stop_value < self.start_value:
+            raise ValueError(f"--stop-value ({self.stop_value}) must be >= --start-value ({self.start_value})")
+        if self.num > 1 and self.stop_value == self.start_value:
+            raise ValueError(f"--start-value = --stop-value = {self.start_value} with --num {self.num}: empty range")
+        if self.continuation is not None and self.executor != "inprocess" and self.continuation != "both":
+            raise ValueError("a single continuation chain runs in one process: use --executor inprocess")
+        return self
+
+    def grid_axes(self):
+        from attnphys.sweeps import Axis
+
+        ax = Axis.linspace(self.param, self.start_value, self.stop_value, self.num)
+        if self.continuation is None:
+            return (ax,)
+        dirs = ("up", "down") if self.continuation == "both" else (self.continuation,)
+        return (Axis(name="direction", values=dirs), ax)
+
+    def task(self):
+        from attnphys.dmft.tasks import OrbitTask
+
+        return OrbitTask(config=self.configuration(), steps=self.steps, transient=self.transient,
+                         lyapunov=self.lyapunov, n_orbit=self.n_orbit, keep_orbit=True, observable=self.observable,
+                         section_tol=self.section_tol, start=self.start)
+
+    def inputs_check(self) -> None:
+        super().inputs_check()
+        from attnphys.sweeps import Grid, Sweep
+
+        axes = self.grid_axes()
+        chunk = self._chunk(axes)
+        try:
+            Sweep(grid=Grid(axes=axes, chunk=chunk), task=self.task()).check()
+        except ValidationError as e:
+            raise InputError(format_validation(e, type(self))) from None
+
+    def _chunk(self, axes) -> int:
+        if self.continuation is None:
+            return self.chunk
+        return len(axes[-1].values) * len(axes[0].values)
+
+    def execute(self, progress: bool = True) -> Report:
+        t0 = time.perf_counter()
+        axes = self.grid_axes()
+        ds = _run_sweep(self, self.task(), axes, self.out, self._chunk(axes), self.executor, self.workers,
+                        self.scheduler, progress=progress)
+        rows = {"dims": _summary_dims(ds), "wall time": f"{time.perf_counter() - t0:.2f} s",
+                "regimes": _regime_counts(ds)}
+        paths = [self.out]
+        if self.plot is not None:
+            from attnphys.plots.bifurcation import plot_bifurcation
+
+            paths += plot_bifurcation(ds, self.plot)
+        return Report(f"bifurcation diagram → {self.out}", rows, paths, ds)
+
+
+AxisSpec = tuple[str, float, float, int]
+
+
+@register_job
+class PhaseDiagramJob(SweepOptions):
+    """Phase diagram over two configuration fields: regime and Lyapunov exponents per point.
+
+    Runs on a resumable store: re-running the same command resumes; a different one is refused."""
+
+    command: ClassVar[str] = "dmft phase-diagram"
+    outputs_spec: ClassVar[dict[str, str]] = {"out": "sweep", "plot": "figure"}
+
+    x: AxisSpec = Field(("beta_o", 0.0, 3.0, 201), description="FIELD START STOP NUM of the x axis.")
+    y: AxisSpec = Field(("beta_att", 0.0, 3.0, 201), description="FIELD START STOP NUM of the y axis.")
+    steps: int = Field(120_000, ge=1, description="Loop steps per point.")
+    transient: int = Field(100_000, ge=0, description="Steps discarded before recording (fewer than --steps).")
+    lyapunov: int = Field(2, ge=0, description="Leading Lyapunov exponents per point.")
+    n_orbit: int = Field(1000, ge=20, description="Last recorded observations used for the classification.")
+    start: StartSpec = Field("checkpoint", description="Initial condition: checkpoint, token or a window FILE.")
+    seed: int = Field(0, ge=0, description="Base seed of the per-point seeds.")
+    out: Path = Field(Path("phase.zarr"), description="Zarr store; re-running the same command resumes.")
+    plot: Path | None = Field(None, description="Figure (PNG): regime map and λ1 heat map.")
+
+    @model_validator(mode="after")
+    def _schedule(self):
+        check_schedule(self.steps, self.transient)
+        if self.x[0] == self.y[0]:
+            raise ValueError(f"--x and --y name the same field {self.x[0]!r}")
+        return self
+
+    def grid_axes(self):
+        from attnphys.sweeps import Axis
+
+        try:
+            return (Axis.linspace(*self.x), Axis.linspace(*self.y))
+        except ValueError as e:
+            raise InputError(str(e), "--x/--y") from None
+
+    def task(self):
+        from attnphys.dmft.tasks import OrbitTask
+
+        return OrbitTask(config=self.configuration(), steps=self.steps, transient=self.transient,
+                         lyapunov=self.lyapunov, n_orbit=self.n_orbit, start=self.start)
+
+    def inputs_check(self) -> None:
+        super().inputs_check()
+        from attnphys.sweeps import Grid, Sweep
+
+        Sweep(grid=Grid(axes=self.grid_axes(), chunk=self.chunk), task=self.task()).check()
+
+    def execute(self, progress: bool = True) -> Report:
+        t0 = time.perf_counter()
+        ds = _run_sweep(self, self.task(), self.grid_axes(), self.out, self.chunk, self.executor, self.workers,
+                        self.scheduler, base_seed=self.seed, progress=progress)
+        elapsed = time.perf_counter() - t0
+        n = int(np.prod([ds.sizes[a] for a in (self.x[0], self.y[0])]))
+        rows = {"grid": " × ".join(f"{a}={ds.sizes[a]}" for a in (self.x[0], self.y[0])),
+                "wall time": f"{elapsed:.1f} s ({n / max(elapsed, 1e-9):.1f} points/s)", "regimes": _regime_counts(ds)}
+        paths = [self.out]
+        if self.plot is not None:
+            from attnphys.plots.phase import plot_phase_diagram
+
+            paths.append(plot_phase_diagram(ds, self.plot, self.x[0], self.y[0]))
+        return Report(f"phase diagram → {self.out}", rows, paths, ds)
+
+
+# ==== finite N ========================================================================================
+
+@register_job
+class FiniteJob(ModelOptions):
+    """Sample paths of the finite-N stochastic network with the mean field's conventions.
+
+    The network repeats each of the configuration's n_se weight columns N/n_se times, so N must be a
+    multiple of n_se (the mean field and the finite network then share every correlation tensor)."""
+
+    command: ClassVar[str] = "dmft finite"
+    swept: ClassVar[tuple[str, ...]] = ("beta_o",)
+
+    n: int = Field(99_000, ge=1, description="Semantic bits N of the finite network (a multiple of n_se).")
+    paths: int = Field(16, ge=1, description="Independent sample paths.")
+    steps: int = Field(5000, ge=1, description="Loop steps.")
+    transient: int = Field(0, ge=0, description="Steps not recorded (fewer than --steps).")
+    seed: int = Field(0, ge=0, lt=2**32, description="Path p uses the key fold_in(PRNGKey(seed), p).")
+    per_bit: bool = Field(False, description="Sample every bit (memory O(N)) instead of one binomial per weight class.")
+    out: Path = Field(Path("finite.zarr"), description="Output store (.zarr or .nc).")
+
+    @model_validator(mode="after")
+    def _schedule(self):
+        check_schedule(self.steps, self.transient)
+        return self
+
+    def inputs_check(self) -> None:
+        from attnphys.dmft.finite import network_size
+
+        network_size(self.configuration(), self.n)
+        if self.per_bit and self.n * self.paths > 50_000_000:
+            raise InputError(f"--per-bit keeps N × paths = {self.n * self.paths} bits in memory; use fewer or drop "
+                             "--per-bit", "--per-bit")
+
+    def execute(self, progress: bool = True) -> Report:
+        from attnphys.dmft.tasks import FiniteTask
+
+        t0 = time.perf_counter()
+        task = FiniteTask(config=self.configuration(), n=self.n, paths=self.paths, steps=self.steps,
+                          transient=self.transient, seed=self.seed, per_bit=self.per_bit)
+        axes = self.axes()
+        ds = _run_sweep(self, task, axes, None, max(1, len(axes[0].values)) if axes else 1,
+                        progress=progress).drop_vars("point_seed")
+        ds.attrs.update(n_se_finite=self.n)
+        paths = [self.write_result(ds, self.out)]
+        rows = {"dims": _summary_dims(ds), "engine": ds.attrs["engine"], "wall time": f"{time.perf_counter() - t0:.2f} s"}
+        return Report(f"finite network → {self.out}", rows, paths, ds)
+
+
+@register_job
+class ConvergeJob(ModelOptions):
+    """How finite-N paths approach the mean field as N grows; fitted slopes over the largest three decades.
+
+    Each N is rounded to the nearest multiple of n_se (the network repeats the configuration's columns)."""
+
+    command: ClassVar[str] = "dmft converge"
+    outputs_spec: ClassVar[dict[str, str]] = {"out": "result", "plot": "figure"}
+    swept: ClassVar[tuple[str, ...]] = ("beta_o",)
+
+    beta_o: Values | None = Field((0.5, 1.0, 3.0), description="β_o values.")
+    n: IntValues = Field((100, 1000, 10_000, 100_000, 1_000_000),
+                         description="Network sizes N (each rounded to the nearest multiple of n_se; at least two).")
+    paths: int = Field(16, ge=1, description="Sample paths per (β_o, N).")
+    steps: int = Field(2000, ge=2, description="Loop steps per path.")
+    horizon: int = Field(200, ge=1, description="Steps over which path deviations are measured.")
+    transient: int = Field(1000, ge=0, description="Steps before the long-run statistics (fewer than --steps).")
+    seed: int = Field(0, ge=0, lt=2**32, description="Path p uses the key fold_in(PRNGKey(seed), p).")
+    out: Path = Field(Path("converge.zarr"), description="Output store (.zarr or .nc).")
+    plot: Path | None = Field(None, description="Figure (PNG): distances vs N, log–log, with fitted slopes.")
+
+    @model_validator(mode="after")
+    def _schedule(self):
+        check_schedule(self.steps, self.transient)
+        if self.horizon > self.steps:
+            raise ValueError(f"--horizon ({self.horizon}) must not exceed --steps ({self.steps})")
+        bad = [v for v in self.n if v < 1]
+        if bad:
+            raise ValueError(f"--n: network sizes must be positive, got {bad}")
+        return self
+
+    def sizes(self) -> list[int]:
+        """The sizes: each N rounded to the nearest multiple of n_se; at least two distinct ones."""
+        n_se = self.configuration().n_se
+        sizes = [max(1, round(int(k) / n_se)) * n_se for k in self.n]
+        if len(set(sizes)) != len(sizes):
+            raise InputError(f"sizes {list(self.n)} round to repeated multiples of n_se = {n_se}: {sizes}", "--n")
+        if len(sizes) < 2:
+            raise InputError("give at least two network sizes (a slope needs two points)", "--n")
+        return sorted(sizes)
+
+    def inputs_check(self) -> None:
+        super().inputs_check()
+        self.sizes()
+
+    def execute(self, progress: bool = True) -> Report:
+        from attnphys.dmft.converge import converge
+
+        t0 = time.perf_counter()
+        cfg = self.configuration()
+        ds = converge(cfg, self.beta_o or (cfg.beta_o,), self.sizes(), paths=self.paths, steps=self.steps,
+                      horizon=self.horizon, transient=self.transient, seed=self.seed, progress=progress)
+        ds = ds.drop_vars("point_seed")
+        paths = [self.write_result(ds, self.out)]
+        rows = {"N": ", ".join(str(k) for k in ds.n.values), "wall time": f"{time.perf_counter() - t0:.1f} s"}
+        for b in ds.beta_o.values:
+            d = ds.sel(beta_o=b)
+            rows[f"β_o={b:g}"] = (f"RMS slope {float(d.slope):+.3f}, long-run statistics slope {float(d.stat_slope):+.3f}; "
+                                  f"RMS at largest N {float(d.rms_deviation[-1]):.2e}")
+        if self.plot is not None:
+            from attnphys.plots.converge import plot_converge
+
+            paths.append(plot_converge(ds, self.plot))
+        return Report(f"finite-N convergence → {self.out}", rows, paths, ds)
+
+
+@register_job
+class PresetsJob(AbstractJob):
+    """List the named configurations."""
+
+    command: ClassVar[str] = "dmft presets"
+    outputs_spec: ClassVar[dict[str, str]] = {}
+
+    def execute(self, progress: bool = True) -> Report:
+        import json
+
+        return Report("DMFT presets", {name: json.dumps(fields) for name, fields in PRESETS.items()})
+
+
+__all__ = ["ModelOptions", "TrajectoryJob", "LyapunovJob", "BifurcationJob", "PhaseDiagramJob", "FiniteJob",
+           "ConvergeJob", "PresetsJob", "OBSERVABLES"]
