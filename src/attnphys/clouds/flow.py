@@ -49,13 +49,26 @@ def velocity(attn: AbstractAttention, X: jax.Array, residual: bool = True, spher
     return V
 
 
-@eqx.filter_jit
-def _solve(attn, X0, ts, residual: bool, sphere: bool, rtol: float, atol: float, solver: str, max_steps: int):
+def _solve_impl(attn, X0, ts, residual: bool, sphere: bool, rtol: float, atol: float, solver: str, max_steps: int):
     term = diffrax.ODETerm(lambda t, X, a: velocity(a, X, residual, sphere))
     sol = diffrax.diffeqsolve(term, SOLVERS[solver](), ts[0], ts[-1], None, X0, args=attn,
                               saveat=diffrax.SaveAt(ts=ts), stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol),
                               max_steps=max_steps, throw=False)
     return sol.ys, sol.stats["num_steps"], sol.result == diffrax.RESULTS.successful
+
+
+_solve = eqx.filter_jit(_solve_impl)
+
+
+@eqx.filter_jit
+def solve_many(attn, X0s, ts, residual: bool = True, sphere: bool = True, rtol: float = RTOL, atol: float = ATOL,
+               solver: str = "tsit5", max_steps: int = 1_000_000):
+    """Integrate the flow from a batch of starts X0s (S, N, D) at once (theory: docs/theory/particles.md §6).
+
+    Returns:
+        (ys (S, T, N, D), steps (S,), ok (S,)): ``ok`` is False where the solver failed (ys then unusable).
+    """
+    return jax.vmap(lambda X: _solve_impl(attn, X, ts, residual, sphere, rtol, atol, solver, max_steps))(X0s)
 
 
 @dataclass(frozen=True)
@@ -177,5 +190,5 @@ def uniform_sphere(key, n: int, d: int, dtype=None) -> jax.Array:
     return X / jnp.linalg.norm(X, axis=1, keepdims=True)
 
 
-__all__ = ["SOLVERS", "RTOL", "ATOL", "velocity", "FlowSolution", "solve_flow", "flow_statistics", "flow_dataset",
+__all__ = ["SOLVERS", "RTOL", "ATOL", "velocity", "FlowSolution", "solve_flow", "solve_many", "flow_statistics", "flow_dataset",
            "uniform_sphere"]
