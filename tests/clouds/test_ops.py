@@ -30,7 +30,7 @@ def X():
 
 @pytest.mark.parametrize("norm", sorted(NORMS))
 def test_every_normalization_is_idempotent_and_finite(norm, X):
-    f = NORMS[norm]
+    f = NORMS[norm]()
     Y = f(X)
     assert Y.shape == X.shape and bool(jnp.all(jnp.isfinite(Y)))
     np.testing.assert_allclose(f(Y), Y, rtol=1e-4, atol=1e-5)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnphys.probes import adapter_for, builtin_corpus, capture
+from attnphys.probes import ADAPTERS, adapter_for, builtin_corpus, capture
 
 transformers = pytest.importorskip("transformers")
 
@@ -37,7 +37,7 @@ def tiny(kind):
         cfg = transformers.BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
                                       intermediate_size=64, max_position_embeddings=128)
         model = transformers.BertModel(cfg, add_pooling_layer=False)
-    elif kind == "gpt2":
+    elif kind == "gpt2":  # noqa: SIM114
         cfg = transformers.GPT2Config(vocab_size=100, n_embd=32, n_layer=2, n_head=4, n_positions=128)
         model = transformers.GPT2Model(cfg)
     else:
@@ -49,7 +49,7 @@ def tiny(kind):
 
 
 SENTENCES = builtin_corpus()[:6]
-KINDS = ["bert", "gpt2", "llama"]
+KINDS = sorted(ADAPTERS)  # every adapter gets every test
 
 
 @pytest.fixture(params=KINDS)

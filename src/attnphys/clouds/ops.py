@@ -1,100 +1,70 @@
-"""Operators on token clouds X ∈ R^{N×D}, the N tokens seen as an empirical distribution (spec
-``probabilistic-attention.md`` §3). Every operator is a pure function X → X (jit/vmap-able).
+"""Operators on token clouds X ∈ R^{N×D}, the N tokens seen as an empirical distribution, and layers
+composed of them (theory: docs/theory/clouds.md §1, §2, §6). Every operator is a pure function X → X.
 
-* :func:`attention_step` — h_i ← h_i + α Σ_heads W_v Σ_j softmax_j(β h_iᵀ W h_j) h_j: a gradient-ascent
-  step on log Σ_j e^{β h_iᵀ W h_j} with the moving cloud itself as the support (Prop. 1a with
-  "changing patterns"); W = I and W_v = I by default.
-* :func:`layernorm` (centre and scale each token over its features; optional affine), :func:`rmsnorm`,
-  :func:`renormalize` (RN_{η₀,Λ₀}: η ↦ η₀ + Λ₀^{1/2} Σ̄^{-1/2} (η − η̄) with the cloud's own mean and
-  covariance, Theorem 1), :func:`sphere` (projection on the sphere of radius r), :func:`identity`.
+The building blocks live in :mod:`attnphys.clouds.norms` (normalizations),
+:mod:`attnphys.clouds.attention` (attention operators), :mod:`attnphys.clouds.mlp` and
+:mod:`attnphys.clouds.ensembles`; this module holds the functional shortcuts and the layers.
 """
 
 from __future__ import annotations
 
-from functools import partial
-from typing import Callable, Sequence
+from typing import Callable
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 
+from attnphys.clouds.attention import AbstractAttention, bilinear_attention
+from attnphys.clouds.norms import NORMS, AbstractNorm, Identity, LayerNorm, RMSNorm, RN, Sphere, make_norm, sym_power
+
 
 def attention_step(X, beta=1.0, W=None, Wv=None, alpha=1.0):
-    """One residual attention update of the whole cloud.
+    """One residual attention update of the whole cloud: h_i ← h_i + α Σ_heads W_v Σ_j
+    softmax_j(β h_iᵀ W h_j) h_j, a gradient-ascent step on log Σ_j e^{β h_iᵀ W h_j} with the moving
+    cloud itself as the support (theory: docs/theory/clouds.md §2).
 
     Args:
         X: (N, D) tokens. W: (D, D) = W_qᵀW_k, or (H, D, D) for H heads, or None (identity).
         Wv: (D, D) or (H, D, D) value maps (None: identity). alpha: step size α.
     """
-    if W is None or W.ndim == 2:
-        W = None if W is None else W[None]
-        Wv = None if Wv is None else (Wv[None] if Wv.ndim == 2 else Wv)
-    H = 1 if W is None else W.shape[0]
-    upd = jnp.zeros_like(X)
-    for h in range(H):
-        K = X if W is None else X @ W[h].T  # row j: (W h_j)ᵀ, scores h_iᵀ W h_j
-        P = jax.nn.softmax(beta * X @ K.T, axis=-1)
-        V = X if Wv is None else X @ Wv[min(h, Wv.shape[0] - 1)].T
-        upd = upd + P @ V
-    return X + alpha * upd
+    return X + alpha * bilinear_attention("sa", beta, W, Wv)(X)
+
+
+def attention_no_residual(X, beta=1.0, W=None, Wv=None):
+    """h_i ← Σ_j softmax_j(β h_iᵀ W h_j) W_v h_j: every token replaced by a weighted mean of the
+    (value-mapped) cloud; with W_v = I the cloud shrinks into its convex hull and collapses to a point
+    when iterated (theory: docs/theory/clouds.md §6.1)."""
+    return bilinear_attention("sa", beta, W, Wv)(X)
 
 
 def layernorm(X, gamma=None, bias=None, eps=1e-5):
-    """(x − mean(x)) / sqrt(var(x) + eps) per token, then γ ⊙ · + b if given."""
-    mu = jnp.mean(X, axis=-1, keepdims=True)
-    var = jnp.var(X, axis=-1, keepdims=True)
-    Y = (X - mu) / jnp.sqrt(var + eps)
-    if gamma is not None:
-        Y = Y * gamma
-    if bias is not None:
-        Y = Y + bias
-    return Y
+    """:class:`~attnphys.clouds.norms.LayerNorm` as a function (theory: docs/theory/clouds.md §3.1)."""
+    return LayerNorm(gamma, bias, eps)(X)
 
 
 def rmsnorm(X, gamma=None, eps=1e-6):
-    """x / sqrt(mean(x²) + eps) per token (γ ⊙ · if given)."""
-    Y = X / jnp.sqrt(jnp.mean(X**2, axis=-1, keepdims=True) + eps)
-    return Y if gamma is None else Y * gamma
-
-
-def _sym_power(S, p, floor=1e-12):
-    w, V = jnp.linalg.eigh(S)
-    w = jnp.maximum(w, floor * jnp.max(w))
-    return (V * w**p) @ V.T
+    """:class:`~attnphys.clouds.norms.RMSNorm` as a function (theory: docs/theory/clouds.md §3.2)."""
+    return RMSNorm(gamma, eps)(X)
 
 
 def renormalize(X, eta0=None, Lambda0=None, floor=1e-12):
-    """RN_{η₀,Λ₀}(x) = η₀ + Λ₀^{1/2} Σ̄^{-1/2} (x − x̄), x̄ and Σ̄ the cloud's mean and covariance
-    (eigenvalues floored at ``floor``·max for a rank-deficient cloud). Defaults: η₀ = 0, Λ₀ = I."""
-    D = X.shape[1]
-    xbar = jnp.mean(X, axis=0)
-    Sig = jnp.cov(X, rowvar=False, bias=True)
-    L_half = jnp.eye(D, dtype=X.dtype) if Lambda0 is None else _sym_power(jnp.asarray(Lambda0), 0.5)
-    T = L_half @ _sym_power(Sig, -0.5, floor)
-    out = (X - xbar) @ T.T
-    return out if eta0 is None else out + eta0
+    """:class:`~attnphys.clouds.norms.RN` as a function: RN_{η₀,Λ₀}(x) = η₀ + Λ₀^{1/2} Σ̄^{-1/2}(x − x̄)
+    (theory: docs/theory/clouds.md §3.3)."""
+    return RN(eta0, Lambda0, floor)(X)
 
 
 def sphere(X, radius=1.0):
-    """x ↦ r x / ‖x‖."""
-    return radius * X / jnp.linalg.norm(X, axis=-1, keepdims=True)
+    """:class:`~attnphys.clouds.norms.Sphere` as a function: x ↦ r x/‖x‖ (theory: docs/theory/clouds.md §3.4)."""
+    return Sphere(radius)(X)
 
 
 def identity(X):
+    """x ↦ x (theory: docs/theory/clouds.md §3)."""
     return X
 
 
-NORMS: dict[str, Callable] = {
-    "layernorm": layernorm,
-    "rmsnorm": rmsnorm,
-    "rn": renormalize,
-    "sphere": sphere,
-    "none": identity,
-}
-"""Normalizations by name (``layernorm`` without affine; pass γ, b to :func:`layernorm` for it)."""
-
-
 def compose(*ops: Callable) -> Callable:
-    """One layer: apply ``ops`` left to right."""
+    """One layer: apply ``ops`` left to right (theory: docs/theory/clouds.md §1)."""
 
     def layer(X):
         for op in ops:
@@ -104,30 +74,84 @@ def compose(*ops: Callable) -> Callable:
     return layer
 
 
-def standard_layer(norm: str = "layernorm", beta=1.0, alpha=1.0, W=None, Wv=None) -> Callable:
-    """Residual attention followed by a normalization (post-norm), the paper's block without the MLP."""
-    if norm not in NORMS:
-        raise ValueError(f"unknown norm {norm!r}; choose from {sorted(NORMS)}")
-    return compose(partial(attention_step, beta=beta, W=W, Wv=Wv, alpha=alpha), NORMS[norm])
+class Layer(eqx.Module):
+    """A post-norm block: X ← N(X + α A(X)) (or N(A(X)) without the residual), then, with an MLP,
+    X ← N(X + M(X)) (theory: docs/theory/clouds.md §2, §6.1, §6.2).
+
+    Attributes:
+        attention: the attention operator A. norm: the normalization N. mlp: token-wise map M or None.
+        alpha: step size α of the residual. residual: keep the residual of the attention sublayer.
+    """
+
+    attention: AbstractAttention
+    norm: AbstractNorm
+    mlp: Callable | None = None
+    alpha: float = 1.0
+    residual: bool = eqx.field(default=True, static=True)
+
+    def __call__(self, X):
+        A = self.attention(X)
+        X = self.norm(X + self.alpha * A if self.residual else A)
+        if self.mlp is not None:
+            X = self.norm(X + self.mlp(X))
+        return X
+
+
+def standard_layer(norm: str | AbstractNorm = "layernorm", beta=1.0, alpha=1.0, W=None, Wv=None, *,
+                   attention: str = "sa", residual: bool = True, mlp=None, causal: bool = False) -> Callable:
+    """Residual attention followed by a normalization (post-norm), the paper's block, optionally with
+    an MLP sublayer (theory: docs/theory/clouds.md §2, §6).
+
+    Args:
+        norm: a normalization or its name in :data:`~attnphys.clouds.norms.NORMS`. W, Wv: score and value
+            maps as in :func:`attention_step`. attention: ``sa``, ``usa`` or ``sinkhorn``.
+    """
+    norm = make_norm(norm) if isinstance(norm, str) else norm
+    block = Layer(bilinear_attention(attention, beta, W, Wv, causal=causal), norm, mlp, alpha, residual)
+
+    def layer(X):
+        return block(X)
+
+    return layer
+
+
+def untied_layers(norm: str | AbstractNorm, beta, Ws, Wvs=None, *, alpha=1.0, attention: str = "sa",
+                  residual: bool = True, mlp=None) -> Callable:
+    """Layer l uses its own weights Ws[l] (L, H, D, D) and Wvs[l] (theory: docs/theory/clouds.md §6.4).
+
+    Returns:
+        f(X, l) → X, marked ``indexed`` for :func:`~attnphys.clouds.run.run_cloud`.
+    """
+    norm = make_norm(norm) if isinstance(norm, str) else norm
+
+    def layer(X, l):
+        W = Ws[l]
+        Wv = None if Wvs is None else Wvs[l]
+        return Layer(bilinear_attention(attention, beta, W, Wv), norm, mlp, alpha, residual)(X)
+
+    layer.indexed = True
+    return layer
 
 
 def theorem1_affine(mu, Sigma):
     """Cor. 1 / Theorem 1: with the Gaussian base measure x = Ση, attention + residual is the affine map
-    η' = μ + (I + Σ) η. Returns (A, b) with η' = A η + b."""
+    η' = μ + (I + Σ) η. Returns (A, b) with η' = A η + b (theory: docs/theory/clouds.md §4)."""
     D = Sigma.shape[0]
     return jnp.eye(D, dtype=Sigma.dtype) + Sigma, jnp.asarray(mu)
 
 
 def push_gaussian(mean, cov, A, b):
-    """Pushforward of N(mean, cov) through η ↦ Aη + b: N(A mean + b, A cov Aᵀ)."""
+    """Pushforward of N(mean, cov) through η ↦ Aη + b: N(A mean + b, A cov Aᵀ) (theory: docs/theory/clouds.md §4)."""
     return A @ mean + b, A @ cov @ A.T
 
 
 def renormalize_population(mean, cov, eta0, Lambda0):
-    """RN with the population statistics as an affine map: returns (T, c), η ↦ T η + c."""
-    T = _sym_power(Lambda0, 0.5) @ _sym_power(cov, -0.5)
+    """RN with the population statistics as an affine map: returns (T, c), η ↦ T η + c with
+    T = Λ₀^{1/2} Σ^{-1/2}, c = η₀ − T μ (theory: docs/theory/clouds.md §4)."""
+    T = sym_power(Lambda0, 0.5) @ sym_power(cov, -0.5)
     return T, eta0 - T @ mean
 
 
-__all__: Sequence[str] = ["attention_step", "layernorm", "rmsnorm", "renormalize", "sphere", "identity", "NORMS",
-                          "compose", "standard_layer", "theorem1_affine", "push_gaussian", "renormalize_population"]
+__all__ = ["attention_step", "attention_no_residual", "layernorm", "rmsnorm", "renormalize", "sphere", "identity",
+           "NORMS", "Identity", "compose", "Layer", "standard_layer", "untied_layers", "theorem1_affine",
+           "push_gaussian", "renormalize_population"]

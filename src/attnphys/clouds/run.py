@@ -1,4 +1,4 @@
-"""Iterating layers on a token cloud and recording its statistics (spec ``probabilistic-attention.md`` §3)."""
+"""Iterating layers on a token cloud and recording its statistics (theory: docs/theory/clouds.md §1, §5)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
-from attnphys.clouds.stats import STATISTICS, cloud_statistics
+from attnphys.clouds.stats import LONG_NAMES, STATISTICS, cloud_statistics
 from attnphys.metadata import base_attrs
 from attnphys.progress import progress_bar
 
@@ -19,7 +19,7 @@ INITS = ("gaussian", "sphere", "mixture")
 
 def initial_cloud(kind: str, tokens: int, dim: int, seed: int = 0, dtype=jnp.float32) -> jax.Array:
     """``gaussian``: centred isotropic N(0, I/D) (unit expected norm); ``sphere``: uniform on the unit
-    sphere; ``mixture``: 4 well-separated Gaussian blobs."""
+    sphere; ``mixture``: 4 well-separated Gaussian blobs (theory: docs/theory/clouds.md §1)."""
     key = jax.random.PRNGKey(seed)
     if kind == "gaussian":
         return jax.random.normal(key, (tokens, dim), dtype) / np.sqrt(dim)
@@ -35,13 +35,17 @@ def initial_cloud(kind: str, tokens: int, dim: int, seed: int = 0, dtype=jnp.flo
 
 
 @partial(jax.jit, static_argnames=("layer", "n"))
-def _iterate(layer: Callable, X, n: int):
+def _iterate(layer: Callable, X, start, n: int):
+    if getattr(layer, "indexed", False):
+        return jax.lax.fori_loop(start, start + n, lambda l, Y: layer(Y, l), X)
     return jax.lax.fori_loop(0, n, lambda _, Y: layer(Y), X)
 
 
 def run_cloud(X0, layer: Callable, layers: int, stats_every: int = 10, snapshots: Sequence[int] = (),
               seed: int = 0, progress: bool = False, attrs: dict | None = None) -> xr.Dataset:
-    """Apply ``layer`` ``layers`` times to X0 (N, D), with statistics at layers 0, s, 2s, …, ``layers``.
+    """Apply ``layer`` ``layers`` times to X0 (N, D), with statistics at layers 0, s, 2s, …, ``layers``
+    (theory: docs/theory/clouds.md §1, §5). ``layer`` is X ↦ X, or (X, l) ↦ X for per-layer weights
+    when it carries ``indexed = True`` (:func:`~attnphys.clouds.ops.untied_layers`).
 
     Returns:
         Dataset: one variable per statistic over ``layer``; ``snapshot`` (snap_layer, token, dim) of the
@@ -56,7 +60,7 @@ def run_cloud(X0, layer: Callable, layers: int, stats_every: int = 10, snapshots
     with progress_bar(len(marks), "layer blocks", enabled=progress) as advance:
         for m in marks:
             if m > t:
-                X = _iterate(layer, X, m - t)
+                X = _iterate(layer, X, t, m - t)
                 t = m
             if not bool(jnp.all(jnp.isfinite(X))):
                 raise FloatingPointError(f"non-finite token cloud at layer {m}")
@@ -67,9 +71,14 @@ def run_cloud(X0, layer: Callable, layers: int, stats_every: int = 10, snapshots
             advance(1)
     data = {s: (("layer",), np.array([r[s] for r in rows])) for s in STATISTICS}
     ds = xr.Dataset(data, coords={"layer": marks})
+    for s in STATISTICS:
+        ds[s].attrs["long_name"] = LONG_NAMES[s]
+    ds["layer"].attrs["long_name"] = "layers applied"
     if snaps:
         ds["snapshot"] = (("snap_layer", "token", "dim"), np.stack([saved[s] for s in snaps]))
         ds = ds.assign_coords(snap_layer=snaps)
+        ds["snapshot"].attrs["long_name"] = "token positions at the snapshot layers"
+        ds["snap_layer"].attrs["long_name"] = "layer of the snapshot"
     ds.attrs.update(base_attrs(None, **(attrs or {})))
     ds["moved_apart"].attrs["description"] = "fraction of token pairs farther apart than at the previous recorded layer"
     return ds

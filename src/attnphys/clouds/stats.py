@@ -1,4 +1,4 @@
-"""Statistics of a token cloud X ∈ R^{N×D} (spec ``probabilistic-attention.md`` §3).
+"""Statistics of a token cloud X ∈ R^{N×D} (theory: docs/theory/clouds.md §5).
 
 They are all reported because they disagree on real data: covariance trace; Gaussian entropy
 ½ log det(2πe Σ) over the eigenvalues above a floor (with the rank used); Kozachenko–Leonenko k-NN
@@ -20,13 +20,33 @@ STATISTICS = ("cov_trace", "gaussian_entropy", "cov_rank", "knn_entropy", "mean_
               "mardia_kurtosis_ratio", "energy_distance_gaussian", "clusters")
 
 
+LONG_NAMES = {
+    "cov_trace": "trace of the covariance of the tokens",
+    "gaussian_entropy": "Gaussian entropy 0.5 log det(2 pi e Sigma) over the covariance eigenvalues above the floor",
+    "cov_rank": "number of covariance eigenvalues above the floor",
+    "knn_entropy": "Kozachenko-Leonenko k-nearest-neighbour entropy estimate (k = 3)",
+    "mean_pairwise_distance": "mean distance between two distinct tokens",
+    "angular_spread": "1 - mean cosine between two distinct tokens",
+    "participation_ratio": "participation ratio (tr Sigma)^2 / tr Sigma^2",
+    "radial_mean": "mean token norm",
+    "radial_std": "standard deviation of the token norms",
+    "mean_cosine": "mean cosine between two distinct tokens",
+    "moved_apart": "fraction of token pairs farther apart than at the previous record",
+    "mardia_skewness": "Mardia's multivariate skewness b1 (0 for a Gaussian)",
+    "mardia_kurtosis_ratio": "Mardia's kurtosis b2 / (D (D + 2)) (1 for a Gaussian)",
+    "energy_distance_gaussian": "energy distance to a sample of the fitted Gaussian",
+    "clusters": "angular clusters: connected components of cos > 1 - delta",
+}
+"""CF ``long_name`` of every statistic."""
+
+
 def _sqdist(X, Y):
     d = jnp.sum(X**2, 1)[:, None] + jnp.sum(Y**2, 1)[None, :] - 2 * X @ Y.T
     return jnp.maximum(d, 0.0)
 
 
 def gaussian_entropy(X, floor=1e-10):
-    """(½ Σ_{λ>floor·λmax} log(2πe λ), rank) of the sample covariance."""
+    """(½ Σ_{λ>floor·λmax} log(2πe λ), rank) of the sample covariance (theory: docs/theory/clouds.md §5.2)."""
     lam = jnp.linalg.eigvalsh(jnp.cov(X, rowvar=False, bias=True))
     keep = lam > floor * jnp.max(lam)
     return 0.5 * jnp.sum(jnp.where(keep, jnp.log(2 * jnp.pi * jnp.e * jnp.where(keep, lam, 1.0)), 0.0)), jnp.sum(keep)
@@ -35,7 +55,7 @@ def gaussian_entropy(X, floor=1e-10):
 def knn_entropy(X, k: int = 3):
     """Kozachenko–Leonenko: H ≈ ψ(N) − ψ(k) + log V_D + (D/N) Σ_i log ε_i, ε_i the distance to the k-th
     nearest neighbour, V_D the unit-ball volume. Distances of duplicated points are floored at the
-    smallest normal number of the dtype."""
+    smallest normal number of the dtype (theory: docs/theory/clouds.md §5.2)."""
     N, D = X.shape
     d2 = _sqdist(X, X) + jnp.diag(jnp.full(N, jnp.inf, X.dtype))
     rows = jnp.arange(N)
@@ -52,7 +72,8 @@ def _offdiag_mean(M):
 
 
 def mardia(X):
-    """Mardia's b₁ (skewness, 0 for a Gaussian) and b₂/(D(D+2)) (kurtosis ratio, 1 for a Gaussian)."""
+    """Mardia's b₁ (skewness, 0 for a Gaussian) and b₂/(D(D+2)) (kurtosis ratio, 1 for a Gaussian)
+    (theory: docs/theory/clouds.md §5.4)."""
     N, D = X.shape
     Z = X - X.mean(0)
     S = jnp.cov(X, rowvar=False, bias=True)
@@ -63,7 +84,7 @@ def mardia(X):
 
 
 def energy_distance(X, Y):
-    """2 E‖X − Y‖ − E‖X − X'‖ − E‖Y − Y'‖ (V-statistic)."""
+    """2 E‖X − Y‖ − E‖X − X'‖ − E‖Y − Y'‖ (V-statistic) (theory: docs/theory/clouds.md §5.4)."""
     return 2 * jnp.mean(jnp.sqrt(_sqdist(X, Y))) - jnp.mean(jnp.sqrt(_sqdist(X, X))) - jnp.mean(jnp.sqrt(_sqdist(Y, Y)))
 
 
@@ -92,7 +113,8 @@ def _device_stats(X, X_prev, key):
 
 def cluster_count(cos, delta: float = 1e-3) -> int:
     """Angular clusters: connected components of the graph cos_ij > 1 − δ (label propagation on the
-    device: every token takes the smallest label among its neighbours until nothing changes)."""
+    device: every token takes the smallest label among its neighbours until nothing changes)
+    (theory: docs/theory/clouds.md §5.5)."""
     return int(_components(jnp.asarray(cos) > 1 - delta))
 
 
@@ -112,7 +134,8 @@ def _components(adj):
 
 
 def cloud_statistics(X, X_prev=None, key=None, cluster_delta: float = 1e-3) -> dict[str, float]:
-    """All :data:`STATISTICS` of the cloud X (N, D); ``moved_apart`` compares with ``X_prev`` (NaN if None)."""
+    """All :data:`STATISTICS` of the cloud X (N, D); ``moved_apart`` compares with ``X_prev`` (NaN if None)
+    (theory: docs/theory/clouds.md §5)."""
     X = jnp.asarray(X)
     key = jax.random.PRNGKey(0) if key is None else key
     out, cos = _device_stats(X, X if X_prev is None else jnp.asarray(X_prev), key)

@@ -1,17 +1,15 @@
-"""Probe figures: statistics vs layer and stage, per-head heat maps, null distributions, norm swaps."""
+"""Probe figures: statistics vs layer and stage, per-head heat maps, null distributions, norm swaps
+(theory: docs/theory/probes.md §3). Object API only (no pyplot)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import xarray as xr
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import xarray as xr  # noqa: E402
-
-from attnphys.plots._common import save  # noqa: E402
+from attnphys.plots.clouds import _save as save
 
 SHOWN = ("cov_trace", "knn_entropy", "mean_pairwise_distance", "angular_spread", "participation_ratio", "radial_mean")
 
@@ -22,7 +20,8 @@ def plot_probe(ds: xr.Dataset, out_dir: str | Path) -> list[Path]:
     title = f"{ds.attrs['model']} ({ds.attrs['family']})"
     paths = []
     stages = [s for s in ds.stage.values if not s.endswith("noaffine")]
-    fig, axes = plt.subplots(2, 3, figsize=(14, 7))
+    fig = Figure(figsize=(14, 7))
+    axes = fig.subplots(2, 3)
     for ax, name in zip(axes.ravel(), SHOWN):
         for tok, style in (("all", "-"), ("no_special", "--")):
             y = ds.stat.sel(statistic=name, tokens=tok, stage=stages).values.reshape(-1)
@@ -36,7 +35,8 @@ def plot_probe(ds: xr.Dataset, out_dir: str | Path) -> list[Path]:
     fig.suptitle(f"{title}: statistics through every stage ({' → '.join(stages)}) of every layer", fontsize=9)
     paths.append(save(fig, out / "stats_by_stage.png"))
 
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    fig = Figure(figsize=(15, 4))
+    axes = fig.subplots(1, 3)
     best = ds.qk_similarity.max("lam")
     im = axes[0].imshow(best.values, aspect="auto", cmap="viridis")
     axes[0].set_xticks(range(ds.sizes["head"]))
@@ -60,7 +60,8 @@ def plot_probe(ds: xr.Dataset, out_dir: str | Path) -> list[Path]:
     fig.suptitle(title, fontsize=9)
     paths.append(save(fig, out / "heads.png"))
 
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    fig = Figure(figsize=(11, 4))
+    axes = fig.subplots(1, 2)
     x = ds.layer.values
     axes[0].errorbar(x, ds.mlp_r2_affine.values, yerr=ds.mlp_r2_affine_se.values, fmt="o-", label="affine (held out)")
     axes[0].plot(x, ds.mlp_r2_identity.values, "s--", label="identity")

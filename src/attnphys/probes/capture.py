@@ -1,4 +1,5 @@
-"""Capturing every stage of every layer of a real transformer on a text batch (spec §5, experiment 1)."""
+"""Capturing every stage of every layer of a real transformer on a text batch
+(theory: docs/theory/probes.md §1, §3.1). torch is imported only when capturing."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ from importlib import resources
 from pathlib import Path
 
 import numpy as np
-import torch
 
-from attnphys.probes.adapters import Adapter, adapter_for
+from attnphys.errors import InputError
+from attnphys.probes.adapters import AbstractAdapter, adapter_for
 
 
 def builtin_corpus() -> list[str]:
@@ -18,11 +19,36 @@ def builtin_corpus() -> list[str]:
     return [s.strip() for s in text.splitlines() if s.strip()]
 
 
-def read_text(path: str | Path) -> list[str]:
-    """One sentence per non-empty line of a UTF-8 file."""
-    lines = [s.strip() for s in Path(path).read_text(encoding="utf-8").splitlines() if s.strip()]
-    if not lines:
-        raise ValueError(f"{path} has no non-empty lines")
+MIN_SENTENCES = 2
+"""Fewest sentences a probe accepts: the MLP fit is validated on held-out sentences."""
+
+
+def read_text(path: str | Path, option: str = "--text") -> list[str]:
+    """One sentence per non-empty line of a UTF-8 text file.
+
+    Raises:
+        InputError: naming ``option`` and the file: missing, a folder, not UTF-8 text (binary), or fewer
+            than :data:`MIN_SENTENCES` sentences.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"no such file: {path}", option)
+    if path.is_dir():
+        raise InputError(f"{path} is a folder; give a text file with one sentence per line", option)
+    try:
+        raw = path.read_bytes()
+        if b"\x00" in raw:
+            raise UnicodeDecodeError("utf-8", raw, raw.index(b"\x00"), raw.index(b"\x00") + 1, "NUL byte")
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path} is not a UTF-8 text file (byte {e.start}: {e.reason}); give one sentence per line",
+                         option) from None
+    except OSError as e:
+        raise InputError(f"cannot read {path}: {e.strerror or e}", option) from None
+    lines = [s.strip() for s in text.splitlines() if s.strip()]
+    if len(lines) < MIN_SENTENCES:
+        raise InputError(f"{path} holds {len(lines)} sentence{'s' if len(lines) != 1 else ''}; the probes need at least "
+                         f"{MIN_SENTENCES} (one per line: the MLP fit is validated on held-out sentences)", option)
     return lines
 
 
@@ -39,7 +65,7 @@ class Capture:
     per sentence. final: (T, D) model output. stage_names: per-family order.
     """
 
-    adapter: Adapter
+    adapter: AbstractAdapter
     stages: dict
     sentence: np.ndarray
     position: np.ndarray
@@ -53,10 +79,17 @@ class Capture:
         return X[~self.special] if drop_special else X
 
 
-@torch.no_grad()
 def capture(model, tokenizer, sentences: list[str], batch_size: int = 64, max_length: int = 64,
             keep_attentions: bool = True) -> Capture:
-    """Run ``model`` on ``sentences`` with forward hooks at every stage of every layer."""
+    """Run ``model`` on ``sentences`` with forward hooks at every stage of every layer
+    (theory: docs/theory/probes.md §1)."""
+    import torch
+
+    with torch.no_grad():
+        return _capture(torch, model, tokenizer, sentences, batch_size, max_length, keep_attentions)
+
+
+def _capture(torch, model, tokenizer, sentences, batch_size, max_length, keep_attentions) -> Capture:
     ad = adapter_for(model)
     layers = ad.layers(model)
     store: dict = {}

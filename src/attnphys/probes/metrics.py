@@ -1,5 +1,5 @@
-"""The paper's proposed experiments on captured hidden states (spec ``probabilistic-attention.md`` §5),
-each with null baselines and an uncertainty.
+"""The paper's proposed experiments on captured hidden states, each with null baselines and an
+uncertainty (theory: docs/theory/probes.md §3, §4).
 
 (a) :func:`cloud_stages` — all token-cloud statistics per layer and stage, with and without special
     tokens, norms also without their learned affine; standard errors from sentence folds.
@@ -10,16 +10,20 @@ each with null baselines and an uncertainty.
     output, of the identity, the relative update norm, and the affine R² of a random-initialised MLP.
 (d) :func:`update_vs_gradient` — cosine between a head's real update W_o,h(W_v,h E_p[x] + b_v) and the
     gradient ∇_{x_i} log Σ_j e^{score_ij} of its own log-normalizer; null: other heads' gradients.
-(e) :func:`swap_normalization` — replace every norm (keeping its affine) by RMSNorm, sphere, a diagonal
-    RN (per-feature standardisation over the batch's tokens: with n < D tokens the full covariance of
-    Theorem 1's RN is singular) or none, without retraining; how far the final embeddings move.
+(e) :func:`swap_normalization` — replace every norm (keeping its affine) by another normalization of
+    :mod:`attnphys.clouds.norms` (the same objects and names as the token clouds: ``rmsnorm``,
+    ``sphere``, ``rn``, ``diagonal_rn``, ``none``), without retraining; how far the final embeddings move.
+    The cloud-wise norms (``rn``, ``diagonal_rn``) take their statistics over the real (unpadded) tokens
+    of the batch.
+
+torch is imported only inside the functions that run the model.
 """
 
 from __future__ import annotations
 
 import numpy as np
-import torch
 
+from attnphys.clouds.norms import NORMS, AbstractNorm, Sphere
 from attnphys.clouds.stats import STATISTICS, cloud_statistics
 from attnphys.probes.capture import Capture
 
@@ -31,17 +35,8 @@ def _folds(sentence: np.ndarray, k: int = FOLDS) -> list[np.ndarray]:
     return [np.isin(sentence, ids[i::k]) for i in range(k)]
 
 
-def _standardize_rows(X):
-    mu = X.mean(1, keepdims=True)
-    return (X - mu) / np.sqrt(X.var(1, keepdims=True) + 1e-12)
-
-
-def _rms_rows(X):
-    return X / np.sqrt(np.mean(X**2, 1, keepdims=True) + 1e-12)
-
-
 def norm_input_stage(cap: Capture, norm_stage: str) -> str:
-    """Which captured stage feeds a norm stage."""
+    """Which captured stage feeds a norm stage (theory: docs/theory/probes.md §1)."""
     st = cap.adapter.stages
     if cap.adapter.pre_ln:
         return {"attn_norm": "input", "mlp_norm": "attn_add"}[norm_stage]
@@ -49,7 +44,8 @@ def norm_input_stage(cap: Capture, norm_stage: str) -> str:
 
 
 def cloud_stages(cap: Capture, max_tokens: int = 1024, seed: int = 0) -> dict:
-    """Statistics (layer, stage, tokens ∈ {all, no_special}, statistic) and their fold standard errors.
+    """Statistics (layer, stage, tokens ∈ {all, no_special}, statistic) and their fold standard errors
+    (theory: docs/theory/probes.md §3.1, §4).
 
     Each token set is a fixed, seeded sample of ≤ ``max_tokens`` tokens used at every stage (so
     ``moved_apart`` compares each stage with the previous one on identical tokens); folds split it by
@@ -57,7 +53,10 @@ def cloud_stages(cap: Capture, max_tokens: int = 1024, seed: int = 0) -> dict:
     """
     rng = np.random.default_rng(seed)
     stages = list(cap.adapter.stages) + ["attn_norm_noaffine", "mlp_norm_noaffine"]
-    norm = _standardize_rows if cap.adapter.norm == "layernorm" else _rms_rows
+    norm_obj = NORMS[cap.adapter.norm](eps=1e-12)  # the family's norm without its learned affine
+
+    def norm(X):
+        return np.asarray(norm_obj(X))
     sets = []
     for drop in (False, True):
         pool = np.flatnonzero(~cap.special) if drop else np.arange(cap.sentence.size)
@@ -103,7 +102,8 @@ def _haar(rng, D):
 
 def qk_vs_inverse_covariance(cap: Capture, heads: list, lams=(1e-4, 1e-3, 1e-2, 1e-1, 1.0), n_rot: int = 10,
                              seed: int = 0) -> dict:
-    """Similarities (layer, head (H per-head + 1 summed), λ) and their nulls (see module doc)."""
+    """Similarities (layer, head (H per-head + 1 summed), λ) and their nulls (see module doc)
+    (theory: docs/theory/probes.md §3.3, §4)."""
     rng = np.random.default_rng(seed)
     L = cap.n_layers
     H = heads[0].n_heads
@@ -156,7 +156,7 @@ def _affine_r2(X_tr, Y_tr, X_te, Y_te, ridge: float = 1e-3) -> float:
 
 def mlp_linearity(cap: Capture, init_std: float = 0.02, seed: int = 0) -> dict:
     """Per layer: held-out affine R², identity R², relative update norm, random-MLP affine R² (and the
-    spread of the affine R² over 4 sentence splits as its uncertainty)."""
+    spread of the affine R² over 4 sentence splits as its uncertainty) (theory: docs/theory/probes.md §3.4)."""
     rng = np.random.default_rng(seed)
     in_stage = "mlp_norm" if cap.adapter.pre_ln else "attn_norm"
     ids = np.unique(cap.sentence)
@@ -184,7 +184,7 @@ def mlp_linearity(cap: Capture, init_std: float = 0.02, seed: int = 0) -> dict:
 
 def update_vs_gradient(cap: Capture, heads: list) -> dict:
     """Per (layer, head): mean cosine between the head's update and ∇ log Z of its own scores, and the
-    mean over the other heads' gradients (null)."""
+    mean over the other heads' gradients (null) (theory: docs/theory/probes.md §3.6)."""
     L, H = cap.n_layers, heads[0].n_heads
     cos_own = np.zeros((L, H))
     cos_null = np.zeros((L, H))
@@ -212,19 +212,32 @@ def update_vs_gradient(cap: Capture, heads: list) -> dict:
     return dict(cos_update_gradient=cos_own, cos_null_other_heads=cos_null)
 
 
-def _swap_forward(kind: str):
+def swap_norm(kind: str, dim: int) -> AbstractNorm:
+    """The replacement normalization ``kind`` (a name in :data:`attnphys.clouds.norms.NORMS`) for a model
+    of width D, without affine: the sphere has radius √D, the scale of a LayerNorm output
+    (theory: docs/theory/probes.md §3.5)."""
+    if kind not in NORMS:
+        raise ValueError(f"unknown normalization {kind!r}; choose from {', '.join(NORMS)}")
+    return Sphere(radius=float(dim) ** 0.5) if kind == "sphere" else NORMS[kind]()
+
+
+def _swap_forward(norm: AbstractNorm, mask):
+    """A forward for a norm module: ``norm`` on the real tokens (``mask`` (B, T) bool) as one cloud, then
+    the module's own affine parameters; padded positions are normalized token-wise or left as they are."""
+    import jax.numpy as jnp
+    import torch
+
     def forward(self, x):
-        if kind == "rmsnorm":
-            y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
-        elif kind == "sphere":
-            y = x / x.norm(dim=-1, keepdim=True).clamp_min(1e-12) * (x.shape[-1] ** 0.5)
-        elif kind == "rn":
-            flat = x.reshape(-1, x.shape[-1])
-            y = ((flat - flat.mean(0)) / flat.std(0).clamp_min(1e-6)).reshape(x.shape)
-        elif kind == "none":
-            y = x
-        else:  # pragma: no cover
-            raise ValueError(kind)
+        flat = x.reshape(-1, x.shape[-1])
+        keep = mask.reshape(-1) if mask is not None and mask.numel() == flat.shape[0] else None
+        X = flat.detach().double().cpu().numpy()
+        Y = X.copy()
+        if keep is None or norm.tokenwise:
+            Y = np.asarray(norm(jnp.asarray(X)))
+        else:
+            k = keep.cpu().numpy()
+            Y[k] = np.asarray(norm(jnp.asarray(X[k])))
+        y = torch.as_tensor(np.array(Y), dtype=x.dtype, device=x.device).reshape(x.shape)
         w = getattr(self, "weight", None)
         b = getattr(self, "bias", None)
         if w is not None:
@@ -236,13 +249,21 @@ def _swap_forward(kind: str):
     return forward
 
 
-SWAPS = ("rmsnorm", "sphere", "rn", "none")
+SWAPS = ("rmsnorm", "sphere", "rn", "diagonal_rn", "none")
+"""Replacement normalizations tried by :func:`swap_normalization` (names of :data:`attnphys.clouds.norms.NORMS`)."""
 
 
-@torch.no_grad()
 def swap_normalization(model, tokenizer, sentences: list[str], adapter, kinds=SWAPS, max_length: int = 64) -> dict:
     """Per variant: mean cosine similarity of the final token embeddings with the original ones, relative
-    L2 change, and the same for mean-pooled sentence embeddings; plus the per-layer relative change."""
+    L2 change, and the same for mean-pooled sentence embeddings; plus the per-layer relative change
+    (theory: docs/theory/probes.md §3.5)."""
+    import torch
+
+    with torch.no_grad():
+        return _swap_normalization(torch, model, tokenizer, sentences, adapter, kinds, max_length)
+
+
+def _swap_normalization(torch, model, tokenizer, sentences, adapter, kinds, max_length) -> dict:
     import types
 
     enc = tokenizer(sentences, return_tensors="pt", padding=True, truncation=True, max_length=max_length)
@@ -255,7 +276,7 @@ def swap_normalization(model, tokenizer, sentences: list[str], adapter, kinds=SW
         saved = [m.forward for _, m in norms]
         try:
             for _, m in norms:
-                m.forward = types.MethodType(_swap_forward(kind), m)
+                m.forward = types.MethodType(_swap_forward(swap_norm(kind, ref.last_hidden_state.shape[-1]), mask), m)
             new = model(**enc, output_hidden_states=True)
         finally:
             for (_, m), f in zip(norms, saved):

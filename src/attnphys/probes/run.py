@@ -1,4 +1,5 @@
-"""``attnphys probe``: every experiment of spec §5 on one model → dataset, JSON summary, figures, report."""
+"""``attnphys probe``: every experiment on one model → dataset, JSON summary, figures, report
+(theory: docs/theory/probes.md §3)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from attnphys.clouds.stats import LONG_NAMES as STAT_LONG_NAMES
 from attnphys.clouds.stats import STATISTICS
 from attnphys.metadata import base_attrs
 from attnphys.probes import metrics
@@ -16,9 +18,34 @@ from attnphys.probes.adapters import load_model
 from attnphys.probes.capture import builtin_corpus, capture
 
 
+LONG_NAMES = {
+    "stat": "token-cloud statistic at a stage of a layer",
+    "stat_se": "standard error of the statistic over sentence folds",
+    "qk_similarity": "cosine similarity of sym(W_q^T W_k)/sqrt(d_h) with the regularized inverse covariance",
+    "qk_null_rotation_mean": "mean similarity with randomly rotated targets (null)",
+    "qk_null_rotation_std": "standard deviation of the similarity with randomly rotated targets (null)",
+    "qk_null_other_layer": "mean similarity with the other layers' inverse covariances (null)",
+    "qk_null_mismatched_head": "mean similarity of other layers' heads with this layer's target (null)",
+    "qk_similarity_to_sigma": "cosine similarity of sym(W_q^T W_k) with the covariance itself",
+    "mlp_r2_affine": "held-out R^2 of the best affine map from MLP input to output",
+    "mlp_r2_affine_se": "standard error of the affine R^2 over sentence splits",
+    "mlp_r2_identity": "R^2 of the identity as a predictor of the MLP output",
+    "mlp_rel_update": "mean ratio of MLP output norm to input norm",
+    "mlp_r2_random_mlp": "held-out affine R^2 of a random-initialised MLP of the same shape",
+    "grad_cosine": "mean cosine between a head's update and the gradient of its log-normalizer",
+    "grad_cosine_null": "mean cosine with the other heads' gradients (null)",
+    "swap_token_cosine": "mean cosine similarity of final token embeddings with the original model's",
+    "swap_relative_change": "mean relative L2 change of the final token embeddings",
+    "swap_sentence_cosine": "mean cosine similarity of mean-pooled sentence embeddings",
+    "swap_per_layer_change": "mean relative L2 change of each hidden state",
+}
+"""CF ``long_name`` of every variable of a probe dataset."""
+
+
 def probe(model_name: str = "minilm", sentences: list[str] | None = None, *, max_sentences: int | None = None,
           max_tokens: int = 1024, seed: int = 0, model=None, tokenizer=None, log=print) -> xr.Dataset:
-    """Run all five experiments; returns one Dataset with every number (see :mod:`attnphys.probes.metrics`)."""
+    """Run all five experiments; returns one Dataset with every number (see :mod:`attnphys.probes.metrics`)
+    (theory: docs/theory/probes.md §3)."""
     t0 = time.perf_counter()
     if model is None:
         model, tokenizer = load_model(model_name)
@@ -71,6 +98,9 @@ def probe(model_name: str = "minilm", sentences: list[str] | None = None, *, max
             "hidden_state": np.arange(swap["per_layer_relative_change"].shape[1]),
         },
     )
+    for name, text in LONG_NAMES.items():
+        ds[name].attrs["long_name"] = text
+    ds["stat"].attrs["statistics"] = "; ".join(f"{k}: {v}" for k, v in STAT_LONG_NAMES.items())
     ds.attrs.update(base_attrs(None, model=model_name, family=ad.family, pre_ln=int(ad.pre_ln), norm=ad.norm,
                                n_sentences=len(sentences), n_tokens=int(cap.sentence.size),
                                n_special=int(cap.special.sum()), stats_tokens=clouds["n_tokens"], seed=seed,
@@ -79,7 +109,7 @@ def probe(model_name: str = "minilm", sentences: list[str] | None = None, *, max
 
 
 def summary(ds: xr.Dataset) -> dict:
-    """The headline numbers per claim (JSON-ready)."""
+    """The headline numbers per claim (JSON-ready) (theory: docs/theory/probes.md §3)."""
     st = ds.stat.sel(tokens="all")
     pre = bool(ds.attrs["pre_ln"])
 
@@ -110,14 +140,20 @@ def summary(ds: xr.Dataset) -> dict:
 
 
 def write_outputs(ds: xr.Dataset, out: str | Path) -> list[Path]:
-    """Dataset (``probe.zarr``), ``summary.json``, figures and ``report.md`` into ``out``."""
-    from attnphys.io import save
+    """Dataset (``probe.zarr``), ``summary.json``, figures and ``report.md`` into the folder ``out``
+    (created; files in it are replaced). The ``probe`` command calls it on a hidden folder that is moved
+    into place when complete."""
+    from attnphys.io import write_dataset
     from attnphys.plots.probes import plot_probe
     from attnphys.probes.report import report
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    paths = [save(ds, out / "probe.zarr")]
+    import shutil
+
+    shutil.rmtree(out / "probe.zarr", ignore_errors=True)
+    write_dataset(ds, out / "probe.zarr")
+    paths = [out / "probe.zarr"]
     s = summary(ds)
     (out / "summary.json").write_text(json.dumps(s, indent=2))
     paths.append(out / "summary.json")

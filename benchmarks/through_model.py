@@ -1,0 +1,25 @@
+"""Wall time of `attnphys clouds through-model` on all-MiniLM-L6-v2 with a cloud of 1024 tokens
+(target: <= 60 s), split into model loading and the three operator sets; prints its figures."""
+
+import time
+
+from attnphys.runtime import configure
+
+configure()
+
+from attnphys.clouds.through_model import through_model  # noqa: E402
+
+for init in ("gaussian", "tokens"):
+    t0 = time.perf_counter()
+    stamps = []
+    ds = through_model("minilm", init=init, tokens=1024, log=lambda m: stamps.append((m, time.perf_counter() - t0)))
+    total = time.perf_counter() - t0
+    print(f"through-model minilm, init={init}, 1024 tokens: {total:.1f} s in all "
+          f"(model loading and weights {ds.attrs['load_time_s']:.1f} s)")
+    for m, t in stamps:
+        print(f"  {m}")
+    st = ds.stat.sel(statistic="cov_trace")
+    for op in ds.operator.values:
+        print(f"  cov trace {op}: {float(st.sel(operator=op).isel(layer=0, stage=0)):.4g} -> "
+              f"{float(st.sel(operator=op).isel(layer=-1, stage=-1)):.4g}")
+    print(f"  {'PASS' if total <= 60 else 'SLOWER THAN'} the 60 s target")

@@ -1,0 +1,30 @@
+"""Random weight ensembles, one class per variant over :class:`AbstractEnsemble`, and per-layer weights
+resampled every n layers (theory: docs/theory/clouds.md §6.3, §6.4)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from attnphys.clouds.ensembles._base import AbstractEnsemble
+from attnphys.clouds.ensembles.gaussian import Gaussian
+from attnphys.clouds.ensembles.goe import GOE
+from attnphys.clouds.ensembles.pm_kq import PlusMinusKQ
+
+ENSEMBLES: dict[str, type[AbstractEnsemble]] = {c.name: c for c in (Gaussian, GOE, PlusMinusKQ)}
+"""Ensembles by name: ``gaussian``, ``goe``, ``pm_kq``."""
+
+
+def layer_weights(ensemble: AbstractEnsemble, key, layers: int, heads: int, dim: int, resample_every: int = 0,
+                  dtype=None) -> jax.Array:
+    """(layers, heads, D, D) weights: a fresh draw every ``resample_every`` layers (1: untied layers,
+    every layer its own weights), or one draw for all layers (0: tied) (theory: docs/theory/clouds.md §6.4)."""
+    if resample_every < 0:
+        raise ValueError(f"resample_every must be >= 0, got {resample_every}")
+    draws = 1 if resample_every == 0 else -(-layers // resample_every)
+    W = ensemble.sample(key, (draws, heads), dim, dtype)
+    idx = jnp.zeros(layers, int) if resample_every == 0 else jnp.arange(layers) // resample_every
+    return W[idx]
+
+
+__all__ = ["AbstractEnsemble", "Gaussian", "GOE", "PlusMinusKQ", "ENSEMBLES", "layer_weights"]

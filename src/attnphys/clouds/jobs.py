@@ -1,0 +1,380 @@
+"""The ``clouds`` commands: ``run``, ``flow``, ``phase-diagram``, ``through-model``
+(theory: docs/theory/clouds.md, docs/theory/particles.md). No torch at import."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, model_validator
+
+from attnphys.errors import InputError
+from attnphys.jobs import AbstractJob, IntValues, Report, Values, register_job
+
+_NORM_NAMES = ("layernorm", "rmsnorm", "rn", "diagonal_rn", "sphere", "none")
+_INITS = ("gaussian", "sphere", "mixture")
+_ENSEMBLES = ("gaussian", "goe", "pm_kq")
+
+
+def _choices(data: Any, checks: dict[str, tuple[str, ...]]) -> Any:
+    """Refuse an unknown choice with ``--option must be one of …`` before any other validation."""
+    if isinstance(data, dict):
+        for name, allowed in checks.items():
+            v = data.get(name)
+            if v is not None and v not in allowed:
+                raise ValueError(f"--{name.replace('_', '-')} must be one of {', '.join(allowed)}; got {v!r}")
+    return data
+
+
+def _fmt(a: float, b: float) -> str:
+    return f"{a:.4g} → {b:.4g}"
+
+
+@register_job
+class CloudsRunJob(AbstractJob):
+    """Iterate attention + residual + normalization on a token cloud and record its statistics per layer.
+
+    Layers are post-norm blocks X ← N(X + α A(X)) (theory: docs/theory/clouds.md §2), optionally with a
+    random MLP sublayer, random weights from an ensemble, tied or resampled every n layers."""
+
+    command: ClassVar[str] = "clouds run"
+    outputs_spec: ClassVar[dict[str, str]] = {"out": "result", "plot": "figure"}
+
+    init: str = Field("gaussian", description="Initial cloud: gaussian (centred isotropic), sphere or mixture.")
+    dim: int = Field(16, ge=2, description="Token dimension D (at least 2).")
+    tokens: int = Field(512, ge=2, description="Number of tokens N.")
+    layers: int = Field(100, ge=0, description="Layers to iterate.")
+    norm: str = Field("layernorm", description="Normalization after each attention step: layernorm, rmsnorm, rn, "
+                                               "diagonal_rn, sphere, none.")
+    beta: float = Field(1.0, allow_inf_nan=False, description="Inverse temperature β of the attention scores.")
+    alpha: float = Field(1.0, allow_inf_nan=False, description="Step size α of the residual update.")
+    heads: int = Field(0, ge=0, description="0: identity weights; H > 0: H heads with random W = W_qᵀW_k and W_v.")
+    ensemble: str = Field("gaussian", description="Ensemble of the random weights (with --heads > 0): gaussian, goe, "
+                                                  "pm_kq.")
+    resample_every: int = Field(0, ge=0, description="Draw new random weights every this many layers (0: the same "
+                                                     "weights in every layer; 1: untied layers).")
+    attention: Literal["sa", "usa", "sinkhorn"] = Field("sa", description="Attention: softmax (sa), unnormalised "
+                                                                         "(usa) or doubly stochastic (sinkhorn).")
+    residual: bool = Field(True, description="Keep the residual of the attention sublayer (without it every token "
+                                             "becomes a weighted mean of the cloud).")
+    mlp: Literal["none", "random"] = Field("none", description="MLP sublayer after the attention block.")
+    stats_every: int = Field(10, ge=1, description="Record the statistics every this many layers.")
+    snapshots: IntValues = Field((0, 10, 100), description="Layers whose clouds are stored and drawn.")
+    seed: int = Field(0, ge=0, description="Seed of the initial cloud and of random weights.")
+    out: Path = Field(Path("clouds.zarr"), description="Output store (.zarr, or .nc for NetCDF).")
+    plot: Path | None = Field(None, description="Figure (PNG); snapshots go to <stem>_snapshots.png.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _check(cls, data: Any) -> Any:
+        return _choices(data, {"init": _INITS, "norm": _NORM_NAMES, "ensemble": _ENSEMBLES})
+
+    def inputs_check(self) -> None:
+        if any(s < 0 for s in self.snapshots):
+            raise InputError("layers must be >= 0", "--snapshots")
+        if self.resample_every and not self.heads:
+            raise InputError("resampling needs random weights: give --heads H > 0", "--resample-every")
+
+    def execute(self, progress: bool = True) -> Report:
+        import jax
+
+        from attnphys.clouds.ensembles import ENSEMBLES, layer_weights
+        from attnphys.clouds.mlp import random_mlp
+        from attnphys.clouds.ops import standard_layer, untied_layers
+        from attnphys.clouds.run import initial_cloud, run_cloud
+
+        X0 = initial_cloud(self.init, self.tokens, self.dim, self.seed)
+        D, H = self.dim, self.heads
+        mlp = random_mlp(jax.random.PRNGKey(self.seed + 2), D, dtype=X0.dtype) if self.mlp == "random" else None
+        ens = ENSEMBLES[self.ensemble]()
+        k1, k2 = jax.random.split(jax.random.PRNGKey(self.seed + 1))
+        if H and self.resample_every:
+            L = max(self.layers, 1)
+            Ws = layer_weights(ens, k1, L, H, D, self.resample_every, X0.dtype) / D**0.5
+            Wvs = layer_weights(ens, k2, L, H, D, self.resample_every, X0.dtype) / H**0.5
+            layer = untied_layers(self.norm, self.beta, Ws, Wvs, alpha=self.alpha, attention=self.attention,
+                                  residual=self.residual, mlp=mlp)
+        else:
+            W = Wv = None
+            if H:  # scales: W entries of variance 1/D², W_v of variance 1/(D H)
+                W = ens.sample(k1, (H,), D, X0.dtype) / D**0.5
+                Wv = ens.sample(k2, (H,), D, X0.dtype) / H**0.5
+            layer = standard_layer(self.norm, beta=self.beta, alpha=self.alpha, W=W, Wv=Wv, attention=self.attention,
+                                   residual=self.residual, mlp=mlp)
+        t0 = time.perf_counter()
+        try:
+            ds = run_cloud(X0, layer, self.layers, self.stats_every, list(self.snapshots), seed=self.seed,
+                           progress=progress, attrs=dict(
+                               init=self.init, dim=D, tokens=self.tokens, layers=self.layers, norm=self.norm,
+                               beta=self.beta, alpha=self.alpha, heads=H, ensemble=self.ensemble,
+                               resample_every=self.resample_every, attention=self.attention,
+                               residual=int(self.residual), mlp=self.mlp, seed=self.seed,
+                               title=f"{self.init} cloud, N={self.tokens}, D={D}, norm={self.norm}, β={self.beta}, "
+                                     f"α={self.alpha}"))
+        except FloatingPointError as e:
+            raise InputError(f"{e} (β={self.beta}, α={self.alpha}); lower --beta or --alpha, or use a normalization")
+        self.write_result(ds, self.out)
+        first, last = ds.isel(layer=0), ds.isel(layer=-1)
+        rows = {"wall time": f"{time.perf_counter() - t0:.2f} s", "layers recorded": str(ds.sizes["layer"])}
+        for name in ("cov_trace", "knn_entropy", "angular_spread", "radial_mean", "clusters"):
+            rows[name] = _fmt(float(first[name]), float(last[name]))
+        paths = [self.out]
+        if self.plot is not None:
+            from attnphys.plots.clouds import plot_clouds
+
+            paths += plot_clouds(ds, self.plot)
+        return Report(title=f"token cloud → {self.out}", rows=rows, paths=paths, result=ds)
+
+
+class _FlowOptions(AbstractJob):
+    """Options shared by the continuous-time commands."""
+
+    command: ClassVar[str] = "clouds _flow"
+    dynamics: Literal["sa", "usa", "sinkhorn"] = Field("sa", description="Attention: softmax (sa), unnormalised (usa) "
+                                                                         "or doubly stochastic (sinkhorn).")
+    dim: int = Field(3, ge=2, description="Token dimension d (tokens on the sphere S^{d-1}).")
+    tokens: int = Field(64, ge=2, description="Number of tokens n.")
+    t_max: float = Field(50.0, gt=0, allow_inf_nan=False, description="Final time.")
+    saves: int = Field(201, ge=2, description="Saved times, evenly spaced from 0 to --t-max.")
+    rtol: float = Field(1e-8, gt=0, lt=1, description="Relative tolerance of the adaptive step-size controller.")
+    atol: float = Field(1e-10, gt=0, description="Absolute tolerance of the adaptive step-size controller.")
+    solver: Literal["tsit5", "dopri8", "kvaerno5"] = Field("tsit5", description="ODE solver (kvaerno5: implicit, for "
+                                                                                 "stiff flows such as USA at large β).")
+    pair_tol: float = Field(1e-3, gt=0, description="Two tokens are a clustered pair when their directions are "
+                                                    "closer than this.")
+    cluster_delta: float = Field(1e-3, gt=0, lt=1, description="Clusters: connected components of cos > 1 − δ.")
+    seed: int = Field(0, ge=0, description="Seed of the initial cloud and of random weights.")
+
+    def execute(self, progress: bool = True) -> Report:  # pragma: no cover - abstract helper
+        raise NotImplementedError
+
+
+@register_job
+class CloudsFlowJob(_FlowOptions):
+    """Tokens as particles: integrate continuous-time self-attention and record energy, clusters and statistics.
+
+    ẋ_i = Π_i(A(X)_i) on the unit sphere (or in R^d with --no-sphere), A = SA, USA or Sinkhorn attention
+    with identity, random or given Q, K, V (theory: docs/theory/particles.md §2)."""
+
+    command: ClassVar[str] = "clouds flow"
+    outputs_spec: ClassVar[dict[str, str]] = {"out": "result", "plot": "figure"}
+
+    beta: float = Field(1.0, gt=0, allow_inf_nan=False, description="Inverse temperature β.")
+    sphere: bool = Field(True, description="Tokens on the unit sphere (projected dynamics); --no-sphere: in R^d.")
+    residual: bool = Field(True, description="With the residual: ẋ = A(X); without: ẋ = A(X) − x.")
+    causal: bool = Field(False, description="Causal masking: token i attends to tokens j ≤ i.")
+    heads: int = Field(1, ge=1, description="Number of heads (identical for identity weights).")
+    weights: str = Field("identity", description="Q, K, V: identity, or random from gaussian, goe, pm_kq "
+                                                 "(Q = K-transposed bilinear form W, V = I), or an .npz file with "
+                                                 "arrays Q, K, V (and optionally O) of shape (H, k, d).")
+    init: Literal["sphere", "gaussian"] = Field("sphere", description="Start: uniform on the sphere, or standard "
+                                                                      "Gaussian (projected on the sphere with --sphere).")
+    keep_cloud: bool = Field(True, description="Store the token positions at every saved time.")
+    out: Path = Field(Path("flow.zarr"), description="Output store (.zarr, or .nc for NetCDF).")
+    plot: Path | None = Field(None, description="Figure file (PNG).")
+
+    def inputs_check(self) -> None:
+        if self.dynamics == "sinkhorn" and self.causal:
+            raise InputError("Sinkhorn attention with a causal mask is degenerate (the only lower-triangular doubly "
+                             "stochastic matrix is the identity)", "--causal")
+        if self.weights not in ("identity",) + _ENSEMBLES:
+            p = Path(self.weights)
+            if not p.is_file():
+                raise InputError(f"must be identity, {', '.join(_ENSEMBLES)} or an .npz file; no such file: "
+                                 f"{self.weights}", "--weights")
+            self._load_weights()
+
+    def _load_weights(self) -> dict:
+        import numpy as np
+
+        try:
+            with np.load(self.weights) as f:
+                arrs = {k: np.asarray(f[k], float) for k in ("Q", "K", "V", "O") if k in f.files}
+        except Exception as e:
+            raise InputError(f"cannot read {self.weights} as .npz ({type(e).__name__})", "--weights") from None
+        if not {"Q", "K", "V"} <= set(arrs):
+            raise InputError(f"{self.weights} must hold arrays Q, K and V", "--weights")
+        for k, A in arrs.items():
+            A = A[None] if A.ndim == 2 else A
+            if A.ndim != 3 or not np.all(np.isfinite(A)):
+                raise InputError(f"{k} must be a finite (H, k, d) or (k, d) array, got shape {A.shape}", "--weights")
+            arrs[k] = A
+        d, H = self.dim, arrs["Q"].shape[0]
+        if arrs["Q"].shape[2] != d or arrs["K"].shape[2] != d or arrs["V"].shape[2] != d:
+            raise InputError(f"Q, K and V must act on d = {self.dim} (last axis)", "--weights")
+        if arrs["Q"].shape[:2] != arrs["K"].shape[:2] or arrs["V"].shape[0] != H:
+            raise InputError("Q and K must have the same (H, k) shape and V the same number of heads", "--weights")
+        if "O" not in arrs and arrs["V"].shape[1] != d:
+            raise InputError("without O, V must map to d dimensions", "--weights")
+        return arrs
+
+    def attention(self):
+        import jax
+        import jax.numpy as jnp
+
+        from attnphys.clouds.attention import ATTENTIONS
+        from attnphys.clouds.ensembles import ENSEMBLES
+
+        cls = ATTENTIONS[self.dynamics]
+        if self.weights == "identity":
+            return cls(beta=self.beta, causal=self.causal, heads=self.heads)
+        if self.weights in ENSEMBLES:
+            W = ENSEMBLES[self.weights]().sample(jax.random.PRNGKey(self.seed + 1), (self.heads,), self.dim)
+            return cls(beta=self.beta, Q=jnp.swapaxes(W, 1, 2), causal=self.causal)
+        a = {k: jnp.asarray(v) for k, v in self._load_weights().items()}
+        return cls(beta=self.beta, causal=self.causal, **a)
+
+    def execute(self, progress: bool = True) -> Report:
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+
+        from attnphys.clouds.flow import flow_dataset, solve_flow
+        from attnphys.clouds.observables import longest_metastable, plateaus
+
+        key = jax.random.PRNGKey(self.seed)
+        X0 = jax.random.normal(key, (self.tokens, self.dim))
+        if self.init == "sphere" or self.sphere:
+            X0 = X0 / jnp.linalg.norm(X0, axis=1, keepdims=True)
+        ts = np.linspace(0.0, self.t_max, self.saves)
+        t0 = time.perf_counter()
+        try:
+            sol = solve_flow(self.attention(), X0, ts, residual=self.residual, sphere=self.sphere, rtol=self.rtol,
+                             atol=self.atol, solver=self.solver)
+        except RuntimeError as e:
+            raise InputError(str(e), "--solver") from None
+        title = (f"{self.dynamics.upper()}, β={self.beta}, n={self.tokens}, d={self.dim}, "
+                 f"{'sphere' if self.sphere else 'R^d'}, {self.weights} weights")
+        ds = flow_dataset(sol, self.beta, pair_tol=self.pair_tol, cluster_delta=self.cluster_delta,
+                          store_cloud=self.keep_cloud, seed=self.seed, attrs=dict(
+                              dynamics=self.dynamics, beta=self.beta, dim=self.dim, tokens=self.tokens,
+                              sphere=int(self.sphere), residual=int(self.residual), causal=int(self.causal),
+                              heads=self.heads, weights=self.weights, init=self.init, seed=self.seed, title=title))
+        wall = time.perf_counter() - t0
+        self.write_result(ds, self.out)
+        best = longest_metastable(plateaus(ds.time.values, ds.clusters.values))
+        rows = {"wall time": f"{wall:.2f} s", "solver steps": str(sol.num_steps),
+                "energy": _fmt(float(ds.energy[0]), float(ds.energy[-1])),
+                "clusters": f"{int(ds.clusters[0])} → {int(ds.clusters[-1])}",
+                "clustered pairs": _fmt(float(ds.clustered_pairs[0]), float(ds.clustered_pairs[-1])),
+                "longest metastable plateau": "none" if best is None else
+                f"{best.clusters} clusters for {best.length:.3g} (t = {best.start:.3g} … {best.end:.3g})"}
+        paths = [self.out]
+        if self.plot is not None:
+            from attnphys.plots.particles import plot_flow
+
+            paths.append(plot_flow(ds, self.plot))
+        return Report(title=f"particle flow → {self.out}", rows=rows, paths=paths, result=ds)
+
+
+@register_job
+class CloudsPhaseDiagramJob(_FlowOptions):
+    """The (β, t) clustering phase diagram: fraction of clustered pairs of uniform starts on the sphere.
+
+    One sweep point per β (the sweep engine; a .zarr output is a resumable store), several random
+    starts per point (theory: docs/theory/particles.md §5)."""
+
+    command: ClassVar[str] = "clouds phase-diagram"
+    outputs_spec: ClassVar[dict[str, str]] = {"out": "sweep", "plot": "figure"}
+
+    beta: Values = Field((0.5, 1.0, 2.0, 4.0, 9.0), description="Values of β (each ≥ 0).")
+    t_max: float = Field(30.0, gt=0, allow_inf_nan=False, description="Final time.")
+    saves: int = Field(61, ge=2, description="Saved times, evenly spaced from 0 to --t-max.")
+    samples: int = Field(4, ge=1, description="Random starts per β (averaged).")
+    out: Path = Field(Path("phase.zarr"), description="Output store: .zarr (resumable sweep store) or .nc.")
+    plot: Path | None = Field(None, description="Figure file (PNG).")
+
+    def inputs_check(self) -> None:
+        if min(self.beta) < 0:
+            raise InputError(f"values must be >= 0, got {min(self.beta)}", "--beta")
+
+    def sweep(self):
+        from attnphys.clouds.phase import ClusteringTask
+        from attnphys.sweeps import Axis, Grid, Sweep
+
+        task = ClusteringTask(dynamics=self.dynamics, dim=self.dim, tokens=self.tokens, t_max=self.t_max,
+                              saves=self.saves, samples=self.samples, rtol=self.rtol, atol=self.atol,
+                              solver=self.solver, pair_tol=self.pair_tol, cluster_delta=self.cluster_delta)
+        return Sweep(grid=Grid(axes=(Axis(name="beta", values=tuple(self.beta)),), chunk=1), task=task,
+                     base_seed=self.seed)
+
+    def execute(self, progress: bool = True) -> Report:
+        import numpy as np
+
+        from attnphys.sweeps import run_sweep
+
+        t0 = time.perf_counter()
+        sweep = self.sweep()
+        if self.out.suffix == ".nc":
+            ds = run_sweep(sweep, None, progress=progress)
+            self.write_result(ds, self.out)
+        else:
+            ds = run_sweep(sweep, self.out, progress=progress, attrs=self.provenance())
+        ds["beta"].attrs["long_name"] = "inverse temperature beta"
+        ds["time"].attrs["long_name"] = "time of the continuous-time dynamics"
+        ct = ds.clustering_time.values
+        rows = {"wall time": f"{time.perf_counter() - t0:.2f} s", "β values": str(ds.sizes["beta"]),
+                "clustering time (all samples one cluster)": ", ".join(
+                    f"β={b:g}: {'> t_max' if not np.isfinite(c) else f'{c:.3g}'}" for b, c in zip(ds.beta.values, ct))}
+        if int(ds.failed.sum()):
+            rows["failed integrations"] = str(int(ds.failed.sum()))
+        paths = [self.out]
+        if self.plot is not None:
+            from attnphys.plots.particles import plot_phase_diagram
+
+            paths.append(plot_phase_diagram(ds, self.plot))
+        return Report(title=f"clustering phase diagram → {self.out}", rows=rows, paths=paths, result=ds)
+
+
+@register_job
+class CloudsThroughModelJob(AbstractJob):
+    """Push a sampled token cloud through every sublayer of a pretrained model and of synthetic operators.
+
+    Statistics at every stage (attention, add, norm, MLP) of every layer, for the model's weights, random
+    weights of the same shape and norm, and the theory's identity-weight block
+    (theory: docs/theory/clouds.md §7)."""
+
+    command: ClassVar[str] = "clouds through-model"
+    outputs_spec: ClassVar[dict[str, str]] = {"out": "result", "plot": "figure"}
+
+    model: str = Field("minilm", description="minilm (offline all-MiniLM-L6-v2), a local model folder or a hub name "
+                                             "(BERT, GPT-2 or Llama family).")
+    init: Literal["gaussian", "tokens"] = Field("gaussian", description="Initial cloud: Gaussian with the embedding "
+                                                                        "matrix's mean and covariance, or perturbed "
+                                                                        "real-token embeddings.")
+    tokens: int = Field(1024, ge=8, description="Number of tokens in the cloud.")
+    noise: float = Field(0.1, ge=0, allow_inf_nan=False, description="With --init tokens: noise in units of each "
+                                                                     "feature's standard deviation.")
+    seed: int = Field(0, ge=0, description="Seed of the cloud and of the random operators.")
+    out: Path = Field(Path("through.zarr"), description="Output store (.zarr, or .nc for NetCDF).")
+    plot: Path | None = Field(None, description="Figure file (PNG).")
+
+    def inputs_check(self) -> None:
+        from attnphys.probes.adapters import model_path, require_torch
+
+        require_torch("clouds through-model")
+        model_path(self.model)
+
+    def execute(self, progress: bool = True) -> Report:
+        from attnphys.clouds.through_model import through_model
+        from attnphys.metadata import base_attrs
+
+        ds = through_model(self.model, self.init, self.tokens, self.noise, self.seed)
+        ds.attrs.update({k: v for k, v in base_attrs(None).items() if k not in ds.attrs})
+        self.write_result(ds, self.out)
+        st = ds.stat.sel(statistic="cov_trace")
+        rows = {"wall time": f"{ds.attrs['wall_time_s']} s (model loading {ds.attrs['load_time_s']} s)",
+                "family": f"{ds.attrs['family']} ({'pre' if ds.attrs['pre_ln'] else 'post'}-norm)"}
+        for op in ds.operator.values:
+            s = st.sel(operator=op)
+            rows[f"cov trace, {op}"] = _fmt(float(s.isel(layer=0, stage=0)), float(s.isel(layer=-1, stage=-1)))
+        paths = [self.out]
+        if self.plot is not None:
+            from attnphys.plots.clouds import plot_through_model
+
+            paths.append(plot_through_model(ds, self.plot))
+        return Report(title=f"cloud through {self.model} → {self.out}", rows=rows, paths=paths, result=ds)
+
+
+__all__ = ["CloudsRunJob", "CloudsFlowJob", "CloudsPhaseDiagramJob", "CloudsThroughModelJob"]

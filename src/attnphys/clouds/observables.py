@@ -1,0 +1,89 @@
+"""Observables of a particle cloud along a flow: interaction energy, clusters, clustered pairs and
+metastable plateaus (theory: docs/theory/particles.md §3, §4)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+PAIR_TOL = 1e-3
+"""Distance between token directions below which a pair counts as clustered."""
+
+
+def interaction_energy(X: jax.Array, beta: float) -> jax.Array:
+    """E_β(X) = (1/(2βn²)) Σ_ij exp(β⟨x_i, x_j⟩) of the cloud X (n, D), β > 0
+    (theory: docs/theory/particles.md §3). Non-decreasing along USA on the sphere with Q = K = V = I."""
+    n = X.shape[0]
+    return jnp.sum(jnp.exp(beta * X @ X.T)) / (2 * beta * n**2)
+
+
+def directions(X: jax.Array) -> jax.Array:
+    """x / ‖x‖ per token (a zero token stays zero) (theory: docs/theory/particles.md §4.3)."""
+    n = jnp.linalg.norm(X, axis=-1, keepdims=True)
+    return X / jnp.where(n > 0, n, 1.0)
+
+
+def clustered_pairs(X: jax.Array, tol: float = PAIR_TOL) -> jax.Array:
+    """Fraction of the n(n−1)/2 token pairs whose directions are within ``tol`` of each other,
+    ‖x̂_i − x̂_j‖ < tol (theory: docs/theory/particles.md §4.3)."""
+    U = directions(X)
+    n = U.shape[0]
+    d2 = jnp.maximum(2.0 - 2.0 * U @ U.T, 0.0)
+    close = (d2 < tol**2) & ~jnp.eye(n, dtype=bool)
+    return jnp.sum(close) / (n * (n - 1))
+
+
+@dataclass(frozen=True)
+class Plateau:
+    """A maximal interval of saved times with a constant cluster count (theory:
+    docs/theory/particles.md §4.2).
+
+    Attributes:
+        start: first saved time of the interval. end: first saved time with another count (a merge or
+            a split), or the last saved time when ``closed`` is False. clusters: the count.
+        closed: the interval ends with a change of count within the saved times.
+    """
+
+    start: float
+    end: float
+    clusters: int
+    closed: bool
+
+    @property
+    def length(self) -> float:
+        return self.end - self.start
+
+
+def plateaus(times, counts) -> list[Plateau]:
+    """The plateaus of a cluster-count time series (theory: docs/theory/particles.md §4.2).
+
+    Args:
+        times: (T,) increasing saved times. counts: (T,) cluster counts.
+
+    Returns:
+        Plateaus in time order; their lengths add up to times[-1] − times[0].
+    """
+    t = np.asarray(times, float)
+    c = np.asarray(counts).astype(int)
+    if t.size == 0:
+        return []
+    cuts = [0] + [k for k in range(1, c.size) if c[k] != c[k - 1]] + [c.size]
+    out = []
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        closed = b < c.size
+        out.append(Plateau(float(t[a]), float(t[b] if closed else t[-1]), int(c[a]), closed))
+    return out
+
+
+def longest_metastable(pl: list[Plateau]) -> Plateau | None:
+    """The longest closed plateau with more than one cluster: a metastable state that ends by merging
+    (theory: docs/theory/particles.md §4.2)."""
+    cand = [p for p in pl if p.closed and p.clusters > 1]
+    return max(cand, key=lambda p: p.length) if cand else None
+
+
+__all__ = ["PAIR_TOL", "interaction_energy", "directions", "clustered_pairs", "Plateau", "plateaus",
+           "longest_metastable"]

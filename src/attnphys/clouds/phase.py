@@ -1,0 +1,112 @@
+"""The (β, t) clustering phase diagram on the sweep engine (theory: docs/theory/particles.md §5).
+
+Per value of β, ``samples`` clouds of uniform starts on the sphere flow under the chosen attention;
+at every saved time the task records the fraction of clustered pairs and the cluster count, averaged
+over the samples, and the fraction of samples already in one cluster.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from pydantic import Field
+
+from attnphys.clouds.attention import ATTENTIONS
+from attnphys.clouds.flow import ATOL, RTOL, solve_many
+from attnphys.clouds.observables import PAIR_TOL, clustered_pairs
+from attnphys.clouds.stats import _components
+from attnphys.sweeps.grid import Grid, point_seed
+from attnphys.sweeps.task import AbstractTask, VarSpec, register_task
+
+
+@jax.jit
+def _cluster_series(xs, pair_tol, delta):
+    """(S, T, N, D) → clustered pairs and cluster counts (S, T)."""
+    def one(X):
+        U = X / jnp.linalg.norm(X, axis=-1, keepdims=True)
+        return clustered_pairs(X, pair_tol), _components(U @ U.T > 1 - delta)
+
+    return jax.vmap(jax.vmap(one))(xs)
+
+
+@register_task
+class ClusteringTask(AbstractTask):
+    """Per β: clustering of uniform starts on the sphere over time (theory: docs/theory/particles.md §5).
+    The grid has one axis, ``beta`` (β ≥ 0)."""
+
+    kind: Literal["clouds-clustering"] = "clouds-clustering"
+    dynamics: Literal["sa", "usa", "sinkhorn"] = "sa"
+    dim: int = Field(3, ge=2)
+    tokens: int = Field(64, ge=2)
+    t_max: float = Field(30.0, gt=0, allow_inf_nan=False)
+    saves: int = Field(61, ge=2)
+    samples: int = Field(4, ge=1)
+    rtol: float = Field(RTOL, gt=0, lt=1)
+    atol: float = Field(ATOL, gt=0)
+    solver: Literal["tsit5", "dopri8", "kvaerno5"] = "tsit5"
+    pair_tol: float = Field(PAIR_TOL, gt=0)
+    cluster_delta: float = Field(1e-3, gt=0, lt=1)
+    max_steps: int = Field(1_000_000, ge=1)
+
+    def check_grid(self, grid: Grid) -> None:
+        for ax in grid.axes:
+            if ax.name != "beta":
+                raise ValueError(f"unknown sweep field {ax.name!r}; the clustering diagram sweeps beta only")
+            if min(ax.values) < 0:
+                raise ValueError(f"axis beta: values must be >= 0, got {min(ax.values)}")
+
+    def times(self) -> np.ndarray:
+        return np.linspace(0.0, self.t_max, self.saves)
+
+    def schema(self, grid: Grid) -> dict[str, VarSpec]:
+        T = self.saves
+        return {
+            "clustered_pairs": VarSpec(("time",), (T,), np.float64, np.nan,
+                                       "fraction of clustered token pairs, mean over the samples"),
+            "clustered_pairs_std": VarSpec(("time",), (T,), np.float64, np.nan,
+                                           "standard deviation of the clustered fraction over the samples"),
+            "clusters": VarSpec(("time",), (T,), np.float64, np.nan, "cluster count, mean over the samples"),
+            "one_cluster": VarSpec(("time",), (T,), np.float64, np.nan, "fraction of samples in a single cluster"),
+            "clustering_time": VarSpec((), (), np.float64, np.nan,
+                                       "first saved time with every sample in one cluster (NaN if never)"),
+            "failed": VarSpec((), (), np.int64, -1, "samples whose integration failed (NaN results)"),
+        }
+
+    def coords(self, grid: Grid):
+        return {"time": (("time",), self.times())}
+
+    def attrs(self) -> dict:
+        return {"dynamics": self.dynamics, "dim": self.dim, "tokens": self.tokens, "samples": self.samples,
+                "rtol": self.rtol, "atol": self.atol, "solver": self.solver, "pair_tol": self.pair_tol,
+                "cluster_delta": self.cluster_delta, "start": "uniform on the unit sphere"}
+
+    def compute(self, grid: Grid, lo: int, hi: int, base_seed: int = 0) -> dict[str, np.ndarray]:
+        flat = grid.points(lo, hi)["beta"]
+        seeds = point_seed(base_seed, range(lo, hi))
+        ts = jnp.asarray(self.times())
+        out = {k: [] for k in ("clustered_pairs", "clustered_pairs_std", "clusters", "one_cluster", "clustering_time",
+                               "failed")}
+        for beta, seed in zip(flat, seeds):
+            key = jax.random.PRNGKey(int(seed))
+            X0 = jax.random.normal(key, (self.samples, self.tokens, self.dim))
+            X0 = X0 / jnp.linalg.norm(X0, axis=-1, keepdims=True)
+            attn = ATTENTIONS[self.dynamics](beta=jnp.asarray(float(beta)))
+            ys, _, ok = solve_many(attn, X0, ts, True, True, self.rtol, self.atol, self.solver, self.max_steps)
+            ok = np.asarray(ok) & np.isfinite(np.asarray(ys)).reshape(self.samples, -1).all(1)
+            frac, count = (np.array(a, float) for a in _cluster_series(ys, self.pair_tol, self.cluster_delta))
+            frac[~ok], count[~ok] = np.nan, np.nan
+            one = np.mean(count == 1, axis=0)
+            hit = np.flatnonzero(np.all(count == 1, axis=0))
+            out["clustered_pairs"].append(np.nanmean(frac, 0) if ok.any() else np.full(self.saves, np.nan))
+            out["clustered_pairs_std"].append(np.nanstd(frac, 0) if ok.any() else np.full(self.saves, np.nan))
+            out["clusters"].append(np.nanmean(count, 0) if ok.any() else np.full(self.saves, np.nan))
+            out["one_cluster"].append(one)
+            out["clustering_time"].append(float(self.times()[hit[0]]) if hit.size and ok.all() else np.nan)
+            out["failed"].append(int((~ok).sum()))
+        return {k: np.asarray(v) for k, v in out.items()}
+
+
+__all__ = ["ClusteringTask"]

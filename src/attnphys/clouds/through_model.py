@@ -1,0 +1,201 @@
+"""Token clouds pushed through the layers of a pretrained model, sublayer by sublayer, next to
+synthetic operators of the same shape (theory: docs/theory/clouds.md §7).
+
+The model's weights are read once through its family adapter (:mod:`attnphys.probes.adapters`) and
+every sublayer is applied in JAX: attention with the model's per-head W_q, W_k, W_v, W_o and biases
+(β = 1/√d_h, no positions: a cloud is an unordered set of tokens), the model's normalizations with
+their learned affine, and its MLP. Three operator sets are compared on the same initial cloud:
+
+* ``model``: the model's own weights;
+* ``random``: Gaussian matrices with the same Frobenius norm as each of the model's matrices (per head
+  for W_q, W_k, W_v, W_o), no biases, the model's normalizations;
+* ``theory``: the probabilistic block — one head with Q = K = V = O = I and β = 1/√D, the family's
+  normalization without affine, no MLP.
+
+torch is imported only to read the model.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import xarray as xr
+
+from attnphys.clouds.attention import SoftmaxAttention
+from attnphys.clouds.mlp import MLP, GatedMLP
+from attnphys.clouds.norms import NORMS
+from attnphys.clouds.stats import LONG_NAMES, STATISTICS, cloud_statistics
+
+OPERATORS = ("model", "random", "theory")
+THROUGH_INITS = ("gaussian", "tokens")
+
+
+class LayerOperators(eqx.Module):
+    """One layer as cloud operators: attention (without residual), the two norms in stage order
+    (``attn_norm``, ``mlp_norm``), and the MLP (None: no MLP sublayer)."""
+
+    attention: Any
+    norm1: Any
+    norm2: Any
+    mlp: Any
+
+
+def model_operators(model, adapter, causal: bool = False) -> list[LayerOperators]:
+    """The model's layers as cloud operators (theory: docs/theory/clouds.md §7). ``causal`` applies the
+    family's causal mask (used to check the operators against the model on real sentences)."""
+    ops = []
+    for layer in adapter.layers(model):
+        hw = adapter.heads(model, layer)
+        bo = adapter.attn_output_bias(layer)
+        attn = SoftmaxAttention(beta=1.0 / np.sqrt(hw.head_dim), Q=jnp.asarray(hw.Wq), K=jnp.asarray(hw.Wk),
+                                V=jnp.asarray(hw.Wv), O=jnp.asarray(hw.Wo), bq=jnp.asarray(hw.bq),
+                                bk=jnp.asarray(hw.bk), bv=jnp.asarray(hw.bv),
+                                bo=None if bo is None else jnp.asarray(bo), causal=causal)
+        n1, n2 = adapter.layer_norms(layer)
+        ops.append(LayerOperators(attn, n1, n2, adapter.mlp(model, layer)))
+    return ops
+
+
+def _matched(key, M):
+    """Gaussian matrices with the Frobenius norm of each M[h] (leading axis = heads)."""
+    M = jnp.asarray(M)
+    G = jax.random.normal(key, M.shape, M.dtype)
+    axes = tuple(range(1, M.ndim))
+    return G * jnp.linalg.norm(M, axis=axes, keepdims=True) / jnp.linalg.norm(G, axis=axes, keepdims=True)
+
+
+def random_operators(ops: list[LayerOperators], seed: int = 0) -> list[LayerOperators]:
+    """Random weights of the same shapes and Frobenius norms as ``ops`` (per head, per matrix), no biases,
+    the same normalizations (theory: docs/theory/clouds.md §6.3, §7)."""
+    key = jax.random.PRNGKey(seed)
+    out = []
+    for op in ops:
+        key, *ks = jax.random.split(key, 8)
+        a = op.attention
+        attn = SoftmaxAttention(beta=a.beta, Q=_matched(ks[0], a.Q), K=_matched(ks[1], a.K), V=_matched(ks[2], a.V),
+                                O=_matched(ks[3], a.O))
+        m = op.mlp
+        if isinstance(m, GatedMLP):
+            mlp = GatedMLP(_matched(ks[4], m.Wg[None])[0], _matched(ks[5], m.Wu[None])[0], _matched(ks[6], m.Wd[None])[0],
+                           activation=m.activation)
+        else:
+            mlp = MLP(_matched(ks[4], m.W1[None])[0], _matched(ks[5], m.W2[None])[0], activation=m.activation)
+        out.append(LayerOperators(attn, op.norm1, op.norm2, mlp))
+    return out
+
+
+def theory_operators(n_layers: int, dim: int, norm: str) -> list[LayerOperators]:
+    """The probabilistic block of the same depth: identity weights, β = 1/√D, the family's norm
+    without affine, no MLP (theory: docs/theory/clouds.md §2, §7)."""
+    attn = SoftmaxAttention(beta=1.0 / np.sqrt(dim))
+    n = NORMS[norm]()
+    return [LayerOperators(attn, n, n, None)] * n_layers
+
+
+def push(ops: list[LayerOperators], X0, pre_ln: bool) -> list[dict[str, jax.Array]]:
+    """Every stage of every layer for the cloud X0 (N, D) (theory: docs/theory/probes.md §1):
+    per layer a dict stage → (N, D) cloud, in the family's stage order; without an MLP the
+    ``mlp_out`` stage is None and the add is the identity."""
+    X = jnp.asarray(X0)
+    out = []
+    for op in ops:
+        s = {"input": X}
+        if pre_ln:
+            s["attn_norm"] = op.norm1(X)
+            s["attn_out"] = op.attention(s["attn_norm"])
+            s["attn_add"] = X + s["attn_out"]
+            s["mlp_norm"] = op.norm2(s["attn_add"])
+            s["mlp_out"] = None if op.mlp is None else op.mlp(s["mlp_norm"])
+            s["mlp_add"] = s["attn_add"] if op.mlp is None else s["attn_add"] + s["mlp_out"]
+            X = s["mlp_add"]
+        else:
+            s["attn_out"] = op.attention(X)
+            s["attn_add"] = X + s["attn_out"]
+            s["attn_norm"] = op.norm1(s["attn_add"])
+            s["mlp_out"] = None if op.mlp is None else op.mlp(s["attn_norm"])
+            s["mlp_add"] = s["attn_norm"] if op.mlp is None else s["attn_norm"] + s["mlp_out"]
+            s["mlp_norm"] = op.norm2(s["mlp_add"])
+            X = s["mlp_norm"]
+        out.append(s)
+    return out
+
+
+def initial_model_cloud(adapter, model, init: str, tokens: int, noise: float = 0.1, seed: int = 0) -> np.ndarray:
+    """A cloud in the model's input space (theory: docs/theory/clouds.md §7): ``gaussian`` samples
+    N(μ, Σ) with the mean and covariance of the token-embedding matrix; ``tokens`` takes random rows of
+    it plus Gaussian noise of ``noise`` times each feature's standard deviation. The family's embedding
+    normalization (BERT's LayerNorm) is applied after."""
+    E = adapter.embeddings(model)
+    rng = np.random.default_rng(seed)
+    mu, C = E.mean(0), np.cov(E, rowvar=False)
+    if init == "gaussian":
+        w, V = np.linalg.eigh(C)
+        X = mu + (rng.standard_normal((tokens, E.shape[1])) * np.sqrt(np.maximum(w, 0))) @ V.T
+    elif init == "tokens":
+        X = E[rng.integers(0, E.shape[0], tokens)] + noise * np.sqrt(np.diag(C)) * rng.standard_normal((tokens, E.shape[1]))
+    else:
+        raise ValueError(f"unknown init {init!r}; choose from {', '.join(THROUGH_INITS)}")
+    n = adapter.embedding_norm(model)
+    return np.asarray(n(jnp.asarray(X))) if n is not None else X
+
+
+def through_model(model_name: str = "minilm", init: str = "gaussian", tokens: int = 1024, noise: float = 0.1,
+                  seed: int = 0, model=None, log=None) -> xr.Dataset:
+    """Push a sampled cloud through every sublayer of a pretrained model and of the synthetic operator
+    sets; statistics at every stage (theory: docs/theory/clouds.md §7).
+
+    Returns:
+        Dataset: ``stat`` (operator, layer, stage, statistic), with coordinates and attributes
+        (model, family, init, tokens, timings).
+    """
+    from attnphys.probes.adapters import adapter_for, load_model
+
+    t0 = time.perf_counter()
+    if model is None:
+        model, _ = load_model(model_name)
+    ad = adapter_for(model)
+    real = model_operators(model, ad)
+    X0 = jnp.asarray(initial_model_cloud(ad, model, init, tokens, noise, seed))
+    D = X0.shape[1]
+    t_load = time.perf_counter() - t0
+    sets = {"model": real, "random": random_operators(real, seed + 1), "theory": theory_operators(len(real), D, ad.norm)}
+    stages = list(ad.stages)
+    val = np.full((len(OPERATORS), len(real), len(stages), len(STATISTICS)), np.nan)
+    key = jax.random.PRNGKey(seed)
+    run = eqx.filter_jit(lambda ops, X: push(ops, X, ad.pre_ln))
+    for o, name in enumerate(OPERATORS):
+        for layer, st in enumerate(run(sets[name], X0)):
+            prev = None
+            for s, stage in enumerate(stages):
+                X = st[stage]
+                if X is not None:
+                    if not bool(jnp.all(jnp.isfinite(X))):
+                        raise FloatingPointError(f"non-finite cloud at layer {layer}, stage {stage} ({name} operators)")
+                    X = X.astype(jnp.float32)  # statistics in single precision, as the probes
+                    r = cloud_statistics(X, prev, jax.random.fold_in(key, s))
+                    val[o, layer, s] = [r[k] for k in STATISTICS]
+                    prev = X
+        if log:
+            log(f"{name} operators: {len(real)} layers ({time.perf_counter() - t0:.1f} s)")
+    ds = xr.Dataset({"stat": (("operator", "layer", "stage", "statistic"), val)},
+                    coords={"operator": list(OPERATORS), "layer": np.arange(len(real)), "stage": stages,
+                            "statistic": list(STATISTICS)})
+    ds["stat"].attrs["long_name"] = "token-cloud statistic at a stage of a layer"
+    ds["stat"].attrs["statistics"] = "; ".join(f"{k}: {v}" for k, v in LONG_NAMES.items())
+    ds["x0_norm_mean"] = ((), float(jnp.mean(jnp.linalg.norm(X0, axis=1))))
+    ds["x0_norm_mean"].attrs["long_name"] = "mean token norm of the initial cloud"
+    ds.attrs.update(model=model_name, family=ad.family, pre_ln=int(ad.pre_ln), norm=ad.norm, init=init, tokens=tokens,
+                    noise=noise, seed=seed, dim=int(D), load_time_s=round(t_load, 2),
+                    wall_time_s=round(time.perf_counter() - t0, 2),
+                    operators="model: the model's weights; random: Gaussian weights with the model's Frobenius norms; "
+                              "theory: identity weights, beta = 1/sqrt(D), norm without affine, no MLP")
+    return ds
+
+
+__all__ = ["OPERATORS", "THROUGH_INITS", "LayerOperators", "model_operators", "random_operators", "theory_operators",
+           "push", "initial_model_cloud", "through_model"]

@@ -1,0 +1,66 @@
+"""The ``probe`` command (theory: docs/theory/probes.md §3). No torch at import."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import Field
+
+from attnphys.errors import InputError
+from attnphys.jobs import AbstractJob, Report, register_job
+
+
+@register_job
+class ProbeJob(AbstractJob):
+    """Run the paper's experiments on a real transformer: dataset, summary, figures, report.
+
+    Captures every stage of every layer on real text and measures expansion/contraction, W_qᵀW_k vs
+    Σ⁻¹, MLP linearity, updates vs gradients and swapped normalizations, with null baselines
+    (theory: docs/theory/probes.md §3, §4)."""
+
+    command: ClassVar[str] = "probe"
+    outputs_spec: ClassVar[dict[str, str]] = {"out": "folder"}
+
+    model: str = Field("minilm", description="minilm (offline all-MiniLM-L6-v2), a local model folder or a hub name "
+                                             "(BERT, GPT-2 or Llama family).")
+    text: Path | None = Field(None, description="UTF-8 file, one sentence per line (default: the built-in corpus).")
+    sentences: int | None = Field(None, ge=2, description="Use only the first N sentences.")
+    max_tokens: int = Field(1024, ge=16, description="Tokens sampled for the cloud statistics.")
+    seed: int = Field(0, ge=0, description="Seed of the token samples and null baselines.")
+    out: Path = Field(Path("probe-out"), description="Folder for probe.zarr, summary.json, figures/ and report.md.")
+
+    def inputs_check(self) -> None:
+        from attnphys.probes.adapters import model_path, require_torch
+        from attnphys.probes.capture import read_text
+
+        if self.text is not None:
+            read_text(self.text)
+        require_torch("the probe command")
+        model_path(self.model)
+
+    def execute(self, progress: bool = True) -> Report:
+        from attnphys.probes.capture import read_text
+        from attnphys.probes.run import probe, write_outputs
+
+        lines = read_text(self.text) if self.text is not None else None
+        log = (lambda *a: print(*a)) if progress else (lambda *a: None)
+        try:
+            ds = probe(self.model, lines, max_sentences=self.sentences, max_tokens=self.max_tokens, seed=self.seed,
+                       log=log)
+        except InputError:
+            raise
+        ds.attrs.update(self.provenance())
+        written: list[Path] = []
+
+        def fill(tmp: Path) -> None:
+            written.extend(write_outputs(ds, tmp))
+
+        self.write_folder(self.out, fill)
+        return Report(title=f"probe of {self.model} → {self.out}",
+                      rows={"tokens": str(ds.attrs["n_tokens"]), "wall time": f"{ds.attrs['wall_time_s']} s"},
+                      paths=[self.out / p.name for p in written if p.parent.name != "figures"] + [self.out / "figures"],
+                      result=ds)
+
+
+__all__ = ["ProbeJob"]

