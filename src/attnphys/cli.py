@@ -176,7 +176,9 @@ def make_command(cls: type[AbstractJob]):
 # -- running and printing ------------------------------------------------------------------------------
 
 def fail(message: str, code: int = 2) -> typing.NoReturn:
-    console.print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+    from rich.markup import escape
+
+    console.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False)
     raise typer.Exit(code=code)
 
 

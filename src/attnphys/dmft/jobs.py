@@ -127,8 +127,13 @@ class ModelOptions(AbstractJob):
         """The job with every model option filled in from the resolved configuration, so that a rerun
         does not depend on what a preset means in another version."""
         cfg = self.configuration()
-        filled = {n: getattr(self, n) if (isinstance(getattr(self, n), tuple) and len(getattr(self, n)) > 1)
-                  else getattr(cfg, n) for n in _MODEL_FIELDS}
+        filled = {}
+        for n in _MODEL_FIELDS:
+            given = getattr(self, n)
+            if isinstance(given, tuple) and len(given) > 1:
+                filled[n] = given  # a sweep: its values
+            else:
+                filled[n] = (getattr(cfg, n),) if n in ("beta_o", "beta_att", "epsilon") else getattr(cfg, n)
         job = self.model_copy(update={**filled, "correlations": cfg.correlations.model_dump(mode="json"),
                                       "corr_seed": None, "n_segments": None, "gaussian_scale": None, "weights": None})
         return {**super(ModelOptions, job).provenance()}
