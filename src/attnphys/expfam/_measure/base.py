@@ -145,8 +145,8 @@ def as_log_weights(weights, n: int, dtype) -> jax.Array:
 
 
 def measure_classes() -> list[type[AbstractBaseMeasure]]:
-    """Every concrete subclass of :class:`AbstractBaseMeasure` defined so far (recursively), in definition
-    order: the property tests and ``attnphys verify`` run over all of them
+    """Every concrete subclass of :class:`AbstractBaseMeasure` defined so far (direct subclasses first,
+    then theirs): the property tests and ``attnphys verify`` run over all of them
     (theory: docs/theory/expfam.md §5)."""
     out, todo = [], list(AbstractBaseMeasure.__subclasses__())
     while todo:
