@@ -24,11 +24,11 @@ def test_seed_must_be_a_non_negative_integer(seed):
         run_claims(seed=seed, claims=CLAIMS[:1])
 
 
-def test_claims_are_seeded():
-    a = run_claims(seed=5, claims=CLAIMS[3:4])
-    b = run_claims(seed=5, claims=CLAIMS[3:4])
-    c = run_claims(seed=6, claims=CLAIMS[3:4])
-    assert a == b and a[0]["max_error"] != c[0]["max_error"]
+def test_claims_are_seeded_per_seed_and_claim():
+    draw = (Claim("a", "-", lambda rng: rng.random(), 1.0), Claim("b", "-", lambda rng: rng.random(), 1.0))
+    a, b, c = run_claims(seed=5, claims=draw), run_claims(seed=5, claims=draw), run_claims(seed=6, claims=draw)
+    assert a == b and a[0]["max_error"] != c[0]["max_error"] and a[0]["max_error"] != a[1]["max_error"]
+    assert a[0]["max_error"] == np.random.default_rng([5, 0]).random()
 
 
 def test_random_measures_cover_every_base_measure():
