@@ -1,8 +1,9 @@
 import numpy as np
-from typer.testing import CliRunner
+import pytest
 
-from attnphys.cli import app
-from attnphys.verify import CLAIMS, Claim, run_claims
+from attnphys.errors import InputError
+from attnphys.verify import CLAIMS, Claim, random_measures, run_claims
+from attnphys.expfam import measure_classes
 
 
 def test_every_claim_holds():
@@ -17,11 +18,19 @@ def test_a_false_claim_fails_and_nan_is_a_failure():
     assert [r["passed"] for r in rows] == [False, False]
 
 
-def test_verify_command_exit_codes(monkeypatch):
-    import attnphys.verify as verify
+@pytest.mark.parametrize("seed", [-1, 1.5, True])
+def test_seed_must_be_a_non_negative_integer(seed):
+    with pytest.raises(InputError, match="seed"):
+        run_claims(seed=seed, claims=CLAIMS[:1])
 
-    monkeypatch.setattr(verify, "CLAIMS", verify.CLAIMS[:2])
-    monkeypatch.setattr(verify, "run_claims", lambda seed=0: [dict(claim="x", reference="r", max_error=1.0,
-                                                                   tolerance=0.1, passed=False)])
-    res = CliRunner().invoke(app, ["verify"])
-    assert res.exit_code == 1 and "FAIL" in res.output
+
+def test_claims_are_seeded_per_seed_and_claim():
+    draw = (Claim("a", "-", lambda rng: rng.random(), 1.0), Claim("b", "-", lambda rng: rng.random(), 1.0))
+    a, b, c = run_claims(seed=5, claims=draw), run_claims(seed=5, claims=draw), run_claims(seed=6, claims=draw)
+    assert a == b and a[0]["max_error"] != c[0]["max_error"] and a[0]["max_error"] != a[1]["max_error"]
+    assert a[0]["max_error"] == np.random.default_rng([5, 0]).random()
+
+
+def test_random_measures_cover_every_base_measure():
+    ms = random_measures(np.random.default_rng(0))
+    assert [type(m) for m in ms.values()] == measure_classes()

@@ -1,0 +1,1 @@
+"""Base measures, one file per variant (theory: docs/theory/expfam.md §2)."""
