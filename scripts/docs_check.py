@@ -12,7 +12,7 @@ Chromium (Debian's ``chromium`` and ``chromium-driver``, driven by selenium) and
   figures do;
 * nothing was requested from another host (the site works offline).
 
-Pages: the landing page, the DMFT theory page and the gallery index. Exits non-zero naming every
+Pages: the landing page, the DMFT and sweeps theory pages, the DMFT how-to and the gallery index. Exits non-zero naming every
 failed check. Not part of ``pytest``: ``make docs-check`` runs it.
 """
 
@@ -39,12 +39,17 @@ FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 PAGES = {
     "": (2, 1),
     "theory/dmft/": (20, 0),
+    "theory/sweeps/": (2, 0),
+    "howto/dmft/": (0, 0),
     "gallery/": (0, 4),
 }
 
 PROBE = r"""
 const root = document.querySelector("article") || document.body;
-const text = root.innerText;
+// the visible text outside typeset formulas and code: raw TeX must not survive there
+const bare = root.cloneNode(true);
+bare.querySelectorAll(".katex, pre, code, script").forEach(e => e.remove());
+const text = bare.textContent;
 const imgs = Array.from(root.querySelectorAll("img"));
 const hosts = performance.getEntriesByType("resource").map(e => new URL(e.name).host)
     .concat([location.host]);
@@ -53,7 +58,9 @@ return {
   arithmatex: root.querySelectorAll(".arithmatex").length,
   untypeset: root.querySelectorAll(".arithmatex:not([data-typeset])").length,
   errors: Array.from(root.querySelectorAll(".katex-error")).map(e => e.getAttribute("title") || e.textContent).slice(0, 5),
-  raw: ["$$", "\\[", "\\("].filter(d => text.includes(d)),
+  raw: ["$$", "\\[", "\\(", "\\frac", "\\sum", "\\mathbf", "\\mathcal", "_{", "^{"]
+      .filter(d => text.includes(d))
+      .concat((text.match(/\$[^$\n]{1,80}\$/g) || []).slice(0, 3)),
   images: imgs.map(i => ({src: i.currentSrc || i.src, ok: i.complete && i.naturalWidth > 0, w: i.naturalWidth})),
   hosts: Array.from(new Set(hosts)),
   katexLoaded: typeof katex !== "undefined",
