@@ -6,7 +6,7 @@ show three of the library's cloud statistics per layer: the total variance (trac
 covariance), the angular spread (one minus the mean cosine between tokens) and the number of angular
 clusters. Without a normalization the cloud grows without bound while its directions settle into a
 few clusters; LayerNorm and RMSNorm hold the scale, and after projection onto the sphere all tokens
-meet in one cluster ([theory](../theory/clouds.md#5-cloud-statistics)).
+meet in one cluster ([theory](../theory/clouds.md)).
 """
 
 import jax

@@ -5,7 +5,7 @@ log Z(η) = log Σ_n exp(k_nᵀη) is drawn as contours, and at a grid of querie
 attention output Σ_n softmax(Kη)_n k_n, computed by the library as the measure's mean. The arrows are
 the gradient field of log Z (checked below against automatic differentiation), so they are orthogonal
 to the contours and point into the convex hull of the keys
-([theory](../theory/expfam.md#21-discrete-base-measure-attention)).
+([theory](../theory/expfam.md)).
 """
 
 import jax

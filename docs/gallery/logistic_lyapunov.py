@@ -4,7 +4,7 @@ The dynamics toolkit works on any map written as a pure JAX function. For the lo
 x ↦ r x (1 − x) the orbit diagram and the exponent λ(r) are computed side by side: λ touches zero at
 every period doubling and at r = 4 equals ln 2. For the Hénon map at a = 1.4, b = 0.3 the two
 exponents are about 0.419 and −1.623; their sum is ln b, the map's constant log-determinant
-([theory](../theory/dynamics.md#2-lyapunov-exponents)).
+([theory](../theory/dynamics.md)).
 """
 
 import jax
