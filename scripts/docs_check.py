@@ -120,15 +120,20 @@ def browser():
 
 
 def check_page(driver, base: str, path: str, min_math: int, min_images: int, shots: Path | None) -> list[str]:
+    from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.support.ui import WebDriverWait
 
     url = base + path
     driver.get(url)
-    WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.readyState") == "complete")
-    # typesetting runs after the load event; images may still be decoding
-    WebDriverWait(driver, 30).until(lambda d: d.execute_script(
-        "return document.querySelectorAll('.arithmatex:not([data-typeset])').length === 0 && "
-        "Array.from(document.images).every(i => i.complete)"))
+    try:
+        WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.readyState") == "complete")
+        # typesetting runs after the load event, and images may still be decoding: wait for both,
+        # then look (a page where they never finish is reported below, not here)
+        WebDriverWait(driver, 15).until(lambda d: d.execute_script(
+            "return document.querySelectorAll('.arithmatex:not([data-typeset])').length === 0 && "
+            "Array.from(document.images).every(i => i.complete)"))
+    except TimeoutException:
+        pass
     r = driver.execute_script(PROBE)
     if shots is not None:
         name = (path.strip("/").replace("/", "_") or "index") + ".png"
