@@ -32,5 +32,7 @@ test-all: install
 bench: install
 	for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
-clean:
+clean: docs-clean
 	rm -rf $(VENV) demo-out .pytest_cache
+
+include docs/_hooks/docs.mk
