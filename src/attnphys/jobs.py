@@ -155,7 +155,7 @@ class AbstractJob(BaseModel, abc.ABC):
         cli_hidden: fields that exist only in options files (e.g. explicit arrays).
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
 
     command: ClassVar[str]
     outputs_spec: ClassVar[dict[str, str]] = {"out": "result"}

@@ -95,13 +95,30 @@ class WindowStart(_Start):
         return "window"
 
 
-Start = Annotated[Union[TokenStart, CheckpointStart, FileStart, WindowStart], Field(discriminator="kind")]
+BaseStart = Annotated[Union[TokenStart, CheckpointStart, FileStart, WindowStart], Field(discriminator="kind")]
+
+
+class PrerunStart(_Start):
+    """From the final state of a pre-run: ``steps`` steps at ``beta_o`` (the configuration's other
+    parameters) from ``start``. The 2024 recipe for diagrams: every β started from the final context of a
+    token run at the highest β (theory: docs/theory/dmft.md §5.2)."""
+
+    kind: Literal["prerun"] = "prerun"
+    start: BaseStart = Field(default_factory=TokenStart, description="initial condition of the pre-run")
+    beta_o: float = Field(ge=0, allow_inf_nan=False, description="β_o of the pre-run")
+    steps: int = Field(ge=1, description="steps of the pre-run")
+
+    def describe(self) -> str:
+        return f"prerun(beta_o={self.beta_o:g}, steps={self.steps}, from {self.start.describe()})"
+
+
+Start = Annotated[Union[TokenStart, CheckpointStart, FileStart, WindowStart, PrerunStart], Field(discriminator="kind")]
 
 
 def parse_start(v: Any) -> Any:
     """A start from the command line or a definition: ``token``, ``checkpoint``, a file path, a window
     (or an engine state), or a mapping with a ``kind``."""
-    if isinstance(v, (TokenStart, CheckpointStart, FileStart, WindowStart)):
+    if isinstance(v, (TokenStart, CheckpointStart, FileStart, WindowStart, PrerunStart)):
         return v
     if isinstance(v, (Window, State)):
         return window_start(v)
@@ -341,6 +358,8 @@ def start_window(cfg: DMFTConfig, start: Any, corr: Correlations | None = None, 
     if isinstance(start, FileStart):
         FileStart(path=start.path, sha256=start.sha256)  # the file must still be the recorded one
         return from_file(cfg, start.path)
+    if isinstance(start, PrerunStart):
+        raise TypeError("a pre-run start needs the engine: use DMFTModel.initial_states")
     return from_window(cfg, start.att_window, start.pe_window, start.n)
 
 

@@ -21,6 +21,8 @@ from attnphys.dmft.config import BATCHED, DMFTConfig
 from attnphys.dmft.correlations import Correlations
 from attnphys.dmft.initial import (
     CACHE_KEYS,
+    PrerunStart,
+    Start,
     TokenStart,
     start_cache,
     check_window,
@@ -76,19 +78,29 @@ class DMFTModel:
     # -- starts ------------------------------------------------------------------------------------
     def check_start(self, start) -> None:
         """Refuse a start this configuration cannot use (shapes, the paper checkpoint's sizes, …)."""
-        start = parse_start(start)
-        if not isinstance(start, TokenStart) and not isinstance(start, dict):
+        start = _as_start(start)
+        if isinstance(start, PrerunStart):
+            self.config.with_field("beta_o", start.beta_o)
+            self.check_start(start.start)
+        elif isinstance(start, TokenStart):
+            if start.row >= self.config.M:
+                raise ValueError(f"token row must be in [0, {self.config.M - 1}], got {start.row}")
+        else:
             start_window(self.config, start, self.correlations)
-        elif isinstance(start, TokenStart) and start.row >= self.config.M:
-            raise ValueError(f"token row must be in [0, {self.config.M - 1}], got {start.row}")
 
     def initial_states(self, start, sc: Scalars) -> State:
         """Batched initial :class:`State` of a start for the points of ``sc`` (theory: docs/theory/dmft.md
         §3.5, §5.2). A token start depends on each point's ε; in the 2024 era the first token x₀ itself is
         the newest row of the window (its overlaps exact), in the head era only its trace A₀ = m^v(x₀) is."""
-        start = parse_start(start)
+        if isinstance(start, (list, tuple)) and not isinstance(start, (Window, State)):
+            return _per_point(lambda s, p: self.initial_states(s, p), start, sc)
+        start = _as_start(start)
         cfg, corr = self.config, self.correlations
         eps = np.asarray(sc.eps)
+        if isinstance(start, PrerunStart):
+            win = self.prerun_window(start)
+            wins = Window(*(jnp.broadcast_to(x, (eps.size,) + x.shape) for x in win))
+            return jax.vmap(lambda s, w: fill(self.couplings, s, w))(sc, wins)
         if isinstance(start, TokenStart) and cfg.era == "2024":
             m = np.stack([token_overlap(corr, float(e), start.row) for e in eps])
             se = np.stack([token_semantic(corr, float(e), start.row) for e in eps])
@@ -110,10 +122,19 @@ class DMFTModel:
         return st._replace(**{k: jnp.where(keep.reshape((-1,) + (1,) * cache[k].ndim), jnp.asarray(cache[k])[None],
                                            getattr(st, k)) for k in CACHE_KEYS})
 
+    def prerun_window(self, start: "PrerunStart") -> Window:
+        """The final window of a pre-run (cached per configuration and pre-run)."""
+        return _prerun(self.config, start, str(jnp.result_type(float)))
+
     def initial_windows(self, start, sc: Scalars) -> Window:
         """Batched initial windows of a start (head-era semantics: a token start gives A₀ = m^v(x₀))."""
-        start = parse_start(start)
+        if isinstance(start, (list, tuple)) and not isinstance(start, (Window, State)):
+            return _per_point(lambda s, p: self.initial_windows(s, p), start, sc)
+        start = _as_start(start)
         eps = np.asarray(sc.eps)
+        if isinstance(start, PrerunStart):
+            win = self.prerun_window(start)
+            return Window(*(jnp.broadcast_to(x, (eps.size,) + x.shape) for x in win))
         if isinstance(start, TokenStart):
             per = {float(e): start_window(self.config, start, self.correlations, float(e)) for e in np.unique(eps)}
             wins = [per[float(e)] for e in eps]
@@ -123,14 +144,17 @@ class DMFTModel:
 
     def windows_after(self, start, sc: Scalars, steps: int, labels: Mapping[str, np.ndarray] | None = None) -> Window:
         """Batched windows after ``steps`` steps of the map from a start (the transient, on the cached
-        engine). Raises NonFiniteError naming the step and the point."""
+        engine); ``start`` may be one start or one per point. Raises NonFiniteError naming the step and
+        the point."""
         st = self.initial_states(start, sc)
+        token = any(isinstance(_as_start(s), TokenStart) for s in (start if isinstance(start, (list, tuple)) and
+                                                                    not isinstance(start, (Window, State)) else [start]))
         if steps == 0:
-            if self.config.era == "2024" and isinstance(parse_start(start), TokenStart):
+            if self.config.era == "2024" and token:
                 raise ValueError(f"in the 2024 era the first token stays in the window for L = {self.config.L} "
                                  "steps; a map analysis from a token start needs transient >= L")
             return st.window
-        if self.config.era == "2024" and isinstance(parse_start(start), TokenStart) and steps < self.config.L:
+        if self.config.era == "2024" and token and steps < self.config.L:
             raise ValueError(f"in the 2024 era the first token stays in the window for L = {self.config.L} steps; "
                              f"a map analysis from a token start needs transient >= L (got {steps})")
         final, _, _ = run_batch(self.couplings, sc, st, Schedule(steps=steps, transient=steps, record=()),
@@ -154,6 +178,41 @@ class DMFTModel:
         """A validated window of this configuration."""
         A, pe, n = check_window(self.config, A, pe, n)
         return Window(jnp.asarray(A), jnp.asarray(pe), jnp.asarray(n, jnp.int32))
+
+
+def _as_start(start):
+    from pydantic import TypeAdapter
+
+    start = parse_start(start)
+    return TypeAdapter(Start).validate_python(start) if isinstance(start, dict) else start
+
+
+def _per_point(fn, starts, sc: Scalars):
+    """``fn(start, scalars)`` for one start per point, grouped by identical starts, in point order."""
+    starts = [_as_start(s) for s in starts]
+    B = int(np.shape(sc.beta_o)[0])
+    if len(starts) != B:
+        raise ValueError(f"{len(starts)} starts for {B} points")
+    groups: dict = {}
+    for i, s in enumerate(starts):
+        groups.setdefault(s.model_dump_json(), []).append(i)
+    parts, order = [], []
+    for idx in groups.values():
+        sub = jax.tree_util.tree_map(lambda a: a[np.asarray(idx)], sc)
+        parts.append(fn(starts[idx[0]], sub))
+        order += idx
+    inv = np.argsort(np.asarray(order))
+    return jax.tree_util.tree_map(lambda *xs: jnp.concatenate(xs)[inv], *parts)
+
+
+@lru_cache(maxsize=32)
+def _prerun(cfg: DMFTConfig, start: "PrerunStart", dtype: str) -> Window:
+    model = DMFTModel.of(cfg.replace(beta_o=start.beta_o))
+    sc = model.scalars(n=1)
+    final, _, _ = run_batch(model.couplings, sc, model.initial_states(start.start, sc),
+                            Schedule(steps=start.steps, transient=start.steps, record=()), model.convention,
+                            labels={"beta_o": np.asarray([start.beta_o])})
+    return Window(*(x[0] for x in final.window))
 
 
 @lru_cache(maxsize=64)

@@ -57,6 +57,8 @@ class DMFTTask(AbstractTask):
 
     config: DMFTConfig
     start: StartSpec = Field(default_factory=CheckpointStart, description="initial condition")
+    point_starts: tuple[StartSpec, ...] = Field((), description="one initial condition per grid point (in point "
+                                                                 "order), instead of ``start``")
 
     extra_axes: ClassVar[tuple[str, ...]] = ()
     """Grid axes the task interprets itself (not configuration fields)."""
@@ -66,12 +68,21 @@ class DMFTTask(AbstractTask):
         for ax in grid.axes:
             if ax.name not in self.extra_axes:
                 self.config.check_axis(ax.name, ax.values)
+        if self.point_starts and len(self.point_starts) != grid.size:
+            raise ValueError(f"point_starts has {len(self.point_starts)} starts for {grid.size} grid points")
         for cfg in self.configs(grid):
             self.check_config(cfg, grid)
-            try:
-                DMFTModel.of(cfg).check_start(self.start)
-            except ValueError as e:
-                raise ValueError(f"start {self.start.describe()}: {e}") from None
+            for start in self.point_starts or (self.start,):
+                try:
+                    DMFTModel.of(cfg).check_start(start)
+                except ValueError as e:
+                    raise ValueError(f"start {start.describe()}: {e}") from None
+
+    def starts_for(self, idx: np.ndarray):
+        """The start of the points with global indices ``idx``: one start, or one per point."""
+        if not self.point_starts:
+            return self.start
+        return [self.point_starts[int(i)] for i in idx]
 
     def check_config(self, cfg: DMFTConfig, grid: Grid) -> None:
         """Task-specific checks of one structural configuration of the grid (override)."""
@@ -111,14 +122,16 @@ class DMFTTask(AbstractTask):
         n = hi - lo
         out = {name: np.full((n,) + v.shape, v.fill, v.dtype) for name, v in schema.items()}
         for cfg, rows, pts in self.groups(grid, lo, hi):
-            res = self.compute_group(DMFTModel.of(cfg), pts, rows.size)
+            res = self.compute_group(DMFTModel.of(cfg), pts, rows.size, lo + rows)
             for name, arr in res.items():
                 arr = np.asarray(arr)
                 out[name][(rows,) + tuple(slice(0, s) for s in arr.shape[1:])] = arr
         return out
 
-    def compute_group(self, model: DMFTModel, pts: Mapping[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
-        """Results of ``n`` points of one configuration (arrays with a leading point axis)."""
+    def compute_group(self, model: DMFTModel, pts: Mapping[str, np.ndarray], n: int,
+                      idx: np.ndarray) -> dict[str, np.ndarray]:
+        """Results of ``n`` points of one configuration, with global indices ``idx`` (arrays with a
+        leading point axis)."""
         raise NotImplementedError  # pragma: no cover
 
     # -- helpers ------------------------------------------------------------------------------------
@@ -202,14 +215,14 @@ class TrajectoryTask(DMFTTask):
         return {**super().attrs(), "schedule": json.dumps(dict(steps=self.steps, transient=self.transient,
                                                                record_every=self.record_every))}
 
-    def compute_group(self, model, pts, n):
+    def compute_group(self, model, pts, n, idx):
         sc = self.scalars(model, pts, n)
         if "ic" in pts:
             ic = np.asarray(pts["ic"]).astype(int)
             per = [model.initial_states(self.starts[i], sc) for i in range(len(self.starts))]
             st = jax.tree_util.tree_map(lambda *xs: jnp.stack(xs)[ic, jnp.arange(n)], *per)
         else:
-            st = model.initial_states(self.start, sc)
+            st = model.initial_states(self.starts_for(idx), sc)
         final, recs, _ = run_batch(model.couplings, sc, st, self.schedule, model.convention,
                                    labels=self.labels(pts, n))
         out = {name: recs[name] for name in self.record}
@@ -297,10 +310,10 @@ class LyapunovTask(DMFTTask):
                 "positional_exponents": ("included (full state)" if self.full_state else
                                          "the L·P positional exponents are exactly 0 (not listed)")}
 
-    def compute_group(self, model, pts, n):
+    def compute_group(self, model, pts, n, idx):
         sc = self.scalars(model, pts, n)
         labels = self.labels(pts, n)
-        win = model.windows_after(self.start, sc, self.transient - self.align, labels)
+        win = model.windows_after(self.starts_for(idx), sc, self.transient - self.align, labels)
         m = model.map("att", self.full_state)
         x0, aux0 = m.state(win)
         k = self.n_exponents(model.config)
@@ -390,6 +403,7 @@ class OrbitTask(DMFTTask):
     reortho_every: int = Field(1, ge=1, description="steps between re-orthonormalisations")
     init: Literal["identity", "random"] = Field("random", description="initial tangent vectors")
     full_state: bool = Field(False, description="the reference's L(M+P) state")
+    keep_final: bool = Field(False, description="store every point's final window (final_A, final_pe, final_n)")
     classify_options: dict[str, int | float] = Field(default_factory=dict, description="ClassifyOptions overrides")
 
     extra_axes: ClassVar[tuple[str, ...]] = ("direction",)
@@ -459,10 +473,20 @@ class OrbitTask(DMFTTask):
                                 f"zero-plane section: {self.observable}[f] where |{self.observable}[g]| <= "
                                 f"{self.section_tol} (pair 'f|g'), NaN-padded; see section_count"),
                 section_count=VarSpec(("pair",), (n_pairs,), np.int64, 0, "zero-plane crossings per pair"))
+        if self.keep_final:
+            s = self.sizes(grid)
+            sch.update(
+                final_A=VarSpec(("lag", "feature"), (s["lag"], F), np.float64, np.nan,
+                                "final context window: attention outputs, newest first"),
+                final_pe=VarSpec(("lag", "bit"), (s["lag"], s["bit"]), np.float64, np.nan,
+                                 "final context window: positional codes"),
+                final_n=VarSpec((), (), np.int64, 0, "filled rows of the final window"))
         return sch
 
     def coords(self, grid):
         c = {"feature": (("feature",), np.arange(self.sizes(grid)["feature"]))}
+        if self.keep_final:
+            c.update({d: ((d,), np.arange(self.sizes(grid)[d])) for d in ("lag", "bit")})
         if self.lyapunov:
             c["exponent"] = (("exponent",), np.arange(self.lyapunov))
         if self.keep_orbit:
@@ -475,7 +499,7 @@ class OrbitTask(DMFTTask):
                 "orbit_spec": json.dumps(self.spec(self.config)._asdict()),
                 "positional_exponents": "not listed: the L·P positional exponents are exactly 0"}
 
-    def compute_group(self, model, pts, n):
+    def compute_group(self, model, pts, n, idx):
         spec = self.spec(model.config)
         m = model.map(self.observable, self.full_state)
         sc = self.scalars(model, pts, n)
@@ -484,9 +508,10 @@ class OrbitTask(DMFTTask):
         if "direction" in pts:
             res = self._chains(model, m, inner, sc, np.asarray(pts["direction"]), n)
         else:
-            win = model.windows_after(self.start, sc, spec.transient - spec.align, labels)
+            win = model.windows_after(self.starts_for(idx), sc, spec.transient - spec.align, labels)
             x0, aux0 = m.state(win)
             res = orbit_sweep(m, inner, x0, aux0, sc, shared=model.couplings)
+        final = jax.vmap(m.window)(res["x"], res["aux"]) if self.keep_final else None
         res = {k: np.asarray(v) for k, v in res.items() if k not in ("x", "aux")}
         raise_if_nonfinite(np.where(res["nonfinite_step"] >= 0, res["nonfinite_step"] + spec.transient, -1), labels)
         ev = evidence(spec, res, self.options)
@@ -499,6 +524,8 @@ class OrbitTask(DMFTTask):
             out.update({k: ev[k] for k in ("exponents", "roundoff_fraction", "below_roundoff", "zero_hits")})
         if self.keep_orbit:
             out.update(orbit=res["orbit"], section=res["section"], section_count=res["section_count"])
+        if final is not None:
+            out.update(final_A=final.A, final_pe=final.pe, final_n=final.n)
         return out
 
     def _chains(self, model, m, inner, sc, directions, n):
@@ -512,7 +539,7 @@ class OrbitTask(DMFTTask):
         win = model.windows_after(self.start, first, pre)
         x0, aux0 = m.state(jax.tree_util.tree_map(lambda a: a[0], win))
         out = continuation(m, inner, x0, aux0, path, dirs, shared=model.couplings)
-        return {k: np.asarray(v).reshape((-1,) + np.shape(v)[2:]) for k, v in out.items() if k not in ("x", "aux")}
+        return jax.tree_util.tree_map(lambda v: jnp.reshape(v, (-1,) + jnp.shape(v)[2:]), out)
 
 
 # ==== finite N ========================================================================================
@@ -557,7 +584,7 @@ class FiniteTask(DMFTTask):
         return {**super().attrs(), "seed": self.seed, "engine": "per-bit" if self.per_bit else "class-binomial",
                 "positions": "mean-field convention: token k at position (k-1) mod L, x0 not in the window"}
 
-    def compute_group(self, model, pts, n):
+    def compute_group(self, model, pts, n, idx):
         from attnphys.dmft.finite import sample_points
 
         sc = self.scalars(model, pts, n)
@@ -608,7 +635,7 @@ class ConvergeTask(DMFTTask):
                                          f"max |time mean, time std of {self.observable} (steps >= {self.transient}): "
                                          "finite - MF|")}
 
-    def compute_group(self, model, pts, n):
+    def compute_group(self, model, pts, n, idx):
         from attnphys.dmft.finite import sample_points
 
         ns = np.asarray(pts["n"]).astype(int)
