@@ -125,7 +125,7 @@ def expand(net: FiniteNetwork) -> FiniteNetwork:
 
 
 def token_overlaps(net: FiniteNetwork, eps, row: int = 0):
-    """m^α(x₀) for x₀ = row ``row`` of W^o, positional bits −1 (spec §3.5): (4, M)."""
+    """m^α(x₀) for x₀ = row ``row`` of W^o, positional bits −1 (theory: docs/theory/dmft.md §3.5): (4, M)."""
     n = jnp.sum(net.counts)
     se = (net.W @ (net.counts * net.W[0, row])) / n
     P = net.W_pe.shape[-1]
@@ -153,7 +153,7 @@ def initial_state(net: FiniteNetwork, sc: Scalars, L: int) -> FiniteState:
 
 def finite_step(net: FiniteNetwork, sc: Scalars, state: FiniteState, key, L: int, per_bit: bool,
                 convention: MoSeConvention):
-    """One generation step (spec §2.3 with this module's conventions). Returns (state, records)."""
+    """One generation step (theory: docs/theory/dmft.md §1.3, §2 with this module's conventions). Returns (state, records)."""
     n_se = jnp.sum(net.counts)
     h = sc.beta_o * (state.A @ net.W[0])  # field on each class (C,)
     p = 0.5 * (1.0 + jnp.tanh(h))
