@@ -23,7 +23,7 @@ import tomllib
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, TypeVar
 
 import xarray as xr
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
@@ -35,7 +35,10 @@ JOBS: dict[str, type["AbstractJob"]] = {}
 """Registered jobs by command name (``"dmft trajectory"``, ``"clouds run"``, …)."""
 
 
-def register_job(cls: type["AbstractJob"]) -> type["AbstractJob"]:
+J = TypeVar("J", bound="type[AbstractJob]")
+
+
+def register_job(cls: J) -> J:
     """Class decorator: make a job available to the command line and to :func:`rerun`."""
     JOBS[cls.command] = cls
     return cls

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import abc
 from importlib.metadata import entry_points
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -22,8 +22,10 @@ TASKS: dict[str, type["AbstractTask"]] = {}
 
 ENTRY_POINT_GROUP = "attnphys.sweep_tasks"
 
+T = TypeVar("T", bound="type[AbstractTask]")
 
-def register_task(cls: type["AbstractTask"]) -> type["AbstractTask"]:
+
+def register_task(cls: T) -> T:
     """Class decorator: make a task kind known to the engine (its ``kind`` field's default names it)."""
     kind = cls.model_fields["kind"].default
     TASKS[kind] = cls
