@@ -61,6 +61,13 @@ class ClusteringTask(AbstractTask):
     def times(self) -> np.ndarray:
         return np.linspace(0.0, self.t_max, self.saves)
 
+    @classmethod
+    def example(cls):
+        from attnphys.sweeps import Axis
+
+        return (cls(dim=3, tokens=12, t_max=4.0, saves=5, samples=2),
+                Grid(axes=(Axis(name="beta", values=(0.5, 1.0, 4.0)),), chunk=2))
+
     def schema(self, grid: Grid) -> dict[str, VarSpec]:
         T = self.saves
         return {

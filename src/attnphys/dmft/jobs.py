@@ -11,44 +11,44 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Optional
 
 import numpy as np
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, create_model, field_validator, model_validator
 
 from attnphys.dmft.config import BATCHED, PRESETS, DMFTConfig, preset
 from attnphys.dmft.initial import StartSpec
 from attnphys.dmft.meanfield import OBSERVABLES
-from attnphys.dmft.tasks import check_schedule
+from attnphys.dmft.tasks import check_observable, check_schedule
 from attnphys.errors import InputError
 from attnphys.jobs import AbstractJob, IntValues, Report, Values, format_validation, option_name, register_job
 
-_MODEL_FIELDS = ("M", "L", "P", "n_se", "epsilon", "beta_o", "beta_att", "scaling_att", "scaling_o", "mo_se_convention",
-                 "era")
+def _config_options() -> dict[str, Any]:
+    """One optional job field per scalar configuration field (a new configuration field becomes a command
+    option by itself); β_o, β_att and ε take one value or several."""
+    fields: dict[str, Any] = {}
+    for name, f in DMFTConfig.model_fields.items():
+        if name == "correlations":
+            continue
+        ann = Values if name in BATCHED else f.annotation
+        fields[name] = (Optional[ann], Field(None, description=f"{(f.description or name).rstrip('.')}; default: the preset's."))
+    return fields
 
 
-class ModelOptions(AbstractJob):
+_ConfigOptions = create_model("_ConfigOptions", __base__=AbstractJob, **_config_options())
+_MODEL_FIELDS = tuple(n for n in DMFTConfig.model_fields if n != "correlations")
+
+
+class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
     """Options shared by the DMFT commands: a preset and overrides of any configuration field."""
 
     preset: str = Field("paper", description="Named configuration (see `attnphys dmft presets`).")
-    M: int | None = Field(None, description="Number of features (default: the preset's).")
-    L: int | None = Field(None, description="Context length (default: the preset's).")
-    P: int | None = Field(None, description="Positional bits (default: the preset's).")
-    n_se: int | None = Field(None, description="Semantic bits per token of the weights (default: the preset's).")
-    beta_o: Values | None = Field(None, description="Output inverse temperature β_o.")
-    beta_att: Values | None = Field(None, description="Attention inverse temperature β_att (γ follows).")
-    epsilon: Values | None = Field(None, description="Positional weight ε.")
-    scaling_att: float | None = Field(None, description="Attention multiplier s_att.")
-    scaling_o: float | None = Field(None, description="Output multiplier s_o.")
     correlations: Literal["segments", "random", "gaussian", "weights"] | dict | None = Field(
         None, description="Correlation kind (default: the preset's segments).")
     corr_seed: int | None = Field(None, description="Seed of the weights/correlations.")
     n_segments: int | None = Field(None, description="Segments per weight row (segments kind).")
     gaussian_scale: float | None = Field(None, description="Standard deviation of the pair moments (gaussian kind).")
     weights: Path | None = Field(None, description="File of hand-set ±1 weights Wo, Wv, Wq, Wk (.npz or .json).")
-    mo_se_convention: Literal["plain", "paper"] | None = Field(
-        None, description="mo_se record: plain (no factor) or paper (times 1-ε).")
-    era: Literal["head", "2024"] | None = Field(None, description="Window and position conventions.")
 
     swept: ClassVar[tuple[str, ...]] = ()
     """Fields this command may sweep (several values); others must have one value."""
@@ -321,12 +321,17 @@ class BifurcationJob(SweepOptions):
     transient: int = Field(100_000, ge=0, description="Steps discarded before recording (fewer than --steps).")
     lyapunov: int = Field(3, ge=0, description="Leading Lyapunov exponents over the recorded steps (0: none).")
     n_orbit: int = Field(1000, ge=20, description="Last recorded observations kept per value.")
-    observable: Literal["att", "mo", "mo_se", "mv", "mq", "mk"] = Field("mo_se", description="Observable of the diagram.")
+    observable: str = Field("mo_se", description=f"Observable of the diagram: one of {', '.join(OBSERVABLES)}.")
     section_tol: float = Field(1e-3, ge=0, allow_inf_nan=False, description="Zero-plane section tolerance |y_g| ≤ tol.")
     continuation: Literal["up", "down", "both"] | None = Field(None, description="Continuation instead of cold starts.")
     start: StartSpec = Field("checkpoint", description="Initial condition: checkpoint, token or a window FILE.")
     out: Path = Field(Path("bifurcation.zarr"), description="Output Zarr store; re-running resumes.")
     plot: Path | None = Field(None, description="Figure file (PNG); zero-plane points go to <stem>_sections.png.")
+
+    @field_validator("observable")
+    @classmethod
+    def _observable(cls, v):
+        return check_observable(v)
 
     @model_validator(mode="after")
     def _schedule(self):

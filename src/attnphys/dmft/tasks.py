@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import json
 from functools import partial
-from typing import Any, ClassVar, Iterator, Literal, Mapping
+from typing import Annotated, Any, ClassVar, Iterator, Literal, Mapping
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from attnphys.dmft.config import BATCHED, DMFTConfig
 from attnphys.dmft.initial import CheckpointStart, StartSpec, TokenStart, parse_start
@@ -36,7 +36,14 @@ from attnphys.runtime import shard_batch
 from attnphys.sweeps.grid import Grid
 from attnphys.sweeps.task import AbstractTask, VarSpec, register_task
 
-Observable = Literal["att", "mo", "mo_se", "mv", "mq", "mk"]
+def check_observable(name: str) -> str:
+    """An observable name of :data:`~attnphys.dmft.meanfield.OBSERVABLE_TABLE` (the one list)."""
+    if name not in OBSERVABLES:
+        raise ValueError(f"unknown observable {name!r}; choose from {', '.join(OBSERVABLES)}")
+    return name
+
+
+Observable = Annotated[str, AfterValidator(check_observable)]
 
 PAPER_SECTION_PAIRS: tuple[tuple[int, int], ...] = ((0, 1), (0, 2), (1, 0), (2, 0))
 """(plotted component, filtering component) pairs of the paper's zero-plane sections
@@ -215,6 +222,14 @@ class TrajectoryTask(DMFTTask):
         return {**super().attrs(), "schedule": json.dumps(dict(steps=self.steps, transient=self.transient,
                                                                record_every=self.record_every))}
 
+    @classmethod
+    def example(cls):
+        from attnphys.dmft.config import preset
+        from attnphys.sweeps import Axis
+
+        return (cls(config=preset("paper"), steps=60, transient=20, record_every=3),
+                Grid(axes=(Axis(name="beta_o", values=(0.8, 1.26, 2.0)), Axis(name="M", values=(2.0, 3.0))), chunk=4))
+
     def compute_group(self, model, pts, n, idx):
         sc = self.scalars(model, pts, n)
         if "ic" in pts:
@@ -303,6 +318,14 @@ class LyapunovTask(DMFTTask):
             n_hist = (self.steps - self.transient) // self.history_every
             c["checkpoint"] = (("checkpoint",), self.transient + self.history_every * np.arange(1, n_hist + 1))
         return c
+
+    @classmethod
+    def example(cls):
+        from attnphys.dmft.config import preset
+        from attnphys.sweeps import Axis
+
+        return (cls(config=preset("paper"), steps=400, transient=100, k=3),
+                Grid(axes=(Axis(name="beta_o", values=(1.0, 2.0)), Axis(name="epsilon", values=(0.0, 0.02))), chunk=3))
 
     def attrs(self):
         return {**super().attrs(), "steps": self.steps, "transient": self.transient, "align": self.align,
@@ -493,6 +516,16 @@ class OrbitTask(DMFTTask):
             c["pair"] = (("pair",), np.asarray([f"{f}|{g}" for f, g in self.spec(self.config).section]))
         return c
 
+    @classmethod
+    def example(cls):
+        from attnphys.dmft.config import preset
+        from attnphys.sweeps import Axis
+
+        return (cls(config=preset("paper"), steps=700, transient=400, lyapunov=2, n_orbit=100, keep_orbit=True,
+                    keep_final=True),
+                Grid(axes=(Axis(name="beta_o", values=(0.5, 1.27, 2.5)), Axis(name="beta_att", values=(1.5, 2.2))),
+                     chunk=4))
+
     def attrs(self):
         return {**super().attrs(), "observable": self.observable, "regimes": json.dumps(REGIMES),
                 "classify_options": json.dumps(self.options.__dict__),
@@ -580,6 +613,14 @@ class FiniteTask(DMFTTask):
         return {"path": (("path",), np.arange(self.paths)), "step": (("step",), np.arange(self.transient, self.steps)),
                 "feature": (("feature",), np.arange(self.sizes(grid)["feature"]))}
 
+    @classmethod
+    def example(cls):
+        from attnphys.dmft.config import preset
+        from attnphys.sweeps import Axis
+
+        return (cls(config=preset("paper"), n=990, paths=3, steps=30, transient=5),
+                Grid(axes=(Axis(name="beta_o", values=(0.5, 1.0, 3.0)),), chunk=2))
+
     def attrs(self):
         return {**super().attrs(), "seed": self.seed, "engine": "per-bit" if self.per_bit else "class-binomial",
                 "positions": "mean-field convention: token k at position (k-1) mod L, x0 not in the window"}
@@ -626,6 +667,14 @@ class ConvergeTask(DMFTTask):
         for cfg in self.configs(grid):
             for v in ns:
                 network_size(cfg, int(v))
+
+    @classmethod
+    def example(cls):
+        from attnphys.dmft.config import preset
+        from attnphys.sweeps import Axis
+
+        return (cls(config=preset("paper"), paths=3, steps=60, horizon=20, transient=30),
+                Grid(axes=(Axis(name="beta_o", values=(0.5, 1.0)), Axis(name="n", values=(99.0, 990.0))), chunk=2))
 
     def schema(self, grid):
         return {"rms_deviation": VarSpec((), (), np.float64, np.nan,

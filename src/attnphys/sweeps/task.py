@@ -120,3 +120,8 @@ class AbstractTask(BaseModel, abc.ABC):
     def finalize(self, ds):
         """Derived quantities of the assembled result (e.g. fits across points); default unchanged."""
         return ds
+
+    @classmethod
+    @abc.abstractmethod
+    def example(cls) -> tuple["AbstractTask", Grid]:
+        """A small task and grid (seconds to compute): the property tests of every task run on it."""

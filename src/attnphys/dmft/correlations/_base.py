@@ -36,6 +36,11 @@ class AbstractCorrelations(BaseModel, abc.ABC):
     def check(self, M: int, n_se: int, P: int) -> None:
         """Raise ValueError if this kind cannot build correlations of these sizes."""
 
+    @classmethod
+    @abc.abstractmethod
+    def example(cls) -> "AbstractCorrelations":
+        """An instance for the property tests (every kind gets them: docs/theory/dmft.md §4)."""
+
     def explicit_weights(self, M: int, n_se: int, P: int):
         """The (4, M, N_se + P) ±1 weights behind the correlations, or None for moment-only kinds
         (a finite network needs explicit weights)."""

@@ -78,3 +78,15 @@ class ExplicitWeights(AbstractCorrelations):
     def build(self, M: int, n_se: int, P: int) -> Correlations:
         self.check(M, n_se, P)
         return Correlations.from_weights(read_weights(self.path), n_se, source=f"weights({Path(self.path).name})")
+
+    @classmethod
+    def example(cls, M: int = 3, n_se: int = 40, P: int = 2) -> "ExplicitWeights":
+        """Random ±1 weights written to a temporary file."""
+        import tempfile
+
+        from attnphys.dmft.correlations.random import random_weights
+
+        W = random_weights(7, M, n_se, P)
+        path = Path(tempfile.mkdtemp(prefix="attnphys-weights-")) / "weights.npz"
+        np.savez(path, **{f"W{x}": W[i] for i, x in enumerate(FAMILIES)})
+        return cls(path=str(path))

@@ -37,3 +37,7 @@ class GaussianCorrelations(AbstractCorrelations):
 
     def build(self, M: int, n_se: int, P: int) -> Correlations:
         return gaussian_correlations(self.seed, M, P, self.scale)
+
+    @classmethod
+    def example(cls) -> "GaussianCorrelations":
+        return cls(seed=2, scale=0.4)

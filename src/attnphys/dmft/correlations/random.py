@@ -25,3 +25,7 @@ class RandomWeightCorrelations(AbstractCorrelations):
 
     def build(self, M: int, n_se: int, P: int) -> Correlations:
         return Correlations.from_weights(random_weights(self.seed, M, n_se, P), n_se, source=f"random(seed={self.seed})")
+
+    @classmethod
+    def example(cls) -> "RandomWeightCorrelations":
+        return cls(seed=3)

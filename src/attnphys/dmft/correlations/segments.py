@@ -56,3 +56,7 @@ class SegmentCorrelations(AbstractCorrelations):
     def build(self, M: int, n_se: int, P: int) -> Correlations:
         W = paper_segment_weights(self.seed, M, n_se, P, self.n_segments)["W"]
         return Correlations.from_weights(W, n_se, source=f"segments(seed={self.seed}, n={self.n_segments})")
+
+    @classmethod
+    def example(cls) -> "SegmentCorrelations":
+        return cls(seed=1, n_segments=3)
