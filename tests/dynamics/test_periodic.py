@@ -107,3 +107,12 @@ def test_auxiliary_state_must_close():
     o = refine(m, jnp.array([0.3]), jnp.asarray(0), None, 1)
     assert int(o.period) == 4 and bool(o.aux_closed) and bool(o.converged)
     assert float(o.x[0]) == pytest.approx(2 / 3, abs=1e-15)
+
+
+def test_refinement_reduces_to_the_minimal_period():
+    """A period-2 orbit refined as period 4 (lag 2p, as an approach alternating in sign is first detected)
+    comes back with period 2; a fixed point asked for as period 3 with period 1."""
+    out = refine_batch(LOGISTIC, jnp.array([[0.5], [0.6]]), None, jnp.array([3.2, 2.8]), [4, 3])
+    assert np.asarray(out.period).tolist() == [2, 1]
+    assert np.all(np.isnan(np.asarray(out.points)[0, 2:])) and np.all(np.isfinite(np.asarray(out.points)[0, :2]))
+    assert float(out.x[1, 0]) == pytest.approx(1 - 1 / 2.8, abs=1e-15)

@@ -5,10 +5,12 @@ K starts from a sampler (:mod:`attnphys.dynamics.samplers`, §7.1) run vectorise
 until each settles on an exact periodic orbit, diverges, or spends its budget. Then, per parameter point:
 
 * **divergent** starts form one pseudo-attractor of kind ``divergent``;
-* **periodic** starts are refined by Newton (:func:`attnphys.dynamics.periodic.refine_batch`) and grouped
-  exactly: two starts share an attractor when they have the same period p and their refined orbits have
-  the same point set — after aligning the phase (the point of one nearest the first point of the other),
-  the p fingerprints agree within ``group_tol``·max(1, max|f|) (max-norm);
+* **periodic** starts are grouped by their detected cycles (same lag p, the last p fingerprints equal up to
+  a phase shift within ``raw_group_tol``·max(1, max|f|)); each group's representative is refined by Newton
+  (:func:`attnphys.dynamics.periodic.refine_batch`, which also reduces a lag 2p detected on a period-p
+  orbit to p), and groups are merged exactly: two share an attractor when their refined orbits have the
+  same minimal period and the same point set — after aligning the phase (the point of one nearest the first
+  point of the other), the p fingerprints agree within ``group_tol``·max(1, max|f|) (max-norm);
 * the **other** starts are judged on the fingerprint ring of their last W steps, subsampled to n points
   S (``n_recurrence``), split into an earlier half A and a later half B (§7.2):
 
@@ -69,7 +71,8 @@ class CensusOptions(NamedTuple):
 
     budget, transient, block, max_period, confirmations, period_tol, n_fingerprint, bound, round_blocks,
     compact_ratio: the settle run (:class:`attnphys.dynamics.settle.SettleOptions`).
-    group_tol: relative tolerance identifying two refined periodic orbits.
+    group_tol: relative tolerance identifying two refined periodic orbits. raw_group_tol: relative tolerance
+    grouping detected cycles before refinement.
     recurrence_factor, recurrence_quantile, n_recurrence: the recurrence criterion and grouping of
     non-periodic attractors. converging_tol: relative tolerance of "still converging to a periodic orbit".
     k: exponents per attractor (None: all D). lyap_steps, lyap_align: Benettin run of non-periodic
@@ -88,6 +91,7 @@ class CensusOptions(NamedTuple):
     round_blocks: int = 8
     compact_ratio: float = 0.5
     group_tol: float = 1e-7
+    raw_group_tol: float = 1e-5
     recurrence_factor: float = 3.0
     recurrence_quantile: float = 0.9
     n_recurrence: int = 256
@@ -106,7 +110,10 @@ class CensusOptions(NamedTuple):
                              round_blocks=self.round_blocks, compact_ratio=self.compact_ratio).validate()
 
     def validate(self) -> CensusOptions:
-        self.settle_options()
+        so = self.settle_options()
+        if self.budget < so.window:
+            raise InputError(f"must be >= the fingerprint ring W = (confirmations + 1)·max_period + block = "
+                             f"{so.window} (got {self.budget})", field="budget")
         if self.lyap_steps < 1 or self.lyap_align < 0 or self.n_classify < 20 or self.max_points < 1:
             raise InputError("lyap_steps >= 1, lyap_align >= 0, n_classify >= 20 and max_points >= 1 needed",
                              field="census")
@@ -282,7 +289,7 @@ def census_batch(
         ``n_members``, ``exponents`` (descending), ``floquet_abs``/``floquet_angle`` (NaN when not
         periodic), ``stable``, ``aux_closed``, ``representative``, ``points``, ``observed`` (attractor,
         point, …), ``label`` (ic → attractor index, −1 unsettled), ``settle_step``, ``ic_outcome``,
-        ``ic_state``, ``n_attractors``, ``unsettled_fraction`` (+ interval), ``n_dropped``. Padding
+        ``ic_state``, ``ic_steps``, ``n_attractors``, ``unsettled_fraction`` (+ interval), ``n_dropped``. Padding
         attractors have kind −1. Every variable has CF ``long_name`` (and ``units`` where it has units).
     """
     o = options.validate()
@@ -329,24 +336,43 @@ def census_batch(
     outcome[status == PERIODIC] = OUTCOMES.index("periodic")
     outcome[status == DIVERGENT] = OUTCOMES.index("divergent")
 
-    # ---- periodic lanes: exact refinement, fingerprints of the refined orbits
+    # ---- periodic lanes: grouped by their detected cycles, one Newton refinement per group, merged exactly
     per_idx = np.flatnonzero(status == PERIODIC)
+    raw_groups: list[tuple[int, list[int]]] = []  # (b, members), first member = representative
+    for b in range(B):
+        todo = [int(j) for j in per_idx[(per_idx >= b * K) & (per_idx < (b + 1) * K)]]
+        while todo:
+            r = todo[0]
+            p = int(period[r])
+            same = [j for j in todo if int(period[j]) == p]
+            seqs = np.stack([lanes.ring[j, -p:] for j in same])
+            tol = o.raw_group_tol * max(1.0, float(np.max(np.abs(seqs[0]))))
+            members = [j for j, ok in zip(same, _align_match(seqs, seqs[0], tol)) if ok]
+            raw_groups.append((b, members))
+            taken = set(members)
+            todo = [j for j in todo if j not in taken]
     orb = None
-    seqs = {}
-    if per_idx.size:
-        Pp = padded_length(int(period[per_idx].max()))
-        nb = _pow2(per_idx.size, 16)
-        orb = refine_batch(m, _take(lanes.x, per_idx, nb), _take(lanes.aux, per_idx, nb),
-                           _take(table_np, pidx[per_idx], nb), _take(period, per_idx, nb), P=Pp, shared=shared)
-        orb = jax.tree_util.tree_map(lambda a: np.asarray(a)[: per_idx.size], orb)
-        ref_period = np.asarray(orb.period).astype(np.int64)
-        period[per_idx] = ref_period
-        fps = np.asarray(fingerprint(orb.points, o.n_fingerprint))  # (n, P, G)
-        conv = np.asarray(orb.converged)
-        ring_tail = np.asarray(lanes.ring[per_idx][:, -so.max_period:])
-        for j, lane in enumerate(per_idx):
-            p = int(ref_period[j])
-            seqs[lane] = fps[j, :p] if conv[j] and p <= fps.shape[1] else ring_tail[j, -min(p, so.max_period):]
+    if raw_groups:
+        reps = np.asarray([g[1][0] for g in raw_groups])
+        nb = _pow2(reps.size)
+        orb = refine_batch(m, _take(lanes.x, reps, nb), _take(lanes.aux, reps, nb), _take(table_np, pidx[reps], nb),
+                           _take(period, reps, nb), P=padded_length(int(period[reps].max())), shared=shared)
+        orb = jax.tree_util.tree_map(lambda a: np.asarray(a)[: reps.size], orb)
+        fps = np.asarray(fingerprint(orb.points, o.n_fingerprint))  # (n_groups, P, G)
+    per_groups: list[list[dict]] = [[] for _ in range(B)]  # merged: dict(members, row, period)
+    for g, (b, members) in enumerate(raw_groups):
+        p = int(orb.period[g])
+        conv = bool(orb.converged[g])
+        seq = fps[g, :p] if conv else lanes.ring[members[0], -int(period[members[0]]):]
+        for grp in per_groups[b]:
+            if grp["period"] == p and grp["conv"] and conv and grp["seq"].shape == seq.shape:
+                tol = o.group_tol * max(1.0, float(np.max(np.abs(grp["seq"]))))
+                if _align_match(seq[None], grp["seq"], tol)[0]:
+                    grp["members"] += members
+                    break
+        else:
+            per_groups[b].append(dict(members=list(members), row=g, period=p, conv=conv, seq=seq))
+        period[members] = p
 
     # ---- other lanes: recurrence and convergence
     ex_idx = np.flatnonzero(status == EXHAUSTED)
@@ -376,19 +402,11 @@ def census_batch(
         if div.size:
             atts.append(_Attractor(kind=REGIME_CODE["divergent"], period=0, members=list(div), rep=int(div[0]),
                                    source="divergent"))
-        per_b = lanes_b[status[lanes_b] == PERIODIC]
-        todo = list(per_b)
-        while todo:
-            r = todo[0]
-            p = int(period[r])
-            same = [j for j in todo if int(period[j]) == p and seqs[j].shape == seqs[r].shape]
-            rep = seqs[r]
-            tol = o.group_tol * max(1.0, float(np.max(np.abs(rep))))
-            match = _align_match(np.stack([seqs[j] for j in same]), rep, tol)
-            members = [j for j, ok in zip(same, match) if ok]
+        for grp in per_groups[b]:
+            p = grp["period"]
             atts.append(_Attractor(kind=REGIME_CODE["fixed_point" if p == 1 else "periodic"], period=p,
-                                   members=members, rep=int(r), source="periodic"))
-            todo = [j for j in todo if j not in set(members)]
+                                   members=sorted(grp["members"]), rep=int(grp["members"][0]), row=grp["row"],
+                                   source="periodic"))
         rec_b = lanes_b[outcome[lanes_b] == OUTCOMES.index("recurrent")]
         todo = np.asarray(rec_b)
         while todo.size:
@@ -413,8 +431,7 @@ def census_batch(
                  stable=-1, aux_closed=-1, points=np.full((n_pts, D), nan), observed=None)
     per_atts = [a for _, a in all_atts if a["source"] == "periodic"]
     if per_atts:
-        pos = {lane: j for j, lane in enumerate(per_idx)}
-        rows = np.asarray([pos[a["rep"]] for a in per_atts])
+        rows = np.asarray([a["row"] for a in per_atts])
         nb = _pow2(rows.size)
         sub = _take(orb, rows, nb)
         rep_rows = pidx[[a["rep"] for a in per_atts]]
@@ -492,11 +509,11 @@ def census_batch(
     settled = label >= 0
     settle_step = np.where(settled, settle_step, -1)
     return _dataset(groups, A, B, K, k, D, n_pts, tuple(F), label, settle_step, outcome, np.asarray(x0), n_dropped,
-                    param_values, param_name, sampler, seed, o)
+                    param_values, param_name, sampler, seed, o, t_end)
 
 
 def _dataset(groups, A, B, K, k, D, n_pts, F, label, settle_step, outcome, x0, n_dropped, param_values, param_name,
-             sampler, seed, o) -> xr.Dataset:
+             sampler, seed, o, t_end) -> xr.Dataset:
     nan = np.nan
     kind = np.full((B, A), -1, np.int8)
     per = np.zeros((B, A), np.int64)
@@ -562,6 +579,8 @@ def _dataset(groups, A, B, K, k, D, n_pts, F, label, settle_step, outcome, x0, n
             "ic_outcome": (("param", "ic"), outcome.reshape(B, K), {
                 "long_name": "outcome of the start", "labels": json.dumps(OUTCOMES)}),
             "ic_state": (("param", "ic", "dim"), x0.reshape(B, K, D), {"long_name": "initial state"}),
+            "ic_steps": (("param", "ic"), t_end.reshape(B, K), {"long_name": "steps run by the start in the settle run",
+                                                              "units": "step"}),
             "n_attractors": ("param", n_att, {"long_name": "number of attractors found"}),
             "n_dropped": ("param", n_dropped, {"long_name": "attractors beyond max_attractors (dropped)"}),
             "unsettled_fraction": ("param", n_uns / K, {"long_name": "share of starts that did not settle"}),

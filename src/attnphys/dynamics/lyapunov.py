@@ -75,10 +75,13 @@ def _generic_basis(D: int, k: int, dtype) -> jax.Array:
 def scaled_norm(v: jax.Array, axis: int = 0) -> jax.Array:
     """‖v‖₂ = s·sqrt(Σ (v_i/s)²) with s = max|v_i| (theory: docs/theory/dynamics.md §2.2): exact 0 for
     v = 0, no underflow for tiny v, NaN for any NaN entry, ∞ for an infinite one."""
-    s = jnp.max(jnp.abs(v), axis=axis)
+    finite = jnp.isfinite(v)
+    s = jnp.max(jnp.where(finite, jnp.abs(v), 0.0), axis=axis)
     safe = jnp.where(s > 0, s, 1.0)
-    nrm = s * jnp.sqrt(jnp.sum((v / jnp.expand_dims(safe, axis)) ** 2, axis=axis))
-    return jnp.where(s > 0, nrm, s)  # s == 0 → 0; s NaN → NaN
+    nrm = s * jnp.sqrt(jnp.sum((jnp.where(finite, v, 0.0) / jnp.expand_dims(safe, axis)) ** 2, axis=axis))
+    # non-finite entries decide explicitly (vectorised max on CPU may drop NaNs): NaN wins, then ±∞
+    special = jnp.where(jnp.any(jnp.isnan(v), axis=axis), jnp.nan, jnp.inf)
+    return jnp.where(jnp.all(finite, axis=axis), jnp.where(s > 0, nrm, 0.0), special)
 
 
 def _gram_schmidt(V: jax.Array):

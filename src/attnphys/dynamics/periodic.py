@@ -134,7 +134,8 @@ def _refine_one(m: Map, P: int, max_iter: int, tol: float, x0, aux0, params, p):
     pts, aux_pts = _trace(m, P, x, aux0, params, p)
     del D
     return PeriodicOrbit(x=x, aux=aux0, period=p, points=pts, aux_points=aux_pts, residual=res,
-                         converged=jnp.isfinite(res) & (res <= tol), aux_closed=_aux_equal(auxp, aux0), iterations=it)
+                         converged=jnp.all(jnp.isfinite(x)) & jnp.all(jnp.isfinite(xp)) & (res <= tol),
+                         aux_closed=_aux_equal(auxp, aux0), iterations=it)
 
 
 def _with_shared(shared, p):
@@ -197,27 +198,52 @@ def refine_batch(m: Map, x0, aux0, params, periods, *, tol: float = 1e-11, max_i
     P = padded_length(int(periods.max())) if P is None else P
     out = _refine_many(m, P, max_iter, tol, x0, aux0, params, jnp.asarray(periods), shared)
     open_ = np.flatnonzero(~np.asarray(out.aux_closed, dtype=bool))
-    if open_.size == 0:
-        return out
-    # the auxiliary state has a longer period: raise p to the smallest multiple that closes it
-    new_p = periods.copy()
-    for i in open_:
-        aux_i = jax.tree_util.tree_map(lambda a, i=i: jnp.asarray(a)[i], aux0)
-        par_i = jax.tree_util.tree_map(lambda a, i=i: jnp.asarray(a)[i], params)
-        q = _aux_period(m, out.x[i], aux_i, _with_shared(shared, par_i), int(periods[i]), max_multiple)
-        new_p[i] = q if q else periods[i]
-    if np.array_equal(new_p, periods):
-        return out
-    P2 = max(P, padded_length(int(new_p.max())))
-    out2 = _refine_many(m, P2, max_iter, tol, x0, aux0, params, jnp.asarray(new_p), shared)
-    if P2 > P:
-        return out2
-    changed = np.asarray(new_p != periods)
+    if open_.size:
+        # the auxiliary state has a longer period: raise p to the smallest multiple that closes it
+        new_p = periods.copy()
+        for i in open_:
+            aux_i = jax.tree_util.tree_map(lambda a, i=i: jnp.asarray(a)[i], aux0)
+            par_i = jax.tree_util.tree_map(lambda a, i=i: jnp.asarray(a)[i], params)
+            q = _aux_period(m, out.x[i], aux_i, _with_shared(shared, par_i), int(periods[i]), max_multiple)
+            new_p[i] = q if q else periods[i]
+        if not np.array_equal(new_p, periods):
+            P2 = max(P, padded_length(int(new_p.max())))
+            out2 = _refine_many(m, P2, max_iter, tol, x0, aux0, params, jnp.asarray(new_p), shared)
+            if P2 > P:
+                out = out2
+            else:
+                changed = np.asarray(new_p != periods)
 
-    def pick(a, b):
-        return np.where(changed.reshape((-1,) + (1,) * (np.ndim(a) - 1)), b, a)
+                def pick(a, b):
+                    return np.where(changed.reshape((-1,) + (1,) * (np.ndim(a) - 1)), b, a)
 
-    return jax.tree_util.tree_map(pick, out, out2)
+                out = jax.tree_util.tree_map(pick, out, out2)
+    return minimal_period(out)
+
+
+def minimal_period(orbit: PeriodicOrbit, tol: float = 1e-9) -> PeriodicOrbit:
+    """Reduce the period of refined orbits to the smallest divisor d of p with x_d = x_0 (within
+    tol·max(1, max|x|)) and aux_d = aux_0 (theory: docs/theory/dynamics.md §5.1): a cycle detected at a
+    multiple of its period (e.g. lag 2p when the approach alternates in sign) is one orbit of period p.
+    Points beyond the new period are set to NaN. Numpy in and out (leading batch axis B)."""
+    o = jax.tree_util.tree_map(np.asarray, orbit)
+    pts = np.array(o.points)
+    period = np.array(o.period).reshape(-1)
+    scale = np.maximum(1.0, np.nanmax(np.abs(pts), axis=(1, 2)))
+    aux_leaves = jax.tree_util.tree_leaves(o.aux_points)
+    for i in range(period.size):
+        p = int(period[i])
+        if not bool(np.asarray(o.converged).reshape(-1)[i]):
+            continue
+        for d in range(1, p):
+            if p % d or np.max(np.abs(pts[i, d] - pts[i, 0])) > tol * scale[i]:
+                continue
+            if all(np.array_equal(a[i, d], a[i, 0]) or np.allclose(a[i, d], a[i, 0], rtol=1e-12, atol=1e-12)
+                   for a in aux_leaves):
+                period[i] = d
+                pts[i, d:] = np.nan
+                break
+    return o._replace(points=pts, period=period.reshape(np.shape(o.period)))
 
 
 def refine(m: Map, x0, aux0, params, period: int, **kw) -> PeriodicOrbit:

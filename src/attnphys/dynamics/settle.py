@@ -95,28 +95,30 @@ class Lanes(NamedTuple):
     settle: Any
 
 
-def _check_period(ring, o: SettleOptions):
-    """(found, p, first index of the periodic stretch) for one ring (W, G)."""
+def _check_period(ring, n_valid, o: SettleOptions):
+    """(found, p, first index of the periodic stretch) for one ring (W, G) whose last ``n_valid`` entries
+    are filled. Validity is tracked explicitly (never through NaN: vectorised max/min on CPU may drop NaNs)."""
     W = ring.shape[0]
     P = o.max_period
-    finite = jnp.isfinite(ring)
-    scale = jnp.maximum(1.0, jnp.max(jnp.where(finite, jnp.abs(ring), 0.0)))
+    idx = jnp.arange(W)
+    valid = idx >= W - n_valid
+    scale = jnp.maximum(1.0, jnp.max(jnp.where(valid[:, None] & jnp.isfinite(ring), jnp.abs(ring), 0.0)))
     thr = o.period_tol * scale
     lags = jnp.arange(1, P + 1)
     d = jnp.max(jnp.abs(ring[W - 1 - lags] - ring[-1]), axis=-1)
-    cand = d <= thr
+    cand = (d <= thr) & (lags <= n_valid - 1)
     key = jnp.where(cand, lags, P + 1 + lags)
     nc = min(o.n_candidates, P)
     cands = -jax.lax.top_k(-key, nc)[0]
-    idx = jnp.arange(W)
 
     def verify(c):
-        valid = c <= P
+        usable = (c <= P) & ((o.confirmations + 1) * c <= n_valid)
         c = jnp.minimum(c, P)
         e = jnp.max(jnp.abs(ring - jnp.roll(ring, c, axis=0)), axis=-1)
-        good = e <= thr
+        paired = idx >= W - n_valid + c  # both ring[i] and ring[i − c] are filled
+        good = (e <= thr) & paired
         need = idx >= W - o.confirmations * c
-        ok = valid & jnp.all(jnp.where(need, good, True))
+        ok = usable & jnp.all(jnp.where(need, good, True))
         last_bad = jnp.max(jnp.where((idx >= c) & ~good, idx, -1))
         first_ok = jnp.maximum(last_bad + 1, c)
         return ok, c, first_ok - c
@@ -146,7 +148,7 @@ def _block(m: Map, o: SettleOptions, lane: Lanes, params) -> Lanes:
     t2 = t + o.block
     div = jnp.any(bads)
     settle_div = t + jnp.argmax(bads) + 1
-    found, p, start = _check_period(ring2, o)
+    found, p, start = _check_period(ring2, jnp.minimum(t2, W), o)
     periodic = ~div & found & (t2 >= o.transient)
     settle_per = t2 - (W - 1 - start)
     new_status = jnp.where(div, DIVERGENT, jnp.where(periodic, PERIODIC, RUNNING)).astype(status.dtype)
@@ -180,12 +182,12 @@ def _round(m, o, lanes, pidx, table, shared):
 
 
 def init_lanes(x0, aux0, o: SettleOptions) -> Lanes:
-    """Fresh lanes (numpy) from starts x0 (N, D), aux0 (leading axis N); the ring starts as NaN
-    (theory: docs/theory/dynamics.md §7.2)."""
+    """Fresh lanes (numpy) from starts x0 (N, D), aux0 (leading axis N); the ring starts empty (zeros; the
+    last min(t, W) entries are filled) (theory: docs/theory/dynamics.md §7.2)."""
     x0 = np.array(x0)  # copies: the lanes are updated in place
     N, D = x0.shape
     G = min(o.n_fingerprint, D)
-    ring = np.full((N, o.window, G), np.nan, x0.dtype)
+    ring = np.zeros((N, o.window, G), x0.dtype)  # filled entries are tracked by the step count t
     z = np.zeros(N, np.int32)
     aux = jax.tree_util.tree_map(np.array, aux0)
     return Lanes(x0, aux, ring, z, np.zeros(N, np.int8), z.copy(), np.full(N, -1, np.int32))
