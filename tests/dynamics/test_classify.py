@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from attnphys.dynamics.classify import REGIMES, classify, detect_period, regime_names, zero_one_test
-from attnphys.dynamics.maps import LOGISTIC, ROTATION, Map
+from attnphys.dynamics.maps import LINEAR, LOGISTIC, ROTATION, Map
 from attnphys.dynamics.orbits import OrbitSpec, orbit, orbit_sweep
 
 SPEC = OrbitSpec(steps=20_000, transient=5_000, k=1, align=1000, n_orbit=2000)
@@ -83,6 +83,10 @@ def test_regime_names_cover_codes():
 # ---------------------------------------------------------------- full state, undefined agreement, undetermined
 
 
+LINEAR_SPEC = OrbitSpec(steps=300, transient=50, k=1, align=50, n_orbit=200)
+"""One spec for the linear-map orbits below (one compilation)."""
+
+
 def _quarter_turn():
     """A rotation by 90° observed through |x|²: the observable is constant while the state has period 4."""
     return Map(step=lambda x, aux, p: (jnp.stack([-x[1], x[0]]), aux),
@@ -114,10 +118,7 @@ def test_fingerprint_of_a_large_state_is_a_projection():
 def test_agree_is_undefined_when_K_is():
     """An exact fixed point: the 0–1 test of a constant series is NaN, so agreement is undefined (−1), not
     False (the label is right)."""
-    from attnphys.dynamics.maps import LINEAR
-
-    spec = OrbitSpec(steps=500, k=1, n_orbit=200)
-    out = orbit_sweep(LINEAR, spec, jnp.zeros((1, 2)), jnp.zeros(1), jnp.diag(jnp.array([0.5, 0.2]))[None])
+    out = orbit_sweep(LINEAR, LINEAR_SPEC, jnp.zeros((1, 2)), jnp.zeros(1), jnp.diag(jnp.array([0.5, 0.2]))[None])
     ev = classify(np.asarray(out["orbit"]), np.asarray(out["exponents"]))
     assert regime_names(ev["regime"])[0] == "fixed_point"
     assert np.isnan(ev["K"][0])
@@ -141,12 +142,9 @@ def test_period_longer_than_the_window_is_undetermined_without_exponents():
 
 def test_orbit_sweeps_start_from_random_vectors_by_default():
     """diag(0.5, 2), k = 1: +ln 2 with the default start, ln 0.5 with the identity start."""
-    from attnphys.dynamics.maps import LINEAR
-
     assert OrbitSpec(steps=1).init == "random"
     A = jnp.diag(jnp.array([0.5, 2.0]))[None]
-    out = orbit_sweep(LINEAR, OrbitSpec(steps=300, transient=50, k=1, align=50, n_orbit=10), jnp.zeros((1, 2)),
-                      jnp.zeros(1), A)
+    out = orbit_sweep(LINEAR, LINEAR_SPEC, jnp.zeros((1, 2)), jnp.zeros(1), A)
     assert float(out["exponents"][0, 0]) == pytest.approx(np.log(2.0), abs=1e-12)
     # (the identity start would give ln 0.5: tests/dynamics/test_lyapunov.py)
 

@@ -146,7 +146,7 @@ def test_scaled_norm_does_not_underflow():
 def test_tiny_exponents_are_exact_below_the_old_underflow():
     """diag(1e-170, 1e-175): with Δ = 1 every |R_ii| is below 1e-162 (where sqrt(v·v) underflows)."""
     d = jnp.array([1e-170, 1e-175])
-    r = lyapunov(LINEAR, jnp.ones(2), None, jnp.diag(d), steps=50, init="identity")
+    r = lyapunov(LINEAR, jnp.ones(2), None, jnp.diag(d), steps=200, init="identity")
     np.testing.assert_allclose(r.exponents, np.log(np.asarray(d)), rtol=1e-14)
     assert not np.any(r.zero_hits)
 
@@ -157,20 +157,20 @@ def test_dependent_column_gives_minus_infinity_and_is_counted():
     Q, r, hit = gram_schmidt(V)
     assert hit.tolist() == [False, True] and float(r[1]) == 0.0
     A = jnp.array([[1.0, 1.0], [0.0, 0.0]])
-    res = lyapunov(LINEAR, jnp.ones(2), None, A, steps=100)
-    assert np.isneginf(float(res.exponents[1])) and float(res.zero_hits[1]) == 100
+    res = lyapunov(LINEAR, jnp.ones(2), None, A, steps=200, init="identity")
+    assert np.isneginf(float(res.exponents[1])) and float(res.zero_hits[1]) == 200
     assert np.isfinite(float(res.exponents[0]))
     assert int(res.nonfinite) == -1  # −∞ from an annihilation is not a non-finite state
 
 
 def test_annihilated_direction_is_minus_infinity():
     """A = diag(2, 0): the second direction is killed at every step → −∞ (not log(tiny)/T ≈ −708/T)."""
-    res = lyapunov(LINEAR, jnp.ones(2), None, jnp.diag(jnp.array([2.0, 0.0])), steps=40, init="identity")
+    res = lyapunov(LINEAR, jnp.zeros(2), None, jnp.diag(jnp.array([2.0, 0.0])), steps=200, init="identity")
     assert float(res.exponents[0]) == pytest.approx(np.log(2.0), abs=1e-14)
-    assert np.isneginf(float(res.exponents[1])) and float(res.zero_hits[1]) == 40
+    assert np.isneginf(float(res.exponents[1])) and float(res.zero_hits[1]) == 200
 
 
-@pytest.mark.parametrize("every", [2, 7, 50])
+@pytest.mark.parametrize("every", [7, 50])
 def test_long_intervals_do_not_overflow(every):
     """diag(1e30, 1e-30): Δ = 50 would overflow (1e1500) without the per-step rescaling."""
     d = jnp.array([1e30, 1e-30])
@@ -195,7 +195,7 @@ def test_too_long_interval_is_flagged():
 def test_random_is_the_default_initial_vectors():
     """diag(0.5, 2), k = 1: the identity start stays on e1 (λ = ln 0.5); the default finds ln 2."""
     A = jnp.diag(jnp.array([0.5, 2.0]))
-    default = lyapunov(LINEAR, jnp.ones(2), None, A, steps=400, k=1, align=100)
+    default = lyapunov(LINEAR, jnp.zeros(2), None, A, steps=200, k=1, align=100)
     assert float(default.exponents[0]) == pytest.approx(np.log(2.0), abs=1e-12)
-    ident = lyapunov(LINEAR, jnp.ones(2), None, A, steps=400, k=1, init="identity")
+    ident = lyapunov(LINEAR, jnp.zeros(2), None, A, steps=200, k=1, init="identity")
     assert float(ident.exponents[0]) == pytest.approx(np.log(0.5), abs=1e-12)

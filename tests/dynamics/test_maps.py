@@ -28,12 +28,17 @@ def test_jacobian_equals_jacfwd(name):
     """The map's Jacobian (analytic or not) equals forward-mode differentiation of its step."""
     m = EXAMPLES[name]
     rp = m.reference_points()["periodic"]
-    xs, aux = m.sample_states(jax.random.PRNGKey(0), 8, rp.params)
+    xs, _ = m.sample_states(jax.random.PRNGKey(0), 8, rp.params)
     assert xs.shape == (8, np.shape(rp.x)[0])
-    for x in xs:
-        J = m.jacobian(x, None, rp.params)
-        ref = jax.jacfwd(lambda y: m.step(y, None, rp.params)[0])(x)
-        np.testing.assert_allclose(J, ref, rtol=1e-13, atol=1e-13)
+
+    @jax.jit
+    def both(xs, p):
+        J = jax.vmap(lambda x: m.jacobian(x, None, p))(xs)
+        ref = jax.vmap(jax.jacfwd(lambda y: m.step(y, None, p)[0]))(xs)
+        return J, ref
+
+    J, ref = both(xs, rp.params)
+    np.testing.assert_allclose(J, ref, rtol=1e-13, atol=1e-13)
 
 
 def test_delayed_logistic_fixed_point_multipliers_closed_form():

@@ -23,7 +23,11 @@ def _reference_orbit(name):
     return m, rp, refine(m, x, aux, rp.params, rp.period)
 
 
-@pytest.mark.parametrize("name", NAMES)
+# linear and rotation (fixed points of linear maps) are also covered by the specific tests below
+_EVERY = [pytest.param(n, marks=pytest.mark.slow) if n in ("linear", "rotation") else n for n in NAMES]
+
+
+@pytest.mark.parametrize("name", _EVERY)
 def test_reference_orbit_of_every_map(name):
     """On every example map's reference periodic orbit Newton closes F^p(x) = x to machine precision, and
     the periodic-QR multipliers equal the eigenvalues of the explicit monodromy product ∂F^p/∂x."""

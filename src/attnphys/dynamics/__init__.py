@@ -7,17 +7,18 @@ Submodules: :mod:`~attnphys.dynamics.maps` (the interface and example maps), :mo
 :mod:`~.settle`, :mod:`~.census`, :mod:`~.tracks`.
 """
 
+# Functions named like their submodule (lyapunov, classify, census, tracks) are not re-exported here, so that
+# ``attnphys.dynamics.<name>`` stays the submodule; import them from it.
 from attnphys.dynamics.bifurcations import BifurcationEvent, Branch, continue_orbit
-from attnphys.dynamics.census import CensusOptions, census, census_batch
-from attnphys.dynamics.classify import REGIMES, ClassifyOptions, classify
-from attnphys.dynamics.lyapunov import LyapunovResult, lyapunov
+from attnphys.dynamics.census import CensusOptions, census_batch
+from attnphys.dynamics.classify import REGIMES, ClassifyOptions
+from attnphys.dynamics.lyapunov import LyapunovResult
 from attnphys.dynamics.maps import EXAMPLES, AbstractMap, Map, autonomous
 from attnphys.dynamics.orbits import OrbitSpec, continuation, orbit, orbit_sweep
 from attnphys.dynamics.periodic import Floquet, PeriodicOrbit, floquet, floquet_batch, refine, refine_batch
 from attnphys.dynamics.samplers import DomainSampler, ExplicitSampler, PerturbationSampler, make_sampler
-from attnphys.dynamics.tracks import tracks
 
-__all__ = ["AbstractMap", "BifurcationEvent", "Branch", "CensusOptions", "ClassifyOptions", "DomainSampler", "EXAMPLES",
-           "ExplicitSampler", "Floquet", "LyapunovResult", "Map", "OrbitSpec", "PeriodicOrbit", "PerturbationSampler",
-           "REGIMES", "autonomous", "census", "census_batch", "classify", "continuation", "continue_orbit", "floquet",
-           "floquet_batch", "lyapunov", "make_sampler", "orbit", "orbit_sweep", "refine", "refine_batch", "tracks"]
+__all__ = ["EXAMPLES", "REGIMES", "AbstractMap", "BifurcationEvent", "Branch", "CensusOptions", "ClassifyOptions",
+           "DomainSampler", "ExplicitSampler", "Floquet", "LyapunovResult", "Map", "OrbitSpec", "PeriodicOrbit",
+           "PerturbationSampler", "autonomous", "census_batch", "continuation", "continue_orbit", "floquet",
+           "floquet_batch", "make_sampler", "orbit", "orbit_sweep", "refine", "refine_batch"]

@@ -52,8 +52,8 @@ from attnphys.dynamics.checks import warn_if_single_precision
 from attnphys.dynamics.classify import REGIME_CODE, REGIMES, ClassifyOptions, classify
 from attnphys.dynamics.fingerprint import fingerprint
 from attnphys.dynamics.intervals import wilson_interval
+from attnphys.dynamics.lyapunov import _lyapunov, advance
 from attnphys.dynamics.maps import AbstractMap as Map
-from attnphys.dynamics.orbits import OrbitSpec, orbit_sweep
 from attnphys.dynamics.periodic import floquet_batch, padded_length, refine_batch
 from attnphys.dynamics.samplers import AbstractSampler, make_sampler
 from attnphys.dynamics.settle import DIVERGENT, EXHAUSTED, PERIODIC, SettleOptions, lane_params, settle
@@ -144,7 +144,6 @@ def _to_quantile(A, B, q):
     return jnp.quantile(jnp.min(_dist(A, B), axis=1), q)
 
 
-@partial(jax.jit, static_argnames=("q", "factor"))
 def _recurrence(S, floor, q, factor):
     """Per lane (S (N, n, G)): (recurrent, h = within-set NN quantile of S)."""
 
@@ -168,7 +167,6 @@ def _same_cloud(Sr, hr, S, h, floor, q, factor):
     return jax.lax.map(lambda a: one(*a), (S, h), batch_size=64)
 
 
-@partial(jax.jit, static_argnames=("P", "conf", "tol"))
 def _converging(ring, P, conf, tol):
     """Per lane: does the ring approach a periodic orbit (period ≤ P) without reaching it?"""
 
@@ -189,6 +187,36 @@ def _converging(ring, P, conf, tol):
         return near & (late < 0.5 * early)
 
     return jax.lax.map(one, ring, batch_size=64)
+
+
+@partial(jax.jit, static_argnames=("q", "factor", "P", "conf", "tol", "stride", "n_rec"))
+def _assess(ring, q, factor, P, conf, tol, stride, n_rec, period_tol):
+    """Lanes that spent their budget (ring (N, W, G)): recurrent, within-set NN quantile h, converging, and
+    the subsampled clouds S (N, n_rec, G)."""
+    S = ring[:, ::stride][:, -n_rec:]
+    scale = jnp.maximum(1.0, jnp.max(jnp.where(jnp.isfinite(S), jnp.abs(S), 0.0), axis=(1, 2)))
+    rec, h = _recurrence(S, period_tol * scale, q, factor)
+    return rec, h, _converging(ring, P, conf, tol), S
+
+
+@partial(jax.jit, static_argnames=("m", "k", "steps", "align", "n_window", "n_fp"))
+def _rep_run(m, k, steps, align, n_window, n_fp, x, aux, table, pidx, shared):
+    """Per non-periodic representative: Benettin exponents over ``steps`` steps (after ``align``), then a
+    window of n_window observations and fingerprints for the classification, and the final state."""
+
+    def one(x, aux, i):
+        params = lane_params(table, shared, i)
+        r = _lyapunov(m, x, aux, params, steps=steps, k=k, reortho_every=1, align=align, history_every=0,
+                      init="random")
+
+        def emit(x, aux):
+            return m.observe(x, aux, params), fingerprint(x, n_fp), jnp.all(jnp.isfinite(x))
+
+        x2, aux2, _, _, (y, f, ok) = advance(m, params, n_window, 1, r.x, r.aux, emit=emit)
+        bad = jnp.where(r.nonfinite >= 0, r.nonfinite, jnp.where(jnp.all(ok), -1, steps + jnp.argmin(ok)))
+        return r.exponents, y, f, bad, x2, aux2
+
+    return jax.vmap(one)(x, aux, pidx)
 
 
 @partial(jax.jit, static_argnames=("m", "n"))
@@ -381,13 +409,10 @@ def census_batch(
         nb = _pow2(ex_idx.size, 16)
         ring_ex = _take(lanes.ring, ex_idx, nb)
         stride = max(1, so.window // o.n_recurrence)
-        S = ring_ex[:, ::stride][:, -o.n_recurrence:]
-        scale = np.maximum(1.0, np.max(np.where(np.isfinite(S), np.abs(S), 0.0), axis=(1, 2)))
-        floor = o.period_tol * scale
-        rec, h = (np.asarray(a)[: ex_idx.size] for a in _recurrence(S, floor, o.recurrence_quantile,
-                                                                     o.recurrence_factor))
-        cvg = np.asarray(_converging(ring_ex, so.max_period, so.confirmations, o.converging_tol))[: ex_idx.size]
-        clouds = S
+        rec, h, cvg, S = _assess(ring_ex, o.recurrence_quantile, o.recurrence_factor, so.max_period,
+                                 so.confirmations, o.converging_tol, stride, o.n_recurrence, o.period_tol)
+        n = ex_idx.size
+        rec, h, cvg, clouds = np.asarray(rec)[:n], np.asarray(h)[:n], np.asarray(cvg)[:n], np.asarray(S)
         outcome[ex_idx[cvg]] = OUTCOMES.index("converging")
         outcome[ex_idx[~cvg & rec]] = OUTCOMES.index("recurrent")
         settle_step[ex_idx[~cvg & rec]] = t_end[ex_idx[~cvg & rec]] - so.window + 1
@@ -457,16 +482,14 @@ def census_batch(
     if rec_atts:
         reps = np.asarray([a["rep"] for _, a in rec_atts])
         nb = _pow2(reps.size)
-        spec = OrbitSpec(steps=o.lyap_steps, transient=o.lyap_align, k=k, align=o.lyap_align,
-                         n_orbit=o.n_classify, n_fingerprint=o.n_fingerprint).validate()
-        out = orbit_sweep(m, spec, _take(lanes.x, reps, nb), _take(lanes.aux, reps, nb),
-                          _take(table_np, pidx[reps], nb), shared=shared)
-        out = jax.tree_util.tree_map(lambda a: np.asarray(a), out)
-        exps = -np.sort(-out["exponents"][: reps.size], axis=-1)
-        ev = classify(out["orbit"][: reps.size], exps, out["nonfinite_step"][: reps.size], o.classify,
-                      fingerprint=out["fingerprint"][: reps.size])
-        tr_x, tr_y = _trace_observe(m, n_pts, out["x"], out["aux"], table, _take(pidx[reps], np.arange(reps.size), nb),
-                                    shared)
+        rep_pidx = _take(pidx[reps], np.arange(reps.size), nb)
+        ex, y, f, bad, xf, auxf = _rep_run(m, k, o.lyap_steps, o.lyap_align, o.n_classify, o.n_fingerprint,
+                                           _take(lanes.x, reps, nb), _take(lanes.aux, reps, nb), table, rep_pidx,
+                                           shared)
+        n = reps.size
+        exps = -np.sort(-np.asarray(ex)[:n], axis=-1)
+        ev = classify(np.asarray(y)[:n], exps, np.asarray(bad)[:n], o.classify, fingerprint=np.asarray(f)[:n])
+        tr_x, tr_y = _trace_observe(m, n_pts, xf, auxf, table, rep_pidx, shared)
         tr_x, tr_y = np.asarray(tr_x), np.asarray(tr_y)
         for j, (b, a) in enumerate(rec_atts):
             code = int(ev["regime"][j])

@@ -72,16 +72,14 @@ def _generic_basis(D: int, k: int, dtype) -> jax.Array:
     return jnp.asarray(q[:, :k], dtype=dtype)
 
 
+@partial(jax.jit, static_argnames=("axis",))
 def scaled_norm(v: jax.Array, axis: int = 0) -> jax.Array:
     """‖v‖₂ = s·sqrt(Σ (v_i/s)²) with s = max|v_i| (theory: docs/theory/dynamics.md §2.2): exact 0 for
-    v = 0, no underflow for tiny v, NaN for any NaN entry, ∞ for an infinite one."""
-    finite = jnp.isfinite(v)
-    s = jnp.max(jnp.where(finite, jnp.abs(v), 0.0), axis=axis)
+    v = 0, no underflow for tiny v, NaN for any non-finite entry (also where a vectorised max drops NaNs)."""
+    s = jnp.max(jnp.abs(v), axis=axis)
     safe = jnp.where(s > 0, s, 1.0)
-    nrm = s * jnp.sqrt(jnp.sum((jnp.where(finite, v, 0.0) / jnp.expand_dims(safe, axis)) ** 2, axis=axis))
-    # non-finite entries decide explicitly (vectorised max on CPU may drop NaNs): NaN wins, then ±∞
-    special = jnp.where(jnp.any(jnp.isnan(v), axis=axis), jnp.nan, jnp.inf)
-    return jnp.where(jnp.all(finite, axis=axis), jnp.where(s > 0, nrm, 0.0), special)
+    nrm = s * jnp.sqrt(jnp.sum((v / jnp.expand_dims(safe, axis)) ** 2, axis=axis))
+    return jnp.where(jnp.all(v == 0, axis=axis), 0.0, jnp.where(s > 0, nrm, jnp.nan))
 
 
 def _gram_schmidt(V: jax.Array):
@@ -108,6 +106,7 @@ def _gram_schmidt(V: jax.Array):
     return jnp.stack(cols, axis=1), jnp.where(entry_zero, tiny, r), entry_zero, dependent, parallel
 
 
+@jax.jit
 def gram_schmidt(V: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
     """QR of V (D, k), k ≤ D, by classical Gram–Schmidt with re-orthogonalisation (CGS2, "twice is
     enough"), written with matrix–vector products so that it vectorises over a batch
