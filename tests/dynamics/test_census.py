@@ -173,3 +173,14 @@ def test_delayed_logistic_invariant_circle_is_quasi_periodic():
     q = np.flatnonzero(ds["kind"].values == REGIME_CODE["quasi_periodic"])
     assert q.size == 1
     assert abs(float(ds["exponents"][q[0], 0])) < 1e-3
+
+
+def test_chunks_combine_along_the_parameter(bistable_batch):
+    from attnphys.dynamics.census import combine
+
+    a, b = bistable_batch.isel(param=[1]), bistable_batch.isel(param=[0])  # 0 and 2 attractors
+    ds = combine([a, b])
+    assert ds.sizes["param"] == 2 and ds.sizes["attractor"] == 2
+    assert ds["kind"].values[0].tolist() == [-1, -1] and np.all(ds["kind"].values[1] >= 0)
+    np.testing.assert_array_equal(ds["label"].values[1], b["label"].values[0])
+    assert ds["basin_fraction"].attrs["long_name"] == b["basin_fraction"].attrs["long_name"]

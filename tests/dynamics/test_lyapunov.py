@@ -199,3 +199,16 @@ def test_random_is_the_default_initial_vectors():
     assert float(default.exponents[0]) == pytest.approx(np.log(2.0), abs=1e-12)
     ident = lyapunov(LINEAR, jnp.zeros(2), None, A, steps=200, k=1, init="identity")
     assert float(ident.exponents[0]) == pytest.approx(np.log(0.5), abs=1e-12)
+
+
+def test_single_precision_is_warned_about():
+    from attnphys.dynamics.checks import warn_if_single_precision
+    from attnphys.errors import PrecisionWarning
+
+    with pytest.warns(PrecisionWarning, match="configure"):
+        warn_if_single_precision(np.zeros(3, np.float32))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warn_if_single_precision(np.zeros(3))

@@ -626,6 +626,33 @@ def _dataset(groups, A, B, K, k, D, n_pts, F, label, settle_step, outcome, x0, n
     return ds
 
 
+def combine(datasets: list[xr.Dataset]) -> xr.Dataset:
+    """Concatenate :func:`census_batch` results (e.g. the chunks of a sweep) along ``param``, padding the
+    ``attractor`` dim to the largest (padding: kind −1, NaN, −1 indices) (theory: docs/theory/dynamics.md §7)."""
+    A = max(int(ds.sizes["attractor"]) for ds in datasets)
+    fills = {"kind": -1, "period": 0, "n_members": 0, "stable": -1, "aux_closed": -1, "representative": -1}
+    padded = []
+    for ds in datasets:
+        extra = A - int(ds.sizes["attractor"])
+        if extra:
+            parts = {}
+            for name, v in ds.data_vars.items():
+                if "attractor" not in v.dims:
+                    continue
+                fill = fills.get(name, np.nan)
+                shape = [extra if d == "attractor" else ds.sizes[d] for d in v.dims]
+                pad = xr.DataArray(np.full(shape, fill, dtype=v.dtype), dims=v.dims, attrs=v.attrs)
+                parts[name] = xr.concat([v, pad], dim="attractor")
+            ds = ds.drop_vars(list(parts)).drop_vars("attractor").assign(parts)
+            ds = ds.assign_coords(attractor=np.arange(A))
+        padded.append(ds)
+    out = xr.concat(padded, dim="param", data_vars="minimal", coords="minimal", compat="override",
+                    combine_attrs="override")
+    for name, v in padded[0].data_vars.items():
+        out[name].attrs = v.attrs
+    return out
+
+
 def census(m: Map, params, sampler: str | AbstractSampler = "random", **kw) -> xr.Dataset:
     """Attractor census at one parameter point (theory: docs/theory/dynamics.md §7): :func:`census_batch`
     with B = 1, the ``param`` dim removed and the ``attractor`` dim trimmed to the attractors found.
