@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from attnphys.dynamics.classify import REGIMES, classify, detect_period, regime_names, zero_one_test
-from attnphys.dynamics.maps import LOGISTIC, ROTATION
-from attnphys.dynamics.orbits import OrbitSpec, orbit_sweep
+from attnphys.dynamics.maps import LINEAR, LOGISTIC, ROTATION, Map
+from attnphys.dynamics.orbits import OrbitSpec, orbit, orbit_sweep
 
 SPEC = OrbitSpec(steps=20_000, transient=5_000, k=1, align=1000, n_orbit=2000)
 
@@ -78,3 +78,85 @@ def test_zero_one_test_separates_regular_from_chaotic():
 
 def test_regime_names_cover_codes():
     assert list(regime_names(np.arange(len(REGIMES)))) == list(REGIMES)
+
+
+# ---------------------------------------------------------------- full state, undefined agreement, undetermined
+
+
+LINEAR_SPEC = OrbitSpec(steps=300, transient=50, k=1, align=50, n_orbit=200)
+"""One spec for the linear-map orbits below (one compilation)."""
+
+
+def _quarter_turn():
+    """A rotation by 90° observed through |x|²: the observable is constant while the state has period 4."""
+    return Map(step=lambda x, aux, p: (jnp.stack([-x[1], x[0]]), aux),
+               observe=lambda x, aux, p: jnp.sum(x**2, keepdims=True))
+
+
+def test_constant_observable_is_labelled_by_the_full_state():
+    spec = OrbitSpec(steps=400, transient=0, n_orbit=200)
+    out = orbit(_quarter_turn(), spec, jnp.array([0.6, 0.8]), None, None)
+    y, f = np.asarray(out["orbit"]), np.asarray(out["fingerprint"])
+    assert np.ptp(y) == 0.0  # the observable is constant
+    obs_only = classify(y[None])
+    assert regime_names(obs_only["regime"])[0] == "fixed_point"  # what the observable alone says
+    ev = classify(y[None], fingerprint=f[None])
+    assert regime_names(ev["regime"])[0] == "periodic"
+    assert ev["period"][0] == 4 and ev["period_observable"][0] == 1
+
+
+def test_fingerprint_of_a_large_state_is_a_projection():
+    from attnphys.dynamics.fingerprint import fingerprint, fingerprint_matrix
+
+    x = np.random.default_rng(1).normal(size=(5, 12))
+    P = fingerprint_matrix(12, 4)
+    assert P.shape == (4, 12)
+    np.testing.assert_allclose(fingerprint(x, 4), x @ P.T, rtol=1e-14)
+    np.testing.assert_allclose(fingerprint(x[:, :3], 4), x[:, :3])  # D ≤ n: the state itself
+
+
+def test_agree_is_undefined_when_K_is():
+    """An exact fixed point: the 0–1 test of a constant series is NaN, so agreement is undefined (−1), not
+    False (the label is right)."""
+    out = orbit_sweep(LINEAR, LINEAR_SPEC, jnp.zeros((1, 2)), jnp.zeros(1), jnp.diag(jnp.array([0.5, 0.2]))[None])
+    ev = classify(np.asarray(out["orbit"]), np.asarray(out["exponents"]))
+    assert regime_names(ev["regime"])[0] == "fixed_point"
+    assert np.isnan(ev["K"][0])
+    assert ev["agree"].dtype == np.int8 and ev["agree"][0] == -1
+    chaotic = classify(np.asarray(_logistic([4.0])["orbit"]))
+    assert chaotic["agree"][0] == 1
+
+
+def test_period_longer_than_the_window_is_undetermined_without_exponents():
+    """A rotation by 1/600 recorded over 1000 steps: the period (600) exceeds what the window can confirm."""
+    spec = OrbitSpec(steps=3000, transient=0, n_orbit=1000)
+    out = orbit(ROTATION, spec, jnp.array([1.0, 0.0]), None, jnp.asarray(1 / 600))
+    ev = classify(np.asarray(out["orbit"])[None], fingerprint=np.asarray(out["fingerprint"])[None])
+    assert regime_names(ev["regime"])[0] == "undetermined"
+    assert ev["recurrence"][0] == 600 and ev["period"][0] == 0 and ev["agree"][0] == -1
+    assert REGIMES[-1] == "undetermined"  # appended: earlier codes unchanged
+    # a chaotic window does not recur exactly and keeps its 0–1 verdict
+    chaos = classify(np.asarray(_logistic([4.0])["orbit"]))
+    assert regime_names(chaos["regime"])[0] == "chaotic" and chaos["recurrence"][0] == 0
+
+
+def test_orbit_sweeps_start_from_random_vectors_by_default():
+    """diag(0.5, 2), k = 1: +ln 2 with the default start, ln 0.5 with the identity start."""
+    assert OrbitSpec(steps=1).init == "random"
+    A = jnp.diag(jnp.array([0.5, 2.0]))[None]
+    out = orbit_sweep(LINEAR, LINEAR_SPEC, jnp.zeros((1, 2)), jnp.zeros(1), A)
+    assert float(out["exponents"][0, 0]) == pytest.approx(np.log(2.0), abs=1e-12)
+    # (the identity start would give ln 0.5: tests/dynamics/test_lyapunov.py)
+
+
+def test_thresholds_are_documented():
+    """θ = 5e−4 against the reference's 1e−4 is documented where users look (options and theory page)."""
+    import pathlib
+
+    from attnphys.dynamics.classify import ClassifyOptions
+
+    assert ClassifyOptions().theta == 5e-4
+    assert "1e−4" in ClassifyOptions.__doc__ and "bifurcation" in ClassifyOptions.__doc__
+    page = (pathlib.Path(__file__).parents[2] / "docs/theory/dynamics.md").read_text()
+    sec = page[page.index("### 4.2"):page.index("### 4.3")]
+    assert "10^{-4}" in sec and "5\\times10^{-4}" in sec

@@ -1,11 +1,11 @@
-"""Lyapunov exponents against maps whose exponents are known (spec dmft.md §5)."""
+"""Lyapunov exponents against maps whose exponents are known (theory: docs/theory/dynamics.md §2)."""
 
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from attnphys.dynamics.lyapunov import gram_schmidt, log_abs_det_average, lyapunov, sorted_exponents
-from attnphys.dynamics.maps import HENON, LINEAR, LOGISTIC, Map
+from attnphys.dynamics.lyapunov import gram_schmidt, log_abs_det_average, lyapunov, scaled_norm, sorted_exponents
+from attnphys.dynamics.maps import HENON, LINEAR, LOGISTIC, Map, autonomous
 
 # (name, map, x0, params, steps): every map with a full spectrum we check the generic properties on
 MAPS = [
@@ -94,3 +94,121 @@ def test_gram_schmidt_orthonormal_and_annihilated_columns():
 def test_invalid_k():
     with pytest.raises(ValueError, match="k must be"):
         lyapunov(HENON, jnp.array([0.1, 0.1]), None, jnp.array([1.4, 0.3]), steps=10, k=3)
+
+
+# ---------------------------------------------------------------- hardening (theory: dynamics.md §2.2–2.3)
+
+
+def test_nan_start_raises_with_step_and_params():
+    """A NaN state must surface: an error naming the step and the parameters, not finite exponents."""
+    from attnphys.errors import NonFiniteError
+
+    with pytest.raises(NonFiniteError, match=r"step 0 .*params=\[1.4,0.3\]") as e:
+        lyapunov(HENON, jnp.array([jnp.nan, 0.1]), None, jnp.array([1.4, 0.3]), steps=100)
+    assert e.value.step == 0
+    r = lyapunov(HENON, jnp.array([jnp.nan, 0.1]), None, jnp.array([1.4, 0.3]), steps=100, check=False)
+    assert int(r.nonfinite) == 0 and np.all(np.isnan(r.exponents))
+    assert not np.any(r.zero_hits)  # a NaN column is not an annihilated one
+
+
+def test_overflowing_orbit_reports_its_first_nonfinite_step():
+    """x ↦ x², started at 10: x_t = 10^(2^t) overflows float64 (1.8e308) after the step t = 8 → 9."""
+    from attnphys.errors import NonFiniteError
+
+    sq = autonomous(lambda x, p: x * x)
+    r = lyapunov(sq, jnp.array([10.0]), None, None, steps=20, check=False)
+    assert int(r.nonfinite) == 8
+    with pytest.raises(NonFiniteError):
+        lyapunov(sq, jnp.array([10.0]), None, None, steps=20)
+
+
+def test_nonfinite_is_reported_inside_jit_without_raising():
+    import jax
+
+    f = jax.jit(lambda x: lyapunov(HENON, x, None, jnp.array([1.4, 0.3]), steps=10).nonfinite)
+    assert int(f(jnp.array([jnp.nan, 0.0]))) == 0
+    assert int(f(jnp.array([0.1, 0.1]))) == -1
+
+
+def test_scaled_norm_does_not_underflow():
+    """‖(1e-200, 1e-200)‖ = √2·1e-200: sqrt(v·v) would give 0 (1e-400 underflows)."""
+    V = jnp.array([[1e-200, 0.0], [1e-200, 1e-300]])
+    Q, r, hit = gram_schmidt(V)
+    assert float(r[0]) == pytest.approx(np.sqrt(2) * 1e-200, rel=1e-14)
+    assert float(r[1]) == pytest.approx(1e-300 / np.sqrt(2), rel=1e-12)
+    assert not hit.any()
+    np.testing.assert_allclose(Q.T @ Q, np.eye(2), atol=1e-14)
+    assert float(scaled_norm(jnp.array([3e-170, 4e-170]))) == pytest.approx(5e-170, rel=1e-15)
+    assert float(scaled_norm(jnp.zeros(3))) == 0.0
+    assert np.isnan(float(scaled_norm(jnp.array([1.0, jnp.nan]))))
+
+
+def test_tiny_exponents_are_exact_below_the_old_underflow():
+    """diag(1e-170, 1e-175): with Δ = 1 every |R_ii| is below 1e-162 (where sqrt(v·v) underflows)."""
+    d = jnp.array([1e-170, 1e-175])
+    r = lyapunov(LINEAR, jnp.ones(2), None, jnp.diag(d), steps=200, init="identity")
+    np.testing.assert_allclose(r.exponents, np.log(np.asarray(d)), rtol=1e-14)
+    assert not np.any(r.zero_hits)
+
+
+def test_dependent_column_gives_minus_infinity_and_is_counted():
+    """[[1, 1], [0, 0]] maps everything onto e1: the second column is exactly dependent after one step."""
+    V = jnp.array([[1.0, 1.0], [0.0, 0.0]])
+    Q, r, hit = gram_schmidt(V)
+    assert hit.tolist() == [False, True] and float(r[1]) == 0.0
+    A = jnp.array([[1.0, 1.0], [0.0, 0.0]])
+    res = lyapunov(LINEAR, jnp.ones(2), None, A, steps=200, init="identity")
+    assert np.isneginf(float(res.exponents[1])) and float(res.zero_hits[1]) == 200
+    assert np.isfinite(float(res.exponents[0]))
+    assert int(res.nonfinite) == -1  # −∞ from an annihilation is not a non-finite state
+
+
+def test_annihilated_direction_is_minus_infinity():
+    """A = diag(2, 0): the second direction is killed at every step → −∞ (not log(tiny)/T ≈ −708/T)."""
+    res = lyapunov(LINEAR, jnp.zeros(2), None, jnp.diag(jnp.array([2.0, 0.0])), steps=200, init="identity")
+    assert float(res.exponents[0]) == pytest.approx(np.log(2.0), abs=1e-14)
+    assert np.isneginf(float(res.exponents[1])) and float(res.zero_hits[1]) == 200
+
+
+@pytest.mark.parametrize("every", [7, 50])
+def test_long_intervals_do_not_overflow(every):
+    """diag(1e30, 1e-30): Δ = 50 would overflow (1e1500) without the per-step rescaling."""
+    d = jnp.array([1e30, 1e-30])
+    r = lyapunov(LINEAR, jnp.zeros(2), None, jnp.diag(d), steps=200, reortho_every=every, init="identity")
+    np.testing.assert_allclose(r.exponents, np.log(np.asarray(d)), rtol=1e-13)
+    assert not np.any(r.unreliable)
+
+
+def test_too_long_interval_is_flagged():
+    """Hénon: Δ ≤ 10 agrees with Δ = 1 and is not flagged; Δ ≥ the window makes λ₂ garbage, flagged."""
+    x0, p = jnp.array([0.1, 0.1]), jnp.array([1.4, 0.3])
+    ref = lyapunov(HENON, x0, None, p, steps=60_000, align=500)
+    ok = lyapunov(HENON, x0, None, p, steps=60_000, align=500, reortho_every=10)
+    np.testing.assert_allclose(ok.exponents, ref.exponents, atol=1e-9)
+    assert not np.any(ok.unreliable) and not np.any(ref.unreliable)
+    bad = lyapunov(HENON, x0, None, p, steps=60_000, align=500, reortho_every=60_000)
+    assert float(bad.exponents[1]) > 0  # the failure the flag is for
+    assert bool(bad.unreliable[1]) and not bool(bad.unreliable[0])
+    assert float(bad.exponents[0]) == pytest.approx(float(ref.exponents[0]), abs=1e-9)
+
+
+def test_random_is_the_default_initial_vectors():
+    """diag(0.5, 2), k = 1: the identity start stays on e1 (λ = ln 0.5); the default finds ln 2."""
+    A = jnp.diag(jnp.array([0.5, 2.0]))
+    default = lyapunov(LINEAR, jnp.zeros(2), None, A, steps=200, k=1, align=100)
+    assert float(default.exponents[0]) == pytest.approx(np.log(2.0), abs=1e-12)
+    ident = lyapunov(LINEAR, jnp.zeros(2), None, A, steps=200, k=1, init="identity")
+    assert float(ident.exponents[0]) == pytest.approx(np.log(0.5), abs=1e-12)
+
+
+def test_single_precision_is_warned_about():
+    from attnphys.dynamics.checks import warn_if_single_precision
+    from attnphys.errors import PrecisionWarning
+
+    with pytest.warns(PrecisionWarning, match="configure"):
+        warn_if_single_precision(np.zeros(3, np.float32))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warn_if_single_precision(np.zeros(3))

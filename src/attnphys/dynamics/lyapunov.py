@@ -1,26 +1,35 @@
-"""Lyapunov exponents of discrete-time maps by the Benettin/QR method.
+"""Lyapunov exponents of discrete-time maps by the Benettin/QR method (theory: docs/theory/dynamics.md §2).
 
 For tangent vectors Q ∈ R^{D×k} (orthonormal), every Δ steps
 
     Q ← J_{t+Δ-1} ⋯ J_t Q,     (Q, R) = qr(Q),     S ← S + log|diag R|,
 
-and λ_i = S_i / T (natural log per step). The QR is a classical Gram–Schmidt with one
-re-orthogonalisation pass ("twice is enough"), written out so that it vectorises over a batch.
-Tangents come from ``jax.jvp`` (one primal, k tangents) or an analytic Jacobian.
+and λ_i = S_i / T (natural log per step, §2.1). The QR is a classical Gram–Schmidt with one
+re-orthogonalisation pass ("twice is enough"), written out so that it vectorises over a batch; norms are
+scaled by the largest entry before squaring, so nothing underflows above the smallest normal number (§2.2).
+Between two QRs (Δ > 1) every column is rescaled after each step by a power of two (exact) and the
+logarithm of the scale is accumulated, so a long interval can neither overflow nor underflow (§2.2).
 
-Evidence returned with the exponents:
+Evidence returned with the exponents (§2.3):
 
 * ``roundoff``: per exponent, the fraction of QR steps in which |R_ii| < ε_mach·|R_00|, i.e. the
-  direction was contracted below round-off relative to the leading one in that step; such
-  exponents are limited by the arithmetic rather than the dynamics (spec ``dmft.md`` §5).
-* ``zero_hits``: per exponent, how often a tangent vector was annihilated exactly (|R_ii| = 0); the
-  vector is then replaced by a fixed generic one and log|R_ii| counts as log of the smallest
-  normal number.
+  direction was contracted below round-off relative to the leading one in that step.
+* ``zero_hits``: per exponent, how often a tangent vector was annihilated exactly: it was exactly 0 on
+  entry (|R_ii| = 0; replaced by a fixed generic direction) or exactly dependent on the earlier columns
+  (zero after projection). log|R_ii| = log 0 = −∞ is accumulated: such an exponent is reported as −∞.
+* ``parallel`` / ``unreliable``: the fraction of QR steps in which column i kept less than
+  2¹⁰·ε_mach of its norm after projection on the earlier columns (|R_ii| ≤ 2¹⁰ ε ‖v_i‖: R_ii then
+  carries fewer than about ten correct bits — the column had become numerically parallel to the earlier
+  ones, typically because Δ is too long for the gap λ_1 − λ_i); ``unreliable`` = parallel > 0.
+* ``nonfinite``: the index of the last step of the re-orthonormalisation interval in which a tangent
+  vector (or the state) first became NaN/±∞ (exact for Δ = 1), −1 if never. Inside ``jit`` it is only
+  reported; :func:`lyapunov` called with concrete arrays raises :class:`attnphys.errors.NonFiniteError`.
 * ``history``: optional running estimates S/t for judging convergence.
 """
 
 from __future__ import annotations
 
+import math
 from functools import partial
 from typing import NamedTuple
 
@@ -28,13 +37,21 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from attnphys.dynamics.checks import is_traced, raise_if_nonfinite, warn_if_single_precision
 from attnphys.dynamics.maps import AbstractMap as Map
+
+PARALLEL_BITS = 10
+"""A column is numerically parallel to the earlier ones when |R_ii| ≤ 2**PARALLEL_BITS · ε · ‖v_i‖."""
 
 
 class LyapunovResult(NamedTuple):
-    """exponents: (k,) in QR order (asymptotically descending); see :func:`sorted_exponents`.
-    roundoff: (k,) fraction of QR steps below round-off. zero_hits: (k,) exact annihilations.
-    history: (n_hist, k) running estimates, or an empty array. x, aux, Q: final state and vectors."""
+    """Result of :func:`lyapunov` (theory: docs/theory/dynamics.md §2.1–2.3).
+
+    exponents: (k,) in QR order (asymptotically descending; −∞ for an annihilated direction); see
+    :func:`sorted_exponents`. roundoff: (k,) fraction of QR steps below round-off. zero_hits: (k,) exact
+    annihilations. history: (n_hist, k) running estimates, or an empty array. x, aux, Q: final state and
+    vectors. parallel: (k,) fraction of QR steps in which the column was numerically parallel to the
+    earlier ones; unreliable: (k,) bool, parallel > 0. nonfinite: () first non-finite step (−1: none)."""
 
     exponents: jax.Array
     roundoff: jax.Array
@@ -43,6 +60,9 @@ class LyapunovResult(NamedTuple):
     x: jax.Array
     aux: object
     Q: jax.Array
+    parallel: jax.Array = None
+    unreliable: jax.Array = None
+    nonfinite: jax.Array = None
 
 
 def _generic_basis(D: int, k: int, dtype) -> jax.Array:
@@ -52,22 +72,24 @@ def _generic_basis(D: int, k: int, dtype) -> jax.Array:
     return jnp.asarray(q[:, :k], dtype=dtype)
 
 
-def gram_schmidt(V: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
-    """QR of V (D, k), k ≤ D, by classical Gram–Schmidt with re-orthogonalisation (CGS2, "twice is
-    enough"), written with matrix–vector products so that it vectorises over a batch.
+@partial(jax.jit, static_argnames=("axis",))
+def scaled_norm(v: jax.Array, axis: int = 0) -> jax.Array:
+    """‖v‖₂ = s·sqrt(Σ (v_i/s)²) with s = max|v_i| (theory: docs/theory/dynamics.md §2.2): exact 0 for
+    v = 0, no underflow for tiny v, NaN for any non-finite entry (also where a vectorised max drops NaNs)."""
+    s = jnp.max(jnp.abs(v), axis=axis)
+    safe = jnp.where(s > 0, s, 1.0)
+    nrm = s * jnp.sqrt(jnp.sum((v / jnp.expand_dims(safe, axis)) ** 2, axis=axis))
+    return jnp.where(jnp.all(v == 0, axis=axis), 0.0, jnp.where(s > 0, nrm, jnp.nan))
 
-    A column that is exactly 0 on entry (the tangent vector was annihilated) is replaced by a fixed
-    generic direction before orthogonalisation, so Q stays orthonormal; its |R_ii| is reported as the
-    smallest normal number. (Measured at k = 12, batch 512: 4.3e5 QR/s per core, 2.7× the
-    column-by-column modified Gram–Schmidt.)
 
-    Returns:
-        (Q (D, k) orthonormal, r (k,) = |diag R| ≥ 0, hit (k,) bool: column was exactly 0).
-    """
+def _gram_schmidt(V: jax.Array):
+    """CGS2 QR with scaled norms: (Q, r, hit_entry, hit_dependent, parallel)."""
     D, k = V.shape
     tiny = jnp.finfo(V.dtype).tiny
-    hit = ~(jnp.sqrt(jnp.sum(V * V, axis=0)) > tiny)
-    V = jnp.where(hit, _generic_basis(D, k, V.dtype), V)
+    eps = jnp.finfo(V.dtype).eps
+    entry_zero = jnp.all(V == 0, axis=0)  # exactly 0 (a NaN column is not)
+    V = jnp.where(entry_zero, _generic_basis(D, k, V.dtype), V)
+    vnorm = scaled_norm(V, axis=0)
     cols, rs = [], []
     for i in range(k):
         v = V[:, i]
@@ -75,14 +97,37 @@ def gram_schmidt(V: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
             P = jnp.stack(cols, axis=1)
             v = v - P @ (P.T @ v)
             v = v - P @ (P.T @ v)
-        r = jnp.sqrt(jnp.dot(v, v))
+        r = scaled_norm(v)
         cols.append(v / jnp.where(r > 0, r, 1.0))
         rs.append(r)
-    return jnp.stack(cols, axis=1), jnp.where(hit, tiny, jnp.stack(rs)), hit
+    r = jnp.stack(rs)
+    dependent = (r == 0) & ~entry_zero
+    parallel = (r > 0) & (r <= 2.0**PARALLEL_BITS * eps * vnorm)
+    return jnp.stack(cols, axis=1), jnp.where(entry_zero, tiny, r), entry_zero, dependent, parallel
+
+
+@jax.jit
+def gram_schmidt(V: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """QR of V (D, k), k ≤ D, by classical Gram–Schmidt with re-orthogonalisation (CGS2, "twice is
+    enough"), written with matrix–vector products so that it vectorises over a batch
+    (theory: docs/theory/dynamics.md §2.1–2.3). Norms are scaled (:func:`scaled_norm`).
+
+    A column that is exactly 0 on entry (the tangent vector was annihilated) is replaced by a fixed
+    generic direction before orthogonalisation, so Q stays orthonormal; its |R_ii| is reported as the
+    smallest normal number. A column that is exactly dependent on the earlier ones (zero after
+    projection) gets r = 0 and a zero column in Q (it is replaced at the next QR, being zero on entry).
+    A NaN column gives NaN in r and Q. (Measured at k = 12, batch 512: 4.3e5 QR/s per core.)
+
+    Returns:
+        (Q (D, k), r (k,) = |diag R| ≥ 0, hit (k,) bool: column was exactly 0 on entry or after projection).
+    """
+    Q, r, entry, dep, _ = _gram_schmidt(V)
+    return Q, r, entry | dep
 
 
 def tangent_step(m: Map, x, aux, params, Q):
-    """Advance the state one step and push the tangent vectors through the Jacobian: (x', aux', J Q)."""
+    """Advance the state one step and push the tangent vectors through the Jacobian: (x', aux', J Q)
+    (theory: docs/theory/dynamics.md §2.1)."""
     if m.analytic_jacobian:
         x2, aux2 = m.step(x, aux, params)
         return x2, aux2, m.jacobian(x, aux, params) @ Q
@@ -99,22 +144,29 @@ def tangent_step(m: Map, x, aux, params, Q):
 
 
 class _Acc(NamedTuple):
-    """Running sums over QR steps: S = Σ log|R_ii|, round-off and zero-hit counts, n = number of QRs."""
+    """Running sums over QR steps: S = Σ log|R_ii|, round-off, zero-hit and parallel counts, n = number
+    of QRs, t = steps pushed, nonfinite = first non-finite step (−1: none)."""
 
     S: jax.Array
     roundoff: jax.Array
     zero_hits: jax.Array
     n: jax.Array
+    parallel: jax.Array = None
+    t: jax.Array = None
+    nonfinite: jax.Array = None
 
 
 def zero_acc(k: int, dtype) -> _Acc:
+    """Empty accumulator for k exponents (theory: docs/theory/dynamics.md §2.1)."""
     z = jnp.zeros(k, dtype)
-    return _Acc(z, z, z, jnp.zeros((), dtype))
+    return _Acc(z, z, z, jnp.zeros((), dtype), z, jnp.zeros((), jnp.int32), jnp.full((), -1, jnp.int32))
 
 
 def initial_vectors(D: int, k: int, init: str, dtype) -> jax.Array:
-    """Initial tangent vectors: ``identity`` (the first k unit vectors, as the reference) or
-    ``random`` (a fixed, seeded orthonormal set: generic, so exponents come out ordered)."""
+    """Initial tangent vectors (theory: docs/theory/dynamics.md §2.1): ``random`` (the default
+    everywhere: a fixed, seeded orthonormal set, generic, so exponents come out ordered) or
+    ``identity`` (the first k unit vectors, as the DMFT reference; misses the leading direction when it
+    is orthogonal to them)."""
     if init == "identity":
         return jnp.eye(D, k, dtype=dtype)
     if init == "random":
@@ -122,16 +174,37 @@ def initial_vectors(D: int, k: int, init: str, dtype) -> jax.Array:
     raise ValueError(f"init must be 'identity' or 'random', got {init!r}")
 
 
-def reorthonormalise(Q: jax.Array, acc: _Acc) -> tuple[jax.Array, _Acc]:
-    """One QR step: Q ← qr(Q), S ← S + log|diag R|, with the round-off evidence of the module doc."""
-    Q, r, hit = gram_schmidt(Q)
+def reorthonormalise(Q: jax.Array, acc: _Acc, log_scale: jax.Array | None = None, steps: int = 1,
+                     state_ok: jax.Array | bool = True) -> tuple[jax.Array, _Acc]:
+    """One QR step (theory: docs/theory/dynamics.md §2.1–2.3): Q ← qr(Q), S ← S + log|diag R| + log_scale,
+    with the evidence of the module doc. ``log_scale`` (k,) is the log of the column scales removed
+    since the last QR; ``steps`` the number of steps pushed since then; ``state_ok`` whether the state is
+    still finite."""
+    finite = jnp.all(jnp.isfinite(Q)) & state_ok
+    Q, r, entry, dep, par = _gram_schmidt(Q)
     eps = jnp.finfo(r.dtype).eps
-    return Q, _Acc(acc.S + jnp.log(r), acc.roundoff + (r < eps * r[0]), acc.zero_hits + hit, acc.n + 1)
+    hit = entry | dep
+    logr = jnp.where(hit, -jnp.inf, jnp.log(jnp.where(hit, 1.0, r)))
+    if log_scale is not None:
+        logr = logr + log_scale
+    t = acc.t + steps
+    bad = jnp.where((acc.nonfinite < 0) & ~finite, t - 1, acc.nonfinite)
+    return Q, _Acc(acc.S + logr, acc.roundoff + (r < eps * r[0]), acc.zero_hits + hit, acc.n + 1,
+                   acc.parallel + par, t, bad)
+
+
+def _rescale(Q, L):
+    """Divide every column by the power of two nearest its max-abs entry (exact), accumulate the log."""
+    e = jnp.frexp(jnp.max(jnp.abs(Q), axis=0))[1]
+    e = jnp.where(jnp.isfinite(jnp.max(jnp.abs(Q), axis=0)), e, 0)
+    return jnp.ldexp(Q, -e[None, :]), L + e.astype(L.dtype) * math.log(2.0)
 
 
 def advance(m: Map, params, n: int, every: int, x, aux, Q=None, acc: _Acc | None = None, emit=None):
     """Advance ``n`` steps (a static int). With tangent vectors Q, push them along and re-orthonormalise
-    after every ``every`` steps and after the last one, accumulating into ``acc``.
+    after every ``every`` steps and after the last one, accumulating into ``acc``
+    (theory: docs/theory/dynamics.md §2.1–2.2). For every > 1 the columns are rescaled by powers of two
+    after each step (the logs are added at the QR), so no interval can overflow or underflow.
 
     ``emit(x, aux)`` is evaluated on every pre-step state and its values are returned stacked along a
     leading axis of length n (written in place by ``lax.scan``), or None without ``emit``.
@@ -139,23 +212,30 @@ def advance(m: Map, params, n: int, every: int, x, aux, Q=None, acc: _Acc | None
     Returns:
         (x, aux, Q, acc, ys).
     """
+    rescale = Q is not None and every > 1
 
     def one(c, _):
-        x, aux, Q = c
+        x, aux, Q, L = c
         y = None if emit is None else emit(x, aux)
         if Q is None:
             x, aux = m.step(x, aux, params)
         else:
             x, aux, Q = tangent_step(m, x, aux, params, Q)
-        return (x, aux, Q), y
+            if rescale:
+                Q, L = _rescale(Q, L)
+        return (x, aux, Q, L), y
 
     def group(c, length):
         x, aux, Q, acc = c
-        (x, aux, Q), ys = jax.lax.scan(one, (x, aux, Q), None, length=length)
+        L = None if not rescale else jnp.zeros(Q.shape[1], Q.dtype)
+        (x, aux, Q, L), ys = jax.lax.scan(one, (x, aux, Q, L), None, length=length)
         if Q is not None:
-            Q, acc = reorthonormalise(Q, acc)
+            Q, acc = reorthonormalise(Q, acc, L, length, jnp.all(jnp.isfinite(x)))
         return (x, aux, Q, acc), ys
 
+    if acc is not None and acc.t is None:  # an accumulator built by hand with the four original fields
+        acc = _Acc(acc.S, acc.roundoff, acc.zero_hits, acc.n, jnp.zeros_like(acc.S), jnp.zeros((), jnp.int32),
+                   jnp.full((), -1, jnp.int32))
     c = (x, aux, Q, acc)
     if n <= 0:
         return (*c, None)
@@ -176,41 +256,17 @@ def advance(m: Map, params, n: int, every: int, x, aux, Q=None, acc: _Acc | None
 
 
 @partial(jax.jit, static_argnames=("m", "steps", "k", "reortho_every", "align", "history_every", "init"))
-def lyapunov(
-    m: Map,
-    x0,
-    aux0,
-    params,
-    *,
-    steps: int,
-    k: int | None = None,
-    reortho_every: int = 1,
-    align: int = 0,
-    history_every: int = 0,
-    init: str = "random",
-) -> LyapunovResult:
-    """Leading k Lyapunov exponents (all D if k is None) over ``steps`` steps, after ``align`` steps that
-    rotate the tangent vectors into the leading directions without counting.
-
-    Args:
-        m: the map. x0: (D,) state. aux0: auxiliary state. params: parameters.
-        steps: averaging steps T (exponents are S/T, natural log per step).
-        reortho_every: Δ, steps between re-orthonormalisations (1 is safest for strong contraction).
-        align: steps of tangent dynamics before averaging starts (a transient for the vectors).
-        history_every: record the running estimate S/t every this many steps (0: none).
-        init: initial tangent vectors, ``random`` (seeded, generic) or ``identity``.
-    """
+def _lyapunov(m, x0, aux0, params, *, steps, k, reortho_every, align, history_every, init):
     x0 = jnp.asarray(x0)
     D = x0.shape[0]
-    k = D if k is None else k
-    if not 1 <= k <= D:
-        raise ValueError(f"k must be in [1, D={D}], got {k}")
     Q = initial_vectors(D, k, init, x0.dtype)
     acc0 = zero_acc(k, x0.dtype)
     d = reortho_every
     x, aux = x0, aux0
     if align:
-        x, aux, Q, _, _ = advance(m, params, align, d, x, aux, Q, acc0)
+        x, aux, Q, acc_a, _ = advance(m, params, align, d, x, aux, Q, acc0)
+        # a non-finite value during the alignment is reported at its (negative) step
+        acc0 = acc0._replace(nonfinite=jnp.where(acc_a.nonfinite >= 0, acc_a.nonfinite - align, -1))
     if history_every:
         n_out, tail = divmod(steps, history_every)
 
@@ -223,6 +279,7 @@ def lyapunov(
     else:
         x, aux, Q, acc, _ = advance(m, params, steps, d, x, aux, Q, acc0)
         hist = jnp.zeros((0, k), x0.dtype)
+    bad = jnp.where((acc.nonfinite < 0) & ~jnp.all(jnp.isfinite(x)), steps - 1, acc.nonfinite)
     return LyapunovResult(
         exponents=acc.S / steps,
         roundoff=acc.roundoff / acc.n,
@@ -231,16 +288,69 @@ def lyapunov(
         x=x,
         aux=aux,
         Q=Q,
+        parallel=acc.parallel / acc.n,
+        unreliable=acc.parallel > 0,
+        nonfinite=bad,
     )
 
 
+def lyapunov(
+    m: Map,
+    x0,
+    aux0,
+    params,
+    *,
+    steps: int,
+    k: int | None = None,
+    reortho_every: int = 1,
+    align: int = 0,
+    history_every: int = 0,
+    init: str = "random",
+    check: bool = True,
+) -> LyapunovResult:
+    """Leading k Lyapunov exponents (all D if k is None) over ``steps`` steps, after ``align`` steps that
+    rotate the tangent vectors into the leading directions without counting
+    (theory: docs/theory/dynamics.md §2.1): λ_i = (1/T) Σ_QR log|R_ii|.
+
+    Args:
+        m: the map. x0: (D,) state. aux0: auxiliary state. params: parameters.
+        steps: averaging steps T (exponents are S/T, natural log per step).
+        reortho_every: Δ, steps between re-orthonormalisations (§2.2: the columns are rescaled every
+            step, and exponents whose column became numerically parallel are flagged ``unreliable``).
+        align: steps of tangent dynamics before averaging starts (a transient for the vectors).
+        history_every: record the running estimate S/t every this many steps (0: none).
+        init: initial tangent vectors, ``random`` (seeded, generic) or ``identity``.
+        check: with concrete (not traced) inputs, raise on a non-finite state or tangent vector.
+
+    Returns:
+        :class:`LyapunovResult`; exponents (k,) in QR order.
+
+    Raises:
+        attnphys.errors.NonFiniteError: the state or a tangent vector became NaN/±∞ (``check``; the error
+            names the step and the parameters).
+    """
+    D = jnp.shape(x0)[0]
+    k = D if k is None else k
+    if not 1 <= k <= D:
+        raise ValueError(f"k must be in [1, D={D}], got {k}")
+    if steps < 1 or align < 0 or reortho_every < 1 or history_every < 0:
+        raise ValueError("steps and reortho_every must be >= 1, align and history_every >= 0")
+    warn_if_single_precision(x0)
+    res = _lyapunov(m, x0, aux0, params, steps=steps, k=k, reortho_every=reortho_every, align=align,
+                    history_every=history_every, init=init)
+    if check and not is_traced(res.nonfinite):
+        raise_if_nonfinite(res.nonfinite, params, what="state or tangent vector")
+    return res
+
+
 def sorted_exponents(exponents) -> np.ndarray:
-    """Exponents sorted descending along the last axis."""
+    """Exponents sorted descending along the last axis (theory: docs/theory/dynamics.md §2.1)."""
     return -np.sort(-np.asarray(exponents), axis=-1)
 
 
 def log_abs_det_average(m: Map, x0, aux0, params, steps: int) -> float:
-    """⟨log|det J|⟩ along the orbit: the sum rule Σλ_i = ⟨log|det J_t|⟩ for the full spectrum."""
+    """⟨log|det J|⟩ along the orbit: the sum rule Σλ_i = ⟨log|det J_t|⟩ for the full spectrum
+    (theory: docs/theory/dynamics.md §2.4)."""
 
     def f(y, aux):
         return m.step(y, aux, params)[0]

@@ -1,14 +1,20 @@
 """Orbits of a map at many parameter values: transient, recorded window, zero-plane sections and
-Lyapunov exponents in one pass (spec ``dmft.md`` §5–6).
+Lyapunov exponents in one pass (theory: docs/theory/dynamics.md §3).
 
 For each parameter value the map runs ``transient`` steps unrecorded (its last ``align`` steps also
 rotate the tangent vectors), then ``steps`` recorded steps, in which it keeps
 
-* the last ``n_orbit`` observations y_t (in time order);
+* the last ``n_orbit`` observations y_t (in time order) and fingerprints f(x_t) of the full state
+  (:mod:`attnphys.dynamics.fingerprint`; ``n_fingerprint`` numbers per step);
 * for every pair (f, g) of ``section``: the values y_t[f] at steps where |y_t[g]| ≤ ``section_tol``
   (the zero-plane Poincaré section of spec §6.1), at most ``max_section`` of them, and their count;
-* if k > 0, the leading k Lyapunov exponents over the recorded steps;
+* if k > 0, the leading k Lyapunov exponents over the recorded steps with their evidence ``roundoff``,
+  ``zero_hits``, ``parallel``, ``unreliable`` (theory: docs/theory/dynamics.md §2.3) and
+  ``tangent_nonfinite``, the first recorded step at which a tangent vector became non-finite (−1: never);
 * the first step at which the state became non-finite (−1: never).
+
+Tangent vectors start random (seeded) by default, as in :func:`attnphys.dynamics.lyapunov.lyapunov`;
+``init="identity"`` is available for comparisons with reference codes.
 
 :func:`orbit_sweep` vmaps this over a batch of parameters (cold start: independent initial states)
 and :func:`continuation` chains it along a parameter path, each point starting from the previous
@@ -23,13 +29,20 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from attnphys.dynamics.fingerprint import fingerprint
 from attnphys.dynamics.lyapunov import advance, initial_vectors, zero_acc
 from attnphys.dynamics.maps import AbstractMap as Map
 from attnphys.runtime import shard_batch
 
 
 class OrbitSpec(NamedTuple):
-    """What to run and keep (hashable; a static argument)."""
+    """What to run and keep, hashable: a static argument (theory: docs/theory/dynamics.md §3).
+
+    steps: recorded steps; transient: unrecorded steps before (its last ``align`` steps rotate the
+    tangent vectors); k: exponents (0: none); reortho_every: Δ; n_orbit: observations kept;
+    section/section_tol/max_section: zero-plane sections; init: initial tangent vectors (``random``, the
+    default, or ``identity``); n_fingerprint: numbers per state fingerprint.
+    """
 
     steps: int
     transient: int = 0
@@ -40,9 +53,10 @@ class OrbitSpec(NamedTuple):
     section: tuple[tuple[int, int], ...] = ()
     section_tol: float = 1e-3
     max_section: int = 1000
-    init: str = "identity"
+    init: str = "random"
+    n_fingerprint: int = 4
 
-    def validate(self) -> "OrbitSpec":
+    def validate(self) -> OrbitSpec:
         if self.steps < 1:
             raise ValueError(f"steps must be >= 1, got {self.steps}")
         if self.transient < 0:
@@ -55,6 +69,10 @@ class OrbitSpec(NamedTuple):
             raise ValueError(f"n_orbit must be in [1, steps={self.steps}], got {self.n_orbit}")
         if self.section_tol < 0 or self.max_section < 1:
             raise ValueError("section_tol must be >= 0 and max_section >= 1")
+        if self.init not in ("random", "identity"):
+            raise ValueError(f"init must be 'random' or 'identity', got {self.init!r}")
+        if self.n_fingerprint < 1:
+            raise ValueError(f"n_fingerprint must be >= 1, got {self.n_fingerprint}")
         return self
 
 
@@ -101,7 +119,7 @@ def _single(m: Map, spec: OrbitSpec, x0, aux0, params):
             x, aux, Q, _, _ = advance(m, params, spec.align, spec.reortho_every, x, aux, Q, acc)
 
     def emit(x, aux):
-        return m.obs(x, aux, params), jnp.all(jnp.isfinite(x))
+        return (m.obs(x, aux, params), fingerprint(x, spec.n_fingerprint)), jnp.all(jnp.isfinite(x))
 
     d = spec.reortho_every
     n_pairs = len(spec.section)
@@ -112,7 +130,7 @@ def _single(m: Map, spec: OrbitSpec, x0, aux0, params):
     def block(c, t0, n):
         x, aux, Q, acc, sec, count, bad = c
         x, aux, Q, acc, (ys, ok) = advance(m, params, n, d, x, aux, Q, acc, emit)
-        sec, count = _section_update(spec, ys, sec, count)
+        sec, count = _section_update(spec, ys[0], sec, count)
         return (x, aux, Q, acc, sec, count, _first_bad(ok, t0, bad)), ys
 
     blk = d * max(1, _BLOCK // d)
@@ -123,28 +141,32 @@ def _single(m: Map, spec: OrbitSpec, x0, aux0, params):
         parts = []
         if n_blk and keep:
             c, ys = jax.lax.scan(lambda c, i: block(c, t0 + i * blk, blk), c, jnp.arange(n_blk))
-            parts.append(ys.reshape((-1,) + ys.shape[2:]))
+            parts.append(jax.tree_util.tree_map(lambda a: a.reshape((-1,) + a.shape[2:]), ys))
         elif n_blk:
             c = jax.lax.fori_loop(0, n_blk, lambda i, c: block(c, t0 + i * blk, blk)[0], c)
         if rem:
             c, ys = block(c, t0 + n_blk * blk, rem)
             parts.append(ys)
-        return c, (jnp.concatenate(parts) if keep else None)
+        return c, (jax.tree_util.tree_map(lambda *a: jnp.concatenate(a), *parts) if keep else None)
 
     # everything before the last n_orbit steps is seen by the section only; the rest is the orbit
     n_a = spec.steps - spec.n_orbit
     c, _ = run((x, aux, Q, acc, sec, count, bad), 0, n_a, False)
     c, ring = run(c, n_a, spec.n_orbit, True)
     x, aux, Q, acc, sec, count, bad = c
-    out = dict(orbit=ring, section=sec, section_count=count, nonfinite_step=bad, x=x, aux=aux)
+    out = dict(orbit=ring[0], fingerprint=ring[1], section=sec, section_count=count, nonfinite_step=bad, x=x, aux=aux)
     if spec.k:
-        out.update(exponents=acc.S / spec.steps, roundoff=acc.roundoff / acc.n, zero_hits=acc.zero_hits)
+        out.update(exponents=acc.S / spec.steps, roundoff=acc.roundoff / acc.n, zero_hits=acc.zero_hits,
+                   parallel=acc.parallel / acc.n, unreliable=acc.parallel > 0, tangent_nonfinite=acc.nonfinite)
     return out
 
 
 @partial(jax.jit, static_argnames=("m", "spec"))
 def orbit(m: Map, spec: OrbitSpec, x0, aux0, params) -> dict:
-    """One orbit; see the module docstring for what is returned."""
+    """One orbit (theory: docs/theory/dynamics.md §3); see the module docstring for what is returned:
+    ``orbit`` (n_orbit, F), ``fingerprint`` (n_orbit, G), ``section`` (n_pairs, max_section),
+    ``section_count`` (n_pairs,), ``nonfinite_step`` (), final ``x``/``aux`` and, if k > 0, ``exponents``,
+    ``roundoff``, ``zero_hits``, ``parallel``, ``unreliable`` (k,), ``tangent_nonfinite`` ()."""
     return _single(m, spec, x0, aux0, params)
 
 
@@ -158,7 +180,8 @@ def _sweep(m, spec, x0, aux0, params, shared):
 
 
 def orbit_sweep(m: Map, spec: OrbitSpec, x0, aux0, params, shared=None) -> dict:
-    """Cold-start orbits for a batch: every leaf of x0, aux0 and params has a leading batch axis B.
+    """Cold-start orbits for a batch (theory: docs/theory/dynamics.md §3): every leaf of x0, aux0 and
+    params has a leading batch axis B; every output gets that leading axis.
 
     ``shared`` is an unbatched pytree; when given, the map receives ``(shared, params_i)``. The batch
     is split over the available devices.
@@ -180,7 +203,8 @@ def _chain(m, spec, x0, aux0, path, shared):
 
 
 def continuation(m: Map, spec: OrbitSpec, x0, aux0, path, directions=("up",), shared=None) -> dict:
-    """Orbits along a parameter path, each point starting from the previous point's final state.
+    """Orbits along a parameter path, each point starting from the previous point's final state
+    (theory: docs/theory/dynamics.md §3).
 
     Args:
         path: parameters with a leading axis of length n (the points, in increasing order).

@@ -1,4 +1,5 @@
-"""Power spectrum and autocorrelation of a scalar observable (numpy; any length)."""
+"""Power spectrum and autocorrelation of a scalar observable along an orbit, numpy, any length
+(theory: docs/theory/dynamics.md §3)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import numpy as np
 
 
 def power_spectrum(x: np.ndarray, dt: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
-    """One-sided power spectrum |X(f)|²/n of the mean-removed series.
+    """One-sided power spectrum |X(f)|²/n of the mean-removed series (theory: docs/theory/dynamics.md §3).
 
     Args:
         x: (n,) samples. dt: sampling interval (steps).
@@ -21,7 +22,8 @@ def power_spectrum(x: np.ndarray, dt: float = 1.0) -> tuple[np.ndarray, np.ndarr
 
 
 def autocorrelation(x: np.ndarray, max_lag: int | None = None) -> np.ndarray:
-    """Normalised autocorrelation ρ(τ) = ⟨δx_t δx_{t+τ}⟩ / ⟨δx²⟩, τ = 0 … max_lag (FFT, zero-padded).
+    """Normalised autocorrelation ρ(τ) = ⟨δx_t δx_{t+τ}⟩ / ⟨δx²⟩, τ = 0 … max_lag, by zero-padded FFT
+    (theory: docs/theory/dynamics.md §3).
 
     A constant series has ρ ≡ 1 at τ = 0 and 0 elsewhere by convention.
     """

@@ -2,7 +2,9 @@
 (theory: docs/theory/dynamics.md §1). One file per map; a new map is a subclass of
 :class:`AbstractMap` (or :class:`AutonomousMap`) with a ``step`` (or ``f``)."""
 
-from attnphys.dynamics.maps._base import AbstractMap, AutonomousMap, Map, autonomous
+from attnphys.dynamics.maps._base import AbstractMap, AutonomousMap, Map, ReferencePoint, autonomous
+from attnphys.dynamics.maps.bistable import Bistable
+from attnphys.dynamics.maps.delayed_logistic import DelayedLogistic
 from attnphys.dynamics.maps.henon import Henon
 from attnphys.dynamics.maps.linear import Linear
 from attnphys.dynamics.maps.logistic import Logistic
@@ -12,9 +14,13 @@ HENON = Henon()
 LOGISTIC = Logistic()
 LINEAR = Linear()
 ROTATION = Rotation()
+DELAYED_LOGISTIC = DelayedLogistic()
+BISTABLE = Bistable()
 
-EXAMPLES: dict[str, AbstractMap] = {"henon": HENON, "logistic": LOGISTIC, "linear": LINEAR, "rotation": ROTATION}
+EXAMPLES: dict[str, AbstractMap] = {"henon": HENON, "logistic": LOGISTIC, "linear": LINEAR, "rotation": ROTATION,
+                                    "delayed_logistic": DELAYED_LOGISTIC, "bistable": BISTABLE}
 """The example maps by name (the property tests run over all of them)."""
 
-__all__ = ["AbstractMap", "AutonomousMap", "Map", "autonomous", "Henon", "Linear", "Logistic", "Rotation", "HENON",
-           "LOGISTIC", "LINEAR", "ROTATION", "EXAMPLES"]
+__all__ = ["AbstractMap", "AutonomousMap", "Map", "ReferencePoint", "autonomous", "Bistable", "DelayedLogistic",
+           "Henon", "Linear", "Logistic", "Rotation", "BISTABLE", "DELAYED_LOGISTIC", "HENON", "LOGISTIC", "LINEAR",
+           "ROTATION", "EXAMPLES"]

@@ -10,17 +10,34 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, NamedTuple
 
 import jax
 
 
+class ReferencePoint(NamedTuple):
+    """A parameter point of a map with known dynamics (theory: docs/theory/dynamics.md §1), used by the
+    property tests that run over every map.
+
+    params: the parameters. x: (D,) a start in the basin of the attractor (running the map from it
+    converges to it). aux: its auxiliary state. period: the attractor's period (0: not periodic).
+    transient: steps after which the orbit from ``x`` is on the attractor to machine precision.
+    """
+
+    params: Any
+    x: Any
+    aux: Any = None
+    period: int = 1
+    transient: int = 1000
+
+
 class AbstractMap(abc.ABC):
-    """A discrete-time map x_{t+1} = F(x_t; aux_t, params), aux_{t+1} = G(aux_t).
+    """A discrete-time map (theory: docs/theory/dynamics.md §1) x_{t+1} = F(x_t; aux_t, params), aux_{t+1} = G(aux_t).
 
     Subclasses implement :meth:`step`; they may override :meth:`observe` (what orbit diagrams record),
     :meth:`jacobian` (set :attr:`analytic_jacobian`; otherwise tangents come from ``jax.jvp``) and
-    :meth:`sample_states` (random states on the map's natural domain, for attractor censuses).
+    :meth:`sample_states` (random states on the map's natural domain, for attractor censuses) and
+    :meth:`reference_points`, parameter points with known dynamics (theory: docs/theory/dynamics.md §1).
     """
 
     analytic_jacobian: ClassVar[bool] = False
@@ -56,10 +73,16 @@ class AbstractMap(abc.ABC):
         """
         raise NotImplementedError(f"{type(self).__name__} has no sampler of its domain; give explicit initial states")
 
+    def reference_points(self) -> dict[str, ReferencePoint]:
+        """Named parameter points with known dynamics (e.g. ``periodic``: a stable periodic orbit); empty
+        by default. The property tests of the toolkit run on every map that lists them."""
+        return {}
+
 
 @dataclass(frozen=True)
 class Map(AbstractMap):
-    """A map built from functions: ``step(x, aux, params) -> (x', aux')``, optional ``observe`` and an
+    """A map built from functions (theory: docs/theory/dynamics.md §1): ``step(x, aux, params) -> (x', aux')``,
+    optional ``observe`` and an
     optional analytic ``jacobian(x, aux, params) -> (D, D)``."""
 
     step_fn: Callable = None  # type: ignore[assignment]
@@ -89,7 +112,8 @@ class Map(AbstractMap):
 
 @dataclass(frozen=True)
 class AutonomousMap(AbstractMap):
-    """Base of maps x ↦ f(x, params) without auxiliary state: subclasses implement :meth:`f`."""
+    """Base of maps x ↦ f(x, params) without auxiliary state: subclasses implement :meth:`f`
+    (theory: docs/theory/dynamics.md §1)."""
 
     @abc.abstractmethod
     def f(self, x: jax.Array, params: Any) -> jax.Array:
@@ -100,5 +124,5 @@ class AutonomousMap(AbstractMap):
 
 
 def autonomous(f: Callable[[Any, Any], Any], **kw) -> Map:
-    """Wrap ``f(x, params) -> x'`` (no auxiliary state) as a :class:`Map`."""
+    """Wrap ``f(x, params) -> x'`` (no auxiliary state) as a :class:`Map` (theory: docs/theory/dynamics.md §1)."""
     return Map(step=lambda x, aux, p: (f(x, p), aux), **kw)

@@ -7,12 +7,13 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 
-from attnphys.dynamics.maps._base import AutonomousMap
+from attnphys.dynamics.maps._base import AutonomousMap, ReferencePoint
 
 
 @dataclass(frozen=True)
 class Henon(AutonomousMap):
-    """(x, y) ↦ (1 − a x² + y, b x); params (a, b). At a = 1.4, b = 0.3: λ ≈ 0.419, −1.623."""
+    """(x, y) ↦ (1 − a x² + y, b x); params (a, b). At a = 1.4, b = 0.3: λ ≈ 0.419, −1.623
+    (theory: docs/theory/dynamics.md §1)."""
 
     analytic_jacobian = True
 
@@ -27,3 +28,10 @@ class Henon(AutonomousMap):
         """Uniform in the box [−1.5, 1.5] × [−0.5, 0.5] (contains the attractor at a = 1.4, b = 0.3)."""
         u = jax.random.uniform(key, (n, 2), minval=-1.0, maxval=1.0)
         return u * jnp.array([1.5, 0.5]), None
+
+    def reference_points(self):
+        """(1.0, 0.3): a stable period-4 orbit; (1.4, 0.3): the chaotic attractor (λ ≈ 0.419, −1.623)."""
+        return {"periodic": ReferencePoint(params=jnp.array([1.0, 0.3]), x=jnp.array([0.1, 0.1]), period=4,
+                                           transient=3000),
+                "chaotic": ReferencePoint(params=jnp.array([1.4, 0.3]), x=jnp.array([0.1, 0.1]), period=0,
+                                          transient=1000)}

@@ -1,0 +1,338 @@
+"""Local bifurcations along a parameter: pseudo-arclength continuation of a fixed point or periodic orbit,
+with detection and location of fold, flip and Neimark–Sacker points (theory: docs/theory/dynamics.md §6).
+
+A branch is the solution curve u(σ) = (x(σ), s(σ)) of G(x, s) = F^p(x; params_of(s)) − x = 0, followed by
+predictor–corrector steps (§6.1): predictor u + h t, corrector Newton on
+
+    G(x, s) = 0,    tᵀ(u − u_prev) = h,
+
+with the tangent t the normalised solution of [[G_x, G_s], [t_prevᵀ]] t = [0, 1] (Jacobians by
+``jax.jacfwd``). At every accepted point the Floquet multipliers come from
+:func:`attnphys.dynamics.periodic.floquet` (periodic QR: no monodromy product is formed; for a fixed point
+the eigenvalues of J). Between two
+consecutive points the following changes are detected (§6.2–6.4):
+
+* ``fold`` — sign(det(M − I)) = Π_real sign(μ − 1) changes and the branch turns (t_s changes sign); with a
+  μ = +1 crossing but no turn (a symmetric or transcritical crossing) the event is a ``branch_point``;
+* ``flip`` (period doubling) — sign(det(M + I)) = Π_real sign(μ + 1) changes;
+* ``neimark_sacker`` — the number of multipliers outside the unit circle changes by two with neither of
+  the above: a complex pair crosses |μ| = 1.
+
+Each event is located (§6.5) by Brent's method in the arclength h from the earlier point, on t_s (fold),
+on μ_c − 1, μ_c + 1 (the real multiplier nearest ±1: branch point, flip) or on |μ_c| − 1 (the complex
+multiplier nearest the unit circle: Neimark–Sacker), correcting the point at every trial h; the parameter
+comes out to ~1e−13, and the event reports the multipliers there.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any, Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import scipy.optimize
+import xarray as xr
+
+from attnphys.dynamics.checks import warn_if_single_precision
+from attnphys.dynamics.maps import AbstractMap as Map
+from attnphys.dynamics.periodic import _compose, _floquet_one, _trace
+
+EVENT_KINDS: tuple[str, ...] = ("fold", "branch_point", "flip", "neimark_sacker")
+"""Event codes of :class:`Branch` datasets (index = code)."""
+
+
+class BifurcationEvent(NamedTuple):
+    """A located bifurcation (theory: docs/theory/dynamics.md §6.5): kind (one of :data:`EVENT_KINDS`),
+    parameter s, orbit point x (D,), period, multipliers (D,) complex at the event (sorted by modulus), and ``after``: index of the branch point
+    after which it lies."""
+
+    kind: str
+    s: float
+    x: np.ndarray
+    period: int
+    multipliers: np.ndarray
+    after: int
+
+
+class Branch(NamedTuple):
+    """A continued branch (theory: docs/theory/dynamics.md §6.1).
+
+    s: (n,) parameter values; x: (n, D) orbit point; multipliers: (n, D) complex, sorted by modulus;
+    log_abs: (n, D) log|μ|; stable: (n,) all |μ| < 1; period: p; events: located bifurcations;
+    status: why the continuation stopped (``end``, ``max_steps``, ``step_too_small``).
+    """
+
+    s: np.ndarray
+    x: np.ndarray
+    multipliers: np.ndarray
+    log_abs: np.ndarray
+    stable: np.ndarray
+    period: int
+    events: list
+    status: str
+
+    def to_dataset(self, param_name: str = "param") -> xr.Dataset:
+        """The branch and its events as an ``xarray.Dataset`` (dims ``point``, ``dim``, ``multiplier``,
+        ``event``) with CF attributes (theory: docs/theory/dynamics.md §6)."""
+        n_ev = len(self.events)
+        D = self.x.shape[1]
+        ev_mult = np.array([e.multipliers for e in self.events]).reshape(n_ev, D)
+        ds = xr.Dataset(
+            {
+                "s": ("point", self.s, {"long_name": f"continuation parameter {param_name}"}),
+                "x": (("point", "dim"), self.x, {"long_name": "orbit point x_0"}),
+                "multiplier_abs": (("point", "multiplier"), np.exp(self.log_abs),
+                                   {"long_name": "Floquet multiplier modulus |mu|"}),
+                "multiplier_angle": (("point", "multiplier"), np.angle(self.multipliers),
+                                     {"long_name": "Floquet multiplier argument", "units": "rad"}),
+                "stable": ("point", self.stable, {"long_name": "all Floquet multipliers inside the unit circle"}),
+                "event_kind": ("event", np.array([EVENT_KINDS.index(e.kind) for e in self.events], np.int8),
+                               {"long_name": "bifurcation kind code", "labels": json.dumps(EVENT_KINDS)}),
+                "event_s": ("event", np.array([e.s for e in self.events], float),
+                            {"long_name": f"bifurcation parameter {param_name}"}),
+                "event_x": (("event", "dim"), np.array([e.x for e in self.events]).reshape(n_ev, D),
+                            {"long_name": "orbit point at the bifurcation"}),
+                "event_multiplier_real": (("event", "multiplier"), ev_mult.real,
+                                          {"long_name": "real part of the Floquet multipliers at the bifurcation"}),
+                "event_multiplier_imag": (("event", "multiplier"), ev_mult.imag, {
+                    "long_name": "imaginary part of the Floquet multipliers at the bifurcation"}),
+            },
+            attrs={"period": self.period, "status": self.status, "parameter": param_name},
+        )
+        return ds
+
+
+@functools.lru_cache(maxsize=64)
+def _kernels(m: Map, params_of: Callable, p: int):
+    """Jitted residual/Jacobian, corrector, tangent and multipliers for branches of (m, params_of, p);
+    cached, so that continuing again with the same ``params_of`` function compiles nothing."""
+
+    def G(x, s, aux0):
+        return _compose(m, p, x, aux0, params_of(s), p)[0] - x
+
+    def GJ(x, s, aux0):
+        Jx, Js = jax.jacfwd(G, argnums=(0, 1))(x, s, aux0)
+        return G(x, s, aux0), Jx, Js
+
+    def newton_x(x, s, aux0, tol, max_it):
+        eps = jnp.finfo(x.dtype).eps
+
+        def cond(c):
+            return (c[1] < max_it) & ~c[2]
+
+        def body(c):
+            x, it, _ = c
+            g, Jx, _ = GJ(x, s, aux0)
+            dx = jnp.linalg.solve(Jx, -g)
+            x = x + dx
+            return x, it + 1, jnp.max(jnp.abs(dx)) <= jnp.maximum(tol, 4 * eps) * jnp.maximum(1.0, jnp.max(jnp.abs(x)))
+
+        x, it, ok = jax.lax.while_loop(cond, body, (x, jnp.asarray(0), jnp.asarray(False)))
+        return x, ok & jnp.all(jnp.isfinite(x))
+
+    def tangent(x, s, t_prev, aux0):
+        _, Jx, Js = GJ(x, s, aux0)
+        A = jnp.concatenate([jnp.concatenate([Jx, Js[:, None]], 1), t_prev[None]], 0)
+        rhs = jnp.zeros(x.shape[0] + 1, x.dtype).at[-1].set(1.0)
+        t = jnp.linalg.solve(A, rhs)
+        return t / jnp.linalg.norm(t)
+
+    def correct(xa, sa, t, h, aux0, tol, max_it):
+        ua = jnp.concatenate([xa, sa[None]])
+        u0 = ua + h * t
+        eps = jnp.finfo(xa.dtype).eps
+
+        def cond(c):
+            return (c[1] < max_it) & ~c[2]
+
+        def body(c):
+            u, it, _ = c
+            g, Jx, Js = GJ(u[:-1], u[-1], aux0)
+            H = jnp.concatenate([g, (t @ (u - ua) - h)[None]])
+            A = jnp.concatenate([jnp.concatenate([Jx, Js[:, None]], 1), t[None]], 0)
+            du = jnp.linalg.solve(A, -H)
+            u = u + du
+            small = jnp.max(jnp.abs(du)) <= jnp.maximum(tol, 4 * eps) * jnp.maximum(1.0, jnp.max(jnp.abs(u)))
+            return u, it + 1, small
+
+        u, it, ok = jax.lax.while_loop(cond, body, (u0, jnp.asarray(0), jnp.asarray(False)))
+        ok = ok & jnp.all(jnp.isfinite(u))
+        return u[:-1], u[-1], it, ok
+
+    def multipliers(x, s, aux0):
+        if p == 1:  # a fixed point: the eigenvalues of J itself
+            mu = jnp.linalg.eigvals(m.jacobian(x, aux0, params_of(s)))
+            order = jnp.lexsort((-jnp.angle(mu), -jnp.abs(mu)))
+            return mu[order], jnp.log(jnp.abs(mu[order]))
+        xs, auxs = _trace(m, p, x, aux0, params_of(s), p)
+        f = _floquet_one(m, p, 500, 1e-13, xs, auxs, params_of(s), p)
+        return f.multipliers, f.log_abs
+
+    newton_x, tangent = jax.jit(newton_x, static_argnames=("max_it",)), jax.jit(tangent)
+    correct, multipliers = jax.jit(correct, static_argnames=("max_it",)), jax.jit(multipliers)
+    return newton_x, tangent, correct, multipliers
+
+
+class _Bound(NamedTuple):
+    """The kernels with a branch's aux state bound."""
+
+    newton_x: Callable
+    tangent: Callable
+    correct: Callable
+    multipliers: Callable
+
+
+def _bind(m, params_of, p, aux0) -> _Bound:
+    nx, tg, cr, mu = _kernels(m, params_of, p)
+    return _Bound(lambda x, s, tol, it: nx(x, s, aux0, tol, it), lambda x, s, t: tg(x, s, t, aux0),
+                  lambda xa, sa, t, h, tol, it: cr(xa, sa, t, h, aux0, tol, it), lambda x, s: mu(x, s, aux0))
+
+
+def _signs(mu: np.ndarray, imag_tol: float = 1e-9):
+    """(sign det(M − I), sign det(M + I), number outside the unit circle)."""
+    real = np.abs(mu.imag) <= imag_tol * np.maximum(1.0, np.abs(mu))
+    r = mu.real[real]
+    return int(np.prod(np.sign(r - 1.0))), int(np.prod(np.sign(r + 1.0))), int(np.sum(np.abs(mu) > 1.0))
+
+
+def _nearest(mu: np.ndarray, kind: str, imag_tol: float = 1e-9) -> float:
+    """Test-function value: μ_c ∓ 1 for the real multiplier nearest ±1, |μ_c| − 1 for the complex one
+    nearest the unit circle."""
+    real = np.abs(mu.imag) <= imag_tol * np.maximum(1.0, np.abs(mu))
+    if kind in ("branch_point", "flip"):
+        target = 1.0 if kind == "branch_point" else -1.0
+        r = mu.real[real]
+        if r.size == 0:
+            return np.nan
+        return float(r[np.argmin(np.abs(r - target))] - target)
+    c = mu[~real]
+    if c.size == 0:
+        return np.nan
+    a = np.abs(c)
+    return float(a[np.argmin(np.abs(a - 1.0))] - 1.0)
+
+
+def continue_orbit(
+    m: Map,
+    x0,
+    aux0,
+    params_of: Callable[[Any], Any],
+    s0: float,
+    s_end: float,
+    *,
+    period: int = 1,
+    ds: float = 1e-2,
+    ds_min: float = 1e-10,
+    ds_max: float = 5e-2,
+    max_steps: int = 2000,
+    tol: float = 1e-13,
+    max_newton: int = 12,
+    locate: bool = True,
+    locate_tol: float = 1e-14,
+) -> Branch:
+    """Continue a fixed point (period 1) or periodic orbit in the parameter s from s0 towards s_end,
+    detecting and locating folds, branch points, flips and Neimark–Sacker points
+    (theory: docs/theory/dynamics.md §6.1–6.5).
+
+    Args:
+        m: the map. x0: (D,) a point on (or near: it is refined at s0) the orbit. aux0: its aux state
+            (must return to itself after ``period`` steps).
+        params_of: s ↦ params (traceable), e.g. ``lambda r: r`` or ``lambda a: jnp.array([a, 0.3])``; the
+            compiled kernels are cached per (map, params_of, period): reuse one function object.
+        s0, s_end: start and end of the parameter range (either order); the continuation stops when s
+            leaves [min, max], after ``max_steps`` points, or if the step falls below ``ds_min``.
+        period: p. ds, ds_min, ds_max: initial, smallest and largest arclength steps.
+        tol: Newton tolerance (relative, max-norm). locate: locate events (else they are reported at the
+            later bracketing point). locate_tol: arclength tolerance of the location.
+
+    Returns:
+        :class:`Branch` with the points, their multipliers and the located events.
+    """
+    warn_if_single_precision(x0)
+    x0 = jnp.asarray(x0, dtype=jnp.result_type(float))
+    direction = 1.0 if s_end >= s0 else -1.0
+    lo, hi = min(s0, s_end), max(s0, s_end)
+    newton_x, tangent, correct, multipliers = _bind(m, params_of, int(period), aux0)
+    dtype = x0.dtype
+    s = jnp.asarray(s0, dtype)
+    x, ok = newton_x(x0, s, tol, max_newton)
+    if not bool(ok):
+        raise ValueError(f"no orbit of period {period} near x0 at s = {s0} (Newton did not converge)")
+    D = x0.shape[0]
+    t = tangent(x, s, jnp.zeros(D + 1, dtype).at[-1].set(direction))
+    mu, la = (np.asarray(a) for a in multipliers(x, s))
+    pts_s, pts_x, pts_mu, pts_la, tangents = [float(s)], [np.asarray(x)], [mu], [la], [np.asarray(t)]
+    events: list[BifurcationEvent] = []
+    h, status = ds, "max_steps"
+    for _ in range(max_steps):
+        xn, sn, it, ok = correct(x, s, t, h, tol, max_newton)
+        if not bool(ok):
+            h /= 2
+            if h < ds_min:
+                status = "step_too_small"
+                break
+            continue
+        tn = tangent(xn, sn, t)
+        mun, lan = (np.asarray(a) for a in multipliers(xn, sn))
+        events += _detect(m, correct, tangent, multipliers, (x, s, t, mu), (xn, sn, tn, mun), h, len(pts_s) - 1,
+                          int(period), tol, max_newton, locate, locate_tol)
+        x, s, t, mu = xn, sn, tn, mun
+        pts_s.append(float(s)), pts_x.append(np.asarray(x)), pts_mu.append(mu), pts_la.append(lan)
+        tangents.append(np.asarray(t))
+        if not lo - 1e-15 <= float(s) <= hi + 1e-15:
+            status = "end"
+            break
+        h = min(h * (1.5 if int(it) <= 4 else 1.0), ds_max)
+    pts_la = np.array(pts_la)
+    return Branch(s=np.array(pts_s), x=np.array(pts_x), multipliers=np.array(pts_mu), log_abs=pts_la,
+                  stable=np.all(pts_la < 0, axis=1), period=int(period), events=events, status=status)
+
+
+def _detect(m, correct, tangent, multipliers, a, b, h, index, period, tol, max_newton, locate, locate_tol):
+    xa, sa, ta, mua = a
+    xb, sb, tb, mub = b
+    fa, pa, na = _signs(mua)
+    fb, pb, nb = _signs(mub)
+    turned = np.sign(float(ta[-1])) != np.sign(float(tb[-1])) and float(ta[-1]) != 0.0
+    kinds = []
+    if fa != fb or turned:
+        kinds.append("fold" if turned else "branch_point")
+    if pa != pb:
+        kinds.append("flip")
+    if fa == fb and pa == pb and not turned and abs(na - nb) >= 2:
+        kinds.append("neimark_sacker")
+    out = []
+    for kind in kinds:
+
+        def point(hh):
+            x, s, _, _ = correct(xa, sa, ta, hh, tol, max_newton)
+            return x, s
+
+        def phi0(hh, kind=kind):
+            x, s = point(hh)
+            if kind == "fold":
+                return float(tangent(x, s, ta)[-1])
+            return _nearest(np.asarray(multipliers(x, s)[0]), kind)
+
+        def phi(hh, phi0=phi0):
+            # exactly at a branch point the augmented Jacobian is singular: step off it by a hair
+            v = phi0(hh)
+            k = 0
+            while not np.isfinite(v) and k < 4:
+                k += 1
+                hh = hh + (1e-12 * max(h, 1e-300)) * (-1) ** k * k
+                v = phi0(hh)
+            return v
+
+        hs = h
+        if locate:
+            f0, f1 = phi(0.0), phi(h)
+            if np.isfinite(f0) and np.isfinite(f1) and np.sign(f0) != np.sign(f1):
+                hs = scipy.optimize.brentq(phi, 0.0, h, xtol=locate_tol, rtol=4 * np.finfo(float).eps, maxiter=200)
+        x, s = point(hs)
+        out.append(BifurcationEvent(kind=kind, s=float(s), x=np.asarray(x), period=period,
+                                    multipliers=np.asarray(multipliers(x, s)[0]), after=index))
+    return out

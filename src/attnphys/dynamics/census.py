@@ -1,0 +1,666 @@
+"""Attractor census: which attractors exist at a parameter point, how large their basins are, how stable
+they are (theory: docs/theory/dynamics.md §7).
+
+K starts from a sampler (:mod:`attnphys.dynamics.samplers`, §7.1) run vectorised (:func:`settle`, §7.2)
+until each settles on an exact periodic orbit, diverges, or spends its budget. Then, per parameter point:
+
+* **divergent** starts form one pseudo-attractor of kind ``divergent``;
+* **periodic** starts are grouped by their detected cycles (same lag p, the last p fingerprints equal up to
+  a phase shift within ``raw_group_tol``·max(1, max|f|)); each group's representative is refined by Newton
+  (:func:`attnphys.dynamics.periodic.refine_batch`, which also reduces a lag 2p detected on a period-p
+  orbit to p), and groups are merged exactly: two share an attractor when their refined orbits have the
+  same minimal period and the same point set — after aligning the phase (the point of one nearest the first
+  point of the other), the p fingerprints agree within ``group_tol``·max(1, max|f|) (max-norm);
+* the **other** starts are judged on the fingerprint ring of their last W steps, subsampled to n points
+  S (``n_recurrence``), split into an earlier half A and a later half B (§7.2):
+
+  - *converging* (still approaching a periodic orbit): the ring repeats at some lag p ≤ P_max within
+    ``converging_tol`` of its spread, but the mismatch |f_t − f_{t−p}| in the last quarter is less than
+    half of that in the first quarter → unsettled;
+  - *recurrent* (settled on a non-periodic attractor): the q-quantile (``recurrence_quantile``) of the
+    distance from a point of B to the nearest point of A is at most ``recurrence_factor`` × the
+    q-quantile of nearest-neighbour distances within A → settled, at the start of the ring (an upper
+    bound on its settling step);
+  - otherwise → unsettled (label −1; never forced into a class).
+
+  Recurrent starts are grouped greedily: a start joins a representative's attractor when the q-quantile
+  of the distance from each of the two point sets to the other is at most ``recurrence_factor`` × the
+  larger of their internal nearest-neighbour q-quantiles. Starts are taken in index order; the first
+  start of a group is its representative.
+
+Per attractor (§7.3): kind (codes of :data:`attnphys.dynamics.classify.REGIMES`), period (0: not periodic,
+−1: periodic but longer than P_max), exponents — exact, log|μ_i|/p from the Floquet multipliers, for a
+periodic orbit; Benettin over ``lyap_steps`` steps from the representative otherwise, whose run is also
+classified (:func:`attnphys.dynamics.classify.classify`; if that run finds an exact period the group was
+still in a transient and its starts become unsettled) — representative points, and the basin fraction
+k/K with its 95% Wilson interval (:func:`attnphys.dynamics.intervals.wilson_interval`); K counts every
+start, so the fractions and the unsettled fraction add up to 1.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import partial
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import xarray as xr
+
+from attnphys.dynamics.checks import warn_if_single_precision
+from attnphys.dynamics.classify import REGIME_CODE, REGIMES, ClassifyOptions, classify
+from attnphys.dynamics.fingerprint import fingerprint
+from attnphys.dynamics.intervals import wilson_interval
+from attnphys.dynamics.lyapunov import _lyapunov, advance
+from attnphys.dynamics.maps import AbstractMap as Map
+from attnphys.dynamics.periodic import floquet_batch, padded_length, refine_batch
+from attnphys.dynamics.samplers import AbstractSampler, make_sampler
+from attnphys.dynamics.settle import DIVERGENT, EXHAUSTED, PERIODIC, SettleOptions, lane_params, settle
+from attnphys.errors import InputError
+from attnphys.progress import progress_bar
+
+OUTCOMES: tuple[str, ...] = ("unsettled", "periodic", "divergent", "recurrent", "converging", "transient")
+"""Per-start outcome codes (``ic_outcome``): unsettled (not recurrent), settled on an exact periodic orbit,
+diverged, settled on a non-periodic attractor, still converging to a periodic orbit (unsettled), or in a
+group whose representative later settled on a periodic orbit (unsettled)."""
+
+
+class CensusOptions(NamedTuple):
+    """Schedule and criteria of a census, hashable (theory: docs/theory/dynamics.md §7).
+
+    budget, transient, block, max_period, confirmations, period_tol, n_fingerprint, bound, round_blocks,
+    compact_ratio: the settle run (:class:`attnphys.dynamics.settle.SettleOptions`).
+    group_tol: relative tolerance identifying two refined periodic orbits. raw_group_tol: relative tolerance
+    grouping detected cycles before refinement.
+    recurrence_factor, recurrence_quantile, n_recurrence: the recurrence criterion and grouping of
+    non-periodic attractors. converging_tol: relative tolerance of "still converging to a periodic orbit".
+    k: exponents per attractor (None: all D). lyap_steps, lyap_align: Benettin run of non-periodic
+    attractors. n_classify: window classified. max_points: representative points per attractor.
+    classify: thresholds of the classification.
+    """
+
+    budget: int = 20_000
+    transient: int = 0
+    block: int = 256
+    max_period: int = 256
+    confirmations: int = 3
+    period_tol: float = 1e-8
+    n_fingerprint: int = 4
+    bound: float = 1e6
+    round_blocks: int = 8
+    compact_ratio: float = 0.5
+    group_tol: float = 1e-7
+    raw_group_tol: float = 1e-5
+    recurrence_factor: float = 3.0
+    recurrence_quantile: float = 0.9
+    n_recurrence: int = 256
+    converging_tol: float = 1e-3
+    k: int | None = None
+    lyap_steps: int = 10_000
+    lyap_align: int = 1_000
+    n_classify: int = 2_000
+    max_points: int = 64
+    classify: ClassifyOptions = ClassifyOptions()
+
+    def settle_options(self) -> SettleOptions:
+        return SettleOptions(budget=self.budget, transient=self.transient, block=self.block,
+                             max_period=self.max_period, confirmations=self.confirmations,
+                             period_tol=self.period_tol, n_fingerprint=self.n_fingerprint, bound=self.bound,
+                             round_blocks=self.round_blocks, compact_ratio=self.compact_ratio).validate()
+
+    def validate(self) -> CensusOptions:
+        so = self.settle_options()
+        if self.budget < so.window:
+            raise InputError(f"must be >= the fingerprint ring W = (confirmations + 1)·max_period + block = "
+                             f"{so.window} (got {self.budget})", field="budget")
+        if self.lyap_steps < 1 or self.lyap_align < 0 or self.n_classify < 20 or self.max_points < 1:
+            raise InputError("lyap_steps >= 1, lyap_align >= 0, n_classify >= 20 and max_points >= 1 needed",
+                             field="census")
+        if self.n_classify > self.lyap_steps:
+            raise InputError(f"n_classify ({self.n_classify}) must not exceed lyap_steps ({self.lyap_steps})",
+                             field="census")
+        if not (0 < self.recurrence_quantile <= 1 and self.recurrence_factor > 0 and self.group_tol > 0):
+            raise InputError("recurrence_quantile in (0, 1], recurrence_factor > 0 and group_tol > 0 needed",
+                             field="census")
+        return self
+
+
+# ---------------------------------------------------------------- geometry of fingerprint clouds (JAX)
+
+
+def _dist(A, B):
+    """(n, m) Euclidean distances."""
+    return jnp.sqrt(jnp.maximum(jnp.sum(A**2, -1)[:, None] + jnp.sum(B**2, -1)[None, :] - 2 * A @ B.T, 0.0))
+
+
+def _nn_quantile(S, q):
+    d = _dist(S, S) + jnp.diag(jnp.full(S.shape[0], jnp.inf))
+    return jnp.quantile(jnp.min(d, axis=1), q)
+
+
+def _to_quantile(A, B, q):
+    """q-quantile over points of A of the distance to the nearest point of B."""
+    return jnp.quantile(jnp.min(_dist(A, B), axis=1), q)
+
+
+def _recurrence(S, floor, q, factor):
+    """Per lane (S (N, n, G)): (recurrent, h = within-set NN quantile of S)."""
+
+    def one(s, fl):
+        n = s.shape[0] // 2
+        A, B = s[:n], s[n:]
+        hA = _nn_quantile(A, q)
+        return _to_quantile(B, A, q) <= factor * hA + fl, _nn_quantile(s, q)
+
+    return jax.lax.map(lambda a: one(*a), (S, floor), batch_size=64)
+
+
+@partial(jax.jit, static_argnames=("q", "factor"))
+def _same_cloud(Sr, hr, S, h, floor, q, factor):
+    """Do the clouds S (N, n, G) belong to the attractor of the representative cloud Sr (n, G)?"""
+
+    def one(s, hs):
+        tol = factor * jnp.maximum(hr, hs) + floor
+        return (_to_quantile(s, Sr, q) <= tol) & (_to_quantile(Sr, s, q) <= tol)
+
+    return jax.lax.map(lambda a: one(*a), (S, h), batch_size=64)
+
+
+def _converging(ring, P, conf, tol):
+    """Per lane: does the ring approach a periodic orbit (period ≤ P) without reaching it?"""
+
+    def one(r):
+        W = r.shape[0]
+        lo = jnp.min(jnp.where(jnp.isfinite(r), r, jnp.inf), axis=0)
+        hi = jnp.max(jnp.where(jnp.isfinite(r), r, -jnp.inf), axis=0)
+        thr = tol * jnp.maximum(jnp.max(hi - lo), jnp.finfo(r.dtype).tiny)
+        lags = jnp.arange(1, P + 1)
+        d = jnp.max(jnp.abs(r[W - 1 - lags] - r[-1]), axis=-1)
+        c = jnp.where(jnp.any(d <= thr), lags[jnp.argmax(d <= thr)], P)
+        e = jnp.max(jnp.abs(r - jnp.roll(r, c, axis=0)), axis=-1)
+        idx = jnp.arange(W)
+        near = jnp.all(jnp.where(idx >= W - conf * c, e <= thr, True)) & jnp.any(d <= thr)
+        quarter = (W - c) // 4
+        early = jnp.sum(jnp.where((idx >= c) & (idx < c + quarter), e, 0.0)) / quarter
+        late = jnp.sum(jnp.where(idx >= W - quarter, e, 0.0)) / quarter
+        return near & (late < 0.5 * early)
+
+    return jax.lax.map(one, ring, batch_size=64)
+
+
+@partial(jax.jit, static_argnames=("q", "factor", "P", "conf", "tol", "stride", "n_rec"))
+def _assess(ring, q, factor, P, conf, tol, stride, n_rec, period_tol):
+    """Lanes that spent their budget (ring (N, W, G)): recurrent, within-set NN quantile h, converging, and
+    the subsampled clouds S (N, n_rec, G)."""
+    S = ring[:, ::stride][:, -n_rec:]
+    scale = jnp.maximum(1.0, jnp.max(jnp.where(jnp.isfinite(S), jnp.abs(S), 0.0), axis=(1, 2)))
+    rec, h = _recurrence(S, period_tol * scale, q, factor)
+    return rec, h, _converging(ring, P, conf, tol), S
+
+
+@partial(jax.jit, static_argnames=("m", "k", "steps", "align", "n_window", "n_fp"))
+def _rep_run(m, k, steps, align, n_window, n_fp, x, aux, table, pidx, shared):
+    """Per non-periodic representative: Benettin exponents over ``steps`` steps (after ``align``), then a
+    window of n_window observations and fingerprints for the classification, and the final state."""
+
+    def one(x, aux, i):
+        params = lane_params(table, shared, i)
+        r = _lyapunov(m, x, aux, params, steps=steps, k=k, reortho_every=1, align=align, history_every=0,
+                      init="random")
+
+        def emit(x, aux):
+            return m.observe(x, aux, params), fingerprint(x, n_fp), jnp.all(jnp.isfinite(x))
+
+        x2, aux2, _, _, (y, f, ok) = advance(m, params, n_window, 1, r.x, r.aux, emit=emit)
+        bad = jnp.where(r.nonfinite >= 0, r.nonfinite, jnp.where(jnp.all(ok), -1, steps + jnp.argmin(ok)))
+        return r.exponents, y, f, bad, x2, aux2
+
+    return jax.vmap(one)(x, aux, pidx)
+
+
+@partial(jax.jit, static_argnames=("m", "n"))
+def _trace_observe(m, n, x, aux, table, pidx, shared):
+    """Per representative: n states from x and the observable at each: (n, D), (n, F)."""
+
+    def one(x, aux, i):
+        params = lane_params(table, shared, i)
+
+        def body(c, _):
+            x, aux = c
+            y = m.observe(x, aux, params)
+            return m.step(x, aux, params), (x, y)
+
+        _, (xs, ys) = jax.lax.scan(body, (x, aux), None, length=n)
+        return xs, ys
+
+    return jax.vmap(one)(x, aux, pidx)
+
+
+@partial(jax.jit, static_argnames=("m",))
+def _observe_points(m, xs, auxs, table, pidx, shared):
+    def one(x, a, i):
+        params = lane_params(table, shared, i)
+        return jax.vmap(lambda xx, aa: m.observe(xx, aa, params))(x, a)
+
+    return jax.vmap(one)(xs, auxs, pidx)
+
+
+# ---------------------------------------------------------------- the census
+
+
+def _take(tree, idx, size: int | None = None):
+    """Rows ``idx`` of every leaf (numpy), padded to ``size`` rows by repeating the last one."""
+    idx = np.asarray(idx, dtype=np.int64)
+    if size is not None and size > idx.size:
+        idx = np.r_[idx, np.full(size - idx.size, idx[-1])]
+    return jax.tree_util.tree_map(lambda a: np.asarray(a)[idx], tree)
+
+
+def _pow2(n: int, least: int = 8) -> int:
+    """Batch sizes are padded to powers of two (at least ``least``), so that few shapes get compiled."""
+    return max(least, 1 << max(0, int(n) - 1).bit_length())
+
+
+def _leading(tree) -> int:
+    leaves = jax.tree_util.tree_leaves(tree)
+    if not leaves:
+        raise InputError("params must have a leading batch axis", field="params")
+    return int(np.shape(leaves[0])[0])
+
+
+def _align_match(seqs, rep, tol):
+    """seqs (n, p, G) vs rep (p, G): same point set up to a phase shift, within tol (max-norm)."""
+    d0 = np.max(np.abs(seqs - rep[0]), axis=-1)  # (n, p)
+    k = np.argmin(d0, axis=1)
+    p = rep.shape[0]
+    rolled = np.take_along_axis(seqs, ((np.arange(p)[None, :] + k[:, None]) % p)[..., None], axis=1)
+    return np.max(np.abs(rolled - rep), axis=(-2, -1)) <= tol
+
+
+class _Attractor(dict):
+    """kind, period, members (lane indices), rep (lane index), source ('periodic' | 'recurrent' | 'divergent')."""
+
+
+def census_batch(
+    m: Map,
+    params,
+    sampler: str | AbstractSampler = "random",
+    *,
+    n_ics: int = 256,
+    seed: int = 0,
+    options: CensusOptions = CensusOptions(),
+    shared=None,
+    param_values=None,
+    param_name: str = "param",
+    max_attractors: int | None = None,
+    progress: bool = False,
+) -> xr.Dataset:
+    """Attractor censuses at B parameter points in one vectorised call (theory: docs/theory/dynamics.md §7).
+
+    Args:
+        m: the map. params: parameter pytree with a leading axis B (one census per row).
+        sampler: a sampler or its name (``random``: :meth:`AbstractMap.sample_states`); the same key is
+            used at every parameter point (common random numbers: neighbouring points see the same starts
+            when the sampler does not depend on the parameters).
+        n_ics: K starts per parameter point. seed: PRNG seed of the sampler.
+        options: :class:`CensusOptions`. shared: unbatched parameters; the map then receives
+            ``(shared, params_b)``. param_values: (B,) coordinate values of the ``param`` dim (default
+            0…B−1), named ``param_name`` in the attrs. max_attractors: fixed size of the ``attractor`` dim
+            (default: the largest count found); attractors beyond it are dropped and counted in
+            ``n_dropped``.
+        progress: show a progress bar of the settle run.
+
+    Returns:
+        Dataset with dims ``param``, ``attractor``, ``ic``, ``exponent``, ``point``, ``dim``, ``feature``;
+        variables ``kind``, ``period``, ``basin_fraction``, ``basin_ci_low``, ``basin_ci_high``,
+        ``n_members``, ``exponents`` (descending), ``floquet_abs``/``floquet_angle`` (NaN when not
+        periodic), ``stable``, ``aux_closed``, ``representative``, ``points``, ``observed`` (attractor,
+        point, …), ``label`` (ic → attractor index, −1 unsettled), ``settle_step``, ``ic_outcome``,
+        ``ic_state``, ``ic_steps``, ``n_attractors``, ``unsettled_fraction`` (+ interval), ``n_dropped``. Padding
+        attractors have kind −1. Every variable has CF ``long_name`` (and ``units`` where it has units).
+    """
+    o = options.validate()
+    so = o.settle_options()
+    sampler = make_sampler(sampler)
+    if n_ics < 1:
+        raise InputError(f"must be >= 1 (got {n_ics})", field="ics")
+    B, K = _leading(params), int(n_ics)
+    table = jax.tree_util.tree_map(jnp.asarray, params)
+    key = jax.random.PRNGKey(seed)
+    xs, auxs = [], []
+    for b in range(B):
+        x, a = sampler.sample(m, key, K, lane_params(table, shared, b))
+        xs.append(np.asarray(x))
+        auxs.append(jax.tree_util.tree_map(np.asarray, a))
+    x0 = np.concatenate(xs)
+    warn_if_single_precision(x0)
+    aux0 = auxs[0]
+    if jax.tree_util.tree_leaves(aux0):
+        aux0 = jax.tree_util.tree_map(lambda *a: np.concatenate(a), *auxs)
+    if x0.ndim != 2:
+        raise InputError(f"the sampler must return states of shape (K, D), got {x0.shape}", field="start-sampler")
+    N, D = x0.shape
+    k = D if o.k is None else int(o.k)
+    if not 1 <= k <= D:
+        raise InputError(f"must be in [1, D = {D}] (got {k})", field="k")
+    pidx = np.repeat(np.arange(B), K)
+
+    with progress_bar(so.n_blocks * so.block, "steps", enabled=progress) as advance:
+        done = [0]
+
+        def report(n):
+            advance(n - done[0])
+            done[0] = n
+
+        lanes = settle(m, x0, aux0, pidx, table, shared, so, progress=report)
+    lanes = jax.tree_util.tree_map(np.asarray, lanes)
+    table_np = jax.tree_util.tree_map(np.asarray, table)
+    status = np.asarray(lanes.status)
+    period = np.asarray(lanes.period).astype(np.int64)
+    settle_step = np.asarray(lanes.settle).astype(np.int64)
+    t_end = np.asarray(lanes.t).astype(np.int64)
+    outcome = np.zeros(N, np.int8)
+    outcome[status == PERIODIC] = OUTCOMES.index("periodic")
+    outcome[status == DIVERGENT] = OUTCOMES.index("divergent")
+
+    # ---- periodic lanes: grouped by their detected cycles, one Newton refinement per group, merged exactly
+    per_idx = np.flatnonzero(status == PERIODIC)
+    raw_groups: list[tuple[int, list[int]]] = []  # (b, members), first member = representative
+    for b in range(B):
+        todo = [int(j) for j in per_idx[(per_idx >= b * K) & (per_idx < (b + 1) * K)]]
+        while todo:
+            r = todo[0]
+            p = int(period[r])
+            same = [j for j in todo if int(period[j]) == p]
+            seqs = np.stack([lanes.ring[j, -p:] for j in same])
+            tol = o.raw_group_tol * max(1.0, float(np.max(np.abs(seqs[0]))))
+            members = [j for j, ok in zip(same, _align_match(seqs, seqs[0], tol)) if ok]
+            raw_groups.append((b, members))
+            taken = set(members)
+            todo = [j for j in todo if j not in taken]
+    orb = None
+    if raw_groups:
+        reps = np.asarray([g[1][0] for g in raw_groups])
+        nb = _pow2(reps.size)
+        orb = refine_batch(m, _take(lanes.x, reps, nb), _take(lanes.aux, reps, nb), _take(table_np, pidx[reps], nb),
+                           _take(period, reps, nb), P=padded_length(int(period[reps].max())), shared=shared)
+        orb = jax.tree_util.tree_map(lambda a: np.asarray(a)[: reps.size], orb)
+        fps = np.asarray(fingerprint(orb.points, o.n_fingerprint))  # (n_groups, P, G)
+    per_groups: list[list[dict]] = [[] for _ in range(B)]  # merged: dict(members, row, period)
+    for g, (b, members) in enumerate(raw_groups):
+        p = int(orb.period[g])
+        conv = bool(orb.converged[g])
+        seq = fps[g, :p] if conv else lanes.ring[members[0], -int(period[members[0]]):]
+        for grp in per_groups[b]:
+            if grp["period"] == p and grp["conv"] and conv and grp["seq"].shape == seq.shape:
+                tol = o.group_tol * max(1.0, float(np.max(np.abs(grp["seq"]))))
+                if _align_match(seq[None], grp["seq"], tol)[0]:
+                    grp["members"] += members
+                    break
+        else:
+            per_groups[b].append(dict(members=list(members), row=g, period=p, conv=conv, seq=seq))
+        period[members] = p
+
+    # ---- other lanes: recurrence and convergence
+    ex_idx = np.flatnonzero(status == EXHAUSTED)
+    clouds = h = None
+    if ex_idx.size:
+        nb = _pow2(ex_idx.size, 16)
+        ring_ex = _take(lanes.ring, ex_idx, nb)
+        stride = max(1, so.window // o.n_recurrence)
+        rec, h, cvg, S = _assess(ring_ex, o.recurrence_quantile, o.recurrence_factor, so.max_period,
+                                 so.confirmations, o.converging_tol, stride, o.n_recurrence, o.period_tol)
+        n = ex_idx.size
+        rec, h, cvg, clouds = np.asarray(rec)[:n], np.asarray(h)[:n], np.asarray(cvg)[:n], np.asarray(S)
+        outcome[ex_idx[cvg]] = OUTCOMES.index("converging")
+        outcome[ex_idx[~cvg & rec]] = OUTCOMES.index("recurrent")
+        settle_step[ex_idx[~cvg & rec]] = t_end[ex_idx[~cvg & rec]] - so.window + 1
+    ex_pos = {lane: j for j, lane in enumerate(ex_idx)}
+
+    # ---- grouping per parameter point
+    groups: list[list[_Attractor]] = []
+    for b in range(B):
+        lanes_b = np.arange(b * K, (b + 1) * K)
+        atts: list[_Attractor] = []
+        div = lanes_b[status[lanes_b] == DIVERGENT]
+        if div.size:
+            atts.append(_Attractor(kind=REGIME_CODE["divergent"], period=0, members=list(div), rep=int(div[0]),
+                                   source="divergent"))
+        for grp in per_groups[b]:
+            p = grp["period"]
+            atts.append(_Attractor(kind=REGIME_CODE["fixed_point" if p == 1 else "periodic"], period=p,
+                                   members=sorted(grp["members"]), rep=int(grp["members"][0]), row=grp["row"],
+                                   source="periodic"))
+        rec_b = lanes_b[outcome[lanes_b] == OUTCOMES.index("recurrent")]
+        todo = np.asarray(rec_b)
+        while todo.size:
+            r = int(todo[0])
+            jr = ex_pos[r]
+            js = np.asarray([ex_pos[j] for j in todo])
+            scale = max(1.0, float(np.max(np.abs(clouds[jr]))))
+            nb = _pow2(js.size, 16)
+            ok = np.array(_same_cloud(clouds[jr], h[jr], _take(clouds, js, nb), _take(h, js, nb),
+                                      o.period_tol * scale, o.recurrence_quantile, o.recurrence_factor))[: js.size]
+            ok[0] = True
+            atts.append(_Attractor(kind=-1, period=0, members=list(todo[ok]), rep=r, source="recurrent"))
+            todo = todo[~ok]
+        groups.append(atts)
+
+    # ---- properties of the representatives
+    all_atts = [(b, a) for b, atts in enumerate(groups) for a in atts]
+    n_pts = o.max_points
+    nan = np.nan
+    for _, a in all_atts:
+        a.update(exponents=np.full(k, nan), floquet_abs=np.full(k, nan), floquet_angle=np.full(k, nan),
+                 stable=-1, aux_closed=-1, points=np.full((n_pts, D), nan), observed=None)
+    per_atts = [a for _, a in all_atts if a["source"] == "periodic"]
+    if per_atts:
+        rows = np.asarray([a["row"] for a in per_atts])
+        nb = _pow2(rows.size)
+        sub = _take(orb, rows, nb)
+        rep_rows = pidx[[a["rep"] for a in per_atts]]
+        fl = floquet_batch(m, sub.points, sub.aux_points, _take(table_np, rep_rows, nb), np.asarray(sub.period),
+                           shared=shared)
+        log_abs, ang = np.asarray(fl.log_abs), np.asarray(fl.angle)
+        rep_pidx = _take(rep_rows, np.arange(rows.size), nb)
+        obs = np.asarray(_observe_points(m, sub.points, sub.aux_points, table, rep_pidx, shared))
+        pts = np.asarray(sub.points)
+        for j, a in enumerate(per_atts):
+            p = a["period"]
+            a["exponents"] = log_abs[j, :k] / p
+            a["floquet_abs"] = np.exp(log_abs[j, :k])
+            a["floquet_angle"] = ang[j, :k]
+            a["stable"] = int(log_abs[j, 0] < 0)
+            a["aux_closed"] = int(bool(np.asarray(sub.aux_closed)[j]))
+            n = min(p, n_pts, pts.shape[1])
+            a["points"][:n] = pts[j, :n]
+            ob = np.full((n_pts,) + obs.shape[2:], nan)
+            ob[:n] = obs[j, :n]
+            a["observed"] = ob
+    rec_atts = [(b, a) for b, a in all_atts if a["source"] == "recurrent"]
+    if rec_atts:
+        reps = np.asarray([a["rep"] for _, a in rec_atts])
+        nb = _pow2(reps.size)
+        rep_pidx = _take(pidx[reps], np.arange(reps.size), nb)
+        ex, y, f, bad, xf, auxf = _rep_run(m, k, o.lyap_steps, o.lyap_align, o.n_classify, o.n_fingerprint,
+                                           _take(lanes.x, reps, nb), _take(lanes.aux, reps, nb), table, rep_pidx,
+                                           shared)
+        n = reps.size
+        exps = -np.sort(-np.asarray(ex)[:n], axis=-1)
+        ev = classify(np.asarray(y)[:n], exps, np.asarray(bad)[:n], o.classify, fingerprint=np.asarray(f)[:n])
+        tr_x, tr_y = _trace_observe(m, n_pts, xf, auxf, table, rep_pidx, shared)
+        tr_x, tr_y = np.asarray(tr_x), np.asarray(tr_y)
+        for j, (b, a) in enumerate(rec_atts):
+            code = int(ev["regime"][j])
+            if code in (REGIME_CODE["fixed_point"], REGIME_CODE["divergent"]) or (
+                    code == REGIME_CODE["periodic"] and int(ev["period"][j]) > 0):
+                # the representative left: the group was a long transient
+                outcome[a["members"]] = OUTCOMES.index("transient")
+                settle_step[a["members"]] = -1
+                a["dropped"] = True
+                continue
+            a["kind"] = code
+            a["period"] = int(ev["period"][j])  # 0, or −1: periodic, longer than max_period
+            a["exponents"] = exps[j]
+            a["points"] = tr_x[j]
+            a["observed"] = tr_y[j]
+        for b in range(B):
+            groups[b] = [a for a in groups[b] if not a.get("dropped")]
+    F = None
+    for _, a in all_atts:
+        if a["observed"] is not None:
+            F = a["observed"].shape[1:]
+            break
+    if F is None:  # only divergent attractors, or none: the observable's shape from one state
+        F = np.shape(np.asarray(m.observe(x0[0], jax.tree_util.tree_map(lambda t: t[0], aux0),
+                                          lane_params(table, shared, 0))))
+    for _, a in all_atts:
+        if a["observed"] is None:
+            a["observed"] = np.full((n_pts,) + tuple(F), nan)
+
+    # ---- order, labels, dataset
+    n_att = [len(g) for g in groups]
+    A = max(n_att + [0]) if max_attractors is None else int(max_attractors)
+    label = np.full(N, -1, np.int64)
+    n_dropped = np.zeros(B, np.int64)
+    for b, atts in enumerate(groups):
+        atts.sort(key=lambda a: (-len(a["members"]), a["kind"] == REGIME_CODE["divergent"], a["rep"]))
+        n_dropped[b] = max(0, len(atts) - A)
+        for i, a in enumerate(atts[:A]):
+            label[a["members"]] = i
+    settled = label >= 0
+    settle_step = np.where(settled, settle_step, -1)
+    return _dataset(groups, A, B, K, k, D, n_pts, tuple(F), label, settle_step, outcome, np.asarray(x0), n_dropped,
+                    param_values, param_name, sampler, seed, o, t_end)
+
+
+def _dataset(groups, A, B, K, k, D, n_pts, F, label, settle_step, outcome, x0, n_dropped, param_values, param_name,
+             sampler, seed, o, t_end) -> xr.Dataset:
+    nan = np.nan
+    kind = np.full((B, A), -1, np.int8)
+    per = np.zeros((B, A), np.int64)
+    nmem = np.zeros((B, A), np.int64)
+    rep = np.full((B, A), -1, np.int64)
+    exps = np.full((B, A, k), nan)
+    fabs = np.full((B, A, k), nan)
+    fang = np.full((B, A, k), nan)
+    stable = np.full((B, A), -1, np.int8)
+    aux_closed = np.full((B, A), -1, np.int8)
+    pts = np.full((B, A, n_pts, D), nan)
+    obs = np.full((B, A, n_pts) + F, nan)
+    n_att = np.zeros(B, np.int64)
+    for b, atts in enumerate(groups):
+        atts = atts[:A]
+        n_att[b] = len(atts)
+        for i, a in enumerate(atts):
+            kind[b, i], per[b, i], nmem[b, i] = a["kind"], a["period"], len(a["members"])
+            rep[b, i] = a["rep"] - b * K
+            exps[b, i], fabs[b, i], fang[b, i] = a["exponents"], a["floquet_abs"], a["floquet_angle"]
+            stable[b, i], aux_closed[b, i] = a["stable"], a["aux_closed"]
+            pts[b, i], obs[b, i] = a["points"], a["observed"]
+    frac = nmem / K
+    lo, hi = wilson_interval(nmem, K)
+    lo, hi = np.where(kind >= 0, lo, nan), np.where(kind >= 0, hi, nan)
+    frac = np.where(kind >= 0, frac, nan)
+    lab = label.reshape(B, K)
+    n_uns = np.sum(lab < 0, axis=1)
+    ulo, uhi = wilson_interval(n_uns, K)
+    feat_dims = [f"feature{i}" if i else "feature" for i in range(len(F))]
+    coords = {"param": np.arange(B) if param_values is None else np.asarray(param_values),
+              "attractor": np.arange(A), "ic": np.arange(K), "exponent": np.arange(k), "point": np.arange(n_pts),
+              "dim": np.arange(D)}
+    for i, f in enumerate(F):
+        coords[feat_dims[i]] = np.arange(f)
+    PA = ("param", "attractor")
+    ds = xr.Dataset(
+        {
+            "kind": (PA, kind, {"long_name": "attractor kind (regime code; -1: no attractor)",
+                                "labels": json.dumps(REGIMES)}),
+            "period": (PA, per, {"long_name": "period (0: not periodic; -1: periodic, longer than max_period)"}),
+            "n_members": (PA, nmem, {"long_name": "number of starts that settled on the attractor"}),
+            "basin_fraction": (PA, frac, {"long_name": "basin fraction (share of all starts)"}),
+            "basin_ci_low": (PA, lo, {"long_name": "basin fraction, lower end of the 95% Wilson interval"}),
+            "basin_ci_high": (PA, hi, {"long_name": "basin fraction, upper end of the 95% Wilson interval"}),
+            "exponents": (PA + ("exponent",), exps, {
+                "long_name": "Lyapunov exponents, descending (exact from Floquet multipliers for periodic orbits)",
+                "units": "1/step"}),
+            "floquet_abs": (PA + ("exponent",), fabs, {
+                "long_name": "Floquet multiplier modulus |mu| (NaN: not periodic)"}),
+            "floquet_angle": (PA + ("exponent",), fang, {"long_name": "Floquet multiplier argument (NaN: not periodic)",
+                                                          "units": "rad"}),
+            "stable": (PA, stable, {"long_name": "all Floquet multipliers inside the unit circle (1/0; -1: n/a)"}),
+            "aux_closed": (PA, aux_closed, {"long_name": "auxiliary state returns after one period (1/0; -1: n/a)"}),
+            "representative": (PA, rep, {"long_name": "start (ic index) representing the attractor"}),
+            "points": (PA + ("point", "dim"), pts, {"long_name": "representative states on the attractor"}),
+            "observed": (PA + ("point",) + tuple(feat_dims), obs, {
+                "long_name": "observable at the representative states"}),
+            "label": (("param", "ic"), lab, {"long_name": "attractor index of the start (-1: unsettled)"}),
+            "settle_step": (("param", "ic"), settle_step.reshape(B, K), {
+                "long_name": "step from which the start is on its attractor (-1: unsettled; non-periodic: "
+                             "start of the verified window, an upper bound)", "units": "step"}),
+            "ic_outcome": (("param", "ic"), outcome.reshape(B, K), {
+                "long_name": "outcome of the start", "labels": json.dumps(OUTCOMES)}),
+            "ic_state": (("param", "ic", "dim"), x0.reshape(B, K, D), {"long_name": "initial state"}),
+            "ic_steps": (("param", "ic"), t_end.reshape(B, K), {"long_name": "steps run by the start in the settle run",
+                                                              "units": "step"}),
+            "n_attractors": ("param", n_att, {"long_name": "number of attractors found"}),
+            "n_dropped": ("param", n_dropped, {"long_name": "attractors beyond max_attractors (dropped)"}),
+            "unsettled_fraction": ("param", n_uns / K, {"long_name": "share of starts that did not settle"}),
+            "unsettled_ci_low": ("param", ulo, {"long_name": "unsettled share, lower end of the 95% Wilson interval"}),
+            "unsettled_ci_high": ("param", uhi, {"long_name": "unsettled share, upper end of the 95% Wilson interval"}),
+        },
+        coords=coords,
+    )
+    ds["param"].attrs["long_name"] = param_name
+    ds.attrs.update(
+        regimes=json.dumps(REGIMES),
+        outcomes=json.dumps(OUTCOMES),
+        sampler=sampler.describe(),
+        seed=int(seed),
+        n_ics=int(K),
+        census_options=json.dumps({k_: (v.__dict__ if isinstance(v, ClassifyOptions) else v)
+                                   for k_, v in o._asdict().items()}),
+        exponent_method="periodic: log|mu_i|/p from Floquet multipliers (periodic QR); other: Benettin QR",
+    )
+    return ds
+
+
+def combine(datasets: list[xr.Dataset]) -> xr.Dataset:
+    """Concatenate :func:`census_batch` results (e.g. the chunks of a sweep) along ``param``, padding the
+    ``attractor`` dim to the largest (padding: kind −1, NaN, −1 indices) (theory: docs/theory/dynamics.md §7)."""
+    A = max(int(ds.sizes["attractor"]) for ds in datasets)
+    fills = {"kind": -1, "period": 0, "n_members": 0, "stable": -1, "aux_closed": -1, "representative": -1}
+    padded = []
+    for ds in datasets:
+        extra = A - int(ds.sizes["attractor"])
+        if extra:
+            parts = {}
+            for name, v in ds.data_vars.items():
+                if "attractor" not in v.dims:
+                    continue
+                fill = fills.get(name, np.nan)
+                shape = [extra if d == "attractor" else ds.sizes[d] for d in v.dims]
+                pad = xr.DataArray(np.full(shape, fill, dtype=v.dtype), dims=v.dims, attrs=v.attrs)
+                parts[name] = xr.concat([v, pad], dim="attractor")
+            ds = ds.drop_vars(list(parts)).drop_vars("attractor").assign(parts)
+            ds = ds.assign_coords(attractor=np.arange(A))
+        padded.append(ds)
+    out = xr.concat(padded, dim="param", data_vars="minimal", coords="minimal", compat="override",
+                    combine_attrs="override")
+    for name, v in padded[0].data_vars.items():
+        out[name].attrs = v.attrs
+    return out
+
+
+def census(m: Map, params, sampler: str | AbstractSampler = "random", **kw) -> xr.Dataset:
+    """Attractor census at one parameter point (theory: docs/theory/dynamics.md §7): :func:`census_batch`
+    with B = 1, the ``param`` dim removed and the ``attractor`` dim trimmed to the attractors found.
+
+    Args:
+        m: the map. params: the parameters (no batch axis). sampler: sampler or its name. **kw: as
+            :func:`census_batch` (n_ics, seed, options, shared, progress).
+    """
+    batched = jax.tree_util.tree_map(lambda a: np.asarray(a)[None], params)
+    ds = census_batch(m, batched, sampler, **kw).isel(param=0, drop=True)
+    return ds.isel(attractor=slice(0, int(ds["n_attractors"])))

@@ -1,0 +1,66 @@
+"""Plain-Python checks around the jitted cores: non-finite results become errors naming the step and the
+parameters, and single precision is warned about (theory: docs/theory/dynamics.md §2.3)."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from attnphys.errors import NonFiniteError, PrecisionWarning
+
+
+def is_traced(x: Any) -> bool:
+    """True if any leaf of ``x`` is a JAX tracer: inside ``jit``/``vmap`` non-finite values are only
+    reported, not raised (theory: docs/theory/dynamics.md §2.3)."""
+    return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(x))
+
+
+def params_dict(params: Any, index: int | None = None) -> dict:
+    """A readable {name: value} of a parameter pytree (lane ``index`` of a batched one), for the error
+    messages of non-finite results (theory: docs/theory/dynamics.md §2.3)."""
+    if params is None:
+        return {}
+    if index is not None:
+        params = jax.tree_util.tree_map(lambda a: np.asarray(a)[index] if np.ndim(a) else a, params)
+    if hasattr(params, "_asdict"):
+        items = params._asdict().items()
+    elif isinstance(params, dict):
+        items = params.items()
+    else:
+        leaves = jax.tree_util.tree_leaves(params)
+        items = [("params" if len(leaves) == 1 else f"params[{i}]", v) for i, v in enumerate(leaves)]
+    out = {}
+    for k, v in items:
+        if is_traced(v):
+            out[k] = "<traced>"
+            continue
+        a = np.asarray(v)
+        out[k] = a.item() if a.size == 1 else np.array2string(a.ravel()[:8], precision=6, separator=",")
+    return out
+
+
+def raise_if_nonfinite(step, params: Any = None, what: str = "state", batched: bool = False) -> None:
+    """Raise :class:`attnphys.errors.NonFiniteError` when ``step`` (the first non-finite step, −1: none;
+    a scalar, or one per lane when ``batched``) marks a non-finite value; the error names the earliest
+    step and the parameters of its lane (theory: docs/theory/dynamics.md §2.3)."""
+    step = np.atleast_1d(np.asarray(step))
+    bad = np.flatnonzero(step >= 0)
+    if bad.size == 0:
+        return
+    i = int(bad[np.argmin(step[bad])])
+    raise NonFiniteError(step=int(step[i]), params=params_dict(params, i if batched else None), count=int(bad.size),
+                         what=what)
+
+
+def warn_if_single_precision(x: Any) -> None:
+    """Warn (:class:`attnphys.errors.PrecisionWarning`) when float64 is off: the dynamics toolkit's
+    tolerances (periods to 1e-8, Newton to machine precision) assume it (theory: docs/theory/dynamics.md §2.2)."""
+    dtype = jnp.result_type(*jax.tree_util.tree_leaves(x)) if jax.tree_util.tree_leaves(x) else None
+    if not jax.config.jax_enable_x64 or (dtype is not None and jnp.issubdtype(dtype, jnp.floating)
+                                         and jnp.finfo(dtype).bits < 64):
+        warnings.warn("the dynamics toolkit runs in single precision: call attnphys.configure() first "
+                      "(float64)", PrecisionWarning, stacklevel=3)

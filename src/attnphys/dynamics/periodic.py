@@ -1,0 +1,411 @@
+"""Periodic orbits exactly: Newton refinement of F^p(x) = x and Floquet multipliers by the periodic QR
+iteration (theory: docs/theory/dynamics.md §5).
+
+* :func:`refine` solves G(x) = F^p(x) − x = 0 by Newton's method, x ← x − (M − I)⁻¹ G(x) with the
+  monodromy matrix M = ∂F^p/∂x from ``jax.jacfwd`` through the p steps (§5.1). With an auxiliary state,
+  aux must return to itself after p steps; if it does not, the period is raised to the smallest multiple
+  (up to ``max_multiple``) at which it does, and ``aux_closed`` reports the outcome.
+* :func:`floquet` computes the eigenvalues μ_i of M = J_{p−1} ⋯ J_0 without forming the product (§5.2):
+  orthogonal iteration over whole cycles, J_j Q_j = Q_{j+1} R_j (QR), Q_0 ← Q_p, until T = Q_0ᵀ Q_p is
+  block diagonal with 1×1 and 2×2 blocks. Then Q_0ᵀ M Q_0 = T R_{p−1} ⋯ R_0 is block upper triangular:
+  a 1×1 block gives log|μ_i| = Σ_j log|R_j,ii| (sign from the signs of T_ii and R_j,ii), a 2×2 block
+  (a complex pair, or two real multipliers of nearly equal modulus) the eigenvalues of T_bb ∏_j R_j,bb,
+  the product formed with a normalisation per factor whose logarithm is accumulated. Nothing overflows
+  or underflows for any period; exponents are log|μ_i|/p (§5.3).
+
+Everything is jitted with the period padded to a static length P ≥ p (steps j ≥ p are the identity),
+so orbits of different periods share one compilation and vectorise with ``vmap``.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from attnphys.dynamics.checks import warn_if_single_precision
+from attnphys.dynamics.maps import AbstractMap as Map
+
+
+class PeriodicOrbit(NamedTuple):
+    """A refined periodic orbit, leading batch axes when batched (theory: docs/theory/dynamics.md §5.1).
+
+    x: (D,) the refined point x_0. aux: its auxiliary state. period: p (after the aux check).
+    points: (P, D) x_0 … x_{p−1} (NaN beyond p). aux_points: aux pytree stacked along P.
+    residual: ‖F^p(x) − x‖_∞ / max(1, ‖x‖_∞). converged: Newton reached ``tol``. aux_closed: aux_p = aux_0.
+    iterations: Newton steps taken.
+    """
+
+    x: Any
+    aux: Any
+    period: Any
+    points: Any
+    aux_points: Any
+    residual: Any
+    converged: Any
+    aux_closed: Any
+    iterations: Any
+
+
+class Floquet(NamedTuple):
+    """Floquet multipliers of a periodic orbit, sorted by modulus, descending; leading batch axes when
+    batched (theory: docs/theory/dynamics.md §5.2).
+
+    multipliers: (D,) complex μ_i (±∞/0 when exp(log|μ|) leaves the floating-point range; use log_abs).
+    log_abs: (D,) log|μ_i|. angle: (D,) arg μ_i. exponents: (D,) log|μ_i| / p.
+    converged: the periodic QR reached block form. cycles: cycles iterated.
+    """
+
+    multipliers: Any
+    log_abs: Any
+    angle: Any
+    exponents: Any
+    converged: Any
+    cycles: Any
+
+
+def _tree_where(c, a, b):
+    return jax.tree_util.tree_map(lambda u, v: jnp.where(c, u, v), a, b)
+
+
+def _compose(m: Map, P: int, x, aux, params, p):
+    """F^p(x) with the step masked beyond p (static length P): (x_p, aux_p)."""
+
+    def body(c, j):
+        x, aux = c
+        x2, aux2 = m.step(x, aux, params)
+        keep = j < p
+        return (jnp.where(keep, x2, x), _tree_where(keep, aux2, aux)), None
+
+    (x, aux), _ = jax.lax.scan(body, (x, aux), jnp.arange(P))
+    return x, aux
+
+
+def _trace(m: Map, P: int, x, aux, params, p):
+    """x_0 … x_{P−1} and their aux (NaN/last aux beyond p)."""
+
+    def body(c, j):
+        x, aux = c
+        x2, aux2 = m.step(x, aux, params)
+        return (x2, aux2), (jnp.where(j < p, x, jnp.nan), aux)
+
+    _, (xs, auxs) = jax.lax.scan(body, (x, aux), jnp.arange(P))
+    return xs, auxs
+
+
+def _aux_equal(a, b) -> jax.Array:
+    def eq(u, v):
+        u, v = jnp.asarray(u), jnp.asarray(v)
+        if jnp.issubdtype(u.dtype, jnp.inexact):
+            return jnp.all(jnp.abs(u - v) <= 1e-12 * jnp.maximum(1.0, jnp.abs(u)))
+        return jnp.all(u == v)
+
+    leaves = jax.tree_util.tree_leaves(jax.tree_util.tree_map(eq, a, b))
+    return jnp.all(jnp.stack(leaves)) if leaves else jnp.asarray(True)
+
+
+def _refine_one(m: Map, P: int, max_iter: int, tol: float, x0, aux0, params, p):
+    x0 = jnp.asarray(x0)
+    eps = jnp.finfo(x0.dtype).eps
+    D = x0.shape[0]
+
+    def G(x):
+        return _compose(m, P, x, aux0, params, p)[0] - x
+
+    def cond(c):
+        x, it, done = c
+        return (it < max_iter) & ~done
+
+    def body(c):
+        x, it, _ = c
+        g, Jg = G(x), jax.jacfwd(G)(x)
+        dx = jnp.linalg.solve(Jg, -g)
+        ok = jnp.all(jnp.isfinite(dx))
+        x2 = jnp.where(ok, x + dx, x)
+        small = jnp.max(jnp.abs(dx)) <= 4 * eps * jnp.maximum(1.0, jnp.max(jnp.abs(x2)))
+        return x2, it + 1, small | ~ok
+
+    x, it, _ = jax.lax.while_loop(cond, body, (x0, jnp.asarray(0), jnp.asarray(False)))
+    xp, auxp = _compose(m, P, x, aux0, params, p)
+    res = jnp.max(jnp.abs(xp - x)) / jnp.maximum(1.0, jnp.max(jnp.abs(x)))
+    pts, aux_pts = _trace(m, P, x, aux0, params, p)
+    del D
+    return PeriodicOrbit(x=x, aux=aux0, period=p, points=pts, aux_points=aux_pts, residual=res,
+                         converged=jnp.all(jnp.isfinite(x)) & jnp.all(jnp.isfinite(xp)) & (res <= tol),
+                         aux_closed=_aux_equal(auxp, aux0), iterations=it)
+
+
+def _with_shared(shared, p):
+    return p if shared is None else (shared, p)
+
+
+@partial(jax.jit, static_argnames=("m", "P", "max_iter", "tol"))
+def _refine_many(m, P, max_iter, tol, x0, aux0, params, p, shared=None):
+    return jax.vmap(lambda x, a, q, pp: _refine_one(m, P, max_iter, tol, x, a, _with_shared(shared, q), pp))(
+        x0, aux0, params, p)
+
+
+def padded_length(p: int) -> int:
+    """Static scan length for a period p: the next power of two, so that few lengths get compiled
+    (theory: docs/theory/dynamics.md §5.1)."""
+    return 1 << max(0, int(p) - 1).bit_length()
+
+
+def _batch1(tree):
+    return jax.tree_util.tree_map(lambda a: jnp.asarray(a)[None], tree)
+
+
+def _unbatch(tree):
+    return jax.tree_util.tree_map(lambda a: a[0], tree)
+
+
+def _aux_period(m: Map, x, aux, params, p: int, max_multiple: int) -> int:
+    """Smallest multiple q·p (q ≤ max_multiple) after which aux returns to itself; 0 if none."""
+    xs, a = jnp.asarray(x), aux
+    for q in range(1, max_multiple + 1):
+        for _ in range(p):
+            xs, a = m.step(xs, a, params)
+        if bool(_aux_equal(a, aux)):
+            return q * p
+    return 0
+
+
+def refine_batch(m: Map, x0, aux0, params, periods, *, tol: float = 1e-11, max_iter: int = 30,
+                 max_multiple: int = 8, P: int | None = None, shared=None) -> PeriodicOrbit:
+    """Newton refinement of a batch of periodic orbits (theory: docs/theory/dynamics.md §5.1).
+
+    Solves F^p(x) = x for every lane, x ← x − (M − I)⁻¹ (F^p(x) − x), M = ∂F^p/∂x by ``jax.jacfwd``.
+
+    Args:
+        x0: (B, D) starts near the orbits; aux0, params: pytrees with a leading axis B; periods: (B,) ints.
+        tol: convergence, ‖F^p(x) − x‖_∞ ≤ tol · max(1, ‖x‖_∞). P: static padded length (default: the next
+            power of two ≥ max period, raised for aux multiples).
+        max_multiple: a lane whose aux does not return after p steps is re-refined at the smallest
+            multiple q·p, q ≤ max_multiple, at which it does (``aux_closed`` False if none).
+        shared: unbatched parameters; the map then receives ``(shared, params_i)``.
+
+    Returns:
+        :class:`PeriodicOrbit` with a leading axis B (``points`` (B, P, D)).
+    """
+    warn_if_single_precision(x0)
+    x0 = jnp.asarray(x0)
+    periods = np.asarray(periods, dtype=np.int64).reshape(-1)
+    if periods.size and periods.min() < 1:
+        raise ValueError(f"periods must be >= 1, got {periods.min()}")
+    P = padded_length(int(periods.max())) if P is None else P
+    out = _refine_many(m, P, max_iter, tol, x0, aux0, params, jnp.asarray(periods), shared)
+    open_ = np.flatnonzero(~np.asarray(out.aux_closed, dtype=bool))
+    if open_.size:
+        # the auxiliary state has a longer period: raise p to the smallest multiple that closes it
+        new_p = periods.copy()
+        for i in open_:
+            aux_i = jax.tree_util.tree_map(lambda a, i=i: jnp.asarray(a)[i], aux0)
+            par_i = jax.tree_util.tree_map(lambda a, i=i: jnp.asarray(a)[i], params)
+            q = _aux_period(m, out.x[i], aux_i, _with_shared(shared, par_i), int(periods[i]), max_multiple)
+            new_p[i] = q if q else periods[i]
+        if not np.array_equal(new_p, periods):
+            P2 = max(P, padded_length(int(new_p.max())))
+            out2 = _refine_many(m, P2, max_iter, tol, x0, aux0, params, jnp.asarray(new_p), shared)
+            if P2 > P:
+                out = out2
+            else:
+                changed = np.asarray(new_p != periods)
+
+                def pick(a, b):
+                    return np.where(changed.reshape((-1,) + (1,) * (np.ndim(a) - 1)), b, a)
+
+                out = jax.tree_util.tree_map(pick, out, out2)
+    return minimal_period(out)
+
+
+def minimal_period(orbit: PeriodicOrbit, tol: float = 1e-9) -> PeriodicOrbit:
+    """Reduce the period of refined orbits to the smallest divisor d of p with x_d = x_0 (within
+    tol·max(1, max|x|)) and aux_d = aux_0 (theory: docs/theory/dynamics.md §5.1): a cycle detected at a
+    multiple of its period (e.g. lag 2p when the approach alternates in sign) is one orbit of period p.
+    Points beyond the new period are set to NaN. Numpy in and out (leading batch axis B)."""
+    o = jax.tree_util.tree_map(np.asarray, orbit)
+    pts = np.array(o.points)
+    period = np.array(o.period).reshape(-1)
+    scale = np.maximum(1.0, np.nanmax(np.abs(pts), axis=(1, 2)))
+    aux_leaves = jax.tree_util.tree_leaves(o.aux_points)
+    for i in range(period.size):
+        p = int(period[i])
+        if not bool(np.asarray(o.converged).reshape(-1)[i]):
+            continue
+        for d in range(1, p):
+            if p % d or np.max(np.abs(pts[i, d] - pts[i, 0])) > tol * scale[i]:
+                continue
+            if all(np.array_equal(a[i, d], a[i, 0]) or np.allclose(a[i, d], a[i, 0], rtol=1e-12, atol=1e-12)
+                   for a in aux_leaves):
+                period[i] = d
+                pts[i, d:] = np.nan
+                break
+    return o._replace(points=pts, period=period.reshape(np.shape(o.period)))
+
+
+def refine(m: Map, x0, aux0, params, period: int, **kw) -> PeriodicOrbit:
+    """Newton refinement of one periodic orbit of period p, F^p(x) = x, to machine precision
+    (theory: docs/theory/dynamics.md §5.1); see :func:`refine_batch` for the options.
+
+    Returns:
+        :class:`PeriodicOrbit` (``points`` (P, D), NaN beyond p).
+    """
+    out = refine_batch(m, _batch1(x0), _batch1(aux0), _batch1(params), [period], **kw)
+    return _unbatch(out)
+
+
+def _jacobians(m: Map, P: int, xs, auxs, params, p):
+    """(P, D, D) Jacobians along the orbit; the identity beyond p."""
+    D = xs.shape[-1]
+
+    def one(x, aux, j):
+        x = jnp.where(j < p, x, 0.0)
+        return jnp.where(j < p, m.jacobian(x, aux, params), jnp.eye(D, dtype=xs.dtype))
+
+    return jax.vmap(one)(xs, auxs, jnp.arange(P))
+
+
+def _pairing(sub, tol):
+    """Greedy 2×2 blocks from the subdiagonal of T: first[i] ⇔ (i, i+1) is a block."""
+
+    def body(prev, s):
+        f = (s > tol) & ~prev
+        return f, f
+
+    _, first = jax.lax.scan(body, jnp.asarray(False), sub)
+    return first
+
+
+def _floquet_one(m: Map, P: int, max_cycles: int, tol: float, xs, auxs, params, p):
+    D = xs.shape[-1]
+    dtype = xs.dtype
+    Js = _jacobians(m, P, xs, auxs, params, p)
+
+    def cycle(Q):
+        def body(Q, J):
+            return jnp.linalg.qr(J @ Q)
+
+        return jax.lax.scan(body, Q, Js)
+
+    def structure(T):
+        lower = jnp.tril(jnp.abs(T), -1)
+        sub = jnp.diagonal(lower, -1)
+        far = jnp.max(jnp.tril(lower, -2), initial=0.0)
+        chain = jnp.any((sub[1:] > tol) & (sub[:-1] > tol)) if D > 2 else jnp.asarray(False)
+        return sub, (far <= tol) & ~chain & jnp.all(jnp.isfinite(T))
+
+    def cond(c):
+        _, _, _, it, ok = c
+        return (it < max_cycles) & ~ok
+
+    def body(c):
+        Q0, _, _, it, _ = c
+        Qn, Rs = cycle(Q0)
+        T = Q0.T @ Qn
+        return Qn, Rs, T, it + 1, structure(T)[1]
+
+    eye = jnp.eye(D, dtype=dtype)
+    init = (eye, jnp.broadcast_to(eye, (P, D, D)), eye, jnp.asarray(0), jnp.asarray(False))
+    _, Rs, T, cycles, ok = jax.lax.while_loop(cond, body, init)
+    sub, _ = structure(T)
+    first = _pairing(sub, tol) if D > 1 else jnp.zeros(0, bool)
+
+    diagR = jnp.diagonal(Rs, axis1=-2, axis2=-1)  # (P, D)
+    log1 = jnp.sum(jnp.log(jnp.abs(diagR)), axis=0)
+    sign1 = jnp.sign(jnp.diagonal(T)) * jnp.prod(jnp.sign(diagR), axis=0)
+
+    if D > 1:
+        ii = jnp.arange(D - 1)
+        blk = jnp.stack([jnp.stack([Rs[:, ii, ii], Rs[:, ii, ii + 1]], -1),
+                         jnp.stack([Rs[:, ii + 1, ii], Rs[:, ii + 1, ii + 1]], -1)], -2)  # (P, D-1, 2, 2)
+
+        def prod(c, B):
+            Pm, lg = c
+            Pm = B @ Pm
+            n = jnp.sqrt(jnp.sum(Pm**2, axis=(-2, -1)))
+            n = jnp.where(n > 0, n, 1.0)
+            return (Pm / n[:, None, None], lg + jnp.log(n)), None
+
+        I2 = jnp.broadcast_to(jnp.eye(2, dtype=dtype), (D - 1, 2, 2))
+        (Pm, lg), _ = jax.lax.scan(prod, (I2, jnp.zeros(D - 1, dtype)), blk)
+        Tb = jnp.stack([jnp.stack([T[ii, ii], T[ii, ii + 1]], -1),
+                        jnp.stack([T[ii + 1, ii], T[ii + 1, ii + 1]], -1)], -2)
+        A = Tb @ Pm
+        tr = A[:, 0, 0] + A[:, 1, 1]
+        det = A[:, 0, 0] * A[:, 1, 1] - A[:, 0, 1] * A[:, 1, 0]
+        disc = jnp.sqrt((tr**2 / 4 - det).astype(jnp.complex128 if dtype == jnp.float64 else jnp.complex64))
+        nu1, nu2 = tr / 2 + disc, tr / 2 - disc
+        second = jnp.concatenate([jnp.zeros(1, bool), first])
+        first_full = jnp.concatenate([first, jnp.zeros(1, bool)])
+        nu1f = jnp.concatenate([nu1, jnp.zeros(1, nu1.dtype)])
+        nu2s = jnp.concatenate([jnp.zeros(1, nu2.dtype), nu2])
+        lgf = jnp.concatenate([lg, jnp.zeros(1, dtype)])
+        lgs = jnp.concatenate([jnp.zeros(1, dtype), lg])
+        nu = jnp.where(first_full, nu1f, jnp.where(second, nu2s, 1.0 + 0j))
+        lg_blk = jnp.where(first_full, lgf, lgs)
+        in_blk = first_full | second
+        log_abs = jnp.where(in_blk, lg_blk + jnp.log(jnp.abs(nu)), log1)
+        angle = jnp.where(in_blk, jnp.angle(nu), jnp.where(sign1 < 0, jnp.pi, 0.0))
+        mult = jnp.where(in_blk, jnp.exp(lg_blk) * nu, sign1 * jnp.exp(log1))
+    else:
+        log_abs = log1
+        angle = jnp.where(sign1 < 0, jnp.pi, 0.0)
+        mult = (sign1 * jnp.exp(log1)).astype(jnp.complex128 if dtype == jnp.float64 else jnp.complex64)
+    order = jnp.lexsort((-angle, -log_abs))
+    log_abs, angle, mult = log_abs[order], angle[order], mult[order]
+    return Floquet(multipliers=mult, log_abs=log_abs, angle=angle, exponents=log_abs / p, converged=ok, cycles=cycles)
+
+
+@partial(jax.jit, static_argnames=("m", "P", "max_cycles", "tol"))
+def _floquet_many(m, P, max_cycles, tol, xs, auxs, params, p, shared=None):
+    return jax.vmap(lambda x, a, q, pp: _floquet_one(m, P, max_cycles, tol, x, a, _with_shared(shared, q), pp))(
+        xs, auxs, params, p)
+
+
+def floquet_batch(m: Map, points, aux_points, params, periods, *, tol: float = 1e-13,
+                  max_cycles: int = 500, shared=None) -> Floquet:
+    """Floquet multipliers of a batch of periodic orbits by the periodic QR iteration
+    (theory: docs/theory/dynamics.md §5.2): the eigenvalues of M = J_{p−1} ⋯ J_0 without forming M.
+
+    Args:
+        points: (B, P, D) orbit points x_0 … x_{p−1} (entries beyond p are ignored); aux_points: their
+            aux (leading axes B, P); params: leading axis B; periods: (B,) ints ≤ P.
+        tol: block-form tolerance on the strictly lower part of T = Q_0ᵀ Q_p. max_cycles: cap on cycles
+            (``converged`` False if reached). shared: unbatched parameters (map gets ``(shared, params_i)``).
+
+    Returns:
+        :class:`Floquet` with a leading axis B; multipliers sorted by modulus, descending.
+    """
+    points = jnp.asarray(points)
+    periods = jnp.asarray(np.asarray(periods, dtype=np.int64).reshape(-1))
+    return _floquet_many(m, points.shape[1], max_cycles, tol, points, aux_points, params, periods, shared)
+
+
+def floquet(m: Map, orbit: PeriodicOrbit | Any, aux_points=None, params=None, period: int | None = None,
+            **kw) -> Floquet:
+    """Floquet multipliers of one periodic orbit (theory: docs/theory/dynamics.md §5.2–5.3).
+
+    Call as ``floquet(m, refined_orbit, params=params)`` with a :class:`PeriodicOrbit`, or
+    ``floquet(m, points (p, D), aux_points, params, period)``. Exponents are log|μ_i| / p.
+    """
+    if isinstance(orbit, PeriodicOrbit):
+        points, aux_points, period = orbit.points, orbit.aux_points, int(orbit.period)
+    else:
+        points = jnp.asarray(orbit)
+        period = points.shape[0] if period is None else period
+    return _unbatch(floquet_batch(m, _batch1(points), _batch1(aux_points), _batch1(params), [period], **kw))
+
+
+def monodromy(m: Map, x, aux, params, period: int) -> jax.Array:
+    """M = ∂F^p/∂x (D, D) formed directly by ``jax.jacfwd`` (theory: docs/theory/dynamics.md §5.1): for
+    short periods and checks only — its entries under/overflow for long strongly contracting or
+    expanding orbits, which :func:`floquet` avoids."""
+    return _monodromy(m, int(period), jnp.asarray(x), aux, params)
+
+
+@partial(jax.jit, static_argnames=("m", "p"))
+def _monodromy(m, p, x, aux, params):
+    return jax.jacfwd(lambda y: _compose(m, p, y, aux, params, p)[0])(x)

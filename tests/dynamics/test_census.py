@@ -1,0 +1,186 @@
+"""Attractor censuses against closed forms and independent computations (theory: docs/theory/dynamics.md §7)."""
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from attnphys.dynamics.census import OUTCOMES, CensusOptions, census, census_batch
+from attnphys.dynamics.classify import REGIME_CODE
+from attnphys.dynamics.intervals import wilson_interval
+from attnphys.dynamics.maps import BISTABLE, HENON, LOGISTIC, Map
+from attnphys.dynamics.samplers import ExplicitSampler, PerturbationSampler
+
+OPTS = CensusOptions(budget=4096, block=128, max_period=64, lyap_steps=20_000)
+
+
+@pytest.fixture(scope="module")
+def bistable_batch():
+    """a = 1.8 (bistable) and a = 1 (the origin attracts only algebraically), the same 512 starts."""
+    return census_batch(BISTABLE, np.array([1.8, 1.0]), n_ics=512, options=OPTS, param_values=[1.8, 1.0])
+
+
+@pytest.fixture(scope="module")
+def bistable(bistable_batch):
+    ds = bistable_batch.sel(param=1.8)
+    return ds.isel(attractor=slice(0, int(ds["n_attractors"])))
+
+
+@pytest.fixture(scope="module")
+def logistic():
+    """One batch: r = 2.8, 3.2, 3.5, 3.83 (periods 1, 2, 4, 3), the same 32 starts at every r."""
+    rs = np.array([2.8, 3.2, 3.5, 3.83])
+    return census_batch(LOGISTIC, rs, n_ics=32, options=OPTS, param_values=rs, param_name="r")
+
+
+@pytest.fixture(scope="module")
+def henon():
+    return census(HENON, jnp.array([1.4, 0.3]), n_ics=256, options=OPTS)
+
+
+def test_bistable_two_attractors_with_half_basins(bistable):
+    """x ↦ 1.8x − x³: attractors ±√0.8 (multiplier 3 − 2a = −0.6), basins exchanged by x ↦ −x: ½ each."""
+    ds = bistable
+    assert ds.sizes["attractor"] == 2
+    assert list(ds["kind"].values) == [REGIME_CODE["fixed_point"]] * 2 and list(ds["period"].values) == [1, 1]
+    np.testing.assert_allclose(np.sort(ds["points"].values[:, 0, 0]), [-np.sqrt(0.8), np.sqrt(0.8)], atol=1e-15)
+    np.testing.assert_allclose(ds["exponents"].values[:, 0], np.log(0.6), atol=1e-14)
+    np.testing.assert_allclose(ds["floquet_abs"].values[:, 0], 0.6, atol=1e-14)
+    assert np.all(ds["basin_ci_low"].values <= 0.5) and np.all(0.5 <= ds["basin_ci_high"].values)
+    assert float(ds["unsettled_fraction"]) == 0.0
+    assert ds["basin_fraction"].values.sum() == pytest.approx(1.0)
+    # starts in (0, √a) stay positive (x(a − x²) ∈ (0, √a)): they must all be on the + attractor
+    x0 = ds["ic_state"].values[:, 0]
+    plus = int(np.argmax(ds["points"].values[:, 0, 0]))
+    inside = (x0 > 0) & (x0 < np.sqrt(1.8))
+    assert np.all(ds["label"].values[inside] == plus)
+    assert np.all(ds["label"].values[(x0 < 0) & (x0 > -np.sqrt(1.8))] == 1 - plus)
+
+
+def test_henon_one_chaotic_attractor_plus_divergent_starts(henon):
+    ds = henon
+    kinds = sorted(ds["kind"].values.tolist())
+    assert kinds == sorted([REGIME_CODE["chaotic"], REGIME_CODE["divergent"]])
+    a = int(np.flatnonzero(ds["kind"].values == REGIME_CODE["chaotic"])[0])
+    assert float(ds["exponents"][a, 0]) == pytest.approx(0.419, abs=0.01)
+    assert float(ds["exponents"][a, 1]) == pytest.approx(-1.623, abs=0.01)
+    assert int(ds["period"][a]) == 0 and np.all(np.isnan(ds["floquet_abs"].values[a]))
+    total = ds["basin_fraction"].values.sum() + float(ds["unsettled_fraction"])
+    assert total == pytest.approx(1.0, abs=1e-12)
+
+
+def test_divergence_steps_match_plain_iteration(henon):
+    """Each divergent start's settling step is the first step with |x| > bound, by plain numpy iteration."""
+    ds = henon
+    div = int(np.flatnonzero(ds["kind"].values == REGIME_CODE["divergent"])[0])
+    lanes = np.flatnonzero(ds["label"].values == div)
+    assert lanes.size > 10
+    for i in lanes[:20]:
+        x, y = ds["ic_state"].values[i]
+        t = 0
+        with np.errstate(over="ignore", invalid="ignore"):
+            while np.isfinite(x) and max(abs(x), abs(y)) <= OPTS.bound:
+                x, y = 1 - 1.4 * x * x + y, 0.3 * x
+                t += 1
+        assert int(ds["settle_step"][i]) == t
+
+
+def test_periodic_settling_step_is_the_start_of_the_periodic_stretch(logistic):
+    """Logistic r = 3.2: the settling step s is the first step with |x_{t+2} − x_t| ≤ 1e-8 for all t ≥ s."""
+    ds = logistic.sel(param=3.2)
+    assert int(ds["n_attractors"]) == 1 and int(ds["period"][0]) == 2
+    for i in range(16):
+        xs = [float(ds["ic_state"][i, 0])]
+        for _ in range(400):
+            xs.append(3.2 * xs[-1] * (1 - xs[-1]))
+        xs = np.asarray(xs)
+        e = np.abs(xs[2:] - xs[:-2])
+        s = int(ds["settle_step"][i])
+        assert np.all(e[s:] <= 1e-8) and (s == 0 or e[s - 1] > 1e-8)
+    # exact exponent from the closed-form multiplier of the period-2 orbit
+    assert float(ds["exponents"][0, 0]) == pytest.approx(np.log(abs(-3.2**2 + 2 * 3.2 + 4)) / 2, abs=1e-13)
+
+
+def test_period4_exponent_against_the_product_of_derivatives(logistic):
+    """Logistic r = 3.5: λ = (1/4) Σ log|r(1 − 2x_j)| over the orbit, computed independently in numpy."""
+    ds = logistic.sel(param=3.5)
+    assert int(ds["period"][0]) == 4 and float(ds["basin_fraction"][0]) == 1.0
+    x = 0.3
+    for _ in range(5000):
+        x = 3.5 * x * (1 - x)
+    orbit = []
+    for _ in range(4):
+        orbit.append(x)
+        x = 3.5 * x * (1 - x)
+    lam = np.mean(np.log(np.abs(3.5 * (1 - 2 * np.asarray(orbit)))))
+    assert float(ds["exponents"][0, 0]) == pytest.approx(lam, abs=1e-13)
+    np.testing.assert_allclose(np.sort(ds["points"].values[0, :4, 0]), np.sort(orbit), atol=1e-14)
+    assert np.all(np.isnan(ds["points"].values[0, 4:]))
+
+
+def test_a_start_that_has_not_settled_is_not_forced_into_a_class(bistable_batch):
+    """x ↦ x − x³ (a = 1) approaches 0 only algebraically (x_t ~ 1/√(2t)): nothing settles in the budget."""
+    ds = bistable_batch.sel(param=1.0)
+    assert int(ds["n_attractors"]) == 0 and np.all(ds["kind"].values == -1)
+    assert np.all(ds["label"].values == -1) and np.all(ds["settle_step"].values == -1)
+    assert float(ds["unsettled_fraction"]) == 1.0
+    assert set(ds["ic_outcome"].values.tolist()) <= {OUTCOMES.index("converging"), OUTCOMES.index("unsettled")}
+
+
+def test_batch_of_parameter_values_and_cf_attributes(logistic):
+    ds = logistic
+    assert ds.sizes["param"] == 4 and ds["param"].attrs["long_name"] == "r"
+    assert ds["n_attractors"].values.tolist() == [1, 1, 1, 1]
+    assert ds["period"].values[:, 0].tolist() == [1, 2, 4, 3]
+    assert ds["kind"].values[:, 0].tolist() == [REGIME_CODE["fixed_point"]] + [REGIME_CODE["periodic"]] * 3
+    for name in ("kind", "period", "basin_fraction", "basin_ci_low", "basin_ci_high", "exponents", "floquet_abs",
+                 "label", "settle_step", "points"):
+        assert name in ds
+    for v in list(ds.data_vars.values()):
+        assert "long_name" in v.attrs, v.name
+    assert ds["exponents"].attrs["units"] == "1/step" and ds["settle_step"].attrs["units"] == "step"
+    lo, hi = wilson_interval(32, 32)
+    assert ds["basin_ci_low"].values[0, 0] == pytest.approx(float(lo))
+
+
+def test_explicit_and_perturbation_samplers():
+    states = np.linspace(-1.2, 1.2, 16)[:, None]
+    ds = census(BISTABLE, 1.8, ExplicitSampler(x=states), n_ics=16, options=OPTS)
+    np.testing.assert_allclose(ds["ic_state"].values, states)
+    plus = int(np.argmax(ds["points"].values[:, 0, 0]))
+    inside = (states[:, 0] > 0) & (states[:, 0] < np.sqrt(1.8))
+    assert np.all(ds["label"].values[inside] == plus) and np.all(ds["label"].values[~inside] == 1 - plus)
+    pert = PerturbationSampler(x=np.array([np.sqrt(0.8)]), radius=0.05)
+    ds = census(BISTABLE, 1.8, pert, n_ics=16, options=OPTS)
+    assert np.all(np.abs(ds["ic_state"].values[:, 0] - np.sqrt(0.8)) <= 0.05)
+    assert ds.sizes["attractor"] == 1 and float(ds["basin_fraction"][0]) == 1.0
+
+
+def test_auxiliary_cycle_sets_the_period():
+    """x' = −0.5x + 1 driven by a counter a' = (a + 1) mod 4: x is fixed but the full state has period 4."""
+    m = Map(step=lambda x, a, p: (-0.5 * x + 1.0, (a + 1) % 4))
+    ex = ExplicitSampler(x=np.array([[0.1], [3.0]]), aux=np.array([0, 2]))
+    ds = census(m, jnp.zeros(()), ex, n_ics=2, options=OPTS)
+    assert ds.sizes["attractor"] == 1
+    assert int(ds["period"][0]) == 4 and int(ds["aux_closed"][0]) == 1
+    assert float(ds["exponents"][0, 0]) == pytest.approx(np.log(0.5), abs=1e-14)
+
+
+@pytest.mark.slow
+def test_delayed_logistic_invariant_circle_is_quasi_periodic():
+    from attnphys.dynamics.maps import DELAYED_LOGISTIC
+
+    ds = census(DELAYED_LOGISTIC, 2.1, n_ics=128, options=OPTS)
+    q = np.flatnonzero(ds["kind"].values == REGIME_CODE["quasi_periodic"])
+    assert q.size == 1
+    assert abs(float(ds["exponents"][q[0], 0])) < 1e-3
+
+
+def test_chunks_combine_along_the_parameter(bistable_batch):
+    from attnphys.dynamics.census import combine
+
+    a, b = bistable_batch.isel(param=[1]), bistable_batch.isel(param=[0])  # 0 and 2 attractors
+    ds = combine([a, b])
+    assert ds.sizes["param"] == 2 and ds.sizes["attractor"] == 2
+    assert ds["kind"].values[0].tolist() == [-1, -1] and np.all(ds["kind"].values[1] >= 0)
+    np.testing.assert_array_equal(ds["label"].values[1], b["label"].values[0])
+    assert ds["basin_fraction"].attrs["long_name"] == b["basin_fraction"].attrs["long_name"]

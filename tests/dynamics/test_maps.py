@@ -1,0 +1,61 @@
+"""Properties of every example map (theory: docs/theory/dynamics.md §1)."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from attnphys.dynamics.maps import EXAMPLES, AbstractMap
+
+NAMES = sorted(EXAMPLES)
+
+
+def test_examples_are_abstract_maps_and_hashable():
+    for m in EXAMPLES.values():
+        assert isinstance(m, AbstractMap)
+        hash(m)
+    assert {"delayed_logistic", "bistable"} <= set(EXAMPLES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_example_has_a_reference_periodic_orbit(name):
+    rp = EXAMPLES[name].reference_points()["periodic"]
+    assert rp.period >= 1 and np.ndim(rp.x) == 1
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_jacobian_equals_jacfwd(name):
+    """The map's Jacobian (analytic or not) equals forward-mode differentiation of its step."""
+    m = EXAMPLES[name]
+    rp = m.reference_points()["periodic"]
+    xs, _ = m.sample_states(jax.random.PRNGKey(0), 8, rp.params)
+    assert xs.shape == (8, np.shape(rp.x)[0])
+
+    @jax.jit
+    def both(xs, p):
+        J = jax.vmap(lambda x: m.jacobian(x, None, p))(xs)
+        ref = jax.vmap(jax.jacfwd(lambda y: m.step(y, None, p)[0]))(xs)
+        return J, ref
+
+    J, ref = both(xs, rp.params)
+    np.testing.assert_allclose(J, ref, rtol=1e-13, atol=1e-13)
+
+
+def test_delayed_logistic_fixed_point_multipliers_closed_form():
+    """μ² − μ + (a − 1) = 0 at x* = y* = 1 − 1/a."""
+    m = EXAMPLES["delayed_logistic"]
+    for a in (1.2, 1.9, 2.3):
+        x = jnp.full(2, 1 - 1 / a)
+        np.testing.assert_allclose(m.step(x, None, a)[0], x, atol=1e-15)
+        mu = np.sort_complex(np.linalg.eigvals(np.asarray(m.jacobian(x, None, a))))
+        np.testing.assert_allclose(mu, np.sort_complex(np.roots([1.0, -1.0, a - 1.0])), atol=1e-14)
+
+
+def test_bistable_is_odd_and_keeps_its_interval():
+    m = EXAMPLES["bistable"]
+    a = 1.8
+    xs, _ = m.sample_states(jax.random.PRNGKey(1), 1000, a)
+    c = np.sqrt(a + 1)
+    assert np.all(np.abs(xs) < c)
+    np.testing.assert_allclose(m.f(-xs, a), -m.f(xs, a), atol=0)
+    assert np.all(np.abs(np.asarray(m.f(xs, a))) <= c)

@@ -1,0 +1,122 @@
+"""Exact periodic orbits and Floquet multipliers (theory: docs/theory/dynamics.md §5)."""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from attnphys.dynamics.lyapunov import advance, lyapunov, sorted_exponents
+from attnphys.dynamics.maps import EXAMPLES, LINEAR, LOGISTIC, Map
+from attnphys.dynamics.periodic import floquet, floquet_batch, monodromy, refine, refine_batch
+
+NAMES = sorted(EXAMPLES)
+
+
+@functools.cache
+def _reference_orbit(name):
+    """The reference periodic orbit of a map, refined (computed once per test process)."""
+    m = EXAMPLES[name]
+    rp = m.reference_points()["periodic"]
+    x, aux = jax.jit(lambda x, a: advance(m, rp.params, rp.transient, 1, x, a)[:2])(jnp.asarray(rp.x, float), rp.aux)
+    return m, rp, refine(m, x, aux, rp.params, rp.period)
+
+
+# linear and rotation (fixed points of linear maps) are also covered by the specific tests below
+_EVERY = [pytest.param(n, marks=pytest.mark.slow) if n in ("linear", "rotation") else n for n in NAMES]
+
+
+@pytest.mark.parametrize("name", _EVERY)
+def test_reference_orbit_of_every_map(name):
+    """On every example map's reference periodic orbit Newton closes F^p(x) = x to machine precision, and
+    the periodic-QR multipliers equal the eigenvalues of the explicit monodromy product ∂F^p/∂x."""
+    m, rp, o = _reference_orbit(name)
+    assert bool(o.converged) and bool(o.aux_closed)
+    assert float(o.residual) <= 4 * np.finfo(float).eps
+    x = o.x
+    for _ in range(rp.period):
+        x, _ = m.step(x, None, rp.params)
+    np.testing.assert_allclose(x, o.x, atol=4e-16 * max(1.0, float(jnp.max(jnp.abs(o.x)))))
+    f = floquet(m, o, params=rp.params)
+    assert bool(f.converged)
+    ev = np.linalg.eigvals(np.asarray(monodromy(m, o.x, None, rp.params, rp.period)))
+    np.testing.assert_allclose(np.sort_complex(np.asarray(f.multipliers)), np.sort_complex(ev), atol=1e-12)
+    np.testing.assert_allclose(np.asarray(f.exponents), np.asarray(f.log_abs) / rp.period)
+    assert np.all(np.diff(np.asarray(f.log_abs)) <= 0)
+
+
+# the long Benettin runs are slow for the maps whose orbit has D ≥ 3 or complex multipliers
+_BENETTIN = [n if n in ("logistic", "henon", "bistable") else pytest.param(n, marks=pytest.mark.slow) for n in NAMES]
+
+
+@pytest.mark.parametrize("name", _BENETTIN)
+def test_floquet_exponents_equal_benettin_on_the_same_orbit(name):
+    """λ_i = log|μ_i|/p exactly; a long Benettin run (10⁵ periods) on the same orbit agrees to 1e-6."""
+    m, rp, o = _reference_orbit(name)
+    f = floquet(m, o, params=rp.params)
+    r = lyapunov(m, o.x, None, rp.params, steps=100_000 * rp.period, align=200 * rp.period)
+    np.testing.assert_allclose(sorted_exponents(r.exponents), np.asarray(f.exponents), atol=1e-6)
+
+
+@pytest.mark.parametrize("r", [3.1, 3.2, 3.3, 3.4, 3.44])
+def test_logistic_period2_multiplier_closed_form(r):
+    """μ = f'(x₁) f'(x₂) = −r² + 2r + 4 on the period-2 orbit x₁,₂ = (r + 1 ± √((r − 3)(r + 1)))/(2r)."""
+    o = refine(LOGISTIC, jnp.array([0.5]), None, r, 2)
+    x12 = (r + 1 + np.array([1, -1]) * np.sqrt((r - 3) * (r + 1))) / (2 * r)
+    assert float(o.x[0]) == pytest.approx(x12[np.argmin(np.abs(x12 - float(o.x[0])))], abs=1e-15)
+    mu = complex(floquet(LOGISTIC, o, params=r).multipliers[0])
+    assert mu.imag == 0.0 and mu.real == pytest.approx(-r * r + 2 * r + 4, abs=1e-13)
+
+
+def test_long_strongly_contracting_orbit_does_not_underflow():
+    """A fixed point seen as a period-300 orbit: the monodromy entries (1e-3)^300 = 1e-900 underflow, the
+    periodic QR keeps log|μ| = 300 log|a_ii| exactly."""
+    A = jnp.array([[1e-3, 0.7, 0.0], [0.0, 0.5, 0.0], [0.2, 0.0, -0.9]])
+    f = floquet_batch(LINEAR, jnp.zeros((1, 300, 3)), None, A[None], [300])
+    np.testing.assert_allclose(np.asarray(f.log_abs[0]), 300 * np.log([0.9, 0.5, 1e-3]), rtol=1e-13)
+    np.testing.assert_allclose(np.asarray(f.exponents[0]), np.log([0.9, 0.5, 1e-3]), rtol=1e-13)
+    assert bool(f.converged[0])
+    # the direct product underflows to exactly 0 there: what the periodic QR avoids
+    assert np.linalg.matrix_power(np.asarray(A), 300)[0, 0] == 0.0
+
+
+def test_complex_and_equal_modulus_multipliers():
+    """2×2 blocks: a rotation–scaling pair and two real multipliers of equal modulus ±0.9."""
+    th = 0.3
+    B = jnp.array([[0.9 * np.cos(th), -0.9 * np.sin(th), 0.0], [0.9 * np.sin(th), 0.9 * np.cos(th), 0.0],
+                   [0.0, 0.0, 0.2]])
+    f = floquet(LINEAR, jnp.zeros((1, 3)), None, B, 1)
+    np.testing.assert_allclose(np.sort_complex(np.asarray(f.multipliers)),
+                               np.sort_complex(np.linalg.eigvals(np.asarray(B))), atol=1e-14)
+    C = jnp.array([[0.9, 1.0, 0.0], [0.0, -0.9, 0.0], [0.0, 0.3, 0.1]])
+    f = floquet(LINEAR, jnp.zeros((1, 3)), None, C, 1)
+    np.testing.assert_allclose(np.sort(np.asarray(f.multipliers).real), [-0.9, 0.1, 0.9], atol=1e-14)
+    assert np.all(np.asarray(f.multipliers).imag == 0)
+
+
+def test_refine_batch_mixes_periods():
+    """Logistic r = 3.5 (period 4) and r = 3.2 (period 2) refined in one padded call."""
+    x = jnp.array([[0.5], [0.5]])
+    out = refine_batch(LOGISTIC, x, None, jnp.array([3.5, 3.2]), [4, 2])
+    assert np.all(np.asarray(out.converged)) and out.points.shape == (2, 4, 1)
+    assert np.all(np.isnan(np.asarray(out.points)[1, 2:]))
+    f = floquet_batch(LOGISTIC, out.points, None, jnp.array([3.5, 3.2]), [4, 2])
+    assert complex(f.multipliers[1, 0]).real == pytest.approx(-3.2**2 + 2 * 3.2 + 4, abs=1e-13)
+
+
+def test_auxiliary_state_must_close():
+    """x' = −x driven by a counter a' = (a + 1) mod 4: x has period 2 but the full state (x, a) period 4."""
+    m = Map(step=lambda x, a, p: (-0.5 * x + 1.0 + 0.0 * a, (a + 1) % 4))
+    o = refine(m, jnp.array([0.3]), jnp.asarray(0), None, 1)
+    assert int(o.period) == 4 and bool(o.aux_closed) and bool(o.converged)
+    assert float(o.x[0]) == pytest.approx(2 / 3, abs=1e-15)
+
+
+def test_refinement_reduces_to_the_minimal_period():
+    """A period-2 orbit refined as period 4 (lag 2p, as an approach alternating in sign is first detected)
+    comes back with period 2; a fixed point asked for as period 3 with period 1."""
+    out = refine_batch(LOGISTIC, jnp.array([[0.5], [0.6]]), None, jnp.array([3.2, 2.8]), [4, 3])
+    assert np.asarray(out.period).tolist() == [2, 1]
+    assert np.all(np.isnan(np.asarray(out.points)[0, 2:])) and np.all(np.isfinite(np.asarray(out.points)[0, :2]))
+    assert float(out.x[1, 0]) == pytest.approx(1 - 1 / 2.8, abs=1e-15)
