@@ -11,6 +11,7 @@ import inspect
 import os
 import signal
 import sys
+import threading
 import types
 import typing
 from contextlib import contextmanager
@@ -18,13 +19,15 @@ from pathlib import Path
 from typing import Any, Optional
 
 import typer
+from pydantic import ValidationError
 from pydantic_core import PydanticUndefined
 from rich.console import Console
 from rich.table import Table
 from typer.core import TyperCommand
 
 from attnphys.errors import AttnphysError
-from attnphys.jobs import JOBS, AbstractJob, Values, IntValues, build_job, load_jobs, option_name, rerun
+from attnphys.jobs import (JOBS, AbstractJob, IntValues, Values, build_job, format_validation, load_jobs, option_name,
+                           rerun)
 
 console = Console(stderr=True, soft_wrap=True)
 app = typer.Typer(help="attnphys: the probabilistic and statistical-physics theory of transformer attention, "
@@ -42,9 +45,16 @@ def _setup(
     x64: bool = typer.Option(True, help="Compute in float64 (recommended; float32 for speed studies)."),
     devices: Optional[int] = typer.Option(None, min=1, help="XLA CPU devices to split batches over (default: all cores)."),
 ) -> None:
-    from attnphys.runtime import configure
+    from attnphys.runtime import configure, max_host_devices
 
+    if devices is not None and devices > max_host_devices():
+        fail(f"--devices: at most {max_host_devices()} XLA CPU devices (this machine has {os.cpu_count()} cores), "
+             f"got {devices}")
     configure(x64=x64, host_devices=devices)
+
+
+_GLOBAL_OPTIONS = ("--devices", "--x64", "--no-x64")
+"""Options of ``attnphys`` itself (given before the command)."""
 
 
 class StrictCommand(TyperCommand):
@@ -70,8 +80,12 @@ class StrictCommand(TyperCommand):
                 name, _, inline = a.partition("=")
                 p = opts.get(name)
                 if p is None:
-                    i += 1
-                    continue  # click reports unknown options itself
+                    if name in _GLOBAL_OPTIONS:
+                        raise typer.BadParameter(
+                            f"{name} is an option of attnphys itself: give it before the command, e.g. "
+                            f"attnphys {name}{' 2' if name == '--devices' else ''} {ctx.command_path.split(' ', 1)[-1]} …",
+                            ctx=ctx, param_hint=name)
+                    break  # click reports the unknown option itself
                 n = 0 if getattr(p, "is_flag", False) else (1 if inline else p.nargs)
                 value = (inline,) if inline else tuple(args[i + 1:i + 1 + n])
                 if p.name in seen and seen[p.name] != (name, value) and name != "--help":
@@ -81,14 +95,19 @@ class StrictCommand(TyperCommand):
                         ctx=ctx, param_hint=name)
                 seen[p.name] = (name, value)
                 i += 1 + (0 if inline else n)
-                last = (name, p.nargs)
+                last = (name, n, p)
                 continue
             if positional < n_positional:
                 positional += 1
                 i += 1
                 continue
+            if last and last[1] == 0:
+                flag = last[2]
+                both = " or ".join(list(flag.opts) + list(getattr(flag, "secondary_opts", [])))
+                raise typer.BadParameter(f"unexpected value {a!r}: {last[0]} is a switch and takes no value (write {both})",
+                                         ctx=ctx, param_hint=last[0])
             where = f" after {last[0]} (which takes {last[1]} value{'s' if last[1] != 1 else ''})" if last else ""
-            hint = " — give several values as 1,2,3" if last and last[1] == 1 else ""
+            hint = " — give several values as 1,2,3" if last and last[1] == 1 and _takes_values(last[2]) else ""
             raise typer.BadParameter(f"unexpected value {a!r}{where}{hint}", ctx=ctx,
                                      param_hint=last[0] if last else None)
         return super().parse_args(ctx, args)
@@ -122,14 +141,23 @@ def _cli_annotation(ann: Any) -> Any:
     return Optional[str]
 
 
-def _help(name: str, f) -> str:
+def _is_values(ann: Any) -> bool:
+    """Whether a field takes one value or several (:data:`Values`, :data:`IntValues`, possibly Optional)."""
+    if ann in (Values, IntValues):
+        return True
+    if typing.get_origin(ann) in (typing.Union, types.UnionType):
+        return any(_is_values(a) for a in typing.get_args(ann) if a is not type(None))
+    return False
+
+
+def _help(name: str, f, several: bool = True) -> str:
     text = (f.description or "").strip()
     ann = f.annotation
     origin = typing.get_origin(ann)
     lits = typing.get_args(ann) if origin is typing.Literal else ()
     if lits:
         text += f" One of: {', '.join(map(str, lits))}."
-    if ann in (Values, IntValues):
+    if _is_values(ann) and several:
         text += " One value, or several (a sweep): 0.5,1,3 or START:STOP:NUM."
     default = f.default
     if f.default_factory is not None:
@@ -150,12 +178,13 @@ def make_command(cls: type[AbstractJob]):
             continue
         ann = _cli_annotation(f.annotation)
         if name in arguments:
-            default = typer.Argument(None, help=_help(name, f), show_default=False)
+            default = typer.Argument(None, help=_help(name, f, cls.takes_several(name)), show_default=False)
         elif f.annotation is bool or ann is Optional[bool]:
             default = typer.Option(None, f"{option_name(name)}/--no-{name.replace('_', '-')}", help=_help(name, f),
                                    show_default=False)
         else:
-            default = typer.Option(None, option_name(name), help=_help(name, f), show_default=False)
+            default = typer.Option(None, option_name(name), help=_help(name, f, cls.takes_several(name)),
+                                   show_default=False)
         params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=ann))
     params.append(inspect.Parameter("config", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[Path],
                                     default=typer.Option(None, "--config", help="Options file (YAML, TOML or JSON) "
@@ -182,27 +211,72 @@ def fail(message: str, code: int = 2) -> typing.NoReturn:
     raise typer.Exit(code=code)
 
 
+_STOP_SIGNALS = {signal.SIGINT: ("interrupted", 130), signal.SIGTERM: ("terminated", 143)}
+"""Signals that stop a run cleanly, with their word and exit status (128 + signal number)."""
+
+
 @contextmanager
 def interruptible():
-    """Ctrl-C at any moment: remove partial outputs and locks, say how to resume, exit 130."""
+    """Ctrl-C (SIGINT) or SIGTERM at any moment: remove partial outputs and locks, say how to resume, exit
+    130 (143 for SIGTERM).
+
+    The signal is acted on at once, also while the main thread is inside a long native computation (an
+    XLA kernel, a Zarr write) that would delay a Python signal handler: the C-level handler writes the
+    signal number to a pipe (``signal.set_wakeup_fd``), and a watcher thread that waits on that pipe does
+    the clean-up and ends the process with ``os._exit`` (no interpreter teardown under running XLA
+    threads). Completed sweep chunks are kept, so re-running the same command resumes."""
     from attnphys.io import cleanup_partials, release_locks
 
-    def handler(signum, frame):
-        cleanup_partials()
-        release_locks()
-        sys.stderr.write("\ninterrupted; re-run the same command to resume\n")
-        sys.stderr.flush()
-        os._exit(130)
+    once = threading.Lock()
+
+    def stop(signum: int) -> None:
+        if not once.acquire(blocking=False):
+            return
+        word, code = _STOP_SIGNALS.get(signum, ("interrupted", 130))
+        try:
+            cleanup_partials()
+            release_locks()
+            sys.stderr.write(f"\n{word}; re-run the same command to resume\n")
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
 
     try:
-        previous = signal.signal(signal.SIGINT, handler)
+        previous = {sig: signal.signal(sig, lambda signum, frame: stop(signum)) for sig in _STOP_SIGNALS}
     except ValueError:  # not the main thread (e.g. embedded): keep the default behaviour
         yield
         return
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    try:
+        old_fd = signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+    except ValueError:  # pragma: no cover - not the main thread
+        old_fd = None
+
+    def watch() -> None:
+        while True:
+            try:
+                data = os.read(r, 64)
+            except OSError:
+                return
+            if not data:
+                return
+            for signum in data:
+                if signum in _STOP_SIGNALS:
+                    stop(signum)
+
+    watcher = threading.Thread(target=watch, name="attnphys-interrupt", daemon=True)
+    watcher.start()
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        if old_fd is not None:
+            signal.set_wakeup_fd(old_fd)
+        for sig, h in previous.items():
+            signal.signal(sig, h)
+        os.close(w)
+        watcher.join(timeout=1.0)
+        os.close(r)
 
 
 def print_report(report) -> None:
@@ -214,17 +288,39 @@ def print_report(report) -> None:
     Console().print(table)
 
 
-def run_job(cls: type[AbstractJob], given: dict, config: Path | None) -> None:
-    """Build, run and report a job; every user error becomes a message and a non-zero exit."""
+def _out_of_memory(e: BaseException) -> bool:
+    if isinstance(e, MemoryError):
+        return True
+    text = str(e)
+    return type(e).__name__ in ("XlaRuntimeError", "JaxRuntimeError") and (
+        "RESOURCE_EXHAUSTED" in text or "Out of memory" in text or "out of memory" in text)
+
+
+def execute(make_job: typing.Callable[[], AbstractJob]) -> None:
+    """Build a job, run it under :func:`interruptible` and print its report; every user error becomes a
+    message without traceback and a non-zero exit (:attr:`AttnphysError.exit_code`, 2 for bad values,
+    file-system errors and exhausted memory)."""
     try:
-        job = build_job(cls, given, config)
+        job = make_job()
         with interruptible():
             report = job.run(progress=True)
     except AttnphysError as e:
         fail(str(e), e.exit_code)
-    except (ValueError, FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as e:
+    except ValidationError as e:
+        fail(format_validation(e))
+    except (ValueError, OSError) as e:
         fail(str(e))
+    except Exception as e:
+        if not _out_of_memory(e):
+            raise
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        fail(f"out of memory ({first}); use smaller sizes (tokens, steps, grid points, paths)")
     print_report(report)
+
+
+def run_job(cls: type[AbstractJob], given: dict, config: Path | None) -> None:
+    """Build, run and report a job; every user error becomes a message and a non-zero exit."""
+    execute(lambda: build_job(cls, given, config))
 
 
 def _group(name: str) -> typer.Typer:
@@ -245,20 +341,13 @@ def _register_all() -> None:
 
 @app.command("rerun", cls=StrictCommand)
 def rerun_cmd(
-    store: Path = typer.Argument(..., help="A result written by attnphys (it records the job that made it)."),
+    store: Path = typer.Argument(..., metavar="STORE", help="A result written by attnphys (it records the job that made "
+                                                           "it)."),
     out: Path = typer.Option(..., "--out", help="Where to write the new result."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing result of the same command at --out."),
 ) -> None:
     """Re-run the job that produced STORE, writing to --out (figures are not redrawn)."""
-    try:
-        job = rerun(store, out, overwrite)
-        with interruptible():
-            report = job.run(progress=True)
-    except AttnphysError as e:
-        fail(str(e), e.exit_code)
-    except (ValueError, FileNotFoundError) as e:
-        fail(str(e))
-    print_report(report)
+    execute(lambda: rerun(store, out, overwrite))
 
 
 _register_all()

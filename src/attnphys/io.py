@@ -8,13 +8,17 @@ Rules, the same for every command:
   (attribute :data:`COMPLETE`, or the marker file :data:`MARKER` in an output folder) and only then moved
   into place. A killed run leaves the previous result or nothing; :func:`load` refuses a store without the
   marker.
-* **One writer.** :class:`OutputLock` holds ``NAME.lock`` while a run writes ``NAME``; a second run on
-  the same path gets a clear message. A lock whose process is gone (same host) is taken over.
+* **One writer.** :class:`OutputLock` holds ``NAME.lock`` (an exclusive ``flock``) while a run writes
+  ``NAME``; a second run on the same path gets a clear message. The kernel releases the lock of a
+  killed process, so a lock left behind never blocks a later run.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
+import fcntl
 import json
 import os
 import shutil
@@ -53,7 +57,8 @@ def result_info(path: str | Path) -> dict | None:
     path = Path(path)
     try:
         if path.is_dir() and (path / MARKER).is_file():
-            return json.loads((path / MARKER).read_text())
+            info = json.loads((path / MARKER).read_text())
+            return info if isinstance(info, dict) else None
         if path.suffix == ".nc" and path.is_file():
             with xr.open_dataset(path) as ds:
                 return dict(ds.attrs) if "attnphys_version" in ds.attrs else None
@@ -101,20 +106,71 @@ def check_output(path: str | Path, command: str, *, overwrite: bool = False, res
     return "replace"
 
 
-def check_figure_path(path: str | Path, option: str = "--plot", folder: bool = False) -> None:
-    """A figure target: a folder (``folder``) or an image file path; refuses a file where a folder is
-    needed, a folder where a file is needed, and a non-image file."""
+IMAGE_SUFFIXES = (".png", ".pdf", ".svg")
+"""Figure file types."""
+
+SIDE_FIGURES = ("_sections.png", "_snapshots.png")
+"""Figures that some commands write next to ``--plot STEM.png`` (``STEM_sections.png``, …)."""
+
+
+def check_figure_path(path: str | Path, option: str = "--plot", folder: bool = False, overwrite: bool = False) -> None:
+    """A figure target: a folder of figures (``folder``) or an image file path.
+
+    Refuses a file where a folder is needed, a folder where a file is needed, a non-image file name, a
+    folder that holds anything but figures, and (without ``overwrite``) existing figures.
+
+    Raises:
+        OutputError: naming ``option``.
+    """
     path = Path(path)
     if folder:
         if path.exists() and not path.is_dir():
             raise OutputError(f"{option} {path} is a file; give a folder for the figures")
+        if path.is_dir():
+            entries = sorted(path.iterdir())
+            others = [p.name for p in entries if p.is_dir() or p.suffix.lower() not in IMAGE_SUFFIXES]
+            if others:
+                shown = ", ".join(others[:3]) + (", …" if len(others) > 3 else "")
+                raise OutputError(f"{option} {path} is a folder holding other files ({shown}); give a new or empty "
+                                  "folder for the figures")
+            if entries and not overwrite:
+                raise OutputError(f"{option} {path} already holds figures; pass --overwrite to replace them, or choose "
+                                  "another folder")
+        elif path.parent.exists() and not path.parent.is_dir():
+            raise OutputError(f"{option} {path}: its parent {path.parent} is a file")
         return
     if path.is_dir():
         raise OutputError(f"{option} {path} is a folder; give a file name such as {path / 'figure.png'}")
-    if path.suffix.lower() not in (".png", ".pdf", ".svg"):
+    if path.suffix.lower() not in IMAGE_SUFFIXES:
         raise OutputError(f"{option} {path}: a figure file must end in .png, .pdf or .svg")
     if path.parent.exists() and not path.parent.is_dir():
         raise OutputError(f"{option} {path}: its parent {path.parent} is a file")
+    existing = [p for p in [path] + [path.with_name(path.stem + s) for s in SIDE_FIGURES] if p.exists() or p.is_symlink()]
+    for p in existing:
+        if not p.is_file():
+            raise OutputError(f"{option} {path}: {p} exists and is not a file")
+    if existing and not overwrite:
+        raise OutputError(f"{option} {', '.join(map(str, existing))} exists; pass --overwrite to replace it, or choose "
+                          "another file name")
+
+
+def check_plain_file(path: str | Path, option: str, suffixes: tuple[str, ...] | None = None,
+                     overwrite: bool = False) -> None:
+    """An output that is one ordinary file (e.g. a saved window): refuses a folder, a wrong suffix and
+    (without ``overwrite``) an existing file.
+
+    Raises:
+        OutputError: naming ``option``.
+    """
+    path = Path(path)
+    if suffixes and path.suffix.lower() not in suffixes:
+        raise OutputError(f"{option} {path}: the file name must end in {' or '.join(suffixes)}")
+    if path.is_dir():
+        raise OutputError(f"{option} {path} is a folder; give a file name")
+    if path.parent.exists() and not path.parent.is_dir():
+        raise OutputError(f"{option} {path}: its parent {path.parent} is a file")
+    if (path.exists() or path.is_symlink()) and not overwrite:
+        raise OutputError(f"{option} {path} exists; pass --overwrite to replace it, or choose another file name")
 
 
 # -- locks ---------------------------------------------------------------------------------------------
@@ -132,43 +188,56 @@ def _pid_alive(pid: int) -> bool:
 class OutputLock:
     """``NAME.lock`` next to the output while this process writes it (a context manager).
 
-    A lock left by a process that no longer exists on this host is taken over; a live one, or one from
-    another host, makes the second run fail with :class:`OutputError`.
+    The lock is an exclusive ``flock`` on that file: the kernel releases it when the process ends, even
+    when it is killed, so a lock file left behind never blocks a later run. A second run on the same path
+    gets :class:`OutputError` naming the process that holds it.
     """
 
     def __init__(self, path: str | Path, option: str = "--out"):
         self.path = Path(path)
         self.lock = self.path.with_name(self.path.name + ".lock")
         self.option = option
+        self._fd: int | None = None
 
     def __enter__(self) -> "OutputLock":
         self.lock.parent.mkdir(parents=True, exist_ok=True)
         me = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.time()}
-        for _ in range(2):
+        for _ in range(20):
+            fd = os.open(self.lock, os.O_CREAT | os.O_RDWR, 0o644)
             try:
-                fd = os.open(self.lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as e:
+                os.close(fd)
+                if e.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                    raise OutputError(f"{self.option} {self.path}: cannot lock {self.lock}: {e.strerror}") from None
                 try:
                     other = json.loads(self.lock.read_text() or "{}")
-                except (OSError, json.JSONDecodeError):
+                except (OSError, ValueError):
                     other = {}
-                same_host = other.get("host") == me["host"]
-                if same_host and isinstance(other.get("pid"), int) and not _pid_alive(other["pid"]):
-                    self.lock.unlink(missing_ok=True)  # stale: its process was killed
-                    continue
                 who = f"pid {other.get('pid', '?')} on {other.get('host', '?')}"
                 raise OutputError(f"{self.option} {self.path}: another attnphys run ({who}) is writing it; wait for it "
-                                  f"to finish or choose another path (if that run is gone, delete {self.lock})") from None
-            with os.fdopen(fd, "w") as f:
-                json.dump(me, f)
+                                  "to finish or choose another path") from None
+            try:  # the file may have been removed by its previous holder between open and flock: retry
+                same = os.fstat(fd).st_ino == os.stat(self.lock).st_ino
+            except FileNotFoundError:
+                same = False
+            if not same:
+                os.close(fd)
+                continue
+            os.ftruncate(fd, 0)
+            os.write(fd, json.dumps(me).encode())
+            self._fd = fd
             _ACTIVE_LOCKS.add(self.lock)
-            _remove_stale_partials(self.path)
+            _recover_stale(self.path)
             return self
         raise OutputError(f"{self.option} {self.path}: could not take the lock {self.lock}")  # pragma: no cover
 
     def __exit__(self, *exc) -> None:
         _ACTIVE_LOCKS.discard(self.lock)
         self.lock.unlink(missing_ok=True)
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 def release_locks() -> None:
@@ -182,8 +251,10 @@ def _partial_name(path: Path) -> Path:
     return path.with_name(f".{path.name}.partial-{os.getpid()}")
 
 
-def _remove_stale_partials(path: Path) -> None:
-    """Remove hidden partial outputs of ``path`` left by killed processes (called under the lock)."""
+def _recover_stale(path: Path) -> None:
+    """Clean up after killed writers of ``path`` (called under its lock): remove their hidden partial
+    outputs, and put back a previous result that a killed replacement had moved aside
+    (``.NAME.old-PID``; only with the non-atomic fallback of :func:`staged`)."""
     for p in path.parent.glob(f".{path.name}.partial-*"):
         try:
             pid = int(p.name.rsplit("-", 1)[1])
@@ -191,19 +262,87 @@ def _remove_stale_partials(path: Path) -> None:
             continue
         if pid != os.getpid() and not _pid_alive(pid):
             _rmtree(p)
+    for p in path.parent.glob(f".{path.name}.old-*"):
+        try:
+            pid = int(p.name.rsplit("-", 1)[1])
+        except ValueError:
+            continue
+        if pid != os.getpid() and not _pid_alive(pid):
+            if not path.exists() and not path.is_symlink():
+                os.replace(p, path)
+            else:
+                _rmtree(p)
+
+
+_remove_stale_partials = _recover_stale
 
 
 def _rmtree(p: Path) -> None:
-    if p.is_dir():
+    if p.is_dir() and not p.is_symlink():
         shutil.rmtree(p, ignore_errors=True)
     else:
         p.unlink(missing_ok=True)
 
 
+_RENAME_NOREPLACE, _RENAME_EXCHANGE = 1, 2
+
+
+def _renameat2(src: Path, dst: Path, flags: int) -> bool:
+    """Linux ``renameat2``: True when done, False where the system or file system lacks it.
+
+    Raises:
+        OSError: the rename failed (e.g. EEXIST with RENAME_NOREPLACE).
+    """
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd = -100
+    if fn(at_fdcwd, os.fsencode(src), at_fdcwd, os.fsencode(dst), ctypes.c_uint(flags)) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+        return False
+    raise OSError(err, os.strerror(err), str(src), None, str(dst))
+
+
+def _commit(tmp: Path, path: Path, replace: bool) -> None:
+    """Move the finished ``tmp`` to ``path``. A new path is created without replacing anything that
+    appeared meanwhile; an existing one (``replace``) is exchanged with ``tmp`` atomically, so that at every
+    instant ``path`` holds either the previous result or the new one."""
+    if not path.exists() and not path.is_symlink():
+        try:
+            if not _renameat2(tmp, path, _RENAME_NOREPLACE):
+                if path.exists():
+                    raise FileExistsError
+                os.rename(tmp, path)
+            return
+        except (FileExistsError, OSError) as e:
+            if isinstance(e, FileExistsError) or getattr(e, "errno", None) in (errno.EEXIST, errno.ENOTEMPTY):
+                raise OutputError(f"{path} was created by another run while this one was writing it; nothing was "
+                                  "replaced (re-run to resume or choose another path)") from None
+            raise
+    if not replace:
+        raise OutputError(f"{path} exists (created by another run meanwhile?); not replacing it")
+    if _renameat2(tmp, path, _RENAME_EXCHANGE):
+        _rmtree(tmp)  # now the previous result
+        return
+    old = path.with_name(f".{path.name}.old-{os.getpid()}")  # fallback: restored by _recover_stale if killed here
+    _rmtree(old)
+    os.replace(path, old)
+    os.replace(tmp, path)
+    _rmtree(old)
+
+
 @contextlib.contextmanager
-def staged(path: str | Path) -> Iterator[Path]:
-    """Yield a hidden sibling to write into; on success move it to ``path`` (replacing what is there),
-    on failure remove it. The caller decides beforehand, with :func:`check_output`, that replacing is allowed."""
+def staged(path: str | Path, replace: bool = True) -> Iterator[Path]:
+    """Yield a hidden sibling to write into; on success move it to ``path``, on failure remove it.
+
+    Args:
+        replace: an existing ``path`` may be replaced (atomically). The caller decides beforehand, with
+            :func:`check_output`, that replacing is allowed; without ``replace`` a path that appeared
+            meanwhile is an :class:`OutputError`.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _partial_name(path)
@@ -211,14 +350,7 @@ def staged(path: str | Path) -> Iterator[Path]:
     _ACTIVE_PARTIALS.add(tmp)
     try:
         yield tmp
-        if path.exists():
-            old = path.with_name(f".{path.name}.old-{os.getpid()}")
-            _rmtree(old)
-            os.replace(path, old)
-            os.replace(tmp, path)
-            _rmtree(old)
-        else:
-            os.replace(tmp, path)
+        _commit(tmp, path, replace)
     finally:
         _ACTIVE_PARTIALS.discard(tmp)
         _rmtree(tmp)
@@ -236,16 +368,25 @@ def cleanup_partials() -> None:
 def write_dataset(ds: xr.Dataset, path: Path, netcdf: bool = False) -> None:
     """Write ``ds`` with its completion marker to a fresh ``path`` (no checks: see :func:`save`)."""
     ds = ds.copy()
-    ds.attrs[COMPLETE] = 1
     if netcdf:
+        ds.attrs[COMPLETE] = 1
         ds.to_netcdf(path)
         return
+    ds.attrs.pop(COMPLETE, None)
     with warnings.catch_warnings():
         # short label coordinates (``direction``, ``pair``) are fixed-length strings, which Zarr v3
         # stores fine but flags as not yet in its specification
         warnings.filterwarnings("ignore", message=".*does not have a Zarr V3 specification.*")
         warnings.filterwarnings("ignore", message=".*Consolidated metadata.*")
         ds.to_zarr(path, mode="w-", consolidated=False)
+    mark_complete(path)
+
+
+def mark_complete(path: str | Path) -> None:
+    """Set the completion marker of a Zarr store, after everything else in it was written."""
+    import zarr
+
+    zarr.open_group(str(path), mode="r+").attrs[COMPLETE] = 1
 
 
 def save(ds: xr.Dataset, path: str | Path, overwrite: bool = False, command: str | None = None) -> Path:
@@ -261,8 +402,10 @@ def save(ds: xr.Dataset, path: str | Path, overwrite: bool = False, command: str
     path = Path(path)
     command = command or ds.attrs.get(COMMAND, "python")
     check_output(path, command, overwrite=overwrite)
-    with OutputLock(path), staged(path) as tmp:
-        write_dataset(ds, tmp, netcdf=path.suffix == ".nc")
+    with OutputLock(path):
+        check_output(path, command, overwrite=overwrite)  # again, now that no other run can write it
+        with staged(path, replace=overwrite) as tmp:
+            write_dataset(ds, tmp, netcdf=path.suffix == ".nc")
     return path
 
 
@@ -271,10 +414,14 @@ def load(path: str | Path) -> xr.Dataset:
 
     Raises:
         FileNotFoundError: nothing at ``path``.
-        IncompleteResultError: the result lacks its completion marker (an interrupted write).
+        IncompleteResultError: the result lacks its completion marker, or only the hidden partial output
+            of an interrupted first write exists.
     """
     path = Path(path)
     if not path.exists():
+        if any(path.parent.glob(f".{path.name}.partial-*")):
+            raise IncompleteResultError(f"no result at {path}: a run writing it was interrupted (its hidden partial "
+                                        f".{path.name}.partial-* is left); re-run the command that makes it")
         raise FileNotFoundError(f"no result at {path}")
     if path.suffix == ".nc":
         ds = xr.load_dataset(path)

@@ -20,6 +20,8 @@ import abc
 import json
 import math
 import tomllib
+import types
+import typing
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +31,8 @@ import xarray as xr
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from attnphys.errors import InputError
-from attnphys.io import COMMAND, OutputLock, check_figure_path, check_output, staged, write_dataset, write_marker
+from attnphys.io import (COMMAND, OutputLock, check_figure_path, check_output, check_plain_file, staged, write_dataset,
+                         write_marker)
 
 JOBS: dict[str, type["AbstractJob"]] = {}
 """Registered jobs by command name (``"dmft trajectory"``, ``"clouds run"``, …)."""
@@ -154,7 +157,8 @@ class AbstractJob(BaseModel, abc.ABC):
         command: the command name, e.g. ``"dmft trajectory"``.
         outputs_spec: ``{field: kind}`` of the path fields the job writes; kinds ``result`` (a Zarr
             store or ``.nc`` file), ``sweep`` (a resumable sweep store), ``folder`` (a folder of
-            outputs), ``figure`` (an image file) and ``figures`` (a folder of images).
+            outputs), ``figure`` (an image file), ``figures`` (a folder of images) and ``file`` (one
+            ordinary file, e.g. a saved window).
         cli_hidden: fields that exist only in options files (e.g. explicit arrays).
     """
 
@@ -172,6 +176,11 @@ class AbstractJob(BaseModel, abc.ABC):
         """Turn the contents of an options file into this job's fields (default: as they are).
         Jobs that read foreign formats (the DMFT reference's YAML files) override this."""
         return data
+
+    @classmethod
+    def takes_several(cls, name: str) -> bool:
+        """Whether option ``name`` (a :data:`Values` field) accepts several values in this command."""
+        return True
 
     def inputs_check(self) -> None:
         """Job-specific checks before anything is computed or written (override; raise InputError)."""
@@ -198,19 +207,30 @@ class AbstractJob(BaseModel, abc.ABC):
             if key in seen:
                 raise InputError(f"{opt} and {seen[key]} name the same path {path}")
             seen[key] = opt
-            if kind in ("figure", "figures"):
-                check_figure_path(path, opt, folder=kind == "figures")
-            else:
-                check_output(path, self.command, overwrite=self.overwrite, resume=kind == "sweep", option=opt)
+        self._check_outputs()
         self.inputs_check()
 
+    def _check_outputs(self, kinds: tuple[str, ...] | None = None) -> None:
+        for opt, path, kind in self.outputs():
+            if kinds is not None and kind not in kinds:
+                continue
+            if kind in ("figure", "figures"):
+                check_figure_path(path, opt, folder=kind == "figures", overwrite=self.overwrite)
+            elif kind == "file":
+                check_plain_file(path, opt, overwrite=self.overwrite)
+            else:
+                check_output(path, self.command, overwrite=self.overwrite, resume=kind == "sweep", option=opt)
+
     def run(self, progress: bool = True) -> Report:
-        """Preflight, lock the outputs, execute."""
+        """Preflight, lock the outputs, check them again under the locks (another run may have written
+        them meanwhile), execute."""
         self.preflight()
         with ExitStack() as stack:
+            locked = ("result", "folder", "sweep")
             for opt, path, kind in self.outputs():
-                if kind in ("result", "folder", "sweep"):
+                if kind in locked:
                     stack.enter_context(OutputLock(path, opt))
+            self._check_outputs(locked)
             return self.execute(progress)
 
     # -- provenance ------------------------------------------------------------------------------
@@ -223,14 +243,14 @@ class AbstractJob(BaseModel, abc.ABC):
         path = Path(path)
         ds = ds.copy()
         ds.attrs.update(self.provenance())
-        with staged(path) as tmp:
+        with staged(path, replace=self.overwrite) as tmp:
             write_dataset(ds, tmp, netcdf=path.suffix == ".nc")
         return path
 
     def write_folder(self, path: str | Path, fill) -> Path:
         """Write an output folder atomically: ``fill(tmp_folder)`` creates its contents."""
         path = Path(path)
-        with staged(path) as tmp:
+        with staged(path, replace=self.overwrite) as tmp:
             tmp.mkdir(parents=True)
             fill(tmp)
             write_marker(tmp, self.command, attnphys_job=self.model_dump_json())
@@ -276,28 +296,57 @@ def read_options_file(path: str | Path) -> dict:
     return data
 
 
+def _union_field(cls: type[BaseModel] | None, name: str) -> bool:
+    """Whether field ``name`` of ``cls`` is a union of several types (pydantic then puts the member's tag,
+    e.g. ``file`` or ``literal[...]``, after the field name in an error's location)."""
+    f = getattr(cls, "model_fields", {}).get(name)
+    if f is None:
+        return False
+    ann = f.annotation
+    while typing.get_origin(ann) is typing.Annotated:
+        ann = typing.get_args(ann)[0]
+    if typing.get_origin(ann) in (typing.Union, types.UnionType):
+        members = []
+        for a in typing.get_args(ann):
+            if a is type(None):
+                continue
+            while typing.get_origin(a) is typing.Annotated:
+                a = typing.get_args(a)[0]
+            members.extend(x for x in (typing.get_args(a) if typing.get_origin(a) in (typing.Union, types.UnionType)
+                                       else (a,)) if x is not type(None))
+        return len(members) > 1
+    return False
+
+
 def format_validation(e: ValidationError, cls: type[BaseModel] | None = None, source: str | None = None) -> str:
-    """A pydantic error as lines ``--option: message (got value)``, without documentation links."""
+    """A pydantic error as lines ``--option: message (got value)``, without documentation links.
+
+    The tags of union members are left out of the location, and only the first error of each option is
+    kept (a value that fits no member of a union fails once per member)."""
     lines = []
+    named = set()
     fields = set(getattr(cls, "model_fields", {})) if cls is not None else set()
     for err in e.errors():
         loc = [str(x) for x in err["loc"]]
-        msg = err["msg"].removeprefix("Value error, ")
-        if loc and loc[0] in fields:
-            opt = option_name(loc[0])
-            name = (f"{opt} ({loc[0]} in a config file)" if opt[2:] != loc[0] else opt) + (
-                "." + ".".join(loc[1:]) if len(loc) > 1 else "")
-        elif loc:
-            name = ("" if cls is not None and not fields else "") + ".".join(loc)
-        else:
-            name = ""
+        msg = err["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
         if err["type"] == "extra_forbidden":
             where = f" in {source}" if source else ""
             known = ", ".join(sorted(fields)) if fields else ""
             lines.append(f"unknown option {'.'.join(loc)!r}{where}" + (f" (known: {known})" if known else ""))
             continue
+        if loc and loc[0] in fields:
+            if len(loc) > 1 and _union_field(cls, loc[0]):
+                loc = [loc[0]] + loc[2:]
+            opt = option_name(loc[0])
+            name = (f"{opt} ({loc[0]} in {source or 'a config file'})" if opt[2:] != loc[0] else opt) + (
+                "." + ".".join(loc[1:]) if len(loc) > 1 else "")
+            if name in named:
+                continue
+            named.add(name)
+        else:
+            name = ".".join(loc)
         got = err.get("input")
-        shown = "" if got is None or isinstance(got, (dict, BaseModel)) else f" (got {got!r})"
+        shown = "" if got is None or isinstance(got, (dict, BaseModel)) or "got " in msg else f" (got {got!r})"
         lines.append(f"{name}: {msg}{shown}" if name else f"{msg}")
     return "\n".join(lines)
 
@@ -324,13 +373,15 @@ def rerun(store: str | Path, out: str | Path, overwrite: bool = False) -> Abstra
     """The job that produced ``store``, with its output moved to ``out`` and its figures switched off."""
     from attnphys.io import result_info
 
+    if not Path(store).exists():
+        raise InputError(f"{store} does not exist", "STORE")
     info = result_info(store)
     if info is None or "attnphys_job" not in info or COMMAND not in info:
-        raise InputError(f"{store} is not a result that records its job (written by attnphys >= 0.2)", "STORE")
+        raise InputError(f"{store} is not an attnphys result that records the job that made it", "STORE")
     cls = job_class(info[COMMAND])
     data = json.loads(info["attnphys_job"])
     for name, kind in cls.outputs_spec.items():
-        if kind in ("figure", "figures"):
+        if kind in ("figure", "figures", "file"):
             data[name] = None
     first = next(iter(cls.outputs_spec))
     data[first] = str(out)

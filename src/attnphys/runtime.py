@@ -29,6 +29,12 @@ def configure(x64: bool = True, host_devices: int | None = None) -> None:
             pass
 
 
+def max_host_devices() -> int:
+    """The most XLA CPU devices :func:`configure` accepts from the command line: four per core, at least 64
+    (more only slow start-up down: each device is one thread)."""
+    return max(64, 4 * (os.cpu_count() or 1))
+
+
 def _backends_initialised() -> bool:
     try:
         from jax._src import xla_bridge

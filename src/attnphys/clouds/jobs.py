@@ -27,6 +27,18 @@ def _choices(data: Any, checks: dict[str, tuple[str, ...]]) -> Any:
     return data
 
 
+def _check_memory(tokens: int, dim: int, heads: int = 1, copies: int = 1) -> None:
+    """Refuse a cloud whose attention matrices (tokens² per head) cannot fit in memory."""
+    import os
+
+    need = 8 * copies * (3 * max(heads, 1) * tokens * tokens + 4 * tokens * dim)
+    avail = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if need > avail // 2:
+        raise InputError(f"{tokens} tokens in {dim} dimensions need about {need / 2**30:.3g} GiB (attention matrices of "
+                         f"tokens² entries), more than half of this machine's memory ({avail / 2**30:.3g} GiB)",
+                         "--tokens")
+
+
 def _fmt(a: float, b: float) -> str:
     return f"{a:.4g} → {b:.4g}"
 
@@ -71,6 +83,7 @@ class CloudsRunJob(AbstractJob):
         return _choices(data, {"init": _INITS, "norm": _NORM_NAMES, "ensemble": _ENSEMBLES})
 
     def inputs_check(self) -> None:
+        _check_memory(self.tokens, self.dim, self.heads)
         if any(s < 0 for s in self.snapshots):
             raise InputError("layers must be >= 0", "--snapshots")
         if self.resample_every and not self.heads:
@@ -175,6 +188,7 @@ class CloudsFlowJob(_FlowOptions):
     plot: Path | None = Field(None, description="Figure file (PNG).")
 
     def inputs_check(self) -> None:
+        _check_memory(self.tokens, self.dim, self.heads, copies=4)
         if self.dynamics == "sinkhorn" and self.causal:
             raise InputError("Sinkhorn attention with a causal mask is degenerate (the only lower-triangular doubly "
                              "stochastic matrix is the identity)", "--causal")
@@ -286,6 +300,7 @@ class CloudsPhaseDiagramJob(_FlowOptions):
     plot: Path | None = Field(None, description="Figure file (PNG).")
 
     def inputs_check(self) -> None:
+        _check_memory(self.tokens, self.dim, 1, copies=4 * self.samples)
         if min(self.beta) < 0:
             raise InputError(f"values must be >= 0, got {min(self.beta)}", "--beta")
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
@@ -228,8 +229,8 @@ def check_window(cfg: DMFTConfig, A, pe, n: int | None = None, where: str = "win
     Raises:
         ValueError: naming the array and the rule it breaks.
     """
-    A = np.asarray(A, dtype=np.float64)
-    pe = np.asarray(pe, dtype=np.float64)
+    A = _numbers(A, "att_window", where)
+    pe = _numbers(pe, "pe_window", where)
     if cfg.P == 0 and pe.size == 0:
         pe = pe.reshape(len(A) if A.ndim else 0, 0)
     if A.shape != (cfg.L, cfg.M):
@@ -255,6 +256,13 @@ def check_window(cfg: DMFTConfig, A, pe, n: int | None = None, where: str = "win
             raise ValueError(f"{where}: pe_window rows must be consecutive positions, newest first "
                              f"(row d = position of row 0 minus d, mod L): got {pos}, expected {expected}")
     return A, pe, n
+
+
+def _numbers(a, name: str, where: str) -> np.ndarray:
+    try:
+        return np.asarray(a, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{where}: {name} must be a rectangular array of numbers") from None
 
 
 def from_window(cfg: DMFTConfig, att_window, pe_window, n: int | None = None) -> Window:
@@ -297,8 +305,15 @@ def from_file(cfg: DMFTConfig, path: str | Path) -> Window:
     """Window stored in a file (JSON or the reference's ``.npz``), validated against the configuration."""
     data = read_window_file(path)
     n = data.get("n")
-    A, pe, n = check_window(cfg, data["att_window"], data["pe_window"], None if n is None else int(np.asarray(n)),
-                            where=str(path))
+    if n is not None:
+        try:
+            n_float = float(np.asarray(n))
+        except (TypeError, ValueError):
+            n_float = math.nan
+        if not n_float.is_integer():
+            raise ValueError(f"{path}: the fill count n must be an integer, got {n!r}")
+        n = int(n_float)
+    A, pe, n = check_window(cfg, data["att_window"], data["pe_window"], n, where=str(path))
     return Window(A=jnp.asarray(A), pe=jnp.asarray(pe), n=jnp.asarray(n, jnp.int32))
 
 

@@ -53,6 +53,10 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
     swept: ClassVar[tuple[str, ...]] = ()
     """Fields this command may sweep (several values); others must have one value."""
 
+    @classmethod
+    def takes_several(cls, name: str) -> bool:
+        return name not in ("beta_o", "beta_att", "epsilon") or name in cls.swept
+
     @field_validator("preset")
     @classmethod
     def _preset(cls, v):
@@ -86,7 +90,10 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
         try:
             cfg = preset(self.preset, **changes)
         except ValidationError as e:
-            raise InputError(format_validation(e, type(self))) from None
+            msg = format_validation(e, type(self))
+            if self.weights is not None and str(self.weights) in msg:  # a problem of the weights file
+                raise InputError(msg.removeprefix("--correlations: "), "--weights") from None
+            raise InputError(msg) from None
         for name in self.swept:
             v = getattr(self, name)
             if v is not None and len(v) > 1:
@@ -139,7 +146,28 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
         return {**super(ModelOptions, job).provenance()}
 
     def inputs_check(self) -> None:
-        self.configuration()
+        cfg = self.configuration()
+        start = getattr(self, "start", None)
+        if start is not None:
+            from attnphys.dmft.model import DMFTModel
+
+            try:
+                DMFTModel.of(cfg).check_start(start)
+            except ValueError as e:
+                raise InputError(str(e), "--start") from None
+
+
+def _check_records(job, n_records: int, per_record: int = 6, option: str = "--steps") -> None:
+    """Refuse records that cannot fit in memory (points × records × observables × M doubles)."""
+    import os
+
+    points = int(np.prod([len(a.values) for a in job.axes()])) if job.axes() else 1
+    need = points * n_records * per_record * job.configuration().M * 8
+    avail = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if need > avail // 2:
+        raise InputError(f"{n_records} recorded steps × {points} point(s) need {need / 2**30:.3g} GiB, more than half of "
+                         f"this machine's memory ({avail / 2**30:.3g} GiB); record fewer steps (--steps, --transient, "
+                         "--record-every)", option)
 
 
 def _summary_dims(ds) -> str:
@@ -170,7 +198,7 @@ class TrajectoryJob(ModelOptions):
     vectorised batch over their grid."""
 
     command: ClassVar[str] = "dmft trajectory"
-    outputs_spec: ClassVar[dict[str, str]] = {"out": "result", "plot": "figures"}
+    outputs_spec: ClassVar[dict[str, str]] = {"out": "result", "plot": "figures", "save_final": "file"}
     swept: ClassVar[tuple[str, ...]] = BATCHED
 
     steps: int = Field(2000, ge=1, description="Loop steps T.")
@@ -193,11 +221,18 @@ class TrajectoryJob(ModelOptions):
         if self.save_final is not None:
             if self.save_final.suffix not in (".npz", ".json"):
                 raise InputError(f"{self.save_final}: the final window is saved as .npz or .json", "--save-final")
-            if self.save_final.exists():
-                raise InputError(f"{self.save_final} exists; choose another file", "--save-final")
             if self.axes():
                 raise InputError("the final window is saved for a single run; give one value per parameter",
                                  "--save-final")
+            if self.save_final.exists():  # replaced only with --overwrite (checked before), and only a window file
+                from attnphys.dmft.initial import read_window_file
+
+                try:
+                    read_window_file(self.save_final)
+                except ValueError:
+                    raise InputError(f"{self.save_final} exists and is not a window file; refusing to replace it",
+                                     "--save-final") from None
+        _check_records(self, -(-(self.steps - self.transient) // self.record_every))
 
     def task(self):
         from attnphys.dmft.tasks import TrajectoryTask
@@ -370,6 +405,10 @@ class BifurcationJob(SweepOptions):
             Sweep(grid=Grid(axes=axes, chunk=chunk), task=self.task()).check()
         except ValidationError as e:
             raise InputError(format_validation(e, type(self))) from None
+        except InputError as e:
+            if e.field == self.param:
+                raise InputError(e.detail, "--start-value/--stop-value") from None
+            raise
 
     def _chunk(self, axes) -> int:
         if self.continuation is None:
@@ -424,10 +463,15 @@ class PhaseDiagramJob(SweepOptions):
     def grid_axes(self):
         from attnphys.sweeps import Axis
 
-        try:
-            return (Axis.linspace(*self.x), Axis.linspace(*self.y))
-        except ValueError as e:
-            raise InputError(str(e), "--x/--y") from None
+        axes = []
+        for opt, spec in (("--x", self.x), ("--y", self.y)):
+            try:
+                axes.append(Axis.linspace(*spec))
+            except ValidationError as e:
+                raise InputError(format_validation(e), opt) from None
+            except ValueError as e:
+                raise InputError(str(e), opt) from None
+        return tuple(axes)
 
     def task(self):
         from attnphys.dmft.tasks import OrbitTask
@@ -439,7 +483,15 @@ class PhaseDiagramJob(SweepOptions):
         super().inputs_check()
         from attnphys.sweeps import Grid, Sweep
 
-        Sweep(grid=Grid(axes=self.grid_axes(), chunk=self.chunk), task=self.task()).check()
+        try:
+            Sweep(grid=Grid(axes=self.grid_axes(), chunk=self.chunk), task=self.task()).check()
+        except InputError as e:
+            opt = {self.x[0]: "--x", self.y[0]: "--y"}.get(e.field)
+            if opt is None:
+                raise
+            raise InputError(e.detail, opt) from None
+        except ValueError as e:  # a point of the grid that the task refuses (e.g. the start at another M)
+            raise InputError(str(e), "--x/--y") from None
 
     def execute(self, progress: bool = True) -> Report:
         t0 = time.perf_counter()
@@ -487,7 +539,7 @@ class FiniteJob(ModelOptions):
 
         network_size(self.configuration(), self.n)
         if self.per_bit and self.n * self.paths > 50_000_000:
-            raise InputError(f"--per-bit keeps N × paths = {self.n * self.paths} bits in memory; use fewer or drop "
+            raise InputError(f"sampling every bit keeps N × paths = {self.n * self.paths} bits in memory; use fewer or drop "
                              "--per-bit", "--per-bit")
 
     def execute(self, progress: bool = True) -> Report:

@@ -13,8 +13,10 @@ gathered in memory.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any, Iterable, Literal
 
@@ -24,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_valid
 
 from attnphys.metadata import base_attrs
 from attnphys.progress import progress_bar
-from attnphys.sweeps.grid import Grid, point_seed
+from attnphys.sweeps.grid import MAX_GRID_POINTS, Grid, point_seed
 from attnphys.sweeps.store import MemoryStore, ZarrStore
 from attnphys.sweeps.task import VarSpec, task_class
 
@@ -58,6 +60,9 @@ class Sweep(BaseModel):
 
     def check(self) -> "Sweep":
         """Validate every grid point and the chunking (before anything is written)."""
+        if self.grid.size > MAX_GRID_POINTS:
+            raise ValueError(f"the grid has {self.grid.size} points ({' × '.join(map(str, self.grid.shape))}), more than "
+                             f"{MAX_GRID_POINTS}")
         self.task.check_grid(self.grid)
         chain = self.task.chain_length(self.grid)
         if chain > 1 and self.grid.chunk % chain:
@@ -130,6 +135,8 @@ def run_sweep(
         raise ValueError(f"executor must be one of {EXECUTORS}, got {executor!r}")
     if scheduler is not None and executor != "dask":
         raise ValueError("--scheduler needs the dask executor")
+    if scheduler is not None:
+        check_scheduler(scheduler)  # before the store is created
     target = MemoryStore() if store is None else ZarrStore(store)
     prepare_target(sweep, target, extra_attrs=attrs, replace=replace)
     done = target.done_mask()
@@ -158,6 +165,7 @@ def prepare_target(sweep: Sweep, target, extra_attrs: dict | None = None, replac
     attrs["grid_axes"] = json.dumps(g.names)
     coords = sweep.task.coords(g)
     schema = {**sweep.task.schema(g), "point_seed": VarSpec((), (), np.uint32, 0, "seed of the point")}
+    _check_size(g, schema)
     return target.create_or_check(sweep.definition(), g.size, g.chunk, schema, coords, attrs, replace=replace)
 
 
@@ -185,6 +193,68 @@ def _execute(executor, definition, store, todo, workers, scheduler) -> Iterable[
     yield from _execute_dask(definition, store, todo, n, scheduler, x64)
 
 
+def _check_size(grid: Grid, schema: dict[str, VarSpec]) -> None:
+    """Refuse a sweep whose results cannot fit in memory (they are assembled there at the end)."""
+    per_point = sum(int(np.prod(v.shape, dtype=np.int64)) * v.dtype.itemsize for v in schema.values())
+    need = per_point * grid.size
+    try:
+        avail = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover
+        return
+    if need > avail // 2:
+        raise ValueError(f"the results of {grid.size} grid points ({' × '.join(map(str, grid.shape)) or '1'}) need "
+                         f"{need / 2**30:.3g} GiB, more than half of this machine's memory ({avail / 2**30:.3g} GiB); "
+                         "use fewer points or fewer recorded values")
+
+
+def check_scheduler(address: str, timeout: float | None = None) -> None:
+    """Check that a Dask scheduler answers at ``address`` within ``timeout`` seconds (default
+    :data:`DASK_CONNECT_TIMEOUT_S`): a closed port, a server that never answers and a server that is not a
+    scheduler (e.g. a worker) are refused with a message naming the address.
+
+    Raises:
+        InputError: naming ``--scheduler``.
+        MissingExtraError: Dask is not installed.
+    """
+    from attnphys.errors import InputError, MissingExtraError
+
+    timeout = DASK_CONNECT_TIMEOUT_S if timeout is None else timeout
+    if "://" not in address:
+        raise InputError(f"{address!r} is not a scheduler address such as tcp://host:8786", "--scheduler")
+    try:
+        from distributed.comm import connect
+    except ImportError:
+        raise MissingExtraError("dask", "the dask executor") from None
+
+    async def identity():
+        comm = await connect(address, timeout=timeout)
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    result: dict[str, Any] = {}
+
+    def probe():  # in its own thread and event loop: the caller may be inside one
+        try:
+            result["reply"] = asyncio.run(asyncio.wait_for(identity(), timeout))
+        except BaseException as e:  # noqa: BLE001 - reported below
+            result["error"] = e
+
+    t = threading.Thread(target=probe, name="attnphys-dask-probe", daemon=True)
+    t.start()
+    t.join(timeout + 5)
+    err = result.get("error")
+    if t.is_alive() or err is not None or "reply" not in result:
+        why = "" if err is None else f" ({type(err).__name__}{': ' + str(err) if str(err) else ''})"
+        raise InputError(f"no Dask scheduler answered at {address} within {timeout:g} s{why}", "--scheduler")
+    reply = result["reply"]
+    kind = reply.get("type") if isinstance(reply, dict) else type(reply).__name__
+    if kind != "Scheduler":
+        raise InputError(f"{address} answered, but it is not a Dask scheduler (it is a {kind})", "--scheduler")
+
+
 def dask_client(scheduler: str | None, workers: int):
     """A Dask client: of the scheduler at ``scheduler`` (failing within :data:`DASK_CONNECT_TIMEOUT_S`
     with a message naming the address), or of a new ``LocalCluster`` of single-threaded workers.
@@ -203,8 +273,7 @@ def dask_client(scheduler: str | None, workers: int):
         return Client(cluster), cluster
     from attnphys.errors import InputError
 
-    if "://" not in scheduler:
-        raise InputError(f"{scheduler!r} is not a scheduler address such as tcp://host:8786", "--scheduler")
+    check_scheduler(scheduler)
     try:
         client = Client(scheduler, timeout=f"{DASK_CONNECT_TIMEOUT_S}s")
     except (OSError, TimeoutError) as e:
@@ -234,4 +303,4 @@ def _execute_dask(definition, store, todo, n, scheduler, x64):
             cluster.close()
 
 
-__all__ = ["EXECUTORS", "Sweep", "prepare", "run_chunk", "run_sweep", "compute_chunk", "dask_client"]
+__all__ = ["EXECUTORS", "Sweep", "prepare", "run_chunk", "run_sweep", "compute_chunk", "check_scheduler", "dask_client"]

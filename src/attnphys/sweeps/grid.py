@@ -13,6 +13,12 @@ from typing import Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+MAX_AXIS_VALUES = 100_000
+"""Most values of one axis made by :meth:`Axis.linspace`."""
+
+MAX_GRID_POINTS = 100_000_000
+"""Most points of one grid (checked before any point is validated or computed)."""
+
 
 class Axis(BaseModel):
     """One grid axis: a field and its values (kept in the given order). Values are numbers, or labels
@@ -36,8 +42,12 @@ class Axis(BaseModel):
     def linspace(cls, name: str, start: float, stop: float, num: int) -> "Axis":
         """``num`` evenly spaced values from ``start`` to ``stop`` (inclusive); a reversed or empty range
         is an error naming the axis."""
+        if not (np.isfinite(start) and np.isfinite(stop)):
+            raise ValueError(f"axis {name}: start and stop must be finite numbers, got {start}, {stop}")
         if num < 1:
             raise ValueError(f"axis {name}: num must be >= 1, got {num}")
+        if num > MAX_AXIS_VALUES:
+            raise ValueError(f"axis {name}: num = {num} values is more than {MAX_AXIS_VALUES}")
         if stop < start:
             raise ValueError(f"axis {name}: reversed range (stop {stop} < start {start})")
         if num > 1 and stop == start:

@@ -22,7 +22,7 @@ import numpy as np
 import xarray as xr
 
 from attnphys.errors import IncompleteResultError, OutputError
-from attnphys.io import COMPLETE, staged, unflatten_points
+from attnphys.io import COMPLETE, _recover_stale, staged, unflatten_points
 from attnphys.sweeps.task import VarSpec
 
 
@@ -86,13 +86,19 @@ class ZarrStore:
                 raise StoreMismatchError(f"{path} exists and is not a sweep store ({type(e).__name__}); "
                                          "choose another --out") from None
             if stored != definition:
-                lines = "\n  ".join(_diff(stored, definition)) or "(definitions differ)"
-                raise StoreMismatchError(f"{path} holds a different sweep; refusing to write into it:\n  {lines}\n"
-                                         "Use another --out, or delete the store to start over.")
+                diff = _diff(stored, definition)
+                lines = "\n  ".join(diff) or "(definitions differ)"
+                changed = [d.split(":")[0] for d in diff if d.split(":")[0].endswith(".sha256")]
+                hint = "Use another --out, or pass --overwrite to start over."
+                if changed:
+                    hint = (f"The initial-condition file ({changed[0].removesuffix('.sha256')}) changed since the "
+                            "store was created: restore it, use another --out, or pass --overwrite to start over.")
+                raise StoreMismatchError(f"{path} holds a different sweep; refusing to write into it:\n  {lines}\n{hint}")
             return False
         ds, encoding = _template(definition, n_points, chunk, schema, coords, attrs)
         ds.attrs[COMPLETE] = 1  # the template is complete; the ``done`` flags say which data are
-        with staged(path) as tmp, warnings.catch_warnings():
+        _recover_stale(path)  # hidden partial templates of killed runs
+        with staged(path, replace=replace) as tmp, warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*does not have a Zarr V3 specification.*")
             ds.to_zarr(tmp, mode="w-", consolidated=False, encoding=encoding, compute=True)
         return True

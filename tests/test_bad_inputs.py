@@ -1,0 +1,673 @@
+"""Every bad input a new user might give, as a table: command-line arguments → exit status and a fragment
+of the message. Each must fail with a clear message (no traceback), before computing, and write nothing:
+the test folder is compared file by file before and after. ``{tmp}`` stands for the test's folder, which
+is also the working directory (so default output paths land there too)."""
+
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import jax
+import numpy as np
+import pytest
+import xarray as xr
+from typer.testing import CliRunner
+
+from attnphys.cli import app
+
+runner = CliRunner()
+
+T = ["dmft", "trajectory", "--steps", "5"]
+L = ["dmft", "lyapunov", "--steps", "20", "--transient", "10"]
+B = ["dmft", "bifurcation", "--steps", "30", "--transient", "10", "--n-orbit", "20"]
+P = ["dmft", "phase-diagram", "--steps", "30", "--transient", "10", "--n-orbit", "20", "--lyapunov", "1"]
+XY = ["--x", "beta_o", "0", "1", "2", "--y", "beta_att", "1", "2", "2"]
+Y = ["--y", "beta_att", "1", "2", "2"]
+F = ["dmft", "finite", "--steps", "5", "--paths", "2"]
+C = ["dmft", "converge", "--steps", "20", "--transient", "5", "--horizon", "5", "--paths", "2"]
+R = ["clouds", "run", "--dim", "3", "--tokens", "8", "--layers", "2", "--snapshots", "0"]
+FL = ["clouds", "flow", "--tokens", "4", "--t-max", "1", "--saves", "3"]
+CP = ["clouds", "phase-diagram", "--tokens", "4", "--t-max", "1", "--saves", "3", "--samples", "1"]
+CASES = [
+    # --- dmft trajectory: values
+    ("traj beta-o abc", T + ["--beta-o", "abc"],
+     2, "--beta-o (beta_o in a config file): values must be numbers separated by commas, got 'abc'"),
+    ("traj beta-o nan", T + ["--beta-o", "nan"],
+     2, '--beta-o (beta_o in a config file): values must be finite numbers, got nan'),
+    ("traj beta-o inf", T + ["--beta-o", "inf"],
+     2, '--beta-o (beta_o in a config file): values must be finite numbers, got inf'),
+    ("traj beta-o -1", T + ["--beta-o", "-1"],
+     2, '--beta-o (beta_o in a config file): Input should be greater than or equal to 0 (got -1.0)'),
+    ("traj beta-att 1e308", T + ["--beta-att", "1e308"],
+     2, 'attention gain γ = β_att·s_att/√M = inf overflows; lower beta_att or scaling_att'),
+    ("traj beta-att 1e305", T + ["--beta-att", "1e305"],
+     2, 'attention gain γ = β_att·s_att/√M = 5.77e+306 overflows; lower beta_att or scaling_att'),
+    ("traj epsilon 1", T + ["--epsilon", "1"],
+     2, '--epsilon: Input should be less than 1 (got 1.0)'),
+    ("traj epsilon -0.1", T + ["--epsilon", "-0.1"],
+     2, '--epsilon: Input should be greater than or equal to 0 (got -0.1)'),
+    ("traj steps 0", ["dmft", "trajectory", "--steps", "0"],
+     2, '--steps: Input should be greater than or equal to 1 (got 0)'),
+    ("traj steps -5", ["dmft", "trajectory", "--steps", "-5"],
+     2, '--steps: Input should be greater than or equal to 1 (got -5)'),
+    ("traj steps 1.5", ["dmft", "trajectory", "--steps", "1.5"],
+     2, "Invalid value for '--steps': Input should be a valid integer, unable to parse string as"),
+    ("traj steps huge", ["dmft", "trajectory", "--steps", "99999999999999999999"],
+     2, '--steps: 99999999999999999999 recorded steps × 1 point(s) need 1.34e+13 GiB,'),
+    ("traj steps 1e12", ["dmft", "trajectory", "--steps", "1000000000000"],
+     2, '--steps: 1000000000000 recorded steps × 1 point(s) need 1.34e+05 GiB,'),
+    ("traj transient = steps", ["dmft", "trajectory", "--steps", "200", "--transient", "200"],
+     2, '--transient (200) must be smaller than --steps (200): at least one step is recorded'),
+    ("traj record-every 0", T + ["--record-every", "0"],
+     2, '--record-every (record_every in a config file): Input should be greater than or equal to'),
+    ("traj M 0", T + ["--M", "0"],
+     2, '--M: Input should be greater than or equal to 1 (got 0)'),
+    ("traj M 13", T + ["--M", "13"],
+     2, '--M: Input should be less than or equal to 12 (got 13)'),
+    ("traj L 5 with P 2", T + ["--L", "5"],
+     2, 'L = 5 needs L <= 2^P = 4 distinct positions (P = 2)'),
+    ("traj P 0 with epsilon", T + ["--P", "0"],
+     2, 'epsilon = 0.02 weighs positional bits, but P = 0: set epsilon = 0'),
+    ("traj n-se 0", T + ["--n-se", "0"],
+     2, '--n-se (n_se in a config file): Input should be greater than or equal to 1 (got 0)'),
+    ("traj scaling-att 0", T + ["--scaling-att", "0"],
+     2, '--scaling-att (scaling_att in a config file): Input should be greater than 0 (got 0.0)'),
+    ("traj scaling-o nan", T + ["--scaling-o", "nan"],
+     2, '--scaling-o (scaling_o in a config file): Input should be a finite number (got nan)'),
+    ("traj preset nope", T + ["--preset", "nope"],
+     2, "--preset: unknown preset 'nope'; choose one of ['paper', 'paper-2024', 'paper-pe5'] (got"),
+    ("traj correlations nope", T + ["--correlations", "nope"],
+     2, "--correlations: Input should be 'segments', 'random', 'gaussian' or 'weights' (got 'nope')"),
+    ("traj corr-seed -1", T + ["--corr-seed", "-1"],
+     2, '--correlations.seed: Input should be greater than or equal to 0 (got -1)'),
+    ("traj n-segments 0", T + ["--n-segments", "0"],
+     2, '--correlations.n_segments: Input should be greater than or equal to 1 (got 0)'),
+    ("traj gaussian-scale -1", T + ["--correlations", "gaussian", "--gaussian-scale", "-1"],
+     2, '--correlations.scale: Input should be greater than or equal to 0 (got -1.0)'),
+    ("traj weights missing", T + ["--weights", "{tmp}/nope.npz"],
+     2, '--weights: weights file {tmp}/nope.npz does not exist'),
+    ("traj weights not npz", T + ["--weights", "{tmp}/weights_bad.npz"],
+     2, '--weights: cannot read weights file {tmp}/weights_bad.npz: This file contains pickled'),
+    ("traj mo-se-convention x", T + ["--mo-se-convention", "x"],
+     2, "--mo-se-convention (mo_se_convention in a config file): Input should be 'plain' or"),
+    ("traj era 1999", T + ["--era", "1999"],
+     2, "--era: Input should be 'head' or '2024' (got '1999')"),
+    # --- command-line syntax
+    ("traj unknown option", T + ["--bogus", "1"],
+     2, 'No such option: --bogus'),
+    ("traj repeated option", T + ["--beta-o", "1", "--beta-o", "2"],
+     2, 'Invalid value for --beta-o: --beta-o is given more than once with different values; give'),
+    ("traj stray value", T + ["--beta-o", "1", "2"],
+     2, "Invalid value for --beta-o: unexpected value '2' after --beta-o (which takes 1 value) —"),
+    ("traj range reversed", T + ["--beta-o", "1:0:5"],
+     2, "--beta-o (beta_o in a config file): a range needs STOP > START, got '1:0:5'"),
+    ("traj range 4 parts", T + ["--beta-o", "1:2:3:4"],
+     2, "--beta-o (beta_o in a config file): a range is START:STOP:NUM, got '1:2:3:4'"),
+    ("traj range num 0", T + ["--beta-o", "0:1:0"],
+     2, '--beta-o (beta_o in a config file): a range needs NUM >= 1, got 0'),
+    ("traj range num 2.5", T + ["--beta-o", "0:1:2.5"],
+     2, "--beta-o (beta_o in a config file): a range is START:STOP:NUM with numbers, got '0:1:2.5'"),
+    ("traj repeated values", T + ["--beta-o", "1,1"],
+     2, "--beta-o (beta_o in a config file): values repeat: [1.0, 1.0] (got '1,1')"),
+    ("traj empty value", T + ["--beta-o", ""],
+     2, "--beta-o (beta_o in a config file): give at least one value (got '')"),
+    ("global option after command", ["dmft", "presets", "--devices", "2"],
+     2, 'Invalid value for --devices: --devices is an option of attnphys itself: give it before'),
+    ("presets stray value", ["dmft", "presets", "x"],
+     2, "Invalid value: unexpected value 'x'"),
+    ("presets unknown option", ["dmft", "presets", "--foo"],
+     2, 'No such option: --foo'),
+    ("unknown command", ["dmft", "nope"],
+     2, "No such command 'nope'."),
+    # --- outputs
+    ("traj out existing file", T + ["--out", "{tmp}/notes.txt"],
+     2, '--out {tmp}/notes.txt is a file that is not an attnphys result; refusing to touch it'),
+    ("traj out ordinary folder", T + ["--out", "{tmp}/data"],
+     2, '--out {tmp}/data is a folder that is not an attnphys result; refusing to touch it (choose'),
+    ("traj out foreign zarr", T + ["--out", "{tmp}/foreign.zarr"],
+     2, '--out {tmp}/foreign.zarr is a folder that is not an attnphys result; refusing to touch it'),
+    ("traj out under a file", T + ["--out", "{tmp}/notes.txt/x.zarr"],
+     2, '--out {tmp}/notes.txt/x.zarr: its parent {tmp}/notes.txt is a file'),
+    ("traj out existing result", T + ["--out", "{tmp}/traj_result.zarr"],
+     2, '--out {tmp}/traj_result.zarr already holds a result of `attnphys dmft trajectory`; pass'),
+    ("traj out ordinary folder with --overwrite", T + ["--out", "{tmp}/data", "--overwrite"],
+     2, '--out {tmp}/data is a folder that is not an attnphys result; refusing to touch it (choose'),
+    ("traj out file with --overwrite", T + ["--out", "{tmp}/notes.txt", "--overwrite"],
+     2, '--out {tmp}/notes.txt is a file that is not an attnphys result; refusing to touch it'),
+    ("traj out other command with --overwrite", T + ["--out", "{tmp}/clouds_result.zarr", "--overwrite"],
+     2, '--out {tmp}/clouds_result.zarr holds a result of `attnphys clouds run`, not of `attnphys'),
+    ("traj out result of other command", T + ["--out", "{tmp}/clouds_result.zarr"],
+     2, '--out {tmp}/clouds_result.zarr holds a result of `attnphys clouds run`, not of `attnphys'),
+    ("traj plot is a file", T + ["--plot", "{tmp}/notes.txt", "--out", "{tmp}/t.zarr"],
+     2, '--plot {tmp}/notes.txt is a file; give a folder for the figures'),
+    ("traj plot folder of other data", T + ["--plot", "{tmp}/data", "--out", "{tmp}/t.zarr"],
+     2, '--plot {tmp}/data is a folder holding other files (keep.txt); give a new or empty folder'),
+    ("traj plot = out", T + ["--plot", "{tmp}/t.zarr", "--out", "{tmp}/t.zarr"],
+     2, '--plot and --out name the same path {tmp}/t.zarr'),
+    ("traj save-final bad suffix", T + ["--save-final", "{tmp}/x.txt", "--out", "{tmp}/t.zarr"],
+     2, '--save-final: {tmp}/x.txt: the final window is saved as .npz or .json'),
+    ("traj save-final exists", T + ["--save-final", "{tmp}/w_ok.json", "--out", "{tmp}/t.zarr"],
+     2, '--save-final {tmp}/w_ok.json exists; pass --overwrite to replace it, or choose another'),
+    ("traj save-final = out", T + ["--save-final", "{tmp}/t.json", "--out", "{tmp}/t.json"],
+     2, '--save-final and --out name the same path {tmp}/t.json'),
+    ("traj save-final with a sweep", T + ["--save-final", "{tmp}/f.json", "--beta-o", "1,2", "--out", "{tmp}/t.zarr"],
+     2, '--save-final: the final window is saved for a single run; give one value per parameter'),
+    # --- options files
+    ("config JSON list", T + ["--config", "{tmp}/list.json"],
+     2, '--config: {tmp}/list.json must hold a mapping of option names to values, not list'),
+    ("config null", T + ["--config", "{tmp}/null.json"],
+     2, '--config: {tmp}/null.json must hold a mapping of option names to values, not NoneType'),
+    ("config binary", T + ["--config", "{tmp}/bin.json"],
+     2, "--config: cannot read {tmp}/bin.json: 'utf-8' codec can't decode byte 0x80 in position"),
+    ("config folder", T + ["--config", "{tmp}/dirconf.json"],
+     2, '--config: {tmp}/dirconf.json is a folder, not an options file'),
+    ("config missing", T + ["--config", "{tmp}/nope.json"],
+     2, '--config: {tmp}/nope.json does not exist'),
+    ("config unknown key", T + ["--config", "{tmp}/unknown.yaml"],
+     2, "unknown option 'foo' in {tmp}/unknown.yaml (known: L, M, P, beta_att, beta_o, corr_seed,"),
+    ("config YAML python tag", T + ["--config", "{tmp}/pytag.yaml"],
+     2, '--config: {tmp}/pytag.yaml is not valid YAML: could not determine a constructor for the'),
+    ("config bad TOML", T + ["--config", "{tmp}/bad.toml"],
+     2, '--config: {tmp}/bad.toml is not valid TOML: Invalid value (at end of document)'),
+    ("config NaN (JSON)", T + ["--config", "{tmp}/nan.json"],
+     2, '--beta-o (beta_o in {tmp}/nan.json): values must be finite numbers, got nan'),
+    ("config NaN (YAML)", T + ["--config", "{tmp}/nan.yaml"],
+     2, '--beta-o (beta_o in {tmp}/nan.yaml): values must be finite numbers, got nan'),
+    ("config wrong type", ["dmft", "trajectory", "--config", "{tmp}/nested.yaml"],
+     2, '--steps: Input should be a valid integer'),
+    # --- --start files
+    ("start wrong shape", T + ["--start", "{tmp}/w_shape.json"],
+     2, '--start: {tmp}/w_shape.json: att_window must have shape (L, M) = (4, 3), got (4, 2)'),
+    ("start entries outside [-1, 1]", T + ["--start", "{tmp}/w_out.json"],
+     2, '--start: {tmp}/w_out.json: att_window entries must lie in [-1, 1] (attention outputs are'),
+    ("start inconsistent positional rows", T + ["--start", "{tmp}/w_pe.json"],
+     2, '--start: {tmp}/w_pe.json: pe_window rows must be consecutive positions, newest first (row'),
+    ("start positional entries not ±1", T + ["--start", "{tmp}/w_pe0.json"],
+     2, '--start: {tmp}/w_pe0.json: pe_window entries must be ±1'),
+    ("start JSON list", T + ["--start", "{tmp}/w_list.json"],
+     2, '--start: initial-condition file {tmp}/w_list.json must hold an object with att_window and'),
+    ("start null", T + ["--start", "{tmp}/w_null.json"],
+     2, '--start: initial-condition file {tmp}/w_null.json must hold an object with att_window and'),
+    ("start NaN entry", T + ["--start", "{tmp}/w_nan.json"],
+     2, '--start: {tmp}/w_nan.json: att_window contains non-finite values'),
+    ("start strings", T + ["--start", "{tmp}/w_str.json"],
+     2, '--start: {tmp}/w_str.json: att_window must be a rectangular array of numbers'),
+    ("start ragged", T + ["--start", "{tmp}/w_ragged.json"],
+     2, '--start: {tmp}/w_ragged.json: att_window must be a rectangular array of numbers'),
+    ("start n out of range", T + ["--start", "{tmp}/w_n.json"],
+     2, '--start: {tmp}/w_n.json: the fill count n must be in [1, L = 4], got 9'),
+    ("start n not a number", T + ["--start", "{tmp}/w_nstr.json"],
+     2, "--start: {tmp}/w_nstr.json: the fill count n must be an integer, got 'x'"),
+    ("start missing key", T + ["--start", "{tmp}/w_missing.json"],
+     2, "--start: initial-condition file {tmp}/w_missing.json lacks ['pe_window']"),
+    ("start folder", T + ["--start", "{tmp}/w_dir"],
+     2, '--start: initial-condition file {tmp}/w_dir is not a file'),
+    ("start broken npz", T + ["--start", "{tmp}/w_bad.npz"],
+     2, '--start: initial-condition file {tmp}/w_bad.npz is not a readable .npz archive: This file'),
+    ("start binary JSON", T + ["--start", "{tmp}/w_bin.json"],
+     2, '--start: initial-condition file {tmp}/w_bin.json is not a text (JSON) file'),
+    ("start missing file", T + ["--start", "{tmp}/nope.json"],
+     2, '--start: initial-condition file {tmp}/nope.json does not exist'),
+    ("start file for M=2", T + ["--start", "{tmp}/w_obj.npz", "--M", "2"],
+     2, '--start: {tmp}/w_obj.npz: att_window must have shape (L, M) = (4, 2), got (4, 3)'),
+    ("start checkpoint for M=2", T + ["--start", "checkpoint", "--M", "2"],
+     2, '--start: the paper checkpoint has M=3, L=4, P=2; the configuration has M=2, L=4, P=2'),
+    ("start empty", T + ["--start", ""],
+     2, "--start: give token, checkpoint or a window file (got '')"),
+    # --- lyapunov
+    ("lyap transient < L-1 from token", ["dmft", "lyapunov", "--steps", "20", "--transient", "1"],
+     2, 'Lyapunov exponents from a token start need transient >= L - 1 = 3 (the window must be'),
+    ("lyap k 0", L + ["--k", "0"],
+     2, '--k: Input should be greater than or equal to 1 (got 0)'),
+    ("lyap k 100", L + ["--k", "100"],
+     2, 'k must be in [1, 12] (L·M), got 100'),
+    ("lyap align > transient", L + ["--align", "50"],
+     2, 'align (50) must not exceed transient (10)'),
+    ("lyap reortho-every 0", L + ["--reortho-every", "0"],
+     2, '--reortho-every (reortho_every in a config file): Input should be greater than or equal'),
+    ("lyap history-every > window", L + ["--history-every", "50"],
+     2, 'history_every must be in [0, steps - transient = 10], got 50'),
+    ("lyap out ordinary folder", L + ["--out", "{tmp}/data"],
+     2, '--out {tmp}/data is a folder that is not an attnphys result; refusing to touch it (choose'),
+    ("lyap beta-att 1e308", L + ["--beta-att", "1e308"],
+     2, 'attention gain γ = β_att·s_att/√M = inf overflows; lower beta_att or scaling_att'),
+    # --- bifurcation
+    ("bif start > stop", B + ["--start-value", "2", "--stop-value", "1"],
+     2, '--stop-value (1.0) must be >= --start-value (2.0)'),
+    ("bif num 0", B + ["--num", "0"],
+     2, '--num: Input should be greater than or equal to 1 (got 0)'),
+    ("bif start = stop", B + ["--start-value", "1", "--stop-value", "1", "--num", "3"],
+     2, '--start-value = --stop-value = 1.0 with --num 3: empty range'),
+    ("bif start-value nan", B + ["--start-value", "nan"],
+     2, '--start-value (start_value in a config file): Input should be a finite number (got nan)'),
+    ("bif param gamma", B + ["--param", "gamma"],
+     2, "--param: Input should be 'beta_o', 'beta_att' or 'epsilon' (got 'gamma')"),
+    ("bif epsilon up to 1", B + ["--num", "2", "--param", "epsilon", "--start-value", "0", "--stop-value", "1"],
+     2, '--start-value/--stop-value: axis epsilon=1.0: Input should be less than 1'),
+    ("bif negative beta_o", B + ["--num", "2", "--start-value", "-1", "--stop-value", "1"],
+     2, '--start-value/--stop-value: axis beta_o=-1.0: Input should be greater than or equal to 0'),
+    ("bif M 2 with checkpoint", B + ["--num", "2", "--M", "2"],
+     2, '--start: the paper checkpoint has M=3, L=4, P=2; the configuration has M=2, L=4, P=2'),
+    ("bif continuation sideways", B + ["--continuation", "sideways"],
+     2, "--continuation: Input should be 'up', 'down' or 'both' (got 'sideways')"),
+    ("bif n-orbit 5", ["dmft", "bifurcation", "--n-orbit", "5"],
+     2, '--n-orbit (n_orbit in a config file): Input should be greater than or equal to 20 (got 5)'),
+    ("bif lyapunov 100", B + ["--num", "2", "--lyapunov", "100"],
+     2, 'lyapunov k must be in [0, 12] (L·M), got 100'),
+    ("bif section-tol -1", B + ["--section-tol", "-1"],
+     2, '--section-tol (section_tol in a config file): Input should be greater than or equal to 0'),
+    ("bif chunk 0", B + ["--chunk", "0"],
+     2, '--chunk: Input should be greater than or equal to 1 (got 0)'),
+    ("bif workers without executor", B + ["--workers", "2"],
+     2, '--workers needs --executor processes or dask'),
+    ("bif scheduler without dask", B + ["--scheduler", "tcp://127.0.0.1:1"],
+     2, '--scheduler needs --executor dask'),
+    ("bif scheduler not an address", B + ["--num", "2", "--executor", "dask", "--scheduler", "localhost"],
+     2, "--scheduler: 'localhost' is not a scheduler address such as tcp://host:8786"),
+    ("bif executor foo", B + ["--executor", "foo"],
+     2, "--executor: Input should be 'inprocess', 'processes' or 'dask' (got 'foo')"),
+    ("bif out ordinary folder", B + ["--out", "{tmp}/data"],
+     2, '--out {tmp}/data is a folder that is not an attnphys result; refusing to touch it (choose'),
+    ("bif out file", B + ["--out", "{tmp}/notes.txt"],
+     2, '--out {tmp}/notes.txt is a file that is not an attnphys result; refusing to touch it'),
+    ("bif plot folder", B + ["--plot", "{tmp}/data"],
+     2, '--plot {tmp}/data is a folder; give a file name such as {tmp}/data/figure.png'),
+    ("bif plot not an image", B + ["--plot", "{tmp}/x.txt"],
+     2, '--plot {tmp}/x.txt: a figure file must end in .png, .pdf or .svg'),
+    ("bif plot existing figure", B + ["--num", "2", "--plot", "{tmp}/fig.png"],
+     2, '--plot {tmp}/fig.png exists; pass --overwrite to replace it, or choose another file name'),
+    ("bif continuation on a cold-start store", B + ["--num", "2", "--continuation", "up", "--out", "{tmp}/bif_result.zarr"],
+     2, '{tmp}/bif_result.zarr holds a different sweep; refusing to write into it: grid.axes:'),
+    # --- phase diagram
+    ("pd x = y", P + ["--x", "beta_o", "0", "1", "2", "--y", "beta_o", "0", "1", "2"],
+     2, "--x and --y name the same field 'beta_o'"),
+    ("pd unknown field", P + ["--x", "beta_q", "0", "1", "2"] + Y,
+     2, "--x: axis beta_q=0.0: unknown sweep field 'beta_q'; choose from ['L', 'M', 'P',"),
+    ("pd num 0", P + ["--x", "beta_o", "0", "1", "0"] + Y,
+     2, '--x: axis beta_o: num must be >= 1, got 0'),
+    ("pd num abc", P + ["--x", "beta_o", "0", "1", "abc"] + Y,
+     2, "Invalid value for '--x': Input should be a valid integer, unable to parse string as an"),
+    ("pd too few values", P + ["--x", "beta_o", "0", "1"] + Y,
+     2, "Invalid value for --x: unexpected value 'beta_att' after --x (which takes 4 values)"),
+    ("pd M axis with checkpoint", P + ["--x", "M", "2", "4", "3"] + Y,
+     2, '--x/--y: start checkpoint: the paper checkpoint has M=3, L=4, P=2; the configuration has'),
+    ("pd L beyond 2^P", P + ["--x", "L", "4", "8", "2", "--start", "token"] + Y,
+     2, '--x: axis L=8.0: L = 8 needs L <= 2^P = 4 distinct positions (P = 2)'),
+    ("pd epsilon up to 1", P + ["--x", "epsilon", "0", "1", "3"] + Y,
+     2, '--x: axis epsilon=1.0: Input should be less than 1'),
+    ("pd start nan", P + ["--x", "beta_o", "nan", "1", "3"] + Y,
+     2, '--x: axis beta_o: start and stop must be finite numbers, got nan, 1.0'),
+    ("pd M 1.5", P + ["--x", "M", "1", "2", "3", "--start", "token"] + Y,
+     2, '--x: axis M=1.5: M is an integer field, got 1.5'),
+    ("pd huge num", P + ["--x", "beta_o", "0", "1", "100000000000"] + Y,
+     2, '--x: axis beta_o: num = 100000000000 values is more than 100000'),
+    ("pd huge grid", P + ["--x", "beta_o", "0", "1", "10000000", "--y", "beta_att", "1", "2", "10000000"],
+     2, '--x: axis beta_o: num = 10000000 values is more than 100000'),
+    ("pd seed -1", P + XY + ["--seed", "-1"],
+     2, '--seed: Input should be greater than or equal to 0 (got -1)'),
+    ("pd out foreign zarr", P + XY + ["--out", "{tmp}/foreign.zarr"],
+     2, '--out {tmp}/foreign.zarr is a folder that is not an attnphys result; refusing to touch it'),
+    ("pd out result of other command", P + XY + ["--out", "{tmp}/traj_result.zarr"],
+     2, '--out {tmp}/traj_result.zarr holds a result of `attnphys dmft trajectory`, not of'),
+    # --- finite, converge, presets
+    ("finite n 1000 5", ["dmft", "finite", "--n", "1000", "5"],
+     2, "Invalid value for --n: unexpected value '5' after --n (which takes 1 value)"),
+    ("finite n 990 99", ["dmft", "finite", "--n", "990", "99"],
+     2, "Invalid value for --n: unexpected value '99' after --n (which takes 1 value)"),
+    ("finite n not a multiple", F + ["--n", "1000"],
+     2, '--n: n must be a positive multiple of n_se = 99 (each column is repeated), got 1000;'),
+    ("finite n 0", F + ["--n", "0"],
+     2, '--n: Input should be greater than or equal to 1 (got 0)'),
+    ("finite paths 0", ["dmft", "finite", "--steps", "5", "--paths", "0", "--n", "990"],
+     2, '--paths: Input should be greater than or equal to 1 (got 0)'),
+    ("finite seed 2^32", F + ["--seed", "4294967296", "--n", "990"],
+     2, '--seed: Input should be less than 4294967296 (got 4294967296)'),
+    ("finite has no --start", F + ["--start", "checkpoint", "--n", "990"],
+     2, 'No such option: --start'),
+    ("finite per-bit too large", ["dmft", "finite", "--steps", "5", "--per-bit", "--n", "99000000", "--paths", "16"],
+     2, '--per-bit: sampling every bit keeps N × paths = 1584000000 bits in memory; use fewer or'),
+    ("finite epsilon sweep", F + ["--n", "990", "--epsilon", "0.1,0.2"],
+     2, '--epsilon takes one value in this command, got 2'),
+    ("finite out ordinary folder", F + ["--n", "990", "--out", "{tmp}/data"],
+     2, '--out {tmp}/data is a folder that is not an attnphys result; refusing to touch it (choose'),
+    ("converge n 0 -5 990", C + ["--n", "0", "-5", "990"],
+     2, "Invalid value for --n: unexpected value '-5' after --n (which takes 1 value)"),
+    ("converge n 0,-5,990", C + ["--n", "0,-5,990"],
+     2, '--n: network sizes must be positive, got [0, -5]'),
+    ("converge one N", C + ["--n", "990"],
+     2, '--n: give at least two network sizes (a slope needs two points)'),
+    ("converge beta-o 1 1", C + ["--beta-o", "1", "1"],
+     2, "Invalid value for --beta-o: unexpected value '1' after --beta-o (which takes 1 value) —"),
+    ("converge beta-o 1,1", C + ["--beta-o", "1,1"],
+     2, "--beta-o (beta_o in a config file): values repeat: [1.0, 1.0] (got '1,1')"),
+    ("converge sizes round to the same", C + ["--n", "100,120"],
+     2, '--n: sizes [100, 120] round to repeated multiples of n_se = 99: [99, 99]'),
+    ("converge horizon > steps", ["dmft", "converge", "--steps", "20", "--transient", "5", "--horizon", "50"],
+     2, '--horizon (50) must not exceed --steps (20)'),
+    ("converge steps 1", ["dmft", "converge", "--steps", "1"],
+     2, '--steps: Input should be greater than or equal to 2 (got 1)'),
+    ("converge n 1.5", C + ["--n", "1.5,200"],
+     2, '--n: values must be integers, got 1.5'),
+    ("converge out ordinary folder", C + ["--n", "100,1000", "--out", "{tmp}/data"],
+     2, '--out {tmp}/data is a folder that is not an attnphys result; refusing to touch it (choose'),
+    ("converge plot folder", C + ["--n", "100,1000", "--plot", "{tmp}/data"],
+     2, '--plot {tmp}/data is a folder; give a file name such as {tmp}/data/figure.png'),
+    # --- clouds
+    ("run dim 1", ["clouds", "run", "--dim", "1"],
+     2, '--dim: Input should be greater than or equal to 2 (got 1)'),
+    ("run tokens 1", ["clouds", "run", "--tokens", "1"],
+     2, '--tokens: Input should be greater than or equal to 2 (got 1)'),
+    ("run tokens too many", ["clouds", "run", "--tokens", "100000000", "--dim", "1000"],
+     2, '--tokens: 100000000 tokens in 1000 dimensions need about 2.24e+08 GiB (attention matrices'),
+    ("run beta nan", R + ["--beta", "nan"],
+     2, '--beta: Input should be a finite number (got nan)'),
+    ("run alpha inf", R + ["--alpha", "inf"],
+     2, '--alpha: Input should be a finite number (got inf)'),
+    ("run layers -1", ["clouds", "run", "--layers", "-1"],
+     2, '--layers: Input should be greater than or equal to 0 (got -1)'),
+    ("run snapshots -1", ["clouds", "run", "--snapshots", "-1"],
+     2, '--snapshots: layers must be >= 0'),
+    ("run snapshots 1.5", ["clouds", "run", "--snapshots", "1.5"],
+     2, '--snapshots: values must be integers, got 1.5'),
+    ("run norm batchnorm", R + ["--norm", "batchnorm"],
+     2, "--norm must be one of layernorm, rmsnorm, rn, diagonal_rn, sphere, none; got 'batchnorm'"),
+    ("run heads -1", R + ["--heads", "-1"],
+     2, '--heads: Input should be greater than or equal to 0 (got -1)'),
+    ("run resample without heads", R + ["--resample-every", "2"],
+     2, '--resample-every: resampling needs random weights: give --heads H > 0'),
+    ("run stats-every 0", R + ["--stats-every", "0"],
+     2, '--stats-every (stats_every in a config file): Input should be greater than or equal to 1'),
+    ("run switch given a value", R + ["--residual", "1"],
+     2, "Invalid value for --residual: unexpected value '1': --residual is a switch and takes no"),
+    ("run out ordinary folder", R + ["--out", "{tmp}/data"],
+     2, '--out {tmp}/data is a folder that is not an attnphys result; refusing to touch it (choose'),
+    ("run out file", R + ["--out", "{tmp}/notes.txt"],
+     2, '--out {tmp}/notes.txt is a file that is not an attnphys result; refusing to touch it'),
+    ("run out foreign zarr", R + ["--out", "{tmp}/foreign.zarr"],
+     2, '--out {tmp}/foreign.zarr is a folder that is not an attnphys result; refusing to touch it'),
+    ("run out existing result", R + ["--out", "{tmp}/clouds_result.zarr"],
+     2, '--out {tmp}/clouds_result.zarr already holds a result of `attnphys clouds run`; pass'),
+    ("run plot folder", R + ["--plot", "{tmp}/data"],
+     2, '--plot {tmp}/data is a folder; give a file name such as {tmp}/data/figure.png'),
+    ("run plot jpg", R + ["--plot", "{tmp}/x.jpg"],
+     2, '--plot {tmp}/x.jpg: a figure file must end in .png, .pdf or .svg'),
+    ("run out .nc under a file", R + ["--out", "{tmp}/notes.txt/x.nc"],
+     2, '--out {tmp}/notes.txt/x.nc: its parent {tmp}/notes.txt is a file'),
+    ("flow beta -1", FL + ["--beta", "-1"],
+     2, '--beta: Input should be greater than 0 (got -1.0)'),
+    ("flow saves 1", ["clouds", "flow", "--saves", "1"],
+     2, '--saves: Input should be greater than or equal to 2 (got 1)'),
+    ("flow t-max inf", ["clouds", "flow", "--t-max", "inf"],
+     2, '--t-max (t_max in a config file): Input should be a finite number (got inf)'),
+    ("flow rtol 2", FL + ["--rtol", "2"],
+     2, '--rtol: Input should be less than 1 (got 2.0)'),
+    ("flow solver euler", FL + ["--solver", "euler"],
+     2, "--solver: Input should be 'tsit5', 'dopri8' or 'kvaerno5' (got 'euler')"),
+    ("flow weights not npz", FL + ["--weights", "{tmp}/weights_bad.npz"],
+     2, '--weights: cannot read {tmp}/weights_bad.npz as .npz (ValueError)'),
+    ("flow weights folder", FL + ["--weights", "{tmp}/data"],
+     2, '--weights: must be identity, gaussian, goe, pm_kq or an .npz file; no such file:'),
+    ("flow sinkhorn causal", FL + ["--dynamics", "sinkhorn", "--causal"],
+     2, '--causal: Sinkhorn attention with a causal mask is degenerate (the only lower-triangular'),
+    ("flow out ordinary folder", FL + ["--out", "{tmp}/data"],
+     2, '--out {tmp}/data is a folder that is not an attnphys result; refusing to touch it (choose'),
+    ("flow config list", FL + ["--config", "{tmp}/list.json"],
+     2, '--config: {tmp}/list.json must hold a mapping of option names to values, not list'),
+    ("clouds pd beta abc", CP + ["--beta", "abc"],
+     2, "--beta: values must be numbers separated by commas, got 'abc'"),
+    ("clouds pd beta -1", CP + ["--beta", "-1,2"],
+     2, '--beta: values must be >= 0, got -1.0'),
+    ("clouds pd beta nan", CP + ["--beta", "nan"],
+     2, '--beta: values must be finite numbers, got nan'),
+    ("clouds pd samples 0", ["clouds", "phase-diagram", "--samples", "0"],
+     2, '--samples: Input should be greater than or equal to 1 (got 0)'),
+    ("clouds pd out ordinary folder", CP + ["--out", "{tmp}/data"],
+     2, '--out {tmp}/data is a folder that is not an attnphys result; refusing to touch it (choose'),
+    ("clouds pd out foreign zarr", CP + ["--out", "{tmp}/foreign.zarr"],
+     2, '--out {tmp}/foreign.zarr is a folder that is not an attnphys result; refusing to touch it'),
+    ("through-model missing folder", ["clouds", "through-model", "--model", "/no/such/dir"],
+     2, '--model: no such model folder: /no/such/dir'),
+    ("through-model ordinary folder", ["clouds", "through-model", "--model", "{tmp}/data"],
+     2, '--model: {tmp}/data is not a model folder (no config.json in it)'),
+    ("through-model tokens 1", ["clouds", "through-model", "--tokens", "1"],
+     2, '--tokens: Input should be greater than or equal to 8 (got 1)'),
+    ("through-model noise -1", ["clouds", "through-model", "--noise", "-1"],
+     2, '--noise: Input should be greater than or equal to 0 (got -1.0)'),
+    ("through-model out ordinary folder", ["clouds", "through-model", "--out", "{tmp}/data"],
+     2, '--out {tmp}/data is a folder that is not an attnphys result; refusing to touch it (choose'),
+    # --- probe, verify, demo, rerun, global options
+    ("probe model missing", ["probe", "--model", "/no/such/dir", "--out", "{tmp}/p"],
+     2, '--model: no such model folder: /no/such/dir'),
+    ("probe model ordinary folder", ["probe", "--model", "{tmp}/data", "--out", "{tmp}/p"],
+     2, '--model: {tmp}/data is not a model folder (no config.json in it)'),
+    ("probe text binary", ["probe", "--text", "{tmp}/bin.txt", "--out", "{tmp}/p"],
+     2, '--text: {tmp}/bin.txt is not a UTF-8 text file (byte 0: NUL byte); give one sentence per'),
+    ("probe text one sentence", ["probe", "--text", "{tmp}/one.txt", "--out", "{tmp}/p"],
+     2, '--text: {tmp}/one.txt holds 1 sentence; the probes need at least 2 (one per line: the MLP'),
+    ("probe text folder", ["probe", "--text", "{tmp}/data", "--out", "{tmp}/p"],
+     2, '--text: {tmp}/data is a folder; give a text file with one sentence per line'),
+    ("probe out file", ["probe", "--out", "{tmp}/notes.txt"],
+     2, '--out {tmp}/notes.txt is a file that is not an attnphys result; refusing to touch it'),
+    ("probe out ordinary folder", ["probe", "--out", "{tmp}/data"],
+     2, '--out {tmp}/data is a folder that is not an attnphys result; refusing to touch it (choose'),
+    ("probe sentences 1", ["probe", "--sentences", "1", "--out", "{tmp}/p"],
+     2, '--sentences: Input should be greater than or equal to 2 (got 1)'),
+    ("probe seed abc", ["probe", "--seed", "abc"],
+     2, "Invalid value for '--seed': Input should be a valid integer, unable to parse string as an"),
+    ("verify seed -1", ["verify", "--seed", "-1"],
+     2, '--seed: Input should be greater than or equal to 0 (got -1)'),
+    ("verify seed 1 2", ["verify", "--seed", "1", "2"],
+     2, "Invalid value for --seed: unexpected value '2' after --seed (which takes 1 value)"),
+    ("verify --out", ["verify", "--out", "x"],
+     2, 'No such option: --out'),
+    ("verify in float32", ["--no-x64", "verify"],
+     2, '--x64: the claims are checked in float64; run without --no-x64'),
+    ("demo out file", ["demo", "--out", "{tmp}/notes.txt"],
+     2, '--out {tmp}/notes.txt is a file that is not an attnphys result; refusing to touch it'),
+    ("demo out ordinary folder", ["demo", "--out", "{tmp}/data"],
+     2, '--out {tmp}/data is a folder that is not an attnphys result; refusing to touch it (choose'),
+    ("demo quick given a value", ["demo", "--quick", "yes"],
+     2, "Invalid value for --quick: unexpected value 'yes': --quick is a switch and takes no value"),
+    ("rerun missing store", ["rerun", "{tmp}/nope.zarr", "--out", "{tmp}/x.zarr"],
+     2, 'STORE: {tmp}/nope.zarr does not exist'),
+    ("rerun foreign store", ["rerun", "{tmp}/foreign.zarr", "--out", "{tmp}/x.zarr"],
+     2, 'STORE: {tmp}/foreign.zarr is not an attnphys result that records the job that made it'),
+    ("rerun plain file", ["rerun", "{tmp}/notes.txt", "--out", "{tmp}/x.zarr"],
+     2, 'STORE: {tmp}/notes.txt is not an attnphys result that records the job that made it'),
+    ("rerun without --out", ["rerun", "{tmp}/traj_result.zarr"],
+     2, "Missing option '--out'."),
+    ("rerun onto itself", ["rerun", "{tmp}/traj_result.zarr", "--out", "{tmp}/traj_result.zarr"],
+     2, '--out {tmp}/traj_result.zarr already holds a result of `attnphys dmft trajectory`; pass'),
+    ("rerun onto ordinary folder", ["rerun", "{tmp}/traj_result.zarr", "--out", "{tmp}/data"],
+     2, '--out {tmp}/data is a folder that is not an attnphys result; refusing to touch it (choose'),
+    ("devices 0", ["--devices", "0", "dmft", "presets"],
+     2, "Invalid value for '--devices': Input should be greater than or equal to 1"),
+    ("devices abc", ["--devices", "abc", "dmft", "presets"],
+     2, "Invalid value for '--devices': Input should be a valid integer, unable to parse string as"),
+    ("devices 100000", ["--devices", "100000", "dmft", "presets"],
+     2, '--devices: at most 64 XLA CPU devices'),
+]
+
+
+PE = [[1, 1], [1, -1], [-1, 1], [-1, -1]]
+ATT = [[0.1, 0.2, 0.3]] * 4
+
+
+def make_inputs(d: Path) -> None:
+    """The files the table refers to: ordinary data, broken options files, broken window files."""
+    (d / "notes.txt").write_text("keep me")
+    (d / "data").mkdir()
+    (d / "data" / "keep.txt").write_text("keep")
+    (d / "dirconf.json").mkdir()
+    (d / "w_dir").mkdir()
+    texts = {
+        "list.json": "[1, 2]", "null.json": "null", "unknown.yaml": "foo: 1\nsteps: 5\n",
+        "pytag.yaml": "steps: !!python/object/apply:os.system ['echo PWNED']\n", "bad.toml": "steps = [\n",
+        "nan.json": '{"beta_o": NaN}', "nan.yaml": "beta_o: .nan\n", "nested.yaml": "steps:\n  a: 1\n",
+        "w_list.json": "[[0.1]]", "w_null.json": "null", "one.txt": "Only one sentence here.\n",
+        "w_nan.json": json.dumps({"att_window": [[0.1, 0.2, 0.3]] * 4, "pe_window": PE}).replace("0.1", "NaN", 1),
+    }
+    windows = {
+        "w_ok.json": {"att_window": ATT, "pe_window": PE},
+        "w_shape.json": {"att_window": [[0.1, 0.2]] * 4, "pe_window": PE},
+        "w_out.json": {"att_window": [[1.5, 0.2, 0.3]] * 4, "pe_window": PE},
+        "w_pe.json": {"att_window": ATT, "pe_window": [[1, 1], [1, 1], [-1, 1], [-1, -1]]},
+        "w_pe0.json": {"att_window": ATT, "pe_window": [[1, 1], [1, -1], [-1, 1], [-1, 0.5]]},
+        "w_str.json": {"att_window": "abc", "pe_window": PE},
+        "w_ragged.json": {"att_window": [[0.1, 0.2, 0.3], [0.1]], "pe_window": PE},
+        "w_n.json": {"att_window": ATT, "pe_window": PE, "n": 9},
+        "w_nstr.json": {"att_window": ATT, "pe_window": PE, "n": "x"},
+        "w_missing.json": {"att_window": ATT},
+    }
+    for name, text in texts.items():
+        (d / name).write_text(text)
+    for name, obj in windows.items():
+        (d / name).write_text(json.dumps(obj))
+    binary = bytes(range(256)) * 4
+    for name in ("bin.json", "w_bin.json", "bin.txt"):
+        (d / name).write_bytes(binary)
+    for name in ("w_bad.npz", "weights_bad.npz"):
+        (d / name).write_bytes(b"not a zip archive")
+    (d / "fig.png").write_bytes(b"\x89PNG not really")
+    np.savez(d / "w_obj.npz", att_window=np.zeros((4, 3)), pe_window=np.array(PE, float))
+    xr.Dataset({"a": ("x", np.arange(3.0))}).to_zarr(d / "foreign.zarr", consolidated=False)
+
+
+def listing(d: Path) -> dict:
+    """Every path under ``d`` with its size and modification time (hidden partials and locks included)."""
+    return {str(p.relative_to(d)): (p.stat().st_size if p.is_file() else -1, p.stat().st_mtime_ns) for p in d.rglob("*")}
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> Path:
+    """Tiny results of three commands, copied into each test's folder (existing results, other commands)."""
+    d = tmp_path_factory.mktemp("results")
+    for args in (["dmft", "trajectory", "--steps", "5", "--out", d / "traj_result.zarr"],
+                 ["clouds", "run", "--dim", "3", "--tokens", "8", "--layers", "2", "--snapshots", "0", "--out",
+                  d / "clouds_result.zarr"],
+                 ["dmft", "bifurcation", "--steps", "30", "--transient", "10", "--n-orbit", "20", "--num", "2", "--out",
+                  d / "bif_result.zarr"]):
+        res = runner.invoke(app, [str(a) for a in args])
+        assert res.exit_code == 0, res.output
+    return d
+
+
+@pytest.fixture(autouse=True)
+def keep_x64():
+    """``--no-x64`` switches float64 off for the process: restore it after each case."""
+    x64 = jax.config.jax_enable_x64
+    yield
+    jax.config.update("jax_enable_x64", x64)
+
+
+@pytest.mark.parametrize("args, code, fragment", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_input_is_a_clear_error_and_writes_nothing(tmp_path, monkeypatch, results, args, code, fragment):
+    make_inputs(tmp_path)
+    for p in results.iterdir():
+        shutil.copytree(p, tmp_path / p.name)
+    monkeypatch.chdir(tmp_path)
+    before = listing(tmp_path)
+    res = runner.invoke(app, [str(a).replace("{tmp}", str(tmp_path)) for a in args])
+    output = " ".join(res.output.split())
+    assert res.exit_code == code, res.output
+    assert fragment.replace("{tmp}", str(tmp_path)) in output, res.output
+    assert "Traceback" not in res.output
+    assert res.exception is None or isinstance(res.exception, SystemExit), repr(res.exception)
+    assert listing(tmp_path) == before
+
+
+def test_the_table_covers_every_command():
+    from attnphys.jobs import load_jobs
+
+    tried = {" ".join(a for a in c[1][:2] if not a.startswith("-")) for c in CASES}
+    for command in load_jobs():
+        assert command in tried or command.split()[0] in tried, command
+
+
+# -- Dask schedulers that do not answer ------------------------------------------------------------------
+
+def _silent_server():
+    """A TCP server that accepts connections and never says anything."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    conns = []
+
+    def accept():
+        while True:
+            try:
+                conns.append(srv.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    return srv, conns
+
+
+def _closed_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+@pytest.mark.parametrize("server", ["silent", "closed"])
+def test_scheduler_that_does_not_answer_fails_in_time_naming_the_address(tmp_path, monkeypatch, server):
+    pytest.importorskip("distributed")
+    import attnphys.sweeps.engine as engine
+
+    monkeypatch.setattr(engine, "DASK_CONNECT_TIMEOUT_S", 2)
+    if server == "silent":
+        srv, conns = _silent_server()
+        port = srv.getsockname()[1]
+    else:
+        port = _closed_port()
+    address = f"tcp://127.0.0.1:{port}"
+    out = tmp_path / "p.zarr"
+    t0 = time.perf_counter()
+    try:
+        res = runner.invoke(app, ["dmft", "phase-diagram", "--x", "beta_o", "0", "1", "2", "--y", "beta_att", "1", "2",
+                                  "2", "--steps", "30", "--transient", "10", "--n-orbit", "20", "--lyapunov", "1",
+                                  "--executor", "dask", "--scheduler", address, "--out", str(out)])
+    finally:
+        if server == "silent":
+            srv.close()
+            for c in conns:
+                c.close()
+    elapsed = time.perf_counter() - t0
+    assert res.exit_code == 2, res.output
+    assert f"--scheduler: no Dask scheduler answered at {address} within 2 s" in " ".join(res.output.split())
+    assert "Traceback" not in res.output
+    assert elapsed < 15
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_dask_worker_is_not_a_scheduler():
+    pytest.importorskip("distributed")
+    from dask.distributed import LocalCluster
+
+    from attnphys.errors import InputError
+    from attnphys.sweeps import check_scheduler
+
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=":0") as cluster:
+        check_scheduler(cluster.scheduler_address, timeout=5)
+        worker = next(iter(cluster.workers.values())).address
+        with pytest.raises(InputError, match="not a Dask scheduler"):
+            check_scheduler(worker, timeout=5)
+
+
+# -- the module entry point, as a real process -----------------------------------------------------------
+
+def test_python_m_attnphys_names_the_option_of_a_stray_value(tmp_path):
+    res = subprocess.run([sys.executable, "-m", "attnphys", "dmft", "finite", "--n", "1000", "5"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2
+    assert "--n" in res.stderr and "unexpected value '5'" in res.stderr
+    assert "Traceback" not in res.stderr + res.stdout
+    assert list(tmp_path.iterdir()) == []
