@@ -53,6 +53,17 @@ class ModelOptions(AbstractJob):
     swept: ClassVar[tuple[str, ...]] = ()
     """Fields this command may sweep (several values); others must have one value."""
 
+    @classmethod
+    def translate_file_options(cls, data: dict, path: Path) -> dict:
+        """The reference implementation's YAML configurations become this command's options
+        (:func:`attnphys.dmft.reference.translate_config`); the library's own options files are read as
+        they are."""
+        from attnphys.dmft.reference import is_reference_config, translate_config
+
+        if is_reference_config(data, set(cls.model_fields)):
+            return translate_config(data, path, cls.model_fields, cls.command)
+        return data
+
     @field_validator("preset")
     @classmethod
     def _preset(cls, v):
