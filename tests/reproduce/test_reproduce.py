@@ -111,3 +111,18 @@ def test_save_final_needs_a_continuation(tmp_path):
     res = invoke("dmft", "bifurcation", "--num", 2, "--steps", 20, "--transient", 0, "--save-final",
                  tmp_path / "f.npz", "--out", tmp_path / "b.zarr")
     assert res.exit_code == 2 and "--save-final" in res.output and "--continuation" in res.output
+
+
+def test_a_window_not_yet_full_is_saved_with_its_fill_count(tmp_path):
+    # two steps from the token: the window holds three rows; continuing from the file is the same run
+    w = tmp_path / "w.npz"
+    first, second, whole = (tmp_path / f"{n}.zarr" for n in ("a", "b", "c"))
+    common = ("dmft", "trajectory", "--beta-o", 1.27, "--steps")
+    assert invoke(*common, 2, "--start", "token", "--save-final", w, "--out", first).exit_code == 0
+    with np.load(w) as z:
+        assert int(z["n"]) == 3 and z["att_window"].shape == (4, 3)
+    res = invoke(*common, 2, "--start", w, "--out", second)
+    assert res.exit_code == 0, res.output
+    assert invoke(*common, 4, "--start", "token", "--out", whole).exit_code == 0
+    a, b, c = load(first), load(second), load(whole)
+    np.testing.assert_array_equal(np.concatenate([a.att.values, b.att.values]), c.att.values)

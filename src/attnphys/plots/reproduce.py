@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
@@ -29,7 +30,8 @@ def planes_figure(ds: xr.Dataset, labels: list[str] | None = None) -> Figure:
         for row, (name, a, b) in enumerate((("mo_se", 0, 1), ("att", 0, j2))):
             y = d[name].values
             ax = axes[row, i]
-            ax.plot(y[:, a], y[:, b], ".", ms=1.0, mew=0, color="k", alpha=0.6, rasterized=True)
+            few = np.unique(np.round(y[:, [a, b]], 10), axis=0).shape[0] < 1000  # a periodic orbit: larger dots
+            ax.plot(y[:, a], y[:, b], ".", ms=3.0 if few else 1.0, mew=0, color="k", alpha=0.6, rasterized=True)
             ax.set_xlabel(f"{name}[{a}]", fontsize=8)
             if i == 0:
                 ax.set_ylabel(f"{name}[{b}]", fontsize=8)
