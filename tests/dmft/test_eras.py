@@ -8,7 +8,7 @@ import pytest
 from attnphys.dmft import DMFTModel, preset, trajectories
 from attnphys.dmft.correlations import paper_segment_weights
 from attnphys.dmft.initial import PrerunStart, TokenStart, position_code, position_of
-from attnphys.dmft.jobs import BifurcationJob
+from attnphys.dmft.jobs import BifurcationJob, PhaseDiagramJob
 from attnphys.dmft.meanfield import advance
 
 from .reference import brute_semantic
@@ -120,6 +120,9 @@ def test_2024_recipe_is_available_to_the_diagram_commands():
     assert BifurcationJob(start="prerun:3:500", steps=2000, transient=1000).task().start.beta_o == 3.0
     with pytest.raises(ValueError, match="prerun needs"):
         BifurcationJob(param="beta_att", start="prerun", steps=2000, transient=1000)
+    phase = PhaseDiagramJob(start="prerun", x=("beta_att", 0.0, 3.0, 3), y=("beta_o", 0.5, 2.5, 3), steps=300,
+                            transient=100)
+    assert phase.task().start == PrerunStart(start=TokenStart(), beta_o=2.5, steps=300)
     # the pre-run's final window starts the top value: it is the token run continued
     model = DMFTModel.of(ERA24.replace(beta_o=1.28))
     sc = model.scalars(n=1)

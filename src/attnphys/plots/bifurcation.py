@@ -12,7 +12,8 @@ parameter value is decided by a **filter**:
   observable over the whole diagram and R = 5001 levels, U is the number of distinct
   ⌊R(y/Y + 1)/2⌋ over the stored samples of component f: U < 80 draws every distinct quantised value
   ("periodic"), otherwise the quantised section points (80 ≤ U < 2500 "quasi-periodic", U ≥ 2500
-  "chaotic"; U is counted over the stored samples, so the last threshold needs at least 2500 of them).
+  "chaotic"; U is counted over the stored samples: with fewer than 2500 of them the two are not told
+  apart and are labelled "not periodic").
 
 The plotted component and the section pair (``f|g``, one of the stored pairs), and the largest number of
 points drawn per parameter value are options.
@@ -120,15 +121,22 @@ def dequantise(q: np.ndarray, Y: float, R: int = COUNT_LEVELS) -> np.ndarray:
     return (2.0 * (np.asarray(q) + 0.5) / R - 1.0) * Y
 
 
+NOT_PERIODIC = -2
+"""Label of the count filter for U ≥ 80 when fewer than 2500 samples are stored (quasi-periodic and
+chaotic cannot be told apart by the count; both are drawn as sections)."""
+
+
 def count_labels(ds: xr.Dataset, feature: int = 0, Y: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(U, label code in :data:`REGIMES`) per point of one direction: U distinct quantised values of
-    component ``feature`` among the stored samples (theory: docs/theory/dmft.md §7.4)."""
+    """(U, label code) per point of one direction: U distinct quantised values of component ``feature``
+    among the stored samples, and its label — a code of :data:`REGIMES`, or :data:`NOT_PERIODIC` for
+    U ≥ 80 when fewer than 2500 samples are stored (theory: docs/theory/dmft.md §7.4)."""
     Y = count_scale(ds) if Y is None else Y
     orb = ds.orbit.values[..., feature]
     U = np.array([np.unique(quantise(o[np.isfinite(o)], Y)).size for o in orb.reshape(-1, orb.shape[-1])])
     U = U.reshape(orb.shape[:-1])
-    code = np.where(U < COUNT_PERIODIC, REGIMES.index("periodic"),
-                    np.where(U < COUNT_CHAOTIC, REGIMES.index("quasi_periodic"), REGIMES.index("chaotic")))
+    above = REGIMES.index("chaotic") if orb.shape[-1] >= COUNT_CHAOTIC else NOT_PERIODIC
+    qp = REGIMES.index("quasi_periodic") if orb.shape[-1] >= COUNT_CHAOTIC else NOT_PERIODIC
+    code = np.where(U < COUNT_PERIODIC, REGIMES.index("periodic"), np.where(U < COUNT_CHAOTIC, qp, above))
     return U, code
 
 
@@ -160,7 +168,7 @@ def diagram_points(ds: xr.Dataset, feature: int = 0, pair: int | None = None, ma
         sec = ds.section.values[i, pair] if has_section else np.empty(0)
         sec = sec[np.isfinite(sec)]
         if filter == "reference":
-            src = orb if code == REGIMES.index("periodic") or not sec.size else sec
+            src = orb if code == REGIMES.index("periodic") or not sec.size else sec  # U < 80: every value
             y = dequantise(np.unique(quantise(src, Y)), Y)
         elif code in periodic:
             y = np.unique(np.round(orb, 10))
@@ -181,14 +189,16 @@ def draw_diagram(ax, ds: xr.Dataset, *, feature: int = 0, pair: int | None = Non
                  size: float = 1.0) -> None:
     """Draw the points of one direction on ``ax``, coloured by regime (theory: docs/theory/dmft.md §7.1)."""
     x, y, c = diagram_points(ds, feature, pair, max_points, filter, Y)
-    for code, name in enumerate(REGIMES):
+    labels = [*((code, name, REGIME_COLORS[name], name.replace("_", " ")) for code, name in enumerate(REGIMES)),
+              (NOT_PERIODIC, "not_periodic", "#444444", f"not periodic (count ≥ {COUNT_PERIODIC})")]
+    for code, _, color, text in labels:
         sel = c == code
         if sel.any():
             if marker == ",":
-                ax.plot(x[sel], y[sel], ",", color=REGIME_COLORS[name], alpha=0.7, rasterized=True)
+                ax.plot(x[sel], y[sel], ",", color=color, alpha=0.7, rasterized=True)
             else:
-                ax.scatter(x[sel], y[sel], s=size, color=REGIME_COLORS[name], marker=marker, lw=0, rasterized=True)
-            ax.plot([], [], "s", color=REGIME_COLORS[name], label=name.replace("_", " "))
+                ax.scatter(x[sel], y[sel], s=size, color=color, marker=marker, lw=0, rasterized=True)
+            ax.plot([], [], "s", color=color, label=text)
     if legend:
         ax.legend(fontsize=7, loc="best", markerscale=1.5)
 

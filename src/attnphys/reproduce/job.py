@@ -62,6 +62,8 @@ class ReproduceJob(AbstractJob):
 
     def inputs_check(self) -> None:
         if self.name == "list":
+            if self.out is not None:
+                raise InputError("list writes nothing; give --out with a figure's name", "--out")
             return
         if self.pair is not None or self.component is not None:
             from attnphys.plots.bifurcation import choose_pair
