@@ -196,7 +196,7 @@ def test_beta3_npz_checkpoint_gives_bit_for_bit_the_checkpoint_trajectory(tmp_pa
     outs = {}
     for name, start in (("ck", "checkpoint"), ("npz", npz)):
         outs[name] = tmp_path / f"{name}.zarr"
-        res = runner.invoke(app, ["dmft", "trajectory", "--beta-o", "1.27", "--steps", "3000", "--start", str(start),
+        res = runner.invoke(app, ["dmft", "trajectory", "--beta-o", "1.27", "--steps", "1500", "--start", str(start),
                                   "--out", str(outs[name])])
         assert res.exit_code == 0, res.output
     a, b = load(outs["ck"]), load(outs["npz"])
@@ -215,13 +215,9 @@ def test_shipped_checkpoints_load_with_their_shapes(name):
         assert float(z["beta"]) == c.beta_o
 
 
-def test_p5_checkpoint_runs_and_is_refused_by_a_p2_configuration(tmp_path):
+def test_p5_checkpoint_is_refused_by_a_p2_configuration(tmp_path):
+    # (a P = 5 run from the authors' checkpoints: tests/reproduce, the continuation test)
     ck = reference_checkpoint("exp_pe5__zoom1_beta_idx-300_value_1.43_window_chpt.npz")
-    out = tmp_path / "p5.zarr"
-    res = runner.invoke(app, ["dmft", "trajectory", "--preset", "paper-pe5", "--beta-o", "1.43", "--steps", "200",
-                              "--start", str(ck), "--out", str(out)])
-    assert res.exit_code == 0, res.output
-    assert load(out).final_A.shape == (32, 3)
     res = runner.invoke(app, ["dmft", "trajectory", "--preset", "paper", "--steps", "5", "--start", str(ck),
                               "--out", str(tmp_path / "p2.zarr")])
     assert res.exit_code == 2 and "(L, M) = (4, 3)" in res.output
@@ -245,6 +241,7 @@ def test_shipped_checkpoints_are_package_data():
 
 # -- hand-set weights ----------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_weights_file_reproduces_the_segment_network_bit_for_bit(tmp_path, data_dir):
     w = json.loads((data_dir / "dmft-paper-seed1-weights.json").read_text())
     f = tmp_path / "w.npz"
