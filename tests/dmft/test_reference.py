@@ -255,3 +255,13 @@ def test_weights_file_reproduces_the_segment_network_bit_for_bit(tmp_path, data_
         outs.append(load(out))
     assert json.loads(outs[1].attrs["config"])["correlations"]["kind"] == "weights"
     assert np.array_equal(outs[0].mo_se.values, outs[1].mo_se.values)
+
+
+@pytest.mark.parametrize("mode, message", [(1, None), (0, "a random token"), (3, "row 0 of W^q"), (7, "unknown mode")])
+def test_token_starts(tmp_path, mode, message):
+    text = BIF.replace("load_chpt: True", "load_chpt: False").replace("ini_token_from_w: 1", f"ini_token_from_w: {mode}")
+    if message is None:
+        assert build_job(BifurcationJob, {}, write(tmp_path, text)).start == TokenStart()
+        return
+    with pytest.raises(InputError, match=message):
+        build_job(BifurcationJob, {}, write(tmp_path, text))

@@ -318,22 +318,21 @@ def translate_config(data: dict, path: str | Path, fields: dict[str, Any] | set[
     P_named = _inferred_sizes(path)
 
     # -- start -------------------------------------------------------------------------------------
-    load = data.get("load_chpt", "chpt_path" in data and "load_chpt" not in data)
-    load = _bool(p, "load_chpt", load) if "load_chpt" in data else load
+    if "load_chpt" in data:
+        load = _bool(p, "load_chpt", data["load_chpt"])
+    else:  # the phase-diagram configuration has a chpt_path but no load_chpt: it always loads
+        load = bool(data.get("chpt_path"))
     implied = None
+    mode = _int(p, "ini_token_from_w", data["ini_token_from_w"]) if "ini_token_from_w" in data else None
     if load:
         start, implied = _checkpoint_start(p, data.get("chpt_path", ""), path)
         if start is not None:
             put("load_chpt", "start", start)
-    else:
-        mode = _int(p, "ini_token_from_w", data.get("ini_token_from_w", 1))
-        if mode == 1:
-            put("ini_token_from_w", "start", "token")
-        elif mode is not None:
-            p.add("ini_token_from_w", f"{mode} ({'a random token' if mode == 0 else 'a row of W^' + 'ovqk'[mode - 1]}) "
-                                      "is not supported: only 1 (row 0 of W^o, the library's token start)")
-    if "ini_token_from_w" in data:
-        _int(p, "ini_token_from_w", data["ini_token_from_w"])
+    elif mode == 1 or ("load_chpt" in data and mode is None):
+        put("load_chpt" if mode is None else "ini_token_from_w", "start", "token")
+    elif mode is not None:
+        what = {0: "a random token", 2: "row 0 of W^v", 3: "row 0 of W^q", 4: "row 0 of W^k"}.get(mode, "an unknown mode")
+        p.add("ini_token_from_w", f"{mode} ({what}) is not supported: only 1 (row 0 of W^o, the library's token start)")
 
     if "preset" not in out:
         if implied is not None:
