@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+import re
 import tomllib
 from fnmatch import fnmatch
 from pathlib import Path
@@ -263,5 +264,5 @@ def test_token_starts(tmp_path, mode, message):
     if message is None:
         assert build_job(BifurcationJob, {}, write(tmp_path, text)).start == TokenStart()
         return
-    with pytest.raises(InputError, match=message):
+    with pytest.raises(InputError, match=re.escape(message)):
         build_job(BifurcationJob, {}, write(tmp_path, text))
