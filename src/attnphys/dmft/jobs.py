@@ -57,6 +57,17 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
     def takes_several(cls, name: str) -> bool:
         return name not in ("beta_o", "beta_att", "epsilon") or name in cls.swept
 
+    @classmethod
+    def translate_file_options(cls, data: dict, path: Path) -> dict:
+        """The reference implementation's YAML configurations become this command's options
+        (:func:`attnphys.dmft.reference.translate_config`); the library's own options files are read as
+        they are."""
+        from attnphys.dmft.reference import is_reference_config, translate_config
+
+        if is_reference_config(data, set(cls.model_fields)):
+            return translate_config(data, path, cls.model_fields, cls.command)
+        return data
+
     @field_validator("preset")
     @classmethod
     def _preset(cls, v):
@@ -330,6 +341,28 @@ class SweepOptions(ModelOptions):
         return self
 
 
+_PRERUN_HELP = (" prerun: the 2024 recipe, a token run of --steps steps at the largest β_o whose final window starts "
+                "every value (prerun:BETA:STEPS to choose).")
+
+
+def _prerun(v: Any, beta_max: float | None, steps: int | None) -> Any:
+    """``prerun`` or ``prerun:BETA:STEPS`` → a pre-run start from the token (the 2024 recipe;
+    theory: docs/theory/dmft.md §5.2); any other value unchanged."""
+    if not (isinstance(v, str) and v.strip().split(":")[0] == "prerun"):
+        return v
+    parts = v.strip().split(":")
+    if len(parts) == 3:
+        try:
+            beta_max, steps = float(parts[1]), int(parts[2])
+        except ValueError:
+            raise ValueError(f"a pre-run start is prerun or prerun:BETA:STEPS, got {v!r}") from None
+    elif len(parts) != 1:
+        raise ValueError(f"a pre-run start is prerun or prerun:BETA:STEPS, got {v!r}")
+    if beta_max is None or steps is None:
+        raise ValueError("prerun needs the largest β_o of the grid: sweep beta_o, or give prerun:BETA:STEPS")
+    return {"kind": "prerun", "start": {"kind": "token"}, "beta_o": beta_max, "steps": steps}
+
+
 def _regime_counts(ds) -> str:
     from attnphys.dynamics.classify import REGIMES
 
@@ -359,9 +392,26 @@ class BifurcationJob(SweepOptions):
     observable: str = Field("mo_se", description=f"Observable of the diagram: one of {', '.join(OBSERVABLES)}.")
     section_tol: float = Field(1e-3, ge=0, allow_inf_nan=False, description="Zero-plane section tolerance |y_g| ≤ tol.")
     continuation: Literal["up", "down", "both"] | None = Field(None, description="Continuation instead of cold starts.")
-    start: StartSpec = Field("checkpoint", description="Initial condition: checkpoint, token or a window FILE.")
+    start: StartSpec = Field("checkpoint", description="Initial condition: checkpoint, token or a window FILE;"
+                                                       + _PRERUN_HELP)
     out: Path = Field(Path("bifurcation.zarr"), description="Output Zarr store; re-running resumes.")
     plot: Path | None = Field(None, description="Figure file (PNG); zero-plane points go to <stem>_sections.png.")
+    plot_component: int | None = Field(None, ge=0, description="Plotted component (default: 0, or that of --plot-pair).")
+    plot_pair: str | None = Field(None, description="Zero-plane section pair f|g drawn for non-periodic values "
+                                                    "(one of 0|1, 0|2, 1|0, 2|0).")
+    plot_max_points: int | None = Field(None, ge=1, description="Most points drawn per value (default: all stored).")
+    plot_filter: Literal["library", "reference"] = Field(
+        "library", description="What decides how a value is drawn: the library's regime labels, or the published "
+                               "figures' count filter.")
+    save_final: Path | None = Field(None, description="With --continuation: save the final context window of each "
+                                                      "chain (.npz or .json; with both directions FILE-up and "
+                                                      "FILE-down), readable by --start.")
+
+    @field_validator("start", mode="before")
+    @classmethod
+    def _prerun_start(cls, v, info):
+        beta = info.data.get("stop_value") if info.data.get("param", "beta_o") == "beta_o" else None
+        return _prerun(v, beta, info.data.get("steps"))
 
     @field_validator("observable")
     @classmethod
@@ -393,10 +443,38 @@ class BifurcationJob(SweepOptions):
 
         return OrbitTask(config=self.configuration(), steps=self.steps, transient=self.transient,
                          lyapunov=self.lyapunov, n_orbit=self.n_orbit, keep_orbit=True, observable=self.observable,
-                         section_tol=self.section_tol, start=self.start)
+                         section_tol=self.section_tol, start=self.start, keep_final=self.save_final is not None)
+
+    def final_paths(self) -> dict[str, Path]:
+        """Where --save-final writes the final window of each chain: FILE, or FILE-up/FILE-down."""
+        if self.save_final is None or self.continuation is None:
+            return {}
+        if self.continuation != "both":
+            return {self.continuation: self.save_final}
+        f = self.save_final
+        return {d: f.with_name(f"{f.stem}-{d}{f.suffix}") for d in ("up", "down")}
 
     def inputs_check(self) -> None:
         super().inputs_check()
+        if self.save_final is not None:
+            if self.continuation is None:
+                raise InputError("a cold-start diagram has one final window per value; save one with --continuation "
+                                 "or `attnphys dmft trajectory --save-final`", "--save-final")
+            if self.save_final.suffix not in (".npz", ".json"):
+                raise InputError(f"{self.save_final}: the final window is saved as .npz or .json", "--save-final")
+            for p in self.final_paths().values():
+                if p.exists():
+                    raise InputError(f"{p} exists; choose another file", "--save-final")
+        if self.plot is not None:
+            from attnphys.dmft.tasks import PAPER_SECTION_PAIRS
+            from attnphys.plots.bifurcation import choose_pair
+
+            F = self.configuration().M
+            try:
+                choose_pair([f"{a}|{b}" for a, b in PAPER_SECTION_PAIRS if max(a, b) < F], F, self.plot_component,
+                            self.plot_pair)
+            except ValueError as e:
+                raise InputError(str(e), "--plot-pair" if self.plot_pair else "--plot-component") from None
         from attnphys.sweeps import Grid, Sweep
 
         axes = self.grid_axes()
@@ -423,11 +501,37 @@ class BifurcationJob(SweepOptions):
         rows = {"dims": _summary_dims(ds), "wall time": f"{time.perf_counter() - t0:.2f} s",
                 "regimes": _regime_counts(ds)}
         paths = [self.out]
+        for direction, path in self.final_paths().items():
+            paths.append(self._save_chain_end(ds, direction, path))
+            rows[f"final window ({direction})"] = f"{path} (filled rows: {self._chain_end(ds, direction)[1]})"
         if self.plot is not None:
             from attnphys.plots.bifurcation import plot_bifurcation
 
-            paths += plot_bifurcation(ds, self.plot)
+            paths += plot_bifurcation(ds, self.plot, self.plot_component, self.plot_pair, self.plot_max_points,
+                                      self.plot_filter)
         return Report(f"bifurcation diagram → {self.out}", rows, paths, ds)
+
+    def _chain_end(self, ds, direction: str):
+        """(point, filled rows) of the last value of a chain: the largest value going up, the smallest down."""
+        d = ds.sel(direction=direction)
+        point = d.isel({self.param: -1 if direction == "up" else 0})
+        return point, int(point.final_n.values)
+
+    def _save_chain_end(self, ds, direction: str, path: Path) -> Path:
+        """Save a chain's final window (a window not yet full keeps its fill count n)."""
+        import jax.numpy as jnp
+
+        from attnphys.dmft.initial import save_window
+        from attnphys.dmft.meanfield import Window
+
+        point, n = self._chain_end(ds, direction)
+        cfg = self.configuration()
+        A = point.final_A.values[: cfg.L, : cfg.M]
+        pe = point.final_pe.values[: cfg.L, : cfg.P]
+        value = float(point[self.param].values)
+        beta = value if self.param == "beta_o" else cfg.beta_o
+        extra = {"beta_o": beta} if path.suffix == ".npz" else {"beta_o": beta, self.param: value}
+        return save_window(Window(jnp.asarray(A), jnp.asarray(pe), jnp.asarray(n, jnp.int32)), path, **extra)
 
 
 AxisSpec = tuple[str, float, float, int]
@@ -448,10 +552,17 @@ class PhaseDiagramJob(SweepOptions):
     transient: int = Field(100_000, ge=0, description="Steps discarded before recording (fewer than --steps).")
     lyapunov: int = Field(2, ge=0, description="Leading Lyapunov exponents per point.")
     n_orbit: int = Field(1000, ge=20, description="Last recorded observations used for the classification.")
-    start: StartSpec = Field("checkpoint", description="Initial condition: checkpoint, token or a window FILE.")
+    start: StartSpec = Field("checkpoint", description="Initial condition: checkpoint, token or a window FILE;"
+                                                       + _PRERUN_HELP)
     seed: int = Field(0, ge=0, description="Base seed of the per-point seeds.")
     out: Path = Field(Path("phase.zarr"), description="Zarr store; re-running the same command resumes.")
     plot: Path | None = Field(None, description="Figure (PNG): regime map and λ1 heat map.")
+
+    @field_validator("start", mode="before")
+    @classmethod
+    def _prerun_start(cls, v, info):
+        betas = [max(a[1], a[2]) for a in (info.data.get("x"), info.data.get("y")) if a is not None and a[0] == "beta_o"]
+        return _prerun(v, max(betas) if betas else None, info.data.get("steps"))
 
     @model_validator(mode="after")
     def _schedule(self):

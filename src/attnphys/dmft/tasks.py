@@ -166,7 +166,9 @@ def _feature_coords(sizes: Mapping[str, int], names=("feature", "lag", "bit")) -
 
 @register_task
 class TrajectoryTask(DMFTTask):
-    """Records of the mean-field map at every point (theory: docs/theory/dmft.md §3.6)."""
+    """Records of the mean-field map at every point (theory: docs/theory/dmft.md §3.6). With ``mo_se``
+    recorded, also the memory beyond the context window: its autocorrelation time and the fraction of its
+    power below frequency 1/L, per feature (:mod:`attnphys.dmft.memory`; theory: docs/theory/dmft.md §8)."""
 
     kind: Literal["dmft-trajectory"] = "dmft-trajectory"
     start: StartSpec = Field(default_factory=TokenStart, description="initial condition")
@@ -213,6 +215,14 @@ class TrajectoryTask(DMFTTask):
                                  ("se0", ("family", "feature"), "semantic overlaps (o, v, q, k) of the newest token")):
             shape = tuple(4 if d == "family" else s[d] for d in dims)
             sch[f"final_{name}"] = VarSpec(dims, shape, np.float64, np.nan, f"final state: {what} (cached)")
+        if "mo_se" in self.record:
+            sch["mo_se_autocorr_time"] = VarSpec(
+                ("feature",), (s["feature"],), np.float64, np.nan,
+                "autocorrelation time of mo_se: lag beyond which |autocorrelation| < 1/e (inf: no decay within "
+                "a quarter of the record)", "step")
+            sch["mo_se_lowfreq_power"] = VarSpec(
+                ("feature",), (s["feature"],), np.float64, np.nan,
+                "fraction of the power of mo_se at frequencies below 1/L (slower than one pass through the context)")
         return sch
 
     def coords(self, grid: Grid) -> dict:
@@ -243,6 +253,11 @@ class TrajectoryTask(DMFTTask):
         out = {name: recs[name] for name in self.record}
         out.update(final_A=final.A, final_pe=final.pe, final_n=final.n, final_mv=final.mv, final_mk=final.mk,
                    final_m0=final.m0, final_se0=final.se0)
+        if "mo_se" in self.record:
+            from attnphys.dmft.memory import memory_summary
+
+            mem = memory_summary(np.swapaxes(np.asarray(recs["mo_se"]), -1, -2), model.config.L, dt=self.record_every)
+            out.update(mo_se_autocorr_time=mem["autocorr_time"], mo_se_lowfreq_power=mem["lowfreq_power"])
         return out
 
 

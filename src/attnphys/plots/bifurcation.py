@@ -1,21 +1,36 @@
-"""Bifurcation diagrams coloured by regime, Lyapunov exponents and zero-plane points (spec ``dmft.md`` §6).
+"""Bifurcation diagrams with their Lyapunov exponents and zero-plane points (theory: docs/theory/dmft.md §7.1,
+§7.2, §7.4).
 
-Input: a dataset of :func:`attnphys.dmft.analysis.analyse` with one swept parameter (and optionally a
-``direction`` dimension from continuation). In the diagram, points whose regime is a fixed point or a
-periodic orbit show their recorded orbit samples; quasi-periodic and chaotic points show their
-zero-plane section points (``f`` where |``g``| ≤ tol, pair 0|1 by default), as the paper does, or the
-orbit samples when the orbit never crossed the plane.
+Input: a dataset of :func:`attnphys.dmft.analysis.analyse` (or ``attnphys dmft bifurcation``) with one
+swept parameter, and optionally a ``direction`` dimension from continuation. What is drawn above each
+parameter value is decided by a **filter**:
+
+* ``library`` (default): the library's regime labels. Fixed points and periodic orbits show the distinct
+  values of their recorded orbit; quasi-periodic and chaotic orbits their zero-plane section points
+  (component ``f`` where |component ``g``| ≤ tol), or their orbit samples when they never crossed it.
+* ``reference``: the count filter of the published figures (§7.4). With Y the largest value of the
+  observable over the whole diagram and R = 5001 levels, U is the number of distinct
+  ⌊R(y/Y + 1)/2⌋ over the stored samples of component f: U < 80 draws every distinct quantised value
+  ("periodic"), otherwise the quantised section points (80 ≤ U < 2500 "quasi-periodic", U ≥ 2500
+  "chaotic"; U is counted over the stored samples: with fewer than 2500 of them the two are not told
+  apart and are labelled "not periodic").
+
+The plotted component and the section pair (``f|g``, one of the stored pairs), and the largest number of
+points drawn per parameter value are options.
 """
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import xarray as xr
+from matplotlib.figure import Figure
 
-from attnphys.plots._common import config_title, save, subplots
 from attnphys.dynamics.classify import REGIMES
+from attnphys.plots._common import config_title, save, subplots
 
 REGIME_COLORS = {
     "divergent": "#7f7f7f",
@@ -25,6 +40,14 @@ REGIME_COLORS = {
     "chaotic": "#d62728",
     "hyperchaotic": "#9467bd",
 }
+
+Filter = Literal["library", "reference"]
+FILTERS: tuple[str, ...] = ("library", "reference")
+
+COUNT_LEVELS = 5001
+"""R of the reference's count filter (theory: docs/theory/dmft.md §7.4)."""
+COUNT_PERIODIC, COUNT_CHAOTIC = 80, 2500
+"""Thresholds of the count U: below 80 periodic, from 2500 chaotic, quasi-periodic between."""
 
 
 def _param(ds: xr.Dataset) -> str:
@@ -40,81 +63,220 @@ def _directions(ds: xr.Dataset) -> list[xr.Dataset]:
     return [ds]
 
 
-def diagram_points(ds: xr.Dataset, feature: int = 0, pair: int = 0, max_points: int = 200) -> tuple[np.ndarray, ...]:
-    """(parameter, value, regime code) of the points drawn in the diagram, for one direction."""
+def stored_pairs(ds: xr.Dataset) -> list[str]:
+    """Names ``f|g`` of the section pairs stored in a diagram dataset."""
+    return [str(p) for p in ds.pair.values] if "pair" in ds.coords and "section" in ds else []
+
+
+def choose_pair(pairs: list[str], n_features: int, component: int | None = None,
+                pair: str | None = None) -> tuple[int, int | None, int | None]:
+    """(plotted component f, section component g, index of the pair ``f|g`` in ``pairs``) from the options
+    (theory: docs/theory/dmft.md §7.1). With only ``component``: the first pair whose first component it
+    is; with ``pair``: its f; both must agree. g and the index are None when no pair fits.
+
+    Raises:
+        ValueError: naming the available pairs when the choice is not among them.
+    """
+    if pair is not None:
+        try:
+            f, g = (int(x) for x in pair.split("|"))
+        except ValueError:
+            raise ValueError(f"a section pair is written f|g, e.g. 0|1; got {pair!r}") from None
+        if component is not None and component != f:
+            raise ValueError(f"component {component} is not the plotted component of the section pair {pair}")
+        if pair not in pairs:
+            raise ValueError(f"section pair {pair} is not stored; stored pairs: {', '.join(pairs) or 'none'}")
+        return f, g, pairs.index(pair)
+    f = 0 if component is None else int(component)
+    if not 0 <= f < n_features:
+        raise ValueError(f"component {f} is not in [0, {n_features - 1}]")
+    for i, name in enumerate(pairs):
+        a, b = (int(x) for x in name.split("|"))
+        if a == f:
+            return f, b, i
+    return f, None, None
+
+
+def section_pair(ds: xr.Dataset, component: int | None = None, pair: str | None = None):
+    """:func:`choose_pair` among the pairs stored in ``ds``."""
+    return choose_pair(stored_pairs(ds), ds.sizes.get("feature", 1), component, pair)
+
+
+def count_scale(ds: xr.Dataset) -> float:
+    """Y of the count filter: the largest stored value of the observable over the whole diagram (all
+    points, directions and components; the largest value, not the largest magnitude) (theory:
+    docs/theory/dmft.md §7.4). Falls back to the largest magnitude when no value is positive."""
+    orb = ds.orbit.values
+    Y = float(np.nanmax(orb)) if np.isfinite(orb).any() else 1.0
+    return Y if Y > 0 else float(np.nanmax(np.abs(orb))) or 1.0
+
+
+def quantise(y: np.ndarray, Y: float, R: int = COUNT_LEVELS) -> np.ndarray:
+    """⌊R(y/Y + 1)/2⌋ (theory: docs/theory/dmft.md §7.4)."""
+    return np.floor(R * (np.asarray(y) / Y + 1.0) / 2.0).astype(np.int64)
+
+
+def dequantise(q: np.ndarray, Y: float, R: int = COUNT_LEVELS) -> np.ndarray:
+    """The centre of quantisation level q: (2(q + ½)/R − 1)·Y."""
+    return (2.0 * (np.asarray(q) + 0.5) / R - 1.0) * Y
+
+
+NOT_PERIODIC = -2
+"""Label of the count filter for U ≥ 80 when fewer than 2500 samples are stored (quasi-periodic and
+chaotic cannot be told apart by the count; both are drawn as sections)."""
+
+
+def count_labels(ds: xr.Dataset, feature: int = 0, Y: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(U, label code) per point of one direction: U distinct quantised values of component ``feature``
+    among the stored samples, and its label — a code of :data:`REGIMES`, or :data:`NOT_PERIODIC` for
+    U ≥ 80 when fewer than 2500 samples are stored (theory: docs/theory/dmft.md §7.4)."""
+    Y = count_scale(ds) if Y is None else Y
+    orb = ds.orbit.values[..., feature]
+    U = np.array([np.unique(quantise(o[np.isfinite(o)], Y)).size for o in orb.reshape(-1, orb.shape[-1])])
+    U = U.reshape(orb.shape[:-1])
+    above = REGIMES.index("chaotic") if orb.shape[-1] >= COUNT_CHAOTIC else NOT_PERIODIC
+    qp = REGIMES.index("quasi_periodic") if orb.shape[-1] >= COUNT_CHAOTIC else NOT_PERIODIC
+    code = np.where(U < COUNT_PERIODIC, REGIMES.index("periodic"), np.where(U < COUNT_CHAOTIC, qp, above))
+    return U, code
+
+
+def diagram_points(ds: xr.Dataset, feature: int = 0, pair: int | None = None, max_points: int | None = None,
+                   filter: Filter = "library", Y: float | None = None) -> tuple[np.ndarray, ...]:
+    """(parameter, value, regime code) of the points drawn in the diagram, for one direction (theory:
+    docs/theory/dmft.md §7.1, §7.4).
+
+    Args:
+        feature: plotted component f. pair: index of the stored section pair (f|g) (None: orbit samples
+            only). max_points: most points drawn per parameter value (None: all). filter: ``library``
+            (regime labels) or ``reference`` (count filter, with scale ``Y`` of the whole diagram).
+    """
     p = _param(ds)
     xs, ys, cs = [], [], []
     periodic = {REGIMES.index("fixed_point"), REGIMES.index("periodic")}
-    has_section = "section" in ds and ds.sizes.get("pair", 0) > pair
+    has_section = pair is not None and "section" in ds and ds.sizes.get("pair", 0) > pair
+    if filter == "reference":
+        Y = count_scale(ds) if Y is None else Y
+        _, codes = count_labels(ds, feature, Y)
+    elif filter == "library":
+        codes = ds.regime.values.astype(int)
+    else:
+        raise ValueError(f"filter must be one of {FILTERS}, got {filter!r}")
     for i, value in enumerate(ds[p].values):
-        code = int(ds.regime.values[i])
-        y = None
-        if code not in periodic and has_section:
-            sec = ds.section.values[i, pair]
-            sec = sec[np.isfinite(sec)]
-            y = sec[:max_points] if sec.size else None
-        if y is None:
-            orb = ds.orbit.values[i, :, feature]
-            y = orb[-max_points:]
-            if code in periodic:
-                y = np.unique(np.round(y, 10))
+        code = int(codes[i])
+        orb = ds.orbit.values[i, :, feature]
+        orb = orb[np.isfinite(orb)]
+        sec = ds.section.values[i, pair] if has_section else np.empty(0)
+        sec = sec[np.isfinite(sec)]
+        if filter == "reference":
+            src = orb if code == REGIMES.index("periodic") or not sec.size else sec  # U < 80: every value
+            y = dequantise(np.unique(quantise(src, Y)), Y)
+        elif code in periodic:
+            y = np.unique(np.round(orb, 10))
+        else:
+            y = sec if sec.size else orb
+        if max_points is not None:
+            y = y[:max_points] if y is sec else y[-max_points:]
         xs.append(np.full(y.size, value))
         ys.append(y)
         cs.append(np.full(y.size, code))
+    if not xs:
+        return np.empty(0), np.empty(0), np.empty(0, int)
     return np.concatenate(xs), np.concatenate(ys), np.concatenate(cs)
 
 
-def plot_bifurcation(ds: xr.Dataset, path: str | Path, feature: int = 0, pair: int = 0) -> list[Path]:
-    """Write the diagram with its exponents to ``path`` and the zero-plane points to ``<stem>_sections.png``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+def draw_diagram(ax, ds: xr.Dataset, *, feature: int = 0, pair: int | None = None, max_points: int | None = None,
+                 filter: Filter = "library", Y: float | None = None, legend: bool = True, marker: str = ",",
+                 size: float = 1.0) -> None:
+    """Draw the points of one direction on ``ax``, coloured by regime (theory: docs/theory/dmft.md §7.1)."""
+    x, y, c = diagram_points(ds, feature, pair, max_points, filter, Y)
+    labels = [*((code, name, REGIME_COLORS[name], name.replace("_", " ")) for code, name in enumerate(REGIMES)),
+              (NOT_PERIODIC, "not_periodic", "#444444", f"not periodic (count ≥ {COUNT_PERIODIC})")]
+    for code, _, color, text in labels:
+        sel = c == code
+        if sel.any():
+            if marker == ",":
+                ax.plot(x[sel], y[sel], ",", color=color, alpha=0.7, rasterized=True)
+            else:
+                ax.scatter(x[sel], y[sel], s=size, color=color, marker=marker, lw=0, rasterized=True)
+            ax.plot([], [], "s", color=color, label=text)
+    if legend:
+        ax.legend(fontsize=7, loc="best", markerscale=1.5)
+
+
+def draw_exponents(ax, ds: xr.Dataset, n: int = 4) -> None:
+    """The leading Lyapunov exponents against the parameter, with 0 marked (theory: docs/theory/dmft.md §6)."""
     p = _param(ds)
+    ex = ds.exponents.values
+    for i in range(min(ex.shape[-1], n)):
+        ax.plot(ds[p].values, ex[:, i], lw=0.7, label=f"λ{i + 1}")
+    ax.axhline(0, color="k", lw=0.5)
+    shown = ex[:, : min(ex.shape[-1], n)]
+    if np.isfinite(shown).any():
+        lo, hi = np.nanpercentile(shown, 2), np.nanmax(shown)  # degenerate points (β_o = 0) off-scale
+        if np.isfinite(lo) and np.isfinite(hi) and hi > lo:
+            ax.set_ylim(lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo))
+    ax.set_ylabel("Lyapunov exponent")
+    ax.legend(fontsize=7, ncol=4)
+
+
+def bifurcation_figure(ds: xr.Dataset, *, component: int | None = None, pair: str | None = None,
+                       max_points: int | None = None, filter: Filter = "library", title: str | None = None) -> Figure:
+    """The diagram (one column per direction) with the exponents below (theory: docs/theory/dmft.md §7.1–7.2)."""
+    p = _param(ds)
+    f, g, idx = section_pair(ds, component, pair)
     dirs = _directions(ds)
     has_exp = "exponents" in ds
     nrows = 2 if has_exp else 1
-    fig, axes = subplots(nrows, len(dirs), figsize=(7 * len(dirs), 3.2 * nrows + 0.6), squeeze=False, sharex=True)
+    fig, axes = subplots(nrows, len(dirs), figsize=(max(9, 7 * len(dirs)), 3.2 * nrows + 0.8), squeeze=False,
+                         sharex=True)
+    Y = count_scale(ds) if filter == "reference" else None
+    label = ds.attrs.get("observable", "mo_se")
     for j, d in enumerate(dirs):
         ax = axes[0, j]
-        x, y, c = diagram_points(d, feature, pair)
-        for code, name in enumerate(REGIMES):
-            sel = c == code
-            if sel.any():
-                ax.plot(x[sel], y[sel], ",", color=REGIME_COLORS[name], alpha=0.7)
-                ax.plot([], [], "s", color=REGIME_COLORS[name], label=name.replace("_", " "))
-        label = d.attrs.get("observable", "mo_se")
-        ax.set_ylabel(f"{label}[{feature}]")
-        title = "cold start" if "direction" not in ds.dims else f"continuation {str(d.direction.values)}"
-        ax.set_title(title, fontsize=9)
-        ax.legend(fontsize=7, loc="best", markerscale=1.5)
+        draw_diagram(ax, d, feature=f, pair=idx, max_points=max_points, filter=filter, Y=Y)
+        ax.set_ylabel(f"{label}[{f}]" + (f" (sections at {label}[{g}] = 0)" if g is not None else ""))
+        where = "cold start" if "direction" not in ds.dims else f"continuation {d.direction.values!s}"
+        ax.set_title(f"{where}; {filter} filter", fontsize=9)
         if has_exp:
-            ax = axes[1, j]
-            ex = d.exponents.values
-            for i in range(min(ex.shape[-1], 4)):
-                ax.plot(d[p].values, ex[:, i], lw=0.7, label=f"λ{i + 1}")
-            ax.axhline(0, color="k", lw=0.5)
-            shown = ex[:, : min(ex.shape[-1], 4)]
-            lo, hi = np.nanpercentile(shown, 2), np.nanmax(shown)  # degenerate points (β_o = 0) off-scale
-            if np.isfinite(lo) and np.isfinite(hi) and hi > lo:
-                ax.set_ylim(lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo))
-            ax.set_ylabel("Lyapunov exponent")
-            ax.legend(fontsize=7, ncol=4)
+            draw_exponents(axes[1, j], d)
         axes[-1, j].set_xlabel(p)
-    fig.suptitle(config_title(ds), fontsize=9)
-    out = [save(fig, path)]
+    fig.suptitle(textwrap.fill(title or config_title(ds), 120), fontsize=9)
+    return fig
 
+
+def sections_figure(ds: xr.Dataset) -> Figure:
+    """Every stored zero-plane section against the parameter (theory: docs/theory/dmft.md §7.1)."""
+    p = _param(ds)
+    dirs = _directions(ds)
+    pairs = list(ds.pair.values)
+    fig, axes = subplots(len(pairs), len(dirs), figsize=(7 * len(dirs), 2.2 * len(pairs) + 0.6), squeeze=False,
+                         sharex=True)
+    for j, d in enumerate(dirs):
+        for i, name in enumerate(pairs):
+            sec = d.section.values[:, i]
+            xx = np.broadcast_to(d[p].values[:, None], sec.shape)
+            ok = np.isfinite(sec)
+            axes[i, j].plot(xx[ok], sec[ok], ",", color="k", rasterized=True)
+            f, g = str(name).split("|")
+            axes[i, j].set_ylabel(f"[{f}] at [{g}]≈0", fontsize=8)
+        axes[-1, j].set_xlabel(p)
+    fig.suptitle("zero-plane points · " + config_title(ds), fontsize=9)
+    return fig
+
+
+def plot_bifurcation(ds: xr.Dataset, path: str | Path, feature: int | None = None, pair: str | None = None,
+                     max_points: int | None = None, filter: Filter = "library") -> list[Path]:
+    """Write the diagram with its exponents to ``path`` and the zero-plane points to ``<stem>_sections.png``
+    (theory: docs/theory/dmft.md §7.1).
+
+    Args:
+        feature: plotted component (default: 0, or the first component of ``pair``). pair: section pair
+            ``f|g`` among the stored ones. max_points: most points per parameter value (None: all
+            stored). filter: ``library`` or ``reference`` (the published count filter).
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    out = [save(bifurcation_figure(ds, component=feature, pair=pair, max_points=max_points, filter=filter), path)]
     if "section" in ds and ds.sizes.get("pair", 0):
-        pairs = list(ds.pair.values)
-        fig, axes = subplots(len(pairs), len(dirs), figsize=(7 * len(dirs), 2.2 * len(pairs) + 0.6),
-                                 squeeze=False, sharex=True)
-        for j, d in enumerate(dirs):
-            for i, name in enumerate(pairs):
-                sec = d.section.values[:, i]
-                xx = np.broadcast_to(d[p].values[:, None], sec.shape)
-                ok = np.isfinite(sec)
-                axes[i, j].plot(xx[ok], sec[ok], ",", color="k")
-                f, g = name.split("|")
-                axes[i, j].set_ylabel(f"[{f}] at [{g}]≈0", fontsize=8)
-            axes[-1, j].set_xlabel(p)
-        fig.suptitle("zero-plane points · " + config_title(ds), fontsize=9)
-        out.append(save(fig, path.with_name(path.stem + "_sections.png")))
+        out.append(save(sections_figure(ds), path.with_name(path.stem + "_sections.png")))
     return out

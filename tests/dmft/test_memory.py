@@ -1,0 +1,76 @@
+"""Memory beyond the context window: autocorrelation time and low-frequency power, against closed forms."""
+
+import numpy as np
+import pytest
+from scipy.signal import lfilter
+
+from attnphys.dmft import preset, trajectories
+from attnphys.dmft.memory import autocorrelation_time, low_frequency_fraction
+
+
+def ar1(phi: float, n: int, seed: int = 0) -> np.ndarray:
+    """x_t = phi x_{t-1} + e_t, started in its stationary law."""
+    e = np.random.default_rng(seed).standard_normal(n)
+    e[0] /= np.sqrt(1 - phi**2)
+    return lfilter([1.0], [1.0, -phi], e)
+
+
+@pytest.mark.parametrize("phi", [0.8, 0.95])
+def test_autocorrelation_time_of_ar1_is_minus_one_over_log_phi(phi):
+    # rho(k) = phi^k = exp(-k / tau0) with tau0 = -1 / ln(phi): the 1/e crossing is at k = tau0
+    tau0 = -1.0 / np.log(phi)
+    tau = autocorrelation_time(ar1(phi, 200_000))
+    assert abs(tau - tau0) < 0.06 * tau0
+
+
+def test_autocorrelation_time_units_and_batch_axes():
+    x = np.stack([ar1(0.9, 50_000, s) for s in range(3)])
+    t1 = autocorrelation_time(x)
+    t5 = autocorrelation_time(x, dt=5)
+    assert t1.shape == (3,)
+    np.testing.assert_allclose(t5, 5 * t1)
+
+
+def test_periodic_series_never_decorrelates_and_constant_has_zero_time():
+    t = np.arange(4000)
+    assert np.isinf(autocorrelation_time(np.cos(2 * np.pi * t / 28)))
+    assert autocorrelation_time(np.full(100, 0.3)) == 0.0
+    assert np.isnan(autocorrelation_time(np.ones(5)))
+
+
+def test_white_noise_decorrelates_within_one_step():
+    tau = autocorrelation_time(np.random.default_rng(1).standard_normal(100_000))
+    assert 0.5 < tau < 1.0
+
+
+@pytest.mark.parametrize("L", [4, 32])
+def test_low_frequency_fraction_of_white_noise_is_two_over_L(L):
+    # flat spectrum on (0, 1/2]: the band (0, 1/L) holds 2/L of the power
+    x = np.random.default_rng(2).standard_normal(2**17)
+    assert abs(low_frequency_fraction(x, L) - 2 / L) < 0.01
+
+
+def test_low_frequency_fraction_of_sinusoids():
+    t = np.arange(8192)
+    slow = np.sin(2 * np.pi * t * 64 / 8192)  # 1/128 cycles per step < 1/4
+    fast = np.sin(2 * np.pi * t * 2048 / 8192)  # 1/4 cycles per step: not below 1/L
+    assert low_frequency_fraction(slow, 4) == pytest.approx(1.0, abs=1e-12)
+    assert low_frequency_fraction(fast, 4) == pytest.approx(0.0, abs=1e-12)
+    # sampled every 8 steps, the slow wave is at 1/128 cycles per step still
+    assert low_frequency_fraction(slow[::8], 4, dt=8) == pytest.approx(1.0, abs=1e-12)
+    assert np.isnan(low_frequency_fraction(np.zeros(64), 4))
+
+
+def test_trajectory_dataset_carries_the_memory_numbers():
+    ds = trajectories(preset("paper"), start="checkpoint", steps=6000, transient=2000, sweep={"beta_o": [1.255, 1.28]})
+    for name in ("mo_se_autocorr_time", "mo_se_lowfreq_power"):
+        assert ds[name].dims == ("beta_o", "feature")
+        assert ds[name].attrs["long_name"]
+    assert ds.mo_se_autocorr_time.attrs["units"] == "step"
+    rec = ds.mo_se.sel(beta_o=1.28).values.T
+    np.testing.assert_array_equal(ds.mo_se_autocorr_time.sel(beta_o=1.28).values, autocorrelation_time(rec))
+    np.testing.assert_array_equal(ds.mo_se_lowfreq_power.sel(beta_o=1.28).values, low_frequency_fraction(rec, 4))
+    # the quasi-periodic orbit at 1.255 keeps its memory over the whole record; the chaotic one at 1.28
+    # decorrelates, but only after many context lengths
+    assert np.isinf(ds.mo_se_autocorr_time.sel(beta_o=1.255, feature=0))
+    assert 4 < float(ds.mo_se_autocorr_time.sel(beta_o=1.28, feature=0)) < 1000
