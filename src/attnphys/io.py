@@ -439,8 +439,21 @@ def load(path: str | Path) -> xr.Dataset:
         if not done.all():
             raise IncompleteResultError(f"{path}: {int((~done).sum())} of {done.size} chunks are not done; re-run "
                                         "the command to finish")
-        return unflatten_points(ds)
+        ds = unflatten_points(ds)
+        for view in _result_views():
+            ds = view(ds)
     return ds
+
+
+RESULT_VIEWS = "attnphys.result_views"
+"""Entry-point group of functions ``Dataset → Dataset`` applied by :func:`load` to a complete sweep store
+(e.g. the sweep engine adds its task's derived quantities); registered by the packages that define them."""
+
+
+def _result_views() -> list:
+    from importlib.metadata import entry_points
+
+    return [ep.load() for ep in sorted(entry_points(group=RESULT_VIEWS), key=lambda e: e.name)]
 
 
 def unflatten_points(ds: xr.Dataset) -> xr.Dataset:

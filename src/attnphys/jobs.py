@@ -55,7 +55,7 @@ def job_class(command: str) -> type["AbstractJob"]:
     return JOBS[command]
 
 
-_JOB_MODULES = ("attnphys.dmft.jobs", "attnphys.clouds.jobs", "attnphys.probes.jobs", "attnphys.expfam.jobs",
+_JOB_MODULES = ("attnphys.dmft.jobs", "attnphys.dmft.attractor_jobs", "attnphys.clouds.jobs", "attnphys.probes.jobs", "attnphys.expfam.jobs",
                 "attnphys.reproduce", "attnphys.demo")
 
 

@@ -26,7 +26,7 @@ def cusp():
 def test_two_tracks_with_births_and_deaths_at_the_folds(cusp):
     cs, ds = cusp
     h = cs[1] - cs[0]
-    assert ds.sizes["track"] == 2
+    assert ds.sizes["track_id"] == 2
     order = np.argsort(ds["track_birth"].values)
     low, high = order  # the lower branch exists from the left end, the upper one is born inside
     assert not ds["track_born_inside"].values[low] and ds["track_dies_inside"].values[low]

@@ -115,3 +115,10 @@ def test_plot_writes_the_diagram_and_sections(tmp_path):
                              filter="reference")
     assert [p.name for p in paths] == ["b.png", "b_sections.png"]
     assert all(p.stat().st_size > 1000 for p in paths)
+
+
+def test_every_regime_has_a_colour():
+    from attnphys.dynamics.classify import REGIMES
+    from attnphys.plots.bifurcation import REGIME_COLORS
+
+    assert set(REGIME_COLORS) == set(REGIMES)

@@ -370,8 +370,31 @@ def _regime_counts(ds) -> str:
     return ", ".join(f"{REGIMES[c]}: {n}" for c, n in zip(codes, counts) if c >= 0)
 
 
+class ParameterRange(SweepOptions):
+    """Options of the commands that sweep one parameter over evenly spaced values."""
+
+    param: Literal["beta_o", "beta_att", "epsilon"] = Field("beta_o", description="Swept parameter.")
+    start_value: float = Field(0.0, allow_inf_nan=False, description="First parameter value.")
+    stop_value: float = Field(3.0, allow_inf_nan=False, description="Last parameter value.")
+    num: int = Field(401, ge=1, description="Number of parameter values (evenly spaced, both ends included).")
+
+    @model_validator(mode="after")
+    def _range(self):
+        if self.stop_value < self.start_value:
+            raise ValueError(f"--stop-value ({self.stop_value}) must be >= --start-value ({self.start_value})")
+        if self.num > 1 and self.stop_value == self.start_value:
+            raise ValueError(f"--start-value = --stop-value = {self.start_value} with --num {self.num}: empty range")
+        return self
+
+    def parameter_axis(self):
+        """The swept parameter's grid axis."""
+        from attnphys.sweeps import Axis
+
+        return Axis.linspace(self.param, self.start_value, self.stop_value, self.num)
+
+
 @register_job
-class BifurcationJob(SweepOptions):
+class BifurcationJob(ParameterRange):
     """Orbit/bifurcation diagram with Lyapunov exponents and regimes.
 
     Cold starts (every value from --start) or continuation chains (--continuation up|down|both: every
@@ -381,10 +404,6 @@ class BifurcationJob(SweepOptions):
     command: ClassVar[str] = "dmft bifurcation"
     outputs_spec: ClassVar[dict[str, str]] = {"out": "sweep", "plot": "figure"}
 
-    param: Literal["beta_o", "beta_att", "epsilon"] = Field("beta_o", description="Swept parameter.")
-    start_value: float = Field(0.0, allow_inf_nan=False, description="First parameter value.")
-    stop_value: float = Field(3.0, allow_inf_nan=False, description="Last parameter value.")
-    num: int = Field(401, ge=1, description="Number of parameter values (evenly spaced, both ends included).")
     steps: int = Field(175_000, ge=1, description="Loop steps per value.")
     transient: int = Field(100_000, ge=0, description="Steps discarded before recording (fewer than --steps).")
     lyapunov: int = Field(3, ge=0, description="Leading Lyapunov exponents over the recorded steps (0: none).")
@@ -421,10 +440,6 @@ class BifurcationJob(SweepOptions):
     @model_validator(mode="after")
     def _schedule(self):
         check_schedule(self.steps, self.transient)
-        if self.stop_value < self.start_value:
-            raise ValueError(f"--stop-value ({self.stop_value}) must be >= --start-value ({self.start_value})")
-        if self.num > 1 and self.stop_value == self.start_value:
-            raise ValueError(f"--start-value = --stop-value = {self.start_value} with --num {self.num}: empty range")
         if self.continuation is not None and self.executor != "inprocess" and self.continuation != "both":
             raise ValueError("a single continuation chain runs in one process: use --executor inprocess")
         return self
@@ -432,7 +447,7 @@ class BifurcationJob(SweepOptions):
     def grid_axes(self):
         from attnphys.sweeps import Axis
 
-        ax = Axis.linspace(self.param, self.start_value, self.stop_value, self.num)
+        ax = self.parameter_axis()
         if self.continuation is None:
             return (ax,)
         dirs = ("up", "down") if self.continuation == "both" else (self.continuation,)

@@ -66,6 +66,37 @@ diverged, settled on a non-periodic attractor, still converging to a periodic or
 group whose representative later settled on a periodic orbit (unsettled)."""
 
 
+CENSUS_ATTRS: dict[str, dict[str, str]] = {
+    "kind": {"long_name": "attractor kind (regime code; -1: no attractor)", "labels": json.dumps(REGIMES)},
+    "period": {"long_name": "period (0: not periodic; -1: periodic, longer than max_period)", "units": "step"},
+    "n_members": {"long_name": "number of starts that settled on the attractor"},
+    "basin_fraction": {"long_name": "basin fraction (share of all starts)"},
+    "basin_ci_low": {"long_name": "basin fraction, lower end of the 95% Wilson interval"},
+    "basin_ci_high": {"long_name": "basin fraction, upper end of the 95% Wilson interval"},
+    "exponents": {"long_name": "Lyapunov exponents, descending (exact from Floquet multipliers for periodic orbits)",
+                  "units": "1/step"},
+    "floquet_abs": {"long_name": "Floquet multiplier modulus |mu| (NaN: not periodic)"},
+    "floquet_angle": {"long_name": "Floquet multiplier argument (NaN: not periodic)", "units": "rad"},
+    "stable": {"long_name": "all Floquet multipliers inside the unit circle (1/0; -1: n/a)"},
+    "aux_closed": {"long_name": "auxiliary state returns after one period (1/0; -1: n/a)"},
+    "representative": {"long_name": "start (ic index) representing the attractor"},
+    "points": {"long_name": "representative states on the attractor"},
+    "observed": {"long_name": "observable at the representative states"},
+    "label": {"long_name": "attractor index of the start (-1: unsettled)"},
+    "settle_step": {"long_name": "step from which the start is on its attractor (-1: unsettled; non-periodic: start "
+                                 "of the verified window, an upper bound)", "units": "step"},
+    "ic_outcome": {"long_name": "outcome of the start", "labels": json.dumps(OUTCOMES)},
+    "ic_state": {"long_name": "initial state"},
+    "ic_steps": {"long_name": "steps run by the start in the settle run", "units": "step"},
+    "n_attractors": {"long_name": "number of attractors found"},
+    "n_dropped": {"long_name": "attractors beyond max_attractors (dropped)"},
+    "unsettled_fraction": {"long_name": "share of starts that did not settle"},
+    "unsettled_ci_low": {"long_name": "unsettled share, lower end of the 95% Wilson interval"},
+    "unsettled_ci_high": {"long_name": "unsettled share, upper end of the 95% Wilson interval"},
+}
+"""CF attributes of every census variable (one table: :func:`census_batch` and the sweep tasks built on it)."""
+
+
 class CensusOptions(NamedTuple):
     """Schedule and criteria of a census, hashable (theory: docs/theory/dynamics.md §7).
 
@@ -573,45 +604,20 @@ def _dataset(groups, A, B, K, k, D, n_pts, F, label, settle_step, outcome, x0, n
     for i, f in enumerate(F):
         coords[feat_dims[i]] = np.arange(f)
     PA = ("param", "attractor")
-    ds = xr.Dataset(
-        {
-            "kind": (PA, kind, {"long_name": "attractor kind (regime code; -1: no attractor)",
-                                "labels": json.dumps(REGIMES)}),
-            "period": (PA, per, {"long_name": "period (0: not periodic; -1: periodic, longer than max_period)"}),
-            "n_members": (PA, nmem, {"long_name": "number of starts that settled on the attractor"}),
-            "basin_fraction": (PA, frac, {"long_name": "basin fraction (share of all starts)"}),
-            "basin_ci_low": (PA, lo, {"long_name": "basin fraction, lower end of the 95% Wilson interval"}),
-            "basin_ci_high": (PA, hi, {"long_name": "basin fraction, upper end of the 95% Wilson interval"}),
-            "exponents": (PA + ("exponent",), exps, {
-                "long_name": "Lyapunov exponents, descending (exact from Floquet multipliers for periodic orbits)",
-                "units": "1/step"}),
-            "floquet_abs": (PA + ("exponent",), fabs, {
-                "long_name": "Floquet multiplier modulus |mu| (NaN: not periodic)"}),
-            "floquet_angle": (PA + ("exponent",), fang, {"long_name": "Floquet multiplier argument (NaN: not periodic)",
-                                                          "units": "rad"}),
-            "stable": (PA, stable, {"long_name": "all Floquet multipliers inside the unit circle (1/0; -1: n/a)"}),
-            "aux_closed": (PA, aux_closed, {"long_name": "auxiliary state returns after one period (1/0; -1: n/a)"}),
-            "representative": (PA, rep, {"long_name": "start (ic index) representing the attractor"}),
-            "points": (PA + ("point", "dim"), pts, {"long_name": "representative states on the attractor"}),
-            "observed": (PA + ("point",) + tuple(feat_dims), obs, {
-                "long_name": "observable at the representative states"}),
-            "label": (("param", "ic"), lab, {"long_name": "attractor index of the start (-1: unsettled)"}),
-            "settle_step": (("param", "ic"), settle_step.reshape(B, K), {
-                "long_name": "step from which the start is on its attractor (-1: unsettled; non-periodic: "
-                             "start of the verified window, an upper bound)", "units": "step"}),
-            "ic_outcome": (("param", "ic"), outcome.reshape(B, K), {
-                "long_name": "outcome of the start", "labels": json.dumps(OUTCOMES)}),
-            "ic_state": (("param", "ic", "dim"), x0.reshape(B, K, D), {"long_name": "initial state"}),
-            "ic_steps": (("param", "ic"), t_end.reshape(B, K), {"long_name": "steps run by the start in the settle run",
-                                                              "units": "step"}),
-            "n_attractors": ("param", n_att, {"long_name": "number of attractors found"}),
-            "n_dropped": ("param", n_dropped, {"long_name": "attractors beyond max_attractors (dropped)"}),
-            "unsettled_fraction": ("param", n_uns / K, {"long_name": "share of starts that did not settle"}),
-            "unsettled_ci_low": ("param", ulo, {"long_name": "unsettled share, lower end of the 95% Wilson interval"}),
-            "unsettled_ci_high": ("param", uhi, {"long_name": "unsettled share, upper end of the 95% Wilson interval"}),
-        },
-        coords=coords,
-    )
+    values = {
+        "kind": (PA, kind), "period": (PA, per), "n_members": (PA, nmem), "basin_fraction": (PA, frac),
+        "basin_ci_low": (PA, lo), "basin_ci_high": (PA, hi), "exponents": (PA + ("exponent",), exps),
+        "floquet_abs": (PA + ("exponent",), fabs), "floquet_angle": (PA + ("exponent",), fang),
+        "stable": (PA, stable), "aux_closed": (PA, aux_closed), "representative": (PA, rep),
+        "points": (PA + ("point", "dim"), pts), "observed": (PA + ("point",) + tuple(feat_dims), obs),
+        "label": (("param", "ic"), lab), "settle_step": (("param", "ic"), settle_step.reshape(B, K)),
+        "ic_outcome": (("param", "ic"), outcome.reshape(B, K)), "ic_state": (("param", "ic", "dim"), x0.reshape(B, K, D)),
+        "ic_steps": (("param", "ic"), t_end.reshape(B, K)), "n_attractors": ("param", n_att),
+        "n_dropped": ("param", n_dropped), "unsettled_fraction": ("param", n_uns / K),
+        "unsettled_ci_low": ("param", ulo), "unsettled_ci_high": ("param", uhi),
+    }
+    ds = xr.Dataset({name: (dims, arr, dict(CENSUS_ATTRS[name])) for name, (dims, arr) in values.items()},
+                    coords=coords)
     ds["param"].attrs["long_name"] = param_name
     ds.attrs.update(
         regimes=json.dumps(REGIMES),

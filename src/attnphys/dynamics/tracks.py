@@ -80,7 +80,8 @@ def tracks(ds: xr.Dataset, *, tol: float | None = None, rel_tol: float = 0.1, qu
         quantile: of the nearest-point distances (see the module doc).
 
     Returns:
-        ``ds`` with ``track`` (param, attractor; −1 padding) and, on a ``track`` dim: ``track_first``,
+        ``ds`` with ``track`` (param, attractor: the attractor's track id; −1 padding) and, on a ``track_id``
+        dim: ``track_first``,
         ``track_last`` (grid indices), ``track_birth``, ``track_death`` (parameter values),
         ``track_born_inside``, ``track_dies_inside``, ``track_kind`` (kind at birth),
         ``track_basin_fraction`` (param, track), ``n_coexisting`` (param: non-divergent tracks alive), and
@@ -135,18 +136,18 @@ def tracks(ds: xr.Dataset, *, tol: float | None = None, rel_tol: float = 0.1, qu
                 windows.append((pv[lo], pv[hi], ta, tb))
     out = ds.copy()
     out["track"] = (("param", "attractor"), track, {"long_name": "track id of the attractor (-1: no attractor)"})
-    out = out.assign_coords(track=np.arange(n_tracks))
-    out["track_first"] = ("track", first, {"long_name": "first grid index of the track"})
-    out["track_last"] = ("track", last, {"long_name": "last grid index of the track"})
-    out["track_birth"] = ("track", pv[first] if n_tracks else pv[:0],
+    out = out.assign_coords(track_id=np.arange(n_tracks))
+    out["track_first"] = ("track_id", first, {"long_name": "first grid index of the track"})
+    out["track_last"] = ("track_id", last, {"long_name": "last grid index of the track"})
+    out["track_birth"] = ("track_id", pv[first] if n_tracks else pv[:0],
                           {"long_name": "parameter value where the track appears"})
-    out["track_death"] = ("track", pv[last] if n_tracks else pv[:0],
+    out["track_death"] = ("track_id", pv[last] if n_tracks else pv[:0],
                           {"long_name": "parameter value where the track is last seen"})
-    out["track_born_inside"] = ("track", first > 0, {"long_name": "the track is born inside the grid"})
-    out["track_dies_inside"] = ("track", last < B - 1, {"long_name": "the track dies inside the grid"})
-    out["track_kind"] = ("track", tkind, {"long_name": "attractor kind at birth (regime code)",
+    out["track_born_inside"] = ("track_id", first > 0, {"long_name": "the track is born inside the grid"})
+    out["track_dies_inside"] = ("track_id", last < B - 1, {"long_name": "the track dies inside the grid"})
+    out["track_kind"] = ("track_id", tkind, {"long_name": "attractor kind at birth (regime code)",
                                           "labels": ds["kind"].attrs.get("labels", "")})
-    out["track_basin_fraction"] = (("param", "track"), tfrac, {"long_name": "basin fraction of the track"})
+    out["track_basin_fraction"] = (("param", "track_id"), tfrac, {"long_name": "basin fraction of the track"})
     out["n_coexisting"] = ("param", alive.sum(axis=1), {"long_name": "number of coexisting non-divergent attractors"})
     w = np.array(windows, dtype=object).reshape(-1, 4)
     out["window_low"] = ("window", w[:, 0].astype(float), {"long_name": "hysteresis window, low end (a birth)"})

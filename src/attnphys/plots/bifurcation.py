@@ -39,7 +39,9 @@ REGIME_COLORS = {
     "quasi_periodic": "#ff7f0e",
     "chaotic": "#d62728",
     "hyperchaotic": "#9467bd",
+    "undetermined": "#bcbd22",
 }
+"""One colour per regime of :data:`attnphys.dynamics.classify.REGIMES` (a test checks that none is missing)."""
 
 Filter = Literal["library", "reference"]
 FILTERS: tuple[str, ...] = ("library", "reference")

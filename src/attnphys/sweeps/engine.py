@@ -153,6 +153,15 @@ def run_sweep(
     return sweep.task.finalize(target.result())
 
 
+def finalized(ds: xr.Dataset) -> xr.Dataset:
+    """A complete sweep result with its task's derived quantities (:meth:`AbstractTask.finalize`), as
+    :func:`run_sweep` returns it; :func:`attnphys.io.load` applies it to the stores it reads (entry point
+    ``attnphys.result_views``)."""
+    if "sweep" not in ds.attrs:
+        return ds
+    return Sweep.model_validate_json(ds.attrs["sweep"]).task.finalize(ds)
+
+
 def prepare_target(sweep: Sweep, target, extra_attrs: dict | None = None, replace: bool = False) -> bool:
     """:func:`prepare` with optional extra template attributes."""
     sweep.check()

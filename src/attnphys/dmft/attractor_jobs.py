@@ -1,0 +1,199 @@
+"""The ``attnphys dmft attractors | basins | orbit-continuation`` commands (theory: docs/theory/dmft.md §7.5;
+docs/theory/dynamics.md §5–§8)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import ClassVar, Literal
+
+import numpy as np
+from pydantic import Field, ValidationError, field_validator
+
+from attnphys.dmft.initial import StartSpec, parse_start
+from attnphys.dmft.jobs import ModelOptions, ParameterRange, _run_sweep, _summary_dims
+from attnphys.dmft.meanfield import OBSERVABLES
+from attnphys.dmft.tasks import check_observable
+from attnphys.errors import InputError
+from attnphys.jobs import Report, format_validation, register_job
+
+
+class _CensusOptions(ModelOptions):
+    """Options of a census: starts, schedule, criteria."""
+
+    ics: int = Field(256, ge=1, description="Starts per parameter value (explicit starts: their number).")
+    steps: int = Field(60_000, ge=1, description="Most steps per start (the settle budget).")
+    transient: int = Field(40_000, ge=0, description="Steps before the first period check (fewer than --steps).")
+    exponents: int = Field(3, ge=1, description="Lyapunov exponents per attractor.")
+    start_sampler: Literal["random", "perturb", "explicit"] = Field(
+        "random", description="Starts: random full windows, perturbations of --start, or the --starts list.")
+    amplitude: float = Field(1.0, gt=0, allow_inf_nan=False, description="random: attention outputs uniform in [-a, a].")
+    radius: float = Field(1e-3, ge=0, allow_inf_nan=False, description="perturb: radius of the perturbations.")
+    start: StartSpec = Field("checkpoint", description="perturb: the start perturbed (checkpoint, token or a window FILE).")
+    starts: str | None = Field(None, description="explicit: comma-separated starts (token, checkpoint, FILE, …).")
+    seed: int = Field(0, ge=0, description="Seed of the starts (the same at every parameter value).")
+    max_attractors: int = Field(8, ge=1, description="Most attractors stored per value (the others are counted).")
+    max_period: int = Field(256, ge=1, description="Longest period detected exactly.")
+    observable: str = Field("mo_se", description=f"Observable of the figures: one of {', '.join(OBSERVABLES)}.")
+
+    @field_validator("observable")
+    @classmethod
+    def _observable(cls, v):
+        return check_observable(v)
+
+    def task(self):
+        from attnphys.dmft.attractors import AttractorTask
+
+        starts = ()
+        if self.start_sampler == "explicit":
+            if not self.starts:
+                raise InputError("the explicit sampler needs --starts", "--starts")
+            starts = tuple(parse_start(s.strip()) for s in self.starts.split(",") if s.strip())
+        elif self.starts:
+            raise InputError("--starts is used only with --start-sampler explicit", "--starts")
+        try:
+            return AttractorTask(config=self.configuration(), start=self.start, n_ics=len(starts) or self.ics,
+                                 steps=self.steps, transient=self.transient, k=self.exponents,
+                                 sampler=self.start_sampler, amplitude=self.amplitude, radius=self.radius,
+                                 starts=starts, seed=self.seed, max_attractors=self.max_attractors,
+                                 max_period=self.max_period, observable=self.observable)
+        except ValidationError as e:
+            raise InputError(format_validation(e, type(self))) from None
+
+    def inputs_check(self) -> None:
+        super().inputs_check()
+        self.task()
+
+
+def _attractor_rows(ds) -> dict[str, str]:
+    import json
+
+    names = json.loads(ds["kind"].attrs["labels"])
+    rows = {}
+    for a in range(int(ds["n_attractors"].values)):
+        if a >= ds.sizes["attractor"]:
+            break
+        kind, per = int(ds["kind"].values[a]), int(ds["period"].values[a])
+        f, lo, hi = (float(ds[v].values[a]) for v in ("basin_fraction", "basin_ci_low", "basin_ci_high"))
+        ex = np.array2string(ds["exponents"].values[a], precision=5)
+        rows[f"attractor {a}"] = (f"{names[kind]}{f' period {per}' if per > 0 else ''}, basin {f:.3f} "
+                                  f"[{lo:.3f}, {hi:.3f}], exponents {ex}")
+    rows["unsettled"] = f"{float(ds['unsettled_fraction'].values):.3f}"
+    if int(ds["n_dropped"].values):
+        rows["dropped"] = f"{int(ds['n_dropped'].values)} attractors beyond --max-attractors"
+    return rows
+
+
+@register_job
+class AttractorsJob(_CensusOptions):
+    """Attractor census at one parameter point: which attractors coexist, their basins and exponents.
+
+    Periodic orbits are found exactly (Newton-refined, exponents from Floquet multipliers); starts that
+    have not settled within --steps are reported as unsettled, never forced into a class."""
+
+    command: ClassVar[str] = "dmft attractors"
+    outputs_spec: ClassVar[dict[str, str]] = {"out": "result", "plot": "figure"}
+    out: Path = Field(Path("attractors.zarr"), description="Output store (.zarr or .nc).")
+    plot: Path | None = Field(None, description="Figure file (PNG): the attractors side by side in the observable's planes.")
+
+    def execute(self, progress: bool = True) -> Report:
+        t0 = time.perf_counter()
+        ds = _run_sweep(self, self.task(), (), None, 1, progress=progress).drop_vars("point_seed", errors="ignore")
+        ds.attrs["observable"] = self.observable
+        paths = [self.write_result(ds, self.out)]
+        if self.plot is not None:
+            from attnphys.plots.attractors import plot_attractors
+
+            paths += plot_attractors(ds, self.plot)
+        rows = {"dims": _summary_dims(ds), "wall time": f"{time.perf_counter() - t0:.2f} s"} | _attractor_rows(ds)
+        return Report(f"attractor census → {self.out}", rows, paths, ds)
+
+
+@register_job
+class BasinsJob(_CensusOptions, ParameterRange):
+    """Attractor censuses along a parameter, matched into tracks: births, deaths, coexistence, hysteresis.
+
+    Every value uses the same starts; runs on a resumable store (re-running the same command resumes)."""
+
+    command: ClassVar[str] = "dmft basins"
+    outputs_spec: ClassVar[dict[str, str]] = {"out": "sweep", "plot": "figure"}
+    ics: int = Field(128, ge=1, description="Starts per parameter value (explicit starts: their number).")
+    chunk: int = Field(16, ge=1, description="Parameter values per vectorised batch (times --ics lanes).")
+    out: Path = Field(Path("basins.zarr"), description="Output Zarr store; re-running resumes.")
+    plot: Path | None = Field(None, description="Figure file (PNG): the diagram coloured by track over the basin fractions.")
+    plot_component: int = Field(0, ge=0, description="Component of the observable drawn.")
+
+    def execute(self, progress: bool = True) -> Report:
+        t0 = time.perf_counter()
+        ds = _run_sweep(self, self.task(), (self.parameter_axis(),), self.out, self.chunk, self.executor,
+                        self.workers, self.scheduler, progress=progress)
+        ds.attrs["observable"] = self.observable
+        paths = [self.out]
+        if self.plot is not None:
+            from attnphys.plots.attractors import plot_basins
+
+            paths += plot_basins(ds, self.plot, self.param, self.plot_component)
+        rows = {"dims": _summary_dims(ds), "wall time": f"{time.perf_counter() - t0:.2f} s"}
+        if "track_id" in ds.dims:
+            rows["tracks"] = str(ds.sizes["track_id"])
+            rows["most coexisting"] = str(int(ds["n_coexisting"].max()))
+            rows["hysteresis windows"] = ", ".join(f"[{lo:.5g}, {hi:.5g}]" for lo, hi in
+                                                   zip(ds["window_low"].values, ds["window_high"].values)) or "none"
+        return Report(f"basins along {self.param} → {self.out}", rows, paths, ds)
+
+
+@register_job
+class OrbitContinuationJob(ModelOptions):
+    """Continue the periodic orbit a start settles on, locating folds, flips and Neimark–Sacker points.
+
+    The start runs --transient steps at --start-value; its exact period is read there, and the orbit is
+    followed by pseudo-arclength continuation towards --stop-value (either side)."""
+
+    command: ClassVar[str] = "dmft orbit-continuation"
+    outputs_spec: ClassVar[dict[str, str]] = {"out": "result"}
+    param: Literal["beta_o", "beta_att", "epsilon"] = Field("beta_o", description="Continuation parameter.")
+    start_value: float = Field(1.27, allow_inf_nan=False, description="Where the orbit is found.")
+    stop_value: float = Field(1.24, allow_inf_nan=False, description="Towards where it is followed (either side).")
+    start: StartSpec = Field("checkpoint", description="Initial condition: checkpoint, token or a window FILE.")
+    transient: int = Field(40_000, ge=0, description="Steps at --start-value before the period is read.")
+    max_period: int = Field(256, ge=1, description="Longest period looked for.")
+    step: float = Field(1e-3, gt=0, allow_inf_nan=False, description="Initial arclength step.")
+    max_step: float = Field(1e-2, gt=0, allow_inf_nan=False, description="Largest arclength step.")
+    max_points: int = Field(2000, ge=1, description="Most continuation points.")
+    out: Path = Field(Path("orbit_continuation.zarr"), description="Output store (.zarr or .nc).")
+
+    def inputs_check(self) -> None:
+        super().inputs_check()
+        if self.start_value == self.stop_value:
+            raise InputError("--start-value and --stop-value must differ", "--stop-value")
+        cfg = self.configuration()
+        for v, opt in ((self.start_value, "--start-value"), (self.stop_value, "--stop-value")):
+            try:
+                cfg.check_axis(self.param, (v,))
+            except ValueError as e:
+                raise InputError(str(e), opt) from None
+
+    def execute(self, progress: bool = True) -> Report:
+        from attnphys.dmft.attractors import continue_periodic
+        from attnphys.dmft.model import DMFTModel
+
+        t0 = time.perf_counter()
+        model = DMFTModel.of(self.configuration())
+        try:
+            branch, p = continue_periodic(model, self.start, self.param, self.start_value, self.stop_value,
+                                          transient=self.transient, max_period=self.max_period, ds=self.step,
+                                          ds_max=self.max_step, max_steps=self.max_points)
+        except ValueError as e:
+            raise InputError(str(e), "--transient") from None
+        ds = branch.to_dataset(self.param)
+        ds.attrs.update(model_config=self.configuration().model_dump_json())
+        paths = [self.write_result(ds, self.out)]
+        rows = {"period": str(p), "points": str(len(branch.s)), "status": branch.status,
+                "range": f"{branch.s.min():.6g} … {branch.s.max():.6g}",
+                "wall time": f"{time.perf_counter() - t0:.2f} s"}
+        for i, e in enumerate(branch.events):
+            rows[f"event {i}"] = (f"{e.kind} at {self.param} = {e.s:.10f}, |μ| = "
+                                  + np.array2string(np.abs(np.asarray(e.multipliers))[:3], precision=6))
+        if not branch.events:
+            rows["events"] = "none in the range"
+        return Report(f"continuation of a period-{p} orbit → {self.out}", rows, paths, ds)

@@ -1,0 +1,274 @@
+"""Attractors of the mean-field map: censuses with basins at every grid point, tracks across a parameter,
+and continuation of one periodic orbit with its local bifurcations (theory: docs/theory/dmft.md §7.5;
+docs/theory/dynamics.md §5–§8).
+
+The map is :class:`~attnphys.dmft.maps.AttentionMap` (state vec(A) ∈ R^{LM}, auxiliary state (pe, n)).
+Its starts come from one of three samplers (docs/theory/dmft.md §7.5):
+
+* ``random`` — :class:`WindowSampler`: every entry of A uniform in [−a, a] (a = ``amplitude``; the
+  attention outputs are means of ±1 values and lie in [−1, 1]), the positional window of a token start and
+  a full window n = L, so that all starts share the phase of the positional codes;
+* ``perturb`` — the window of the task's ``start`` (at the configuration's ε) plus a uniform perturbation
+  of radius ``radius`` in the unit ball;
+* ``explicit`` — the windows of the listed ``starts``.
+
+Every grid point uses the same seed (common random numbers): neighbouring parameter values see the same
+starts, which makes the tracks of :func:`attnphys.dynamics.tracks.tracks` and basin fractions vary
+smoothly, and makes a point's result independent of how the sweep is chunked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, Mapping
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from pydantic import Field, model_validator
+
+from attnphys.dmft.initial import StartSpec, token_positions
+from attnphys.dmft.model import DMFTModel
+from attnphys.dmft.tasks import DMFTTask, Observable, check_schedule
+from attnphys.dynamics.census import CENSUS_ATTRS, CensusOptions, census_batch
+from attnphys.dynamics.samplers import AbstractSampler, ExplicitSampler, PerturbationSampler
+from attnphys.sweeps.grid import Grid
+from attnphys.sweeps.task import VarSpec, register_task
+
+@dataclass(frozen=True)
+class WindowSampler(AbstractSampler):
+    """Random full context windows (theory: docs/theory/dmft.md §7.5): A_{d,i} ~ U[−a, a] i.i.d., the
+    positional window of a token start (:func:`~attnphys.dmft.initial.token_positions`), n = L.
+
+    Returns from :meth:`sample`: x (n, L·M), aux = (pe (n, L, P), n (n,))."""
+
+    L: int
+    M: int
+    P: int
+    amplitude: float = 1.0
+    name = "random"
+
+    def sample(self, m, key, n, params):
+        dtype = jnp.result_type(float)
+        A = jax.random.uniform(key, (n, self.L * self.M), dtype, -self.amplitude, self.amplitude)
+        pe = jnp.broadcast_to(jnp.asarray(token_positions(self.L, self.P), dtype), (n, self.L, self.P))
+        return A, (pe, jnp.full((n,), self.L, jnp.int32))
+
+    def describe(self) -> str:
+        return f"random(A ~ U[-{self.amplitude}, {self.amplitude}], full window)"
+
+
+def _dims(sizes: Mapping[str, int], F: int) -> dict[str, tuple[tuple[str, ...], tuple[int, ...], Any, Any]]:
+    """Dims (after the grid point), shape, dtype and fill of every stored census variable."""
+    A, K, k, S, D = sizes["attractor"], sizes["ic"], sizes["exponent"], sizes["sample"], sizes["dim"]
+    a, ae, ic = (("attractor",), (A,)), (("attractor", "exponent"), (A, k)), (("ic",), (K,))
+    return {
+        "kind": (*a, np.int8, -1), "period": (*a, np.int64, 0), "n_members": (*a, np.int64, 0),
+        "basin_fraction": (*a, np.float64, np.nan), "basin_ci_low": (*a, np.float64, np.nan),
+        "basin_ci_high": (*a, np.float64, np.nan), "exponents": (*ae, np.float64, np.nan),
+        "floquet_abs": (*ae, np.float64, np.nan), "floquet_angle": (*ae, np.float64, np.nan),
+        "stable": (*a, np.int8, -1), "aux_closed": (*a, np.int8, -1), "representative": (*a, np.int64, -1),
+        "points": (("attractor", "sample", "dim"), (A, S, D), np.float64, np.nan),
+        "observed": (("attractor", "sample", "feature"), (A, S, F), np.float64, np.nan),
+        "label": (*ic, np.int64, -1), "settle_step": (*ic, np.int64, -1), "ic_outcome": (*ic, np.int8, 0),
+        "ic_steps": (*ic, np.int64, 0), "n_attractors": ((), (), np.int64, 0), "n_dropped": ((), (), np.int64, 0),
+        "unsettled_fraction": ((), (), np.float64, np.nan), "unsettled_ci_low": ((), (), np.float64, np.nan),
+        "unsettled_ci_high": ((), (), np.float64, np.nan),
+    }
+
+
+@register_task
+class AttractorTask(DMFTTask):
+    """An attractor census of the mean-field map at every grid point (theory: docs/theory/dmft.md §7.5;
+    docs/theory/dynamics.md §7): ``n_ics`` starts run vectorised for at most ``steps`` steps, the first
+    ``transient`` without period checks; they are grouped into attractors with kinds, periods, exponents
+    (Floquet for periodic orbits, Benettin otherwise) and basin fractions with 95% Wilson intervals.
+
+    Stored per point: the variables of :func:`attnphys.dynamics.census.census_batch` on dims
+    ``attractor`` (``max_attractors``, padded with kind −1), ``ic``, ``exponent``, ``sample``
+    (representative states), ``dim`` (L·M) and ``feature`` (M); the census's ``point`` dim is called
+    ``sample`` here, the grid's points being the sweep's. A grid along one parameter gains tracks
+    (:func:`attnphys.dynamics.tracks.tracks`) when the result is assembled."""
+
+    kind: Literal["dmft-attractors"] = "dmft-attractors"
+    n_ics: int = Field(256, ge=1, description="starts per grid point")
+    steps: int = Field(60_000, ge=1, description="most steps per start (the settle budget)")
+    transient: int = Field(40_000, ge=0, description="steps before the first period check")
+    k: int = Field(3, ge=1, description="exponents per attractor")
+    sampler: Literal["random", "perturb", "explicit"] = Field("random", description="start sampler")
+    amplitude: float = Field(1.0, gt=0, allow_inf_nan=False, description="random: A uniform in [-a, a]")
+    radius: float = Field(1e-3, ge=0, allow_inf_nan=False, description="perturb: radius of the perturbation")
+    starts: tuple[StartSpec, ...] = Field((), description="explicit: the starts")
+    seed: int = Field(0, ge=0, description="seed of the sampler (the same at every grid point)")
+    max_attractors: int = Field(8, ge=1, description="size of the attractor dim")
+    max_period: int = Field(256, ge=1, description="longest period detected exactly")
+    max_points: int = Field(64, ge=1, description="representative states per attractor")
+    lyap_steps: int = Field(10_000, ge=20, description="Benettin steps of non-periodic attractors")
+    observable: Observable = Field("mo_se", description="observable at the representative states")
+
+    @model_validator(mode="after")
+    def _check(self):
+        check_schedule(self.steps, self.transient)
+        if self.sampler == "explicit" and not self.starts:
+            raise ValueError("the explicit sampler needs starts")
+        if self.sampler != "explicit" and self.starts:
+            raise ValueError("starts are given only with the explicit sampler")
+        if self.sampler == "explicit" and len(self.starts) != self.n_ics:
+            raise ValueError(f"{len(self.starts)} explicit starts but n_ics = {self.n_ics}")
+        self.options()
+        return self
+
+    def options(self) -> CensusOptions:
+        """The census schedule and criteria (validated; InputError naming the rule)."""
+        from attnphys.errors import InputError
+
+        try:
+            return CensusOptions(budget=self.steps, transient=self.transient, max_period=self.max_period, k=self.k,
+                                 lyap_steps=self.lyap_steps, n_classify=min(2_000, self.lyap_steps),
+                                 max_points=self.max_points).validate()
+        except InputError as e:
+            name = {"budget": "--steps"}.get(e.field or "", e.field)
+            raise ValueError(f"{name}: {e.detail}") from None
+
+    def check_config(self, cfg, grid: Grid) -> None:
+        if self.k > cfg.L * cfg.M:
+            raise ValueError(f"--exponents ({self.k}) must not exceed the state dimension L·M = {cfg.L * cfg.M}")
+        model = DMFTModel.of(cfg)
+        for s in self.starts:
+            model.check_start(s)
+
+    def sizes(self, grid: Grid) -> dict[str, int]:
+        s = super().sizes(grid)
+        D = max(c.L * c.M for c in self.configs(grid))
+        return s | {"attractor": self.max_attractors, "ic": self.n_ics, "exponent": self.k, "sample": self.max_points,
+                    "dim": D}
+
+    def schema(self, grid: Grid) -> dict[str, VarSpec]:
+        sizes = self.sizes(grid)
+        return {name: VarSpec(dims, shape, dtype, fill, **CENSUS_ATTRS[name])
+                for name, (dims, shape, dtype, fill) in _dims(sizes, sizes["feature"]).items()}
+
+    def coords(self, grid: Grid) -> dict:
+        s = self.sizes(grid)
+        return {d: ((d,), np.arange(s[d])) for d in ("attractor", "ic", "exponent", "sample", "dim", "feature")}
+
+    def sampler_for(self, model: DMFTModel) -> AbstractSampler:
+        """The start sampler of this task for one model (theory: docs/theory/dmft.md §7.5)."""
+        cfg = model.config
+        if self.sampler == "random":
+            return WindowSampler(cfg.L, cfg.M, cfg.P, self.amplitude)
+        sc = model.scalars(n=1)
+        if self.sampler == "perturb":
+            w = model.initial_windows(self.start, sc)
+            return PerturbationSampler(x=w.A[0].reshape(-1), aux=(w.pe[0], w.n[0]), radius=self.radius)
+        ws = [model.initial_windows(s, sc) for s in self.starts]
+        x = jnp.stack([w.A[0].reshape(-1) for w in ws])
+        return ExplicitSampler(x=x, aux=(jnp.stack([w.pe[0] for w in ws]), jnp.stack([w.n[0] for w in ws])))
+
+    def compute_group(self, model: DMFTModel, pts, n: int, idx: np.ndarray) -> dict[str, np.ndarray]:
+        sc = self.scalars(model, pts, n)
+        ds = census_batch(model.map(self.observable), sc, self.sampler_for(model), n_ics=self.n_ics, seed=self.seed,
+                          options=self.options(), shared=model.couplings, max_attractors=self.max_attractors)
+        return {name: ds[name].values for name in CENSUS_ATTRS if name != "ic_state"}
+
+    def attrs(self) -> dict[str, Any]:
+        from attnphys.dynamics.census import OUTCOMES
+        from attnphys.dynamics.classify import REGIMES
+        import json
+
+        base = super().attrs()
+        if self.sampler != "perturb":  # the task's start is not used
+            base["start"] = f"{self.sampler} sampler" if self.sampler == "explicit" else (
+                f"random windows, A ~ U[-{self.amplitude:g}, {self.amplitude:g}]")
+        return base | {"regimes": json.dumps(REGIMES), "outcomes": json.dumps(OUTCOMES),
+                                  "sampler": self.sampler, "seed": self.seed,
+                                  "exponent_method": "periodic: log|mu_i|/p from Floquet multipliers; other: Benettin QR"}
+
+    def finalize(self, ds):
+        """Tracks along the one swept parameter (theory: docs/theory/dynamics.md §8)."""
+        axes = [d for d in ds["kind"].dims if d != "attractor"]
+        if len(axes) != 1 or ds.sizes[axes[0]] < 2:
+            return ds
+        from attnphys.dynamics.tracks import tracks
+
+        p = axes[0]
+        t = tracks(ds.rename({p: "param", "sample": "point"}))
+        return t.rename({"param": p, "point": "sample"})
+
+    @classmethod
+    def example(cls):
+        from attnphys.dmft.config import preset
+        from attnphys.sweeps import Axis
+
+        task = cls(config=preset("paper"), n_ics=4, steps=1_500, transient=500, max_period=16, lyap_steps=100,
+                   max_points=8, max_attractors=3)
+        return task, Grid(axes=(Axis(name="beta_o", values=(0.8, 1.2)),), chunk=2)
+
+
+# ==== continuation of one periodic orbit ==============================================================
+
+def params_of(model: DMFTModel, param: str):
+    """s ↦ the map's parameters (couplings, scalars) with ``param`` (β_o, β_att or ε) set to s, traceable
+    (theory: docs/theory/dmft.md §5.4): the scalars are linear in each parameter."""
+    from attnphys.dmft.config import gamma_of
+    from attnphys.dmft.meanfield import Scalars
+
+    cfg, cp = model.config, model.couplings
+    sc = model.scalars(n=1)
+    bo, ga, ep = (x[0] for x in sc)
+    if param == "beta_o":
+        return lambda s: (cp, Scalars(s * cfg.scaling_o, ga, ep))
+    if param == "beta_att":
+        return lambda s: (cp, Scalars(bo, gamma_of(s, cfg.scaling_att, cfg.M), ep))
+    if param == "epsilon":
+        return lambda s: (cp, Scalars(bo, ga, s))
+    raise ValueError(f"unknown parameter {param!r}; choose beta_o, beta_att or epsilon")
+
+
+def exact_period(model: DMFTModel, window, sc, max_period: int, tol: float = 1e-9) -> int:
+    """Smallest p ≤ ``max_period`` with x_p = x_0 (relative max-norm ``tol``) and the positional window
+    back in place, from an (unbatched) window on the orbit; 0 when none (theory: docs/theory/dynamics.md §4.1)."""
+    m = model.map()
+    x0, aux0 = m.state(window)
+    par = (model.couplings, sc)
+
+    def body(carry, _):
+        x, aux = m.step(*carry, par)
+        return (x, aux), (x, aux[0])
+
+    _, (xs, pes) = jax.lax.scan(body, (x0, aux0), None, length=max_period)
+    xs, pes = np.asarray(xs), np.asarray(pes)
+    scale = max(1.0, float(np.max(np.abs(xs))))
+    ok = (np.max(np.abs(xs - np.asarray(x0)), axis=1) <= tol * scale) & np.all(pes == np.asarray(aux0[0]), axis=(1, 2))
+    hits = np.flatnonzero(ok)
+    return int(hits[0]) + 1 if hits.size else 0
+
+
+def continue_periodic(model: DMFTModel, start, param: str, s0: float, s_end: float, *, transient: int,
+                      max_period: int = 256, **kw):
+    """Continue the periodic orbit that ``start`` settles on at ``param`` = s0 towards s_end, with its
+    folds, flips and Neimark–Sacker points (theory: docs/theory/dmft.md §7.5; docs/theory/dynamics.md §6).
+
+    Args:
+        model: the model; start: the initial condition; transient: steps run at s0 before the period is
+            read; max_period: longest period looked for; **kw: :func:`attnphys.dynamics.bifurcations.continue_orbit`.
+
+    Returns:
+        (:class:`attnphys.dynamics.bifurcations.Branch`, period).
+
+    Raises:
+        ValueError: the start has not settled on a periodic orbit of period ≤ max_period after the transient.
+    """
+    from attnphys.dynamics.bifurcations import continue_orbit
+
+    pf = params_of(model, param)
+    sc = pf(jnp.asarray(s0, jnp.result_type(float)))[1]
+    sc_b = jax.tree_util.tree_map(lambda a: jnp.asarray(a)[None], sc)
+    win = jax.tree_util.tree_map(lambda a: a[0], model.windows_after(start, sc_b, transient))
+    p = exact_period(model, win, sc, max_period)
+    if not p:
+        raise ValueError(f"after {transient} steps at {param} = {s0} the start is not on a periodic orbit of period "
+                         f"<= {max_period}; raise the transient, or start elsewhere")
+    m = model.map()
+    x0, aux0 = m.state(win)
+    return continue_orbit(m, x0, aux0, pf, s0, s_end, period=p, **kw), p

@@ -1,0 +1,136 @@
+"""Attractors of the mean-field map: census at β_o = 1.27, exact exponents of periodic attractors,
+continuation of a periodic orbit, basins along β_o (through the command line where a command exists)."""
+
+import json
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from attnphys.cli import app
+from attnphys.io import load
+
+runner = CliRunner()
+
+
+def invoke(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+@pytest.fixture(scope="module")
+def census_127(tmp_path_factory):
+    d = tmp_path_factory.mktemp("att")
+    res = invoke("dmft", "attractors", "--preset", "paper", "--beta-o", "1.27", "--ics", "16", "--steps", "60000",
+                 "--transient", "40000", "--start-sampler", "random", "--out", d / "att.zarr", "--plot", d / "att.png")
+    assert res.exit_code == 0, res.output
+    return load(d / "att.zarr"), d
+
+
+def test_census_finds_the_coexisting_period_28_and_56_orbits(census_127):
+    ds, d = census_127
+    assert (d / "att.png").stat().st_size > 0
+    n = int(ds.n_attractors)
+    found = ds.isel(attractor=slice(0, n))
+    assert {28, 56} <= set(found.period.values.tolist())
+    names = json.loads(ds.kind.attrs["labels"])
+    assert all(names[k] == "periodic" for k in found.kind.values)
+    # every start is counted once: basins and the unsettled share add up to 1
+    assert float(found.basin_fraction.sum() + ds.unsettled_fraction) == pytest.approx(1.0, abs=1e-12)
+    for a in range(n):
+        members = int((ds.label.values == a).sum())
+        assert members == int(found.n_members[a]) and found.basin_fraction[a] == pytest.approx(members / 16)
+        assert found.basin_ci_low[a] <= found.basin_fraction[a] <= found.basin_ci_high[a]
+    # exponents of a periodic attractor are log|μ|/p, sorted descending, and the orbits are stable
+    np.testing.assert_allclose(found.exponents.values, np.log(found.floquet_abs.values) / found.period.values[:, None],
+                               rtol=1e-12)
+    assert np.all(np.diff(found.exponents.values, axis=1) <= 0) and np.all(found.stable.values == 1)
+    # the command's interface: dims and variables named as documented
+    assert {"attractor", "ic", "exponent"} <= set(ds.dims)
+    for v in ("kind", "period", "basin_fraction", "basin_ci_low", "basin_ci_high", "exponents", "floquet_abs",
+              "label", "settle_step"):
+        assert v in ds and ds[v].attrs.get("long_name"), v
+    assert ds.label.dims == ("ic",) and ds.exponents.dims == ("attractor", "exponent")
+    settled = ds.label.values >= 0
+    assert np.all(ds.settle_step.values[settled] >= 0) and np.all(ds.settle_step.values[settled] <= 60000)
+
+
+def test_floquet_exponents_equal_benettin_on_the_same_orbit():
+    """The checkpoint start settles on the period-56 orbit at β_o = 1.27; Benettin over whole periods from
+    aligned vectors must reproduce log|μ_i|/p."""
+    from attnphys.dmft.attractors import exact_period, params_of
+    from attnphys.dmft.config import preset
+    from attnphys.dmft.initial import parse_start
+    from attnphys.dmft.model import DMFTModel
+    from attnphys.dynamics.lyapunov import lyapunov
+    from attnphys.dynamics.periodic import floquet, refine
+
+    model = DMFTModel.of(preset("paper"))
+    par = params_of(model, "beta_o")(jnp.asarray(1.27))
+    sc = jax.tree_util.tree_map(lambda a: jnp.asarray(a)[None], par[1])
+    win = jax.tree_util.tree_map(lambda a: a[0], model.windows_after(parse_start("checkpoint"), sc, 40_000))
+    p = exact_period(model, win, par[1], 256)
+    assert p == 56
+    m = model.map()
+    orb = refine(m, *m.state(win), par, p)
+    assert float(orb.residual) < 1e-12
+    fl = floquet(m, orb, params=par)
+    ben = lyapunov(m, orb.x, orb.aux, par, steps=100 * p, k=3, align=20 * p)
+    np.testing.assert_allclose(-np.sort(-np.asarray(ben.exponents)), np.asarray(fl.exponents[:3]), atol=1e-6)
+
+
+def test_orbit_continuation_locates_the_fold_where_the_orbit_is_born(tmp_path):
+    """The checkpoint start settles on a period-16 orbit at β_o = 1.25; followed downwards it turns at a
+    fold (μ = +1). Independent check: Newton finds the orbit just above the fold and none just below."""
+    from attnphys.dmft.attractors import params_of
+    from attnphys.dmft.config import preset
+    from attnphys.dmft.initial import parse_start
+    from attnphys.dmft.model import DMFTModel
+    from attnphys.dynamics.periodic import refine
+
+    out = tmp_path / "cont.zarr"
+    res = invoke("dmft", "orbit-continuation", "--preset", "paper", "--start-value", "1.25", "--stop-value", "1.2",
+                 "--transient", "40000", "--max-points", "200", "--out", out)
+    assert res.exit_code == 0, res.output
+    ds = load(out)
+    assert ds.attrs["period"] == 16
+    names = json.loads(ds.event_kind.attrs["labels"])
+    folds = [i for i, k in enumerate(ds.event_kind.values) if names[k] == "fold"]
+    assert folds
+    i = folds[0]
+    s_fold = float(ds.event_s[i])
+    mult = ds.event_multiplier_real.values[i] + 1j * ds.event_multiplier_imag.values[i]
+    assert np.min(np.abs(mult - 1.0)) < 1e-6
+    assert 1.2 < s_fold < 1.25
+    # the branch turns at the fold: its points stay above it, the nearest within one arclength step
+    assert 0 <= float(ds.s.values.min()) - s_fold < 1e-4
+    model = DMFTModel.of(preset("paper"))
+    m, pf = model.map(), params_of(model, "beta_o")
+    sc = jax.tree_util.tree_map(lambda a: jnp.asarray(a)[None], pf(jnp.asarray(1.25))[1])
+    win = jax.tree_util.tree_map(lambda a: a[0], model.windows_after(parse_start("checkpoint"), sc, 40_000))
+    aux = m.state(win)[1]  # the positional phase the branch was computed with
+    x = jnp.asarray(ds.event_x.values[i])
+    above = refine(m, x, aux, pf(jnp.asarray(s_fold + 1e-4)), 16)
+    assert bool(above.converged) and float(jnp.max(jnp.abs(above.x - x))) < 0.05
+    below = refine(m, x, aux, pf(jnp.asarray(s_fold - 1e-4)), 16)
+    assert not bool(below.converged) or float(jnp.max(jnp.abs(below.x - x))) > 0.05
+
+
+@pytest.mark.slow
+def test_basins_command_tracks_the_coexisting_orbits(tmp_path):
+    out, fig = tmp_path / "bas.zarr", tmp_path / "bas.png"
+    res = invoke("dmft", "basins", "--preset", "paper", "--param", "beta_o", "--start-value", "1.265",
+                 "--stop-value", "1.275", "--num", "3", "--ics", "16", "--steps", "60000", "--transient", "40000",
+                 "--out", out, "--plot", fig)
+    assert res.exit_code == 0, res.output
+    ds = load(out)
+    assert ds.kind.dims == ("beta_o", "attractor") and "track" in ds
+    assert fig.stat().st_size > 0
+    total = ds.basin_fraction.fillna(0).sum("attractor") + ds.unsettled_fraction
+    np.testing.assert_allclose(total.values, 1.0, atol=1e-12)
+    # the period-28 orbit at 1.27 belongs to a track that also exists at the neighbouring value
+    mid = ds.isel(beta_o=1)
+    a28 = int(np.flatnonzero(mid.period.values == 28)[0])
+    t = int(mid.track.values[a28])
+    assert np.isfinite(ds.track_basin_fraction.values[:, t]).sum() >= 2
