@@ -45,3 +45,36 @@ def test_cluster_count():
     X = np.concatenate([d + 1e-4 * np.random.default_rng(i).normal(size=(50, 3)) for i, d in enumerate(dirs)])
     Xn = X / np.linalg.norm(X, axis=1, keepdims=True)
     assert cluster_count(Xn @ Xn.T, 1e-3) == 3
+
+
+def test_single_threaded_blas_sets_one_thread_and_restores():
+    from attnphys.clouds._blas import blas_threads, single_threaded
+
+    before = blas_threads()
+    if not before:
+        pytest.skip("no OpenBLAS library in this process")
+    with single_threaded():
+        assert blas_threads() == [1] * len(before)
+    assert blas_threads() == before
+
+
+def test_statistics_on_one_blas_thread_equal_the_default_threading():
+    """cloud_statistics (one BLAS thread for eigh and Cholesky) against the same device computation under
+    the process's default BLAS threading, on a fixed well-conditioned cloud of a model's width."""
+    import jax
+
+    from attnphys.clouds.stats import _components, _device_stats
+
+    rng = np.random.default_rng(7)
+    N, D = 512, 192
+    A = rng.normal(size=(D, D)) / np.sqrt(D) + np.eye(D)
+    X = jnp.asarray((rng.normal(size=(N, D)) @ A + 0.3).astype(np.float32))
+    X_prev = jnp.asarray((np.asarray(X) + rng.normal(size=(N, D))).astype(np.float32))
+    key = jax.random.PRNGKey(11)
+    out, cos = _device_stats(X, X_prev, key)
+    ref = {k: float(v) for k, v in out.items()}
+    ref["clusters"] = float(_components(cos > 1 - 1e-3))
+    new = cloud_statistics(X, X_prev, key)
+    assert set(new) == set(ref)
+    for k in ref:
+        assert new[k] == pytest.approx(ref[k], rel=1e-5, abs=1e-6), k

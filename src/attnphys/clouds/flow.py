@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
+from attnphys.clouds._blas import single_threaded
 from attnphys.clouds.attention import AbstractAttention
 from attnphys.clouds.observables import PAIR_TOL, clustered_pairs, interaction_energy
 from attnphys.clouds.stats import LONG_NAMES, STATISTICS, _components, _device_stats
@@ -144,7 +145,9 @@ def flow_statistics(sol: FlowSolution, beta: float, *, pair_tol: float = PAIR_TO
     """
     xs = jnp.asarray(sol.xs)
     keys = jax.random.split(jax.random.PRNGKey(seed), xs.shape[0])
-    out = {k: np.array(v) for k, v in _time_stats(xs, keys, float(beta), float(pair_tol), float(cluster_delta)).items()}
+    with single_threaded():
+        res = _time_stats(xs, keys, float(beta), float(pair_tol), float(cluster_delta))
+        out = {k: np.array(v) for k, v in res.items()}
     out["moved_apart"][0] = np.nan
     return out
 

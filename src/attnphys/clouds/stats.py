@@ -15,6 +15,8 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.special import digamma, gammaln
 
+from attnphys.clouds._blas import single_threaded
+
 STATISTICS = ("cov_trace", "gaussian_entropy", "cov_rank", "knn_entropy", "mean_pairwise_distance", "angular_spread",
               "participation_ratio", "radial_mean", "radial_std", "mean_cosine", "moved_apart", "mardia_skewness",
               "mardia_kurtosis_ratio", "energy_distance_gaussian", "clusters")
@@ -135,11 +137,14 @@ def _components(adj):
 
 def cloud_statistics(X, X_prev=None, key=None, cluster_delta: float = 1e-3) -> dict[str, float]:
     """All :data:`STATISTICS` of the cloud X (N, D); ``moved_apart`` compares with ``X_prev`` (NaN if None)
-    (theory: docs/theory/clouds.md §5)."""
+    (theory: docs/theory/clouds.md §5). The covariance eigendecomposition and Cholesky factor run on one
+    BLAS thread: at D of a few hundred a threaded LAPACK call is several times slower, and much slower on a
+    busy machine."""
     X = jnp.asarray(X)
     key = jax.random.PRNGKey(0) if key is None else key
-    out, cos = _device_stats(X, X if X_prev is None else jnp.asarray(X_prev), key)
-    res = {k: float(v) for k, v in out.items()}
+    with single_threaded():  # the D × D eigh and Cholesky: one BLAS thread (see attnphys.clouds._blas)
+        out, cos = _device_stats(X, X if X_prev is None else jnp.asarray(X_prev), key)
+        res = {k: float(v) for k, v in out.items()}
     if X_prev is None:
         res["moved_apart"] = float("nan")
     res["clusters"] = float(cluster_count(cos, cluster_delta))
