@@ -516,6 +516,17 @@ CASES = [
      2, "--stop-value: --start-value and --stop-value must differ"),
     ("orbit negative beta", ["dmft", "orbit-continuation", "--stop-value", "-1"],
      2, "--stop-value"),
+    # --- reproduce
+    ("reproduce unknown figure", ["reproduce", "fig9"],
+     2, "NAME: unknown figure 'fig9'; choose list or one of cont-pe2, cont-pe2-zoom, cont-pe5"),
+    ("reproduce list with --out", ["reproduce", "list", "--out", "{tmp}/x"],
+     2, "--out: list writes nothing; give --out with a figure's name"),
+    ("reproduce pair not stored", ["reproduce", "fig3a", "--pair", "5|5"],
+     2, "--pair: section pair 5|5 is not stored; stored pairs: 0|1, 0|2, 1|0, 2|0"),
+    ("reproduce component -1", ["reproduce", "fig3a", "--component", "-1"],
+     2, "--component: Input should be greater than or equal to 0 (got -1)"),
+    ("reproduce filter unknown", ["reproduce", "fig3a", "--filter", "foo"],
+     2, "--filter: Input should be 'library' or 'reference' (got 'foo')"),
 ]
 
 

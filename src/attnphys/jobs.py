@@ -337,8 +337,10 @@ def format_validation(e: ValidationError, cls: type[BaseModel] | None = None, so
         if loc and loc[0] in fields:
             if len(loc) > 1 and _union_field(cls, loc[0]):
                 loc = [loc[0]] + loc[2:]
-            opt = option_name(loc[0])
-            name = (f"{opt} ({loc[0]} in {source or 'a config file'})" if opt[2:] != loc[0] else opt) + (
+            positional = loc[0] in getattr(cls, "cli_arguments", ())
+            opt = loc[0].upper() if positional else option_name(loc[0])
+            name = (f"{opt} ({loc[0]} in {source or 'a config file'})" if opt[2:] != loc[0] and not positional
+                    else opt) + (
                 "." + ".".join(loc[1:]) if len(loc) > 1 else "")
             if name in named:
                 continue

@@ -3,23 +3,27 @@
 import numpy as np
 import pytest
 
-import attnphys.clouds.phase  # noqa: F401  (registers its task)
-import attnphys.dmft.tasks  # noqa: F401
-from attnphys.sweeps import Grid, Sweep, run_sweep
-from attnphys.sweeps.task import TASKS
+from importlib.metadata import entry_points
 
-KINDS = sorted(TASKS)
+from attnphys.sweeps import Grid, Sweep, run_sweep
+from attnphys.sweeps.task import ENTRY_POINT_GROUP, TASKS, task_class
+
+KINDS = sorted({ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)})
+"""Every task the installed package declares (a new task's entry point brings it under these tests)."""
 
 
 @pytest.fixture(params=KINDS)
 def example(request):
-    return TASKS[request.param].example()
+    return task_class(request.param).example()
 
 
 def _same(a, b, name):
+    """Integers exactly; floats to 1e-10 relative: a vectorised reduction (e.g. the QR dot products of a
+    Lyapunov run) may sum in another order when the batch is wider, which moves an exponent averaged over
+    thousands of steps by ~1e-11. Re-running the same chunking is bitwise identical (tests/sweeps)."""
     if np.issubdtype(a.dtype, np.floating):
         np.testing.assert_array_equal(np.isnan(a), np.isnan(b), err_msg=name)
-        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14, err_msg=name)
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-14, err_msg=name)
     else:
         np.testing.assert_array_equal(a, b, err_msg=name)
 
