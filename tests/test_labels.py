@@ -8,8 +8,9 @@ and the dataset every result-writing command stores (``attnphys.jobs.JOBS``, run
 
 from __future__ import annotations
 
+import importlib
 import re
-from importlib.metadata import entry_points
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,8 @@ from typer.testing import CliRunner
 from attnphys.cli import app
 from attnphys.jobs import load_jobs
 from attnphys.sweeps.task import ENTRY_POINT_GROUP, TASKS
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # Quantities with units, by variable name: Lyapunov exponents are natural logs per map step, periods and
 # step indices count map steps. Everything else the package stores is a pure number (an overlap, a
@@ -64,9 +67,13 @@ def test_the_units_table_is_used():
 # -- sweep tasks -----------------------------------------------------------------------------------------
 
 def _all_tasks() -> list[str]:
+    """Every task: those the job modules register, and those this tree's pyproject.toml declares as
+    entry points (read from the file, not from an installed distribution's metadata)."""
     load_jobs()  # the job modules import the tasks they run
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        ep.load()
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"][ENTRY_POINT_GROUP]
+    for target in declared.values():
+        module, _, name = target.partition(":")
+        getattr(importlib.import_module(module), name)
     return sorted(TASKS)
 
 

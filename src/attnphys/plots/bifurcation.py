@@ -39,6 +39,7 @@ REGIME_COLORS = {
     "quasi_periodic": "#ff7f0e",
     "chaotic": "#d62728",
     "hyperchaotic": "#9467bd",
+    "undetermined": "#bcbcbc",
 }
 
 Filter = Literal["library", "reference"]
