@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?= -n 2
 
-.PHONY: install demo test test-all bench clean
+.PHONY: install demo test test-all bench lint typecheck ci clean
 
 install: $(STAMP)
 
@@ -28,6 +28,24 @@ test: install
 
 test-all: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS) -m "slow or not slow"
+
+# lint and type check of src/ (configured in pyproject.toml; CI runs both)
+LINT_STAMP := $(VENV)/.lint-installed
+
+$(LINT_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/python -m pip install -e ".[lint]"
+	touch $(LINT_STAMP)
+
+lint: $(LINT_STAMP)
+	$(BIN)/ruff check src
+	$(BIN)/ruff format --check src
+
+typecheck: $(LINT_STAMP)
+	$(BIN)/pyright src
+
+# everything CI runs: tests, lint, type check, the documentation and its browser check
+ci:
+	.ci/run
 
 bench: install
 	for b in benchmarks/*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

@@ -12,7 +12,7 @@ Chromium (Debian's ``chromium`` and ``chromium-driver``, driven by selenium) and
   figures do;
 * nothing was requested from another host (the site works offline).
 
-Pages: the landing page, the DMFT and sweeps theory pages, the DMFT how-to and the gallery index. Exits non-zero naming every
+Pages: the landing page, the DMFT, sweeps, exponential-family, clouds and particles theory pages, the DMFT how-to and the gallery index. Exits non-zero naming every
 failed check. Not part of ``pytest``: ``make docs-check`` runs it.
 """
 
@@ -40,6 +40,9 @@ PAGES = {
     "": (2, 1),
     "theory/dmft/": (20, 0),
     "theory/sweeps/": (2, 0),
+    "theory/expfam/": (10, 0),
+    "theory/particles/": (5, 0),
+    "theory/clouds/": (5, 0),
     "howto/dmft/": (0, 0),
     "gallery/": (0, 4),
 }

@@ -126,3 +126,107 @@ def test_checker_fails_on_a_missing_subsection_of_a_list(tree):
 def test_checker_fails_on_a_missing_page(tree):
     problems = _write(tree, "(theory: docs/theory/nowhere.md §1)")
     assert len(problems) == 1 and "nowhere.md does not exist" in problems[0]
+
+
+# -- no citation of the external specification ------------------------------------------------------
+
+OLD_CITATION = re.compile(r"\bspec(?:ification)?\.md\b|\bspec\s?§|\bthe spec\b", re.IGNORECASE)
+
+
+def test_no_citation_of_the_external_spec():
+    """The specification is not part of the repository: source and docs cite the theory pages instead."""
+    found = []
+    for path in sorted(SRC.rglob("*.py")) + sorted(DOCS.rglob("*.md")) + [ROOT / "README.md"]:
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if OLD_CITATION.search(line):
+                found.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
+    assert not found, "citations of the external spec:\n" + "\n".join(found)
+
+
+# -- command lines in the documentation ---------------------------------------------------------------
+
+COMMAND_DOCS = [ROOT / "README.md", *sorted((DOCS / "howto").glob("*.md")), DOCS / "index.md"]
+
+
+def _documented_command_lines(path: Path) -> list[tuple[int, list[str]]]:
+    """(line number, words) of every ``attnphys …`` command line in the code blocks of a page (fenced or
+    indented; ``$ `` prompts, ``\\`` continuations and trailing ``#`` comments handled; HTML comments
+    skipped)."""
+    import shlex
+
+    text = re.sub(r"<!--.*?-->", lambda m: "\n" * m.group(0).count("\n"), path.read_text(encoding="utf-8"),
+                  flags=re.DOTALL)
+    lines = text.splitlines()
+    out, i, fenced = [], 0, False
+    while i < len(lines):
+        raw = lines[i]
+        if raw.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            i += 1
+            continue
+        line = raw.strip()
+        start = i + 1
+        if line.startswith("$ "):
+            line = line[2:]
+        if (fenced or raw.startswith("    ")) and (line.startswith("attnphys ") or line == "attnphys"):
+            while line.endswith("\\") and i + 1 < len(lines):
+                i += 1
+                line = line[:-1] + " " + lines[i].strip()
+            line = line.split(" #")[0]
+            try:
+                words = shlex.split(line.replace("`", ""))
+            except ValueError:
+                words = line.split()
+            out.append((start, words[1:]))
+        i += 1
+    return out
+
+
+def _check_command_line(root, words: list[str]) -> list[str]:
+    """Problems of one command line against the click tree of the ``attnphys`` command."""
+    cmd, problems = root, []
+    ctx_opts = {o for p in root.params for o in (*p.opts, *p.secondary_opts)}
+    while hasattr(cmd, "commands") and words:   # a group (typer's own click classes)
+        w = words[0]
+        if w.startswith("-"):
+            if w.split("=")[0] not in ctx_opts and w != "--help":
+                problems.append(f"unknown global option {w}")
+            words = words[1:]
+            continue
+        if w not in cmd.commands:
+            return [f"unknown command {w!r}"]
+        cmd, words = cmd.commands[w], words[1:]
+    opts = {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)} | {"--help"}
+    for w in words:
+        if w.startswith("--") and w.split("=")[0] not in opts:
+            problems.append(f"{cmd.name}: unknown option {w}")
+    return problems
+
+
+def test_documented_command_lines_use_real_commands_and_options():
+    """Every ``attnphys …`` line of the README and the how-to pages names an existing command and only
+    options that command has (checked against the command line itself, without running anything)."""
+    import typer
+
+    from attnphys.cli import app
+
+    root = typer.main.get_command(app)
+    problems, checked = [], 0
+    for path in COMMAND_DOCS:
+        for n, words in _documented_command_lines(path):
+            checked += 1
+            problems += [f"{path.relative_to(ROOT)}:{n}: {p}" for p in _check_command_line(root, words)]
+    assert checked >= 20, "the scan finds the documented command lines"
+    assert not problems, "documented command lines that do not match the command:\n" + "\n".join(problems)
+
+
+def test_the_command_line_checker_fails_on_wrong_lines():
+    import typer
+
+    from attnphys.cli import app
+
+    root = typer.main.get_command(app)
+    assert _check_command_line(root, ["dmft", "trajectory", "--beta-o", "1", "--out", "x.zarr"]) == []
+    assert _check_command_line(root, ["dmft", "trajectory", "--no-such-option", "1"]) == \
+        ["trajectory: unknown option --no-such-option"]
+    assert _check_command_line(root, ["dmft", "nonsense"]) == ["unknown command 'nonsense'"]

@@ -7,7 +7,7 @@ rotate the tangent vectors), then ``steps`` recorded steps, in which it keeps
 * the last ``n_orbit`` observations y_t (in time order) and fingerprints f(x_t) of the full state
   (:mod:`attnphys.dynamics.fingerprint`; ``n_fingerprint`` numbers per step);
 * for every pair (f, g) of ``section``: the values y_t[f] at steps where |y_t[g]| ≤ ``section_tol``
-  (the zero-plane Poincaré section of spec §6.1), at most ``max_section`` of them, and their count;
+  (the zero-plane Poincaré section; theory: docs/theory/dmft.md §7.1), at most ``max_section`` of them, and their count;
 * if k > 0, the leading k Lyapunov exponents over the recorded steps with their evidence ``roundoff``,
   ``zero_hits``, ``parallel``, ``unreliable`` (theory: docs/theory/dynamics.md §2.3) and
   ``tangent_nonfinite``, the first recorded step at which a tangent vector became non-finite (−1: never);

@@ -1,4 +1,5 @@
-"""Finite-N → mean-field convergence figure: distances vs N on log–log axes with fitted slopes."""
+"""Finite-N → mean-field convergence figure: distances vs N on log–log axes with fitted slopes
+(theory: docs/theory/dmft.md §2.3)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,17 @@ from attnphys.plots._common import config_title, save, subplots
 
 
 def plot_converge(ds: xr.Dataset, path: str | Path) -> Path:
+    """Draw ``rms_deviation`` and ``stat_distance`` against N (log–log) per β_o, with the fitted slopes s of
+    distance ∝ N^s (about −1/2 off chaos) and an N^(−1/2) guide; save to ``path``
+    (theory: docs/theory/dmft.md §2.3).
+
+    Args:
+        ds: dataset of ``attnphys dmft converge`` (dims ``beta_o``, ``n``).
+        path: PNG file to write.
+
+    Returns:
+        ``path``.
+    """
     ns = ds.n.values.astype(float)
     fig, axes = subplots(1, 2, figsize=(11, 4.2), sharex=True)
     for b in ds.beta_o.values:

@@ -1,4 +1,5 @@
-"""Phase diagrams: regime map and leading-exponent heat map over two swept parameters."""
+"""Phase diagrams: regime map and leading-exponent heat map over two swept parameters
+(theory: docs/theory/dmft.md §7.3)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from attnphys.plots.bifurcation import REGIME_COLORS
 
 
 def plot_phase_diagram(ds: xr.Dataset, path: str | Path, x: str, y: str) -> Path:
-    """Regime map (left) and λ1 (right) over the (x, y) grid; other grid axes take their first value."""
+    """Regime map (left) and λ1 (right) over the (x, y) grid; other grid axes take their first value
+    (theory: docs/theory/dmft.md §7.3)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     sel = {d: 0 for d in ds.regime.dims if d not in (x, y)}
