@@ -111,6 +111,12 @@ SMALL: dict[str, list[str]] = {
     "dmft finite": ["--preset", "paper", "--n", "99", "--paths", "2", "--steps", "20"],
     "dmft converge": ["--preset", "paper", "--beta-o", "1.0", "--n", "99,198", "--paths", "2", "--steps", "30",
                       "--horizon", "10", "--transient", "10"],
+    "dmft attractors": ["--preset", "paper", "--beta-o", "1.0", "--ics", "4", "--steps", "1500", "--transient", "500",
+                        "--max-period", "16"],
+    "dmft basins": ["--preset", "paper", "--start-value", "1", "--stop-value", "1.1", "--num", "2", "--ics", "4",
+                    "--steps", "1500", "--transient", "500", "--max-period", "16"],
+    "dmft orbit-continuation": ["--preset", "paper", "--start-value", "0.5", "--stop-value", "0.6", "--transient",
+                                "2000", "--max-points", "5"],
     "clouds run": ["--dim", "4", "--tokens", "16", "--layers", "4", "--snapshots", "0,4"],
     "clouds flow": ["--dim", "3", "--tokens", "8", "--t-max", "1", "--saves", "3", "--keep-cloud"],
     "clouds phase-diagram": ["--dim", "3", "--tokens", "8", "--t-max", "1", "--saves", "3", "--beta", "1,2",
@@ -123,7 +129,7 @@ SMALL: dict[str, list[str]] = {
 NEEDS_TORCH = {"clouds through-model", "probe", "demo"}
 # slow: the heavy ones, and the sweep commands, whose variables are the task schemas checked above
 SLOW = {"reproduce", "demo", "probe", "clouds through-model", "dmft bifurcation", "dmft phase-diagram",
-        "clouds phase-diagram"}
+        "clouds phase-diagram", "dmft attractors", "dmft basins"}
 # stored variables still without the units their quantity has (remove an entry when it is fixed)
 MISSING_UNITS = {
     "clouds flow": "continuous time (time, plateau_start, plateau_end, plateau_length) has no units",
