@@ -78,7 +78,7 @@ def _all_tasks() -> list[str]:
 
 
 # task variables still without the units their quantity has (remove an entry when it is fixed)
-TASK_MISSING_UNITS = {"clouds-clustering": "clustering_time (continuous time) has no units"}
+TASK_MISSING_UNITS: dict[str, str] = {}
 
 
 def _task_params():
@@ -131,10 +131,7 @@ NEEDS_TORCH = {"clouds through-model", "probe", "demo"}
 SLOW = {"reproduce", "demo", "probe", "clouds through-model", "dmft bifurcation", "dmft phase-diagram",
         "clouds phase-diagram", "dmft attractors", "dmft basins"}
 # stored variables still without the units their quantity has (remove an entry when it is fixed)
-MISSING_UNITS = {
-    "clouds flow": "continuous time (time, plateau_start, plateau_end, plateau_length) has no units",
-    "clouds phase-diagram": "continuous time (time, clustering_time) has no units",
-}
+MISSING_UNITS: dict[str, str] = {}
 
 STORING = ("result", "sweep", "folder")
 

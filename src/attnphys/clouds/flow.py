@@ -162,7 +162,7 @@ def flow_dataset(sol: FlowSolution, beta: float, *, pair_tol: float = PAIR_TOL, 
     st = flow_statistics(sol, beta, pair_tol=pair_tol, cluster_delta=cluster_delta, seed=seed)
     names = ["energy", "clusters", "clustered_pairs", "sphere_drift"] + [s for s in STATISTICS if s != "clusters"]
     ds = xr.Dataset({k: (("time",), st[k]) for k in names}, coords={"time": sol.ts})
-    ds["time"].attrs["long_name"] = "time of the continuous-time dynamics"
+    ds["time"].attrs.update(long_name="time of the continuous-time dynamics", units="1")  # dimensionless (CF "1")
     for k in names:
         ds[k].attrs["long_name"] = FLOW_LONG_NAMES.get(k) or LONG_NAMES[k]
     ds["clusters"].attrs["long_name"] = f"angular clusters: connected components of cos > 1 - {cluster_delta:g}"
@@ -181,6 +181,8 @@ def flow_dataset(sol: FlowSolution, beta: float, *, pair_tol: float = PAIR_TOL, 
                     ("plateau_clusters", "cluster count on the plateau"),
                     ("plateau_closed", "1 if the plateau ends with a change of count, 0 if it lasts to the end")):
         ds[k].attrs["long_name"] = text
+    for k in ("plateau_start", "plateau_end", "plateau_length"):
+        ds[k].attrs["units"] = "1"
     ds.attrs.update(base_attrs(None, rtol=sol.rtol, atol=sol.atol, solver=sol.solver, num_steps=sol.num_steps,
                                pair_tol=pair_tol, cluster_delta=cluster_delta, **(attrs or {})))
     return ds

@@ -78,12 +78,12 @@ class ClusteringTask(AbstractTask):
             "clusters": VarSpec(("time",), (T,), np.float64, np.nan, "cluster count, mean over the samples"),
             "one_cluster": VarSpec(("time",), (T,), np.float64, np.nan, "fraction of samples in a single cluster"),
             "clustering_time": VarSpec((), (), np.float64, np.nan,
-                                       "first saved time with every sample in one cluster (NaN if never)"),
+                                       "first saved time with every sample in one cluster (NaN if never)", units="1"),
             "failed": VarSpec((), (), np.int64, -1, "samples whose integration failed (NaN results)"),
         }
 
     def coords(self, grid: Grid):
-        return {"time": (("time",), self.times())}
+        return {"time": (("time",), self.times(), {"long_name": "time of the continuous-time dynamics", "units": "1"})}
 
     def attrs(self) -> dict:
         return {"dynamics": self.dynamics, "dim": self.dim, "tokens": self.tokens, "samples": self.samples,
