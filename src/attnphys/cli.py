@@ -26,8 +26,16 @@ from rich.table import Table
 from typer.core import TyperCommand
 
 from attnphys.errors import AttnphysError
-from attnphys.jobs import (JOBS, AbstractJob, IntValues, Values, build_job, format_validation, load_jobs, option_name,
-                           rerun)
+from attnphys.jobs import (
+    AbstractJob,
+    IntValues,
+    Values,
+    build_job,
+    format_validation,
+    load_jobs,
+    option_name,
+    rerun,
+)
 
 console = Console(stderr=True, soft_wrap=True)
 app = typer.Typer(help="attnphys: the probabilistic and statistical-physics theory of transformer attention, "
@@ -43,7 +51,7 @@ _GROUPS = {
 @app.callback()
 def _setup(
     x64: bool = typer.Option(True, help="Compute in float64 (recommended; float32 for speed studies)."),
-    devices: Optional[int] = typer.Option(None, min=1, help="XLA CPU devices to split batches over (default: all cores)."),
+    devices: int | None = typer.Option(None, min=1, help="XLA CPU devices to split batches over (default: all cores)."),
 ) -> None:
     from attnphys.runtime import configure, max_host_devices
 
@@ -353,7 +361,7 @@ def rerun_cmd(
 _register_all()
 
 
-def main(argv: Optional[list[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     command = typer.main.get_command(app)
     command.main(args=list(sys.argv[1:] if argv is None else argv), prog_name="attnphys")

@@ -10,8 +10,8 @@ the exact claims (the command line enables it; in a script call :func:`attnphys.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import equinox as eqx
 import jax
