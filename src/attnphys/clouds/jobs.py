@@ -126,7 +126,7 @@ class CloudsRunJob(AbstractJob):
                                title=f"{self.init} cloud, N={self.tokens}, D={D}, norm={self.norm}, β={self.beta}, "
                                      f"α={self.alpha}"))
         except FloatingPointError as e:
-            raise InputError(f"{e} (β={self.beta}, α={self.alpha}); lower --beta or --alpha, or use a normalization")
+            raise InputError(f"{e} (β={self.beta}, α={self.alpha}); lower --beta or --alpha, or use a normalization") from e
         self.write_result(ds, self.out)
         first, last = ds.isel(layer=0), ds.isel(layer=-1)
         rows = {"wall time": f"{time.perf_counter() - t0:.2f} s", "layers recorded": str(ds.sizes["layer"])}
