@@ -9,7 +9,7 @@ regime with its evidence (λ₁, λ₂, period, 0–1 K). :func:`lyapunov_spectr
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import xarray as xr

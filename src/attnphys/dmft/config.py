@@ -65,7 +65,7 @@ class DMFTConfig(BaseModel):
     )
 
     @model_validator(mode="after")
-    def _check(self) -> "DMFTConfig":
+    def _check(self) -> DMFTConfig:
         if self.P > 0 and self.L > 2**self.P:
             raise ValueError(f"L = {self.L} needs L <= 2^P = {2 ** self.P} distinct positions (P = {self.P})")
         if self.P == 0 and self.epsilon != 0:
@@ -89,11 +89,11 @@ class DMFTConfig(BaseModel):
         """Dimension L(M+P) of the flattened state (theory: docs/theory/dmft.md §3.3)."""
         return self.L * (self.M + self.P)
 
-    def replace(self, **changes: Any) -> "DMFTConfig":
+    def replace(self, **changes: Any) -> DMFTConfig:
         """A validated copy with some fields changed."""
         return DMFTConfig.model_validate({**self.model_dump(), **changes})
 
-    def with_field(self, name: str, value: Any) -> "DMFTConfig":
+    def with_field(self, name: str, value: Any) -> DMFTConfig:
         """A validated copy with one (sweepable) field set. ``seed`` sets the correlations' seed; integer
         fields refuse non-integers."""
         if name == "seed":

@@ -21,7 +21,7 @@ import json
 import math
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 import jax.numpy as jnp
 import numpy as np
@@ -96,7 +96,7 @@ class WindowStart(_Start):
         return "window"
 
 
-BaseStart = Annotated[Union[TokenStart, CheckpointStart, FileStart, WindowStart], Field(discriminator="kind")]
+BaseStart = Annotated[TokenStart | CheckpointStart | FileStart | WindowStart, Field(discriminator="kind")]
 
 
 class PrerunStart(_Start):
@@ -113,7 +113,7 @@ class PrerunStart(_Start):
         return f"prerun(beta_o={self.beta_o:g}, steps={self.steps}, from {self.start.describe()})"
 
 
-Start = Annotated[Union[TokenStart, CheckpointStart, FileStart, WindowStart, PrerunStart], Field(discriminator="kind")]
+Start = Annotated[TokenStart | CheckpointStart | FileStart | WindowStart | PrerunStart, Field(discriminator="kind")]
 
 
 def parse_start(v: Any) -> Any:

@@ -23,6 +23,7 @@ from attnphys.dmft.tasks import check_observable, check_schedule
 from attnphys.errors import InputError
 from attnphys.jobs import AbstractJob, IntValues, Report, Values, format_validation, option_name, register_job
 
+
 def _config_options() -> dict[str, Any]:
     """One optional job field per scalar configuration field (a new configuration field becomes a command
     option by itself); β_o, β_att and ε take one value or several."""

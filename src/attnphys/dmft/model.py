@@ -9,9 +9,10 @@ so there is one place where a configuration's meaning is decided.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -24,9 +25,9 @@ from attnphys.dmft.initial import (
     PrerunStart,
     Start,
     TokenStart,
-    start_cache,
     check_window,
     parse_start,
+    start_cache,
     start_window,
     token_overlap,
     token_positions,
@@ -52,7 +53,7 @@ class DMFTModel:
     couplings: Couplings
 
     @classmethod
-    def of(cls, cfg: DMFTConfig) -> "DMFTModel":
+    def of(cls, cfg: DMFTConfig) -> DMFTModel:
         """The model of ``cfg`` (built once per configuration and dtype)."""
         _warn_if_float32()
         return _model(cfg, str(jnp.result_type(float)))
@@ -122,7 +123,7 @@ class DMFTModel:
         return st._replace(**{k: jnp.where(keep.reshape((-1,) + (1,) * cache[k].ndim), jnp.asarray(cache[k])[None],
                                            getattr(st, k)) for k in CACHE_KEYS})
 
-    def prerun_window(self, start: "PrerunStart") -> Window:
+    def prerun_window(self, start: PrerunStart) -> Window:
         """The final window of a pre-run (cached per configuration and pre-run)."""
         return _prerun(self.config, start, str(jnp.result_type(float)))
 
@@ -198,7 +199,7 @@ def _per_point(fn, starts, sc: Scalars):
         groups.setdefault(s.model_dump_json(), []).append(i)
     parts, order = [], []
     for idx in groups.values():
-        sub = jax.tree_util.tree_map(lambda a: a[np.asarray(idx)], sc)
+        sub = jax.tree_util.tree_map(lambda a, idx=idx: a[np.asarray(idx)], sc)
         parts.append(fn(starts[idx[0]], sub))
         order += idx
     inv = np.argsort(np.asarray(order))
@@ -206,7 +207,7 @@ def _per_point(fn, starts, sc: Scalars):
 
 
 @lru_cache(maxsize=32)
-def _prerun(cfg: DMFTConfig, start: "PrerunStart", dtype: str) -> Window:
+def _prerun(cfg: DMFTConfig, start: PrerunStart, dtype: str) -> Window:
     model = DMFTModel.of(cfg.replace(beta_o=start.beta_o))
     sc = model.scalars(n=1)
     final, _, _ = run_batch(model.couplings, sc, model.initial_states(start.start, sc),

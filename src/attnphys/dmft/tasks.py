@@ -15,8 +15,9 @@ diagrams, exponents, regimes; cold starts or continuation chains along a ``direc
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Mapping
 from functools import partial
-from typing import Annotated, Any, ClassVar, Iterator, Literal, Mapping
+from typing import Annotated, Any, ClassVar, Literal
 
 import jax
 import jax.numpy as jnp
@@ -35,6 +36,7 @@ from attnphys.errors import NonFiniteError
 from attnphys.runtime import shard_batch
 from attnphys.sweeps.grid import Grid
 from attnphys.sweeps.task import AbstractTask, VarSpec, register_task
+
 
 def check_observable(name: str) -> str:
     """An observable name of :data:`~attnphys.dmft.meanfield.OBSERVABLE_TABLE` (the one list)."""
@@ -712,7 +714,7 @@ class ConvergeTask(DMFTTask):
         rms = np.empty(n)
         stat = np.empty(n)
         for i in range(n):
-            sc_i = jax.tree_util.tree_map(lambda a: a[i:i + 1], sc)
+            sc_i = jax.tree_util.tree_map(lambda a, i=i: a[i:i + 1], sc)
             fin = sample_points(model, sc_i, int(ns[i]), paths=self.paths, steps=self.steps, transient=0,
                                 seed=self.seed, record=(self.observable,))[self.observable][0]  # (paths, T, M)
             rms[i] = np.sqrt(np.mean((fin[:, :self.horizon] - mf[i][None, :self.horizon]) ** 2))

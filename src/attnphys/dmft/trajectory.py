@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import jax.numpy as jnp
 import numpy as np

@@ -80,7 +80,7 @@ class ExplicitWeights(AbstractCorrelations):
         return Correlations.from_weights(read_weights(self.path), n_se, source=f"weights({Path(self.path).name})")
 
     @classmethod
-    def example(cls, M: int = 3, n_se: int = 40, P: int = 2) -> "ExplicitWeights":
+    def example(cls, M: int = 3, n_se: int = 40, P: int = 2) -> ExplicitWeights:
         """Random ±1 weights written to a temporary file."""
         import tempfile
 

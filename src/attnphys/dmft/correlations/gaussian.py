@@ -39,5 +39,5 @@ class GaussianCorrelations(AbstractCorrelations):
         return gaussian_correlations(self.seed, M, P, self.scale)
 
     @classmethod
-    def example(cls) -> "GaussianCorrelations":
+    def example(cls) -> GaussianCorrelations:
         return cls(seed=2, scale=0.4)

@@ -27,5 +27,5 @@ class RandomWeightCorrelations(AbstractCorrelations):
         return Correlations.from_weights(random_weights(self.seed, M, n_se, P), n_se, source=f"random(seed={self.seed})")
 
     @classmethod
-    def example(cls) -> "RandomWeightCorrelations":
+    def example(cls) -> RandomWeightCorrelations:
         return cls(seed=3)

@@ -58,5 +58,5 @@ class SegmentCorrelations(AbstractCorrelations):
         return Correlations.from_weights(W, n_se, source=f"segments(seed={self.seed}, n={self.n_segments})")
 
     @classmethod
-    def example(cls) -> "SegmentCorrelations":
+    def example(cls) -> SegmentCorrelations:
         return cls(seed=1, n_segments=3)
