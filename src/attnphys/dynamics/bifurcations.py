@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp

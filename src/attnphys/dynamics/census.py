@@ -491,7 +491,7 @@ def census_batch(
         ev = classify(np.asarray(y)[:n], exps, np.asarray(bad)[:n], o.classify, fingerprint=np.asarray(f)[:n])
         tr_x, tr_y = _trace_observe(m, n_pts, xf, auxf, table, rep_pidx, shared)
         tr_x, tr_y = np.asarray(tr_x), np.asarray(tr_y)
-        for j, (b, a) in enumerate(rec_atts):
+        for j, (_, a) in enumerate(rec_atts):
             code = int(ev["regime"][j])
             if code in (REGIME_CODE["fixed_point"], REGIME_CODE["divergent"]) or (
                     code == REGIME_CODE["periodic"] and int(ev["period"][j]) > 0):
