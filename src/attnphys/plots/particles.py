@@ -25,7 +25,7 @@ def plot_flow(ds: xr.Dataset, path: str | Path) -> Path:
     axes[1].set_yscale("log")
     axes[1].set_title("clusters", fontsize=9)
     if "plateau_length" in ds:
-        for s, e, c, closed in zip(ds.plateau_start.values, ds.plateau_end.values, ds.plateau_clusters.values,
+        for s, e, c, _closed in zip(ds.plateau_start.values, ds.plateau_end.values, ds.plateau_clusters.values,
                                    ds.plateau_closed.values):
             if c > 1 and e - s >= 0.05 * (t[-1] - t[0]):
                 axes[1].annotate(f"{e - s:.0f}", ((s + e) / 2, c), fontsize=7, ha="center", va="bottom")
