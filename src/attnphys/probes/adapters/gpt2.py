@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from attnphys.probes.adapters._base import HF_ACTIVATIONS, AbstractAdapter, HeadWeights, output_heads, split_heads, to_numpy
+from attnphys.probes.adapters._base import (
+    HF_ACTIVATIONS,
+    AbstractAdapter,
+    HeadWeights,
+    output_heads,
+    split_heads,
+    to_numpy,
+)
 
 
 def _layernorm(m):
