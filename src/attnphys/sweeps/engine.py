@@ -17,8 +17,9 @@ import asyncio
 import json
 import os
 import threading
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable, Literal
+from typing import Any, Literal
 
 import numpy as np
 import xarray as xr
@@ -58,7 +59,7 @@ class Sweep(BaseModel):
     def _dump_task(self, t):
         return t.model_dump(mode="json")
 
-    def check(self) -> "Sweep":
+    def check(self) -> Sweep:
         """Validate every grid point and the chunking (before anything is written)."""
         if self.grid.size > MAX_GRID_POINTS:
             raise ValueError(f"the grid has {self.grid.size} points ({' × '.join(map(str, self.grid.shape))}), more than "
