@@ -60,8 +60,8 @@ class Grid(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    axes: tuple[Axis, ...] = Field((), description="the axes; none: a single point")
-    chunk: int = Field(256, ge=1, description="points per chunk (one vectorised batch)")
+    axes: tuple[Axis, ...] = Field(default=(), description="the axes; none: a single point")
+    chunk: int = Field(default=256, ge=1, description="points per chunk (one vectorised batch)")
 
     @model_validator(mode="after")
     def _distinct_names(self):
