@@ -23,7 +23,7 @@ from attnphys.dynamics.orbits import OrbitSpec
 
 def analyse(
     cfg: DMFTConfig,
-    sweep: Mapping[str, Sequence[float]],
+    sweep: Mapping[str, Sequence[float] | np.ndarray],
     spec: OrbitSpec,
     *,
     start="checkpoint",
@@ -63,7 +63,7 @@ def analyse(
 
 def lyapunov_spectrum(
     cfg: DMFTConfig,
-    sweep: Mapping[str, Sequence[float]] | None = None,
+    sweep: Mapping[str, Sequence[float] | np.ndarray] | None = None,
     *,
     steps: int,
     transient: int,

@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from attnphys.dmft.config import BATCHED, DMFTConfig
+from attnphys.dmft.config import BATCHED, DMFTConfig, MoSeConvention
 from attnphys.dmft.correlations import Correlations
 from attnphys.dmft.initial import (
     CACHE_KEYS,
@@ -56,11 +56,11 @@ class DMFTModel:
     def of(cls, cfg: DMFTConfig) -> DMFTModel:
         """The model of ``cfg`` (built once per configuration and dtype)."""
         _warn_if_float32()
-        return _model(cfg, str(jnp.result_type(float)))
+        return _model(cfg, str(jnp.result_type(float)))  # pyright: ignore[reportArgumentType]  (frozen pydantic models are hashable)
 
     # -- per point ---------------------------------------------------------------------------------
     @property
-    def convention(self) -> str:
+    def convention(self) -> MoSeConvention:
         """The ``mo_se`` record convention (theory: docs/theory/dmft.md §5.1)."""
         return self.config.mo_se_convention
 
@@ -125,7 +125,7 @@ class DMFTModel:
 
     def prerun_window(self, start: PrerunStart) -> Window:
         """The final window of a pre-run (cached per configuration and pre-run)."""
-        return _prerun(self.config, start, str(jnp.result_type(float)))
+        return _prerun(self.config, start, str(jnp.result_type(float)))  # pyright: ignore[reportArgumentType]  (frozen pydantic models are hashable)
 
     def initial_windows(self, start, sc: Scalars) -> Window:
         """Batched initial windows of a start (head-era semantics: a token start gives A₀ = m^v(x₀))."""
@@ -143,7 +143,7 @@ class DMFTModel:
             wins = [start_window(self.config, start, self.correlations)] * eps.size
         return Window(*(jnp.stack(xs) for xs in zip(*wins)))
 
-    def windows_after(self, start, sc: Scalars, steps: int, labels: Mapping[str, np.ndarray] | None = None) -> Window:
+    def windows_after(self, start, sc: Scalars, steps: int, labels: dict[str, np.ndarray] | None = None) -> Window:
         """Batched windows after ``steps`` steps of the map from a start (the transient, on the cached
         engine); ``start`` may be one start or one per point. Raises NonFiniteError naming the step and
         the point."""
@@ -223,7 +223,7 @@ def _model(cfg: DMFTConfig, dtype: str) -> DMFTModel:
 
 
 def _warn_if_float32() -> None:
-    if not jax.config.jax_enable_x64:
+    if not jax.config.jax_enable_x64:  # pyright: ignore[reportAttributeAccessIssue]
         import warnings
 
         from attnphys.errors import PrecisionWarning

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import jax.numpy as jnp
 import numpy as np
@@ -22,7 +23,7 @@ SWEEPABLE: tuple[str, ...] = BATCHED
 """Parameters :func:`trajectories` varies per trajectory inside one batch (other fields: a sweep task)."""
 
 
-def grid_axes(sweep: Mapping[str, Sequence[float]] | None, allowed: Sequence[str] = BATCHED):
+def grid_axes(sweep: Mapping[str, Sequence[float] | np.ndarray] | None, allowed: Sequence[str] = BATCHED):
     """Grid axes of a ``{name: values}`` sweep, in the given order (validated names and values)."""
     from attnphys.sweeps import Axis
 
@@ -44,7 +45,7 @@ def trajectories(
     steps: int,
     transient: int = 0,
     record_every: int = 1,
-    sweep: Mapping[str, Sequence[float]] | None = None,
+    sweep: Mapping[str, Sequence[float] | np.ndarray] | None = None,
     record: Sequence[str] = OBSERVABLES,
     progress: bool = False,
 ) -> xr.Dataset:
@@ -68,7 +69,7 @@ def trajectories(
 
     axes = grid_axes(sweep)
     several = isinstance(start, (list, tuple)) and not isinstance(start, (Window, State))
-    starts = tuple(start) if several else ()
+    starts: tuple[Any, ...] = tuple(start) if several else ()
     task = TrajectoryTask(config=cfg, start=starts[0] if several else start, starts=starts, steps=steps,
                           transient=transient, record_every=record_every, record=tuple(record))
     if several and len(starts) > 1:

@@ -55,7 +55,7 @@ class ExplicitWeights(AbstractCorrelations):
 
     kind: Literal["weights"] = "weights"
     path: str = Field(description="file with Wo, Wv, Wq, Wk (each M × (N_se + P)), .npz or .json")
-    sha256: str = Field("", description="SHA-256 of the file (filled in when the file is read)")
+    sha256: str = Field(default="", description="SHA-256 of the file (filled in when the file is read)")
 
     @model_validator(mode="after")
     def _hash(self):
