@@ -236,7 +236,7 @@ class CloudsFlowJob(_FlowOptions):
         if self.weights in ENSEMBLES:
             W = ENSEMBLES[self.weights]().sample(jax.random.PRNGKey(self.seed + 1), (self.heads,), self.dim)
             return cls(beta=self.beta, Q=jnp.swapaxes(W, 1, 2), causal=self.causal)
-        a = {k: jnp.asarray(v) for k, v in self._load_weights().items()}
+        a: dict[str, Any] = {k: jnp.asarray(v) for k, v in self._load_weights().items()}
         return cls(beta=self.beta, causal=self.causal, **a)
 
     def execute(self, progress: bool = True) -> Report:
