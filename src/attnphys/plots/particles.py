@@ -18,7 +18,7 @@ def plot_flow(ds: xr.Dataset, path: str | Path) -> Path:
     t = ds.time.values
     fig = Figure(figsize=(15, 7))
     top = fig.subfigures(2, 1)
-    axes = top[0].subplots(1, 4)
+    axes = top[0].subplots(1, 4)  # pyright: ignore[reportIndexIssue]  (two subfigures: an array)
     axes[0].plot(t, ds.energy.values, lw=1.2)
     axes[0].set_title("interaction energy E_β", fontsize=9)
     axes[1].step(t, ds.clusters.values, where="post", lw=1.2)
@@ -38,7 +38,7 @@ def plot_flow(ds: xr.Dataset, path: str | Path) -> Path:
         ax.set_xlabel("t")
     if "x" in ds:
         picks = np.unique(np.linspace(0, t.size - 1, 4).round().astype(int))
-        sub = top[1].subplots(1, len(picks))
+        sub = top[1].subplots(1, len(picks))  # pyright: ignore[reportIndexIssue]
         for ax, k in zip(np.atleast_1d(sub), picks):
             X = ds.x.values[k]
             if X.shape[1] == 2:

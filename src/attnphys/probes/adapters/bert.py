@@ -15,7 +15,7 @@ from attnphys.probes.adapters._base import (
 def _layernorm(m):
     from attnphys.clouds.norms import LayerNorm
 
-    return LayerNorm(to_numpy(m.weight), to_numpy(m.bias), float(m.eps))
+    return LayerNorm(to_numpy(m.weight), to_numpy(m.bias), float(m.eps))  # pyright: ignore[reportArgumentType]  (numpy weights: the modules take any array)
 
 
 class BertAdapter(AbstractAdapter):
@@ -64,8 +64,8 @@ class BertAdapter(AbstractAdapter):
         from attnphys.clouds.mlp import MLP
 
         act = HF_ACTIVATIONS.get(str(model.config.hidden_act), "gelu")
-        return MLP(to_numpy(layer.intermediate.dense.weight), to_numpy(layer.output.dense.weight),
-                   to_numpy(layer.intermediate.dense.bias), to_numpy(layer.output.dense.bias), activation=act)
+        return MLP(to_numpy(layer.intermediate.dense.weight), to_numpy(layer.output.dense.weight),  # pyright: ignore[reportArgumentType]  (numpy weights: the modules take any array)
+                   to_numpy(layer.intermediate.dense.bias), to_numpy(layer.output.dense.bias), activation=act)  # pyright: ignore[reportArgumentType]
 
     def embedding_norm(self, model):
         return _layernorm(model.embeddings.LayerNorm)

@@ -16,7 +16,7 @@ from attnphys.probes.adapters._base import (
 def _rmsnorm(m):
     from attnphys.clouds.norms import RMSNorm
 
-    return RMSNorm(to_numpy(m.weight), float(getattr(m, "variance_epsilon", getattr(m, "eps", 1e-6))))
+    return RMSNorm(to_numpy(m.weight), float(getattr(m, "variance_epsilon", getattr(m, "eps", 1e-6))))  # pyright: ignore[reportArgumentType]  (numpy weights: the modules take any array)
 
 
 class LlamaAdapter(AbstractAdapter):
@@ -75,5 +75,5 @@ class LlamaAdapter(AbstractAdapter):
 
         m = layer.mlp
         act = HF_ACTIVATIONS.get(str(getattr(model.config, "hidden_act", "silu")), "silu")
-        return GatedMLP(to_numpy(m.gate_proj.weight), to_numpy(m.up_proj.weight), to_numpy(m.down_proj.weight),
+        return GatedMLP(to_numpy(m.gate_proj.weight), to_numpy(m.up_proj.weight), to_numpy(m.down_proj.weight),  # pyright: ignore[reportArgumentType]  (numpy weights: the modules take any array)
                         activation=act)
