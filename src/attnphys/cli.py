@@ -219,7 +219,7 @@ def fail(message: str, code: int = 2) -> typing.NoReturn:
     raise typer.Exit(code=code)
 
 
-_STOP_SIGNALS = {signal.SIGINT: ("interrupted", 130), signal.SIGTERM: ("terminated", 143)}
+_STOP_SIGNALS: dict[int, tuple[str, int]] = {signal.SIGINT: ("interrupted", 130), signal.SIGTERM: ("terminated", 143)}
 """Signals that stop a run cleanly, with their word and exit status (128 + signal number)."""
 
 
@@ -333,7 +333,7 @@ def run_job(cls: type[AbstractJob], given: dict, config: Path | None) -> None:
 
 def _group(name: str) -> typer.Typer:
     for info in app.registered_groups:
-        if info.name == name:
+        if info.name == name and info.typer_instance is not None:
             return info.typer_instance
     sub = typer.Typer(help=_GROUPS.get(name), no_args_is_help=True, rich_markup_mode=None)
     app.add_typer(sub, name=name)

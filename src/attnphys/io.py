@@ -400,7 +400,7 @@ def save(ds: xr.Dataset, path: str | Path, overwrite: bool = False, command: str
         OutputError: the path holds something that may not be replaced.
     """
     path = Path(path)
-    command = command or ds.attrs.get(COMMAND, "python")
+    command = command or str(ds.attrs.get(COMMAND, "python"))
     check_output(path, command, overwrite=overwrite)
     with OutputLock(path):
         check_output(path, command, overwrite=overwrite)  # again, now that no other run can write it

@@ -22,7 +22,7 @@ def base_attrs(cfg=None, **extra) -> dict:
         "jax_version": jax.__version__,
         "numpy_version": np.__version__,
         "python_version": platform.python_version(),
-        "x64": int(bool(jax.config.jax_enable_x64)),
+        "x64": int(bool(jax.config.jax_enable_x64)),  # pyright: ignore[reportAttributeAccessIssue]
         "created": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     if cfg is not None:
