@@ -70,7 +70,7 @@ def trajectories(
     axes = grid_axes(sweep)
     several = isinstance(start, (list, tuple)) and not isinstance(start, (Window, State))
     starts: tuple[Any, ...] = tuple(start) if several else ()
-    task = TrajectoryTask(config=cfg, start=starts[0] if several else start, starts=starts, steps=steps,
+    task = TrajectoryTask(config=cfg, start=starts[0] if several else start, starts=starts, steps=steps,  # pyright: ignore[reportArgumentType]  (validated by the task)
                           transient=transient, record_every=record_every, record=tuple(record))
     if several and len(starts) > 1:
         axes = (Axis(name="ic", values=tuple(float(i) for i in range(len(starts)))),) + axes
@@ -91,7 +91,8 @@ def final_windows(ds: xr.Dataset) -> list[Window | State]:
     B = A.size // (L * M)
     n = ds.final_n.values.reshape(-1) if "final_n" in ds else np.full(B, L)
     A, pe = A.reshape(B, L, M), pe.reshape(B, L, P)
-    wins = [Window(A=jnp.asarray(a), pe=jnp.asarray(p), n=jnp.asarray(int(k), jnp.int32)) for a, p, k in zip(A, pe, n)]
+    wins: list[Window | State] = [Window(A=jnp.asarray(a), pe=jnp.asarray(p), n=jnp.asarray(int(k), jnp.int32))
+                                  for a, p, k in zip(A, pe, n)]
     if "final_mv" not in ds:
         return wins
     cache = {k: ds[f"final_{k}"].transpose(..., *ds[f"final_{k}"].dims[-2:]).values for k in ("mv", "mk", "m0", "se0")}
