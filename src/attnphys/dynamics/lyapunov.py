@@ -239,7 +239,7 @@ def advance(m: Map, params, n: int, every: int, x, aux, Q=None, acc: _Acc | None
     if acc is not None and acc.t is None:  # an accumulator built by hand with the four original fields
         acc = _Acc(acc.S, acc.roundoff, acc.zero_hits, acc.n, jnp.zeros_like(acc.S), jnp.zeros((), jnp.int32),
                    jnp.full((), -1, jnp.int32))
-    c = (x, aux, Q, acc)
+    c: tuple[Any, Any, Any, Any] = (x, aux, Q, acc)
     if n <= 0:
         return (*c, None)
     every = n if Q is None else min(every, n)
