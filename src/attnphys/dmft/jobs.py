@@ -216,8 +216,11 @@ class TrajectoryJob(ModelOptions):
     steps: int = Field(2000, ge=1, description="Loop steps T.")
     transient: int = Field(0, ge=0, description="Steps discarded before recording (fewer than --steps).")
     record_every: int = Field(1, ge=1, description="Record every K-th step after the transient.")
-    start: StartSpec = Field("token", description="Initial condition: token, checkpoint (the published β_o = 3 "  # pyright: ignore[reportAssignmentType]  (parsed: validate_default)
-                                                  "window) or a window FILE (.json or the reference's .npz).")
+    start: StartSpec = Field(  # pyright: ignore[reportAssignmentType]  (parsed: validate_default)
+        "token",
+        description="Initial condition: token, checkpoint (the published β_o = 3 "
+        "window) or a window FILE (.json or the reference's .npz).",
+    )
     out: Path = Field(Path("trajectory.zarr"), description="Output store (.zarr, or .nc for NetCDF).")
     plot: Path | None = Field(None, description="Folder for the trajectory figures.")
     save_final: Path | None = Field(None, description="Save the final context window here (.npz or .json), "
@@ -393,8 +396,10 @@ class BifurcationJob(SweepOptions):
     observable: str = Field("mo_se", description=f"Observable of the diagram: one of {', '.join(OBSERVABLES)}.")
     section_tol: float = Field(1e-3, ge=0, allow_inf_nan=False, description="Zero-plane section tolerance |y_g| ≤ tol.")
     continuation: Literal["up", "down", "both"] | None = Field(None, description="Continuation instead of cold starts.")
-    start: StartSpec = Field("checkpoint", description="Initial condition: checkpoint, token or a window FILE;"  # pyright: ignore[reportAssignmentType]  (parsed: validate_default)
-                                                       + _PRERUN_HELP)
+    start: StartSpec = Field(  # pyright: ignore[reportAssignmentType]  (parsed: validate_default)
+        "checkpoint",
+        description="Initial condition: checkpoint, token or a window FILE;" + _PRERUN_HELP,
+    )
     out: Path = Field(Path("bifurcation.zarr"), description="Output Zarr store; re-running resumes.")
     plot: Path | None = Field(None, description="Figure file (PNG); zero-plane points go to <stem>_sections.png.")
     plot_component: int | None = Field(None, ge=0, description="Plotted component (default: 0, or that of --plot-pair).")
@@ -553,8 +558,10 @@ class PhaseDiagramJob(SweepOptions):
     transient: int = Field(100_000, ge=0, description="Steps discarded before recording (fewer than --steps).")
     lyapunov: int = Field(2, ge=0, description="Leading Lyapunov exponents per point.")
     n_orbit: int = Field(1000, ge=20, description="Last recorded observations used for the classification.")
-    start: StartSpec = Field("checkpoint", description="Initial condition: checkpoint, token or a window FILE;"  # pyright: ignore[reportAssignmentType]  (parsed: validate_default)
-                                                       + _PRERUN_HELP)
+    start: StartSpec = Field(  # pyright: ignore[reportAssignmentType]  (parsed: validate_default)
+        "checkpoint",
+        description="Initial condition: checkpoint, token or a window FILE;" + _PRERUN_HELP,
+    )
     seed: int = Field(0, ge=0, description="Base seed of the per-point seeds.")
     out: Path = Field(Path("phase.zarr"), description="Zarr store; re-running the same command resumes.")
     plot: Path | None = Field(None, description="Figure (PNG): regime map and λ1 heat map.")

@@ -70,8 +70,15 @@ def trajectories(
     axes = grid_axes(sweep)
     several = isinstance(start, (list, tuple)) and not isinstance(start, (Window, State))
     starts: tuple[Any, ...] = tuple(start) if several else ()
-    task = TrajectoryTask(config=cfg, start=starts[0] if several else start, starts=starts, steps=steps,  # pyright: ignore[reportArgumentType]  (validated by the task)
-                          transient=transient, record_every=record_every, record=tuple(record))
+    task = TrajectoryTask(
+        config=cfg,
+        start=starts[0] if several else start,  # pyright: ignore[reportArgumentType]  (validated by the task)
+        starts=starts,
+        steps=steps,
+        transient=transient,
+        record_every=record_every,
+        record=tuple(record),
+    )
     if several and len(starts) > 1:
         axes = (Axis(name="ic", values=tuple(float(i) for i in range(len(starts)))),) + axes
     size = int(np.prod([len(a.values) for a in axes])) if axes else 1

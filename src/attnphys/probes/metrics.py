@@ -55,7 +55,8 @@ def cloud_stages(cap: Capture, max_tokens: int = 1024, seed: int = 0) -> dict:
     """
     rng = np.random.default_rng(seed)
     stages = list(cap.adapter.stages) + ["attn_norm_noaffine", "mlp_norm_noaffine"]
-    norm_obj = NORMS[cap.adapter.norm](eps=1e-12)  # the family's norm without its learned affine  # pyright: ignore[reportCallIssue]
+    # the family's norm (LayerNorm or RMSNorm, which take eps) without its learned affine
+    norm_obj = NORMS[cap.adapter.norm](eps=1e-12)  # pyright: ignore[reportCallIssue]
 
     def norm(X):
         return np.asarray(norm_obj(X))

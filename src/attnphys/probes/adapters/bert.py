@@ -64,8 +64,13 @@ class BertAdapter(AbstractAdapter):
         from attnphys.clouds.mlp import MLP
 
         act = HF_ACTIVATIONS.get(str(model.config.hidden_act), "gelu")
-        return MLP(to_numpy(layer.intermediate.dense.weight), to_numpy(layer.output.dense.weight),  # pyright: ignore[reportArgumentType]  (numpy weights: the modules take any array)
-                   to_numpy(layer.intermediate.dense.bias), to_numpy(layer.output.dense.bias), activation=act)  # pyright: ignore[reportArgumentType]
+        return MLP(
+            to_numpy(layer.intermediate.dense.weight),  # pyright: ignore[reportArgumentType]  (numpy weights: the modules take any array)
+            to_numpy(layer.output.dense.weight),  # pyright: ignore[reportArgumentType]
+            to_numpy(layer.intermediate.dense.bias),  # pyright: ignore[reportArgumentType]
+            to_numpy(layer.output.dense.bias),  # pyright: ignore[reportArgumentType]
+            activation=act,
+        )
 
     def embedding_norm(self, model):
         return _layernorm(model.embeddings.LayerNorm)

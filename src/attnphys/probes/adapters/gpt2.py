@@ -66,5 +66,10 @@ class GPT2Adapter(AbstractAdapter):
         from attnphys.clouds.mlp import MLP
 
         act = HF_ACTIVATIONS.get(str(model.config.activation_function), "gelu_tanh")
-        return MLP(to_numpy(block.mlp.c_fc.weight).T, to_numpy(block.mlp.c_proj.weight).T,  # pyright: ignore[reportArgumentType]  (numpy weights: the modules take any array)
-                   to_numpy(block.mlp.c_fc.bias), to_numpy(block.mlp.c_proj.bias), activation=act)  # pyright: ignore[reportArgumentType]
+        return MLP(
+            to_numpy(block.mlp.c_fc.weight).T,  # pyright: ignore[reportArgumentType]  (numpy weights: the modules take any array)
+            to_numpy(block.mlp.c_proj.weight).T,  # pyright: ignore[reportArgumentType]
+            to_numpy(block.mlp.c_fc.bias),  # pyright: ignore[reportArgumentType]
+            to_numpy(block.mlp.c_proj.bias),  # pyright: ignore[reportArgumentType]
+            activation=act,
+        )

@@ -75,5 +75,9 @@ class LlamaAdapter(AbstractAdapter):
 
         m = layer.mlp
         act = HF_ACTIVATIONS.get(str(getattr(model.config, "hidden_act", "silu")), "silu")
-        return GatedMLP(to_numpy(m.gate_proj.weight), to_numpy(m.up_proj.weight), to_numpy(m.down_proj.weight),  # pyright: ignore[reportArgumentType]  (numpy weights: the modules take any array)
-                        activation=act)
+        return GatedMLP(
+            to_numpy(m.gate_proj.weight),  # pyright: ignore[reportArgumentType]  (numpy weights: the modules take any array)
+            to_numpy(m.up_proj.weight),  # pyright: ignore[reportArgumentType]
+            to_numpy(m.down_proj.weight),  # pyright: ignore[reportArgumentType]
+            activation=act,
+        )
