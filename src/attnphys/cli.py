@@ -26,8 +26,16 @@ from rich.table import Table
 from typer.core import TyperCommand
 
 from attnphys.errors import AttnphysError
-from attnphys.jobs import (JOBS, AbstractJob, IntValues, Values, build_job, format_validation, load_jobs, option_name,
-                           rerun)
+from attnphys.jobs import (
+    AbstractJob,
+    IntValues,
+    Values,
+    build_job,
+    format_validation,
+    load_jobs,
+    option_name,
+    rerun,
+)
 
 console = Console(stderr=True, soft_wrap=True)
 app = typer.Typer(help="attnphys: the probabilistic and statistical-physics theory of transformer attention, "
@@ -43,7 +51,7 @@ _GROUPS = {
 @app.callback()
 def _setup(
     x64: bool = typer.Option(True, help="Compute in float64 (recommended; float32 for speed studies)."),
-    devices: Optional[int] = typer.Option(None, min=1, help="XLA CPU devices to split batches over (default: all cores)."),
+    devices: int | None = typer.Option(None, min=1, help="XLA CPU devices to split batches over (default: all cores)."),
 ) -> None:
     from attnphys.runtime import configure, max_host_devices
 
@@ -211,7 +219,7 @@ def fail(message: str, code: int = 2) -> typing.NoReturn:
     raise typer.Exit(code=code)
 
 
-_STOP_SIGNALS = {signal.SIGINT: ("interrupted", 130), signal.SIGTERM: ("terminated", 143)}
+_STOP_SIGNALS: dict[int, tuple[str, int]] = {signal.SIGINT: ("interrupted", 130), signal.SIGTERM: ("terminated", 143)}
 """Signals that stop a run cleanly, with their word and exit status (128 + signal number)."""
 
 
@@ -325,7 +333,7 @@ def run_job(cls: type[AbstractJob], given: dict, config: Path | None) -> None:
 
 def _group(name: str) -> typer.Typer:
     for info in app.registered_groups:
-        if info.name == name:
+        if info.name == name and info.typer_instance is not None:
             return info.typer_instance
     sub = typer.Typer(help=_GROUPS.get(name), no_args_is_help=True, rich_markup_mode=None)
     app.add_typer(sub, name=name)
@@ -353,7 +361,7 @@ def rerun_cmd(
 _register_all()
 
 
-def main(argv: Optional[list[str]] = None) -> None:
+def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     command = typer.main.get_command(app)
     command.main(args=list(sys.argv[1:] if argv is None else argv), prog_name="attnphys")

@@ -25,8 +25,8 @@ import shutil
 import socket
 import time
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 import xarray as xr
@@ -199,7 +199,7 @@ class OutputLock:
         self.option = option
         self._fd: int | None = None
 
-    def __enter__(self) -> "OutputLock":
+    def __enter__(self) -> OutputLock:
         self.lock.parent.mkdir(parents=True, exist_ok=True)
         me = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.time()}
         for _ in range(20):
@@ -400,7 +400,7 @@ def save(ds: xr.Dataset, path: str | Path, overwrite: bool = False, command: str
         OutputError: the path holds something that may not be replaced.
     """
     path = Path(path)
-    command = command or ds.attrs.get(COMMAND, "python")
+    command = command or str(ds.attrs.get(COMMAND, "python"))
     check_output(path, command, overwrite=overwrite)
     with OutputLock(path):
         check_output(path, command, overwrite=overwrite)  # again, now that no other run can write it

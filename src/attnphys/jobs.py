@@ -31,10 +31,18 @@ import xarray as xr
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from attnphys.errors import InputError
-from attnphys.io import (COMMAND, OutputLock, check_figure_path, check_output, check_plain_file, staged, write_dataset,
-                         write_marker)
+from attnphys.io import (
+    COMMAND,
+    OutputLock,
+    check_figure_path,
+    check_output,
+    check_plain_file,
+    staged,
+    write_dataset,
+    write_marker,
+)
 
-JOBS: dict[str, type["AbstractJob"]] = {}
+JOBS: dict[str, type[AbstractJob]] = {}
 """Registered jobs by command name (``"dmft trajectory"``, ``"clouds run"``, …)."""
 
 
@@ -47,7 +55,7 @@ def register_job(cls: J) -> J:
     return cls
 
 
-def job_class(command: str) -> type["AbstractJob"]:
+def job_class(command: str) -> type[AbstractJob]:
     """The job registered for ``command``, importing the pillars' job modules on first use."""
     load_jobs()
     if command not in JOBS:
@@ -59,7 +67,7 @@ _JOB_MODULES = ("attnphys.dmft.jobs", "attnphys.dmft.attractor_jobs", "attnphys.
                 "attnphys.reproduce", "attnphys.demo")
 
 
-def load_jobs() -> dict[str, type["AbstractJob"]]:
+def load_jobs() -> dict[str, type[AbstractJob]]:
     """Import every module that registers jobs (cheap: none imports torch at import time)."""
     import importlib
 
@@ -202,7 +210,7 @@ class AbstractJob(BaseModel, abc.ABC):
     def preflight(self) -> None:
         """Every check that can be done before computing (see the module doc)."""
         seen = {}
-        for opt, path, kind in self.outputs():
+        for opt, path, _kind in self.outputs():
             key = path.resolve()
             if key in seen:
                 raise InputError(f"{opt} and {seen[key]} name the same path {path}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import platform
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import jax
 import numpy as np
@@ -22,8 +22,8 @@ def base_attrs(cfg=None, **extra) -> dict:
         "jax_version": jax.__version__,
         "numpy_version": np.__version__,
         "python_version": platform.python_version(),
-        "x64": int(bool(jax.config.jax_enable_x64)),
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "x64": int(bool(jax.config.jax_enable_x64)),  # pyright: ignore[reportAttributeAccessIssue]
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
     }
     if cfg is not None:
         attrs["config"] = json.dumps(cfg.to_attrs() if hasattr(cfg, "to_attrs") else cfg, sort_keys=True)

@@ -10,8 +10,8 @@ the exact claims (the command line enables it; in a script call :func:`attnphys.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import equinox as eqx
 import jax
@@ -46,13 +46,14 @@ class Claim:
     Attributes:
         name: the statement, as printed.
         reference: where the paper states it.
-        check: ``rng -> error``, the largest error found on random instances drawn from ``rng``.
+        check: ``rng -> error``, the largest error found on random instances drawn from ``rng`` (a float or
+            a 0-d array).
         tol: the claim holds when ``error <= tol`` (NaN fails).
     """
 
     name: str
     reference: str
-    check: Callable[[np.random.Generator], float]
+    check: Callable[[np.random.Generator], float | jax.Array]
     tol: float
 
 
@@ -295,7 +296,7 @@ def run_claims(seed: int = 0, claims: tuple[Claim, ...] | None = None) -> list[d
     """
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise InputError(f"must be an integer >= 0 (got {seed!r})", "seed")
-    if not jax.config.jax_enable_x64:
+    if not jax.config.jax_enable_x64:  # pyright: ignore[reportAttributeAccessIssue]
         warnings.warn("the exact claims need float64: call attnphys.configure() first", PrecisionWarning, stacklevel=2)
     rows = []
     for i, c in enumerate(CLAIMS if claims is None else claims):

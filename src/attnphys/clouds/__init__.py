@@ -13,7 +13,15 @@ from attnphys.clouds.attention import (
     bilinear_attention,
 )
 from attnphys.clouds.ensembles import ENSEMBLES, GOE, AbstractEnsemble, Gaussian, PlusMinusKQ, layer_weights
-from attnphys.clouds.flow import SOLVERS, FlowSolution, flow_dataset, flow_statistics, solve_flow, uniform_sphere, velocity
+from attnphys.clouds.flow import (
+    SOLVERS,
+    FlowSolution,
+    flow_dataset,
+    flow_statistics,
+    solve_flow,
+    uniform_sphere,
+    velocity,
+)
 from attnphys.clouds.mlp import ACTIVATIONS, MLP, GatedMLP, random_mlp
 from attnphys.clouds.norms import NORMS, RN, AbstractNorm, DiagonalRN, Identity, LayerNorm, RMSNorm, Sphere, make_norm
 from attnphys.clouds.observables import (
@@ -42,7 +50,15 @@ from attnphys.clouds.ops import (
     untied_layers,
 )
 from attnphys.clouds.run import INITS, initial_cloud, run_cloud
-from attnphys.clouds.stats import STATISTICS, cloud_statistics, cluster_count, energy_distance, gaussian_entropy, knn_entropy, mardia
+from attnphys.clouds.stats import (
+    STATISTICS,
+    cloud_statistics,
+    cluster_count,
+    energy_distance,
+    gaussian_entropy,
+    knn_entropy,
+    mardia,
+)
 
 __all__ = [
     "ATTENTIONS", "AbstractAttention", "SinkhornAttention", "SoftmaxAttention", "UnnormalisedAttention",

@@ -126,7 +126,7 @@ class CloudsRunJob(AbstractJob):
                                title=f"{self.init} cloud, N={self.tokens}, D={D}, norm={self.norm}, β={self.beta}, "
                                      f"α={self.alpha}"))
         except FloatingPointError as e:
-            raise InputError(f"{e} (β={self.beta}, α={self.alpha}); lower --beta or --alpha, or use a normalization")
+            raise InputError(f"{e} (β={self.beta}, α={self.alpha}); lower --beta or --alpha, or use a normalization") from e
         self.write_result(ds, self.out)
         first, last = ds.isel(layer=0), ds.isel(layer=-1)
         rows = {"wall time": f"{time.perf_counter() - t0:.2f} s", "layers recorded": str(ds.sizes["layer"])}
@@ -236,7 +236,7 @@ class CloudsFlowJob(_FlowOptions):
         if self.weights in ENSEMBLES:
             W = ENSEMBLES[self.weights]().sample(jax.random.PRNGKey(self.seed + 1), (self.heads,), self.dim)
             return cls(beta=self.beta, Q=jnp.swapaxes(W, 1, 2), causal=self.causal)
-        a = {k: jnp.asarray(v) for k, v in self._load_weights().items()}
+        a: dict[str, Any] = {k: jnp.asarray(v) for k, v in self._load_weights().items()}
         return cls(beta=self.beta, causal=self.causal, **a)
 
     def execute(self, progress: bool = True) -> Report:

@@ -8,14 +8,13 @@ The building blocks live in :mod:`attnphys.clouds.norms` (normalizations),
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import equinox as eqx
-import jax
 import jax.numpy as jnp
 
 from attnphys.clouds.attention import AbstractAttention, bilinear_attention
-from attnphys.clouds.norms import NORMS, AbstractNorm, Identity, LayerNorm, RMSNorm, RN, Sphere, make_norm, sym_power
+from attnphys.clouds.norms import NORMS, RN, AbstractNorm, Identity, LayerNorm, RMSNorm, Sphere, make_norm, sym_power
 
 
 def attention_step(X, beta=1.0, W=None, Wv=None, alpha=1.0):

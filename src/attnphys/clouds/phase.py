@@ -39,23 +39,23 @@ class ClusteringTask(AbstractTask):
 
     kind: Literal["clouds-clustering"] = "clouds-clustering"
     dynamics: Literal["sa", "usa", "sinkhorn"] = "sa"
-    dim: int = Field(3, ge=2)
-    tokens: int = Field(64, ge=2)
-    t_max: float = Field(30.0, gt=0, allow_inf_nan=False)
-    saves: int = Field(61, ge=2)
-    samples: int = Field(4, ge=1)
-    rtol: float = Field(RTOL, gt=0, lt=1)
-    atol: float = Field(ATOL, gt=0)
+    dim: int = Field(default=3, ge=2)
+    tokens: int = Field(default=64, ge=2)
+    t_max: float = Field(default=30.0, gt=0, allow_inf_nan=False)
+    saves: int = Field(default=61, ge=2)
+    samples: int = Field(default=4, ge=1)
+    rtol: float = Field(default=RTOL, gt=0, lt=1)
+    atol: float = Field(default=ATOL, gt=0)
     solver: Literal["tsit5", "dopri8", "kvaerno5"] = "tsit5"
-    pair_tol: float = Field(PAIR_TOL, gt=0)
-    cluster_delta: float = Field(1e-3, gt=0, lt=1)
-    max_steps: int = Field(1_000_000, ge=1)
+    pair_tol: float = Field(default=PAIR_TOL, gt=0)
+    cluster_delta: float = Field(default=1e-3, gt=0, lt=1)
+    max_steps: int = Field(default=1_000_000, ge=1)
 
     def check_grid(self, grid: Grid) -> None:
         for ax in grid.axes:
             if ax.name != "beta":
                 raise ValueError(f"unknown sweep field {ax.name!r}; the clustering diagram sweeps beta only")
-            if min(ax.values) < 0:
+            if min(float(v) for v in ax.values) < 0:
                 raise ValueError(f"axis beta: values must be >= 0, got {min(ax.values)}")
 
     def times(self) -> np.ndarray:

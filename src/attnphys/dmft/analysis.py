@@ -9,7 +9,7 @@ regime with its evidence (λ₁, λ₂, period, 0–1 K). :func:`lyapunov_spectr
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import xarray as xr
@@ -23,7 +23,7 @@ from attnphys.dynamics.orbits import OrbitSpec
 
 def analyse(
     cfg: DMFTConfig,
-    sweep: Mapping[str, Sequence[float]],
+    sweep: Mapping[str, Sequence[float] | np.ndarray],
     spec: OrbitSpec,
     *,
     start="checkpoint",
@@ -46,11 +46,23 @@ def analyse(
     from attnphys.sweeps import Axis, Grid, Sweep, run_sweep
 
     axes = grid_axes(sweep)
-    task = OrbitTask(config=cfg, start=start, steps=spec.transient + spec.steps, transient=spec.transient,
-                     lyapunov=spec.k, n_orbit=spec.n_orbit, keep_orbit=True, observable=observable,
-                     section_tol=spec.section_tol, max_section=spec.max_section, align=spec.align,
-                     reortho_every=spec.reortho_every, init=spec.init, full_state=full_state,
-                     classify_options=dict(options.__dict__))
+    task = OrbitTask(
+        config=cfg,
+        start=start,  # pyright: ignore[reportArgumentType]  (validated by the task)
+        steps=spec.transient + spec.steps,
+        transient=spec.transient,
+        lyapunov=spec.k,
+        n_orbit=spec.n_orbit,
+        keep_orbit=True,
+        observable=observable,
+        section_tol=spec.section_tol,
+        max_section=spec.max_section,
+        align=spec.align,
+        reortho_every=spec.reortho_every,
+        init=spec.init,  # pyright: ignore[reportArgumentType]
+        full_state=full_state,
+        classify_options=dict(options.__dict__),
+    )
     if directions is not None:
         if len(axes) != 1:
             raise ValueError("continuation needs exactly one swept parameter")
@@ -63,7 +75,7 @@ def analyse(
 
 def lyapunov_spectrum(
     cfg: DMFTConfig,
-    sweep: Mapping[str, Sequence[float]] | None = None,
+    sweep: Mapping[str, Sequence[float] | np.ndarray] | None = None,
     *,
     steps: int,
     transient: int,
@@ -91,8 +103,18 @@ def lyapunov_spectrum(
     from attnphys.sweeps import Grid, Sweep, run_sweep
 
     axes = grid_axes(sweep)
-    task = LyapunovTask(config=cfg, start=start, steps=steps, transient=transient, k=k, full_state=full_state,
-                        align=align, reortho_every=reortho_every, history_every=history_every, init=init)
+    task = LyapunovTask(
+        config=cfg,
+        start=start,  # pyright: ignore[reportArgumentType]  (validated by the task)
+        steps=steps,
+        transient=transient,
+        k=k,
+        full_state=full_state,
+        align=align,
+        reortho_every=reortho_every,
+        history_every=history_every,
+        init=init,  # pyright: ignore[reportArgumentType]
+    )
     size = int(np.prod([len(a.values) for a in axes])) if axes else 1
     ds = run_sweep(Sweep(grid=Grid(axes=axes, chunk=size), task=task), progress=progress)
     return ds.drop_vars("point_seed")

@@ -39,25 +39,25 @@ class DMFTConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    M: int = Field(3, ge=1, le=MAX_M, description="number of features (rows of every weight matrix)")
-    L: int = Field(4, ge=1, description="context length")
-    P: int = Field(2, ge=0, le=30, description="positional bits")
-    n_se: int = Field(99, ge=1, description="semantic bits per token")
-    epsilon: float = Field(0.02, ge=0, lt=1, allow_inf_nan=False, description="positional weight ε")
-    beta_o: float = Field(1.0, ge=0, allow_inf_nan=False, description="output inverse temperature β_o")
-    beta_att: float = Field(2.2, ge=0, allow_inf_nan=False, description="attention inverse temperature β_att")
-    scaling_att: float = Field(100.0, gt=0, allow_inf_nan=False, description="attention multiplier s_att")
-    scaling_o: float = Field(1.0, gt=0, allow_inf_nan=False, description="output multiplier s_o")
+    M: int = Field(default=3, ge=1, le=MAX_M, description="number of features (rows of every weight matrix)")
+    L: int = Field(default=4, ge=1, description="context length")
+    P: int = Field(default=2, ge=0, le=30, description="positional bits")
+    n_se: int = Field(default=99, ge=1, description="semantic bits per token")
+    epsilon: float = Field(default=0.02, ge=0, lt=1, allow_inf_nan=False, description="positional weight ε")
+    beta_o: float = Field(default=1.0, ge=0, allow_inf_nan=False, description="output inverse temperature β_o")
+    beta_att: float = Field(default=2.2, ge=0, allow_inf_nan=False, description="attention inverse temperature β_att")
+    scaling_att: float = Field(default=100.0, gt=0, allow_inf_nan=False, description="attention multiplier s_att")
+    scaling_o: float = Field(default=1.0, gt=0, allow_inf_nan=False, description="output multiplier s_o")
     correlations: CorrelationSpec = Field(default_factory=SegmentCorrelations)
     mo_se_convention: MoSeConvention = Field(
-        "plain",
+        default="plain",
         description=(
             "'plain': mo_se is the semantic overlap (1/N_se) W^{o,se}·<x^se>, as the finite model records it; "
             "'paper': it carries the factor (1-ε), as the reference's mean-field code records it"
         ),
     )
     era: Era = Field(
-        "head",
+        default="head",
         description=(
             "window and position conventions: 'head' (the reference code today: x0 only leaves its trace A0, "
             "token k at position (k-1) mod L) or '2024' (x0 kept in the window, token k at position k mod L)"
@@ -65,7 +65,7 @@ class DMFTConfig(BaseModel):
     )
 
     @model_validator(mode="after")
-    def _check(self) -> "DMFTConfig":
+    def _check(self) -> DMFTConfig:
         if self.P > 0 and self.L > 2**self.P:
             raise ValueError(f"L = {self.L} needs L <= 2^P = {2 ** self.P} distinct positions (P = {self.P})")
         if self.P == 0 and self.epsilon != 0:
@@ -89,11 +89,11 @@ class DMFTConfig(BaseModel):
         """Dimension L(M+P) of the flattened state (theory: docs/theory/dmft.md §3.3)."""
         return self.L * (self.M + self.P)
 
-    def replace(self, **changes: Any) -> "DMFTConfig":
+    def replace(self, **changes: Any) -> DMFTConfig:
         """A validated copy with some fields changed."""
         return DMFTConfig.model_validate({**self.model_dump(), **changes})
 
-    def with_field(self, name: str, value: Any) -> "DMFTConfig":
+    def with_field(self, name: str, value: Any) -> DMFTConfig:
         """A validated copy with one (sweepable) field set. ``seed`` sets the correlations' seed; integer
         fields refuse non-integers."""
         if name == "seed":
@@ -126,7 +126,7 @@ class DMFTConfig(BaseModel):
 
     def build_correlations(self) -> Correlations:
         """The correlation tensors this configuration describes (deterministic, cached)."""
-        return _build_correlations(self.correlations, self.M, self.n_se, self.P)
+        return _build_correlations(self.correlations, self.M, self.n_se, self.P)  # pyright: ignore[reportArgumentType]  (frozen pydantic models are hashable)
 
     def to_attrs(self) -> dict:
         """Full configuration as JSON-ready metadata."""

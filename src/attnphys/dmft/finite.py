@@ -54,7 +54,7 @@ def network_from_weights(W: np.ndarray, n_se: int) -> FiniteNetwork:
     W = np.asarray(W)
     cols, counts = np.unique(W[:, :, :n_se].reshape(-1, n_se).T, axis=0, return_counts=True)
     M = W.shape[1]
-    dt = jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
+    dt = jnp.float64 if jax.config.jax_enable_x64 else jnp.float32  # pyright: ignore[reportAttributeAccessIssue]
     return FiniteNetwork(jnp.asarray(cols.T.reshape(4, M, -1), dt), jnp.asarray(counts, dt),
                          jnp.asarray(W[:, :, n_se:], dt))
 
@@ -103,7 +103,7 @@ def random_network(M: int, P: int, n: int, seed: int = 0, chunk: int = 1 << 20) 
         done += k
     codes = np.flatnonzero(counts)
     cols = 2 * ((codes[:, None] >> np.arange(4 * M)) & 1) - 1
-    dt = jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
+    dt = jnp.float64 if jax.config.jax_enable_x64 else jnp.float32  # pyright: ignore[reportAttributeAccessIssue]
     W_pe = 2 * rng.integers(0, 2, size=(4, M, P)) - 1
     return FiniteNetwork(jnp.asarray(cols.T.reshape(4, M, -1), dt), jnp.asarray(counts[codes], dt), jnp.asarray(W_pe, dt))
 
@@ -250,7 +250,7 @@ def finite_trajectories(cfg: DMFTConfig, n: int, *, paths: int = 16, steps: int 
     if beta_o is not None and not several:
         cfg = cfg.replace(beta_o=float(beta_o))
     task = FiniteTask(config=cfg, n=n, paths=paths, steps=steps, transient=transient, seed=seed, per_bit=per_bit)
-    axes = (Axis(name="beta_o", values=tuple(float(b) for b in np.atleast_1d(beta_o))),) if several else ()
+    axes = (Axis(name="beta_o", values=tuple(float(b) for b in np.atleast_1d(beta_o))),) if several and beta_o is not None else ()
     ds = run_sweep(Sweep(grid=Grid(axes=axes, chunk=max(1, len(axes and axes[0].values))), task=task), progress=progress)
     net = repeated_network(cfg, n)
     ds.attrs.update(n_se_finite=int(n), classes=int(net.W.shape[2]) if not per_bit else int(n))

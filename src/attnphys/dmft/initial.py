@@ -21,7 +21,7 @@ import json
 import math
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 import jax.numpy as jnp
 import numpy as np
@@ -40,7 +40,7 @@ class TokenStart(_Start):
     """From the first token x₀ = row ``row`` of W^o, positional bits −1 (theory: docs/theory/dmft.md §3.5)."""
 
     kind: Literal["token"] = "token"
-    row: int = Field(0, ge=0, description="row of W^o used as the first token")
+    row: int = Field(default=0, ge=0, description="row of W^o used as the first token")
 
     def describe(self) -> str:
         return "token" if self.row == 0 else f"token(row={self.row})"
@@ -60,7 +60,7 @@ class FileStart(_Start):
 
     kind: Literal["file"] = "file"
     path: str = Field(description="absolute path of the window file")
-    sha256: str = Field("", description="SHA-256 of the file's bytes when it was first read")
+    sha256: str = Field(default="", description="SHA-256 of the file's bytes when it was first read")
 
     @model_validator(mode="after")
     def _read(self):
@@ -88,15 +88,15 @@ class WindowStart(_Start):
     kind: Literal["window"] = "window"
     att_window: tuple[tuple[float, ...], ...] = Field(description="(L, M) attention outputs, newest first")
     pe_window: tuple[tuple[float, ...], ...] = Field(description="(L, P) positional codes")
-    n: int | None = Field(None, ge=1, description="filled rows (default: all)")
+    n: int | None = Field(default=None, ge=1, description="filled rows (default: all)")
     cache: dict[str, tuple[tuple[float, ...], ...]] | None = Field(
-        None, description="the engine's cached overlaps (mv, mk, m0, se0) of the state the window was saved from")
+        default=None, description="the engine's cached overlaps (mv, mk, m0, se0) of the state the window was saved from")
 
     def describe(self) -> str:
         return "window"
 
 
-BaseStart = Annotated[Union[TokenStart, CheckpointStart, FileStart, WindowStart], Field(discriminator="kind")]
+BaseStart = Annotated[TokenStart | CheckpointStart | FileStart | WindowStart, Field(discriminator="kind")]
 
 
 class PrerunStart(_Start):
@@ -113,7 +113,7 @@ class PrerunStart(_Start):
         return f"prerun(beta_o={self.beta_o:g}, steps={self.steps}, from {self.start.describe()})"
 
 
-Start = Annotated[Union[TokenStart, CheckpointStart, FileStart, WindowStart, PrerunStart], Field(discriminator="kind")]
+Start = Annotated[TokenStart | CheckpointStart | FileStart | WindowStart | PrerunStart, Field(discriminator="kind")]
 
 
 def parse_start(v: Any) -> Any:
@@ -349,7 +349,7 @@ def save_window(win: Window | State, path: str | Path, *, mv=None, mk=None, mq=N
                 arrays[name] = np.asarray(v)
         if "beta_o" in extra:
             arrays["beta"] = np.asarray(extra["beta_o"], dtype=np.float64)
-        np.savez(path, **arrays)
+        np.savez(path, **arrays)  # pyright: ignore[reportArgumentType]  (no array is named allow_pickle)
     else:
         path.write_text(json.dumps({"att_window": A.tolist(), "pe_window": pe.tolist(), "n": n,
                                     **{k: v.tolist() for k, v in cache.items()}, **extra}, indent=1))

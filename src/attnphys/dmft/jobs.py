@@ -23,6 +23,7 @@ from attnphys.dmft.tasks import check_observable, check_schedule
 from attnphys.errors import InputError
 from attnphys.jobs import AbstractJob, IntValues, Report, Values, format_validation, option_name, register_job
 
+
 def _config_options() -> dict[str, Any]:
     """One optional job field per scalar configuration field (a new configuration field becomes a command
     option by itself); β_o, β_att and ε take one value or several."""
@@ -185,7 +186,7 @@ def _summary_dims(ds) -> str:
     return ", ".join(f"{a}={b}" for a, b in ds.sizes.items())
 
 
-def _run_sweep(job, task, axes, store: Path | None, chunk: int, executor="inprocess", workers=None, scheduler=None,
+def _run_sweep(job, task, axes, store: Path | None, chunk: int, executor: Literal["inprocess", "processes", "dask"] = "inprocess", workers=None, scheduler=None,
                base_seed: int = 0, progress: bool = True):
     """Run ``task`` on ``axes`` (memory, or a resumable store at ``store``) with the job's provenance."""
     from attnphys.sweeps import Grid, Sweep, run_sweep
@@ -215,8 +216,11 @@ class TrajectoryJob(ModelOptions):
     steps: int = Field(2000, ge=1, description="Loop steps T.")
     transient: int = Field(0, ge=0, description="Steps discarded before recording (fewer than --steps).")
     record_every: int = Field(1, ge=1, description="Record every K-th step after the transient.")
-    start: StartSpec = Field("token", description="Initial condition: token, checkpoint (the published β_o = 3 "
-                                                  "window) or a window FILE (.json or the reference's .npz).")
+    start: StartSpec = Field(  # pyright: ignore[reportAssignmentType]  (parsed: validate_default)
+        "token",
+        description="Initial condition: token, checkpoint (the published β_o = 3 "
+        "window) or a window FILE (.json or the reference's .npz).",
+    )
     out: Path = Field(Path("trajectory.zarr"), description="Output store (.zarr, or .nc for NetCDF).")
     plot: Path | None = Field(None, description="Folder for the trajectory figures.")
     save_final: Path | None = Field(None, description="Save the final context window here (.npz or .json), "
@@ -291,7 +295,7 @@ class LyapunovJob(ModelOptions):
     align: int = Field(0, ge=0, description="Last transient steps that also align the tangent vectors.")
     reortho_every: int = Field(1, ge=1, description="Steps between QR re-orthonormalisations.")
     history_every: int = Field(0, ge=0, description="Keep running estimates every this many steps (0: none).")
-    start: StartSpec = Field("token", description="Initial condition: token, checkpoint or a window FILE.")
+    start: StartSpec = Field("token", description="Initial condition: token, checkpoint or a window FILE.")  # pyright: ignore[reportAssignmentType]  (parsed: validate_default)
     out: Path = Field(Path("lyapunov.zarr"), description="Output store (.zarr or .nc).")
 
     def task(self):
@@ -411,8 +415,10 @@ class BifurcationJob(ParameterRange):
     observable: str = Field("mo_se", description=f"Observable of the diagram: one of {', '.join(OBSERVABLES)}.")
     section_tol: float = Field(1e-3, ge=0, allow_inf_nan=False, description="Zero-plane section tolerance |y_g| ≤ tol.")
     continuation: Literal["up", "down", "both"] | None = Field(None, description="Continuation instead of cold starts.")
-    start: StartSpec = Field("checkpoint", description="Initial condition: checkpoint, token or a window FILE;"
-                                                       + _PRERUN_HELP)
+    start: StartSpec = Field(  # pyright: ignore[reportAssignmentType]  (parsed: validate_default)
+        "checkpoint",
+        description="Initial condition: checkpoint, token or a window FILE;" + _PRERUN_HELP,
+    )
     out: Path = Field(Path("bifurcation.zarr"), description="Output Zarr store; re-running resumes.")
     plot: Path | None = Field(None, description="Figure file (PNG); zero-plane points go to <stem>_sections.png.")
     plot_component: int | None = Field(None, ge=0, description="Plotted component (default: 0, or that of --plot-pair).")
@@ -567,8 +573,10 @@ class PhaseDiagramJob(SweepOptions):
     transient: int = Field(100_000, ge=0, description="Steps discarded before recording (fewer than --steps).")
     lyapunov: int = Field(2, ge=0, description="Leading Lyapunov exponents per point.")
     n_orbit: int = Field(1000, ge=20, description="Last recorded observations used for the classification.")
-    start: StartSpec = Field("checkpoint", description="Initial condition: checkpoint, token or a window FILE;"
-                                                       + _PRERUN_HELP)
+    start: StartSpec = Field(  # pyright: ignore[reportAssignmentType]  (parsed: validate_default)
+        "checkpoint",
+        description="Initial condition: checkpoint, token or a window FILE;" + _PRERUN_HELP,
+    )
     seed: int = Field(0, ge=0, description="Base seed of the per-point seeds.")
     out: Path = Field(Path("phase.zarr"), description="Zarr store; re-running the same command resumes.")
     plot: Path | None = Field(None, description="Figure (PNG): regime map and λ1 heat map.")
@@ -612,7 +620,7 @@ class PhaseDiagramJob(SweepOptions):
         try:
             Sweep(grid=Grid(axes=self.grid_axes(), chunk=self.chunk), task=self.task()).check()
         except InputError as e:
-            opt = {self.x[0]: "--x", self.y[0]: "--y"}.get(e.field)
+            opt = {self.x[0]: "--x", self.y[0]: "--y"}.get(e.field or "")
             if opt is None:
                 raise
             raise InputError(e.detail, opt) from None

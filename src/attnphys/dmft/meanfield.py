@@ -18,7 +18,8 @@ so the engine carries them in a :class:`State` and computes one new row per step
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp

@@ -9,24 +9,25 @@ so there is one place where a configuration's meaning is decided.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from attnphys.dmft.config import BATCHED, DMFTConfig
+from attnphys.dmft.config import BATCHED, DMFTConfig, MoSeConvention
 from attnphys.dmft.correlations import Correlations
 from attnphys.dmft.initial import (
     CACHE_KEYS,
     PrerunStart,
     Start,
     TokenStart,
-    start_cache,
     check_window,
     parse_start,
+    start_cache,
     start_window,
     token_overlap,
     token_positions,
@@ -52,14 +53,14 @@ class DMFTModel:
     couplings: Couplings
 
     @classmethod
-    def of(cls, cfg: DMFTConfig) -> "DMFTModel":
+    def of(cls, cfg: DMFTConfig) -> DMFTModel:
         """The model of ``cfg`` (built once per configuration and dtype)."""
         _warn_if_float32()
-        return _model(cfg, str(jnp.result_type(float)))
+        return _model(cfg, str(jnp.result_type(float)))  # pyright: ignore[reportArgumentType]  (frozen pydantic models are hashable)
 
     # -- per point ---------------------------------------------------------------------------------
     @property
-    def convention(self) -> str:
+    def convention(self) -> MoSeConvention:
         """The ``mo_se`` record convention (theory: docs/theory/dmft.md §5.1)."""
         return self.config.mo_se_convention
 
@@ -122,9 +123,9 @@ class DMFTModel:
         return st._replace(**{k: jnp.where(keep.reshape((-1,) + (1,) * cache[k].ndim), jnp.asarray(cache[k])[None],
                                            getattr(st, k)) for k in CACHE_KEYS})
 
-    def prerun_window(self, start: "PrerunStart") -> Window:
+    def prerun_window(self, start: PrerunStart) -> Window:
         """The final window of a pre-run (cached per configuration and pre-run)."""
-        return _prerun(self.config, start, str(jnp.result_type(float)))
+        return _prerun(self.config, start, str(jnp.result_type(float)))  # pyright: ignore[reportArgumentType]  (frozen pydantic models are hashable)
 
     def initial_windows(self, start, sc: Scalars) -> Window:
         """Batched initial windows of a start (head-era semantics: a token start gives A₀ = m^v(x₀))."""
@@ -142,7 +143,7 @@ class DMFTModel:
             wins = [start_window(self.config, start, self.correlations)] * eps.size
         return Window(*(jnp.stack(xs) for xs in zip(*wins)))
 
-    def windows_after(self, start, sc: Scalars, steps: int, labels: Mapping[str, np.ndarray] | None = None) -> Window:
+    def windows_after(self, start, sc: Scalars, steps: int, labels: dict[str, np.ndarray] | None = None) -> Window:
         """Batched windows after ``steps`` steps of the map from a start (the transient, on the cached
         engine); ``start`` may be one start or one per point. Raises NonFiniteError naming the step and
         the point."""
@@ -198,7 +199,7 @@ def _per_point(fn, starts, sc: Scalars):
         groups.setdefault(s.model_dump_json(), []).append(i)
     parts, order = [], []
     for idx in groups.values():
-        sub = jax.tree_util.tree_map(lambda a: a[np.asarray(idx)], sc)
+        sub = jax.tree_util.tree_map(lambda a, idx=idx: a[np.asarray(idx)], sc)
         parts.append(fn(starts[idx[0]], sub))
         order += idx
     inv = np.argsort(np.asarray(order))
@@ -206,7 +207,7 @@ def _per_point(fn, starts, sc: Scalars):
 
 
 @lru_cache(maxsize=32)
-def _prerun(cfg: DMFTConfig, start: "PrerunStart", dtype: str) -> Window:
+def _prerun(cfg: DMFTConfig, start: PrerunStart, dtype: str) -> Window:
     model = DMFTModel.of(cfg.replace(beta_o=start.beta_o))
     sc = model.scalars(n=1)
     final, _, _ = run_batch(model.couplings, sc, model.initial_states(start.start, sc),
@@ -222,7 +223,7 @@ def _model(cfg: DMFTConfig, dtype: str) -> DMFTModel:
 
 
 def _warn_if_float32() -> None:
-    if not jax.config.jax_enable_x64:
+    if not jax.config.jax_enable_x64:  # pyright: ignore[reportAttributeAccessIssue]
         import warnings
 
         from attnphys.errors import PrecisionWarning

@@ -9,9 +9,9 @@ one new row per step); a :class:`Window` given instead is filled first.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Sequence
 
 import jax
 import jax.numpy as jnp

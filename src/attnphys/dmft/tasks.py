@@ -15,8 +15,9 @@ diagrams, exponents, regimes; cold starts or continuation chains along a ``direc
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Mapping
 from functools import partial
-from typing import Annotated, Any, ClassVar, Iterator, Literal, Mapping
+from typing import Annotated, Any, ClassVar, Literal
 
 import jax
 import jax.numpy as jnp
@@ -35,6 +36,7 @@ from attnphys.errors import NonFiniteError
 from attnphys.runtime import shard_batch
 from attnphys.sweeps.grid import Grid
 from attnphys.sweeps.task import AbstractTask, VarSpec, register_task
+
 
 def check_observable(name: str) -> str:
     """An observable name of :data:`~attnphys.dmft.meanfield.OBSERVABLE_TABLE` (the one list)."""
@@ -64,7 +66,7 @@ class DMFTTask(AbstractTask):
 
     config: DMFTConfig
     start: StartSpec = Field(default_factory=CheckpointStart, description="initial condition")
-    point_starts: tuple[StartSpec, ...] = Field((), description="one initial condition per grid point (in point "
+    point_starts: tuple[StartSpec, ...] = Field(default=(), description="one initial condition per grid point (in point "
                                                                  "order), instead of ``start``")
 
     extra_axes: ClassVar[tuple[str, ...]] = ()
@@ -172,11 +174,11 @@ class TrajectoryTask(DMFTTask):
 
     kind: Literal["dmft-trajectory"] = "dmft-trajectory"
     start: StartSpec = Field(default_factory=TokenStart, description="initial condition")
-    starts: tuple[StartSpec, ...] = Field((), description="several initial conditions, indexed by an 'ic' axis")
+    starts: tuple[StartSpec, ...] = Field(default=(), description="several initial conditions, indexed by an 'ic' axis")
     steps: int = Field(ge=1, description="loop steps T")
-    transient: int = Field(0, ge=0, description="steps not recorded")
-    record_every: int = Field(1, ge=1, description="keep every k-th step after the transient")
-    record: tuple[Observable, ...] = Field(OBSERVABLES, description="observables to record")
+    transient: int = Field(default=0, ge=0, description="steps not recorded")
+    record_every: int = Field(default=1, ge=1, description="keep every k-th step after the transient")
+    record: tuple[Observable, ...] = Field(default=OBSERVABLES, description="observables to record")
 
     extra_axes: ClassVar[tuple[str, ...]] = ("ic",)
 
@@ -196,7 +198,7 @@ class TrajectoryTask(DMFTTask):
                 DMFTModel.of(cfg).check_start(s)
         if "ic" in grid.names:
             ics = dict(zip(grid.names, (a.values for a in grid.axes)))["ic"]
-            if not self.starts or any(int(i) != i or not 0 <= i < len(self.starts) for i in ics):
+            if not self.starts or any(isinstance(i, str) or int(i) != i or not 0 <= i < len(self.starts) for i in ics):
                 raise ValueError(f"axis ic must index the {len(self.starts)} starts")
 
     def schema(self, grid: Grid) -> dict[str, VarSpec]:
@@ -282,12 +284,12 @@ class LyapunovTask(DMFTTask):
     start: StartSpec = Field(default_factory=TokenStart, description="initial condition")
     steps: int = Field(ge=1, description="loop steps T")
     transient: int = Field(ge=0, description="steps discarded first")
-    k: int | None = Field(None, ge=1, description="leading exponents (default: all of the state)")
-    full_state: bool = Field(False, description="the reference's L(M+P) state instead of the L·M attention state")
-    align: int = Field(0, ge=0, description="last transient steps that align the tangent vectors")
-    reortho_every: int = Field(1, ge=1, description="steps between re-orthonormalisations")
-    history_every: int = Field(0, ge=0, description="running estimates every this many steps (0: none)")
-    init: Literal["identity", "random"] = Field("identity", description="initial tangent vectors (identity: as the reference)")
+    k: int | None = Field(default=None, ge=1, description="leading exponents (default: all of the state)")
+    full_state: bool = Field(default=False, description="the reference's L(M+P) state instead of the L·M attention state")
+    align: int = Field(default=0, ge=0, description="last transient steps that align the tangent vectors")
+    reortho_every: int = Field(default=1, ge=1, description="steps between re-orthonormalisations")
+    history_every: int = Field(default=0, ge=0, description="running estimates every this many steps (0: none)")
+    init: Literal["identity", "random"] = Field(default="identity", description="initial tangent vectors (identity: as the reference)")
 
     @model_validator(mode="after")
     def _schedule(self):
@@ -429,19 +431,19 @@ class OrbitTask(DMFTTask):
     final state (continuation); the variables are the same as for cold starts."""
 
     kind: Literal["dmft-orbits"] = "dmft-orbits"
-    steps: int = Field(120_000, ge=1, description="loop steps per point")
-    transient: int = Field(100_000, ge=0, description="steps discarded first")
-    lyapunov: int = Field(2, ge=0, description="leading Lyapunov exponents over the recorded steps")
-    n_orbit: int = Field(1000, ge=20, description="last recorded observations used for the classification")
-    keep_orbit: bool = Field(False, description="store the orbit samples and zero-plane points too")
+    steps: int = Field(default=120_000, ge=1, description="loop steps per point")
+    transient: int = Field(default=100_000, ge=0, description="steps discarded first")
+    lyapunov: int = Field(default=2, ge=0, description="leading Lyapunov exponents over the recorded steps")
+    n_orbit: int = Field(default=1000, ge=20, description="last recorded observations used for the classification")
+    keep_orbit: bool = Field(default=False, description="store the orbit samples and zero-plane points too")
     observable: Observable = "mo_se"
-    section_tol: float = Field(1e-3, ge=0, allow_inf_nan=False)
-    max_section: int = Field(1000, ge=1)
-    align: int = Field(0, ge=0, description="last transient steps that align the tangent vectors")
-    reortho_every: int = Field(1, ge=1, description="steps between re-orthonormalisations")
-    init: Literal["identity", "random"] = Field("random", description="initial tangent vectors")
-    full_state: bool = Field(False, description="the reference's L(M+P) state")
-    keep_final: bool = Field(False, description="store every point's final window (final_A, final_pe, final_n)")
+    section_tol: float = Field(default=1e-3, ge=0, allow_inf_nan=False)
+    max_section: int = Field(default=1000, ge=1)
+    align: int = Field(default=0, ge=0, description="last transient steps that align the tangent vectors")
+    reortho_every: int = Field(default=1, ge=1, description="steps between re-orthonormalisations")
+    init: Literal["identity", "random"] = Field(default="random", description="initial tangent vectors")
+    full_state: bool = Field(default=False, description="the reference's L(M+P) state")
+    keep_final: bool = Field(default=False, description="store every point's final window (final_A, final_pe, final_n)")
     classify_options: dict[str, int | float] = Field(default_factory=dict, description="ClassifyOptions overrides")
 
     extra_axes: ClassVar[tuple[str, ...]] = ("direction",)
@@ -451,12 +453,12 @@ class OrbitTask(DMFTTask):
         check_schedule(self.steps, self.transient)
         if self.align > self.transient:
             raise ValueError(f"align ({self.align}) must not exceed transient ({self.transient})")
-        ClassifyOptions(**self.classify_options)
+        ClassifyOptions(**self.classify_options)  # pyright: ignore[reportArgumentType]  (numbers, checked by ClassifyOptions)
         return self
 
     @property
     def options(self) -> ClassifyOptions:
-        return ClassifyOptions(**self.classify_options)
+        return ClassifyOptions(**self.classify_options)  # pyright: ignore[reportArgumentType]  (numbers, checked by ClassifyOptions)
 
     def spec(self, cfg: DMFTConfig) -> OrbitSpec:
         return orbit_spec(cfg, steps=self.steps, transient=self.transient, k=self.lyapunov, n_orbit=self.n_orbit,
@@ -600,12 +602,12 @@ class FiniteTask(DMFTTask):
     kind: Literal["dmft-finite"] = "dmft-finite"
     start: StartSpec = Field(default_factory=TokenStart, description="initial condition (token only)")
     n: int = Field(ge=1, description="semantic bits N_se of the finite network (a multiple of the config's n_se)")
-    paths: int = Field(16, ge=1, description="independent sample paths")
+    paths: int = Field(default=16, ge=1, description="independent sample paths")
     steps: int = Field(ge=1, description="loop steps")
-    transient: int = Field(0, ge=0, description="steps not recorded")
-    seed: int = Field(0, ge=0, lt=2**32, description="path p uses the key fold_in(PRNGKey(seed), p)")
-    per_bit: bool = Field(False, description="sample every bit instead of one binomial per weight class")
-    record: tuple[Observable, ...] = Field(OBSERVABLES, description="observables to record")
+    transient: int = Field(default=0, ge=0, description="steps not recorded")
+    seed: int = Field(default=0, ge=0, lt=2**32, description="path p uses the key fold_in(PRNGKey(seed), p)")
+    per_bit: bool = Field(default=False, description="sample every bit instead of one binomial per weight class")
+    record: tuple[Observable, ...] = Field(default=OBSERVABLES, description="observables to record")
 
     @model_validator(mode="after")
     def _schedule(self):
@@ -656,12 +658,12 @@ class ConvergeTask(DMFTTask):
 
     kind: Literal["dmft-converge"] = "dmft-converge"
     start: StartSpec = Field(default_factory=TokenStart, description="initial condition (token only)")
-    paths: int = Field(16, ge=1)
-    steps: int = Field(2000, ge=2)
-    horizon: int = Field(200, ge=1)
-    transient: int = Field(1000, ge=0)
+    paths: int = Field(default=16, ge=1)
+    steps: int = Field(default=2000, ge=2)
+    horizon: int = Field(default=200, ge=1)
+    transient: int = Field(default=1000, ge=0)
     observable: Observable = "mo_se"
-    seed: int = Field(0, ge=0, lt=2**32)
+    seed: int = Field(default=0, ge=0, lt=2**32)
 
     extra_axes: ClassVar[tuple[str, ...]] = ("n",)
 
@@ -712,7 +714,7 @@ class ConvergeTask(DMFTTask):
         rms = np.empty(n)
         stat = np.empty(n)
         for i in range(n):
-            sc_i = jax.tree_util.tree_map(lambda a: a[i:i + 1], sc)
+            sc_i = jax.tree_util.tree_map(lambda a, i=i: a[i:i + 1], sc)
             fin = sample_points(model, sc_i, int(ns[i]), paths=self.paths, steps=self.steps, transient=0,
                                 seed=self.seed, record=(self.observable,))[self.observable][0]  # (paths, T, M)
             rms[i] = np.sqrt(np.mean((fin[:, :self.horizon] - mf[i][None, :self.horizon]) ** 2))

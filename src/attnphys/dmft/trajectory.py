@@ -8,7 +8,8 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import jax.numpy as jnp
 import numpy as np
@@ -22,7 +23,7 @@ SWEEPABLE: tuple[str, ...] = BATCHED
 """Parameters :func:`trajectories` varies per trajectory inside one batch (other fields: a sweep task)."""
 
 
-def grid_axes(sweep: Mapping[str, Sequence[float]] | None, allowed: Sequence[str] = BATCHED):
+def grid_axes(sweep: Mapping[str, Sequence[float] | np.ndarray] | None, allowed: Sequence[str] = BATCHED):
     """Grid axes of a ``{name: values}`` sweep, in the given order (validated names and values)."""
     from attnphys.sweeps import Axis
 
@@ -44,7 +45,7 @@ def trajectories(
     steps: int,
     transient: int = 0,
     record_every: int = 1,
-    sweep: Mapping[str, Sequence[float]] | None = None,
+    sweep: Mapping[str, Sequence[float] | np.ndarray] | None = None,
     record: Sequence[str] = OBSERVABLES,
     progress: bool = False,
 ) -> xr.Dataset:
@@ -68,9 +69,16 @@ def trajectories(
 
     axes = grid_axes(sweep)
     several = isinstance(start, (list, tuple)) and not isinstance(start, (Window, State))
-    starts = tuple(start) if several else ()
-    task = TrajectoryTask(config=cfg, start=starts[0] if several else start, starts=starts, steps=steps,
-                          transient=transient, record_every=record_every, record=tuple(record))
+    starts: tuple[Any, ...] = tuple(start) if several else ()
+    task = TrajectoryTask(
+        config=cfg,
+        start=starts[0] if several else start,  # pyright: ignore[reportArgumentType]  (validated by the task)
+        starts=starts,
+        steps=steps,
+        transient=transient,
+        record_every=record_every,
+        record=tuple(record),
+    )
     if several and len(starts) > 1:
         axes = (Axis(name="ic", values=tuple(float(i) for i in range(len(starts)))),) + axes
     size = int(np.prod([len(a.values) for a in axes])) if axes else 1
@@ -90,7 +98,8 @@ def final_windows(ds: xr.Dataset) -> list[Window | State]:
     B = A.size // (L * M)
     n = ds.final_n.values.reshape(-1) if "final_n" in ds else np.full(B, L)
     A, pe = A.reshape(B, L, M), pe.reshape(B, L, P)
-    wins = [Window(A=jnp.asarray(a), pe=jnp.asarray(p), n=jnp.asarray(int(k), jnp.int32)) for a, p, k in zip(A, pe, n)]
+    wins: list[Window | State] = [Window(A=jnp.asarray(a), pe=jnp.asarray(p), n=jnp.asarray(int(k), jnp.int32))
+                                  for a, p, k in zip(A, pe, n)]
     if "final_mv" not in ds:
         return wins
     cache = {k: ds[f"final_{k}"].transpose(..., *ds[f"final_{k}"].dims[-2:]).values for k in ("mv", "mk", "m0", "se0")}

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -95,9 +96,9 @@ class Branch(NamedTuple):
                             {"long_name": f"bifurcation parameter {param_name}"}),
                 "event_x": (("event", "dim"), np.array([e.x for e in self.events]).reshape(n_ev, D),
                             {"long_name": "orbit point at the bifurcation"}),
-                "event_multiplier_real": (("event", "multiplier"), ev_mult.real,
+                "event_multiplier_real": (("event", "multiplier"), np.real(ev_mult),
                                           {"long_name": "real part of the Floquet multipliers at the bifurcation"}),
-                "event_multiplier_imag": (("event", "multiplier"), ev_mult.imag, {
+                "event_multiplier_imag": (("event", "multiplier"), np.imag(ev_mult), {
                     "long_name": "imaginary part of the Floquet multipliers at the bifurcation"}),
             },
             attrs={"period": self.period, "status": self.status, "parameter": param_name},
@@ -193,18 +194,18 @@ def _bind(m, params_of, p, aux0) -> _Bound:
 
 def _signs(mu: np.ndarray, imag_tol: float = 1e-9):
     """(sign det(M − I), sign det(M + I), number outside the unit circle)."""
-    real = np.abs(mu.imag) <= imag_tol * np.maximum(1.0, np.abs(mu))
-    r = mu.real[real]
+    real = np.abs(np.imag(mu)) <= imag_tol * np.maximum(1.0, np.abs(mu))
+    r = np.real(mu)[real]
     return int(np.prod(np.sign(r - 1.0))), int(np.prod(np.sign(r + 1.0))), int(np.sum(np.abs(mu) > 1.0))
 
 
 def _nearest(mu: np.ndarray, kind: str, imag_tol: float = 1e-9) -> float:
     """Test-function value: μ_c ∓ 1 for the real multiplier nearest ±1, |μ_c| − 1 for the complex one
     nearest the unit circle."""
-    real = np.abs(mu.imag) <= imag_tol * np.maximum(1.0, np.abs(mu))
+    real = np.abs(np.imag(mu)) <= imag_tol * np.maximum(1.0, np.abs(mu))
     if kind in ("branch_point", "flip"):
         target = 1.0 if kind == "branch_point" else -1.0
-        r = mu.real[real]
+        r = np.real(mu)[real]
         if r.size == 0:
             return np.nan
         return float(r[np.argmin(np.abs(r - target))] - target)
@@ -280,7 +281,10 @@ def continue_orbit(
         events += _detect(m, correct, tangent, multipliers, (x, s, t, mu), (xn, sn, tn, mun), h, len(pts_s) - 1,
                           int(period), tol, max_newton, locate, locate_tol)
         x, s, t, mu = xn, sn, tn, mun
-        pts_s.append(float(s)), pts_x.append(np.asarray(x)), pts_mu.append(mu), pts_la.append(lan)
+        pts_s.append(float(s))
+        pts_x.append(np.asarray(x))
+        pts_mu.append(mu)
+        pts_la.append(lan)
         tangents.append(np.asarray(t))
         if not lo - 1e-15 <= float(s) <= hi + 1e-15:
             status = "end"

@@ -40,6 +40,7 @@ start, so the fractions and the unsettled fraction add up to 1.
 from __future__ import annotations
 
 import json
+from collections.abc import Hashable
 from functools import partial
 from typing import NamedTuple
 
@@ -420,6 +421,7 @@ def census_batch(
         fps = np.asarray(fingerprint(orb.points, o.n_fingerprint))  # (n_groups, P, G)
     per_groups: list[list[dict]] = [[] for _ in range(B)]  # merged: dict(members, row, period)
     for g, (b, members) in enumerate(raw_groups):
+        assert orb is not None  # refined above whenever there are groups
         p = int(orb.period[g])
         conv = bool(orb.converged[g])
         seq = fps[g, :p] if conv else lanes.ring[members[0], -int(period[members[0]]):]
@@ -447,7 +449,7 @@ def census_batch(
         outcome[ex_idx[cvg]] = OUTCOMES.index("converging")
         outcome[ex_idx[~cvg & rec]] = OUTCOMES.index("recurrent")
         settle_step[ex_idx[~cvg & rec]] = t_end[ex_idx[~cvg & rec]] - so.window + 1
-    ex_pos = {lane: j for j, lane in enumerate(ex_idx)}
+    ex_pos: dict[int | np.integer, int] = {lane: j for j, lane in enumerate(ex_idx)}
 
     # ---- grouping per parameter point
     groups: list[list[_Attractor]] = []
@@ -522,7 +524,7 @@ def census_batch(
         ev = classify(np.asarray(y)[:n], exps, np.asarray(bad)[:n], o.classify, fingerprint=np.asarray(f)[:n])
         tr_x, tr_y = _trace_observe(m, n_pts, xf, auxf, table, rep_pidx, shared)
         tr_x, tr_y = np.asarray(tr_x), np.asarray(tr_y)
-        for j, (b, a) in enumerate(rec_atts):
+        for j, (_, a) in enumerate(rec_atts):
             code = int(ev["regime"][j])
             if code in (REGIME_CODE["fixed_point"], REGIME_CODE["divergent"]) or (
                     code == REGIME_CODE["periodic"] and int(ev["period"][j]) > 0):
@@ -636,8 +638,8 @@ def combine(datasets: list[xr.Dataset]) -> xr.Dataset:
     """Concatenate :func:`census_batch` results (e.g. the chunks of a sweep) along ``param``, padding the
     ``attractor`` dim to the largest (padding: kind −1, NaN, −1 indices) (theory: docs/theory/dynamics.md §7)."""
     A = max(int(ds.sizes["attractor"]) for ds in datasets)
-    fills = {"kind": -1, "period": 0, "n_members": 0, "stable": -1, "aux_closed": -1, "representative": -1}
-    padded = []
+    fills: dict[Hashable, int] = {"kind": -1, "period": 0, "n_members": 0, "stable": -1, "aux_closed": -1, "representative": -1}
+    padded: list[xr.Dataset] = []
     for ds in datasets:
         extra = A - int(ds.sizes["attractor"])
         if extra:

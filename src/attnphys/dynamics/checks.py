@@ -7,6 +7,7 @@ import warnings
 from typing import Any
 
 import jax
+import jax.core
 import jax.numpy as jnp
 import numpy as np
 
@@ -60,7 +61,7 @@ def warn_if_single_precision(x: Any) -> None:
     """Warn (:class:`attnphys.errors.PrecisionWarning`) when float64 is off: the dynamics toolkit's
     tolerances (periods to 1e-8, Newton to machine precision) assume it (theory: docs/theory/dynamics.md §2.2)."""
     dtype = jnp.result_type(*jax.tree_util.tree_leaves(x)) if jax.tree_util.tree_leaves(x) else None
-    if not jax.config.jax_enable_x64 or (dtype is not None and jnp.issubdtype(dtype, jnp.floating)
-                                         and jnp.finfo(dtype).bits < 64):
+    x64 = jax.config.jax_enable_x64  # pyright: ignore[reportAttributeAccessIssue]
+    if not x64 or (dtype is not None and jnp.issubdtype(dtype, jnp.floating) and jnp.finfo(dtype).bits < 64):
         warnings.warn("the dynamics toolkit runs in single precision: call attnphys.configure() first "
                       "(float64)", PrecisionWarning, stacklevel=3)

@@ -139,7 +139,8 @@ def _mean_square_displacement(z: np.ndarray, ncut: int) -> np.ndarray:
     tail = total - c[..., n - 1]
     nfft = scipy.fft.next_fast_len(N + ncut + 1)
     f = scipy.fft.fft(z, nfft, axis=-1, workers=-1)
-    cross = scipy.fft.ifft(np.conj(f) * f, axis=-1, workers=-1)[..., 1 : ncut + 1].real  # Σ_j Re(conj(z_j) z_{j+n})
+    # Σ_j Re(conj(z_j) z_{j+n}) (scipy.fft's dispatched functions are typed as returning their dispatch tuples)
+    cross = scipy.fft.ifft(np.conj(f) * f, axis=-1, workers=-1)[..., 1 : ncut + 1].real  # pyright: ignore[reportCallIssue, reportArgumentType]
     return (tail + head - 2 * cross) / (N - n)
 
 

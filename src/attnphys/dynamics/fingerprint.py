@@ -15,7 +15,7 @@ import numpy as np
 FINGERPRINT_SEED = 12345
 
 
-def fingerprint_matrix(D: int, n: int, dtype=jnp.float64) -> jax.Array:
+def fingerprint_matrix(D: int, n: int, dtype=jnp.float64) -> np.ndarray:
     """(G, D) projection, G = min(n, D), a numpy constant inside jit (theory: docs/theory/dynamics.md §4.1):
     the identity for D ≤ n, else a fixed seeded Gaussian matrix with entries N(0, 1/D), so that a
     fingerprint has the size of a state entry."""

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from functools import partial
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -60,9 +60,10 @@ class LyapunovResult(NamedTuple):
     x: jax.Array
     aux: object
     Q: jax.Array
-    parallel: jax.Array = None
-    unreliable: jax.Array = None
-    nonfinite: jax.Array = None
+    # None only in a result built by hand with the fields above
+    parallel: jax.Array = None  # pyright: ignore[reportAssignmentType]
+    unreliable: jax.Array = None  # pyright: ignore[reportAssignmentType]
+    nonfinite: jax.Array = None  # pyright: ignore[reportAssignmentType]
 
 
 def _generic_basis(D: int, k: int, dtype) -> jax.Array:
@@ -151,9 +152,10 @@ class _Acc(NamedTuple):
     roundoff: jax.Array
     zero_hits: jax.Array
     n: jax.Array
-    parallel: jax.Array = None
-    t: jax.Array = None
-    nonfinite: jax.Array = None
+    # None only in an accumulator built by hand with the four fields above (:func:`advance` fills them in)
+    parallel: jax.Array = None  # pyright: ignore[reportAssignmentType]
+    t: jax.Array = None  # pyright: ignore[reportAssignmentType]
+    nonfinite: jax.Array = None  # pyright: ignore[reportAssignmentType]
 
 
 def zero_acc(k: int, dtype) -> _Acc:
@@ -200,7 +202,8 @@ def _rescale(Q, L):
     return jnp.ldexp(Q, -e[None, :]), L + e.astype(L.dtype) * math.log(2.0)
 
 
-def advance(m: Map, params, n: int, every: int, x, aux, Q=None, acc: _Acc | None = None, emit=None):
+def advance(m: Map, params, n: int, every: int, x, aux, Q=None, acc: _Acc | None = None,
+            emit=None) -> tuple[Any, Any, Any, Any, Any]:
     """Advance ``n`` steps (a static int). With tangent vectors Q, push them along and re-orthonormalise
     after every ``every`` steps and after the last one, accumulating into ``acc``
     (theory: docs/theory/dynamics.md §2.1–2.2). For every > 1 the columns are rescaled by powers of two
@@ -236,7 +239,7 @@ def advance(m: Map, params, n: int, every: int, x, aux, Q=None, acc: _Acc | None
     if acc is not None and acc.t is None:  # an accumulator built by hand with the four original fields
         acc = _Acc(acc.S, acc.roundoff, acc.zero_hits, acc.n, jnp.zeros_like(acc.S), jnp.zeros((), jnp.int32),
                    jnp.full((), -1, jnp.int32))
-    c = (x, aux, Q, acc)
+    c: tuple[Any, Any, Any, Any] = (x, aux, Q, acc)
     if n <= 0:
         return (*c, None)
     every = n if Q is None else min(every, n)

@@ -153,9 +153,11 @@ def _single(m: Map, spec: OrbitSpec, x0, aux0, params):
     n_a = spec.steps - spec.n_orbit
     c, _ = run((x, aux, Q, acc, sec, count, bad), 0, n_a, False)
     c, ring = run(c, n_a, spec.n_orbit, True)
+    assert ring is not None  # kept
     x, aux, Q, acc, sec, count, bad = c
     out = dict(orbit=ring[0], fingerprint=ring[1], section=sec, section_count=count, nonfinite_step=bad, x=x, aux=aux)
     if spec.k:
+        assert acc is not None  # accumulated with the tangent vectors
         out.update(exponents=acc.S / spec.steps, roundoff=acc.roundoff / acc.n, zero_hits=acc.zero_hits,
                    parallel=acc.parallel / acc.n, unreliable=acc.parallel > 0, tangent_nonfinite=acc.nonfinite)
     return out

@@ -45,7 +45,7 @@ class VerifyJob(AbstractJob):
         (theory: docs/theory/expfam.md §5)."""
         import jax
 
-        if not jax.config.jax_enable_x64:
+        if not jax.config.jax_enable_x64:  # pyright: ignore[reportAttributeAccessIssue]
             raise InputError("the claims are checked in float64; run without --no-x64", "--x64")
 
     def execute(self, progress: bool = True) -> Report:

@@ -86,4 +86,4 @@ def retrieve(xi0, patterns, beta=1.0, tol: float = 1e-10, max_steps: int = 1000)
 
     xi0 = jnp.asarray(xi0)
     xi, delta, t = jax.lax.while_loop(cond, body, (xi0, jnp.asarray(jnp.inf, xi0.dtype), 0))
-    return Retrieval(xi, t, delta <= tol)
+    return Retrieval(xi, t, delta <= tol)  # pyright: ignore[reportArgumentType]  (t: the int carry, an array after the loop)

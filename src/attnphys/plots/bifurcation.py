@@ -171,6 +171,7 @@ def diagram_points(ds: xr.Dataset, feature: int = 0, pair: int | None = None, ma
         sec = sec[np.isfinite(sec)]
         if filter == "reference":
             src = orb if code == REGIMES.index("periodic") or not sec.size else sec  # U < 80: every value
+            assert Y is not None  # set above for the reference filter
             y = dequantise(np.unique(quantise(src, Y)), Y)
         elif code in periodic:
             y = np.unique(np.round(orb, 10))

@@ -16,7 +16,7 @@ PANELS = ("cov_trace", "gaussian_entropy", "knn_entropy", "mean_pairwise_distanc
           "clusters", "mean_cosine")
 
 
-def _save(fig: Figure, path: Path, dpi: int = 120) -> Path:
+def _save(fig: Figure, path: str | Path, dpi: int = 120) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()

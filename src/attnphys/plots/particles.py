@@ -18,14 +18,14 @@ def plot_flow(ds: xr.Dataset, path: str | Path) -> Path:
     t = ds.time.values
     fig = Figure(figsize=(15, 7))
     top = fig.subfigures(2, 1)
-    axes = top[0].subplots(1, 4)
+    axes = top[0].subplots(1, 4)  # pyright: ignore[reportIndexIssue]  (two subfigures: an array)
     axes[0].plot(t, ds.energy.values, lw=1.2)
     axes[0].set_title("interaction energy E_β", fontsize=9)
     axes[1].step(t, ds.clusters.values, where="post", lw=1.2)
     axes[1].set_yscale("log")
     axes[1].set_title("clusters", fontsize=9)
     if "plateau_length" in ds:
-        for s, e, c, closed in zip(ds.plateau_start.values, ds.plateau_end.values, ds.plateau_clusters.values,
+        for s, e, c, _closed in zip(ds.plateau_start.values, ds.plateau_end.values, ds.plateau_clusters.values,
                                    ds.plateau_closed.values):
             if c > 1 and e - s >= 0.05 * (t[-1] - t[0]):
                 axes[1].annotate(f"{e - s:.0f}", ((s + e) / 2, c), fontsize=7, ha="center", va="bottom")
@@ -38,7 +38,7 @@ def plot_flow(ds: xr.Dataset, path: str | Path) -> Path:
         ax.set_xlabel("t")
     if "x" in ds:
         picks = np.unique(np.linspace(0, t.size - 1, 4).round().astype(int))
-        sub = top[1].subplots(1, len(picks))
+        sub = top[1].subplots(1, len(picks))  # pyright: ignore[reportIndexIssue]
         for ax, k in zip(np.atleast_1d(sub), picks):
             X = ds.x.values[k]
             if X.shape[1] == 2:

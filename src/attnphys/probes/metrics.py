@@ -21,6 +21,8 @@ torch is imported only inside the functions that run the model.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from attnphys.clouds.norms import NORMS, AbstractNorm, Sphere
@@ -53,7 +55,8 @@ def cloud_stages(cap: Capture, max_tokens: int = 1024, seed: int = 0) -> dict:
     """
     rng = np.random.default_rng(seed)
     stages = list(cap.adapter.stages) + ["attn_norm_noaffine", "mlp_norm_noaffine"]
-    norm_obj = NORMS[cap.adapter.norm](eps=1e-12)  # the family's norm without its learned affine
+    # the family's norm (LayerNorm or RMSNorm, which take eps) without its learned affine
+    norm_obj = NORMS[cap.adapter.norm](eps=1e-12)  # pyright: ignore[reportCallIssue]
 
     def norm(X):
         return np.asarray(norm_obj(X))
@@ -269,7 +272,7 @@ def _swap_normalization(torch, model, tokenizer, sentences, adapter, kinds, max_
     enc = tokenizer(sentences, return_tensors="pt", padding=True, truncation=True, max_length=max_length)
     mask = enc["attention_mask"].bool()
     ref = model(**enc, output_hidden_states=True)
-    out = {k: np.empty(len(kinds)) for k in ("token_cosine", "relative_change", "sentence_cosine")}
+    out: dict[str, Any] = {k: np.empty(len(kinds)) for k in ("token_cosine", "relative_change", "sentence_cosine")}
     per_layer = np.empty((len(kinds), len(ref.hidden_states)))
     norms = adapter.norm_modules(model)
     for i, kind in enumerate(kinds):

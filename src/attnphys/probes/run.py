@@ -17,7 +17,6 @@ from attnphys.probes import metrics
 from attnphys.probes.adapters import load_model
 from attnphys.probes.capture import builtin_corpus, capture
 
-
 LONG_NAMES = {
     "stat": "token-cloud statistic at a stage of a layer",
     "stat_se": "standard error of the statistic over sentence folds",

@@ -16,7 +16,7 @@ stored with the data (``start_A``, ``start_pe``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import xarray as xr
@@ -24,6 +24,9 @@ import xarray as xr
 from attnphys.dmft.config import preset
 from attnphys.reproduce._base import AbstractFigure, Work, settings_of
 from attnphys.reproduce.diagram import _orbit_diagram
+
+if TYPE_CHECKING:
+    from attnphys.plots.bifurcation import Filter
 
 
 def pre_chain(cfg, start, values, direction: str, steps: int, progress: bool = True) -> xr.Dataset:
@@ -90,7 +93,7 @@ class ContinuationFigure(AbstractFigure):
         seed = str(reference_checkpoint(s["checkpoint"]))
         down = pre_chain(cfg, seed, values, "down", s["pre_steps"], progress)
         up = pre_chain(cfg, window_starts(down)[0], values, "up", s["pre_steps"], progress)
-        parts = []
+        parts: list[xr.Dataset] = []
         for direction, chain in (("down", down), ("up", up)):
             starts = window_starts(chain)
             ds = _orbit_diagram(cfg, values, start=starts[0], point_starts=starts,
@@ -109,7 +112,7 @@ class ContinuationFigure(AbstractFigure):
         return self.stamp(ds, s, figure=self.name, source=self.source)
 
     def figure(self, ds: xr.Dataset, component: int | None = None, pair: str | None = None,
-               max_points: int | None = None, filter: str = "library", **_: Any):
+               max_points: int | None = None, filter: Filter = "library", **_: Any):
         from attnphys.plots.bifurcation import bifurcation_figure
 
         s = settings_of(ds)

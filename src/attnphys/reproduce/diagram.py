@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import xarray as xr
 
 from attnphys.dmft.config import preset
 from attnphys.reproduce._base import AbstractFigure, Work, settings_of
+
+if TYPE_CHECKING:
+    from attnphys.plots.bifurcation import Filter
 
 
 def _orbit_diagram(cfg, values, *, start, steps: int, transient: int, lyapunov: int, n_orbit: int,
@@ -57,7 +60,7 @@ class DiagramFigure(AbstractFigure):
         return self.stamp(ds, s, figure=self.name, source=self.source)
 
     def figure(self, ds: xr.Dataset, component: int | None = None, pair: str | None = None,
-               max_points: int | None = None, filter: str = "library", **_: Any):
+               max_points: int | None = None, filter: Filter = "library", **_: Any):
         from attnphys.plots.bifurcation import bifurcation_figure
 
         s = settings_of(ds)

@@ -76,6 +76,7 @@ class ReproduceJob(AbstractJob):
     def execute(self, progress: bool = True) -> Report:
         if self.name == "list":
             return self._list()
+        assert self.out is not None  # set by _default_out for every figure
         fig = _figures()[self.name]
         settings = fig.settings(self.quick)
         t0 = time.perf_counter()

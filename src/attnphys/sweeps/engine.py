@@ -17,8 +17,9 @@ import asyncio
 import json
 import os
 import threading
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable, Literal
+from typing import Any, Literal
 
 import numpy as np
 import xarray as xr
@@ -43,7 +44,7 @@ class Sweep(BaseModel):
 
     grid: Grid
     task: Any = Field(description="what to compute per point (a registered task model)")
-    base_seed: int = Field(0, ge=0, description="point seeds derive from (base_seed, point index)")
+    base_seed: int = Field(default=0, ge=0, description="point seeds derive from (base_seed, point index)")
 
     @field_validator("task", mode="before")
     @classmethod
@@ -58,7 +59,7 @@ class Sweep(BaseModel):
     def _dump_task(self, t):
         return t.model_dump(mode="json")
 
-    def check(self) -> "Sweep":
+    def check(self) -> Sweep:
         """Validate every grid point and the chunking (before anything is written)."""
         if self.grid.size > MAX_GRID_POINTS:
             raise ValueError(f"the grid has {self.grid.size} points ({' × '.join(map(str, self.grid.shape))}), more than "
@@ -187,7 +188,7 @@ def _execute(executor, definition, store, todo, workers, scheduler) -> Iterable[
         return
     import jax
 
-    x64 = bool(jax.config.jax_enable_x64)
+    x64 = bool(jax.config.jax_enable_x64)  # pyright: ignore[reportAttributeAccessIssue]
     n = workers or os.cpu_count() or 1
     if executor == "processes":
         import multiprocessing as mp
@@ -231,7 +232,7 @@ def check_scheduler(address: str, timeout: float | None = None) -> None:
     if "://" not in address:
         raise InputError(f"{address!r} is not a scheduler address such as tcp://host:8786", "--scheduler")
     try:
-        from distributed.comm import connect
+        from distributed.comm import connect  # pyright: ignore[reportPrivateImportUsage]  (its documented path)
     except ImportError:
         raise MissingExtraError("dask", "the dask executor") from None
 

@@ -8,7 +8,7 @@ the grid was chunked or scheduled.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -39,7 +39,7 @@ class Axis(BaseModel):
         return v
 
     @classmethod
-    def linspace(cls, name: str, start: float, stop: float, num: int) -> "Axis":
+    def linspace(cls, name: str, start: float, stop: float, num: int) -> Axis:
         """``num`` evenly spaced values from ``start`` to ``stop`` (inclusive); a reversed or empty range
         is an error naming the axis."""
         if not (np.isfinite(start) and np.isfinite(stop)):
@@ -60,8 +60,8 @@ class Grid(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    axes: tuple[Axis, ...] = Field((), description="the axes; none: a single point")
-    chunk: int = Field(256, ge=1, description="points per chunk (one vectorised batch)")
+    axes: tuple[Axis, ...] = Field(default=(), description="the axes; none: a single point")
+    chunk: int = Field(default=256, ge=1, description="points per chunk (one vectorised batch)")
 
     @model_validator(mode="after")
     def _distinct_names(self):

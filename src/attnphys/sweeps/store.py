@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import json
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 import numpy as np
 import xarray as xr
@@ -81,7 +81,7 @@ class ZarrStore:
             try:
                 import zarr
 
-                stored = json.loads(zarr.open_group(str(path), mode="r").attrs["sweep"])
+                stored = json.loads(str(zarr.open_group(str(path), mode="r").attrs["sweep"]))
             except Exception as e:
                 raise StoreMismatchError(f"{path} exists and is not a sweep store ({type(e).__name__}); "
                                          "choose another --out") from None
@@ -124,14 +124,17 @@ class MemoryStore:
         return True
 
     def done_mask(self) -> np.ndarray:
+        assert self.ds is not None, "create_or_check first"
         return self.ds["done"].values.astype(bool)
 
     def write_chunk(self, i: int, lo: int, hi: int, values: Mapping[str, np.ndarray]) -> None:
+        assert self.ds is not None, "create_or_check first"
         for name, v in values.items():
             self.ds[name].values[lo:hi] = np.asarray(v)
         self.ds["done"].values[i] = 1
 
     def result(self, require_complete: bool = True) -> xr.Dataset:
+        assert self.ds is not None, "create_or_check first"
         return _reshape(self.ds, "memory", require_complete)
 
 
@@ -139,7 +142,7 @@ def done_mask(path: str | Path) -> np.ndarray:
     """(n_chunks,) bool: chunks whose data are complete."""
     import zarr
 
-    return np.asarray(zarr.open_group(str(path), mode="r")["done"][:]).astype(bool)
+    return np.asarray(zarr.open_group(str(path), mode="r")["done"][:]).astype(bool)  # pyright: ignore[reportArgumentType]  (an array, not a group)
 
 
 def write_chunk(path: str | Path, i: int, lo: int, hi: int, values: Mapping[str, np.ndarray]) -> None:
@@ -148,8 +151,8 @@ def write_chunk(path: str | Path, i: int, lo: int, hi: int, values: Mapping[str,
 
     g = zarr.open_group(str(path), mode="r+")
     for name, v in values.items():
-        g[name][lo:hi] = np.asarray(v)
-    g["done"][i] = 1
+        g[name][lo:hi] = np.asarray(v)  # pyright: ignore[reportArgumentType]  (an array, not a group)
+    g["done"][i] = 1  # pyright: ignore[reportArgumentType]  (an array, not a group)
 
 
 def open_result(path: str | Path, require_complete: bool = True) -> xr.Dataset:

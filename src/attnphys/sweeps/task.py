@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from attnphys.sweeps.grid import Grid
 
-TASKS: dict[str, type["AbstractTask"]] = {}
+TASKS: dict[str, type[AbstractTask]] = {}
 """Registered task classes by ``kind``."""
 
 ENTRY_POINT_GROUP = "attnphys.sweep_tasks"
@@ -32,7 +32,7 @@ def register_task(cls: T) -> T:
     return cls
 
 
-def task_class(kind: str) -> type["AbstractTask"]:
+def task_class(kind: str) -> type[AbstractTask]:
     """The class of a task kind: registered in this process, or found through the entry points."""
     if kind not in TASKS:
         for ep in entry_points(group=ENTRY_POINT_GROUP):
@@ -123,5 +123,5 @@ class AbstractTask(BaseModel, abc.ABC):
 
     @classmethod
     @abc.abstractmethod
-    def example(cls) -> tuple["AbstractTask", Grid]:
+    def example(cls) -> tuple[AbstractTask, Grid]:
         """A small task and grid (seconds to compute): the property tests of every task run on it."""

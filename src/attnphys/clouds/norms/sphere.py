@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-import jax
 import jax.numpy as jnp
 
 from attnphys.clouds.norms._base import AbstractNorm

@@ -1,7 +1,7 @@
 """Correlation tensors of the mean-field model: the moments and one file per way of obtaining them
 (theory: docs/theory/dmft.md §3.1, §4)."""
 
-from typing import Annotated, Union
+from typing import Annotated
 
 from pydantic import Field
 
@@ -20,7 +20,7 @@ from attnphys.dmft.correlations.random import RandomWeightCorrelations, random_w
 from attnphys.dmft.correlations.segments import SegmentCorrelations, paper_segment_weights
 
 CorrelationSpec = Annotated[
-    Union[SegmentCorrelations, RandomWeightCorrelations, GaussianCorrelations, ExplicitWeights],
+    SegmentCorrelations | RandomWeightCorrelations | GaussianCorrelations | ExplicitWeights,
     Field(discriminator="kind"),
 ]
 """Any correlation kind (the ``correlations`` field of a configuration); add new kinds here."""

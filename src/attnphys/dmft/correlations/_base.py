@@ -38,7 +38,7 @@ class AbstractCorrelations(BaseModel, abc.ABC):
 
     @classmethod
     @abc.abstractmethod
-    def example(cls) -> "AbstractCorrelations":
+    def example(cls) -> AbstractCorrelations:
         """An instance for the property tests (every kind gets them: docs/theory/dmft.md §4)."""
 
     def explicit_weights(self, M: int, n_se: int, P: int):

@@ -111,7 +111,7 @@ class Correlations:
         return self.C[:, : self.M, :]
 
     @classmethod
-    def from_weights(cls, W: np.ndarray, n_se: int, source: str = "weights") -> "Correlations":
+    def from_weights(cls, W: np.ndarray, n_se: int, source: str = "weights") -> Correlations:
         """Correlations of explicit weights (4, M, N_se + P); positional columns after ``n_se``."""
         W = np.asarray(W)
         if W.ndim != 3 or W.shape[0] != 4:

@@ -55,7 +55,7 @@ class ExplicitWeights(AbstractCorrelations):
 
     kind: Literal["weights"] = "weights"
     path: str = Field(description="file with Wo, Wv, Wq, Wk (each M × (N_se + P)), .npz or .json")
-    sha256: str = Field("", description="SHA-256 of the file (filled in when the file is read)")
+    sha256: str = Field(default="", description="SHA-256 of the file (filled in when the file is read)")
 
     @model_validator(mode="after")
     def _hash(self):
@@ -80,7 +80,7 @@ class ExplicitWeights(AbstractCorrelations):
         return Correlations.from_weights(read_weights(self.path), n_se, source=f"weights({Path(self.path).name})")
 
     @classmethod
-    def example(cls, M: int = 3, n_se: int = 40, P: int = 2) -> "ExplicitWeights":
+    def example(cls, M: int = 3, n_se: int = 40, P: int = 2) -> ExplicitWeights:
         """Random ±1 weights written to a temporary file."""
         import tempfile
 

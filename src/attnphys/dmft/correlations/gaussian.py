@@ -32,12 +32,12 @@ class GaussianCorrelations(AbstractCorrelations):
     """Gaussian pair correlations, higher moments as products (theory: docs/theory/dmft.md §4.3)."""
 
     kind: Literal["gaussian"] = "gaussian"
-    seed: int = Field(0, ge=0, lt=2**63, description="seed of numpy's default_rng")
-    scale: float = Field(0.5, ge=0, allow_inf_nan=False, description="standard deviation of the pair moments")
+    seed: int = Field(default=0, ge=0, lt=2**63, description="seed of numpy's default_rng")
+    scale: float = Field(default=0.5, ge=0, allow_inf_nan=False, description="standard deviation of the pair moments")
 
     def build(self, M: int, n_se: int, P: int) -> Correlations:
         return gaussian_correlations(self.seed, M, P, self.scale)
 
     @classmethod
-    def example(cls) -> "GaussianCorrelations":
+    def example(cls) -> GaussianCorrelations:
         return cls(seed=2, scale=0.4)

@@ -21,11 +21,11 @@ class RandomWeightCorrelations(AbstractCorrelations):
     """Moments of independent uniform ±1 weights (no segments) (theory: docs/theory/dmft.md §4.2)."""
 
     kind: Literal["random"] = "random"
-    seed: int = Field(0, ge=0, lt=2**63, description="seed of numpy's default_rng")
+    seed: int = Field(default=0, ge=0, lt=2**63, description="seed of numpy's default_rng")
 
     def build(self, M: int, n_se: int, P: int) -> Correlations:
         return Correlations.from_weights(random_weights(self.seed, M, n_se, P), n_se, source=f"random(seed={self.seed})")
 
     @classmethod
-    def example(cls) -> "RandomWeightCorrelations":
+    def example(cls) -> RandomWeightCorrelations:
         return cls(seed=3)

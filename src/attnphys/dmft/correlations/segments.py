@@ -44,8 +44,8 @@ class SegmentCorrelations(AbstractCorrelations):
     seed exactly (theory: docs/theory/dmft.md §4.1)."""
 
     kind: Literal["segments"] = "segments"
-    seed: int = Field(1, ge=0, lt=2**32, description="seed of numpy's legacy RandomState")
-    n_segments: int = Field(3, ge=1, description="segments per weight row")
+    seed: int = Field(default=1, ge=0, lt=2**32, description="seed of numpy's legacy RandomState")
+    n_segments: int = Field(default=3, ge=1, description="segments per weight row")
 
     def check(self, M: int, n_se: int, P: int) -> None:
         if P > n_se:
@@ -58,5 +58,5 @@ class SegmentCorrelations(AbstractCorrelations):
         return Correlations.from_weights(W, n_se, source=f"segments(seed={self.seed}, n={self.n_segments})")
 
     @classmethod
-    def example(cls) -> "SegmentCorrelations":
+    def example(cls) -> SegmentCorrelations:
         return cls(seed=1, n_segments=3)

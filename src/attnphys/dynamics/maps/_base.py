@@ -9,8 +9,9 @@ with ``vmap``). Maps are frozen dataclasses, hashable, so that they are static a
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import jax
 

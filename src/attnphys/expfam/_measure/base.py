@@ -95,7 +95,7 @@ class AbstractBaseMeasure(eqx.Module):
 
     @classmethod
     @abc.abstractmethod
-    def example(cls, key: jax.Array, dim: int) -> "AbstractBaseMeasure":
+    def example(cls, key: jax.Array, dim: int) -> AbstractBaseMeasure:
         """A random, well-conditioned instance in dimension ``dim``, for the property tests and
         ``attnphys verify`` (theory: docs/theory/expfam.md §5).
 

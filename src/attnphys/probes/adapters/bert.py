@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from attnphys.probes.adapters._base import HF_ACTIVATIONS, AbstractAdapter, HeadWeights, output_heads, split_heads, to_numpy
+from attnphys.probes.adapters._base import (
+    HF_ACTIVATIONS,
+    AbstractAdapter,
+    HeadWeights,
+    output_heads,
+    split_heads,
+    to_numpy,
+)
 
 
 def _layernorm(m):
     from attnphys.clouds.norms import LayerNorm
 
-    return LayerNorm(to_numpy(m.weight), to_numpy(m.bias), float(m.eps))
+    return LayerNorm(to_numpy(m.weight), to_numpy(m.bias), float(m.eps))  # pyright: ignore[reportArgumentType]  (numpy weights: the modules take any array)
 
 
 class BertAdapter(AbstractAdapter):
@@ -57,8 +64,13 @@ class BertAdapter(AbstractAdapter):
         from attnphys.clouds.mlp import MLP
 
         act = HF_ACTIVATIONS.get(str(model.config.hidden_act), "gelu")
-        return MLP(to_numpy(layer.intermediate.dense.weight), to_numpy(layer.output.dense.weight),
-                   to_numpy(layer.intermediate.dense.bias), to_numpy(layer.output.dense.bias), activation=act)
+        return MLP(
+            to_numpy(layer.intermediate.dense.weight),  # pyright: ignore[reportArgumentType]  (numpy weights: the modules take any array)
+            to_numpy(layer.output.dense.weight),  # pyright: ignore[reportArgumentType]
+            to_numpy(layer.intermediate.dense.bias),  # pyright: ignore[reportArgumentType]
+            to_numpy(layer.output.dense.bias),  # pyright: ignore[reportArgumentType]
+            activation=act,
+        )
 
     def embedding_norm(self, model):
         return _layernorm(model.embeddings.LayerNorm)

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from attnphys.probes.adapters._base import HF_ACTIVATIONS, AbstractAdapter, HeadWeights, output_heads, split_heads, to_numpy
+from attnphys.probes.adapters._base import (
+    HF_ACTIVATIONS,
+    AbstractAdapter,
+    HeadWeights,
+    output_heads,
+    split_heads,
+    to_numpy,
+)
 
 
 def _layernorm(m):
     from attnphys.clouds.norms import LayerNorm
 
-    return LayerNorm(to_numpy(m.weight), to_numpy(m.bias), float(m.eps))
+    return LayerNorm(to_numpy(m.weight), to_numpy(m.bias), float(m.eps))  # pyright: ignore[reportArgumentType]  (numpy weights: the modules take any array)
 
 
 class GPT2Adapter(AbstractAdapter):
@@ -59,5 +66,10 @@ class GPT2Adapter(AbstractAdapter):
         from attnphys.clouds.mlp import MLP
 
         act = HF_ACTIVATIONS.get(str(model.config.activation_function), "gelu_tanh")
-        return MLP(to_numpy(block.mlp.c_fc.weight).T, to_numpy(block.mlp.c_proj.weight).T,
-                   to_numpy(block.mlp.c_fc.bias), to_numpy(block.mlp.c_proj.bias), activation=act)
+        return MLP(
+            to_numpy(block.mlp.c_fc.weight).T,  # pyright: ignore[reportArgumentType]  (numpy weights: the modules take any array)
+            to_numpy(block.mlp.c_proj.weight).T,  # pyright: ignore[reportArgumentType]
+            to_numpy(block.mlp.c_fc.bias),  # pyright: ignore[reportArgumentType]
+            to_numpy(block.mlp.c_proj.bias),  # pyright: ignore[reportArgumentType]
+            activation=act,
+        )

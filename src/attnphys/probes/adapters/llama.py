@@ -3,13 +3,20 @@
 
 from __future__ import annotations
 
-from attnphys.probes.adapters._base import HF_ACTIVATIONS, AbstractAdapter, HeadWeights, output_heads, split_heads, to_numpy
+from attnphys.probes.adapters._base import (
+    HF_ACTIVATIONS,
+    AbstractAdapter,
+    HeadWeights,
+    output_heads,
+    split_heads,
+    to_numpy,
+)
 
 
 def _rmsnorm(m):
     from attnphys.clouds.norms import RMSNorm
 
-    return RMSNorm(to_numpy(m.weight), float(getattr(m, "variance_epsilon", getattr(m, "eps", 1e-6))))
+    return RMSNorm(to_numpy(m.weight), float(getattr(m, "variance_epsilon", getattr(m, "eps", 1e-6))))  # pyright: ignore[reportArgumentType]  (numpy weights: the modules take any array)
 
 
 class LlamaAdapter(AbstractAdapter):
@@ -68,5 +75,9 @@ class LlamaAdapter(AbstractAdapter):
 
         m = layer.mlp
         act = HF_ACTIVATIONS.get(str(getattr(model.config, "hidden_act", "silu")), "silu")
-        return GatedMLP(to_numpy(m.gate_proj.weight), to_numpy(m.up_proj.weight), to_numpy(m.down_proj.weight),
-                        activation=act)
+        return GatedMLP(
+            to_numpy(m.gate_proj.weight),  # pyright: ignore[reportArgumentType]  (numpy weights: the modules take any array)
+            to_numpy(m.up_proj.weight),  # pyright: ignore[reportArgumentType]
+            to_numpy(m.down_proj.weight),  # pyright: ignore[reportArgumentType]
+            activation=act,
+        )
