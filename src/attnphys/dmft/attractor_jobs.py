@@ -21,20 +21,21 @@ from attnphys.jobs import Report, format_validation, register_job
 class _CensusOptions(ModelOptions):
     """Options of a census: starts, schedule, criteria."""
 
-    ics: int = Field(256, ge=1, description="Starts per parameter value (explicit starts: their number).")
-    steps: int = Field(60_000, ge=1, description="Most steps per start (the settle budget).")
-    transient: int = Field(40_000, ge=0, description="Steps before the first period check (fewer than --steps).")
-    exponents: int = Field(3, ge=1, description="Lyapunov exponents per attractor.")
-    start_sampler: Literal["random", "perturb", "explicit"] = Field(
+    ics: int = Field(default=256, ge=1, description="Starts per parameter value (explicit starts: their number).")
+    steps: int = Field(default=60_000, ge=1, description="Most steps per start (the settle budget).")
+    transient: int = Field(default=40_000, ge=0, description="Steps before the first period check (fewer than --steps).")
+    exponents: int = Field(default=3, ge=1, description="Lyapunov exponents per attractor.")
+    start_sampler: Literal["random", "perturb", "explicit"] = Field(default=
         "random", description="Starts: random full windows, perturbations of --start, or the --starts list.")
-    amplitude: float = Field(1.0, gt=0, allow_inf_nan=False, description="random: attention outputs uniform in [-a, a].")
-    radius: float = Field(1e-3, ge=0, allow_inf_nan=False, description="perturb: radius of the perturbations.")
-    start: StartSpec = Field("checkpoint", description="perturb: the start perturbed (checkpoint, token or a window FILE).")
-    starts: str | None = Field(None, description="explicit: comma-separated starts (token, checkpoint, FILE, …).")
-    seed: int = Field(0, ge=0, description="Seed of the starts (the same at every parameter value).")
-    max_attractors: int = Field(8, ge=1, description="Most attractors stored per value (the others are counted).")
-    max_period: int = Field(256, ge=1, description="Longest period detected exactly.")
-    observable: str = Field("mo_se", description=f"Observable of the figures: one of {', '.join(OBSERVABLES)}.")
+    amplitude: float = Field(default=1.0, gt=0, allow_inf_nan=False, description="random: attention outputs uniform in [-a, a].")
+    radius: float = Field(default=1e-3, ge=0, allow_inf_nan=False, description="perturb: radius of the perturbations.")
+    start: StartSpec = Field(  # pyright: ignore[reportAssignmentType]  (parsed: validate_default)
+        default="checkpoint", description="perturb: the start perturbed (checkpoint, token or a window FILE).")
+    starts: str | None = Field(default=None, description="explicit: comma-separated starts (token, checkpoint, FILE, …).")
+    seed: int = Field(default=0, ge=0, description="Seed of the starts (the same at every parameter value).")
+    max_attractors: int = Field(default=8, ge=1, description="Most attractors stored per value (the others are counted).")
+    max_period: int = Field(default=256, ge=1, description="Longest period detected exactly.")
+    observable: str = Field(default="mo_se", description=f"Observable of the figures: one of {', '.join(OBSERVABLES)}.")
 
     @field_validator("observable")
     @classmethod
@@ -93,8 +94,8 @@ class AttractorsJob(_CensusOptions):
 
     command: ClassVar[str] = "dmft attractors"
     outputs_spec: ClassVar[dict[str, str]] = {"out": "result", "plot": "figure"}
-    out: Path = Field(Path("attractors.zarr"), description="Output store (.zarr or .nc).")
-    plot: Path | None = Field(None, description="Figure file (PNG): the attractors side by side in the observable's planes.")
+    out: Path = Field(default=Path("attractors.zarr"), description="Output store (.zarr or .nc).")
+    plot: Path | None = Field(default=None, description="Figure file (PNG): the attractors side by side in the observable's planes.")
 
     def execute(self, progress: bool = True) -> Report:
         t0 = time.perf_counter()
@@ -117,11 +118,11 @@ class BasinsJob(_CensusOptions, ParameterRange):
 
     command: ClassVar[str] = "dmft basins"
     outputs_spec: ClassVar[dict[str, str]] = {"out": "sweep", "plot": "figure"}
-    ics: int = Field(128, ge=1, description="Starts per parameter value (explicit starts: their number).")
-    chunk: int = Field(16, ge=1, description="Parameter values per vectorised batch (times --ics lanes).")
-    out: Path = Field(Path("basins.zarr"), description="Output Zarr store; re-running resumes.")
-    plot: Path | None = Field(None, description="Figure file (PNG): the diagram coloured by track over the basin fractions.")
-    plot_component: int = Field(0, ge=0, description="Component of the observable drawn.")
+    ics: int = Field(default=128, ge=1, description="Starts per parameter value (explicit starts: their number).")
+    chunk: int = Field(default=16, ge=1, description="Parameter values per vectorised batch (times --ics lanes).")
+    out: Path = Field(default=Path("basins.zarr"), description="Output Zarr store; re-running resumes.")
+    plot: Path | None = Field(default=None, description="Figure file (PNG): the diagram coloured by track over the basin fractions.")
+    plot_component: int = Field(default=0, ge=0, description="Component of the observable drawn.")
 
     def execute(self, progress: bool = True) -> Report:
         t0 = time.perf_counter()
@@ -151,16 +152,17 @@ class OrbitContinuationJob(ModelOptions):
 
     command: ClassVar[str] = "dmft orbit-continuation"
     outputs_spec: ClassVar[dict[str, str]] = {"out": "result"}
-    param: Literal["beta_o", "beta_att", "epsilon"] = Field("beta_o", description="Continuation parameter.")
-    start_value: float = Field(1.27, allow_inf_nan=False, description="Where the orbit is found.")
-    stop_value: float = Field(1.24, allow_inf_nan=False, description="Towards where it is followed (either side).")
-    start: StartSpec = Field("checkpoint", description="Initial condition: checkpoint, token or a window FILE.")
-    transient: int = Field(40_000, ge=0, description="Steps at --start-value before the period is read.")
-    max_period: int = Field(256, ge=1, description="Longest period looked for.")
-    step: float = Field(1e-3, gt=0, allow_inf_nan=False, description="Initial arclength step.")
-    max_step: float = Field(1e-2, gt=0, allow_inf_nan=False, description="Largest arclength step.")
-    max_points: int = Field(2000, ge=1, description="Most continuation points.")
-    out: Path = Field(Path("orbit_continuation.zarr"), description="Output store (.zarr or .nc).")
+    param: Literal["beta_o", "beta_att", "epsilon"] = Field(default="beta_o", description="Continuation parameter.")
+    start_value: float = Field(default=1.27, allow_inf_nan=False, description="Where the orbit is found.")
+    stop_value: float = Field(default=1.24, allow_inf_nan=False, description="Towards where it is followed (either side).")
+    start: StartSpec = Field(  # pyright: ignore[reportAssignmentType]  (parsed: validate_default)
+        default="checkpoint", description="Initial condition: checkpoint, token or a window FILE.")
+    transient: int = Field(default=40_000, ge=0, description="Steps at --start-value before the period is read.")
+    max_period: int = Field(default=256, ge=1, description="Longest period looked for.")
+    step: float = Field(default=1e-3, gt=0, allow_inf_nan=False, description="Initial arclength step.")
+    max_step: float = Field(default=1e-2, gt=0, allow_inf_nan=False, description="Largest arclength step.")
+    max_points: int = Field(default=2000, ge=1, description="Most continuation points.")
+    out: Path = Field(default=Path("orbit_continuation.zarr"), description="Output store (.zarr or .nc).")
 
     def inputs_check(self) -> None:
         super().inputs_check()

@@ -19,8 +19,9 @@ smoothly, and makes a point's result independent of how the sweep is chunked.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 import jax
 import jax.numpy as jnp
@@ -34,6 +35,7 @@ from attnphys.dynamics.census import CENSUS_ATTRS, CensusOptions, census_batch
 from attnphys.dynamics.samplers import AbstractSampler, ExplicitSampler, PerturbationSampler
 from attnphys.sweeps.grid import Grid
 from attnphys.sweeps.task import VarSpec, register_task
+
 
 @dataclass(frozen=True)
 class WindowSampler(AbstractSampler):
@@ -91,20 +93,20 @@ class AttractorTask(DMFTTask):
     (:func:`attnphys.dynamics.tracks.tracks`) when the result is assembled."""
 
     kind: Literal["dmft-attractors"] = "dmft-attractors"
-    n_ics: int = Field(256, ge=1, description="starts per grid point")
-    steps: int = Field(60_000, ge=1, description="most steps per start (the settle budget)")
-    transient: int = Field(40_000, ge=0, description="steps before the first period check")
-    k: int = Field(3, ge=1, description="exponents per attractor")
-    sampler: Literal["random", "perturb", "explicit"] = Field("random", description="start sampler")
-    amplitude: float = Field(1.0, gt=0, allow_inf_nan=False, description="random: A uniform in [-a, a]")
-    radius: float = Field(1e-3, ge=0, allow_inf_nan=False, description="perturb: radius of the perturbation")
-    starts: tuple[StartSpec, ...] = Field((), description="explicit: the starts")
-    seed: int = Field(0, ge=0, description="seed of the sampler (the same at every grid point)")
-    max_attractors: int = Field(8, ge=1, description="size of the attractor dim")
-    max_period: int = Field(256, ge=1, description="longest period detected exactly")
-    max_points: int = Field(64, ge=1, description="representative states per attractor")
-    lyap_steps: int = Field(10_000, ge=20, description="Benettin steps of non-periodic attractors")
-    observable: Observable = Field("mo_se", description="observable at the representative states")
+    n_ics: int = Field(default=256, ge=1, description="starts per grid point")
+    steps: int = Field(default=60_000, ge=1, description="most steps per start (the settle budget)")
+    transient: int = Field(default=40_000, ge=0, description="steps before the first period check")
+    k: int = Field(default=3, ge=1, description="exponents per attractor")
+    sampler: Literal["random", "perturb", "explicit"] = Field(default="random", description="start sampler")
+    amplitude: float = Field(default=1.0, gt=0, allow_inf_nan=False, description="random: A uniform in [-a, a]")
+    radius: float = Field(default=1e-3, ge=0, allow_inf_nan=False, description="perturb: radius of the perturbation")
+    starts: tuple[StartSpec, ...] = Field(default=(), description="explicit: the starts")
+    seed: int = Field(default=0, ge=0, description="seed of the sampler (the same at every grid point)")
+    max_attractors: int = Field(default=8, ge=1, description="size of the attractor dim")
+    max_period: int = Field(default=256, ge=1, description="longest period detected exactly")
+    max_points: int = Field(default=64, ge=1, description="representative states per attractor")
+    lyap_steps: int = Field(default=10_000, ge=20, description="Benettin steps of non-periodic attractors")
+    observable: Observable = Field(default="mo_se", description="observable at the representative states")
 
     @model_validator(mode="after")
     def _check(self):
@@ -172,9 +174,10 @@ class AttractorTask(DMFTTask):
         return {name: ds[name].values for name in CENSUS_ATTRS if name != "ic_state"}
 
     def attrs(self) -> dict[str, Any]:
+        import json
+
         from attnphys.dynamics.census import OUTCOMES
         from attnphys.dynamics.classify import REGIMES
-        import json
 
         base = super().attrs()
         if self.sampler != "perturb":  # the task's start is not used
@@ -233,7 +236,7 @@ def exact_period(model: DMFTModel, window, sc, max_period: int, tol: float = 1e-
     par = (model.couplings, sc)
 
     def body(carry, _):
-        x, aux = m.step(*carry, par)
+        x, aux = m.step(carry[0], carry[1], par)
         return (x, aux), (x, aux[0])
 
     _, (xs, pes) = jax.lax.scan(body, (x0, aux0), None, length=max_period)
