@@ -18,7 +18,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from attnphys.dmft.config import MoSeConvention
-from attnphys.dmft.meanfield import OBSERVABLES, Couplings, Scalars, State, Window, advance, fill
+from attnphys.dmft.meanfield import (OBSERVABLES, Couplings, Scalars, State, Window, advance, fill,
+                                     positional_overlap, semantic_overlap)
 from attnphys.errors import NonFiniteError
 from attnphys.runtime import shard_batch
 
@@ -56,17 +57,44 @@ class Schedule:
         return self.transient + self.record_every * np.arange(self.n_records)
 
 
+UNROLL = 8
+"""Steps per iteration of the compiled loop without records (``lax.fori_loop`` unrolling: fewer loop
+iterations and larger fused kernels; the arithmetic of every step is unchanged)."""
+
+
 def _advance(cp: Couplings, sc: Scalars, st: State, bad: jax.Array, t0, n: int, convention: MoSeConvention):
-    """n steps without records; ``bad`` keeps the first step whose new state is non-finite (−1: none)."""
+    """n steps without records; ``bad`` keeps the first step whose new state is non-finite (−1: none).
 
-    def body(i, carry):
-        w, b = carry
-        w2, _ = advance(cp, sc, w, convention)
-        return w2, _flag(b, w2, t0 + i)
-
+    The same arithmetic as :func:`~attnphys.dmft.meanfield.advance`, but A and pe, which the step only
+    shifts (A) or rotates (pe), are kept as rings with a moving head: one row written per step instead of
+    the whole window copied; the window is put back in order at the end. Bitwise the same states."""
     if n == 0:
         return st, bad
-    return jax.lax.fori_loop(0, n, body, (st, bad))
+    del convention  # no records
+    L = st.A.shape[0]
+
+    def body(i, carry):
+        A_r, pe_r, h, nn, mv, mk, m0, se0, b = carry
+        valid = jnp.arange(L) < nn
+        scores = jnp.where(valid, sc.gamma * (mk @ m0[2]), -jnp.inf)
+        w = jax.nn.softmax(scores)
+        att = w @ mv
+        h = jnp.mod(h - 1, L)  # the new row 0: the slot of the row that leaves the window
+        pe0 = jax.lax.dynamic_index_in_dim(pe_r, h, axis=0, keepdims=True)  # roll(pe, 1)[:1]
+        se_new = semantic_overlap(cp, sc, att[None])[:, 0]
+        m_new = se_new + positional_overlap(cp, sc.eps, pe0)[:, 0]
+        A_r = jax.lax.dynamic_update_index_in_dim(A_r, att, h, axis=0)
+        mv = jnp.concatenate([m_new[1][None], mv[:-1]], axis=0)
+        mk = jnp.concatenate([m_new[3][None], mk[:-1]], axis=0)
+        nonfinite = ~jnp.all(jnp.isfinite(att))
+        b = jnp.where((b < 0) & nonfinite, t0 + i, b)
+        return A_r, pe_r, h, jnp.minimum(nn + 1, L), mv, mk, m_new, se_new, b
+
+    init = (st.A, st.pe, jnp.asarray(0, jnp.int32), st.n, st.mv, st.mk, st.m0, st.se0, bad)
+    A_r, pe_r, h, nn, mv, mk, m0, se0, bad = jax.lax.fori_loop(0, n, body, init, unroll=min(UNROLL, n))
+    A = jnp.roll(A_r, -h, axis=0)  # A[j] = A_r[(h + j) mod L]
+    pe = jnp.roll(pe_r, -h, axis=0)
+    return State(A, pe, nn, mv, mk, m0, se0), bad
 
 
 def _flag(bad, st: State, t):
