@@ -99,3 +99,10 @@ def test_leading_floquet_exponents_resolved_only_with_a_gap():
     la2 = np.asarray([[0.0, 0.0, -5.0]])
     ang2 = np.asarray([[0.3, -0.3, 0.0]])
     assert _top_converged(la2, ang2, np.asarray([50]), 2)[0]
+
+
+def test_adaptive_refuses_continuation_chains():
+    task = OrbitTask(config=preset("paper"), steps=3000, transient=2000, lyapunov=1, n_orbit=100, adaptive=True)
+    grid = Grid(axes=(Axis(name="direction", values=("up",)), Axis(name="beta_o", values=(1.0, 1.1))), chunk=2)
+    with pytest.raises(ValueError, match="cold starts"):
+        task.check_grid(grid)

@@ -449,6 +449,7 @@ def _top_converged(log_abs: np.ndarray, angle: np.ndarray, cycles: np.ndarray, k
     (log|μ_i| − log|μ_{i+1}|)·cycles ≥ :data:`FLOQUET_SEPARATION` (orthogonal iteration converges at that rate)."""
     b, D = log_abs.shape
     ok = np.ones(b, bool)
+    log_abs = np.where(np.isfinite(log_abs), log_abs, -np.finfo(float).max)  # an annihilated direction: far below
     for r in range(b):
         i = 0
         while i < D - 1:
@@ -623,8 +624,9 @@ class OrbitTask(DMFTTask):
     full_state: bool = Field(False, description="the reference's L(M+P) state")
     keep_final: bool = Field(False, description="store every point's final window (final_A, final_pe, final_n)")
     adaptive: bool = Field(False, description="stop a point early once its orbit is confirmed periodic (exponents from "
-                                              "Floquet multipliers); label every point that settles on a periodic orbit "
-                                              "within its steps periodic with Floquet exponents")
+                                              "Floquet multipliers; its final window is the refined orbit point at the "
+                                              "stop step); give every point that settles on a periodic orbit within its "
+                                              "steps Floquet exponents; cold starts only")
     segment: int = Field(5000, ge=1, description="adaptive runs: steps between periodicity checks")
     classify_options: dict[str, int | float] = Field(default_factory=dict, description="ClassifyOptions overrides")
 
@@ -659,6 +661,8 @@ class OrbitTask(DMFTTask):
             bad = set(grid.axes[0].values) - {"up", "down"}
             if bad:
                 raise ValueError(f"direction values are up and down, got {sorted(bad)}")
+            if self.adaptive:
+                raise ValueError("adaptive schedules apply to cold starts; a continuation chain runs every point in full")
         super().check_grid(grid)
 
     def chain_length(self, grid: Grid) -> int:
