@@ -514,20 +514,23 @@ def _adaptive_orbits(task: "OrbitTask", model: DMFTModel, m, spec: OrbitSpec, sc
     inner = spec._replace(transient=spec.align)
     window = (o.confirmations + 1) * o.max_period
     hits: dict[int, tuple] = {}
+    refused = np.zeros(n, np.int64)  # period at which a lane's orbit was refused (not an attractor, unresolved)
 
     def stop(rows, att, states, t):
         per = detect_period(att, o.period_tol, o.max_period, o.confirmations)
-        cand = np.flatnonzero(per > 0)
+        cand = np.flatnonzero((per > 0) & (per != refused[rows]))  # the same orbit is not examined twice
         ret = np.zeros(rows.size, bool)
         if cand.size == 0:
             return ret
         x, aux = m.state(jax.tree_util.tree_map(lambda a: np.asarray(a)[cand], states.window))
+        # the positional codes return after L steps: the window's period is a multiple of lcm(p, L) at most
         ok, orb, ex = periodic_exponents(m, cp, x, aux, jax.tree_util.tree_map(lambda a: a[rows[cand]], sc),
-                                         per[cand], k, o.theta)
+                                         np.lcm(per[cand], model.config.L), k, o.theta)
         for j in np.flatnonzero(ok):
             hits[int(rows[cand[j]])] = (t, jax.tree_util.tree_map(lambda a: a[j], (orb.x, orb.aux)), int(orb.period[j]),
                                         ex[j])
         ret[cand[ok]] = True
+        refused[rows[cand[~ok]]] = per[cand[~ok]]
         return ret
 
     st = model.initial_states(task.starts_for(idx), sc)
@@ -558,7 +561,7 @@ def _adaptive_orbits(task: "OrbitTask", model: DMFTModel, m, spec: OrbitSpec, sc
             if cand.size:
                 ok, _, ex = periodic_exponents(m, cp, res["x"][cand], _cut(jax.tree_util.tree_map(
                     lambda a: a[cand], res["aux"]), cand.size), jax.tree_util.tree_map(lambda a: np.asarray(a)[C[cand]], sc),
-                    per[cand], k, o.theta)
+                    np.lcm(per[cand], model.config.L), k, o.theta)
                 good = cand[ok]
                 res["exponents"][good] = ex[ok]
                 res["roundoff"][good] = np.nan
