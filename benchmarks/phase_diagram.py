@@ -8,7 +8,7 @@ Equivalent to
 Prints the wall time and points per second (target on a 2-core machine: <= 20 minutes; the reference
 needs about 440 CPU-hours). ``--num`` shrinks the grid for a quick look.
 
-    python benchmarks/phase_diagram.py [--num 201] [--out phase.zarr] [--plot phase.png] [--executor inprocess]
+    python benchmarks/phase_diagram.py [--num 201] [--adaptive] [--out phase.zarr] [--plot phase.png] [--executor inprocess]
 """
 
 from __future__ import annotations
@@ -32,13 +32,15 @@ def main() -> None:
     ap.add_argument("--executor", default="inprocess")
     ap.add_argument("--out", type=Path, default=None, help="store (default: a temporary one, removed)")
     ap.add_argument("--plot", type=Path, default=None)
+    ap.add_argument("--adaptive", action=argparse.BooleanOptionalAction, default=False,
+                    help="stop points on confirmed periodic orbits early (Floquet exponents)")
     args = ap.parse_args()
     configure(x64=True, host_devices=os.cpu_count())
 
     import numpy as np
 
     from attnphys.dmft import preset
-    from attnphys.dmft.sweep import DMFTOrbitTask
+    from attnphys.dmft.tasks import OrbitTask
     from attnphys.dynamics.classify import REGIMES
     from attnphys.sweeps import Axis, Grid, Sweep, run_sweep
 
@@ -49,7 +51,8 @@ def main() -> None:
         out = Path(tmp) / "phase.zarr"
     elif out.exists():
         shutil.rmtree(out)  # a benchmark measures a full run, not a resume
-    task = DMFTOrbitTask(config=preset("paper"), steps=args.steps, transient=args.transient, lyapunov=2)
+    task = OrbitTask(config=preset("paper"), start="checkpoint", steps=args.steps, transient=args.transient,
+                     lyapunov=2, adaptive=args.adaptive)
     grid = Grid(axes=(Axis.linspace("beta_o", 0, 3, args.num), Axis.linspace("beta_att", 0, 3, args.num)),
                 chunk=args.chunk)
     t0 = time.perf_counter()
@@ -60,6 +63,13 @@ def main() -> None:
           f"exponents, executor {args.executor}: wall time {wall:.1f} s ({wall / 60:.2f} min), "
           f"{grid.size / wall:.1f} points/s, {grid.size * args.steps / wall:.3e} point-steps/s")
     print("regimes: " + ", ".join(f"{REGIMES[c]}: {n}" for c, n in zip(codes, counts)))
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # kB on Linux
+    print(f"peak resident memory {peak:.2f} GiB; load average {os.getloadavg()[0]:.2f}")
+    if args.adaptive:
+        print(f"stopped early {int(ds.stopped_early.sum())}/{grid.size}, steps run "
+              f"{ds.stop_step.values.sum() / (grid.size * args.steps):.1%}")
     if args.plot:
         from attnphys.plots.phase import plot_phase_diagram
 

@@ -18,7 +18,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from attnphys.dmft.config import MoSeConvention
-from attnphys.dmft.meanfield import OBSERVABLES, Couplings, Scalars, State, Window, advance, fill
+from attnphys.dmft.meanfield import (OBSERVABLES, Couplings, Scalars, State, Window, advance, fill,
+                                     positional_overlap, semantic_overlap)
 from attnphys.errors import NonFiniteError
 from attnphys.runtime import shard_batch
 
@@ -56,17 +57,44 @@ class Schedule:
         return self.transient + self.record_every * np.arange(self.n_records)
 
 
+UNROLL = 8
+"""Steps per iteration of the compiled loop without records (``lax.fori_loop`` unrolling: fewer loop
+iterations and larger fused kernels; the arithmetic of every step is unchanged)."""
+
+
 def _advance(cp: Couplings, sc: Scalars, st: State, bad: jax.Array, t0, n: int, convention: MoSeConvention):
-    """n steps without records; ``bad`` keeps the first step whose new state is non-finite (−1: none)."""
+    """n steps without records; ``bad`` keeps the first step whose new state is non-finite (−1: none).
 
-    def body(i, carry):
-        w, b = carry
-        w2, _ = advance(cp, sc, w, convention)
-        return w2, _flag(b, w2, t0 + i)
-
+    The same arithmetic as :func:`~attnphys.dmft.meanfield.advance`, but A and pe, which the step only
+    shifts (A) or rotates (pe), are kept as rings with a moving head: one row written per step instead of
+    the whole window copied; the window is put back in order at the end. Bitwise the same states."""
     if n == 0:
         return st, bad
-    return jax.lax.fori_loop(0, n, body, (st, bad))
+    del convention  # no records
+    L = st.A.shape[0]
+
+    def body(i, carry):
+        A_r, pe_r, h, nn, mv, mk, m0, se0, b = carry
+        valid = jnp.arange(L) < nn
+        scores = jnp.where(valid, sc.gamma * (mk @ m0[2]), -jnp.inf)
+        w = jax.nn.softmax(scores)
+        att = w @ mv
+        h = jnp.mod(h - 1, L)  # the new row 0: the slot of the row that leaves the window
+        pe0 = jax.lax.dynamic_index_in_dim(pe_r, h, axis=0, keepdims=True)  # roll(pe, 1)[:1]
+        se_new = semantic_overlap(cp, sc, att[None])[:, 0]
+        m_new = se_new + positional_overlap(cp, sc.eps, pe0)[:, 0]
+        A_r = jax.lax.dynamic_update_index_in_dim(A_r, att, h, axis=0)
+        mv = jnp.concatenate([m_new[1][None], mv[:-1]], axis=0)
+        mk = jnp.concatenate([m_new[3][None], mk[:-1]], axis=0)
+        nonfinite = ~jnp.all(jnp.isfinite(att))
+        b = jnp.where((b < 0) & nonfinite, t0 + i, b)
+        return A_r, pe_r, h, jnp.minimum(nn + 1, L), mv, mk, m_new, se_new, b
+
+    init = (st.A, st.pe, jnp.asarray(0, jnp.int32), st.n, st.mv, st.mk, st.m0, st.se0, bad)
+    A_r, pe_r, h, nn, mv, mk, m0, se0, bad = jax.lax.fori_loop(0, n, body, init, unroll=min(UNROLL, n))
+    A = jnp.roll(A_r, -h, axis=0)  # A[j] = A_r[(h + j) mod L]
+    pe = jnp.roll(pe_r, -h, axis=0)
+    return State(A, pe, nn, mv, mk, m0, se0), bad
 
 
 def _flag(bad, st: State, t):
@@ -162,3 +190,72 @@ def broadcast_batch(sc: Scalars, win: Window, B: int) -> tuple[Scalars, Window]:
 def stack_windows(wins: Sequence[Window]) -> Window:
     """Stack single windows into a batch."""
     return Window(*(jnp.stack(xs) for xs in zip(*wins)))
+
+
+def _bucket(n: int) -> int:
+    """Padded batch size of n lanes: the next power of two, at least twice the device count (so that few
+    sizes get compiled and every device gets lanes)."""
+    return max(1 << max(0, n - 1).bit_length(), 2 * len(jax.local_devices()))
+
+
+def _take(tree, idx):
+    return jax.tree_util.tree_map(lambda a: jnp.asarray(a)[idx], tree)
+
+
+def run_segments(cp: Couplings, sc: Scalars, start: State | Window, steps: int, *, segment: int, window: int,
+                 stop, convention: MoSeConvention = "paper", labels: dict[str, np.ndarray] | None = None):
+    """Run a batch of B trajectories for ``steps`` steps in segments, retiring lanes that ``stop`` accepts
+    (theory: docs/theory/dmft.md §3.6, §3.7; docs/theory/dynamics.md §7.2).
+
+    After every segment of ``segment`` steps (the last one shorter) the running lanes' last ``window``
+    values of A^new (the ``att`` record: the whole window A is its last L values) are handed to
+    ``stop(rows, att, states, t)`` — ``rows`` (b,) lane indices, ``att`` (b, window, M), ``states`` their
+    :class:`State` after t steps — which returns a (b,) bool mask of lanes to retire. Retired lanes keep
+    the state at which they were retired; the others are compacted into a smaller batch (padded to a
+    power of two) once they fill at most half of it, so that finished lanes hold no segment back. Every
+    lane steps with the same cached step as :func:`run_batch`, so a lane that is never retired ends bitwise
+    where :func:`run_batch` would.
+
+    Returns:
+        (states after their last step (B, …), steps run per lane (B,) int, retired (B,) bool).
+    """
+    if window < 1 or segment < window:
+        raise ValueError(f"need 1 <= window ({window}) <= segment ({segment})")
+    B = int(np.shape(sc.beta_o)[0])
+    labels = labels or {"index": np.arange(B)}
+    st = as_state(cp, sc, start) if isinstance(start, State) else jax.vmap(lambda s, w: fill(cp, s, w))(sc, Window(*start))
+    final = jax.tree_util.tree_map(np.array, st)
+    done = np.zeros(B, np.int64)
+    retired = np.zeros(B, bool)
+    size = _bucket(B)
+    sel = np.r_[np.arange(B), np.full(size - B, B - 1)]  # the lane in every slot of the working batch
+    slot_live = np.arange(size) < B
+    work_sc, work = _take(sc, sel), _take(st, sel)
+    t = 0
+    while t < steps and slot_live.any():
+        n = min(segment, steps - t)
+        w = min(window, n)
+        sched = Schedule(steps=n, transient=n - w, record=("att",))
+        work, recs, bad = run_batch(cp, work_sc, work, sched, convention, check=False)
+        t += n
+        slots = np.flatnonzero(slot_live)
+        rows = sel[slots]
+        bad = np.asarray(bad)[slots]
+        raise_if_nonfinite(np.where(bad >= 0, bad + t - n, -1), {k: np.asarray(v)[rows] for k, v in labels.items()})
+        done[rows] = t
+        cur = _take(work, slots)
+        for f, c in zip(jax.tree_util.tree_leaves(final), jax.tree_util.tree_leaves(cur)):
+            f[rows] = np.asarray(c)
+        if t >= steps:
+            break
+        ret = np.asarray(stop(rows, np.asarray(recs["att"])[slots], cur, t), bool)
+        retired[rows[ret]] = True
+        slot_live[slots[ret]] = False
+        n_live = int(slot_live.sum())
+        if n_live and n_live <= size // 2 and _bucket(n_live) < size:
+            live = sel[slot_live]
+            size = _bucket(n_live)
+            sel = np.r_[live, np.full(size - n_live, live[-1])]
+            slot_live = np.arange(size) < n_live
+            work_sc, work = _take(sc, sel), _take(final, sel)
+    return State(*(jnp.asarray(a) for a in final)), done, retired

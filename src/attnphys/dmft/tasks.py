@@ -28,8 +28,8 @@ from attnphys.dmft.config import BATCHED, DMFTConfig
 from attnphys.dmft.initial import CheckpointStart, StartSpec, TokenStart, parse_start
 from attnphys.dmft.meanfield import OBSERVABLE_TABLE, OBSERVABLES
 from attnphys.dmft.model import DMFTModel
-from attnphys.dmft.simulate import Schedule, raise_if_nonfinite, run_batch
-from attnphys.dynamics.classify import REGIMES, ClassifyOptions, classify
+from attnphys.dmft.simulate import Schedule, raise_if_nonfinite, run_batch, run_segments
+from attnphys.dynamics.classify import REGIMES, ClassifyOptions, classify, detect_period
 from attnphys.dynamics.lyapunov import lyapunov
 from attnphys.dynamics.orbits import OrbitSpec, continuation, orbit_sweep
 from attnphys.errors import NonFiniteError
@@ -423,6 +423,190 @@ def evidence(spec: OrbitSpec, res: Mapping[str, np.ndarray], options: ClassifyOp
     return out
 
 
+def _bucket(n: int) -> int:
+    return max(1 << max(0, n - 1).bit_length(), 2 * len(jax.local_devices()))
+
+
+def _padded(tree, rows: np.ndarray):
+    """Rows ``rows`` of every leaf, padded with copies of the last to a power of two (few compilations)."""
+    sel = np.r_[rows, np.full(_bucket(rows.size) - rows.size, rows[-1])]
+    return jax.tree_util.tree_map(lambda a: jnp.asarray(a)[sel], tree)
+
+
+def _cut(tree, n: int):
+    return jax.tree_util.tree_map(lambda a: np.array(a)[:n], tree)
+
+
+FLOQUET_CYCLES = 100
+"""Cycles of the periodic QR iteration for the exponents of an early-stopped orbit."""
+
+FLOQUET_SEPARATION = 28.0
+"""Leading exponents count as converged when every block boundary among them has a gap of log-moduli per
+cycle times the cycles iterated of at least this (an error of about e^{-28} ≈ 7e-13)."""
+
+
+def _top_converged(log_abs: np.ndarray, angle: np.ndarray, cycles: np.ndarray, k: int) -> np.ndarray:
+    """(b,) whether the k leading Floquet exponents are resolved: every boundary between 1×1 blocks and
+    complex-pair 2×2 blocks, up to the first boundary at or after position k − 1, has a gap
+    (log|μ_i| − log|μ_{i+1}|)·cycles ≥ :data:`FLOQUET_SEPARATION` (orthogonal iteration converges at that rate)."""
+    b, D = log_abs.shape
+    ok = np.ones(b, bool)
+    log_abs = np.where(np.isfinite(log_abs), log_abs, -np.finfo(float).max)  # an annihilated direction: far below
+    for r in range(b):
+        i = 0
+        while i < D - 1:
+            pair = angle[r, i] != 0 and np.isclose(angle[r, i], -angle[r, i + 1]) and \
+                np.isclose(log_abs[r, i], log_abs[r, i + 1], rtol=1e-9, atol=1e-12)
+            end = i + 1 if pair else i  # last index of this block
+            if end >= D - 1:
+                break
+            if (log_abs[r, end] - log_abs[r, end + 1]) * cycles[r] < FLOQUET_SEPARATION:
+                ok[r] = False
+                break
+            if end >= k - 1:
+                break
+            i = end + 1
+    return ok
+
+
+def periodic_exponents(m, couplings, x, aux, sc, periods, k: int, theta: float):
+    """Exponents of periodic orbits from their Floquet multipliers, λ_i = log|μ_i| / p (theory:
+    docs/theory/dynamics.md §5.1–5.3): Newton refinement of F^p(x) = x from states x (b, D) on or near the
+    orbits, then the periodic QR iteration (at most :data:`FLOQUET_CYCLES` cycles). An orbit is accepted
+    when the refinement converged, the auxiliary state closed, the k leading exponents are resolved
+    (:func:`_top_converged`) and the leading exponent is at most ``theta`` (an attractor).
+
+    Returns:
+        (accepted (b,) bool, refined :class:`~attnphys.dynamics.periodic.PeriodicOrbit` (numpy), top-k
+        exponents (b, k), descending).
+    """
+    from attnphys.dynamics.periodic import floquet_batch, refine_batch
+
+    b = int(np.shape(periods)[0])
+    rows = np.arange(b)
+    xp, auxp, scp = _padded(x, rows), _padded(aux, rows), _padded(sc, rows)
+    pp = np.asarray(periods)[np.r_[rows, np.full(_bucket(b) - b, b - 1)]]
+    orb = refine_batch(m, xp, auxp, scp, pp, shared=couplings)
+    fq = _cut(floquet_batch(m, orb.points, orb.aux_points, scp, orb.period, shared=couplings,
+                            max_cycles=FLOQUET_CYCLES), b)
+    orb = _cut(orb, b)
+    ex = fq.exponents[:, :k]
+    top = np.asarray(fq.converged) | _top_converged(fq.log_abs, fq.angle, fq.cycles, max(k, 1))
+    ok = (np.asarray(orb.converged) & np.asarray(orb.aux_closed) & top & np.all(np.isfinite(ex), axis=-1)
+          & (fq.exponents[:, 0] <= theta))
+    return ok, orb, ex
+
+
+def _adaptive_orbits(task: "OrbitTask", model: DMFTModel, m, spec: OrbitSpec, sc, idx, labels) -> dict:
+    """Orbits of a batch with early stopping (theory: docs/theory/dmft.md §7.1; docs/theory/dynamics.md
+    §4.1, §5.3, §7.2). The unrecorded part of the schedule runs on the cached engine in segments; after
+    each, a lane whose last (c + 1)·P_max values of A^new recur exactly (the classifier's rule,
+    :func:`~attnphys.dynamics.classify.detect_period`) is refined to its periodic orbit; if the orbit is an
+    attractor (leading Floquet exponent ≤ θ) the lane stops, its exponents are the Floquet exponents and its
+    recorded window is the one the full run would record, taken on the refined orbit at the same phase. The
+    other lanes run the full schedule, exactly as without ``adaptive``; those whose recorded window is then
+    periodic (fingerprints of the full state) also get Floquet exponents. Returns the keys of
+    :func:`~attnphys.dynamics.orbits.orbit_sweep` plus ``stopped_early``, ``stop_step``, ``floquet``."""
+    o = task.options
+    cp = model.couplings
+    n = int(np.shape(sc.beta_o)[0])
+    k = spec.k
+    pre = spec.transient - spec.align
+    T = spec.transient + spec.steps
+    inner = spec._replace(transient=spec.align)
+    window = (o.confirmations + 1) * o.max_period
+    hits: dict[int, tuple] = {}
+    refused = np.zeros(n, np.int64)  # period at which a lane's orbit was refused (not an attractor, unresolved)
+
+    def stop(rows, att, states, t):
+        per = detect_period(att, o.period_tol, o.max_period, o.confirmations)
+        cand = np.flatnonzero((per > 0) & (per != refused[rows]))  # the same orbit is not examined twice
+        ret = np.zeros(rows.size, bool)
+        if cand.size == 0:
+            return ret
+        x, aux = m.state(jax.tree_util.tree_map(lambda a: np.asarray(a)[cand], states.window))
+        # the positional codes return after L steps: the window's period is a multiple of lcm(p, L) at most
+        ok, orb, ex = periodic_exponents(m, cp, x, aux, jax.tree_util.tree_map(lambda a: a[rows[cand]], sc),
+                                         np.lcm(per[cand], model.config.L), k, o.theta)
+        for j in np.flatnonzero(ok):
+            hits[int(rows[cand[j]])] = (t, jax.tree_util.tree_map(lambda a: a[j], (orb.x, orb.aux)), int(orb.period[j]),
+                                        ex[j])
+        ret[cand[ok]] = True
+        refused[rows[cand[~ok]]] = per[cand[~ok]]
+        return ret
+
+    st = model.initial_states(task.starts_for(idx), sc)
+    if pre > 0:
+        st, done, stopped = run_segments(cp, sc, st, pre, segment=max(task.segment, window), window=window, stop=stop,
+                                         convention=model.convention, labels=labels)
+    else:
+        stopped = np.zeros(n, bool)
+    S, C = np.flatnonzero(stopped), np.flatnonzero(~stopped)
+    out: dict[str, Any] = {}
+
+    def put(name, rows, val, fill, dtype=None):
+        val = np.asarray(val)
+        if name not in out:
+            out[name] = np.full((n,) + val.shape[1:], fill, dtype or val.dtype)
+        out[name][rows] = val
+
+    x_all, aux_all = m.state(st.window)
+    x_all = np.array(x_all)
+    aux_all = jax.tree_util.tree_map(np.array, aux_all)
+    floq = np.zeros(n, bool)
+    if C.size:
+        res = _cut(orbit_sweep(m, inner, *_padded((x_all, aux_all, sc), C), shared=cp), C.size)
+        if k:
+            # transient-aware: a lane that settled on a periodic orbit within its budget gets Floquet exponents
+            per = detect_period(res["fingerprint"], o.period_tol, o.max_period, o.confirmations)
+            cand = np.flatnonzero(per > 0)
+            if cand.size:
+                ok, _, ex = periodic_exponents(m, cp, res["x"][cand], _cut(jax.tree_util.tree_map(
+                    lambda a: a[cand], res["aux"]), cand.size), jax.tree_util.tree_map(lambda a: np.asarray(a)[C[cand]], sc),
+                    np.lcm(per[cand], model.config.L), k, o.theta)
+                good = cand[ok]
+                res["exponents"][good] = ex[ok]
+                res["roundoff"][good] = np.nan
+                res["zero_hits"][good] = 0
+                floq[C[good]] = True
+        for name in ("orbit", "section", "section_count", "nonfinite_step") + (("exponents", "roundoff", "zero_hits")
+                                                                               if k else ()):
+            put(name, C, res[name], np.nan if np.issubdtype(np.asarray(res[name]).dtype, np.floating) else 0)
+        x_all[C] = res["x"]
+        for a, r in zip(jax.tree_util.tree_leaves(aux_all), jax.tree_util.tree_leaves(res["aux"])):
+            a[C] = r
+    if S.size:
+        t_s = np.asarray([hits[i][0] for i in S])
+        p_s = np.asarray([hits[i][2] for i in S])
+        xs = np.stack([np.asarray(hits[i][1][0]) for i in S])
+        auxs = jax.tree_util.tree_map(lambda *a: np.stack(a), *[hits[i][1][1] for i in S])
+        pad = int(2 ** int(np.ceil(np.log2(max(2, p_s.max())))))
+        gen = spec._replace(transient=0, align=0, k=0, steps=spec.n_orbit + pad, n_orbit=spec.n_orbit + pad)
+        rows = np.arange(S.size)
+        res = _cut(orbit_sweep(m, gen, *_padded((xs, auxs, jax.tree_util.tree_map(lambda a: np.asarray(a)[S], sc)), rows),
+                               shared=cp), S.size)
+        # the full run records the states T − n_orbit + 1 … T; observation j of this run is the state t + j + 1
+        j0 = np.mod(T - spec.n_orbit - t_s, p_s)
+        win = np.stack([res["orbit"][i, j0[i]: j0[i] + spec.n_orbit] for i in rows])
+        put("orbit", S, win, np.nan)
+        put("section", S, res["section"], np.nan)
+        put("section_count", S, res["section_count"], 0)
+        put("nonfinite_step", S, res["nonfinite_step"], -1)
+        if k:
+            put("exponents", S, np.stack([hits[i][3] for i in S]), np.nan)
+            put("roundoff", S, np.full((S.size, k), np.nan), np.nan)
+            put("zero_hits", S, np.zeros((S.size, k), np.int64), 0)
+        x_all[S] = xs
+        for a, r in zip(jax.tree_util.tree_leaves(aux_all), jax.tree_util.tree_leaves(auxs)):
+            a[S] = r
+        floq[S] = True
+    stop_step = np.full(n, T, np.int64)
+    if S.size:
+        stop_step[S] = t_s
+    out.update(x=x_all, aux=aux_all, stopped_early=stopped, stop_step=stop_step, floquet=floq)
+    return out
+
+
 @register_task
 class OrbitTask(DMFTTask):
     """Per point: transient, recorded orbit statistics, top-k Lyapunov exponents, regime and evidence
@@ -444,6 +628,11 @@ class OrbitTask(DMFTTask):
     init: Literal["identity", "random"] = Field(default="random", description="initial tangent vectors")
     full_state: bool = Field(default=False, description="the reference's L(M+P) state")
     keep_final: bool = Field(default=False, description="store every point's final window (final_A, final_pe, final_n)")
+    adaptive: bool = Field(default=False, description="stop a point early once its orbit is confirmed periodic "
+                           "(exponents from Floquet multipliers; its final window is the refined orbit point at the "
+                           "stop step); give every point that settles on a periodic orbit within its steps Floquet "
+                           "exponents; cold starts only")
+    segment: int = Field(default=5000, ge=1, description="adaptive runs: steps between periodicity checks")
     classify_options: dict[str, int | float] = Field(default_factory=dict, description="ClassifyOptions overrides")
 
     extra_axes: ClassVar[tuple[str, ...]] = ("direction",)
@@ -477,6 +666,8 @@ class OrbitTask(DMFTTask):
             bad = set(grid.axes[0].values) - {"up", "down"}
             if bad:
                 raise ValueError(f"direction values are up and down, got {sorted(bad)}")
+            if self.adaptive:
+                raise ValueError("adaptive schedules apply to cold starts; a continuation chain runs every point in full")
         super().check_grid(grid)
 
     def chain_length(self, grid: Grid) -> int:
@@ -521,6 +712,13 @@ class OrbitTask(DMFTTask):
                 final_pe=VarSpec(("lag", "bit"), (s["lag"], s["bit"]), np.float64, np.nan,
                                  "final context window: positional codes"),
                 final_n=VarSpec((), (), np.int64, 0, "filled rows of the final window"))
+        if self.adaptive:
+            sch.update(
+                stopped_early=VarSpec((), (), np.bool_, False, "run stopped before its last step: orbit confirmed "
+                                      "periodic (exponents from Floquet multipliers)"),
+                stop_step=VarSpec((), (), np.int64, -1, "steps run (the full length unless stopped early)", "step"),
+                floquet=VarSpec((), (), np.bool_, False, "exponents from the Floquet multipliers of the refined "
+                                "periodic orbit (otherwise Benettin over the recorded steps)"))
         return sch
 
     def coords(self, grid):
@@ -557,11 +755,14 @@ class OrbitTask(DMFTTask):
         inner = spec._replace(transient=spec.align)
         if "direction" in pts:
             res = self._chains(model, m, inner, sc, np.asarray(pts["direction"]), n)
+        elif self.adaptive:
+            res = _adaptive_orbits(self, model, m, spec, sc, idx, labels)
         else:
             win = model.windows_after(self.starts_for(idx), sc, spec.transient - spec.align, labels)
             x0, aux0 = m.state(win)
             res = orbit_sweep(m, inner, x0, aux0, sc, shared=model.couplings)
-        final = jax.vmap(m.window)(res["x"], res["aux"]) if self.keep_final else None
+        final = jax.vmap(m.window)(jnp.asarray(res["x"]), jax.tree_util.tree_map(jnp.asarray, res["aux"])) \
+            if self.keep_final else None
         res = {k: np.asarray(v) for k, v in res.items() if k not in ("x", "aux")}
         raise_if_nonfinite(np.where(res["nonfinite_step"] >= 0, res["nonfinite_step"] + spec.transient, -1), labels)
         ev = evidence(spec, res, self.options)
@@ -576,6 +777,8 @@ class OrbitTask(DMFTTask):
             out.update(orbit=res["orbit"], section=res["section"], section_count=res["section_count"])
         if final is not None:
             out.update(final_A=final.A, final_pe=final.pe, final_n=final.n)
+        if self.adaptive:
+            out.update(stopped_early=res["stopped_early"], stop_step=res["stop_step"], floquet=res["floquet"])
         return out
 
     def _chains(self, model, m, inner, sc, directions, n):

@@ -1,0 +1,108 @@
+"""Adaptive schedules of the orbit task: early stop on confirmed periodic orbits, Floquet exponents."""
+
+import jax
+import numpy as np
+import pytest
+
+from attnphys.dmft import preset
+from attnphys.dmft.model import DMFTModel
+from attnphys.dmft.simulate import Schedule, run_batch, run_segments
+from attnphys.dmft.tasks import OrbitTask, _top_converged
+from attnphys.dynamics.periodic import monodromy
+from attnphys.sweeps import Axis, Grid, Sweep, run_sweep
+
+BETAS = (0.5, 1.0, 1.5, 2.0)
+"""Paper preset: period-4 orbits at β_o = 0.5 and 1.0 (settled within a few thousand steps), chaos at 1.5
+and 2.0."""
+
+
+@pytest.fixture(scope="module")
+def pair():
+    cfg = preset("paper")
+    grid = Grid(axes=(Axis(name="beta_o", values=BETAS),), chunk=4)
+    out = {}
+    for adaptive in (False, True):
+        task = OrbitTask(config=cfg, start="checkpoint", steps=6000, transient=4000, lyapunov=3, n_orbit=200,
+                         keep_orbit=True, keep_final=True, adaptive=adaptive, segment=1000,
+                         classify_options={"max_period": 32})
+        out[adaptive] = run_sweep(Sweep(grid=grid, task=task))
+    return out[False], out[True]
+
+
+@pytest.mark.slow
+def test_labels_and_periods_equal_the_fixed_length_run(pair):
+    fixed, adapt = pair
+    np.testing.assert_array_equal(adapt.regime.values, fixed.regime.values)
+    np.testing.assert_array_equal(adapt.period.values, fixed.period.values)
+    stopped = adapt.stopped_early.values
+    assert stopped.any() and not stopped.all()
+    assert np.all(adapt.stop_step.values[stopped] < 6000) and np.all(adapt.stop_step.values[~stopped] == 6000)
+    # a point that ran the full length is the fixed-length run, bitwise
+    np.testing.assert_array_equal(adapt.exponents.values[~stopped], fixed.exponents.values[~stopped])
+    np.testing.assert_array_equal(adapt.orbit.values[~stopped], fixed.orbit.values[~stopped])
+    # a stopped point records the fixed run's window (same phase), to the classifier's tolerance
+    np.testing.assert_allclose(adapt.orbit.values[stopped], fixed.orbit.values[stopped], atol=1e-8)
+
+
+@pytest.mark.slow
+def test_early_stopped_exponents_are_the_monodromy_eigenvalues(pair):
+    _, adapt = pair
+    i = int(np.flatnonzero(adapt.stopped_early.values)[0])
+    assert adapt.floquet.values[i] and adapt.period.values[i] == 4
+    cfg = preset("paper", beta_o=float(adapt.beta_o.values[i]))
+    model = DMFTModel.of(cfg)
+    m = model.map("mo_se")
+    sc = jax.tree_util.tree_map(lambda a: a[0], model.scalars(None, n=1))
+    fin = model.window_of(adapt.final_A.values[i], adapt.final_pe.values[i], int(adapt.final_n.values[i]))
+    x, aux = m.state(fin)
+    mu = np.linalg.eigvals(np.asarray(monodromy(m, x, aux, (model.couplings, sc), 4)))
+    exact = np.sort(np.log(np.abs(mu)) / 4)[::-1][:3]
+    np.testing.assert_allclose(adapt.exponents.values[i], exact, atol=1e-10)
+
+
+@pytest.mark.slow
+def test_new_variables_carry_cf_attrs(pair):
+    _, adapt = pair
+    for name in ("stopped_early", "stop_step", "floquet"):
+        assert adapt[name].attrs["long_name"]
+    assert adapt.stop_step.attrs["units"] == "step"
+
+
+def test_run_segments_is_bitwise_the_plain_engine():
+    model = DMFTModel.of(preset("paper"))
+    sc = model.scalars({"beta_o": np.asarray([0.5, 1.5, 2.0])}, n=3)
+    st = model.initial_states("checkpoint", sc)
+    ref, _, _ = run_batch(model.couplings, sc, st, Schedule(steps=700, transient=700, record=()), model.convention)
+    seen = []
+
+    def stop(rows, att, states, t):
+        seen.append((rows.copy(), att.shape, t))
+        return rows == 0  # retire lane 0 at the first check
+
+    out, done, retired = run_segments(model.couplings, sc, st, 700, segment=300, window=50, stop=stop,
+                                      convention=model.convention)
+    np.testing.assert_array_equal(retired, [True, False, False])
+    np.testing.assert_array_equal(done, [300, 700, 700])
+    for a, b in zip(out[1:], ref[1:]):
+        np.testing.assert_array_equal(np.asarray(a)[1:], np.asarray(b)[1:])
+    assert seen[0][1] == (3, 50, 3) and seen[0][2] == 300 and list(seen[1][0]) == [1, 2]
+    at300, _, _ = run_batch(model.couplings, sc, st, Schedule(steps=300, transient=300, record=()), model.convention)
+    np.testing.assert_array_equal(np.asarray(out.A)[0], np.asarray(at300.A)[0])
+
+
+def test_leading_floquet_exponents_resolved_only_with_a_gap():
+    # one cycle of 50: a gap of 0.1 per cycle resolves to e^-5 only; a gap of 1 to e^-50
+    la = np.asarray([[0.0, -0.1, -5.0], [0.0, -1.0, -5.0]])
+    ang = np.zeros_like(la)
+    np.testing.assert_array_equal(_top_converged(la, ang, np.asarray([50, 50]), 1), [False, True])
+    # a complex pair is one block: no gap needed inside it
+    la2 = np.asarray([[0.0, 0.0, -5.0]])
+    ang2 = np.asarray([[0.3, -0.3, 0.0]])
+    assert _top_converged(la2, ang2, np.asarray([50]), 2)[0]
+
+
+def test_adaptive_refuses_continuation_chains():
+    task = OrbitTask(config=preset("paper"), steps=3000, transient=2000, lyapunov=1, n_orbit=100, adaptive=True)
+    grid = Grid(axes=(Axis(name="direction", values=("up",)), Axis(name="beta_o", values=(1.0, 1.1))), chunk=2)
+    with pytest.raises(ValueError, match="cold starts"):
+        task.check_grid(grid)
