@@ -527,6 +527,8 @@ CASES = [
      2, "--component: Input should be greater than or equal to 0 (got -1)"),
     ("reproduce filter unknown", ["reproduce", "fig3a", "--filter", "foo"],
      2, "--filter: Input should be 'library' or 'reference' (got 'foo')"),
+    ("bif adaptive continuation", B + ["--adaptive", "--continuation", "up"],
+     2, "--adaptive: adaptive schedules apply to cold starts; a continuation chain runs every point in full"),
 ]
 
 

@@ -374,6 +374,10 @@ def _regime_counts(ds) -> str:
     return ", ".join(f"{REGIMES[c]}: {n}" for c, n in zip(codes, counts) if c >= 0)
 
 
+_ADAPTIVE_HELP = ("Stop a value early once its orbit is confirmed periodic (exponents from its Floquet multipliers); "
+                  "cold starts only.")
+
+
 class ParameterRange(SweepOptions):
     """Options of the commands that sweep one parameter over evenly spaced values."""
 
@@ -412,6 +416,7 @@ class BifurcationJob(ParameterRange):
     transient: int = Field(100_000, ge=0, description="Steps discarded before recording (fewer than --steps).")
     lyapunov: int = Field(3, ge=0, description="Leading Lyapunov exponents over the recorded steps (0: none).")
     n_orbit: int = Field(1000, ge=20, description="Last recorded observations kept per value.")
+    adaptive: bool = Field(False, description=_ADAPTIVE_HELP)
     observable: str = Field("mo_se", description=f"Observable of the diagram: one of {', '.join(OBSERVABLES)}.")
     section_tol: float = Field(1e-3, ge=0, allow_inf_nan=False, description="Zero-plane section tolerance |y_g| ≤ tol.")
     continuation: Literal["up", "down", "both"] | None = Field(None, description="Continuation instead of cold starts.")
@@ -464,7 +469,8 @@ class BifurcationJob(ParameterRange):
 
         return OrbitTask(config=self.configuration(), steps=self.steps, transient=self.transient,
                          lyapunov=self.lyapunov, n_orbit=self.n_orbit, keep_orbit=True, observable=self.observable,
-                         section_tol=self.section_tol, start=self.start, keep_final=self.save_final is not None)
+                         section_tol=self.section_tol, start=self.start, keep_final=self.save_final is not None,
+                         adaptive=self.adaptive)
 
     def final_paths(self) -> dict[str, Path]:
         """Where --save-final writes the final window of each chain: FILE, or FILE-up/FILE-down."""
@@ -573,6 +579,7 @@ class PhaseDiagramJob(SweepOptions):
     transient: int = Field(100_000, ge=0, description="Steps discarded before recording (fewer than --steps).")
     lyapunov: int = Field(2, ge=0, description="Leading Lyapunov exponents per point.")
     n_orbit: int = Field(1000, ge=20, description="Last recorded observations used for the classification.")
+    adaptive: bool = Field(False, description=_ADAPTIVE_HELP)
     start: StartSpec = Field(  # pyright: ignore[reportAssignmentType]  (parsed: validate_default)
         "checkpoint",
         description="Initial condition: checkpoint, token or a window FILE;" + _PRERUN_HELP,
@@ -611,7 +618,7 @@ class PhaseDiagramJob(SweepOptions):
         from attnphys.dmft.tasks import OrbitTask
 
         return OrbitTask(config=self.configuration(), steps=self.steps, transient=self.transient,
-                         lyapunov=self.lyapunov, n_orbit=self.n_orbit, start=self.start)
+                         lyapunov=self.lyapunov, n_orbit=self.n_orbit, start=self.start, adaptive=self.adaptive)
 
     def inputs_check(self) -> None:
         super().inputs_check()

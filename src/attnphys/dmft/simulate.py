@@ -18,8 +18,17 @@ import jax.numpy as jnp
 import numpy as np
 
 from attnphys.dmft.config import MoSeConvention
-from attnphys.dmft.meanfield import (OBSERVABLES, Couplings, Scalars, State, Window, advance, fill,
-                                     positional_overlap, semantic_overlap)
+from attnphys.dmft.meanfield import (
+    OBSERVABLES,
+    Couplings,
+    Scalars,
+    State,
+    Window,
+    advance,
+    fill,
+    positional_overlap,
+    semantic_overlap,
+)
 from attnphys.errors import NonFiniteError
 from attnphys.runtime import shard_batch
 

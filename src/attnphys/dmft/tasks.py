@@ -497,7 +497,7 @@ def periodic_exponents(m, couplings, x, aux, sc, periods, k: int, theta: float):
     return ok, orb, ex
 
 
-def _adaptive_orbits(task: "OrbitTask", model: DMFTModel, m, spec: OrbitSpec, sc, idx, labels) -> dict:
+def _adaptive_orbits(task: OrbitTask, model: DMFTModel, m, spec: OrbitSpec, sc, idx, labels) -> dict:
     """Orbits of a batch with early stopping (theory: docs/theory/dmft.md §7.1; docs/theory/dynamics.md
     §4.1, §5.3, §7.2). The unrecorded part of the schedule runs on the cached engine in segments; after
     each, a lane whose last (c + 1)·P_max values of A^new recur exactly (the classifier's rule,
@@ -529,7 +529,7 @@ def _adaptive_orbits(task: "OrbitTask", model: DMFTModel, m, spec: OrbitSpec, sc
         ok, orb, ex = periodic_exponents(m, cp, x, aux, jax.tree_util.tree_map(lambda a: a[rows[cand]], sc),
                                          np.lcm(per[cand], model.config.L), k, o.theta)
         for j in np.flatnonzero(ok):
-            hits[int(rows[cand[j]])] = (t, jax.tree_util.tree_map(lambda a: a[j], (orb.x, orb.aux)), int(orb.period[j]),
+            hits[int(rows[cand[j]])] = (t, jax.tree_util.tree_map(lambda a, j=j: a[j], (orb.x, orb.aux)), int(orb.period[j]),
                                         ex[j])
         ret[cand[ok]] = True
         refused[rows[cand[~ok]]] = per[cand[~ok]]
@@ -576,10 +576,10 @@ def _adaptive_orbits(task: "OrbitTask", model: DMFTModel, m, spec: OrbitSpec, sc
         for a, r in zip(jax.tree_util.tree_leaves(aux_all), jax.tree_util.tree_leaves(res["aux"])):
             a[C] = r
     if S.size:
-        t_s = np.asarray([hits[i][0] for i in S])
-        p_s = np.asarray([hits[i][2] for i in S])
-        xs = np.stack([np.asarray(hits[i][1][0]) for i in S])
-        auxs = jax.tree_util.tree_map(lambda *a: np.stack(a), *[hits[i][1][1] for i in S])
+        t_s = np.asarray([hits[i][0] for i in S.tolist()])
+        p_s = np.asarray([hits[i][2] for i in S.tolist()])
+        xs = np.stack([np.asarray(hits[i][1][0]) for i in S.tolist()])
+        auxs = jax.tree_util.tree_map(lambda *a: np.stack(a), *[hits[i][1][1] for i in S.tolist()])
         pad = int(2 ** int(np.ceil(np.log2(max(2, p_s.max())))))
         gen = spec._replace(transient=0, align=0, k=0, steps=spec.n_orbit + pad, n_orbit=spec.n_orbit + pad)
         rows = np.arange(S.size)
@@ -593,7 +593,7 @@ def _adaptive_orbits(task: "OrbitTask", model: DMFTModel, m, spec: OrbitSpec, sc
         put("section_count", S, res["section_count"], 0)
         put("nonfinite_step", S, res["nonfinite_step"], -1)
         if k:
-            put("exponents", S, np.stack([hits[i][3] for i in S]), np.nan)
+            put("exponents", S, np.stack([hits[i][3] for i in S.tolist()]), np.nan)
             put("roundoff", S, np.full((S.size, k), np.nan), np.nan)
             put("zero_hits", S, np.zeros((S.size, k), np.int64), 0)
         x_all[S] = xs
@@ -667,7 +667,7 @@ class OrbitTask(DMFTTask):
             if bad:
                 raise ValueError(f"direction values are up and down, got {sorted(bad)}")
             if self.adaptive:
-                raise ValueError("adaptive schedules apply to cold starts; a continuation chain runs every point in full")
+                raise ValueError("--adaptive: adaptive schedules apply to cold starts; a continuation chain runs every point in full")
         super().check_grid(grid)
 
     def chain_length(self, grid: Grid) -> int:
