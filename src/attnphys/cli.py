@@ -38,9 +38,13 @@ from attnphys.jobs import (
 )
 
 console = Console(stderr=True, soft_wrap=True)
-app = typer.Typer(help="attnphys: the probabilistic and statistical-physics theory of transformer attention, "
-                       "executable.", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
-                  rich_markup_mode=None)
+app = typer.Typer(
+    help="attnphys: the probabilistic and statistical-physics theory of transformer attention, executable.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
 _GROUPS = {
     "dmft": "Dynamical mean-field theory of self-attention.",
     "clouds": "Token clouds: attention and normalization as operators on N tokens, and tokens as particles.",
@@ -56,8 +60,10 @@ def _setup(
     from attnphys.runtime import configure, max_host_devices
 
     if devices is not None and devices > max_host_devices():
-        fail(f"--devices: at most {max_host_devices()} XLA CPU devices (this machine has {os.cpu_count()} cores), "
-             f"got {devices}")
+        fail(
+            f"--devices: at most {max_host_devices()} XLA CPU devices (this machine has {os.cpu_count()} cores), "
+            f"got {devices}"
+        )
     configure(x64=x64, host_devices=devices)
 
 
@@ -92,15 +98,19 @@ class StrictCommand(TyperCommand):
                         raise typer.BadParameter(
                             f"{name} is an option of attnphys itself: give it before the command, e.g. "
                             f"attnphys {name}{' 2' if name == '--devices' else ''} {ctx.command_path.split(' ', 1)[-1]} …",
-                            ctx=ctx, param_hint=name)
+                            ctx=ctx,
+                            param_hint=name,
+                        )
                     break  # click reports the unknown option itself
                 n = 0 if getattr(p, "is_flag", False) else (1 if inline else p.nargs)
-                value = (inline,) if inline else tuple(args[i + 1:i + 1 + n])
+                value = (inline,) if inline else tuple(args[i + 1 : i + 1 + n])
                 if p.name in seen and seen[p.name] != (name, value) and name != "--help":
                     raise typer.BadParameter(
                         f"{name} is given more than once with different values; give it once"
                         + (" (several values: 0.5,1,3 or START:STOP:NUM)" if _takes_values(p) else ""),
-                        ctx=ctx, param_hint=name)
+                        ctx=ctx,
+                        param_hint=name,
+                    )
                 seen[p.name] = (name, value)
                 i += 1 + (0 if inline else n)
                 last = (name, n, p)
@@ -112,12 +122,16 @@ class StrictCommand(TyperCommand):
             if last and last[1] == 0:
                 flag = last[2]
                 both = " or ".join(list(flag.opts) + list(getattr(flag, "secondary_opts", [])))
-                raise typer.BadParameter(f"unexpected value {a!r}: {last[0]} is a switch and takes no value (write {both})",
-                                         ctx=ctx, param_hint=last[0])
+                raise typer.BadParameter(
+                    f"unexpected value {a!r}: {last[0]} is a switch and takes no value (write {both})",
+                    ctx=ctx,
+                    param_hint=last[0],
+                )
             where = f" after {last[0]} (which takes {last[1]} value{'s' if last[1] != 1 else ''})" if last else ""
             hint = " — give several values as 1,2,3" if last and last[1] == 1 and _takes_values(last[2]) else ""
-            raise typer.BadParameter(f"unexpected value {a!r}{where}{hint}", ctx=ctx,
-                                     param_hint=last[0] if last else None)
+            raise typer.BadParameter(
+                f"unexpected value {a!r}{where}{hint}", ctx=ctx, param_hint=last[0] if last else None
+            )
         return super().parse_args(ctx, args)
 
 
@@ -127,11 +141,14 @@ def _takes_values(p) -> bool:
 
 # -- generating a command from a job model -------------------------------------------------------------
 
+
 def _cli_annotation(ann: Any) -> Any:
     """The Typer type of a field annotation (Optional, since every option defaults to "not given")."""
     origin = typing.get_origin(ann)
     args = typing.get_args(ann)
-    if ann in (Values, IntValues) or (origin is typing.Annotated and args and args[0] in (tuple[float, ...], tuple[int, ...])):
+    if ann in (Values, IntValues) or (
+        origin is typing.Annotated and args and args[0] in (tuple[float, ...], tuple[int, ...])
+    ):
         return Optional[str]
     if origin in (typing.Union, types.UnionType):
         rest = [a for a in args if a is not type(None)]
@@ -171,8 +188,11 @@ def _help(name: str, f, several: bool = True) -> str:
     if f.default_factory is not None:
         default = f.default_factory()
     if default is not PydanticUndefined and default is not None and default != () and name != "overwrite":
-        shown = ",".join(f"{x:g}" for x in default) if isinstance(default, tuple) and all(
-            isinstance(x, (int, float)) for x in default) else default
+        shown = (
+            ",".join(f"{x:g}" for x in default)
+            if isinstance(default, tuple) and all(isinstance(x, (int, float)) for x in default)
+            else default
+        )
         text += f" (default: {shown})"
     return text
 
@@ -188,16 +208,27 @@ def make_command(cls: type[AbstractJob]):
         if name in arguments:
             default = typer.Argument(None, help=_help(name, f, cls.takes_several(name)), show_default=False)
         elif f.annotation is bool or ann is Optional[bool]:
-            default = typer.Option(None, f"{option_name(name)}/--no-{name.replace('_', '-')}", help=_help(name, f),
-                                   show_default=False)
+            default = typer.Option(
+                None, f"{option_name(name)}/--no-{name.replace('_', '-')}", help=_help(name, f), show_default=False
+            )
         else:
-            default = typer.Option(None, option_name(name), help=_help(name, f, cls.takes_several(name)),
-                                   show_default=False)
+            default = typer.Option(
+                None, option_name(name), help=_help(name, f, cls.takes_several(name)), show_default=False
+            )
         params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=ann))
-    params.append(inspect.Parameter("config", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[Path],
-                                    default=typer.Option(None, "--config", help="Options file (YAML, TOML or JSON) "
-                                                         "holding any of these options; command-line values win.",
-                                                         show_default=False)))
+    params.append(
+        inspect.Parameter(
+            "config",
+            inspect.Parameter.KEYWORD_ONLY,
+            annotation=Optional[Path],
+            default=typer.Option(
+                None,
+                "--config",
+                help="Options file (YAML, TOML or JSON) holding any of these options; command-line values win.",
+                show_default=False,
+            ),
+        )
+    )
 
     def command(**kwargs):
         config = kwargs.pop("config", None)
@@ -211,6 +242,7 @@ def make_command(cls: type[AbstractJob]):
 
 
 # -- running and printing ------------------------------------------------------------------------------
+
 
 def fail(message: str, code: int = 2) -> typing.NoReturn:
     from rich.markup import escape
@@ -301,7 +333,8 @@ def _out_of_memory(e: BaseException) -> bool:
         return True
     text = str(e)
     return type(e).__name__ in ("XlaRuntimeError", "JaxRuntimeError") and (
-        "RESOURCE_EXHAUSTED" in text or "Out of memory" in text or "out of memory" in text)
+        "RESOURCE_EXHAUSTED" in text or "Out of memory" in text or "out of memory" in text
+    )
 
 
 def execute(make_job: typing.Callable[[], AbstractJob]) -> None:
@@ -349,10 +382,13 @@ def _register_all() -> None:
 
 @app.command("rerun", cls=StrictCommand)
 def rerun_cmd(
-    store: Path = typer.Argument(..., metavar="STORE", help="A result written by attnphys (it records the job that made "
-                                                           "it)."),
+    store: Path = typer.Argument(
+        ..., metavar="STORE", help="A result written by attnphys (it records the job that made it)."
+    ),
     out: Path = typer.Option(..., "--out", help="Where to write the new result."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing result of the same command at --out."),
+    overwrite: bool = typer.Option(
+        False, "--overwrite", help="Replace an existing result of the same command at --out."
+    ),
 ) -> None:
     """Re-run the job that produced STORE, writing to --out (figures are not redrawn)."""
     execute(lambda: rerun(store, out, overwrite))

@@ -41,23 +41,34 @@ class DemoJob(AbstractJob):
         ds = trajectories(cfg, start="checkpoint", steps=steps, transient=transient)
         write_dataset(ds, out / "trajectory.zarr")
         plot_trajectory(ds, figs)
-        rows["1. DMFT trajectory"] = (f"paper preset, β_o = 1.26 from the published checkpoint, {steps} steps in "
-                                      f"{time.perf_counter() - t0:.2f} s → trajectory.zarr, figures/")
+        rows["1. DMFT trajectory"] = (
+            f"paper preset, β_o = 1.26 from the published checkpoint, {steps} steps in "
+            f"{time.perf_counter() - t0:.2f} s → trajectory.zarr, figures/"
+        )
         num, steps, transient = (101, 6_000, 4_000) if self.quick else (401, 30_000, 20_000)
         t0 = time.perf_counter()
-        bif = analyse(cfg, {"beta_o": np.linspace(0.0, 3.0, num)}, orbit_spec(cfg, steps=steps, transient=transient, k=3),
-                      start="checkpoint", progress=progress)
+        bif = analyse(
+            cfg,
+            {"beta_o": np.linspace(0.0, 3.0, num)},
+            orbit_spec(cfg, steps=steps, transient=transient, k=3),
+            start="checkpoint",
+            progress=progress,
+        )
         write_dataset(bif, out / "bifurcation.zarr")
         plot_bifurcation(bif, figs / "bifurcation.png")
-        rows["2. bifurcation diagram"] = (f"{num} values of β_o in [0, 3], {steps} steps each with the top 3 Lyapunov "
-                                          f"exponents and regimes, {time.perf_counter() - t0:.2f} s → bifurcation.zarr")
+        rows["2. bifurcation diagram"] = (
+            f"{num} values of β_o in [0, 3], {steps} steps each with the top 3 Lyapunov "
+            f"exponents and regimes, {time.perf_counter() - t0:.2f} s → bifurcation.zarr"
+        )
         from attnphys.verify import run_claims
 
         t0 = time.perf_counter()
         claims = run_claims()
         n_ok = sum(r["passed"] for r in claims)
-        rows["3. attnphys verify"] = (f"{n_ok}/{len(claims)} claims of the exponential-family theory hold numerically "
-                                      f"({time.perf_counter() - t0:.1f} s)")
+        rows["3. attnphys verify"] = (
+            f"{n_ok}/{len(claims)} claims of the exponential-family theory hold numerically "
+            f"({time.perf_counter() - t0:.1f} s)"
+        )
         from attnphys.clouds import initial_cloud, run_cloud, standard_layer
         from attnphys.plots.clouds import plot_clouds
 
@@ -65,17 +76,25 @@ class DemoJob(AbstractJob):
         spread = []
         for norm in ("sphere", "layernorm"):
             X0 = initial_cloud("gaussian", 256 if self.quick else 1024, 16)
-            ds = run_cloud(X0, standard_layer(norm, beta=4.0 if norm == "sphere" else 1.0), 30 if self.quick else 100,
-                           5 if self.quick else 10, (0, 10, 30 if self.quick else 100),
-                           attrs=dict(title=f"gaussian cloud, norm={norm}"))
+            ds = run_cloud(
+                X0,
+                standard_layer(norm, beta=4.0 if norm == "sphere" else 1.0),
+                30 if self.quick else 100,
+                5 if self.quick else 10,
+                (0, 10, 30 if self.quick else 100),
+                attrs=dict(title=f"gaussian cloud, norm={norm}"),
+            )
             write_dataset(ds, out / f"clouds_{norm}.zarr")
             plot_clouds(ds, figs / f"clouds_{norm}.png")
-            spread.append(f"{norm}: angular spread {float(ds.angular_spread[0]):.3f} → {float(ds.angular_spread[-1]):.3f}")
+            spread.append(
+                f"{norm}: angular spread {float(ds.angular_spread[0]):.3f} → {float(ds.angular_spread[-1]):.3f}"
+            )
         rows["4. token clouds"] = "; ".join(spread) + f" ({time.perf_counter() - t0:.1f} s)"
         from attnphys.probes import probe, write_outputs
 
         t0 = time.perf_counter()
         ds = probe("minilm", max_sentences=40 if self.quick else 200, log=lambda *a: None)
         write_outputs(ds, out / "probe")
-        rows["5. probe of all-MiniLM-L6-v2"] = (f"{ds.attrs['n_sentences']} sentences → probe/report.md "
-                                                f"({time.perf_counter() - t0:.1f} s)")
+        rows["5. probe of all-MiniLM-L6-v2"] = (
+            f"{ds.attrs['n_sentences']} sentences → probe/report.md ({time.perf_counter() - t0:.1f} s)"
+        )

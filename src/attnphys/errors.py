@@ -37,8 +37,10 @@ class MissingExtraError(AttnphysError, ImportError):
 
     def __init__(self, extra: str, what: str):
         self.extra = extra
-        super().__init__(f"{what} needs the optional dependencies of attnphys[{extra}]; install them with "
-                         f"`pip install 'attnphys[{extra}]'`")
+        super().__init__(
+            f"{what} needs the optional dependencies of attnphys[{extra}]; install them with "
+            f"`pip install 'attnphys[{extra}]'`"
+        )
 
 
 class NonFiniteError(AttnphysError, FloatingPointError):

@@ -51,6 +51,7 @@ _ACTIVE_LOCKS: set[Path] = set()
 
 # -- what is at a path -------------------------------------------------------------------------------
 
+
 def result_info(path: str | Path) -> dict | None:
     """The attnphys attributes of the result at ``path`` (store, NetCDF file or output folder), or None
     when the path holds something else. Never raises for unreadable content."""
@@ -72,8 +73,9 @@ def result_info(path: str | Path) -> dict | None:
     return None
 
 
-def check_output(path: str | Path, command: str, *, overwrite: bool = False, resume: bool = False,
-                 option: str = "--out") -> str:
+def check_output(
+    path: str | Path, command: str, *, overwrite: bool = False, resume: bool = False, option: str = "--out"
+) -> str:
     """Decide whether ``command`` may write ``path``; returns ``"new"``, ``"replace"`` or ``"resume"``.
 
     Args:
@@ -92,17 +94,21 @@ def check_output(path: str | Path, command: str, *, overwrite: bool = False, res
     info = result_info(path)
     if info is None:
         what = "a file" if path.is_file() else "a folder"
-        raise OutputError(f"{option} {path} is {what} that is not an attnphys result; refusing to touch it "
-                          "(choose another path)")
+        raise OutputError(
+            f"{option} {path} is {what} that is not an attnphys result; refusing to touch it (choose another path)"
+        )
     other = info.get(COMMAND)
     if other is not None and other != command:
-        raise OutputError(f"{option} {path} holds a result of `attnphys {other}`, not of `attnphys {command}`; "
-                          "choose another path")
+        raise OutputError(
+            f"{option} {path} holds a result of `attnphys {other}`, not of `attnphys {command}`; choose another path"
+        )
     if resume:
         return "resume"
     if not overwrite:
-        raise OutputError(f"{option} {path} already holds a result of `attnphys {command}`; pass --overwrite to "
-                          "replace it, or choose another path")
+        raise OutputError(
+            f"{option} {path} already holds a result of `attnphys {command}`; pass --overwrite to "
+            "replace it, or choose another path"
+        )
     return "replace"
 
 
@@ -131,11 +137,14 @@ def check_figure_path(path: str | Path, option: str = "--plot", folder: bool = F
             others = [p.name for p in entries if p.is_dir() or p.suffix.lower() not in IMAGE_SUFFIXES]
             if others:
                 shown = ", ".join(others[:3]) + (", …" if len(others) > 3 else "")
-                raise OutputError(f"{option} {path} is a folder holding other files ({shown}); give a new or empty "
-                                  "folder for the figures")
+                raise OutputError(
+                    f"{option} {path} is a folder holding other files ({shown}); give a new or empty "
+                    "folder for the figures"
+                )
             if entries and not overwrite:
-                raise OutputError(f"{option} {path} already holds figures; pass --overwrite to replace them, or choose "
-                                  "another folder")
+                raise OutputError(
+                    f"{option} {path} already holds figures; pass --overwrite to replace them, or choose another folder"
+                )
         elif path.parent.exists() and not path.parent.is_dir():
             raise OutputError(f"{option} {path}: its parent {path.parent} is a file")
         return
@@ -145,17 +154,22 @@ def check_figure_path(path: str | Path, option: str = "--plot", folder: bool = F
         raise OutputError(f"{option} {path}: a figure file must end in .png, .pdf or .svg")
     if path.parent.exists() and not path.parent.is_dir():
         raise OutputError(f"{option} {path}: its parent {path.parent} is a file")
-    existing = [p for p in [path] + [path.with_name(path.stem + s) for s in SIDE_FIGURES] if p.exists() or p.is_symlink()]
+    existing = [
+        p for p in [path] + [path.with_name(path.stem + s) for s in SIDE_FIGURES] if p.exists() or p.is_symlink()
+    ]
     for p in existing:
         if not p.is_file():
             raise OutputError(f"{option} {path}: {p} exists and is not a file")
     if existing and not overwrite:
-        raise OutputError(f"{option} {', '.join(map(str, existing))} exists; pass --overwrite to replace it, or choose "
-                          "another file name")
+        raise OutputError(
+            f"{option} {', '.join(map(str, existing))} exists; pass --overwrite to replace it, or choose "
+            "another file name"
+        )
 
 
-def check_plain_file(path: str | Path, option: str, suffixes: tuple[str, ...] | None = None,
-                     overwrite: bool = False) -> None:
+def check_plain_file(
+    path: str | Path, option: str, suffixes: tuple[str, ...] | None = None, overwrite: bool = False
+) -> None:
     """An output that is one ordinary file (e.g. a saved window): refuses a folder, a wrong suffix and
     (without ``overwrite``) an existing file.
 
@@ -174,6 +188,7 @@ def check_plain_file(path: str | Path, option: str, suffixes: tuple[str, ...] | 
 
 
 # -- locks ---------------------------------------------------------------------------------------------
+
 
 def _pid_alive(pid: int) -> bool:
     try:
@@ -215,8 +230,10 @@ class OutputLock:
                 except (OSError, ValueError):
                     other = {}
                 who = f"pid {other.get('pid', '?')} on {other.get('host', '?')}"
-                raise OutputError(f"{self.option} {self.path}: another attnphys run ({who}) is writing it; wait for it "
-                                  "to finish or choose another path") from None
+                raise OutputError(
+                    f"{self.option} {self.path}: another attnphys run ({who}) is writing it; wait for it "
+                    "to finish or choose another path"
+                ) from None
             try:  # the file may have been removed by its previous holder between open and flock: retry
                 same = os.fstat(fd).st_ino == os.stat(self.lock).st_ino
             except FileNotFoundError:
@@ -319,8 +336,10 @@ def _commit(tmp: Path, path: Path, replace: bool) -> None:
             return
         except (FileExistsError, OSError) as e:
             if isinstance(e, FileExistsError) or getattr(e, "errno", None) in (errno.EEXIST, errno.ENOTEMPTY):
-                raise OutputError(f"{path} was created by another run while this one was writing it; nothing was "
-                                  "replaced (re-run to resume or choose another path)") from None
+                raise OutputError(
+                    f"{path} was created by another run while this one was writing it; nothing was "
+                    "replaced (re-run to resume or choose another path)"
+                ) from None
             raise
     if not replace:
         raise OutputError(f"{path} exists (created by another run meanwhile?); not replacing it")
@@ -364,6 +383,7 @@ def cleanup_partials() -> None:
 
 
 # -- datasets ------------------------------------------------------------------------------------------
+
 
 def write_dataset(ds: xr.Dataset, path: Path, netcdf: bool = False) -> None:
     """Write ``ds`` with its completion marker to a fresh ``path`` (no checks: see :func:`save`)."""
@@ -420,8 +440,10 @@ def load(path: str | Path) -> xr.Dataset:
     path = Path(path)
     if not path.exists():
         if any(path.parent.glob(f".{path.name}.partial-*")):
-            raise IncompleteResultError(f"no result at {path}: a run writing it was interrupted (its hidden partial "
-                                        f".{path.name}.partial-* is left); re-run the command that makes it")
+            raise IncompleteResultError(
+                f"no result at {path}: a run writing it was interrupted (its hidden partial "
+                f".{path.name}.partial-* is left); re-run the command that makes it"
+            )
         raise FileNotFoundError(f"no result at {path}")
     if path.suffix == ".nc":
         ds = xr.load_dataset(path)
@@ -432,13 +454,16 @@ def load(path: str | Path) -> xr.Dataset:
         except Exception as e:
             raise IncompleteResultError(f"{path} is not a readable result ({type(e).__name__}: {e})") from None
     if not ds.attrs.get(COMPLETE):
-        raise IncompleteResultError(f"{path} is incomplete (no completion marker): it was interrupted while being "
-                                    "written; re-run the command that makes it")
+        raise IncompleteResultError(
+            f"{path} is incomplete (no completion marker): it was interrupted while being "
+            "written; re-run the command that makes it"
+        )
     if "sweep" in ds.attrs and "done" in ds:
         done = ds["done"].values.astype(bool)
         if not done.all():
-            raise IncompleteResultError(f"{path}: {int((~done).sum())} of {done.size} chunks are not done; re-run "
-                                        "the command to finish")
+            raise IncompleteResultError(
+                f"{path}: {int((~done).sum())} of {done.size} chunks are not done; re-run the command to finish"
+            )
         ds = unflatten_points(ds)
         for view in _result_views():
             ds = view(ds)
@@ -479,5 +504,6 @@ def write_marker(folder: Path, command: str, **extra) -> None:
     """Mark an output folder as a complete result of ``command`` (see :data:`MARKER`)."""
     from attnphys._version import __version__
 
-    (folder / MARKER).write_text(json.dumps({COMMAND: command, COMPLETE: 1, "attnphys_version": __version__, **extra},
-                                            indent=1))
+    (folder / MARKER).write_text(
+        json.dumps({COMMAND: command, COMPLETE: 1, "attnphys_version": __version__, **extra}, indent=1)
+    )

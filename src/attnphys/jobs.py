@@ -63,8 +63,15 @@ def job_class(command: str) -> type[AbstractJob]:
     return JOBS[command]
 
 
-_JOB_MODULES = ("attnphys.dmft.jobs", "attnphys.dmft.attractor_jobs", "attnphys.clouds.jobs", "attnphys.probes.jobs", "attnphys.expfam.jobs",
-                "attnphys.reproduce", "attnphys.demo")
+_JOB_MODULES = (
+    "attnphys.dmft.jobs",
+    "attnphys.dmft.attractor_jobs",
+    "attnphys.clouds.jobs",
+    "attnphys.probes.jobs",
+    "attnphys.expfam.jobs",
+    "attnphys.reproduce",
+    "attnphys.demo",
+)
 
 
 def load_jobs() -> dict[str, type[AbstractJob]]:
@@ -81,6 +88,7 @@ def load_jobs() -> dict[str, type[AbstractJob]]:
 
 
 # -- option types --------------------------------------------------------------------------------------
+
 
 def parse_values(v: Any) -> Any:
     """One or several numbers: a number, a list, ``"0.5,1,3"`` or ``"START:STOP:NUM"`` (NUM evenly
@@ -145,6 +153,7 @@ IntValues = Annotated[tuple[int, ...], BeforeValidator(parse_ints)]
 
 # -- reports -------------------------------------------------------------------------------------------
 
+
 @dataclass
 class Report:
     """What a job tells the user: a title, summary rows, and the paths it wrote."""
@@ -156,6 +165,7 @@ class Report:
 
 
 # -- the base class ------------------------------------------------------------------------------------
+
 
 class AbstractJob(BaseModel, abc.ABC):
     """A command's options. Subclasses set :attr:`command`, declare their fields (each with a
@@ -272,6 +282,7 @@ def option_name(field_name: str) -> str:
 
 # -- options files and validation messages ------------------------------------------------------------
 
+
 def read_options_file(path: str | Path) -> dict:
     """A mapping of options from a YAML (``.yaml``/``.yml``), TOML (``.toml``) or JSON file.
 
@@ -299,8 +310,7 @@ def read_options_file(path: str | Path) -> dict:
         kind = {".yaml": "YAML", ".yml": "YAML", ".toml": "TOML"}.get(suffix, "JSON")
         raise InputError(f"{path} is not valid {kind}: {e}", "--config") from None
     if not isinstance(data, dict):
-        raise InputError(f"{path} must hold a mapping of option names to values, not {type(data).__name__}",
-                         "--config")
+        raise InputError(f"{path} must hold a mapping of option names to values, not {type(data).__name__}", "--config")
     return data
 
 
@@ -320,8 +330,11 @@ def _union_field(cls: type[BaseModel] | None, name: str) -> bool:
                 continue
             while typing.get_origin(a) is typing.Annotated:
                 a = typing.get_args(a)[0]
-            members.extend(x for x in (typing.get_args(a) if typing.get_origin(a) in (typing.Union, types.UnionType)
-                                       else (a,)) if x is not type(None))
+            members.extend(
+                x
+                for x in (typing.get_args(a) if typing.get_origin(a) in (typing.Union, types.UnionType) else (a,))
+                if x is not type(None)
+            )
         return len(members) > 1
     return False
 
@@ -347,9 +360,9 @@ def format_validation(e: ValidationError, cls: type[BaseModel] | None = None, so
                 loc = [loc[0]] + loc[2:]
             positional = loc[0] in getattr(cls, "cli_arguments", ())
             opt = loc[0].upper() if positional else option_name(loc[0])
-            name = (f"{opt} ({loc[0]} in {source or 'a config file'})" if opt[2:] != loc[0] and not positional
-                    else opt) + (
-                "." + ".".join(loc[1:]) if len(loc) > 1 else "")
+            name = (
+                f"{opt} ({loc[0]} in {source or 'a config file'})" if opt[2:] != loc[0] and not positional else opt
+            ) + ("." + ".".join(loc[1:]) if len(loc) > 1 else "")
             if name in named:
                 continue
             named.add(name)

@@ -70,8 +70,9 @@ class ClaimsFailedError(AttnphysError):
     def __init__(self, rows: list[dict]):
         self.rows = rows
         self.failed = [r for r in rows if not r["passed"]]
-        detail = "; ".join(f"{r['claim']} (max error {r['max_error']:.2e}, tolerance {r['tolerance']:.0e})"
-                           for r in self.failed)
+        detail = "; ".join(
+            f"{r['claim']} (max error {r['max_error']:.2e}, tolerance {r['tolerance']:.0e})" for r in self.failed
+        )
         super().__init__(f"{len(self.failed)} of {len(rows)} claim(s) failed: {detail}")
 
 
@@ -175,7 +176,10 @@ def _prop1b(rng):
     mu, S = rng.normal(size=3), _spd(rng, 3)
     a, b = gaussian_natural(jnp.asarray(mu), jnp.asarray(S)), Gaussian(jnp.asarray(mu), jnp.asarray(S))
     eta = _eta(rng)
-    return max(float(jnp.abs(a.log_normalizer(eta) - b.log_normalizer(eta))), float(jnp.max(jnp.abs(a.mean(eta) - b.mean(eta)))))
+    return max(
+        float(jnp.abs(a.log_normalizer(eta) - b.log_normalizer(eta))),
+        float(jnp.max(jnp.abs(a.mean(eta) - b.mean(eta)))),
+    )
 
 
 def _conjugate(rng):
@@ -217,9 +221,13 @@ def _theorem1_sampled(rng):
     # the cloud's own statistics are restored exactly; the shape is Gaussian: compare moments with a fresh
     # sample, and Mardia's skewness and kurtosis (on 5000 tokens: the statistic is O(n²))
     skew, kurt = clouds.mardia(out[:5_000])
-    return max(float(jnp.max(jnp.abs(out.mean(0) - Sinv @ mu))), float(jnp.max(jnp.abs(jnp.cov(out, rowvar=False) - Sinv))),
-               float(jnp.max(jnp.abs(jnp.cov(out, rowvar=False) - jnp.cov(ref, rowvar=False)))) / float(jnp.max(Sinv)),
-               float(abs(kurt - 1.0)), float(skew))
+    return max(
+        float(jnp.max(jnp.abs(out.mean(0) - Sinv @ mu))),
+        float(jnp.max(jnp.abs(jnp.cov(out, rowvar=False) - Sinv))),
+        float(jnp.max(jnp.abs(jnp.cov(out, rowvar=False) - jnp.cov(ref, rowvar=False)))) / float(jnp.max(Sinv)),
+        float(abs(kurt - 1.0)),
+        float(skew),
+    )
 
 
 def _hopfield_is_grad(rng):
@@ -262,8 +270,18 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("attention output = ∇_q log Z (values: E_p[v])", "Prop. 1(a)", _attention_is_gradient, 1e-12),
     Claim("∇ log Z = mean, every base measure (autodiff)", "§1 mean map", _over_measures(_grad_is_mean), 1e-10),
     Claim("∇² log Z = Fisher = covariance (autodiff)", "§1 Fisher", _over_measures(_hessian_is_fisher), 1e-10),
-    Claim("Fisher = sampled covariance (4e5 samples, relative)", "§1 Fisher", _over_measures(_fisher_is_sampled_covariance), 0.03),
-    Claim("Monte-Carlo log Z = closed form (4e5 base samples)", "Cor. 1, Props. 2–3", _over_measures(_mc_log_normalizer), 0.02),
+    Claim(
+        "Fisher = sampled covariance (4e5 samples, relative)",
+        "§1 Fisher",
+        _over_measures(_fisher_is_sampled_covariance),
+        0.03,
+    ),
+    Claim(
+        "Monte-Carlo log Z = closed form (4e5 base samples)",
+        "Cor. 1, Props. 2–3",
+        _over_measures(_mc_log_normalizer),
+        0.02,
+    ),
     Claim("exp.-family base measure: Gaussian via Prop. 1(b) = Cor. 1", "Prop. 1(b)", _prop1b, 1e-10),
     Claim("Jensen lower bound G_LB ≤ log Z (max of G_LB − G)", "Prop. 3", _lower_bound, 1e-12),
     Claim("∇G_LB closed form = autodiff", "Prop. 3", _lower_bound_grad, 1e-10),
@@ -302,8 +320,15 @@ def run_claims(seed: int = 0, claims: tuple[Claim, ...] | None = None) -> list[d
     for i, c in enumerate(CLAIMS if claims is None else claims):
         rng = np.random.default_rng([seed, i])
         err = float(c.check(rng))
-        rows.append(dict(claim=c.name, reference=c.reference, max_error=err, tolerance=c.tol,
-                         passed=bool(np.isfinite(err) and err <= c.tol)))
+        rows.append(
+            dict(
+                claim=c.name,
+                reference=c.reference,
+                max_error=err,
+                tolerance=c.tol,
+                passed=bool(np.isfinite(err) and err <= c.tol),
+            )
+        )
     return rows
 
 

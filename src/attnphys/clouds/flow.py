@@ -52,9 +52,19 @@ def velocity(attn: AbstractAttention, X: jax.Array, residual: bool = True, spher
 
 def _solve_impl(attn, X0, ts, residual: bool, sphere: bool, rtol: float, atol: float, solver: str, max_steps: int):
     term = diffrax.ODETerm(lambda t, X, a: velocity(a, X, residual, sphere))
-    sol = diffrax.diffeqsolve(term, SOLVERS[solver](), ts[0], ts[-1], None, X0, args=attn,
-                              saveat=diffrax.SaveAt(ts=ts), stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol),
-                              max_steps=max_steps, throw=False)
+    sol = diffrax.diffeqsolve(
+        term,
+        SOLVERS[solver](),
+        ts[0],
+        ts[-1],
+        None,
+        X0,
+        args=attn,
+        saveat=diffrax.SaveAt(ts=ts),
+        stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol),
+        max_steps=max_steps,
+        throw=False,
+    )
     return sol.ys, sol.stats["num_steps"], sol.result == diffrax.RESULTS.successful
 
 
@@ -62,8 +72,17 @@ _solve = eqx.filter_jit(_solve_impl)
 
 
 @eqx.filter_jit
-def solve_many(attn, X0s, ts, residual: bool = True, sphere: bool = True, rtol: float = RTOL, atol: float = ATOL,
-               solver: str = "tsit5", max_steps: int = 1_000_000):
+def solve_many(
+    attn,
+    X0s,
+    ts,
+    residual: bool = True,
+    sphere: bool = True,
+    rtol: float = RTOL,
+    atol: float = ATOL,
+    solver: str = "tsit5",
+    max_steps: int = 1_000_000,
+):
     """Integrate the flow from a batch of starts X0s (S, N, D) at once (theory: docs/theory/particles.md §6).
 
     Returns:
@@ -89,8 +108,18 @@ class FlowSolution:
     solver: str
 
 
-def solve_flow(attn: AbstractAttention, X0, ts, *, residual: bool = True, sphere: bool = True, rtol: float = RTOL,
-               atol: float = ATOL, solver: str = "tsit5", max_steps: int = 1_000_000) -> FlowSolution:
+def solve_flow(
+    attn: AbstractAttention,
+    X0,
+    ts,
+    *,
+    residual: bool = True,
+    sphere: bool = True,
+    rtol: float = RTOL,
+    atol: float = ATOL,
+    solver: str = "tsit5",
+    max_steps: int = 1_000_000,
+) -> FlowSolution:
     """Integrate the flow from X0 (N, D) and save it at the times ``ts`` (T,), increasing, ts[0] the
     start (theory: docs/theory/particles.md §6): adaptive steps under a PID controller with relative
     and absolute tolerances ``rtol``, ``atol``; diffrax interpolates the solution at the saved times.
@@ -102,17 +131,20 @@ def solve_flow(attn: AbstractAttention, X0, ts, *, residual: bool = True, sphere
     if solver not in SOLVERS:
         raise ValueError(f"unknown solver {solver!r}; choose from {', '.join(SOLVERS)}")
     ts = jnp.asarray(ts, dtype=jnp.result_type(float))
-    ys, steps, ok = _solve(attn, jnp.asarray(X0, ts.dtype), ts, residual, sphere, float(rtol), float(atol), solver,
-                           int(max_steps))
+    ys, steps, ok = _solve(
+        attn, jnp.asarray(X0, ts.dtype), ts, residual, sphere, float(rtol), float(atol), solver, int(max_steps)
+    )
     ys = np.asarray(ys)
     finite = np.isfinite(ys).reshape(len(ts), -1).all(1)
     if not finite.all():
         k = int(np.argmin(finite))
         raise NonFiniteError(k, {"time": float(ts[k]), "beta": float(np.asarray(attn.beta))}, what="token cloud")
     if not bool(ok):
-        raise RuntimeError(f"the {solver} solver stopped after {int(steps)} steps before t = {float(ts[-1])}: the flow "
-                           "is stiff (USA at large β contracts clusters at a rate ~e^β); use the implicit kvaerno5 "
-                           "solver or a shorter time")
+        raise RuntimeError(
+            f"the {solver} solver stopped after {int(steps)} steps before t = {float(ts[-1])}: the flow "
+            "is stiff (USA at large β contracts clusters at a rate ~e^β); use the implicit kvaerno5 "
+            "solver or a shorter time"
+        )
     return FlowSolution(np.asarray(ts), ys, int(steps), float(rtol), float(atol), solver)
 
 
@@ -134,8 +166,9 @@ FLOW_LONG_NAMES = {
 }
 
 
-def flow_statistics(sol: FlowSolution, beta: float, *, pair_tol: float = PAIR_TOL, cluster_delta: float = 1e-3,
-                    seed: int = 0) -> dict[str, np.ndarray]:
+def flow_statistics(
+    sol: FlowSolution, beta: float, *, pair_tol: float = PAIR_TOL, cluster_delta: float = 1e-3, seed: int = 0
+) -> dict[str, np.ndarray]:
     """Every observable at every saved time (theory: docs/theory/particles.md §3, §4): ``energy``
     E_β, ``clusters`` (components of cos > 1 − δ), ``clustered_pairs``, ``sphere_drift`` and the cloud
     statistics (:data:`attnphys.clouds.stats.STATISTICS`; ``moved_apart`` against the previous saved time).
@@ -152,8 +185,16 @@ def flow_statistics(sol: FlowSolution, beta: float, *, pair_tol: float = PAIR_TO
     return out
 
 
-def flow_dataset(sol: FlowSolution, beta: float, *, pair_tol: float = PAIR_TOL, cluster_delta: float = 1e-3,
-                 store_cloud: bool = True, seed: int = 0, attrs: dict | None = None) -> xr.Dataset:
+def flow_dataset(
+    sol: FlowSolution,
+    beta: float,
+    *,
+    pair_tol: float = PAIR_TOL,
+    cluster_delta: float = 1e-3,
+    store_cloud: bool = True,
+    seed: int = 0,
+    attrs: dict | None = None,
+) -> xr.Dataset:
     """The flow's observables over ``time`` (and the plateaus of the cluster count over ``plateau``)
     as a Dataset with CF attributes (theory: docs/theory/particles.md §4.2)."""
     from attnphys.clouds.observables import plateaus
@@ -175,16 +216,28 @@ def flow_dataset(sol: FlowSolution, beta: float, *, pair_tol: float = PAIR_TOL, 
     ds["plateau_length"] = (("plateau",), np.array([p.length for p in pl]))
     ds["plateau_clusters"] = (("plateau",), np.array([p.clusters for p in pl], dtype=np.int64))
     ds["plateau_closed"] = (("plateau",), np.array([p.closed for p in pl], dtype=np.int8))
-    for k, text in (("plateau_start", "first saved time of a constant cluster count"),
-                    ("plateau_end", "first saved time with another count (or the last saved time if open)"),
-                    ("plateau_length", "duration of the constant cluster count"),
-                    ("plateau_clusters", "cluster count on the plateau"),
-                    ("plateau_closed", "1 if the plateau ends with a change of count, 0 if it lasts to the end")):
+    for k, text in (
+        ("plateau_start", "first saved time of a constant cluster count"),
+        ("plateau_end", "first saved time with another count (or the last saved time if open)"),
+        ("plateau_length", "duration of the constant cluster count"),
+        ("plateau_clusters", "cluster count on the plateau"),
+        ("plateau_closed", "1 if the plateau ends with a change of count, 0 if it lasts to the end"),
+    ):
         ds[k].attrs["long_name"] = text
     for k in ("plateau_start", "plateau_end", "plateau_length"):
         ds[k].attrs["units"] = "1"
-    ds.attrs.update(base_attrs(None, rtol=sol.rtol, atol=sol.atol, solver=sol.solver, num_steps=sol.num_steps,
-                               pair_tol=pair_tol, cluster_delta=cluster_delta, **(attrs or {})))
+    ds.attrs.update(
+        base_attrs(
+            None,
+            rtol=sol.rtol,
+            atol=sol.atol,
+            solver=sol.solver,
+            num_steps=sol.num_steps,
+            pair_tol=pair_tol,
+            cluster_delta=cluster_delta,
+            **(attrs or {}),
+        )
+    )
     return ds
 
 
@@ -195,5 +248,15 @@ def uniform_sphere(key, n: int, d: int, dtype=None) -> jax.Array:
     return X / jnp.linalg.norm(X, axis=1, keepdims=True)
 
 
-__all__ = ["SOLVERS", "RTOL", "ATOL", "velocity", "FlowSolution", "solve_flow", "solve_many", "flow_statistics", "flow_dataset",
-           "uniform_sphere"]
+__all__ = [
+    "SOLVERS",
+    "RTOL",
+    "ATOL",
+    "velocity",
+    "FlowSolution",
+    "solve_flow",
+    "solve_many",
+    "flow_statistics",
+    "flow_dataset",
+    "uniform_sphere",
+]

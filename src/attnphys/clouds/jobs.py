@@ -34,9 +34,11 @@ def _check_memory(tokens: int, dim: int, heads: int = 1, copies: int = 1) -> Non
     need = 8 * copies * (3 * max(heads, 1) * tokens * tokens + 4 * tokens * dim)
     avail = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     if need > avail // 2:
-        raise InputError(f"{tokens} tokens in {dim} dimensions need about {need / 2**30:.3g} GiB (attention matrices of "
-                         f"tokens² entries), more than half of this machine's memory ({avail / 2**30:.3g} GiB)",
-                         "--tokens")
+        raise InputError(
+            f"{tokens} tokens in {dim} dimensions need about {need / 2**30:.3g} GiB (attention matrices of "
+            f"tokens² entries), more than half of this machine's memory ({avail / 2**30:.3g} GiB)",
+            "--tokens",
+        )
 
 
 def _fmt(a: float, b: float) -> str:
@@ -57,19 +59,30 @@ class CloudsRunJob(AbstractJob):
     dim: int = Field(16, ge=2, description="Token dimension D (at least 2).")
     tokens: int = Field(512, ge=2, description="Number of tokens N.")
     layers: int = Field(100, ge=0, description="Layers to iterate.")
-    norm: str = Field("layernorm", description="Normalization after each attention step: layernorm, rmsnorm, rn, "
-                                               "diagonal_rn, sphere, none.")
+    norm: str = Field(
+        "layernorm",
+        description="Normalization after each attention step: layernorm, rmsnorm, rn, diagonal_rn, sphere, none.",
+    )
     beta: float = Field(1.0, allow_inf_nan=False, description="Inverse temperature β of the attention scores.")
     alpha: float = Field(1.0, allow_inf_nan=False, description="Step size α of the residual update.")
     heads: int = Field(0, ge=0, description="0: identity weights; H > 0: H heads with random W = W_qᵀW_k and W_v.")
-    ensemble: str = Field("gaussian", description="Ensemble of the random weights (with --heads > 0): gaussian, goe, "
-                                                  "pm_kq.")
-    resample_every: int = Field(0, ge=0, description="Draw new random weights every this many layers (0: the same "
-                                                     "weights in every layer; 1: untied layers).")
-    attention: Literal["sa", "usa", "sinkhorn"] = Field("sa", description="Attention: softmax (sa), unnormalised "
-                                                                         "(usa) or doubly stochastic (sinkhorn).")
-    residual: bool = Field(True, description="Keep the residual of the attention sublayer (without it every token "
-                                             "becomes a weighted mean of the cloud).")
+    ensemble: str = Field(
+        "gaussian", description="Ensemble of the random weights (with --heads > 0): gaussian, goe, pm_kq."
+    )
+    resample_every: int = Field(
+        0,
+        ge=0,
+        description="Draw new random weights every this many layers (0: the same "
+        "weights in every layer; 1: untied layers).",
+    )
+    attention: Literal["sa", "usa", "sinkhorn"] = Field(
+        "sa", description="Attention: softmax (sa), unnormalised (usa) or doubly stochastic (sinkhorn)."
+    )
+    residual: bool = Field(
+        True,
+        description="Keep the residual of the attention sublayer (without it every token "
+        "becomes a weighted mean of the cloud).",
+    )
     mlp: Literal["none", "random"] = Field("none", description="MLP sublayer after the attention block.")
     stats_every: int = Field(10, ge=1, description="Record the statistics every this many layers.")
     snapshots: IntValues = Field((0, 10, 100), description="Layers whose clouds are stored and drawn.")
@@ -106,27 +119,63 @@ class CloudsRunJob(AbstractJob):
             L = max(self.layers, 1)
             Ws = layer_weights(ens, k1, L, H, D, self.resample_every, X0.dtype) / D**0.5
             Wvs = layer_weights(ens, k2, L, H, D, self.resample_every, X0.dtype) / H**0.5
-            layer = untied_layers(self.norm, self.beta, Ws, Wvs, alpha=self.alpha, attention=self.attention,
-                                  residual=self.residual, mlp=mlp)
+            layer = untied_layers(
+                self.norm,
+                self.beta,
+                Ws,
+                Wvs,
+                alpha=self.alpha,
+                attention=self.attention,
+                residual=self.residual,
+                mlp=mlp,
+            )
         else:
             W = Wv = None
             if H:  # scales: W entries of variance 1/D², W_v of variance 1/(D H)
                 W = ens.sample(k1, (H,), D, X0.dtype) / D**0.5
                 Wv = ens.sample(k2, (H,), D, X0.dtype) / H**0.5
-            layer = standard_layer(self.norm, beta=self.beta, alpha=self.alpha, W=W, Wv=Wv, attention=self.attention,
-                                   residual=self.residual, mlp=mlp)
+            layer = standard_layer(
+                self.norm,
+                beta=self.beta,
+                alpha=self.alpha,
+                W=W,
+                Wv=Wv,
+                attention=self.attention,
+                residual=self.residual,
+                mlp=mlp,
+            )
         t0 = time.perf_counter()
         try:
-            ds = run_cloud(X0, layer, self.layers, self.stats_every, list(self.snapshots), seed=self.seed,
-                           progress=progress, attrs=dict(
-                               init=self.init, dim=D, tokens=self.tokens, layers=self.layers, norm=self.norm,
-                               beta=self.beta, alpha=self.alpha, heads=H, ensemble=self.ensemble,
-                               resample_every=self.resample_every, attention=self.attention,
-                               residual=int(self.residual), mlp=self.mlp, seed=self.seed,
-                               title=f"{self.init} cloud, N={self.tokens}, D={D}, norm={self.norm}, β={self.beta}, "
-                                     f"α={self.alpha}"))
+            ds = run_cloud(
+                X0,
+                layer,
+                self.layers,
+                self.stats_every,
+                list(self.snapshots),
+                seed=self.seed,
+                progress=progress,
+                attrs=dict(
+                    init=self.init,
+                    dim=D,
+                    tokens=self.tokens,
+                    layers=self.layers,
+                    norm=self.norm,
+                    beta=self.beta,
+                    alpha=self.alpha,
+                    heads=H,
+                    ensemble=self.ensemble,
+                    resample_every=self.resample_every,
+                    attention=self.attention,
+                    residual=int(self.residual),
+                    mlp=self.mlp,
+                    seed=self.seed,
+                    title=f"{self.init} cloud, N={self.tokens}, D={D}, norm={self.norm}, β={self.beta}, α={self.alpha}",
+                ),
+            )
         except FloatingPointError as e:
-            raise InputError(f"{e} (β={self.beta}, α={self.alpha}); lower --beta or --alpha, or use a normalization") from e
+            raise InputError(
+                f"{e} (β={self.beta}, α={self.alpha}); lower --beta or --alpha, or use a normalization"
+            ) from e
         self.write_result(ds, self.out)
         first, last = ds.isel(layer=0), ds.isel(layer=-1)
         rows = {"wall time": f"{time.perf_counter() - t0:.2f} s", "layers recorded": str(ds.sizes["layer"])}
@@ -144,18 +193,21 @@ class _FlowOptions(AbstractJob):
     """Options shared by the continuous-time commands."""
 
     command: ClassVar[str] = "clouds _flow"
-    dynamics: Literal["sa", "usa", "sinkhorn"] = Field("sa", description="Attention: softmax (sa), unnormalised (usa) "
-                                                                         "or doubly stochastic (sinkhorn).")
+    dynamics: Literal["sa", "usa", "sinkhorn"] = Field(
+        "sa", description="Attention: softmax (sa), unnormalised (usa) or doubly stochastic (sinkhorn)."
+    )
     dim: int = Field(3, ge=2, description="Token dimension d (tokens on the sphere S^{d-1}).")
     tokens: int = Field(64, ge=2, description="Number of tokens n.")
     t_max: float = Field(50.0, gt=0, allow_inf_nan=False, description="Final time.")
     saves: int = Field(201, ge=2, description="Saved times, evenly spaced from 0 to --t-max.")
     rtol: float = Field(1e-8, gt=0, lt=1, description="Relative tolerance of the adaptive step-size controller.")
     atol: float = Field(1e-10, gt=0, description="Absolute tolerance of the adaptive step-size controller.")
-    solver: Literal["tsit5", "dopri8", "kvaerno5"] = Field("tsit5", description="ODE solver (kvaerno5: implicit, for "
-                                                                                 "stiff flows such as USA at large β).")
-    pair_tol: float = Field(1e-3, gt=0, description="Two tokens are a clustered pair when their directions are "
-                                                    "closer than this.")
+    solver: Literal["tsit5", "dopri8", "kvaerno5"] = Field(
+        "tsit5", description="ODE solver (kvaerno5: implicit, for stiff flows such as USA at large β)."
+    )
+    pair_tol: float = Field(
+        1e-3, gt=0, description="Two tokens are a clustered pair when their directions are closer than this."
+    )
     cluster_delta: float = Field(1e-3, gt=0, lt=1, description="Clusters: connected components of cos > 1 − δ.")
     seed: int = Field(0, ge=0, description="Seed of the initial cloud and of random weights.")
 
@@ -178,11 +230,16 @@ class CloudsFlowJob(_FlowOptions):
     residual: bool = Field(True, description="With the residual: ẋ = A(X); without: ẋ = A(X) − x.")
     causal: bool = Field(False, description="Causal masking: token i attends to tokens j ≤ i.")
     heads: int = Field(1, ge=1, description="Number of heads (identical for identity weights).")
-    weights: str = Field("identity", description="Q, K, V: identity, or random from gaussian, goe, pm_kq "
-                                                 "(Q = K-transposed bilinear form W, V = I), or an .npz file with "
-                                                 "arrays Q, K, V (and optionally O) of shape (H, k, d).")
-    init: Literal["sphere", "gaussian"] = Field("sphere", description="Start: uniform on the sphere, or standard "
-                                                                      "Gaussian (projected on the sphere with --sphere).")
+    weights: str = Field(
+        "identity",
+        description="Q, K, V: identity, or random from gaussian, goe, pm_kq "
+        "(Q = K-transposed bilinear form W, V = I), or an .npz file with "
+        "arrays Q, K, V (and optionally O) of shape (H, k, d).",
+    )
+    init: Literal["sphere", "gaussian"] = Field(
+        "sphere",
+        description="Start: uniform on the sphere, or standard Gaussian (projected on the sphere with --sphere).",
+    )
     keep_cloud: bool = Field(True, description="Store the token positions at every saved time.")
     out: Path = Field(Path("flow.zarr"), description="Output store (.zarr, or .nc for NetCDF).")
     plot: Path | None = Field(None, description="Figure file (PNG).")
@@ -190,13 +247,18 @@ class CloudsFlowJob(_FlowOptions):
     def inputs_check(self) -> None:
         _check_memory(self.tokens, self.dim, self.heads, copies=4)
         if self.dynamics == "sinkhorn" and self.causal:
-            raise InputError("Sinkhorn attention with a causal mask is degenerate (the only lower-triangular doubly "
-                             "stochastic matrix is the identity)", "--causal")
+            raise InputError(
+                "Sinkhorn attention with a causal mask is degenerate (the only lower-triangular doubly "
+                "stochastic matrix is the identity)",
+                "--causal",
+            )
         if self.weights not in ("identity",) + _ENSEMBLES:
             p = Path(self.weights)
             if not p.is_file():
-                raise InputError(f"must be identity, {', '.join(_ENSEMBLES)} or an .npz file; no such file: "
-                                 f"{self.weights}", "--weights")
+                raise InputError(
+                    f"must be identity, {', '.join(_ENSEMBLES)} or an .npz file; no such file: {self.weights}",
+                    "--weights",
+                )
             self._load_weights()
 
     def _load_weights(self) -> dict:
@@ -254,26 +316,57 @@ class CloudsFlowJob(_FlowOptions):
         ts = np.linspace(0.0, self.t_max, self.saves)
         t0 = time.perf_counter()
         try:
-            sol = solve_flow(self.attention(), X0, ts, residual=self.residual, sphere=self.sphere, rtol=self.rtol,
-                             atol=self.atol, solver=self.solver)
+            sol = solve_flow(
+                self.attention(),
+                X0,
+                ts,
+                residual=self.residual,
+                sphere=self.sphere,
+                rtol=self.rtol,
+                atol=self.atol,
+                solver=self.solver,
+            )
         except RuntimeError as e:
             raise InputError(str(e), "--solver") from None
-        title = (f"{self.dynamics.upper()}, β={self.beta}, n={self.tokens}, d={self.dim}, "
-                 f"{'sphere' if self.sphere else 'R^d'}, {self.weights} weights")
-        ds = flow_dataset(sol, self.beta, pair_tol=self.pair_tol, cluster_delta=self.cluster_delta,
-                          store_cloud=self.keep_cloud, seed=self.seed, attrs=dict(
-                              dynamics=self.dynamics, beta=self.beta, dim=self.dim, tokens=self.tokens,
-                              sphere=int(self.sphere), residual=int(self.residual), causal=int(self.causal),
-                              heads=self.heads, weights=self.weights, init=self.init, seed=self.seed, title=title))
+        title = (
+            f"{self.dynamics.upper()}, β={self.beta}, n={self.tokens}, d={self.dim}, "
+            f"{'sphere' if self.sphere else 'R^d'}, {self.weights} weights"
+        )
+        ds = flow_dataset(
+            sol,
+            self.beta,
+            pair_tol=self.pair_tol,
+            cluster_delta=self.cluster_delta,
+            store_cloud=self.keep_cloud,
+            seed=self.seed,
+            attrs=dict(
+                dynamics=self.dynamics,
+                beta=self.beta,
+                dim=self.dim,
+                tokens=self.tokens,
+                sphere=int(self.sphere),
+                residual=int(self.residual),
+                causal=int(self.causal),
+                heads=self.heads,
+                weights=self.weights,
+                init=self.init,
+                seed=self.seed,
+                title=title,
+            ),
+        )
         wall = time.perf_counter() - t0
         self.write_result(ds, self.out)
         best = longest_metastable(plateaus(ds.time.values, ds.clusters.values))
-        rows = {"wall time": f"{wall:.2f} s", "solver steps": str(sol.num_steps),
-                "energy": _fmt(float(ds.energy[0]), float(ds.energy[-1])),
-                "clusters": f"{int(ds.clusters[0])} → {int(ds.clusters[-1])}",
-                "clustered pairs": _fmt(float(ds.clustered_pairs[0]), float(ds.clustered_pairs[-1])),
-                "longest metastable plateau": "none" if best is None else
-                f"{best.clusters} clusters for {best.length:.3g} (t = {best.start:.3g} … {best.end:.3g})"}
+        rows = {
+            "wall time": f"{wall:.2f} s",
+            "solver steps": str(sol.num_steps),
+            "energy": _fmt(float(ds.energy[0]), float(ds.energy[-1])),
+            "clusters": f"{int(ds.clusters[0])} → {int(ds.clusters[-1])}",
+            "clustered pairs": _fmt(float(ds.clustered_pairs[0]), float(ds.clustered_pairs[-1])),
+            "longest metastable plateau": "none"
+            if best is None
+            else f"{best.clusters} clusters for {best.length:.3g} (t = {best.start:.3g} … {best.end:.3g})",
+        }
         paths = [self.out]
         if self.plot is not None:
             from attnphys.plots.particles import plot_flow
@@ -308,11 +401,22 @@ class CloudsPhaseDiagramJob(_FlowOptions):
         from attnphys.clouds.phase import ClusteringTask
         from attnphys.sweeps import Axis, Grid, Sweep
 
-        task = ClusteringTask(dynamics=self.dynamics, dim=self.dim, tokens=self.tokens, t_max=self.t_max,
-                              saves=self.saves, samples=self.samples, rtol=self.rtol, atol=self.atol,
-                              solver=self.solver, pair_tol=self.pair_tol, cluster_delta=self.cluster_delta)
-        return Sweep(grid=Grid(axes=(Axis(name="beta", values=tuple(self.beta)),), chunk=1), task=task,
-                     base_seed=self.seed)
+        task = ClusteringTask(
+            dynamics=self.dynamics,
+            dim=self.dim,
+            tokens=self.tokens,
+            t_max=self.t_max,
+            saves=self.saves,
+            samples=self.samples,
+            rtol=self.rtol,
+            atol=self.atol,
+            solver=self.solver,
+            pair_tol=self.pair_tol,
+            cluster_delta=self.cluster_delta,
+        )
+        return Sweep(
+            grid=Grid(axes=(Axis(name="beta", values=tuple(self.beta)),), chunk=1), task=task, base_seed=self.seed
+        )
 
     def execute(self, progress: bool = True) -> Report:
         import numpy as np
@@ -329,9 +433,13 @@ class CloudsPhaseDiagramJob(_FlowOptions):
         ds["beta"].attrs["long_name"] = "inverse temperature beta"
         ds["time"].attrs["long_name"] = "time of the continuous-time dynamics"
         ct = ds.clustering_time.values
-        rows = {"wall time": f"{time.perf_counter() - t0:.2f} s", "β values": str(ds.sizes["beta"]),
-                "clustering time (all samples one cluster)": ", ".join(
-                    f"β={b:g}: {'> t_max' if not np.isfinite(c) else f'{c:.3g}'}" for b, c in zip(ds.beta.values, ct))}
+        rows = {
+            "wall time": f"{time.perf_counter() - t0:.2f} s",
+            "β values": str(ds.sizes["beta"]),
+            "clustering time (all samples one cluster)": ", ".join(
+                f"β={b:g}: {'> t_max' if not np.isfinite(c) else f'{c:.3g}'}" for b, c in zip(ds.beta.values, ct)
+            ),
+        }
         if int(ds.failed.sum()):
             rows["failed integrations"] = str(int(ds.failed.sum()))
         paths = [self.out]
@@ -353,14 +461,24 @@ class CloudsThroughModelJob(AbstractJob):
     command: ClassVar[str] = "clouds through-model"
     outputs_spec: ClassVar[dict[str, str]] = {"out": "result", "plot": "figure"}
 
-    model: str = Field("minilm", description="minilm (offline all-MiniLM-L6-v2), a local model folder or a hub name "
-                                             "(BERT, GPT-2 or Llama family).")
-    init: Literal["gaussian", "tokens"] = Field("gaussian", description="Initial cloud: Gaussian with the embedding "
-                                                                        "matrix's mean and covariance, or perturbed "
-                                                                        "real-token embeddings.")
+    model: str = Field(
+        "minilm",
+        description="minilm (offline all-MiniLM-L6-v2), a local model folder or a hub name "
+        "(BERT, GPT-2 or Llama family).",
+    )
+    init: Literal["gaussian", "tokens"] = Field(
+        "gaussian",
+        description="Initial cloud: Gaussian with the embedding "
+        "matrix's mean and covariance, or perturbed "
+        "real-token embeddings.",
+    )
     tokens: int = Field(1024, ge=8, description="Number of tokens in the cloud.")
-    noise: float = Field(0.1, ge=0, allow_inf_nan=False, description="With --init tokens: noise in units of each "
-                                                                     "feature's standard deviation.")
+    noise: float = Field(
+        0.1,
+        ge=0,
+        allow_inf_nan=False,
+        description="With --init tokens: noise in units of each feature's standard deviation.",
+    )
     seed: int = Field(0, ge=0, description="Seed of the cloud and of the random operators.")
     out: Path = Field(Path("through.zarr"), description="Output store (.zarr, or .nc for NetCDF).")
     plot: Path | None = Field(None, description="Figure file (PNG).")
@@ -379,8 +497,10 @@ class CloudsThroughModelJob(AbstractJob):
         ds.attrs.update({k: v for k, v in base_attrs(None).items() if k not in ds.attrs})
         self.write_result(ds, self.out)
         st = ds.stat.sel(statistic="cov_trace")
-        rows = {"wall time": f"{ds.attrs['wall_time_s']} s (model loading {ds.attrs['load_time_s']} s)",
-                "family": f"{ds.attrs['family']} ({'pre' if ds.attrs['pre_ln'] else 'post'}-norm)"}
+        rows = {
+            "wall time": f"{ds.attrs['wall_time_s']} s (model loading {ds.attrs['load_time_s']} s)",
+            "family": f"{ds.attrs['family']} ({'pre' if ds.attrs['pre_ln'] else 'post'}-norm)",
+        }
         for op in ds.operator.values:
             s = st.sel(operator=op)
             rows[f"cov trace, {op}"] = _fmt(float(s.isel(layer=0, stage=0)), float(s.isel(layer=-1, stage=-1)))

@@ -54,8 +54,9 @@ class GatedMLP(eqx.Module):
         return (ACTIVATIONS[self.activation](X @ self.Wg.T) * (X @ self.Wu.T)) @ self.Wd.T
 
 
-def random_mlp(key, dim: int, hidden: int | None = None, std: float | None = None, activation: str = "gelu",
-               dtype=None) -> MLP:
+def random_mlp(
+    key, dim: int, hidden: int | None = None, std: float | None = None, activation: str = "gelu", dtype=None
+) -> MLP:
     """An MLP with i.i.d. N(0, std²) weights and zero biases, hidden width 4D by default and std
     1/√D for W₁, 1/√F for W₂ by default (theory: docs/theory/clouds.md §6.2)."""
     hidden = hidden or 4 * dim
@@ -63,8 +64,11 @@ def random_mlp(key, dim: int, hidden: int | None = None, std: float | None = Non
     k1, k2 = jax.random.split(key)
     s1 = std if std is not None else dim**-0.5
     s2 = std if std is not None else hidden**-0.5
-    return MLP(s1 * jax.random.normal(k1, (hidden, dim), dtype), s2 * jax.random.normal(k2, (dim, hidden), dtype),
-               activation=activation)
+    return MLP(
+        s1 * jax.random.normal(k1, (hidden, dim), dtype),
+        s2 * jax.random.normal(k2, (dim, hidden), dtype),
+        activation=activation,
+    )
 
 
 __all__ = ["ACTIVATIONS", "MLP", "GatedMLP", "random_mlp"]

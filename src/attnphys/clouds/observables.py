@@ -85,5 +85,12 @@ def longest_metastable(pl: list[Plateau]) -> Plateau | None:
     return max(cand, key=lambda p: p.length) if cand else None
 
 
-__all__ = ["PAIR_TOL", "interaction_energy", "directions", "clustered_pairs", "Plateau", "plateaus",
-           "longest_metastable"]
+__all__ = [
+    "PAIR_TOL",
+    "interaction_energy",
+    "directions",
+    "clustered_pairs",
+    "Plateau",
+    "plateaus",
+    "longest_metastable",
+]

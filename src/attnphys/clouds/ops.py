@@ -96,8 +96,18 @@ class Layer(eqx.Module):
         return X
 
 
-def standard_layer(norm: str | AbstractNorm = "layernorm", beta=1.0, alpha=1.0, W=None, Wv=None, *,
-                   attention: str = "sa", residual: bool = True, mlp=None, causal: bool = False) -> Callable:
+def standard_layer(
+    norm: str | AbstractNorm = "layernorm",
+    beta=1.0,
+    alpha=1.0,
+    W=None,
+    Wv=None,
+    *,
+    attention: str = "sa",
+    residual: bool = True,
+    mlp=None,
+    causal: bool = False,
+) -> Callable:
     """Residual attention followed by a normalization (post-norm), the paper's block, optionally with
     an MLP sublayer (theory: docs/theory/clouds.md §2, §6).
 
@@ -114,8 +124,9 @@ def standard_layer(norm: str | AbstractNorm = "layernorm", beta=1.0, alpha=1.0, 
     return layer
 
 
-def untied_layers(norm: str | AbstractNorm, beta, Ws, Wvs=None, *, alpha=1.0, attention: str = "sa",
-                  residual: bool = True, mlp=None) -> Callable:
+def untied_layers(
+    norm: str | AbstractNorm, beta, Ws, Wvs=None, *, alpha=1.0, attention: str = "sa", residual: bool = True, mlp=None
+) -> Callable:
     """Layer l uses its own weights Ws[l] (L, H, D, D) and Wvs[l] (theory: docs/theory/clouds.md §6.4).
 
     Returns:
@@ -151,6 +162,21 @@ def renormalize_population(mean, cov, eta0, Lambda0):
     return T, eta0 - T @ mean
 
 
-__all__ = ["attention_step", "attention_no_residual", "layernorm", "rmsnorm", "renormalize", "sphere", "identity",
-           "NORMS", "Identity", "compose", "Layer", "standard_layer", "untied_layers", "theorem1_affine",
-           "push_gaussian", "renormalize_population"]
+__all__ = [
+    "attention_step",
+    "attention_no_residual",
+    "layernorm",
+    "rmsnorm",
+    "renormalize",
+    "sphere",
+    "identity",
+    "NORMS",
+    "Identity",
+    "compose",
+    "Layer",
+    "standard_layer",
+    "untied_layers",
+    "theorem1_affine",
+    "push_gaussian",
+    "renormalize_population",
+]

@@ -25,6 +25,7 @@ from attnphys.sweeps.task import AbstractTask, VarSpec, register_task
 @jax.jit
 def _cluster_series(xs, pair_tol, delta):
     """(S, T, N, D) → clustered pairs and cluster counts (S, T)."""
+
     def one(X):
         U = X / jnp.linalg.norm(X, axis=-1, keepdims=True)
         return clustered_pairs(X, pair_tol), _components(U @ U.T > 1 - delta)
@@ -65,20 +66,30 @@ class ClusteringTask(AbstractTask):
     def example(cls):
         from attnphys.sweeps import Axis
 
-        return (cls(dim=3, tokens=12, t_max=4.0, saves=5, samples=2),
-                Grid(axes=(Axis(name="beta", values=(0.5, 1.0, 4.0)),), chunk=2))
+        return (
+            cls(dim=3, tokens=12, t_max=4.0, saves=5, samples=2),
+            Grid(axes=(Axis(name="beta", values=(0.5, 1.0, 4.0)),), chunk=2),
+        )
 
     def schema(self, grid: Grid) -> dict[str, VarSpec]:
         T = self.saves
         return {
-            "clustered_pairs": VarSpec(("time",), (T,), np.float64, np.nan,
-                                       "fraction of clustered token pairs, mean over the samples"),
-            "clustered_pairs_std": VarSpec(("time",), (T,), np.float64, np.nan,
-                                           "standard deviation of the clustered fraction over the samples"),
+            "clustered_pairs": VarSpec(
+                ("time",), (T,), np.float64, np.nan, "fraction of clustered token pairs, mean over the samples"
+            ),
+            "clustered_pairs_std": VarSpec(
+                ("time",), (T,), np.float64, np.nan, "standard deviation of the clustered fraction over the samples"
+            ),
             "clusters": VarSpec(("time",), (T,), np.float64, np.nan, "cluster count, mean over the samples"),
             "one_cluster": VarSpec(("time",), (T,), np.float64, np.nan, "fraction of samples in a single cluster"),
-            "clustering_time": VarSpec((), (), np.float64, np.nan,
-                                       "first saved time with every sample in one cluster (NaN if never)", units="1"),
+            "clustering_time": VarSpec(
+                (),
+                (),
+                np.float64,
+                np.nan,
+                "first saved time with every sample in one cluster (NaN if never)",
+                units="1",
+            ),
             "failed": VarSpec((), (), np.int64, -1, "samples whose integration failed (NaN results)"),
         }
 
@@ -86,16 +97,27 @@ class ClusteringTask(AbstractTask):
         return {"time": (("time",), self.times(), {"long_name": "time of the continuous-time dynamics", "units": "1"})}
 
     def attrs(self) -> dict:
-        return {"dynamics": self.dynamics, "dim": self.dim, "tokens": self.tokens, "samples": self.samples,
-                "rtol": self.rtol, "atol": self.atol, "solver": self.solver, "pair_tol": self.pair_tol,
-                "cluster_delta": self.cluster_delta, "start": "uniform on the unit sphere"}
+        return {
+            "dynamics": self.dynamics,
+            "dim": self.dim,
+            "tokens": self.tokens,
+            "samples": self.samples,
+            "rtol": self.rtol,
+            "atol": self.atol,
+            "solver": self.solver,
+            "pair_tol": self.pair_tol,
+            "cluster_delta": self.cluster_delta,
+            "start": "uniform on the unit sphere",
+        }
 
     def compute(self, grid: Grid, lo: int, hi: int, base_seed: int = 0) -> dict[str, np.ndarray]:
         flat = grid.points(lo, hi)["beta"]
         seeds = point_seed(base_seed, range(lo, hi))
         ts = jnp.asarray(self.times())
-        out = {k: [] for k in ("clustered_pairs", "clustered_pairs_std", "clusters", "one_cluster", "clustering_time",
-                               "failed")}
+        out = {
+            k: []
+            for k in ("clustered_pairs", "clustered_pairs_std", "clusters", "one_cluster", "clustering_time", "failed")
+        }
         for beta, seed in zip(flat, seeds):
             key = jax.random.PRNGKey(int(seed))
             X0 = jax.random.normal(key, (self.samples, self.tokens, self.dim))

@@ -41,8 +41,16 @@ def _iterate(layer: Callable, X, start, n: int):
     return jax.lax.fori_loop(0, n, lambda _, Y: layer(Y), X)
 
 
-def run_cloud(X0, layer: Callable, layers: int, stats_every: int = 10, snapshots: Sequence[int] = (),
-              seed: int = 0, progress: bool = False, attrs: dict | None = None) -> xr.Dataset:
+def run_cloud(
+    X0,
+    layer: Callable,
+    layers: int,
+    stats_every: int = 10,
+    snapshots: Sequence[int] = (),
+    seed: int = 0,
+    progress: bool = False,
+    attrs: dict | None = None,
+) -> xr.Dataset:
     """Apply ``layer`` ``layers`` times to X0 (N, D), with statistics at layers 0, s, 2s, …, ``layers``
     (theory: docs/theory/clouds.md §1, §5). ``layer`` is X ↦ X, or (X, l) ↦ X for per-layer weights
     when it carries ``indexed = True`` (:func:`~attnphys.clouds.ops.untied_layers`).

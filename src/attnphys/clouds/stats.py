@@ -17,9 +17,23 @@ from jax.scipy.special import digamma, gammaln
 
 from attnphys.clouds._blas import single_threaded
 
-STATISTICS = ("cov_trace", "gaussian_entropy", "cov_rank", "knn_entropy", "mean_pairwise_distance", "angular_spread",
-              "participation_ratio", "radial_mean", "radial_std", "mean_cosine", "moved_apart", "mardia_skewness",
-              "mardia_kurtosis_ratio", "energy_distance_gaussian", "clusters")
+STATISTICS = (
+    "cov_trace",
+    "gaussian_entropy",
+    "cov_rank",
+    "knn_entropy",
+    "mean_pairwise_distance",
+    "angular_spread",
+    "participation_ratio",
+    "radial_mean",
+    "radial_std",
+    "mean_cosine",
+    "moved_apart",
+    "mardia_skewness",
+    "mardia_kurtosis_ratio",
+    "energy_distance_gaussian",
+    "clusters",
+)
 
 
 LONG_NAMES = {
@@ -105,10 +119,19 @@ def _device_stats(X, X_prev, key):
     b1, b2 = mardia(X)
     ref = jax.random.multivariate_normal(key, X.mean(0), C + 1e-12 * tr / D * jnp.eye(D, dtype=X.dtype), (N,))
     return dict(
-        cov_trace=tr, gaussian_entropy=ent, cov_rank=rank.astype(X.dtype), knn_entropy=knn_entropy(X),
-        mean_pairwise_distance=_offdiag_mean(dist), angular_spread=1.0 - _offdiag_mean(cos),
-        participation_ratio=tr**2 / jnp.sum(C * C), radial_mean=jnp.mean(norms), radial_std=jnp.std(norms),
-        mean_cosine=_offdiag_mean(cos), moved_apart=moved, mardia_skewness=b1, mardia_kurtosis_ratio=b2,
+        cov_trace=tr,
+        gaussian_entropy=ent,
+        cov_rank=rank.astype(X.dtype),
+        knn_entropy=knn_entropy(X),
+        mean_pairwise_distance=_offdiag_mean(dist),
+        angular_spread=1.0 - _offdiag_mean(cos),
+        participation_ratio=tr**2 / jnp.sum(C * C),
+        radial_mean=jnp.mean(norms),
+        radial_std=jnp.std(norms),
+        mean_cosine=_offdiag_mean(cos),
+        moved_apart=moved,
+        mardia_skewness=b1,
+        mardia_kurtosis_ratio=b2,
         energy_distance_gaussian=energy_distance(X, ref),
     ), cos
 

@@ -52,10 +52,18 @@ def model_operators(model, adapter, causal: bool = False) -> list[LayerOperators
     for layer in adapter.layers(model):
         hw = adapter.heads(model, layer)
         bo = adapter.attn_output_bias(layer)
-        attn = SoftmaxAttention(beta=1.0 / np.sqrt(hw.head_dim), Q=jnp.asarray(hw.Wq), K=jnp.asarray(hw.Wk),
-                                V=jnp.asarray(hw.Wv), O=jnp.asarray(hw.Wo), bq=jnp.asarray(hw.bq),
-                                bk=jnp.asarray(hw.bk), bv=jnp.asarray(hw.bv),
-                                bo=None if bo is None else jnp.asarray(bo), causal=causal)
+        attn = SoftmaxAttention(
+            beta=1.0 / np.sqrt(hw.head_dim),
+            Q=jnp.asarray(hw.Wq),
+            K=jnp.asarray(hw.Wk),
+            V=jnp.asarray(hw.Wv),
+            O=jnp.asarray(hw.Wo),
+            bq=jnp.asarray(hw.bq),
+            bk=jnp.asarray(hw.bk),
+            bv=jnp.asarray(hw.bv),
+            bo=None if bo is None else jnp.asarray(bo),
+            causal=causal,
+        )
         n1, n2 = adapter.layer_norms(layer)
         ops.append(LayerOperators(attn, n1, n2, adapter.mlp(model, layer)))
     return ops
@@ -77,12 +85,17 @@ def random_operators(ops: list[LayerOperators], seed: int = 0) -> list[LayerOper
     for op in ops:
         key, *ks = jax.random.split(key, 8)
         a = op.attention
-        attn = SoftmaxAttention(beta=a.beta, Q=_matched(ks[0], a.Q), K=_matched(ks[1], a.K), V=_matched(ks[2], a.V),
-                                O=_matched(ks[3], a.O))
+        attn = SoftmaxAttention(
+            beta=a.beta, Q=_matched(ks[0], a.Q), K=_matched(ks[1], a.K), V=_matched(ks[2], a.V), O=_matched(ks[3], a.O)
+        )
         m = op.mlp
         if isinstance(m, GatedMLP):
-            mlp = GatedMLP(_matched(ks[4], m.Wg[None])[0], _matched(ks[5], m.Wu[None])[0], _matched(ks[6], m.Wd[None])[0],
-                           activation=m.activation)
+            mlp = GatedMLP(
+                _matched(ks[4], m.Wg[None])[0],
+                _matched(ks[5], m.Wu[None])[0],
+                _matched(ks[6], m.Wd[None])[0],
+                activation=m.activation,
+            )
         else:
             mlp = MLP(_matched(ks[4], m.W1[None])[0], _matched(ks[5], m.W2[None])[0], activation=m.activation)
         out.append(LayerOperators(attn, op.norm1, op.norm2, mlp))
@@ -137,15 +150,24 @@ def initial_model_cloud(adapter, model, init: str, tokens: int, noise: float = 0
         w, V = np.linalg.eigh(C)
         X = mu + (rng.standard_normal((tokens, E.shape[1])) * np.sqrt(np.maximum(w, 0))) @ V.T
     elif init == "tokens":
-        X = E[rng.integers(0, E.shape[0], tokens)] + noise * np.sqrt(np.diag(C)) * rng.standard_normal((tokens, E.shape[1]))
+        X = E[rng.integers(0, E.shape[0], tokens)] + noise * np.sqrt(np.diag(C)) * rng.standard_normal(
+            (tokens, E.shape[1])
+        )
     else:
         raise ValueError(f"unknown init {init!r}; choose from {', '.join(THROUGH_INITS)}")
     n = adapter.embedding_norm(model)
     return np.asarray(n(jnp.asarray(X))) if n is not None else X
 
 
-def through_model(model_name: str = "minilm", init: str = "gaussian", tokens: int = 1024, noise: float = 0.1,
-                  seed: int = 0, model=None, log=None) -> xr.Dataset:
+def through_model(
+    model_name: str = "minilm",
+    init: str = "gaussian",
+    tokens: int = 1024,
+    noise: float = 0.1,
+    seed: int = 0,
+    model=None,
+    log=None,
+) -> xr.Dataset:
     """Push a sampled cloud through every sublayer of a pretrained model and of the synthetic operator
     sets; statistics at every stage (theory: docs/theory/clouds.md §7).
 
@@ -163,7 +185,11 @@ def through_model(model_name: str = "minilm", init: str = "gaussian", tokens: in
     X0 = jnp.asarray(initial_model_cloud(ad, model, init, tokens, noise, seed))
     D = X0.shape[1]
     t_load = time.perf_counter() - t0
-    sets = {"model": real, "random": random_operators(real, seed + 1), "theory": theory_operators(len(real), D, ad.norm)}
+    sets = {
+        "model": real,
+        "random": random_operators(real, seed + 1),
+        "theory": theory_operators(len(real), D, ad.norm),
+    }
     stages = list(ad.stages)
     val = np.full((len(OPERATORS), len(real), len(stages), len(STATISTICS)), np.nan)
     key = jax.random.PRNGKey(seed)
@@ -182,20 +208,45 @@ def through_model(model_name: str = "minilm", init: str = "gaussian", tokens: in
                     prev = X
         if log:
             log(f"{name} operators: {len(real)} layers ({time.perf_counter() - t0:.1f} s)")
-    ds = xr.Dataset({"stat": (("operator", "layer", "stage", "statistic"), val)},
-                    coords={"operator": list(OPERATORS), "layer": np.arange(len(real)), "stage": stages,
-                            "statistic": list(STATISTICS)})
+    ds = xr.Dataset(
+        {"stat": (("operator", "layer", "stage", "statistic"), val)},
+        coords={
+            "operator": list(OPERATORS),
+            "layer": np.arange(len(real)),
+            "stage": stages,
+            "statistic": list(STATISTICS),
+        },
+    )
     ds["stat"].attrs["long_name"] = "token-cloud statistic at a stage of a layer"
     ds["stat"].attrs["statistics"] = "; ".join(f"{k}: {v}" for k, v in LONG_NAMES.items())
     ds["x0_norm_mean"] = ((), float(jnp.mean(jnp.linalg.norm(X0, axis=1))))
     ds["x0_norm_mean"].attrs["long_name"] = "mean token norm of the initial cloud"
-    ds.attrs.update(model=model_name, family=ad.family, pre_ln=int(ad.pre_ln), norm=ad.norm, init=init, tokens=tokens,
-                    noise=noise, seed=seed, dim=int(D), load_time_s=round(t_load, 2),
-                    wall_time_s=round(time.perf_counter() - t0, 2),
-                    operators="model: the model's weights; random: Gaussian weights with the model's Frobenius norms; "
-                              "theory: identity weights, beta = 1/sqrt(D), norm without affine, no MLP")
+    ds.attrs.update(
+        model=model_name,
+        family=ad.family,
+        pre_ln=int(ad.pre_ln),
+        norm=ad.norm,
+        init=init,
+        tokens=tokens,
+        noise=noise,
+        seed=seed,
+        dim=int(D),
+        load_time_s=round(t_load, 2),
+        wall_time_s=round(time.perf_counter() - t0, 2),
+        operators="model: the model's weights; random: Gaussian weights with the model's Frobenius norms; "
+        "theory: identity weights, beta = 1/sqrt(D), norm without affine, no MLP",
+    )
     return ds
 
 
-__all__ = ["OPERATORS", "THROUGH_INITS", "LayerOperators", "model_operators", "random_operators", "theory_operators",
-           "push", "initial_model_cloud", "through_model"]
+__all__ = [
+    "OPERATORS",
+    "THROUGH_INITS",
+    "LayerOperators",
+    "model_operators",
+    "random_operators",
+    "theory_operators",
+    "push",
+    "initial_model_cloud",
+    "through_model",
+]

@@ -23,17 +23,27 @@ class _CensusOptions(ModelOptions):
 
     ics: int = Field(default=256, ge=1, description="Starts per parameter value (explicit starts: their number).")
     steps: int = Field(default=60_000, ge=1, description="Most steps per start (the settle budget).")
-    transient: int = Field(default=40_000, ge=0, description="Steps before the first period check (fewer than --steps).")
+    transient: int = Field(
+        default=40_000, ge=0, description="Steps before the first period check (fewer than --steps)."
+    )
     exponents: int = Field(default=3, ge=1, description="Lyapunov exponents per attractor.")
-    start_sampler: Literal["random", "perturb", "explicit"] = Field(default=
-        "random", description="Starts: random full windows, perturbations of --start, or the --starts list.")
-    amplitude: float = Field(default=1.0, gt=0, allow_inf_nan=False, description="random: attention outputs uniform in [-a, a].")
+    start_sampler: Literal["random", "perturb", "explicit"] = Field(
+        default="random", description="Starts: random full windows, perturbations of --start, or the --starts list."
+    )
+    amplitude: float = Field(
+        default=1.0, gt=0, allow_inf_nan=False, description="random: attention outputs uniform in [-a, a]."
+    )
     radius: float = Field(default=1e-3, ge=0, allow_inf_nan=False, description="perturb: radius of the perturbations.")
     start: StartSpec = Field(  # pyright: ignore[reportAssignmentType]  (parsed: validate_default)
-        default="checkpoint", description="perturb: the start perturbed (checkpoint, token or a window FILE).")
-    starts: str | None = Field(default=None, description="explicit: comma-separated starts (token, checkpoint, FILE, …).")
+        default="checkpoint", description="perturb: the start perturbed (checkpoint, token or a window FILE)."
+    )
+    starts: str | None = Field(
+        default=None, description="explicit: comma-separated starts (token, checkpoint, FILE, …)."
+    )
     seed: int = Field(default=0, ge=0, description="Seed of the starts (the same at every parameter value).")
-    max_attractors: int = Field(default=8, ge=1, description="Most attractors stored per value (the others are counted).")
+    max_attractors: int = Field(
+        default=8, ge=1, description="Most attractors stored per value (the others are counted)."
+    )
     max_period: int = Field(default=256, ge=1, description="Longest period detected exactly.")
     observable: str = Field(default="mo_se", description=f"Observable of the figures: one of {', '.join(OBSERVABLES)}.")
 
@@ -53,11 +63,22 @@ class _CensusOptions(ModelOptions):
         elif self.starts:
             raise InputError("--starts is used only with --start-sampler explicit", "--starts")
         try:
-            return AttractorTask(config=self.configuration(), start=self.start, n_ics=len(starts) or self.ics,
-                                 steps=self.steps, transient=self.transient, k=self.exponents,
-                                 sampler=self.start_sampler, amplitude=self.amplitude, radius=self.radius,
-                                 starts=starts, seed=self.seed, max_attractors=self.max_attractors,
-                                 max_period=self.max_period, observable=self.observable)
+            return AttractorTask(
+                config=self.configuration(),
+                start=self.start,
+                n_ics=len(starts) or self.ics,
+                steps=self.steps,
+                transient=self.transient,
+                k=self.exponents,
+                sampler=self.start_sampler,
+                amplitude=self.amplitude,
+                radius=self.radius,
+                starts=starts,
+                seed=self.seed,
+                max_attractors=self.max_attractors,
+                max_period=self.max_period,
+                observable=self.observable,
+            )
         except ValidationError as e:
             raise InputError(format_validation(e, type(self))) from None
 
@@ -77,8 +98,9 @@ def _attractor_rows(ds) -> dict[str, str]:
         kind, per = int(ds["kind"].values[a]), int(ds["period"].values[a])
         f, lo, hi = (float(ds[v].values[a]) for v in ("basin_fraction", "basin_ci_low", "basin_ci_high"))
         ex = np.array2string(ds["exponents"].values[a], precision=5)
-        rows[f"attractor {a}"] = (f"{names[kind]}{f' period {per}' if per > 0 else ''}, basin {f:.3f} "
-                                  f"[{lo:.3f}, {hi:.3f}], exponents {ex}")
+        rows[f"attractor {a}"] = (
+            f"{names[kind]}{f' period {per}' if per > 0 else ''}, basin {f:.3f} [{lo:.3f}, {hi:.3f}], exponents {ex}"
+        )
     rows["unsettled"] = f"{float(ds['unsettled_fraction'].values):.3f}"
     if int(ds["n_dropped"].values):
         rows["dropped"] = f"{int(ds['n_dropped'].values)} attractors beyond --max-attractors"
@@ -95,7 +117,9 @@ class AttractorsJob(_CensusOptions):
     command: ClassVar[str] = "dmft attractors"
     outputs_spec: ClassVar[dict[str, str]] = {"out": "result", "plot": "figure"}
     out: Path = Field(default=Path("attractors.zarr"), description="Output store (.zarr or .nc).")
-    plot: Path | None = Field(default=None, description="Figure file (PNG): the attractors side by side in the observable's planes.")
+    plot: Path | None = Field(
+        default=None, description="Figure file (PNG): the attractors side by side in the observable's planes."
+    )
 
     def execute(self, progress: bool = True) -> Report:
         t0 = time.perf_counter()
@@ -121,13 +145,24 @@ class BasinsJob(_CensusOptions, ParameterRange):
     ics: int = Field(default=128, ge=1, description="Starts per parameter value (explicit starts: their number).")
     chunk: int = Field(default=16, ge=1, description="Parameter values per vectorised batch (times --ics lanes).")
     out: Path = Field(default=Path("basins.zarr"), description="Output Zarr store; re-running resumes.")
-    plot: Path | None = Field(default=None, description="Figure file (PNG): the diagram coloured by track over the basin fractions.")
+    plot: Path | None = Field(
+        default=None, description="Figure file (PNG): the diagram coloured by track over the basin fractions."
+    )
     plot_component: int = Field(default=0, ge=0, description="Component of the observable drawn.")
 
     def execute(self, progress: bool = True) -> Report:
         t0 = time.perf_counter()
-        ds = _run_sweep(self, self.task(), (self.parameter_axis(),), self.out, self.chunk, self.executor,
-                        self.workers, self.scheduler, progress=progress)
+        ds = _run_sweep(
+            self,
+            self.task(),
+            (self.parameter_axis(),),
+            self.out,
+            self.chunk,
+            self.executor,
+            self.workers,
+            self.scheduler,
+            progress=progress,
+        )
         ds.attrs["observable"] = self.observable
         paths = [self.out]
         if self.plot is not None:
@@ -138,8 +173,10 @@ class BasinsJob(_CensusOptions, ParameterRange):
         if "track_id" in ds.dims:
             rows["tracks"] = str(ds.sizes["track_id"])
             rows["most coexisting"] = str(int(ds["n_coexisting"].max()))
-            rows["hysteresis windows"] = ", ".join(f"[{lo:.5g}, {hi:.5g}]" for lo, hi in
-                                                   zip(ds["window_low"].values, ds["window_high"].values)) or "none"
+            rows["hysteresis windows"] = (
+                ", ".join(f"[{lo:.5g}, {hi:.5g}]" for lo, hi in zip(ds["window_low"].values, ds["window_high"].values))
+                or "none"
+            )
         return Report(f"basins along {self.param} → {self.out}", rows, paths, ds)
 
 
@@ -154,9 +191,12 @@ class OrbitContinuationJob(ModelOptions):
     outputs_spec: ClassVar[dict[str, str]] = {"out": "result"}
     param: Literal["beta_o", "beta_att", "epsilon"] = Field(default="beta_o", description="Continuation parameter.")
     start_value: float = Field(default=1.27, allow_inf_nan=False, description="Where the orbit is found.")
-    stop_value: float = Field(default=1.24, allow_inf_nan=False, description="Towards where it is followed (either side).")
+    stop_value: float = Field(
+        default=1.24, allow_inf_nan=False, description="Towards where it is followed (either side)."
+    )
     start: StartSpec = Field(  # pyright: ignore[reportAssignmentType]  (parsed: validate_default)
-        default="checkpoint", description="Initial condition: checkpoint, token or a window FILE.")
+        default="checkpoint", description="Initial condition: checkpoint, token or a window FILE."
+    )
     transient: int = Field(default=40_000, ge=0, description="Steps at --start-value before the period is read.")
     max_period: int = Field(default=256, ge=1, description="Longest period looked for.")
     step: float = Field(default=1e-3, gt=0, allow_inf_nan=False, description="Initial arclength step.")
@@ -182,20 +222,34 @@ class OrbitContinuationJob(ModelOptions):
         t0 = time.perf_counter()
         model = DMFTModel.of(self.configuration())
         try:
-            branch, p = continue_periodic(model, self.start, self.param, self.start_value, self.stop_value,
-                                          transient=self.transient, max_period=self.max_period, ds=self.step,
-                                          ds_max=self.max_step, max_steps=self.max_points)
+            branch, p = continue_periodic(
+                model,
+                self.start,
+                self.param,
+                self.start_value,
+                self.stop_value,
+                transient=self.transient,
+                max_period=self.max_period,
+                ds=self.step,
+                ds_max=self.max_step,
+                max_steps=self.max_points,
+            )
         except ValueError as e:
             raise InputError(str(e), "--transient") from None
         ds = branch.to_dataset(self.param)
         ds.attrs.update(model_config=self.configuration().model_dump_json())
         paths = [self.write_result(ds, self.out)]
-        rows = {"period": str(p), "points": str(len(branch.s)), "status": branch.status,
-                "range": f"{branch.s.min():.6g} … {branch.s.max():.6g}",
-                "wall time": f"{time.perf_counter() - t0:.2f} s"}
+        rows = {
+            "period": str(p),
+            "points": str(len(branch.s)),
+            "status": branch.status,
+            "range": f"{branch.s.min():.6g} … {branch.s.max():.6g}",
+            "wall time": f"{time.perf_counter() - t0:.2f} s",
+        }
         for i, e in enumerate(branch.events):
-            rows[f"event {i}"] = (f"{e.kind} at {self.param} = {e.s:.10f}, |μ| = "
-                                  + np.array2string(np.abs(np.asarray(e.multipliers))[:3], precision=6))
+            rows[f"event {i}"] = f"{e.kind} at {self.param} = {e.s:.10f}, |μ| = " + np.array2string(
+                np.abs(np.asarray(e.multipliers))[:3], precision=6
+            )
         if not branch.events:
             rows["events"] = "none in the range"
         return Report(f"continuation of a period-{p} orbit → {self.out}", rows, paths, ds)

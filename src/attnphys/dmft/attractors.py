@@ -65,16 +65,28 @@ def _dims(sizes: Mapping[str, int], F: int) -> dict[str, tuple[tuple[str, ...], 
     A, K, k, S, D = sizes["attractor"], sizes["ic"], sizes["exponent"], sizes["sample"], sizes["dim"]
     a, ae, ic = (("attractor",), (A,)), (("attractor", "exponent"), (A, k)), (("ic",), (K,))
     return {
-        "kind": (*a, np.int8, -1), "period": (*a, np.int64, 0), "n_members": (*a, np.int64, 0),
-        "basin_fraction": (*a, np.float64, np.nan), "basin_ci_low": (*a, np.float64, np.nan),
-        "basin_ci_high": (*a, np.float64, np.nan), "exponents": (*ae, np.float64, np.nan),
-        "floquet_abs": (*ae, np.float64, np.nan), "floquet_angle": (*ae, np.float64, np.nan),
-        "stable": (*a, np.int8, -1), "aux_closed": (*a, np.int8, -1), "representative": (*a, np.int64, -1),
+        "kind": (*a, np.int8, -1),
+        "period": (*a, np.int64, 0),
+        "n_members": (*a, np.int64, 0),
+        "basin_fraction": (*a, np.float64, np.nan),
+        "basin_ci_low": (*a, np.float64, np.nan),
+        "basin_ci_high": (*a, np.float64, np.nan),
+        "exponents": (*ae, np.float64, np.nan),
+        "floquet_abs": (*ae, np.float64, np.nan),
+        "floquet_angle": (*ae, np.float64, np.nan),
+        "stable": (*a, np.int8, -1),
+        "aux_closed": (*a, np.int8, -1),
+        "representative": (*a, np.int64, -1),
         "points": (("attractor", "sample", "dim"), (A, S, D), np.float64, np.nan),
         "observed": (("attractor", "sample", "feature"), (A, S, F), np.float64, np.nan),
-        "label": (*ic, np.int64, -1), "settle_step": (*ic, np.int64, -1), "ic_outcome": (*ic, np.int8, 0),
-        "ic_steps": (*ic, np.int64, 0), "n_attractors": ((), (), np.int64, 0), "n_dropped": ((), (), np.int64, 0),
-        "unsettled_fraction": ((), (), np.float64, np.nan), "unsettled_ci_low": ((), (), np.float64, np.nan),
+        "label": (*ic, np.int64, -1),
+        "settle_step": (*ic, np.int64, -1),
+        "ic_outcome": (*ic, np.int8, 0),
+        "ic_steps": (*ic, np.int64, 0),
+        "n_attractors": ((), (), np.int64, 0),
+        "n_dropped": ((), (), np.int64, 0),
+        "unsettled_fraction": ((), (), np.float64, np.nan),
+        "unsettled_ci_low": ((), (), np.float64, np.nan),
         "unsettled_ci_high": ((), (), np.float64, np.nan),
     }
 
@@ -125,9 +137,15 @@ class AttractorTask(DMFTTask):
         from attnphys.errors import InputError
 
         try:
-            return CensusOptions(budget=self.steps, transient=self.transient, max_period=self.max_period, k=self.k,
-                                 lyap_steps=self.lyap_steps, n_classify=min(2_000, self.lyap_steps),
-                                 max_points=self.max_points).validate()
+            return CensusOptions(
+                budget=self.steps,
+                transient=self.transient,
+                max_period=self.max_period,
+                k=self.k,
+                lyap_steps=self.lyap_steps,
+                n_classify=min(2_000, self.lyap_steps),
+                max_points=self.max_points,
+            ).validate()
         except InputError as e:
             name = {"budget": "--steps"}.get(e.field or "", e.field)
             raise ValueError(f"{name}: {e.detail}") from None
@@ -142,13 +160,20 @@ class AttractorTask(DMFTTask):
     def sizes(self, grid: Grid) -> dict[str, int]:
         s = super().sizes(grid)
         D = max(c.L * c.M for c in self.configs(grid))
-        return s | {"attractor": self.max_attractors, "ic": self.n_ics, "exponent": self.k, "sample": self.max_points,
-                    "dim": D}
+        return s | {
+            "attractor": self.max_attractors,
+            "ic": self.n_ics,
+            "exponent": self.k,
+            "sample": self.max_points,
+            "dim": D,
+        }
 
     def schema(self, grid: Grid) -> dict[str, VarSpec]:
         sizes = self.sizes(grid)
-        return {name: VarSpec(dims, shape, dtype, fill, **CENSUS_ATTRS[name])
-                for name, (dims, shape, dtype, fill) in _dims(sizes, sizes["feature"]).items()}
+        return {
+            name: VarSpec(dims, shape, dtype, fill, **CENSUS_ATTRS[name])
+            for name, (dims, shape, dtype, fill) in _dims(sizes, sizes["feature"]).items()
+        }
 
     def coords(self, grid: Grid) -> dict:
         s = self.sizes(grid)
@@ -169,8 +194,16 @@ class AttractorTask(DMFTTask):
 
     def compute_group(self, model: DMFTModel, pts, n: int, idx: np.ndarray) -> dict[str, np.ndarray]:
         sc = self.scalars(model, pts, n)
-        ds = census_batch(model.map(self.observable), sc, self.sampler_for(model), n_ics=self.n_ics, seed=self.seed,
-                          options=self.options(), shared=model.couplings, max_attractors=self.max_attractors)
+        ds = census_batch(
+            model.map(self.observable),
+            sc,
+            self.sampler_for(model),
+            n_ics=self.n_ics,
+            seed=self.seed,
+            options=self.options(),
+            shared=model.couplings,
+            max_attractors=self.max_attractors,
+        )
         return {name: ds[name].values for name in CENSUS_ATTRS if name != "ic_state"}
 
     def attrs(self) -> dict[str, Any]:
@@ -181,11 +214,18 @@ class AttractorTask(DMFTTask):
 
         base = super().attrs()
         if self.sampler != "perturb":  # the task's start is not used
-            base["start"] = f"{self.sampler} sampler" if self.sampler == "explicit" else (
-                f"random windows, A ~ U[-{self.amplitude:g}, {self.amplitude:g}]")
-        return base | {"regimes": json.dumps(REGIMES), "outcomes": json.dumps(OUTCOMES),
-                                  "sampler": self.sampler, "seed": self.seed,
-                                  "exponent_method": "periodic: log|mu_i|/p from Floquet multipliers; other: Benettin QR"}
+            base["start"] = (
+                f"{self.sampler} sampler"
+                if self.sampler == "explicit"
+                else (f"random windows, A ~ U[-{self.amplitude:g}, {self.amplitude:g}]")
+            )
+        return base | {
+            "regimes": json.dumps(REGIMES),
+            "outcomes": json.dumps(OUTCOMES),
+            "sampler": self.sampler,
+            "seed": self.seed,
+            "exponent_method": "periodic: log|mu_i|/p from Floquet multipliers; other: Benettin QR",
+        }
 
     def finalize(self, ds):
         """Tracks along the one swept parameter (theory: docs/theory/dynamics.md §8)."""
@@ -203,12 +243,21 @@ class AttractorTask(DMFTTask):
         from attnphys.dmft.config import preset
         from attnphys.sweeps import Axis
 
-        task = cls(config=preset("paper"), n_ics=4, steps=1_500, transient=500, max_period=16, lyap_steps=100,
-                   max_points=8, max_attractors=3)
+        task = cls(
+            config=preset("paper"),
+            n_ics=4,
+            steps=1_500,
+            transient=500,
+            max_period=16,
+            lyap_steps=100,
+            max_points=8,
+            max_attractors=3,
+        )
         return task, Grid(axes=(Axis(name="beta_o", values=(0.8, 1.2)),), chunk=2)
 
 
 # ==== continuation of one periodic orbit ==============================================================
+
 
 def params_of(model: DMFTModel, param: str):
     """s ↦ the map's parameters (couplings, scalars) with ``param`` (β_o, β_att or ε) set to s, traceable
@@ -247,8 +296,9 @@ def exact_period(model: DMFTModel, window, sc, max_period: int, tol: float = 1e-
     return int(hits[0]) + 1 if hits.size else 0
 
 
-def continue_periodic(model: DMFTModel, start, param: str, s0: float, s_end: float, *, transient: int,
-                      max_period: int = 256, **kw):
+def continue_periodic(
+    model: DMFTModel, start, param: str, s0: float, s_end: float, *, transient: int, max_period: int = 256, **kw
+):
     """Continue the periodic orbit that ``start`` settles on at ``param`` = s0 towards s_end, with its
     folds, flips and Neimark–Sacker points (theory: docs/theory/dmft.md §7.5; docs/theory/dynamics.md §6).
 
@@ -270,8 +320,10 @@ def continue_periodic(model: DMFTModel, start, param: str, s0: float, s_end: flo
     win = jax.tree_util.tree_map(lambda a: a[0], model.windows_after(start, sc_b, transient))
     p = exact_period(model, win, sc, max_period)
     if not p:
-        raise ValueError(f"after {transient} steps at {param} = {s0} the start is not on a periodic orbit of period "
-                         f"<= {max_period}; raise the transient, or start elsewhere")
+        raise ValueError(
+            f"after {transient} steps at {param} = {s0} the start is not on a periodic orbit of period "
+            f"<= {max_period}; raise the transient, or start elsewhere"
+        )
     m = model.map()
     x0, aux0 = m.state(win)
     return continue_orbit(m, x0, aux0, pf, s0, s_end, period=p, **kw), p

@@ -67,7 +67,7 @@ class DMFTConfig(BaseModel):
     @model_validator(mode="after")
     def _check(self) -> DMFTConfig:
         if self.P > 0 and self.L > 2**self.P:
-            raise ValueError(f"L = {self.L} needs L <= 2^P = {2 ** self.P} distinct positions (P = {self.P})")
+            raise ValueError(f"L = {self.L} needs L <= 2^P = {2**self.P} distinct positions (P = {self.P})")
         if self.P == 0 and self.epsilon != 0:
             raise ValueError(f"epsilon = {self.epsilon} weighs positional bits, but P = 0: set epsilon = 0")
         self.correlations.check(self.M, self.n_se, self.P)
@@ -136,7 +136,9 @@ class DMFTConfig(BaseModel):
 @lru_cache(maxsize=1)
 def sweepable_fields() -> frozenset[str]:
     """Every scalar configuration field, and ``seed`` (the correlations' seed)."""
-    return frozenset(n for n in DMFTConfig.model_fields if n not in ("correlations", "mo_se_convention", "era")) | {"seed"}
+    return frozenset(n for n in DMFTConfig.model_fields if n not in ("correlations", "mo_se_convention", "era")) | {
+        "seed"
+    }
 
 
 def gamma_of(beta_att, scaling_att, M: int):
@@ -151,16 +153,46 @@ def _build_correlations(spec: Any, M: int, n_se: int, P: int) -> Correlations:
 
 PRESETS: dict[str, dict[str, Any]] = {
     "paper": dict(
-        M=3, L=4, P=2, n_se=99, epsilon=0.02, beta_o=1.26, beta_att=2.2, scaling_att=100.0, scaling_o=1.0,
-        correlations=dict(kind="segments", seed=1, n_segments=3), mo_se_convention="paper", era="head",
+        M=3,
+        L=4,
+        P=2,
+        n_se=99,
+        epsilon=0.02,
+        beta_o=1.26,
+        beta_att=2.2,
+        scaling_att=100.0,
+        scaling_o=1.0,
+        correlations=dict(kind="segments", seed=1, n_segments=3),
+        mo_se_convention="paper",
+        era="head",
     ),
     "paper-2024": dict(
-        M=3, L=4, P=2, n_se=99, epsilon=0.02, beta_o=1.26, beta_att=2.2, scaling_att=100.0, scaling_o=1.0,
-        correlations=dict(kind="segments", seed=1, n_segments=3), mo_se_convention="plain", era="2024",
+        M=3,
+        L=4,
+        P=2,
+        n_se=99,
+        epsilon=0.02,
+        beta_o=1.26,
+        beta_att=2.2,
+        scaling_att=100.0,
+        scaling_o=1.0,
+        correlations=dict(kind="segments", seed=1, n_segments=3),
+        mo_se_convention="plain",
+        era="2024",
     ),
     "paper-pe5": dict(
-        M=3, L=32, P=5, n_se=99, epsilon=0.02, beta_o=1.4, beta_att=2.2, scaling_att=100.0, scaling_o=1.0,
-        correlations=dict(kind="segments", seed=1, n_segments=3), mo_se_convention="paper", era="head",
+        M=3,
+        L=32,
+        P=5,
+        n_se=99,
+        epsilon=0.02,
+        beta_o=1.4,
+        beta_att=2.2,
+        scaling_att=100.0,
+        scaling_o=1.0,
+        correlations=dict(kind="segments", seed=1, n_segments=3),
+        mo_se_convention="paper",
+        era="head",
     ),
 }
 """Named configurations (theory: docs/theory/dmft.md §8). ``paper``: seed 1, M = 3, L = 4, P = 2,

@@ -34,9 +34,19 @@ def fitted_slope(ns: np.ndarray, d: np.ndarray, decades: float = 3.0) -> float:
     return float(np.polyfit(np.log10(ns[sel]), np.log10(d[sel]), 1)[0])
 
 
-def converge(cfg: DMFTConfig, betas: Sequence[float], ns: Sequence[int], *, paths: int = 16, steps: int = 2000,
-             horizon: int = 200, transient: int = 1000, observable: str = "mo_se", seed: int = 0,
-             progress: bool = False) -> xr.Dataset:
+def converge(
+    cfg: DMFTConfig,
+    betas: Sequence[float],
+    ns: Sequence[int],
+    *,
+    paths: int = 16,
+    steps: int = 2000,
+    horizon: int = 200,
+    transient: int = 1000,
+    observable: str = "mo_se",
+    seed: int = 0,
+    progress: bool = False,
+) -> xr.Dataset:
     """Distances between finite-N paths and the mean field, per β_o and N (see the module doc).
 
     Raises:
@@ -56,9 +66,12 @@ def converge(cfg: DMFTConfig, betas: Sequence[float], ns: Sequence[int], *, path
     betas = [float(b) for b in betas]
     if len(set(betas)) != len(betas):
         raise InputError(f"beta_o values repeat: {betas}", "--beta-o")
-    task = ConvergeTask(config=cfg, paths=paths, steps=steps, horizon=horizon, transient=transient,
-                        observable=observable, seed=seed)
-    grid = Grid(axes=(Axis(name="beta_o", values=tuple(betas)), Axis(name="n", values=tuple(float(n) for n in ns))),
-                chunk=len(ns))
+    task = ConvergeTask(
+        config=cfg, paths=paths, steps=steps, horizon=horizon, transient=transient, observable=observable, seed=seed
+    )
+    grid = Grid(
+        axes=(Axis(name="beta_o", values=tuple(betas)), Axis(name="n", values=tuple(float(n) for n in ns))),
+        chunk=len(ns),
+    )
     ds = run_sweep(Sweep(grid=grid, task=task), progress=progress)
     return ds.assign_coords(n=np.asarray(ns))

@@ -55,8 +55,9 @@ def network_from_weights(W: np.ndarray, n_se: int) -> FiniteNetwork:
     cols, counts = np.unique(W[:, :, :n_se].reshape(-1, n_se).T, axis=0, return_counts=True)
     M = W.shape[1]
     dt = jnp.float64 if jax.config.jax_enable_x64 else jnp.float32  # pyright: ignore[reportAttributeAccessIssue]
-    return FiniteNetwork(jnp.asarray(cols.T.reshape(4, M, -1), dt), jnp.asarray(counts, dt),
-                         jnp.asarray(W[:, :, n_se:], dt))
+    return FiniteNetwork(
+        jnp.asarray(cols.T.reshape(4, M, -1), dt), jnp.asarray(counts, dt), jnp.asarray(W[:, :, n_se:], dt)
+    )
 
 
 def network_size(cfg: DMFTConfig, n: int) -> int:
@@ -71,8 +72,11 @@ def network_size(cfg: DMFTConfig, n: int) -> int:
     if not isinstance(n, (int, np.integer)) or n < cfg.n_se or n % cfg.n_se:
         lo = max(cfg.n_se, (int(n) // cfg.n_se) * cfg.n_se) if n >= 1 else cfg.n_se
         near = sorted({lo, lo + cfg.n_se})
-        raise InputError(f"n must be a positive multiple of n_se = {cfg.n_se} (each column is repeated), got {n}; "
-                         f"nearest: {', '.join(map(str, near))}", "--n")
+        raise InputError(
+            f"n must be a positive multiple of n_se = {cfg.n_se} (each column is repeated), got {n}; "
+            f"nearest: {', '.join(map(str, near))}",
+            "--n",
+        )
     return int(n)
 
 
@@ -81,8 +85,10 @@ def repeated_network(cfg: DMFTConfig, n: int) -> FiniteNetwork:
     exactly the mean-field model's (theory: docs/theory/dmft.md §2), so both models describe the same network."""
     weights = cfg.correlations.explicit_weights(cfg.M, cfg.n_se, cfg.P)
     if weights is None:
-        raise ValueError(f"correlations of kind {cfg.correlations.kind!r} have no explicit weights; "
-                         "use segments or random correlations for a finite network")
+        raise ValueError(
+            f"correlations of kind {cfg.correlations.kind!r} have no explicit weights; "
+            "use segments or random correlations for a finite network"
+        )
     network_size(cfg, n)
     net = network_from_weights(weights, cfg.n_se)
     return net._replace(counts=net.counts * (n // cfg.n_se))
@@ -105,7 +111,9 @@ def random_network(M: int, P: int, n: int, seed: int = 0, chunk: int = 1 << 20) 
     cols = 2 * ((codes[:, None] >> np.arange(4 * M)) & 1) - 1
     dt = jnp.float64 if jax.config.jax_enable_x64 else jnp.float32  # pyright: ignore[reportAttributeAccessIssue]
     W_pe = 2 * rng.integers(0, 2, size=(4, M, P)) - 1
-    return FiniteNetwork(jnp.asarray(cols.T.reshape(4, M, -1), dt), jnp.asarray(counts[codes], dt), jnp.asarray(W_pe, dt))
+    return FiniteNetwork(
+        jnp.asarray(cols.T.reshape(4, M, -1), dt), jnp.asarray(counts[codes], dt), jnp.asarray(W_pe, dt)
+    )
 
 
 def network_correlations(net: FiniteNetwork) -> Correlations:
@@ -151,8 +159,9 @@ def initial_state(net: FiniteNetwork, sc: Scalars, L: int) -> FiniteState:
     return FiniteState(z, z, jnp.asarray(0, jnp.int32), m0[1], jnp.asarray(0, jnp.int32))
 
 
-def finite_step(net: FiniteNetwork, sc: Scalars, state: FiniteState, key, L: int, per_bit: bool,
-                convention: MoSeConvention):
+def finite_step(
+    net: FiniteNetwork, sc: Scalars, state: FiniteState, key, L: int, per_bit: bool, convention: MoSeConvention
+):
     """One generation step (theory: docs/theory/dmft.md §1.3, §2 with this module's conventions). Returns (state, records)."""
     n_se = jnp.sum(net.counts)
     h = sc.beta_o * (state.A @ net.W[0])  # field on each class (C,)
@@ -175,14 +184,25 @@ def finite_step(net: FiniteNetwork, sc: Scalars, state: FiniteState, key, L: int
     n = jnp.minimum(state.n + 1, L)
     scores = jnp.where(jnp.arange(L) < n, sc.gamma * (mk @ m[2]), -jnp.inf)
     A = jax.nn.softmax(scores) @ mv
-    rec = dict(att=A, mo=m[0], mo_se=record_mo_se((1.0 - sc.eps) * se[0], sc.eps, convention), mv=m[1], mq=m[2],
-               mk=m[3])
+    rec = dict(
+        att=A, mo=m[0], mo_se=record_mo_se((1.0 - sc.eps) * se[0], sc.eps, convention), mv=m[1], mq=m[2], mk=m[3]
+    )
     return FiniteState(mv, mk, n, A, state.t + 1), rec
 
 
 @partial(jax.jit, static_argnames=("steps", "transient", "L", "per_bit", "convention", "record"))
-def simulate_paths(net: FiniteNetwork, sc: Scalars, keys, *, steps: int, transient: int, L: int,
-                   per_bit: bool = False, convention: MoSeConvention = "paper", record: tuple[str, ...] = OBSERVABLES):
+def simulate_paths(
+    net: FiniteNetwork,
+    sc: Scalars,
+    keys,
+    *,
+    steps: int,
+    transient: int,
+    L: int,
+    per_bit: bool = False,
+    convention: MoSeConvention = "paper",
+    record: tuple[str, ...] = OBSERVABLES,
+):
     """Sample paths (one per key) of ``steps`` loop steps; records for t ≥ ``transient``.
 
     Returns:
@@ -203,8 +223,19 @@ def simulate_paths(net: FiniteNetwork, sc: Scalars, keys, *, steps: int, transie
     return jax.vmap(one)(keys)
 
 
-def sample_points(model, sc: Scalars, n: int, *, paths: int, steps: int, transient: int = 0, seed: int = 0,
-                  per_bit: bool = False, record: tuple[str, ...] = OBSERVABLES, labels=None) -> dict[str, np.ndarray]:
+def sample_points(
+    model,
+    sc: Scalars,
+    n: int,
+    *,
+    paths: int,
+    steps: int,
+    transient: int = 0,
+    seed: int = 0,
+    per_bit: bool = False,
+    record: tuple[str, ...] = OBSERVABLES,
+    labels=None,
+) -> dict[str, np.ndarray]:
     """Finite-N sample paths at a batch of points (theory: docs/theory/dmft.md §2).
 
     Args:
@@ -227,8 +258,17 @@ def sample_points(model, sc: Scalars, n: int, *, paths: int, steps: int, transie
     outs = []
     for i in range(B):
         sc_i = Scalars(*(x[i] for x in sc))
-        recs = simulate_paths(net, sc_i, keys, steps=steps, transient=transient, L=cfg.L, per_bit=per_bit,
-                              convention=model.convention, record=tuple(record))
+        recs = simulate_paths(
+            net,
+            sc_i,
+            keys,
+            steps=steps,
+            transient=transient,
+            L=cfg.L,
+            per_bit=per_bit,
+            convention=model.convention,
+            record=tuple(record),
+        )
         outs.append({k: np.asarray(v) for k, v in recs.items()})
         bad = [k for k, v in outs[-1].items() if not np.all(np.isfinite(v))]
         if bad:
@@ -238,8 +278,18 @@ def sample_points(model, sc: Scalars, n: int, *, paths: int, steps: int, transie
     return {k: np.stack([o[k] for o in outs]) for k in record}
 
 
-def finite_trajectories(cfg: DMFTConfig, n: int, *, paths: int = 16, steps: int = 1000, transient: int = 0,
-                        seed: int = 0, per_bit: bool = False, beta_o=None, progress: bool = False):
+def finite_trajectories(
+    cfg: DMFTConfig,
+    n: int,
+    *,
+    paths: int = 16,
+    steps: int = 1000,
+    transient: int = 0,
+    seed: int = 0,
+    per_bit: bool = False,
+    beta_o=None,
+    progress: bool = False,
+):
     """Finite-N sample paths as an ``xarray.Dataset`` (dims: ``beta_o`` if several values, path, step,
     feature; attrs: config, N, seed, engine) (theory: docs/theory/dmft.md §2). Path p uses the key
     fold_in(PRNGKey(seed), p): a pure function of its index."""
@@ -250,8 +300,14 @@ def finite_trajectories(cfg: DMFTConfig, n: int, *, paths: int = 16, steps: int 
     if beta_o is not None and not several:
         cfg = cfg.replace(beta_o=float(beta_o))
     task = FiniteTask(config=cfg, n=n, paths=paths, steps=steps, transient=transient, seed=seed, per_bit=per_bit)
-    axes = (Axis(name="beta_o", values=tuple(float(b) for b in np.atleast_1d(beta_o))),) if several and beta_o is not None else ()
-    ds = run_sweep(Sweep(grid=Grid(axes=axes, chunk=max(1, len(axes and axes[0].values))), task=task), progress=progress)
+    axes = (
+        (Axis(name="beta_o", values=tuple(float(b) for b in np.atleast_1d(beta_o))),)
+        if several and beta_o is not None
+        else ()
+    )
+    ds = run_sweep(
+        Sweep(grid=Grid(axes=axes, chunk=max(1, len(axes and axes[0].values))), task=task), progress=progress
+    )
     net = repeated_network(cfg, n)
     ds.attrs.update(n_se_finite=int(n), classes=int(net.W.shape[2]) if not per_bit else int(n))
     return ds

@@ -71,8 +71,10 @@ class FileStart(_Start):
             raise ValueError(f"initial-condition file {self.path} is not a file")
         digest = hashlib.sha256(p.read_bytes()).hexdigest()
         if self.sha256 and self.sha256 != digest:
-            raise ValueError(f"initial-condition file {self.path} changed since this run was defined (sha256 "
-                             f"{self.sha256[:12]}… now {digest[:12]}…); restore it or start a new run")
+            raise ValueError(
+                f"initial-condition file {self.path} changed since this run was defined (sha256 "
+                f"{self.sha256[:12]}… now {digest[:12]}…); restore it or start a new run"
+            )
         object.__setattr__(self, "path", str(p.resolve()))
         object.__setattr__(self, "sha256", digest)
         read_window_file(p)  # refuse unreadable content now, before anything runs
@@ -90,7 +92,9 @@ class WindowStart(_Start):
     pe_window: tuple[tuple[float, ...], ...] = Field(description="(L, P) positional codes")
     n: int | None = Field(default=None, ge=1, description="filled rows (default: all)")
     cache: dict[str, tuple[tuple[float, ...], ...]] | None = Field(
-        default=None, description="the engine's cached overlaps (mv, mk, m0, se0) of the state the window was saved from")
+        default=None,
+        description="the engine's cached overlaps (mv, mk, m0, se0) of the state the window was saved from",
+    )
 
     def describe(self) -> str:
         return "window"
@@ -170,6 +174,7 @@ def start_cache(start) -> dict[str, np.ndarray] | None:
 
 # -- positions and tokens ------------------------------------------------------------------------------
 
+
 def position_code(p: int, P: int) -> np.ndarray:
     """π(p): the P-bit binary expansion of p, most significant bit first, 0 ↦ −1, 1 ↦ +1
     (theory: docs/theory/dmft.md §1.1)."""
@@ -208,7 +213,9 @@ def token_positional(corr: Correlations, epsilon: float) -> np.ndarray:
     return (1.0 - (1.0 - epsilon)) / P * corr.W_pe.sum(axis=2) * -1.0 if P else np.zeros((4, corr.M))
 
 
-def from_token(cfg: DMFTConfig, corr: Correlations | None = None, *, row: int = 0, epsilon: float | None = None) -> Window:
+def from_token(
+    cfg: DMFTConfig, corr: Correlations | None = None, *, row: int = 0, epsilon: float | None = None
+) -> Window:
     """Window after the token start (the head era): A_0 = [m^v(x_0)], n_0 = 1, pe rows π((−d) mod L)
     (theory: docs/theory/dmft.md §3.5)."""
     corr = corr if corr is not None else cfg.build_correlations()
@@ -220,7 +227,10 @@ def from_token(cfg: DMFTConfig, corr: Correlations | None = None, *, row: int = 
 
 # -- windows -------------------------------------------------------------------------------------------
 
-def check_window(cfg: DMFTConfig, A, pe, n: int | None = None, where: str = "window") -> tuple[np.ndarray, np.ndarray, int]:
+
+def check_window(
+    cfg: DMFTConfig, A, pe, n: int | None = None, where: str = "window"
+) -> tuple[np.ndarray, np.ndarray, int]:
     """Validate a window against the configuration (theory: docs/theory/dmft.md §3.3).
 
     Returns:
@@ -243,8 +253,10 @@ def check_window(cfg: DMFTConfig, A, pe, n: int | None = None, where: str = "win
     if not np.all(np.isfinite(A)):
         raise ValueError(f"{where}: att_window contains non-finite values")
     if np.any(np.abs(A[:n]) > 1.0 + 1e-12):
-        raise ValueError(f"{where}: att_window entries must lie in [-1, 1] (attention outputs are averages of "
-                         f"overlaps); max |entry| = {np.max(np.abs(A[:n])):.6g}")
+        raise ValueError(
+            f"{where}: att_window entries must lie in [-1, 1] (attention outputs are averages of "
+            f"overlaps); max |entry| = {np.max(np.abs(A[:n])):.6g}"
+        )
     if not np.all(np.abs(pe) == 1):
         raise ValueError(f"{where}: pe_window entries must be ±1")
     if cfg.P:
@@ -253,8 +265,10 @@ def check_window(cfg: DMFTConfig, A, pe, n: int | None = None, where: str = "win
             raise ValueError(f"{where}: pe_window codes positions {pos}, but positions run over 0..L-1 = {cfg.L - 1}")
         expected = [(pos[0] - d) % cfg.L for d in range(cfg.L)]
         if pos != expected:
-            raise ValueError(f"{where}: pe_window rows must be consecutive positions, newest first "
-                             f"(row d = position of row 0 minus d, mod L): got {pos}, expected {expected}")
+            raise ValueError(
+                f"{where}: pe_window rows must be consecutive positions, newest first "
+                f"(row d = position of row 0 minus d, mod L): got {pos}, expected {expected}"
+            )
     return A, pe, n
 
 
@@ -293,8 +307,10 @@ def read_window_file(path: str | Path) -> dict:
         except json.JSONDecodeError as e:
             raise ValueError(f"initial-condition file {path} is not valid JSON: {e}") from None
     if not isinstance(data, dict):
-        raise ValueError(f"initial-condition file {path} must hold an object with att_window and pe_window, "
-                         f"not {type(data).__name__}")
+        raise ValueError(
+            f"initial-condition file {path} must hold an object with att_window and pe_window, "
+            f"not {type(data).__name__}"
+        )
     missing = {"att_window", "pe_window"} - set(data)
     if missing:
         raise ValueError(f"initial-condition file {path} lacks {sorted(missing)}")
@@ -328,8 +344,10 @@ def paper_checkpoint_path() -> Path:
 def paper_checkpoint(cfg: DMFTConfig) -> Window:
     """The published β_o = 3 context window, the initial condition of the paper's diagrams."""
     if (cfg.M, cfg.L, cfg.P) != (3, 4, 2):
-        raise ValueError(f"the paper checkpoint has M=3, L=4, P=2; the configuration has M={cfg.M}, L={cfg.L}, "
-                         f"P={cfg.P} (give a window file with --start)")
+        raise ValueError(
+            f"the paper checkpoint has M=3, L=4, P=2; the configuration has M={cfg.M}, L={cfg.L}, "
+            f"P={cfg.P} (give a window file with --start)"
+        )
     return from_file(cfg, paper_checkpoint_path())
 
 
@@ -351,8 +369,18 @@ def save_window(win: Window | State, path: str | Path, *, mv=None, mk=None, mq=N
             arrays["beta"] = np.asarray(extra["beta_o"], dtype=np.float64)
         np.savez(path, **arrays)  # pyright: ignore[reportArgumentType]  (no array is named allow_pickle)
     else:
-        path.write_text(json.dumps({"att_window": A.tolist(), "pe_window": pe.tolist(), "n": n,
-                                    **{k: v.tolist() for k, v in cache.items()}, **extra}, indent=1))
+        path.write_text(
+            json.dumps(
+                {
+                    "att_window": A.tolist(),
+                    "pe_window": pe.tolist(),
+                    "n": n,
+                    **{k: v.tolist() for k, v in cache.items()},
+                    **extra,
+                },
+                indent=1,
+            )
+        )
     return path
 
 

@@ -32,7 +32,10 @@ def _config_options() -> dict[str, Any]:
         if name == "correlations":
             continue
         ann = Values if name in BATCHED else f.annotation
-        fields[name] = (Optional[ann], Field(None, description=f"{(f.description or name).rstrip('.')}; default: the preset's."))
+        fields[name] = (
+            Optional[ann],
+            Field(None, description=f"{(f.description or name).rstrip('.')}; default: the preset's."),
+        )
     return fields
 
 
@@ -45,7 +48,8 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
 
     preset: str = Field("paper", description="Named configuration (see `attnphys dmft presets`).")
     correlations: Literal["segments", "random", "gaussian", "weights"] | dict | None = Field(
-        None, description="Correlation kind (default: the preset's segments).")
+        None, description="Correlation kind (default: the preset's segments)."
+    )
     corr_seed: int | None = Field(None, description="Seed of the weights/correlations.")
     n_segments: int | None = Field(None, description="Segments per weight row (segments kind).")
     gaussian_scale: float | None = Field(None, description="Standard deviation of the pair moments (gaussian kind).")
@@ -118,8 +122,12 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
             base = dict(self.correlations)
         elif self.correlations is not None and self.correlations != base.get("kind"):
             base = {"kind": self.correlations}
-        extra = {"seed": self.corr_seed, "n_segments": self.n_segments, "scale": self.gaussian_scale,
-                 "path": None if self.weights is None else str(self.weights)}
+        extra = {
+            "seed": self.corr_seed,
+            "n_segments": self.n_segments,
+            "scale": self.gaussian_scale,
+            "path": None if self.weights is None else str(self.weights),
+        }
         for key, v in extra.items():
             if v is not None:
                 if key == "path" and base.get("kind") != "weights":
@@ -139,8 +147,11 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
         """Grid axes of the options given several values (in field order)."""
         from attnphys.sweeps import Axis
 
-        return tuple(Axis(name=n, values=getattr(self, n)) for n in self.swept
-                     if getattr(self, n) is not None and len(getattr(self, n)) > 1)
+        return tuple(
+            Axis(name=n, values=getattr(self, n))
+            for n in self.swept
+            if getattr(self, n) is not None and len(getattr(self, n)) > 1
+        )
 
     def provenance(self) -> dict[str, Any]:
         """The job with every model option filled in from the resolved configuration, so that a rerun
@@ -153,8 +164,16 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
                 filled[n] = given  # a sweep: its values
             else:
                 filled[n] = (getattr(cfg, n),) if n in ("beta_o", "beta_att", "epsilon") else getattr(cfg, n)
-        job = self.model_copy(update={**filled, "correlations": cfg.correlations.model_dump(mode="json"),
-                                      "corr_seed": None, "n_segments": None, "gaussian_scale": None, "weights": None})
+        job = self.model_copy(
+            update={
+                **filled,
+                "correlations": cfg.correlations.model_dump(mode="json"),
+                "corr_seed": None,
+                "n_segments": None,
+                "gaussian_scale": None,
+                "weights": None,
+            }
+        )
         return {**super(ModelOptions, job).provenance()}
 
     def inputs_check(self) -> None:
@@ -177,17 +196,30 @@ def _check_records(job, n_records: int, per_record: int = 6, option: str = "--st
     need = points * n_records * per_record * job.configuration().M * 8
     avail = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     if need > avail // 2:
-        raise InputError(f"{n_records} recorded steps × {points} point(s) need {need / 2**30:.3g} GiB, more than half of "
-                         f"this machine's memory ({avail / 2**30:.3g} GiB); record fewer steps (--steps, --transient, "
-                         "--record-every)", option)
+        raise InputError(
+            f"{n_records} recorded steps × {points} point(s) need {need / 2**30:.3g} GiB, more than half of "
+            f"this machine's memory ({avail / 2**30:.3g} GiB); record fewer steps (--steps, --transient, "
+            "--record-every)",
+            option,
+        )
 
 
 def _summary_dims(ds) -> str:
     return ", ".join(f"{a}={b}" for a, b in ds.sizes.items())
 
 
-def _run_sweep(job, task, axes, store: Path | None, chunk: int, executor: Literal["inprocess", "processes", "dask"] = "inprocess", workers=None, scheduler=None,
-               base_seed: int = 0, progress: bool = True):
+def _run_sweep(
+    job,
+    task,
+    axes,
+    store: Path | None,
+    chunk: int,
+    executor: Literal["inprocess", "processes", "dask"] = "inprocess",
+    workers=None,
+    scheduler=None,
+    base_seed: int = 0,
+    progress: bool = True,
+):
     """Run ``task`` on ``axes`` (memory, or a resumable store at ``store``) with the job's provenance."""
     from attnphys.sweeps import Grid, Sweep, run_sweep
 
@@ -196,11 +228,20 @@ def _run_sweep(job, task, axes, store: Path | None, chunk: int, executor: Litera
     except ValidationError as e:
         raise InputError(format_validation(e)) from None
     sweep.check()
-    return run_sweep(sweep, store, executor, workers=workers, scheduler=scheduler, progress=progress,
-                     attrs=job.provenance(), replace=store is not None and job.overwrite)
+    return run_sweep(
+        sweep,
+        store,
+        executor,
+        workers=workers,
+        scheduler=scheduler,
+        progress=progress,
+        attrs=job.provenance(),
+        replace=store is not None and job.overwrite,
+    )
 
 
 # ==== trajectory ======================================================================================
+
 
 @register_job
 class TrajectoryJob(ModelOptions):
@@ -223,8 +264,9 @@ class TrajectoryJob(ModelOptions):
     )
     out: Path = Field(Path("trajectory.zarr"), description="Output store (.zarr, or .nc for NetCDF).")
     plot: Path | None = Field(None, description="Folder for the trajectory figures.")
-    save_final: Path | None = Field(None, description="Save the final context window here (.npz or .json), "
-                                                      "readable by --start.")
+    save_final: Path | None = Field(
+        None, description="Save the final context window here (.npz or .json), readable by --start."
+    )
 
     @model_validator(mode="after")
     def _schedule(self):
@@ -237,23 +279,30 @@ class TrajectoryJob(ModelOptions):
             if self.save_final.suffix not in (".npz", ".json"):
                 raise InputError(f"{self.save_final}: the final window is saved as .npz or .json", "--save-final")
             if self.axes():
-                raise InputError("the final window is saved for a single run; give one value per parameter",
-                                 "--save-final")
+                raise InputError(
+                    "the final window is saved for a single run; give one value per parameter", "--save-final"
+                )
             if self.save_final.exists():  # replaced only with --overwrite (checked before), and only a window file
                 from attnphys.dmft.initial import read_window_file
 
                 try:
                     read_window_file(self.save_final)
                 except ValueError:
-                    raise InputError(f"{self.save_final} exists and is not a window file; refusing to replace it",
-                                     "--save-final") from None
+                    raise InputError(
+                        f"{self.save_final} exists and is not a window file; refusing to replace it", "--save-final"
+                    ) from None
         _check_records(self, -(-(self.steps - self.transient) // self.record_every))
 
     def task(self):
         from attnphys.dmft.tasks import TrajectoryTask
 
-        return TrajectoryTask(config=self.configuration(), start=self.start, steps=self.steps, transient=self.transient,
-                              record_every=self.record_every)
+        return TrajectoryTask(
+            config=self.configuration(),
+            start=self.start,
+            steps=self.steps,
+            transient=self.transient,
+            record_every=self.record_every,
+        )
 
     def execute(self, progress: bool = True) -> Report:
         from attnphys.dmft.trajectory import final_windows
@@ -265,8 +314,11 @@ class TrajectoryJob(ModelOptions):
         elapsed = time.perf_counter() - t0
         paths = [self.write_result(ds, self.out)]
         first = ds.mo_se.isel({d: 0 for d in ds.mo_se.dims if d not in ("step", "feature")})
-        rows = {"dims": _summary_dims(ds), "wall time": f"{elapsed:.2f} s",
-                "mo_se at last record": np.array2string(first.values[-1], precision=6)}
+        rows = {
+            "dims": _summary_dims(ds),
+            "wall time": f"{elapsed:.2f} s",
+            "mo_se at last record": np.array2string(first.values[-1], precision=6),
+        }
         if self.save_final is not None:
             from attnphys.dmft.initial import save_window
 
@@ -280,6 +332,7 @@ class TrajectoryJob(ModelOptions):
 
 
 # ==== Lyapunov ========================================================================================
+
 
 @register_job
 class LyapunovJob(ModelOptions):
@@ -302,9 +355,17 @@ class LyapunovJob(ModelOptions):
         from attnphys.dmft.tasks import LyapunovTask
 
         try:
-            return LyapunovTask(config=self.configuration(), start=self.start, steps=self.steps,
-                                transient=self.transient, k=self.k, full_state=self.full_state, align=self.align,
-                                reortho_every=self.reortho_every, history_every=self.history_every)
+            return LyapunovTask(
+                config=self.configuration(),
+                start=self.start,
+                steps=self.steps,
+                transient=self.transient,
+                k=self.k,
+                full_state=self.full_state,
+                align=self.align,
+                reortho_every=self.reortho_every,
+                history_every=self.history_every,
+            )
         except ValidationError as e:
             raise InputError(format_validation(e, type(self))) from None
 
@@ -319,14 +380,18 @@ class LyapunovJob(ModelOptions):
         ds = _run_sweep(self, self.task(), axes, None, max(size, 1), progress=progress).drop_vars("point_seed")
         paths = [self.write_result(ds, self.out)]
         first = ds.isel({d: 0 for d in ds.exponents.dims if d != "exponent"})
-        rows = {"dims": _summary_dims(ds), "wall time": f"{time.perf_counter() - t0:.2f} s",
-                "exponents (first point)": np.array2string(first.exponents.values, precision=5),
-                "below round-off": np.array2string(first.below_roundoff.values),
-                "positional": ds.attrs["positional_exponents"]}
+        rows = {
+            "dims": _summary_dims(ds),
+            "wall time": f"{time.perf_counter() - t0:.2f} s",
+            "exponents (first point)": np.array2string(first.exponents.values, precision=5),
+            "below round-off": np.array2string(first.below_roundoff.values),
+            "positional": ds.attrs["positional_exponents"],
+        }
         return Report(f"Lyapunov exponents → {self.out}", rows, paths, ds)
 
 
 # ==== orbit diagrams ==================================================================================
+
 
 class SweepOptions(ModelOptions):
     """Options of the commands that run on a resumable sweep store."""
@@ -345,8 +410,10 @@ class SweepOptions(ModelOptions):
         return self
 
 
-_PRERUN_HELP = (" prerun: the 2024 recipe, a token run of --steps steps at the largest β_o whose final window starts "
-                "every value (prerun:BETA:STEPS to choose).")
+_PRERUN_HELP = (
+    " prerun: the 2024 recipe, a token run of --steps steps at the largest β_o whose final window starts "
+    "every value (prerun:BETA:STEPS to choose)."
+)
 
 
 def _prerun(v: Any, beta_max: float | None, steps: int | None) -> Any:
@@ -374,8 +441,10 @@ def _regime_counts(ds) -> str:
     return ", ".join(f"{REGIMES[c]}: {n}" for c, n in zip(codes, counts) if c >= 0)
 
 
-_ADAPTIVE_HELP = ("Stop a value early once its orbit is confirmed periodic (exponents from its Floquet multipliers); "
-                  "cold starts only.")
+_ADAPTIVE_HELP = (
+    "Stop a value early once its orbit is confirmed periodic (exponents from its Floquet multipliers); "
+    "cold starts only."
+)
 
 
 class ParameterRange(SweepOptions):
@@ -426,16 +495,24 @@ class BifurcationJob(ParameterRange):
     )
     out: Path = Field(Path("bifurcation.zarr"), description="Output Zarr store; re-running resumes.")
     plot: Path | None = Field(None, description="Figure file (PNG); zero-plane points go to <stem>_sections.png.")
-    plot_component: int | None = Field(None, ge=0, description="Plotted component (default: 0, or that of --plot-pair).")
-    plot_pair: str | None = Field(None, description="Zero-plane section pair f|g drawn for non-periodic values "
-                                                    "(one of 0|1, 0|2, 1|0, 2|0).")
+    plot_component: int | None = Field(
+        None, ge=0, description="Plotted component (default: 0, or that of --plot-pair)."
+    )
+    plot_pair: str | None = Field(
+        None, description="Zero-plane section pair f|g drawn for non-periodic values (one of 0|1, 0|2, 1|0, 2|0)."
+    )
     plot_max_points: int | None = Field(None, ge=1, description="Most points drawn per value (default: all stored).")
     plot_filter: Literal["library", "reference"] = Field(
-        "library", description="What decides how a value is drawn: the library's regime labels, or the published "
-                               "figures' count filter.")
-    save_final: Path | None = Field(None, description="With --continuation: save the final context window of each "
-                                                      "chain (.npz or .json; with both directions FILE-up and "
-                                                      "FILE-down), readable by --start.")
+        "library",
+        description="What decides how a value is drawn: the library's regime labels, or the published "
+        "figures' count filter.",
+    )
+    save_final: Path | None = Field(
+        None,
+        description="With --continuation: save the final context window of each "
+        "chain (.npz or .json; with both directions FILE-up and "
+        "FILE-down), readable by --start.",
+    )
 
     @field_validator("start", mode="before")
     @classmethod
@@ -467,10 +544,19 @@ class BifurcationJob(ParameterRange):
     def task(self):
         from attnphys.dmft.tasks import OrbitTask
 
-        return OrbitTask(config=self.configuration(), steps=self.steps, transient=self.transient,
-                         lyapunov=self.lyapunov, n_orbit=self.n_orbit, keep_orbit=True, observable=self.observable,
-                         section_tol=self.section_tol, start=self.start, keep_final=self.save_final is not None,
-                         adaptive=self.adaptive)
+        return OrbitTask(
+            config=self.configuration(),
+            steps=self.steps,
+            transient=self.transient,
+            lyapunov=self.lyapunov,
+            n_orbit=self.n_orbit,
+            keep_orbit=True,
+            observable=self.observable,
+            section_tol=self.section_tol,
+            start=self.start,
+            keep_final=self.save_final is not None,
+            adaptive=self.adaptive,
+        )
 
     def final_paths(self) -> dict[str, Path]:
         """Where --save-final writes the final window of each chain: FILE, or FILE-up/FILE-down."""
@@ -485,8 +571,11 @@ class BifurcationJob(ParameterRange):
         super().inputs_check()
         if self.save_final is not None:
             if self.continuation is None:
-                raise InputError("a cold-start diagram has one final window per value; save one with --continuation "
-                                 "or `attnphys dmft trajectory --save-final`", "--save-final")
+                raise InputError(
+                    "a cold-start diagram has one final window per value; save one with --continuation "
+                    "or `attnphys dmft trajectory --save-final`",
+                    "--save-final",
+                )
             if self.save_final.suffix not in (".npz", ".json"):
                 raise InputError(f"{self.save_final}: the final window is saved as .npz or .json", "--save-final")
             for p in self.final_paths().values():
@@ -498,8 +587,12 @@ class BifurcationJob(ParameterRange):
 
             F = self.configuration().M
             try:
-                choose_pair([f"{a}|{b}" for a, b in PAPER_SECTION_PAIRS if max(a, b) < F], F, self.plot_component,
-                            self.plot_pair)
+                choose_pair(
+                    [f"{a}|{b}" for a, b in PAPER_SECTION_PAIRS if max(a, b) < F],
+                    F,
+                    self.plot_component,
+                    self.plot_pair,
+                )
             except ValueError as e:
                 raise InputError(str(e), "--plot-pair" if self.plot_pair else "--plot-component") from None
         from attnphys.sweeps import Grid, Sweep
@@ -523,10 +616,22 @@ class BifurcationJob(ParameterRange):
     def execute(self, progress: bool = True) -> Report:
         t0 = time.perf_counter()
         axes = self.grid_axes()
-        ds = _run_sweep(self, self.task(), axes, self.out, self._chunk(axes), self.executor, self.workers,
-                        self.scheduler, progress=progress)
-        rows = {"dims": _summary_dims(ds), "wall time": f"{time.perf_counter() - t0:.2f} s",
-                "regimes": _regime_counts(ds)}
+        ds = _run_sweep(
+            self,
+            self.task(),
+            axes,
+            self.out,
+            self._chunk(axes),
+            self.executor,
+            self.workers,
+            self.scheduler,
+            progress=progress,
+        )
+        rows = {
+            "dims": _summary_dims(ds),
+            "wall time": f"{time.perf_counter() - t0:.2f} s",
+            "regimes": _regime_counts(ds),
+        }
         paths = [self.out]
         for direction, path in self.final_paths().items():
             paths.append(self._save_chain_end(ds, direction, path))
@@ -534,8 +639,9 @@ class BifurcationJob(ParameterRange):
         if self.plot is not None:
             from attnphys.plots.bifurcation import plot_bifurcation
 
-            paths += plot_bifurcation(ds, self.plot, self.plot_component, self.plot_pair, self.plot_max_points,
-                                      self.plot_filter)
+            paths += plot_bifurcation(
+                ds, self.plot, self.plot_component, self.plot_pair, self.plot_max_points, self.plot_filter
+            )
         return Report(f"bifurcation diagram → {self.out}", rows, paths, ds)
 
     def _chain_end(self, ds, direction: str):
@@ -591,7 +697,9 @@ class PhaseDiagramJob(SweepOptions):
     @field_validator("start", mode="before")
     @classmethod
     def _prerun_start(cls, v, info):
-        betas = [max(a[1], a[2]) for a in (info.data.get("x"), info.data.get("y")) if a is not None and a[0] == "beta_o"]
+        betas = [
+            max(a[1], a[2]) for a in (info.data.get("x"), info.data.get("y")) if a is not None and a[0] == "beta_o"
+        ]
         return _prerun(v, max(betas) if betas else None, info.data.get("steps"))
 
     @model_validator(mode="after")
@@ -617,8 +725,15 @@ class PhaseDiagramJob(SweepOptions):
     def task(self):
         from attnphys.dmft.tasks import OrbitTask
 
-        return OrbitTask(config=self.configuration(), steps=self.steps, transient=self.transient,
-                         lyapunov=self.lyapunov, n_orbit=self.n_orbit, start=self.start, adaptive=self.adaptive)
+        return OrbitTask(
+            config=self.configuration(),
+            steps=self.steps,
+            transient=self.transient,
+            lyapunov=self.lyapunov,
+            n_orbit=self.n_orbit,
+            start=self.start,
+            adaptive=self.adaptive,
+        )
 
     def inputs_check(self) -> None:
         super().inputs_check()
@@ -636,12 +751,25 @@ class PhaseDiagramJob(SweepOptions):
 
     def execute(self, progress: bool = True) -> Report:
         t0 = time.perf_counter()
-        ds = _run_sweep(self, self.task(), self.grid_axes(), self.out, self.chunk, self.executor, self.workers,
-                        self.scheduler, base_seed=self.seed, progress=progress)
+        ds = _run_sweep(
+            self,
+            self.task(),
+            self.grid_axes(),
+            self.out,
+            self.chunk,
+            self.executor,
+            self.workers,
+            self.scheduler,
+            base_seed=self.seed,
+            progress=progress,
+        )
         elapsed = time.perf_counter() - t0
         n = int(np.prod([ds.sizes[a] for a in (self.x[0], self.y[0])]))
-        rows = {"grid": " × ".join(f"{a}={ds.sizes[a]}" for a in (self.x[0], self.y[0])),
-                "wall time": f"{elapsed:.1f} s ({n / max(elapsed, 1e-9):.1f} points/s)", "regimes": _regime_counts(ds)}
+        rows = {
+            "grid": " × ".join(f"{a}={ds.sizes[a]}" for a in (self.x[0], self.y[0])),
+            "wall time": f"{elapsed:.1f} s ({n / max(elapsed, 1e-9):.1f} points/s)",
+            "regimes": _regime_counts(ds),
+        }
         paths = [self.out]
         if self.plot is not None:
             from attnphys.plots.phase import plot_phase_diagram
@@ -651,6 +779,7 @@ class PhaseDiagramJob(SweepOptions):
 
 
 # ==== finite N ========================================================================================
+
 
 @register_job
 class FiniteJob(ModelOptions):
@@ -680,21 +809,36 @@ class FiniteJob(ModelOptions):
 
         network_size(self.configuration(), self.n)
         if self.per_bit and self.n * self.paths > 50_000_000:
-            raise InputError(f"sampling every bit keeps N × paths = {self.n * self.paths} bits in memory; use fewer or drop "
-                             "--per-bit", "--per-bit")
+            raise InputError(
+                f"sampling every bit keeps N × paths = {self.n * self.paths} bits in memory; use fewer or drop "
+                "--per-bit",
+                "--per-bit",
+            )
 
     def execute(self, progress: bool = True) -> Report:
         from attnphys.dmft.tasks import FiniteTask
 
         t0 = time.perf_counter()
-        task = FiniteTask(config=self.configuration(), n=self.n, paths=self.paths, steps=self.steps,
-                          transient=self.transient, seed=self.seed, per_bit=self.per_bit)
+        task = FiniteTask(
+            config=self.configuration(),
+            n=self.n,
+            paths=self.paths,
+            steps=self.steps,
+            transient=self.transient,
+            seed=self.seed,
+            per_bit=self.per_bit,
+        )
         axes = self.axes()
-        ds = _run_sweep(self, task, axes, None, max(1, len(axes[0].values)) if axes else 1,
-                        progress=progress).drop_vars("point_seed")
+        ds = _run_sweep(
+            self, task, axes, None, max(1, len(axes[0].values)) if axes else 1, progress=progress
+        ).drop_vars("point_seed")
         ds.attrs.update(n_se_finite=self.n)
         paths = [self.write_result(ds, self.out)]
-        rows = {"dims": _summary_dims(ds), "engine": ds.attrs["engine"], "wall time": f"{time.perf_counter() - t0:.2f} s"}
+        rows = {
+            "dims": _summary_dims(ds),
+            "engine": ds.attrs["engine"],
+            "wall time": f"{time.perf_counter() - t0:.2f} s",
+        }
         return Report(f"finite network → {self.out}", rows, paths, ds)
 
 
@@ -709,8 +853,10 @@ class ConvergeJob(ModelOptions):
     swept: ClassVar[tuple[str, ...]] = ("beta_o",)
 
     beta_o: Values | None = Field((0.5, 1.0, 3.0), description="β_o values.")
-    n: IntValues = Field((100, 1000, 10_000, 100_000, 1_000_000),
-                         description="Network sizes N (each rounded to the nearest multiple of n_se; at least two).")
+    n: IntValues = Field(
+        (100, 1000, 10_000, 100_000, 1_000_000),
+        description="Network sizes N (each rounded to the nearest multiple of n_se; at least two).",
+    )
     paths: int = Field(16, ge=1, description="Sample paths per (β_o, N).")
     steps: int = Field(2000, ge=2, description="Loop steps per path.")
     horizon: int = Field(200, ge=1, description="Steps over which path deviations are measured.")
@@ -748,15 +894,26 @@ class ConvergeJob(ModelOptions):
 
         t0 = time.perf_counter()
         cfg = self.configuration()
-        ds = converge(cfg, self.beta_o or (cfg.beta_o,), self.sizes(), paths=self.paths, steps=self.steps,
-                      horizon=self.horizon, transient=self.transient, seed=self.seed, progress=progress)
+        ds = converge(
+            cfg,
+            self.beta_o or (cfg.beta_o,),
+            self.sizes(),
+            paths=self.paths,
+            steps=self.steps,
+            horizon=self.horizon,
+            transient=self.transient,
+            seed=self.seed,
+            progress=progress,
+        )
         ds = ds.drop_vars("point_seed")
         paths = [self.write_result(ds, self.out)]
         rows = {"N": ", ".join(str(k) for k in ds.n.values), "wall time": f"{time.perf_counter() - t0:.1f} s"}
         for b in ds.beta_o.values:
             d = ds.sel(beta_o=b)
-            rows[f"β_o={b:g}"] = (f"RMS slope {float(d.slope):+.3f}, long-run statistics slope {float(d.stat_slope):+.3f}; "
-                                  f"RMS at largest N {float(d.rms_deviation[-1]):.2e}")
+            rows[f"β_o={b:g}"] = (
+                f"RMS slope {float(d.slope):+.3f}, long-run statistics slope {float(d.stat_slope):+.3f}; "
+                f"RMS at largest N {float(d.rms_deviation[-1]):.2e}"
+            )
         if self.plot is not None:
             from attnphys.plots.converge import plot_converge
 
@@ -777,5 +934,14 @@ class PresetsJob(AbstractJob):
         return Report("DMFT presets", {name: json.dumps(fields) for name, fields in PRESETS.items()})
 
 
-__all__ = ["ModelOptions", "TrajectoryJob", "LyapunovJob", "BifurcationJob", "PhaseDiagramJob", "FiniteJob",
-           "ConvergeJob", "PresetsJob", "OBSERVABLES"]
+__all__ = [
+    "ModelOptions",
+    "TrajectoryJob",
+    "LyapunovJob",
+    "BifurcationJob",
+    "PhaseDiagramJob",
+    "FiniteJob",
+    "ConvergeJob",
+    "PresetsJob",
+    "OBSERVABLES",
+]

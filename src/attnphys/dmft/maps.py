@@ -73,7 +73,7 @@ class FullStateMap(AbstractMap):
 
     def window(self, x, n) -> Window:
         L, M, P = self.L, self.M, self.P
-        return Window(x[: L * M].reshape(L, M), x[L * M:].reshape(L, P), n)
+        return Window(x[: L * M].reshape(L, M), x[L * M :].reshape(L, P), n)
 
     def state(self, win: Window) -> tuple[jax.Array, jax.Array]:
         lead = win.A.shape[:-2]

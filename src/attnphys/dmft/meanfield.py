@@ -168,8 +168,11 @@ class Observable(NamedTuple):
 OBSERVABLE_TABLE: dict[str, Observable] = {
     "att": Observable(lambda st, eps, conv: st.A[0], True, "attention output A^new of the step"),
     "mo": Observable(lambda st, eps, conv: st.m0[0], False, "output overlap m^o of the newest token"),
-    "mo_se": Observable(lambda st, eps, conv: record_mo_se(st.se0[0], eps, conv), False,
-                        "semantic output overlap of the newest token (convention: attrs mo_se_convention)"),
+    "mo_se": Observable(
+        lambda st, eps, conv: record_mo_se(st.se0[0], eps, conv),
+        False,
+        "semantic output overlap of the newest token (convention: attrs mo_se_convention)",
+    ),
     "mv": Observable(lambda st, eps, conv: st.mv[0], False, "value overlap m^v of the newest token"),
     "mq": Observable(lambda st, eps, conv: st.m0[2], False, "query overlap m^q of the newest token"),
     "mk": Observable(lambda st, eps, conv: st.mk[0], False, "key overlap m^k of the newest token"),
@@ -191,8 +194,9 @@ def observe(name: str, st: State, eps, convention: MoSeConvention) -> jax.Array:
 
 def records(before: State, after: State, eps, convention: MoSeConvention, names=OBSERVABLES) -> dict:
     """The records of one step (theory: docs/theory/dmft.md §3.6)."""
-    return {n: OBSERVABLE_TABLE[n].value(after if OBSERVABLE_TABLE[n].after else before, eps, convention)
-            for n in names}
+    return {
+        n: OBSERVABLE_TABLE[n].value(after if OBSERVABLE_TABLE[n].after else before, eps, convention) for n in names
+    }
 
 
 def fill(cp: Couplings, sc: Scalars, win: Window) -> State:

@@ -120,8 +120,12 @@ class DMFTModel:
         for k in CACHE_KEYS:
             same &= np.all(np.abs(np.asarray(getattr(st, k)) - cache[k][None]) <= 1e-12, axis=(-2, -1))
         keep = jnp.asarray(same)
-        return st._replace(**{k: jnp.where(keep.reshape((-1,) + (1,) * cache[k].ndim), jnp.asarray(cache[k])[None],
-                                           getattr(st, k)) for k in CACHE_KEYS})
+        return st._replace(
+            **{
+                k: jnp.where(keep.reshape((-1,) + (1,) * cache[k].ndim), jnp.asarray(cache[k])[None], getattr(st, k))
+                for k in CACHE_KEYS
+            }
+        )
 
     def prerun_window(self, start: PrerunStart) -> Window:
         """The final window of a pre-run (cached per configuration and pre-run)."""
@@ -148,18 +152,25 @@ class DMFTModel:
         engine); ``start`` may be one start or one per point. Raises NonFiniteError naming the step and
         the point."""
         st = self.initial_states(start, sc)
-        token = any(isinstance(_as_start(s), TokenStart) for s in (start if isinstance(start, (list, tuple)) and
-                                                                    not isinstance(start, (Window, State)) else [start]))
+        token = any(
+            isinstance(_as_start(s), TokenStart)
+            for s in (start if isinstance(start, (list, tuple)) and not isinstance(start, (Window, State)) else [start])
+        )
         if steps == 0:
             if self.config.era == "2024" and token:
-                raise ValueError(f"in the 2024 era the first token stays in the window for L = {self.config.L} "
-                                 "steps; a map analysis from a token start needs transient >= L")
+                raise ValueError(
+                    f"in the 2024 era the first token stays in the window for L = {self.config.L} "
+                    "steps; a map analysis from a token start needs transient >= L"
+                )
             return st.window
         if self.config.era == "2024" and token and steps < self.config.L:
-            raise ValueError(f"in the 2024 era the first token stays in the window for L = {self.config.L} steps; "
-                             f"a map analysis from a token start needs transient >= L (got {steps})")
-        final, _, _ = run_batch(self.couplings, sc, st, Schedule(steps=steps, transient=steps, record=()),
-                                self.convention, labels=labels)
+            raise ValueError(
+                f"in the 2024 era the first token stays in the window for L = {self.config.L} steps; "
+                f"a map analysis from a token start needs transient >= L (got {steps})"
+            )
+        final, _, _ = run_batch(
+            self.couplings, sc, st, Schedule(steps=steps, transient=steps, record=()), self.convention, labels=labels
+        )
         return final.window
 
     # -- maps ----------------------------------------------------------------------------------------
@@ -210,9 +221,14 @@ def _per_point(fn, starts, sc: Scalars):
 def _prerun(cfg: DMFTConfig, start: PrerunStart, dtype: str) -> Window:
     model = DMFTModel.of(cfg.replace(beta_o=start.beta_o))
     sc = model.scalars(n=1)
-    final, _, _ = run_batch(model.couplings, sc, model.initial_states(start.start, sc),
-                            Schedule(steps=start.steps, transient=start.steps, record=()), model.convention,
-                            labels={"beta_o": np.asarray([start.beta_o])})
+    final, _, _ = run_batch(
+        model.couplings,
+        sc,
+        model.initial_states(start.start, sc),
+        Schedule(steps=start.steps, transient=start.steps, record=()),
+        model.convention,
+        labels={"beta_o": np.asarray([start.beta_o])},
+    )
     return Window(*(x[0] for x in final.window))
 
 
@@ -228,5 +244,9 @@ def _warn_if_float32() -> None:
 
         from attnphys.errors import PrecisionWarning
 
-        warnings.warn("the DMFT map runs in float32 because float64 is off: call attnphys.configure() first (the "
-                      "command line does), or enable jax_enable_x64", PrecisionWarning, stacklevel=3)
+        warnings.warn(
+            "the DMFT map runs in float32 because float64 is off: call attnphys.configure() first (the "
+            "command line does), or enable jax_enable_x64",
+            PrecisionWarning,
+            stacklevel=3,
+        )

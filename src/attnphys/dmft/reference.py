@@ -60,17 +60,35 @@ class ReferenceCheckpoint:
         return Path(str(resources.files("attnphys") / "data" / "reference" / self.file))
 
 
-REFERENCE_CHECKPOINTS: dict[str, ReferenceCheckpoint] = {c.file: c for c in (
-    ReferenceCheckpoint("exp_pe2__general_beta_idx-214_value_1.284.npz", "paper", 1.284,
-                        "P = 2: window at β_o = 1.284 of the authors' continuation over [0, 3]; seeds [1.24, 1.28]"),
-    ReferenceCheckpoint("exp_pe2__zoom-1_beta_idx-463_value_1.277_window_rightmost.npz", "paper", 1.27704,
-                        "P = 2: window at β_o = 1.27704 of the continuation over [1.24, 1.28]; seeds [1.264, 1.277]"),
-    ReferenceCheckpoint("exp_pe5__general_beta_idx-258_value_1.554_window_chpt.npz", "paper-pe5", 1.548,
-                        "P = 5, L = 32: window at β_o = 1.548 of the continuation over [0, 3]; seeds [1.25, 1.55]"),
-    ReferenceCheckpoint("exp_pe5__zoom1_beta_idx-300_value_1.43_window_chpt.npz", "paper-pe5", 1.43,
-                        "P = 5, L = 32: window at β_o = 1.43 of the continuation over [1.25, 1.55]; seeds "
-                        "[1.364, 1.43]"),
-)}
+REFERENCE_CHECKPOINTS: dict[str, ReferenceCheckpoint] = {
+    c.file: c
+    for c in (
+        ReferenceCheckpoint(
+            "exp_pe2__general_beta_idx-214_value_1.284.npz",
+            "paper",
+            1.284,
+            "P = 2: window at β_o = 1.284 of the authors' continuation over [0, 3]; seeds [1.24, 1.28]",
+        ),
+        ReferenceCheckpoint(
+            "exp_pe2__zoom-1_beta_idx-463_value_1.277_window_rightmost.npz",
+            "paper",
+            1.27704,
+            "P = 2: window at β_o = 1.27704 of the continuation over [1.24, 1.28]; seeds [1.264, 1.277]",
+        ),
+        ReferenceCheckpoint(
+            "exp_pe5__general_beta_idx-258_value_1.554_window_chpt.npz",
+            "paper-pe5",
+            1.548,
+            "P = 5, L = 32: window at β_o = 1.548 of the continuation over [0, 3]; seeds [1.25, 1.55]",
+        ),
+        ReferenceCheckpoint(
+            "exp_pe5__zoom1_beta_idx-300_value_1.43_window_chpt.npz",
+            "paper-pe5",
+            1.43,
+            "P = 5, L = 32: window at β_o = 1.43 of the continuation over [1.25, 1.55]; seeds [1.364, 1.43]",
+        ),
+    )
+}
 """The reference's checkpoints shipped in ``attnphys/data/reference`` (theory: docs/theory/dmft.md §7.2)."""
 
 
@@ -141,8 +159,10 @@ class _Problems:
 
     def raise_if_any(self) -> None:
         if self.lines:
-            raise InputError(f"{self.path} (a configuration of the reference implementation):\n  "
-                             + "\n  ".join(self.lines), "--config")
+            raise InputError(
+                f"{self.path} (a configuration of the reference implementation):\n  " + "\n  ".join(self.lines),
+                "--config",
+            )
 
 
 def _bool(p: _Problems, key: str, v: Any) -> bool | None:
@@ -236,8 +256,7 @@ def translate_config(data: dict, path: str | Path, fields: dict[str, Any] | set[
 
     unknown = [k for k in data if k not in REFERENCE_KEYS and k not in fields]
     for k in unknown:
-        p.add(k, "unknown key (neither a key of the reference's configurations nor an option of "
-                 f"{cmd})")
+        p.add(k, f"unknown key (neither a key of the reference's configurations nor an option of {cmd})")
     for k, v in data.items():
         if k in fields and k not in REFERENCE_KEYS:
             out[k] = v
@@ -245,23 +264,35 @@ def translate_config(data: dict, path: str | Path, fields: dict[str, Any] | set[
     # -- model -----------------------------------------------------------------------------------
     if "inf_mode" in data and _bool(p, "inf_mode", data["inf_mode"]) is False:
         p.add("inf_mode", "false selects the reference's finite-N network: use `attnphys dmft finite`")
-    if "compute_inf_normalization" in data and _bool(p, "compute_inf_normalization", data["compute_inf_normalization"]) is False:
-        p.add("compute_inf_normalization", "false leaves the reference's attention gain undefined; only true is "
-                                           "supported")
-    for key, table in (("normalize_weights_str_att", ATTENTION_NORMALISATIONS),
-                       ("normalize_weights_str_o", OUTPUT_NORMALISATIONS)):
+    if (
+        "compute_inf_normalization" in data
+        and _bool(p, "compute_inf_normalization", data["compute_inf_normalization"]) is False
+    ):
+        p.add(
+            "compute_inf_normalization", "false leaves the reference's attention gain undefined; only true is supported"
+        )
+    for key, table in (
+        ("normalize_weights_str_att", ATTENTION_NORMALISATIONS),
+        ("normalize_weights_str_o", OUTPUT_NORMALISATIONS),
+    ):
         if key in data:
             v = data[key]
             if not isinstance(v, str) or v.strip() not in table:
                 known = ", ".join(repr(s) for s in table)
-                why = (" (a normalisation of the reference's finite-N code, which its mean-field model refuses too)"
-                       if isinstance(v, str) and v.strip() in FINITE_ONLY_NORMALISATIONS else "")
+                why = (
+                    " (a normalisation of the reference's finite-N code, which its mean-field model refuses too)"
+                    if isinstance(v, str) and v.strip() in FINITE_ONLY_NORMALISATIONS
+                    else ""
+                )
                 p.add(key, f"unknown normalisation {v!r}{why}; accepted: {known} (never evaluated as code)")
     if "reorder_weights" in data and _bool(p, "reorder_weights", data["reorder_weights"]):
         p.add("reorder_weights", "true (shuffled shared weights) is not supported; only false")
     if "pe_mode" in data and _int(p, "pe_mode", data["pe_mode"]) not in (0, None):
-        p.add("pe_mode", f"{data['pe_mode']} is not supported: only 0 (positional columns copied from the random "
-                         "semantic columns, as for the paper)")
+        p.add(
+            "pe_mode",
+            f"{data['pe_mode']} is not supported: only 0 (positional columns copied from the random "
+            "semantic columns, as for the paper)",
+        )
     if "save_non_transient" in data and _bool(p, "save_non_transient", data["save_non_transient"]):
         p.add("save_non_transient", "true (recording the transient) is not supported: give --transient 0")
     if "save_not_plot" in data:
@@ -270,8 +301,11 @@ def translate_config(data: dict, path: str | Path, fields: dict[str, Any] | set[
     if "semantic_embedding_size" in data:
         n = _int(p, "semantic_embedding_size", data["semantic_embedding_size"], lo=0)
         if n == 0:
-            p.add("semantic_embedding_size", "0 is only used by the reference's hand-set-weights mode "
-                                             "(correlations_from_weights: 4), which is not supported")
+            p.add(
+                "semantic_embedding_size",
+                "0 is only used by the reference's hand-set-weights mode "
+                "(correlations_from_weights: 4), which is not supported",
+            )
         elif n is not None:
             put("semantic_embedding_size", "n_se", n)
     for key, field in (("epsilon_pe", "epsilon"), ("scaling_o", "scaling_o"), ("scaling_att", "scaling_att")):
@@ -285,8 +319,11 @@ def translate_config(data: dict, path: str | Path, fields: dict[str, Any] | set[
             if v is not None and v != -1:
                 out[key] = (v,)
 
-    corr = _int(p, "correlations_from_weights", data["correlations_from_weights"]) \
-        if "correlations_from_weights" in data else None
+    corr = (
+        _int(p, "correlations_from_weights", data["correlations_from_weights"])
+        if "correlations_from_weights" in data
+        else None
+    )
     if corr == 3:
         spec: dict[str, Any] = {"kind": "segments", "seed": 1}
         if "num_segments_corrs" in data:
@@ -295,18 +332,30 @@ def translate_config(data: dict, path: str | Path, fields: dict[str, Any] | set[
                 spec["n_segments"] = ns
         put("correlations_from_weights", "correlations", spec)
     elif corr == 4:
-        p.add("correlations_from_weights", "4 (the reference's hand-set weights) is not supported: that mode sets "
-              "every positional weight to 0, replaces the moments by permutation correlations (W^q, W^k, W^o share "
-              "their patterns, W^v holds them rolled by one; no moment beyond the pairs) and starts from a window "
-              "of pattern indicators. The library's explicit weights are ±1 matrices (positional columns "
-              "included): give hand-set weights with --correlations weights --weights FILE")
+        p.add(
+            "correlations_from_weights",
+            "4 (the reference's hand-set weights) is not supported: that mode sets "
+            "every positional weight to 0, replaces the moments by permutation correlations (W^q, W^k, W^o share "
+            "their patterns, W^v holds them rolled by one; no moment beyond the pairs) and starts from a window "
+            "of pattern indicators. The library's explicit weights are ±1 matrices (positional columns "
+            "included): give hand-set weights with --correlations weights --weights FILE",
+        )
     elif corr in (0, 1, 2):
-        what = {0: "Gaussian pair correlations", 1: "the moments of unsegmented random weights",
-                2: "products of uniform random means"}[corr]
-        alt = {0: " (the library's --correlations gaussian --gaussian-scale draws its own, different sample)",
-               1: " (the library's --correlations random draws its own, different weights)", 2: ""}[corr]
-        p.add("correlations_from_weights", f"{corr} ({what}, drawn by the reference's generator) is not "
-              f"supported: only 3 (random segments) reproduces the reference's network{alt}")
+        what = {
+            0: "Gaussian pair correlations",
+            1: "the moments of unsegmented random weights",
+            2: "products of uniform random means",
+        }[corr]
+        alt = {
+            0: " (the library's --correlations gaussian --gaussian-scale draws its own, different sample)",
+            1: " (the library's --correlations random draws its own, different weights)",
+            2: "",
+        }[corr]
+        p.add(
+            "correlations_from_weights",
+            f"{corr} ({what}, drawn by the reference's generator) is not "
+            f"supported: only 3 (random segments) reproduces the reference's network{alt}",
+        )
     elif corr is not None:
         p.add("correlations_from_weights", f"unknown mode {corr}; the reference's modes are 0-4, the library maps 3")
     if "num_segments_corrs" in data and corr != 3:
@@ -331,7 +380,9 @@ def translate_config(data: dict, path: str | Path, fields: dict[str, Any] | set[
     elif mode == 1 or ("load_chpt" in data and mode is None):
         put("load_chpt" if mode is None else "ini_token_from_w", "start", "token")
     elif mode is not None:
-        what = {0: "a random token", 2: "row 0 of W^v", 3: "row 0 of W^q", 4: "row 0 of W^k"}.get(mode, "an unknown mode")
+        what = {0: "a random token", 2: "row 0 of W^v", 3: "row 0 of W^q", 4: "row 0 of W^k"}.get(
+            mode, "an unknown mode"
+        )
         p.add("ini_token_from_w", f"{mode} ({what}) is not supported: only 1 (row 0 of W^o, the library's token start)")
 
     if "preset" not in out:
@@ -342,15 +393,20 @@ def translate_config(data: dict, path: str | Path, fields: dict[str, Any] | set[
         elif P_named not in (None, 2):
             out.update(P=P_named, L=2**P_named)
     if implied is not None and P_named is not None and P_named != (5 if implied == "paper-pe5" else 2):
-        p.add("chpt_path", f"the checkpoint has P = {5 if implied == 'paper-pe5' else 2}, the file name says pe{P_named}")
+        p.add(
+            "chpt_path", f"the checkpoint has P = {5 if implied == 'paper-pe5' else 2}, the file name says pe{P_named}"
+        )
 
     # -- what is swept and how ----------------------------------------------------------------------
     mode = data.get("bifurcation_mode")
     if mode is not None:
         param = {"out": "beta_o", "att": "beta_att", "pe": "epsilon"}.get(mode)
         if param is None:
-            p.add("bifurcation_mode", f"{mode!r} is not supported: one of out (β_o), att (β_att), pe (ε)"
-                  + ("; 'betas' sweeps β_o and β_att together, which no command does" if mode == "betas" else ""))
+            p.add(
+                "bifurcation_mode",
+                f"{mode!r} is not supported: one of out (β_o), att (β_att), pe (ε)"
+                + ("; 'betas' sweeps β_o and β_att together, which no command does" if mode == "betas" else ""),
+            )
         elif "param" in fields:
             out["param"] = param
         elif param != "beta_o":
@@ -362,8 +418,10 @@ def translate_config(data: dict, path: str | Path, fields: dict[str, Any] | set[
                 if v is not None:
                     put(key, field, v)
     axes = {}
-    for name, lo_key, hi_key in (("beta_att", "min_bifurcation_value_beta", "max_bifurcation_value_beta"),
-                                 ("beta_o", "min_bifurcation_value_gamma", "max_bifurcation_value_gamma")):
+    for name, lo_key, hi_key in (
+        ("beta_att", "min_bifurcation_value_beta", "max_bifurcation_value_beta"),
+        ("beta_o", "min_bifurcation_value_gamma", "max_bifurcation_value_gamma"),
+    ):
         if lo_key in data or hi_key in data:
             lo = _float(p, lo_key, data.get(lo_key, 0.0))
             hi = _float(p, hi_key, data.get(hi_key, 3.0))
@@ -371,8 +429,10 @@ def translate_config(data: dict, path: str | Path, fields: dict[str, Any] | set[
                 axes[name] = (lo, hi)
     if axes:
         if "x" not in fields or "y" not in fields:
-            p.add(next(k for k in data if k.startswith("min_bifurcation_value_")),
-                  f"sets the axes of a phase diagram, which {cmd} does not draw")
+            p.add(
+                next(k for k in data if k.startswith("min_bifurcation_value_")),
+                f"sets the axes of a phase diagram, which {cmd} does not draw",
+            )
         else:
             for name, field in (("beta_o", "x"), ("beta_att", "y")):
                 if name in axes:
@@ -416,8 +476,11 @@ def translate_config(data: dict, path: str | Path, fields: dict[str, Any] | set[
             if ly is False:
                 out["lyapunov"] = 0
         elif ly:
-            p.add("compute_lyapunov", f"true, but {cmd} computes no Lyapunov exponents (see `attnphys dmft "
-                                      "lyapunov` and `attnphys dmft bifurcation`)")
+            p.add(
+                "compute_lyapunov",
+                f"true, but {cmd} computes no Lyapunov exponents (see `attnphys dmft "
+                "lyapunov` and `attnphys dmft bifurcation`)",
+            )
     p.raise_if_any()
     return out
 

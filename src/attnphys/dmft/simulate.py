@@ -154,8 +154,15 @@ def _run_batch(cp, sc, start, schedule, convention):
 _run_batch_jit = jax.jit(_run_batch, static_argnames=("schedule", "convention"))
 
 
-def run_batch(cp: Couplings, sc: Scalars, start: State | Window, schedule: Schedule,
-              convention: MoSeConvention = "paper", check: bool = True, labels: dict[str, np.ndarray] | None = None):
+def run_batch(
+    cp: Couplings,
+    sc: Scalars,
+    start: State | Window,
+    schedule: Schedule,
+    convention: MoSeConvention = "paper",
+    check: bool = True,
+    labels: dict[str, np.ndarray] | None = None,
+):
     """Run a batch of B trajectories: ``sc`` and ``start`` carry a leading batch axis of size B.
 
     The batch is split over the available JAX devices (padded to a multiple of their number).
@@ -187,6 +194,7 @@ def raise_if_nonfinite(bad: np.ndarray, labels: dict[str, np.ndarray]) -> None:
 
 def broadcast_batch(sc: Scalars, win: Window, B: int) -> tuple[Scalars, Window]:
     """Give scalars and window a leading batch axis of size B (broadcasting unbatched leaves)."""
+
     def bc(x, base_ndim):
         x = jnp.asarray(x)
         return jnp.broadcast_to(x, (B,) + x.shape[-base_ndim:] if base_ndim else (B,)) if x.ndim == base_ndim else x
@@ -211,8 +219,18 @@ def _take(tree, idx):
     return jax.tree_util.tree_map(lambda a: jnp.asarray(a)[idx], tree)
 
 
-def run_segments(cp: Couplings, sc: Scalars, start: State | Window, steps: int, *, segment: int, window: int,
-                 stop, convention: MoSeConvention = "paper", labels: dict[str, np.ndarray] | None = None):
+def run_segments(
+    cp: Couplings,
+    sc: Scalars,
+    start: State | Window,
+    steps: int,
+    *,
+    segment: int,
+    window: int,
+    stop,
+    convention: MoSeConvention = "paper",
+    labels: dict[str, np.ndarray] | None = None,
+):
     """Run a batch of B trajectories for ``steps`` steps in segments, retiring lanes that ``stop`` accepts
     (theory: docs/theory/dmft.md §3.6, §3.7; docs/theory/dynamics.md §7.2).
 
@@ -232,7 +250,11 @@ def run_segments(cp: Couplings, sc: Scalars, start: State | Window, steps: int, 
         raise ValueError(f"need 1 <= window ({window}) <= segment ({segment})")
     B = int(np.shape(sc.beta_o)[0])
     labels = labels or {"index": np.arange(B)}
-    st = as_state(cp, sc, start) if isinstance(start, State) else jax.vmap(lambda s, w: fill(cp, s, w))(sc, Window(*start))
+    st = (
+        as_state(cp, sc, start)
+        if isinstance(start, State)
+        else jax.vmap(lambda s, w: fill(cp, s, w))(sc, Window(*start))
+    )
     final = jax.tree_util.tree_map(np.array, st)
     done = np.zeros(B, np.int64)
     retired = np.zeros(B, bool)

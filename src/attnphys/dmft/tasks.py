@@ -55,7 +55,9 @@ PAPER_SECTION_PAIRS: tuple[tuple[int, int], ...] = ((0, 1), (0, 2), (1, 0), (2, 
 def check_schedule(steps: int, transient: int) -> None:
     """The one rule relating steps and transient: at least one recorded step (transient < steps)."""
     if not 0 <= transient < steps:
-        raise ValueError(f"--transient ({transient}) must be smaller than --steps ({steps}): at least one step is recorded")
+        raise ValueError(
+            f"--transient ({transient}) must be smaller than --steps ({steps}): at least one step is recorded"
+        )
 
 
 class DMFTTask(AbstractTask):
@@ -66,8 +68,9 @@ class DMFTTask(AbstractTask):
 
     config: DMFTConfig
     start: StartSpec = Field(default_factory=CheckpointStart, description="initial condition")
-    point_starts: tuple[StartSpec, ...] = Field(default=(), description="one initial condition per grid point (in point "
-                                                                 "order), instead of ``start``")
+    point_starts: tuple[StartSpec, ...] = Field(
+        default=(), description="one initial condition per grid point (in point order), instead of ``start``"
+    )
 
     extra_axes: ClassVar[tuple[str, ...]] = ()
     """Grid axes the task interprets itself (not configuration fields)."""
@@ -137,8 +140,9 @@ class DMFTTask(AbstractTask):
                 out[name][(rows,) + tuple(slice(0, s) for s in arr.shape[1:])] = arr
         return out
 
-    def compute_group(self, model: DMFTModel, pts: Mapping[str, np.ndarray], n: int,
-                      idx: np.ndarray) -> dict[str, np.ndarray]:
+    def compute_group(
+        self, model: DMFTModel, pts: Mapping[str, np.ndarray], n: int, idx: np.ndarray
+    ) -> dict[str, np.ndarray]:
         """Results of ``n`` points of one configuration, with global indices ``idx`` (arrays with a
         leading point axis)."""
         raise NotImplementedError  # pragma: no cover
@@ -154,8 +158,11 @@ class DMFTTask(AbstractTask):
         return lab or {"index": np.arange(n)}
 
     def attrs(self) -> dict[str, Any]:
-        return {"start": self.start.describe(), "mo_se_convention": self.config.mo_se_convention,
-                "era": self.config.era}
+        return {
+            "start": self.start.describe(),
+            "mo_se_convention": self.config.mo_se_convention,
+            "era": self.config.era,
+        }
 
 
 def _feature_coords(sizes: Mapping[str, int], names=("feature", "lag", "bit")) -> dict:
@@ -165,6 +172,7 @@ def _feature_coords(sizes: Mapping[str, int], names=("feature", "lag", "bit")) -
 
 
 # ==== trajectories ====================================================================================
+
 
 @register_task
 class TrajectoryTask(DMFTTask):
@@ -204,43 +212,68 @@ class TrajectoryTask(DMFTTask):
     def schema(self, grid: Grid) -> dict[str, VarSpec]:
         s = self.sizes(grid)
         n_rec = self.schedule.n_records
-        sch = {name: VarSpec(("step", "feature"), (n_rec, s["feature"]), np.float64, np.nan,
-                             OBSERVABLE_TABLE[name].long_name) for name in self.record}
-        sch["final_A"] = VarSpec(("lag", "feature"), (s["lag"], s["feature"]), np.float64, np.nan,
-                                 "final context window: attention outputs, newest first")
-        sch["final_pe"] = VarSpec(("lag", "bit"), (s["lag"], s["bit"]), np.float64, np.nan,
-                                  "final context window: positional codes")
+        sch = {
+            name: VarSpec(
+                ("step", "feature"), (n_rec, s["feature"]), np.float64, np.nan, OBSERVABLE_TABLE[name].long_name
+            )
+            for name in self.record
+        }
+        sch["final_A"] = VarSpec(
+            ("lag", "feature"),
+            (s["lag"], s["feature"]),
+            np.float64,
+            np.nan,
+            "final context window: attention outputs, newest first",
+        )
+        sch["final_pe"] = VarSpec(
+            ("lag", "bit"), (s["lag"], s["bit"]), np.float64, np.nan, "final context window: positional codes"
+        )
         sch["final_n"] = VarSpec((), (), np.int64, 0, "filled rows of the final window")
-        for name, dims, what in (("mv", ("lag", "feature"), "value overlaps of the window's tokens"),
-                                 ("mk", ("lag", "feature"), "key overlaps of the window's tokens"),
-                                 ("m0", ("family", "feature"), "overlaps (o, v, q, k) of the newest token"),
-                                 ("se0", ("family", "feature"), "semantic overlaps (o, v, q, k) of the newest token")):
+        for name, dims, what in (
+            ("mv", ("lag", "feature"), "value overlaps of the window's tokens"),
+            ("mk", ("lag", "feature"), "key overlaps of the window's tokens"),
+            ("m0", ("family", "feature"), "overlaps (o, v, q, k) of the newest token"),
+            ("se0", ("family", "feature"), "semantic overlaps (o, v, q, k) of the newest token"),
+        ):
             shape = tuple(4 if d == "family" else s[d] for d in dims)
             sch[f"final_{name}"] = VarSpec(dims, shape, np.float64, np.nan, f"final state: {what} (cached)")
         if "mo_se" in self.record:
             sch["mo_se_autocorr_time"] = VarSpec(
-                ("feature",), (s["feature"],), np.float64, np.nan,
+                ("feature",),
+                (s["feature"],),
+                np.float64,
+                np.nan,
                 "autocorrelation time of mo_se: lag beyond which |autocorrelation| < 1/e (inf: no decay within "
-                "a quarter of the record)", "step")
+                "a quarter of the record)",
+                "step",
+            )
             sch["mo_se_lowfreq_power"] = VarSpec(
-                ("feature",), (s["feature"],), np.float64, np.nan,
-                "fraction of the power of mo_se at frequencies below 1/L (slower than one pass through the context)")
+                ("feature",),
+                (s["feature"],),
+                np.float64,
+                np.nan,
+                "fraction of the power of mo_se at frequencies below 1/L (slower than one pass through the context)",
+            )
         return sch
 
     def coords(self, grid: Grid) -> dict:
         return {"step": (("step",), self.schedule.record_steps), **_feature_coords(self.sizes(grid))}
 
     def attrs(self) -> dict[str, Any]:
-        return {**super().attrs(), "schedule": json.dumps(dict(steps=self.steps, transient=self.transient,
-                                                               record_every=self.record_every))}
+        return {
+            **super().attrs(),
+            "schedule": json.dumps(dict(steps=self.steps, transient=self.transient, record_every=self.record_every)),
+        }
 
     @classmethod
     def example(cls):
         from attnphys.dmft.config import preset
         from attnphys.sweeps import Axis
 
-        return (cls(config=preset("paper"), steps=60, transient=20, record_every=3),
-                Grid(axes=(Axis(name="beta_o", values=(0.8, 1.26, 2.0)), Axis(name="M", values=(2.0, 3.0))), chunk=4))
+        return (
+            cls(config=preset("paper"), steps=60, transient=20, record_every=3),
+            Grid(axes=(Axis(name="beta_o", values=(0.8, 1.26, 2.0)), Axis(name="M", values=(2.0, 3.0))), chunk=4),
+        )
 
     def compute_group(self, model, pts, n, idx):
         sc = self.scalars(model, pts, n)
@@ -250,11 +283,17 @@ class TrajectoryTask(DMFTTask):
             st = jax.tree_util.tree_map(lambda *xs: jnp.stack(xs)[ic, jnp.arange(n)], *per)
         else:
             st = model.initial_states(self.starts_for(idx), sc)
-        final, recs, _ = run_batch(model.couplings, sc, st, self.schedule, model.convention,
-                                   labels=self.labels(pts, n))
+        final, recs, _ = run_batch(model.couplings, sc, st, self.schedule, model.convention, labels=self.labels(pts, n))
         out = {name: recs[name] for name in self.record}
-        out.update(final_A=final.A, final_pe=final.pe, final_n=final.n, final_mv=final.mv, final_mk=final.mk,
-                   final_m0=final.m0, final_se0=final.se0)
+        out.update(
+            final_A=final.A,
+            final_pe=final.pe,
+            final_n=final.n,
+            final_mv=final.mv,
+            final_mk=final.mk,
+            final_m0=final.m0,
+            final_se0=final.se0,
+        )
         if "mo_se" in self.record:
             from attnphys.dmft.memory import memory_summary
 
@@ -265,11 +304,22 @@ class TrajectoryTask(DMFTTask):
 
 # ==== Lyapunov spectra ================================================================================
 
+
 @partial(jax.jit, static_argnames=("m", "steps", "k", "align", "reortho_every", "history_every", "init"))
 def _spectra(m, cp, x0, aux0, sc, *, steps, k, align, reortho_every, history_every, init):
     def one(x, aux, p):
-        return lyapunov(m, x, aux, (cp, p), steps=steps, k=k, reortho_every=reortho_every, align=align,
-                        history_every=history_every, init=init)
+        return lyapunov(
+            m,
+            x,
+            aux,
+            (cp, p),
+            steps=steps,
+            k=k,
+            reortho_every=reortho_every,
+            align=align,
+            history_every=history_every,
+            init=init,
+        )
 
     return jax.vmap(one)(x0, aux0, sc)
 
@@ -285,11 +335,15 @@ class LyapunovTask(DMFTTask):
     steps: int = Field(ge=1, description="loop steps T")
     transient: int = Field(ge=0, description="steps discarded first")
     k: int | None = Field(default=None, ge=1, description="leading exponents (default: all of the state)")
-    full_state: bool = Field(default=False, description="the reference's L(M+P) state instead of the L·M attention state")
+    full_state: bool = Field(
+        default=False, description="the reference's L(M+P) state instead of the L·M attention state"
+    )
     align: int = Field(default=0, ge=0, description="last transient steps that align the tangent vectors")
     reortho_every: int = Field(default=1, ge=1, description="steps between re-orthonormalisations")
     history_every: int = Field(default=0, ge=0, description="running estimates every this many steps (0: none)")
-    init: Literal["identity", "random"] = Field(default="identity", description="initial tangent vectors (identity: as the reference)")
+    init: Literal["identity", "random"] = Field(
+        default="identity", description="initial tangent vectors (identity: as the reference)"
+    )
 
     @model_validator(mode="after")
     def _schedule(self):
@@ -297,8 +351,10 @@ class LyapunovTask(DMFTTask):
         if self.align > self.transient:
             raise ValueError(f"align ({self.align}) must not exceed transient ({self.transient})")
         if self.history_every > self.steps - self.transient:
-            raise ValueError(f"history_every must be in [0, steps - transient = {self.steps - self.transient}], "
-                             f"got {self.history_every}")
+            raise ValueError(
+                f"history_every must be in [0, steps - transient = {self.steps - self.transient}], "
+                f"got {self.history_every}"
+            )
         return self
 
     def n_exponents(self, cfg: DMFTConfig) -> int:
@@ -314,18 +370,31 @@ class LyapunovTask(DMFTTask):
     def schema(self, grid):
         k = max(self.n_exponents(c) for c in self.configs(grid))
         sch = {
-            "exponents": VarSpec(("exponent",), (k,), np.float64, np.nan,
-                                 "Lyapunov exponents, sorted descending", "1/step"),
-            "roundoff_fraction": VarSpec(("exponent",), (k,), np.float64, np.nan,
-                                         "fraction of QR steps in which the direction was below round-off"),
-            "below_roundoff": VarSpec(("exponent",), (k,), np.bool_, False,
-                                      "direction contracted below machine precision in some QR step"),
+            "exponents": VarSpec(
+                ("exponent",), (k,), np.float64, np.nan, "Lyapunov exponents, sorted descending", "1/step"
+            ),
+            "roundoff_fraction": VarSpec(
+                ("exponent",),
+                (k,),
+                np.float64,
+                np.nan,
+                "fraction of QR steps in which the direction was below round-off",
+            ),
+            "below_roundoff": VarSpec(
+                ("exponent",), (k,), np.bool_, False, "direction contracted below machine precision in some QR step"
+            ),
             "zero_hits": VarSpec(("exponent",), (k,), np.int64, 0, "exact annihilations of the direction"),
         }
         if self.history_every:
             n_hist = (self.steps - self.transient) // self.history_every
-            sch["history"] = VarSpec(("checkpoint", "qr_column"), (n_hist, k), np.float64, np.nan,
-                                     "running exponent estimates (QR order)", "1/step")
+            sch["history"] = VarSpec(
+                ("checkpoint", "qr_column"),
+                (n_hist, k),
+                np.float64,
+                np.nan,
+                "running exponent estimates (QR order)",
+                "1/step",
+            )
         return sch
 
     def coords(self, grid):
@@ -341,14 +410,25 @@ class LyapunovTask(DMFTTask):
         from attnphys.dmft.config import preset
         from attnphys.sweeps import Axis
 
-        return (cls(config=preset("paper"), steps=400, transient=100, k=3),
-                Grid(axes=(Axis(name="beta_o", values=(1.0, 2.0)), Axis(name="epsilon", values=(0.0, 0.02))), chunk=3))
+        return (
+            cls(config=preset("paper"), steps=400, transient=100, k=3),
+            Grid(axes=(Axis(name="beta_o", values=(1.0, 2.0)), Axis(name="epsilon", values=(0.0, 0.02))), chunk=3),
+        )
 
     def attrs(self):
-        return {**super().attrs(), "steps": self.steps, "transient": self.transient, "align": self.align,
-                "reortho_every": self.reortho_every, "state": "full" if self.full_state else "attention",
-                "positional_exponents": ("included (full state)" if self.full_state else
-                                         "the L·P positional exponents are exactly 0 (not listed)")}
+        return {
+            **super().attrs(),
+            "steps": self.steps,
+            "transient": self.transient,
+            "align": self.align,
+            "reortho_every": self.reortho_every,
+            "state": "full" if self.full_state else "attention",
+            "positional_exponents": (
+                "included (full state)"
+                if self.full_state
+                else "the L·P positional exponents are exactly 0 (not listed)"
+            ),
+        }
 
     def compute_group(self, model, pts, n, idx):
         sc = self.scalars(model, pts, n)
@@ -358,9 +438,22 @@ class LyapunovTask(DMFTTask):
         x0, aux0 = m.state(win)
         k = self.n_exponents(model.config)
         res = shard_batch(
-            lambda x, a, p: _spectra(m, model.couplings, x, a, p, steps=self.steps - self.transient, k=k,
-                                     align=self.align, reortho_every=self.reortho_every,
-                                     history_every=self.history_every, init=self.init), (x0, aux0, sc), n)
+            lambda x, a, p: _spectra(
+                m,
+                model.couplings,
+                x,
+                a,
+                p,
+                steps=self.steps - self.transient,
+                k=k,
+                align=self.align,
+                reortho_every=self.reortho_every,
+                history_every=self.history_every,
+                init=self.init,
+            ),
+            (x0, aux0, sc),
+            n,
+        )
         ex = np.asarray(res.exponents)
         bad = np.flatnonzero(np.any(np.isnan(ex), axis=-1))
         if bad.size:
@@ -368,8 +461,12 @@ class LyapunovTask(DMFTTask):
             raise NonFiniteError(step=-1, params=point, count=bad.size, what="tangent dynamics")
         order = np.argsort(-ex, axis=-1)
         ro = np.take_along_axis(np.asarray(res.roundoff), order, -1)
-        out = {"exponents": np.take_along_axis(ex, order, -1), "roundoff_fraction": ro, "below_roundoff": ro > 0,
-               "zero_hits": np.take_along_axis(np.asarray(res.zero_hits), order, -1).astype(np.int64)}
+        out = {
+            "exponents": np.take_along_axis(ex, order, -1),
+            "roundoff_fraction": ro,
+            "below_roundoff": ro > 0,
+            "zero_hits": np.take_along_axis(np.asarray(res.zero_hits), order, -1).astype(np.int64),
+        }
         if self.history_every:
             out["history"] = np.asarray(res.history)
         return out
@@ -380,15 +477,30 @@ def _check_token_transient(start, cfg: DMFTConfig, transient: int) -> None:
     if isinstance(parse_start(start), TokenStart):
         need = cfg.L if cfg.era == "2024" else cfg.L - 1
         if transient < need:
-            raise ValueError(f"Lyapunov exponents from a token start need transient >= {'L' if cfg.era == '2024' else 'L - 1'}"
-                             f" = {need} (the window must be full)")
+            raise ValueError(
+                f"Lyapunov exponents from a token start need transient >= {'L' if cfg.era == '2024' else 'L - 1'}"
+                f" = {need} (the window must be full)"
+            )
 
 
 # ==== orbit diagrams ==================================================================================
 
-def orbit_spec(cfg: DMFTConfig, *, steps: int, transient: int, k: int, n_orbit: int = 1000, align: int = 0,
-               reortho_every: int = 1, section_tol: float = 1e-3, max_section: int = 1000,
-               full_state: bool = False, start_filled: bool = True, init: str = "random") -> OrbitSpec:
+
+def orbit_spec(
+    cfg: DMFTConfig,
+    *,
+    steps: int,
+    transient: int,
+    k: int,
+    n_orbit: int = 1000,
+    align: int = 0,
+    reortho_every: int = 1,
+    section_tol: float = 1e-3,
+    max_section: int = 1000,
+    full_state: bool = False,
+    start_filled: bool = True,
+    init: str = "random",
+) -> OrbitSpec:
     """Translate a schedule (T total steps, T_tr transient) into an :class:`OrbitSpec`
     (theory: docs/theory/dmft.md §7.1)."""
     check_schedule(steps, transient)
@@ -401,9 +513,18 @@ def orbit_spec(cfg: DMFTConfig, *, steps: int, transient: int, k: int, n_orbit: 
     if align > transient:
         raise ValueError(f"align ({align}) must not exceed transient ({transient})")
     pairs = tuple(p for p in PAPER_SECTION_PAIRS if max(p) < cfg.M)
-    return OrbitSpec(steps=recorded, transient=transient, k=k, align=align, reortho_every=reortho_every,
-                     n_orbit=min(n_orbit, recorded), section=pairs, section_tol=section_tol, max_section=max_section,
-                     init=init).validate()
+    return OrbitSpec(
+        steps=recorded,
+        transient=transient,
+        k=k,
+        align=align,
+        reortho_every=reortho_every,
+        n_orbit=min(n_orbit, recorded),
+        section=pairs,
+        section_tol=section_tol,
+        max_section=max_section,
+        init=init,
+    ).validate()
 
 
 def evidence(spec: OrbitSpec, res: Mapping[str, np.ndarray], options: ClassifyOptions = ClassifyOptions()) -> dict:
@@ -455,8 +576,11 @@ def _top_converged(log_abs: np.ndarray, angle: np.ndarray, cycles: np.ndarray, k
     for r in range(b):
         i = 0
         while i < D - 1:
-            pair = angle[r, i] != 0 and np.isclose(angle[r, i], -angle[r, i + 1]) and \
-                np.isclose(log_abs[r, i], log_abs[r, i + 1], rtol=1e-9, atol=1e-12)
+            pair = (
+                angle[r, i] != 0
+                and np.isclose(angle[r, i], -angle[r, i + 1])
+                and np.isclose(log_abs[r, i], log_abs[r, i + 1], rtol=1e-9, atol=1e-12)
+            )
             end = i + 1 if pair else i  # last index of this block
             if end >= D - 1:
                 break
@@ -487,13 +611,19 @@ def periodic_exponents(m, couplings, x, aux, sc, periods, k: int, theta: float):
     xp, auxp, scp = _padded(x, rows), _padded(aux, rows), _padded(sc, rows)
     pp = np.asarray(periods)[np.r_[rows, np.full(_bucket(b) - b, b - 1)]]
     orb = refine_batch(m, xp, auxp, scp, pp, shared=couplings)
-    fq = _cut(floquet_batch(m, orb.points, orb.aux_points, scp, orb.period, shared=couplings,
-                            max_cycles=FLOQUET_CYCLES), b)
+    fq = _cut(
+        floquet_batch(m, orb.points, orb.aux_points, scp, orb.period, shared=couplings, max_cycles=FLOQUET_CYCLES), b
+    )
     orb = _cut(orb, b)
     ex = fq.exponents[:, :k]
     top = np.asarray(fq.converged) | _top_converged(fq.log_abs, fq.angle, fq.cycles, max(k, 1))
-    ok = (np.asarray(orb.converged) & np.asarray(orb.aux_closed) & top & np.all(np.isfinite(ex), axis=-1)
-          & (fq.exponents[:, 0] <= theta))
+    ok = (
+        np.asarray(orb.converged)
+        & np.asarray(orb.aux_closed)
+        & top
+        & np.all(np.isfinite(ex), axis=-1)
+        & (fq.exponents[:, 0] <= theta)
+    )
     return ok, orb, ex
 
 
@@ -526,19 +656,40 @@ def _adaptive_orbits(task: OrbitTask, model: DMFTModel, m, spec: OrbitSpec, sc, 
             return ret
         x, aux = m.state(jax.tree_util.tree_map(lambda a: np.asarray(a)[cand], states.window))
         # the positional codes return after L steps: the window's period is a multiple of lcm(p, L) at most
-        ok, orb, ex = periodic_exponents(m, cp, x, aux, jax.tree_util.tree_map(lambda a: a[rows[cand]], sc),
-                                         np.lcm(per[cand], model.config.L), k, o.theta)
+        ok, orb, ex = periodic_exponents(
+            m,
+            cp,
+            x,
+            aux,
+            jax.tree_util.tree_map(lambda a: a[rows[cand]], sc),
+            np.lcm(per[cand], model.config.L),
+            k,
+            o.theta,
+        )
         for j in np.flatnonzero(ok):
-            hits[int(rows[cand[j]])] = (t, jax.tree_util.tree_map(lambda a, j=j: a[j], (orb.x, orb.aux)), int(orb.period[j]),
-                                        ex[j])
+            hits[int(rows[cand[j]])] = (
+                t,
+                jax.tree_util.tree_map(lambda a, j=j: a[j], (orb.x, orb.aux)),
+                int(orb.period[j]),
+                ex[j],
+            )
         ret[cand[ok]] = True
         refused[rows[cand[~ok]]] = per[cand[~ok]]
         return ret
 
     st = model.initial_states(task.starts_for(idx), sc)
     if pre > 0:
-        st, done, stopped = run_segments(cp, sc, st, pre, segment=max(task.segment, window), window=window, stop=stop,
-                                         convention=model.convention, labels=labels)
+        st, done, stopped = run_segments(
+            cp,
+            sc,
+            st,
+            pre,
+            segment=max(task.segment, window),
+            window=window,
+            stop=stop,
+            convention=model.convention,
+            labels=labels,
+        )
     else:
         stopped = np.zeros(n, bool)
     S, C = np.flatnonzero(stopped), np.flatnonzero(~stopped)
@@ -561,16 +712,24 @@ def _adaptive_orbits(task: OrbitTask, model: DMFTModel, m, spec: OrbitSpec, sc, 
             per = detect_period(res["fingerprint"], o.period_tol, o.max_period, o.confirmations)
             cand = np.flatnonzero(per > 0)
             if cand.size:
-                ok, _, ex = periodic_exponents(m, cp, res["x"][cand], _cut(jax.tree_util.tree_map(
-                    lambda a: a[cand], res["aux"]), cand.size), jax.tree_util.tree_map(lambda a: np.asarray(a)[C[cand]], sc),
-                    np.lcm(per[cand], model.config.L), k, o.theta)
+                ok, _, ex = periodic_exponents(
+                    m,
+                    cp,
+                    res["x"][cand],
+                    _cut(jax.tree_util.tree_map(lambda a: a[cand], res["aux"]), cand.size),
+                    jax.tree_util.tree_map(lambda a: np.asarray(a)[C[cand]], sc),
+                    np.lcm(per[cand], model.config.L),
+                    k,
+                    o.theta,
+                )
                 good = cand[ok]
                 res["exponents"][good] = ex[ok]
                 res["roundoff"][good] = np.nan
                 res["zero_hits"][good] = 0
                 floq[C[good]] = True
-        for name in ("orbit", "section", "section_count", "nonfinite_step") + (("exponents", "roundoff", "zero_hits")
-                                                                               if k else ()):
+        for name in ("orbit", "section", "section_count", "nonfinite_step") + (
+            ("exponents", "roundoff", "zero_hits") if k else ()
+        ):
             put(name, C, res[name], np.nan if np.issubdtype(np.asarray(res[name]).dtype, np.floating) else 0)
         x_all[C] = res["x"]
         for a, r in zip(jax.tree_util.tree_leaves(aux_all), jax.tree_util.tree_leaves(res["aux"])):
@@ -583,11 +742,15 @@ def _adaptive_orbits(task: OrbitTask, model: DMFTModel, m, spec: OrbitSpec, sc, 
         pad = int(2 ** int(np.ceil(np.log2(max(2, p_s.max())))))
         gen = spec._replace(transient=0, align=0, k=0, steps=spec.n_orbit + pad, n_orbit=spec.n_orbit + pad)
         rows = np.arange(S.size)
-        res = _cut(orbit_sweep(m, gen, *_padded((xs, auxs, jax.tree_util.tree_map(lambda a: np.asarray(a)[S], sc)), rows),
-                               shared=cp), S.size)
+        res = _cut(
+            orbit_sweep(
+                m, gen, *_padded((xs, auxs, jax.tree_util.tree_map(lambda a: np.asarray(a)[S], sc)), rows), shared=cp
+            ),
+            S.size,
+        )
         # the full run records the states T − n_orbit + 1 … T; observation j of this run is the state t + j + 1
         j0 = np.mod(T - spec.n_orbit - t_s, p_s)
-        win = np.stack([res["orbit"][i, j0[i]: j0[i] + spec.n_orbit] for i in rows])
+        win = np.stack([res["orbit"][i, j0[i] : j0[i] + spec.n_orbit] for i in rows])
         put("orbit", S, win, np.nan)
         put("section", S, res["section"], np.nan)
         put("section_count", S, res["section_count"], 0)
@@ -628,10 +791,13 @@ class OrbitTask(DMFTTask):
     init: Literal["identity", "random"] = Field(default="random", description="initial tangent vectors")
     full_state: bool = Field(default=False, description="the reference's L(M+P) state")
     keep_final: bool = Field(default=False, description="store every point's final window (final_A, final_pe, final_n)")
-    adaptive: bool = Field(default=False, description="stop a point early once its orbit is confirmed periodic "
-                           "(exponents from Floquet multipliers; its final window is the refined orbit point at the "
-                           "stop step); give every point that settles on a periodic orbit within its steps Floquet "
-                           "exponents; cold starts only")
+    adaptive: bool = Field(
+        default=False,
+        description="stop a point early once its orbit is confirmed periodic "
+        "(exponents from Floquet multipliers; its final window is the refined orbit point at the "
+        "stop step); give every point that settles on a periodic orbit within its steps Floquet "
+        "exponents; cold starts only",
+    )
     segment: int = Field(default=5000, ge=1, description="adaptive runs: steps between periodicity checks")
     classify_options: dict[str, int | float] = Field(default_factory=dict, description="ClassifyOptions overrides")
 
@@ -650,9 +816,19 @@ class OrbitTask(DMFTTask):
         return ClassifyOptions(**self.classify_options)  # pyright: ignore[reportArgumentType]  (numbers, checked by ClassifyOptions)
 
     def spec(self, cfg: DMFTConfig) -> OrbitSpec:
-        return orbit_spec(cfg, steps=self.steps, transient=self.transient, k=self.lyapunov, n_orbit=self.n_orbit,
-                          align=self.align, reortho_every=self.reortho_every, section_tol=self.section_tol,
-                          max_section=self.max_section, full_state=self.full_state, init=self.init)
+        return orbit_spec(
+            cfg,
+            steps=self.steps,
+            transient=self.transient,
+            k=self.lyapunov,
+            n_orbit=self.n_orbit,
+            align=self.align,
+            reortho_every=self.reortho_every,
+            section_tol=self.section_tol,
+            max_section=self.max_section,
+            full_state=self.full_state,
+            init=self.init,
+        )
 
     def check_config(self, cfg, grid):
         self.spec(cfg)
@@ -667,7 +843,9 @@ class OrbitTask(DMFTTask):
             if bad:
                 raise ValueError(f"direction values are up and down, got {sorted(bad)}")
             if self.adaptive:
-                raise ValueError("--adaptive: adaptive schedules apply to cold starts; a continuation chain runs every point in full")
+                raise ValueError(
+                    "--adaptive: adaptive schedules apply to cold starts; a continuation chain runs every point in full"
+                )
         super().check_grid(grid)
 
     def chain_length(self, grid: Grid) -> int:
@@ -690,35 +868,72 @@ class OrbitTask(DMFTTask):
         if k:
             sch.update(
                 exponents=VarSpec(("exponent",), (k,), np.float64, np.nan, "Lyapunov exponents, descending", "1/step"),
-                roundoff_fraction=VarSpec(("exponent",), (k,), np.float64, np.nan,
-                                          "fraction of QR steps in which the direction was below round-off"),
-                below_roundoff=VarSpec(("exponent",), (k,), np.bool_, False,
-                                       "direction contracted below machine precision in some QR step"),
-                zero_hits=VarSpec(("exponent",), (k,), np.int64, 0, "exact annihilations of the direction"))
+                roundoff_fraction=VarSpec(
+                    ("exponent",),
+                    (k,),
+                    np.float64,
+                    np.nan,
+                    "fraction of QR steps in which the direction was below round-off",
+                ),
+                below_roundoff=VarSpec(
+                    ("exponent",), (k,), np.bool_, False, "direction contracted below machine precision in some QR step"
+                ),
+                zero_hits=VarSpec(("exponent",), (k,), np.int64, 0, "exact annihilations of the direction"),
+            )
         if self.keep_orbit:
             n_pairs = len(self.spec(self.config).section)
             sch.update(
-                orbit=VarSpec(("sample", "feature"), (min(self.n_orbit, self.steps - self.transient), F), np.float64,
-                              np.nan, f"last recorded values of {self.observable}"),
-                section=VarSpec(("pair", "crossing"), (n_pairs, self.max_section), np.float64, np.nan,
-                                f"zero-plane section: {self.observable}[f] where |{self.observable}[g]| <= "
-                                f"{self.section_tol} (pair 'f|g'), NaN-padded; see section_count"),
-                section_count=VarSpec(("pair",), (n_pairs,), np.int64, 0, "zero-plane crossings per pair"))
+                orbit=VarSpec(
+                    ("sample", "feature"),
+                    (min(self.n_orbit, self.steps - self.transient), F),
+                    np.float64,
+                    np.nan,
+                    f"last recorded values of {self.observable}",
+                ),
+                section=VarSpec(
+                    ("pair", "crossing"),
+                    (n_pairs, self.max_section),
+                    np.float64,
+                    np.nan,
+                    f"zero-plane section: {self.observable}[f] where |{self.observable}[g]| <= "
+                    f"{self.section_tol} (pair 'f|g'), NaN-padded; see section_count",
+                ),
+                section_count=VarSpec(("pair",), (n_pairs,), np.int64, 0, "zero-plane crossings per pair"),
+            )
         if self.keep_final:
             s = self.sizes(grid)
             sch.update(
-                final_A=VarSpec(("lag", "feature"), (s["lag"], F), np.float64, np.nan,
-                                "final context window: attention outputs, newest first"),
-                final_pe=VarSpec(("lag", "bit"), (s["lag"], s["bit"]), np.float64, np.nan,
-                                 "final context window: positional codes"),
-                final_n=VarSpec((), (), np.int64, 0, "filled rows of the final window"))
+                final_A=VarSpec(
+                    ("lag", "feature"),
+                    (s["lag"], F),
+                    np.float64,
+                    np.nan,
+                    "final context window: attention outputs, newest first",
+                ),
+                final_pe=VarSpec(
+                    ("lag", "bit"), (s["lag"], s["bit"]), np.float64, np.nan, "final context window: positional codes"
+                ),
+                final_n=VarSpec((), (), np.int64, 0, "filled rows of the final window"),
+            )
         if self.adaptive:
             sch.update(
-                stopped_early=VarSpec((), (), np.bool_, False, "run stopped before its last step: orbit confirmed "
-                                      "periodic (exponents from Floquet multipliers)"),
+                stopped_early=VarSpec(
+                    (),
+                    (),
+                    np.bool_,
+                    False,
+                    "run stopped before its last step: orbit confirmed periodic (exponents from Floquet multipliers)",
+                ),
                 stop_step=VarSpec((), (), np.int64, -1, "steps run (the full length unless stopped early)", "step"),
-                floquet=VarSpec((), (), np.bool_, False, "exponents from the Floquet multipliers of the refined "
-                                "periodic orbit (otherwise Benettin over the recorded steps)"))
+                floquet=VarSpec(
+                    (),
+                    (),
+                    np.bool_,
+                    False,
+                    "exponents from the Floquet multipliers of the refined "
+                    "periodic orbit (otherwise Benettin over the recorded steps)",
+                ),
+            )
         return sch
 
     def coords(self, grid):
@@ -736,16 +951,30 @@ class OrbitTask(DMFTTask):
         from attnphys.dmft.config import preset
         from attnphys.sweeps import Axis
 
-        return (cls(config=preset("paper"), steps=700, transient=400, lyapunov=2, n_orbit=100, keep_orbit=True,
-                    keep_final=True),
-                Grid(axes=(Axis(name="beta_o", values=(0.5, 1.27, 2.5)), Axis(name="beta_att", values=(1.5, 2.2))),
-                     chunk=4))
+        return (
+            cls(
+                config=preset("paper"),
+                steps=700,
+                transient=400,
+                lyapunov=2,
+                n_orbit=100,
+                keep_orbit=True,
+                keep_final=True,
+            ),
+            Grid(
+                axes=(Axis(name="beta_o", values=(0.5, 1.27, 2.5)), Axis(name="beta_att", values=(1.5, 2.2))), chunk=4
+            ),
+        )
 
     def attrs(self):
-        return {**super().attrs(), "observable": self.observable, "regimes": json.dumps(REGIMES),
-                "classify_options": json.dumps(self.options.__dict__),
-                "orbit_spec": json.dumps(self.spec(self.config)._asdict()),
-                "positional_exponents": "not listed: the L·P positional exponents are exactly 0"}
+        return {
+            **super().attrs(),
+            "observable": self.observable,
+            "regimes": json.dumps(REGIMES),
+            "classify_options": json.dumps(self.options.__dict__),
+            "orbit_spec": json.dumps(self.spec(self.config)._asdict()),
+            "positional_exponents": "not listed: the L·P positional exponents are exactly 0",
+        }
 
     def compute_group(self, model, pts, n, idx):
         spec = self.spec(model.config)
@@ -761,8 +990,11 @@ class OrbitTask(DMFTTask):
             win = model.windows_after(self.starts_for(idx), sc, spec.transient - spec.align, labels)
             x0, aux0 = m.state(win)
             res = orbit_sweep(m, inner, x0, aux0, sc, shared=model.couplings)
-        final = jax.vmap(m.window)(jnp.asarray(res["x"]), jax.tree_util.tree_map(jnp.asarray, res["aux"])) \
-            if self.keep_final else None
+        final = (
+            jax.vmap(m.window)(jnp.asarray(res["x"]), jax.tree_util.tree_map(jnp.asarray, res["aux"]))
+            if self.keep_final
+            else None
+        )
         res = {k: np.asarray(v) for k, v in res.items() if k not in ("x", "aux")}
         raise_if_nonfinite(np.where(res["nonfinite_step"] >= 0, res["nonfinite_step"] + spec.transient, -1), labels)
         ev = evidence(spec, res, self.options)
@@ -797,6 +1029,7 @@ class OrbitTask(DMFTTask):
 
 # ==== finite N ========================================================================================
 
+
 @register_task
 class FiniteTask(DMFTTask):
     """Sample paths of the finite-N network at every point (theory: docs/theory/dmft.md §2). Path p of
@@ -826,31 +1059,58 @@ class FiniteTask(DMFTTask):
 
     def schema(self, grid):
         F = self.sizes(grid)["feature"]
-        return {name: VarSpec(("path", "step", "feature"), (self.paths, self.steps - self.transient, F), np.float64,
-                              np.nan, OBSERVABLE_TABLE[name].long_name + " (finite N)") for name in self.record}
+        return {
+            name: VarSpec(
+                ("path", "step", "feature"),
+                (self.paths, self.steps - self.transient, F),
+                np.float64,
+                np.nan,
+                OBSERVABLE_TABLE[name].long_name + " (finite N)",
+            )
+            for name in self.record
+        }
 
     def coords(self, grid):
-        return {"path": (("path",), np.arange(self.paths)), "step": (("step",), np.arange(self.transient, self.steps)),
-                "feature": (("feature",), np.arange(self.sizes(grid)["feature"]))}
+        return {
+            "path": (("path",), np.arange(self.paths)),
+            "step": (("step",), np.arange(self.transient, self.steps)),
+            "feature": (("feature",), np.arange(self.sizes(grid)["feature"])),
+        }
 
     @classmethod
     def example(cls):
         from attnphys.dmft.config import preset
         from attnphys.sweeps import Axis
 
-        return (cls(config=preset("paper"), n=990, paths=3, steps=30, transient=5),
-                Grid(axes=(Axis(name="beta_o", values=(0.5, 1.0, 3.0)),), chunk=2))
+        return (
+            cls(config=preset("paper"), n=990, paths=3, steps=30, transient=5),
+            Grid(axes=(Axis(name="beta_o", values=(0.5, 1.0, 3.0)),), chunk=2),
+        )
 
     def attrs(self):
-        return {**super().attrs(), "seed": self.seed, "engine": "per-bit" if self.per_bit else "class-binomial",
-                "positions": "mean-field convention: token k at position (k-1) mod L, x0 not in the window"}
+        return {
+            **super().attrs(),
+            "seed": self.seed,
+            "engine": "per-bit" if self.per_bit else "class-binomial",
+            "positions": "mean-field convention: token k at position (k-1) mod L, x0 not in the window",
+        }
 
     def compute_group(self, model, pts, n, idx):
         from attnphys.dmft.finite import sample_points
 
         sc = self.scalars(model, pts, n)
-        return sample_points(model, sc, self.n, paths=self.paths, steps=self.steps, transient=self.transient,
-                             seed=self.seed, per_bit=self.per_bit, record=self.record, labels=self.labels(pts, n))
+        return sample_points(
+            model,
+            sc,
+            self.n,
+            paths=self.paths,
+            steps=self.steps,
+            transient=self.transient,
+            seed=self.seed,
+            per_bit=self.per_bit,
+            record=self.record,
+            labels=self.labels(pts, n),
+        )
 
 
 @register_task
@@ -893,16 +1153,29 @@ class ConvergeTask(DMFTTask):
         from attnphys.dmft.config import preset
         from attnphys.sweeps import Axis
 
-        return (cls(config=preset("paper"), paths=3, steps=60, horizon=20, transient=30),
-                Grid(axes=(Axis(name="beta_o", values=(0.5, 1.0)), Axis(name="n", values=(99.0, 990.0))), chunk=2))
+        return (
+            cls(config=preset("paper"), paths=3, steps=60, horizon=20, transient=30),
+            Grid(axes=(Axis(name="beta_o", values=(0.5, 1.0)), Axis(name="n", values=(99.0, 990.0))), chunk=2),
+        )
 
     def schema(self, grid):
-        return {"rms_deviation": VarSpec((), (), np.float64, np.nan,
-                                         f"RMS of {self.observable}(finite) - {self.observable}(MF) over paths, first "
-                                         f"{self.horizon} steps, features"),
-                "stat_distance": VarSpec((), (), np.float64, np.nan,
-                                         f"max |time mean, time std of {self.observable} (steps >= {self.transient}): "
-                                         "finite - MF|")}
+        return {
+            "rms_deviation": VarSpec(
+                (),
+                (),
+                np.float64,
+                np.nan,
+                f"RMS of {self.observable}(finite) - {self.observable}(MF) over paths, first "
+                f"{self.horizon} steps, features",
+            ),
+            "stat_distance": VarSpec(
+                (),
+                (),
+                np.float64,
+                np.nan,
+                f"max |time mean, time std of {self.observable} (steps >= {self.transient}): finite - MF|",
+            ),
+        }
 
     def compute_group(self, model, pts, n, idx):
         from attnphys.dmft.finite import sample_points
@@ -910,19 +1183,32 @@ class ConvergeTask(DMFTTask):
         ns = np.asarray(pts["n"]).astype(int)
         mf_pts = {k: v for k, v in pts.items() if k in BATCHED}
         sc = self.scalars(model, mf_pts, n)
-        _, recs, _ = run_batch(model.couplings, sc, model.initial_states(self.start, sc),
-                               Schedule(steps=self.steps, record=(self.observable,)), model.convention,
-                               labels=self.labels(pts, n))
+        _, recs, _ = run_batch(
+            model.couplings,
+            sc,
+            model.initial_states(self.start, sc),
+            Schedule(steps=self.steps, record=(self.observable,)),
+            model.convention,
+            labels=self.labels(pts, n),
+        )
         mf = np.asarray(recs[self.observable])  # (n, T, M)
         rms = np.empty(n)
         stat = np.empty(n)
         for i in range(n):
-            sc_i = jax.tree_util.tree_map(lambda a, i=i: a[i:i + 1], sc)
-            fin = sample_points(model, sc_i, int(ns[i]), paths=self.paths, steps=self.steps, transient=0,
-                                seed=self.seed, record=(self.observable,))[self.observable][0]  # (paths, T, M)
-            rms[i] = np.sqrt(np.mean((fin[:, :self.horizon] - mf[i][None, :self.horizon]) ** 2))
-            mf_stats = np.stack([mf[i, self.transient:].mean(0), mf[i, self.transient:].std(0)])
-            fs = np.stack([fin[:, self.transient:].mean(1).mean(0), fin[:, self.transient:].std(1).mean(0)])
+            sc_i = jax.tree_util.tree_map(lambda a, i=i: a[i : i + 1], sc)
+            fin = sample_points(
+                model,
+                sc_i,
+                int(ns[i]),
+                paths=self.paths,
+                steps=self.steps,
+                transient=0,
+                seed=self.seed,
+                record=(self.observable,),
+            )[self.observable][0]  # (paths, T, M)
+            rms[i] = np.sqrt(np.mean((fin[:, : self.horizon] - mf[i][None, : self.horizon]) ** 2))
+            mf_stats = np.stack([mf[i, self.transient :].mean(0), mf[i, self.transient :].std(0)])
+            fs = np.stack([fin[:, self.transient :].mean(1).mean(0), fin[:, self.transient :].std(1).mean(0)])
             stat[i] = np.max(np.abs(fs - mf_stats))
         return {"rms_deviation": rms, "stat_distance": stat}
 
@@ -934,6 +1220,9 @@ class ConvergeTask(DMFTTask):
         for name, src in (("slope", "rms_deviation"), ("stat_slope", "stat_distance")):
             arr = ds[src].transpose(*others, "n").values
             slopes = np.apply_along_axis(lambda d: fitted_slope(ns, d), -1, arr) if arr.size else arr
-            ds[name] = (others, np.asarray(slopes).reshape([ds.sizes[d] for d in others]),
-                        {"long_name": f"log-log slope of {src} vs N over the largest three decades"})
+            ds[name] = (
+                others,
+                np.asarray(slopes).reshape([ds.sizes[d] for d in others]),
+                {"long_name": f"log-log slope of {src} vs N over the largest three decades"},
+            )
         return ds

@@ -98,11 +98,14 @@ def final_windows(ds: xr.Dataset) -> list[Window | State]:
     B = A.size // (L * M)
     n = ds.final_n.values.reshape(-1) if "final_n" in ds else np.full(B, L)
     A, pe = A.reshape(B, L, M), pe.reshape(B, L, P)
-    wins: list[Window | State] = [Window(A=jnp.asarray(a), pe=jnp.asarray(p), n=jnp.asarray(int(k), jnp.int32))
-                                  for a, p, k in zip(A, pe, n)]
+    wins: list[Window | State] = [
+        Window(A=jnp.asarray(a), pe=jnp.asarray(p), n=jnp.asarray(int(k), jnp.int32)) for a, p, k in zip(A, pe, n)
+    ]
     if "final_mv" not in ds:
         return wins
     cache = {k: ds[f"final_{k}"].transpose(..., *ds[f"final_{k}"].dims[-2:]).values for k in ("mv", "mk", "m0", "se0")}
     cache = {k: v.reshape((B,) + v.shape[-2:]) for k, v in cache.items()}
-    return [State(w.A, w.pe, w.n, *(jnp.asarray(cache[k][i]) for k in ("mv", "mk", "m0", "se0")))
-            for i, w in enumerate(wins)]
+    return [
+        State(w.A, w.pe, w.n, *(jnp.asarray(cache[k][i]) for k in ("mv", "mk", "m0", "se0")))
+        for i, w in enumerate(wins)
+    ]

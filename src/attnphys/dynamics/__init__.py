@@ -18,7 +18,31 @@ from attnphys.dynamics.orbits import OrbitSpec, continuation, orbit, orbit_sweep
 from attnphys.dynamics.periodic import Floquet, PeriodicOrbit, floquet, floquet_batch, refine, refine_batch
 from attnphys.dynamics.samplers import DomainSampler, ExplicitSampler, PerturbationSampler, make_sampler
 
-__all__ = ["EXAMPLES", "REGIMES", "AbstractMap", "BifurcationEvent", "Branch", "CensusOptions", "ClassifyOptions",
-           "DomainSampler", "ExplicitSampler", "Floquet", "LyapunovResult", "Map", "OrbitSpec", "PeriodicOrbit",
-           "PerturbationSampler", "autonomous", "census_batch", "continuation", "continue_orbit", "floquet",
-           "floquet_batch", "make_sampler", "orbit", "orbit_sweep", "refine", "refine_batch"]
+__all__ = [
+    "EXAMPLES",
+    "REGIMES",
+    "AbstractMap",
+    "BifurcationEvent",
+    "Branch",
+    "CensusOptions",
+    "ClassifyOptions",
+    "DomainSampler",
+    "ExplicitSampler",
+    "Floquet",
+    "LyapunovResult",
+    "Map",
+    "OrbitSpec",
+    "PeriodicOrbit",
+    "PerturbationSampler",
+    "autonomous",
+    "census_batch",
+    "continuation",
+    "continue_orbit",
+    "floquet",
+    "floquet_batch",
+    "make_sampler",
+    "orbit",
+    "orbit_sweep",
+    "refine",
+    "refine_batch",
+]

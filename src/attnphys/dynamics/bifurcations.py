@@ -85,21 +85,42 @@ class Branch(NamedTuple):
             {
                 "s": ("point", self.s, {"long_name": f"continuation parameter {param_name}"}),
                 "x": (("point", "dim"), self.x, {"long_name": "orbit point x_0"}),
-                "multiplier_abs": (("point", "multiplier"), np.exp(self.log_abs),
-                                   {"long_name": "Floquet multiplier modulus |mu|"}),
-                "multiplier_angle": (("point", "multiplier"), np.angle(self.multipliers),
-                                     {"long_name": "Floquet multiplier argument", "units": "rad"}),
+                "multiplier_abs": (
+                    ("point", "multiplier"),
+                    np.exp(self.log_abs),
+                    {"long_name": "Floquet multiplier modulus |mu|"},
+                ),
+                "multiplier_angle": (
+                    ("point", "multiplier"),
+                    np.angle(self.multipliers),
+                    {"long_name": "Floquet multiplier argument", "units": "rad"},
+                ),
                 "stable": ("point", self.stable, {"long_name": "all Floquet multipliers inside the unit circle"}),
-                "event_kind": ("event", np.array([EVENT_KINDS.index(e.kind) for e in self.events], np.int8),
-                               {"long_name": "bifurcation kind code", "labels": json.dumps(EVENT_KINDS)}),
-                "event_s": ("event", np.array([e.s for e in self.events], float),
-                            {"long_name": f"bifurcation parameter {param_name}"}),
-                "event_x": (("event", "dim"), np.array([e.x for e in self.events]).reshape(n_ev, D),
-                            {"long_name": "orbit point at the bifurcation"}),
-                "event_multiplier_real": (("event", "multiplier"), np.real(ev_mult),
-                                          {"long_name": "real part of the Floquet multipliers at the bifurcation"}),
-                "event_multiplier_imag": (("event", "multiplier"), np.imag(ev_mult), {
-                    "long_name": "imaginary part of the Floquet multipliers at the bifurcation"}),
+                "event_kind": (
+                    "event",
+                    np.array([EVENT_KINDS.index(e.kind) for e in self.events], np.int8),
+                    {"long_name": "bifurcation kind code", "labels": json.dumps(EVENT_KINDS)},
+                ),
+                "event_s": (
+                    "event",
+                    np.array([e.s for e in self.events], float),
+                    {"long_name": f"bifurcation parameter {param_name}"},
+                ),
+                "event_x": (
+                    ("event", "dim"),
+                    np.array([e.x for e in self.events]).reshape(n_ev, D),
+                    {"long_name": "orbit point at the bifurcation"},
+                ),
+                "event_multiplier_real": (
+                    ("event", "multiplier"),
+                    np.real(ev_mult),
+                    {"long_name": "real part of the Floquet multipliers at the bifurcation"},
+                ),
+                "event_multiplier_imag": (
+                    ("event", "multiplier"),
+                    np.imag(ev_mult),
+                    {"long_name": "imaginary part of the Floquet multipliers at the bifurcation"},
+                ),
             },
             attrs={"period": self.period, "status": self.status, "parameter": param_name},
         )
@@ -188,8 +209,12 @@ class _Bound(NamedTuple):
 
 def _bind(m, params_of, p, aux0) -> _Bound:
     nx, tg, cr, mu = _kernels(m, params_of, p)
-    return _Bound(lambda x, s, tol, it: nx(x, s, aux0, tol, it), lambda x, s, t: tg(x, s, t, aux0),
-                  lambda xa, sa, t, h, tol, it: cr(xa, sa, t, h, aux0, tol, it), lambda x, s: mu(x, s, aux0))
+    return _Bound(
+        lambda x, s, tol, it: nx(x, s, aux0, tol, it),
+        lambda x, s, t: tg(x, s, t, aux0),
+        lambda xa, sa, t, h, tol, it: cr(xa, sa, t, h, aux0, tol, it),
+        lambda x, s: mu(x, s, aux0),
+    )
 
 
 def _signs(mu: np.ndarray, imag_tol: float = 1e-9):
@@ -278,8 +303,21 @@ def continue_orbit(
             continue
         tn = tangent(xn, sn, t)
         mun, lan = (np.asarray(a) for a in multipliers(xn, sn))
-        events += _detect(m, correct, tangent, multipliers, (x, s, t, mu), (xn, sn, tn, mun), h, len(pts_s) - 1,
-                          int(period), tol, max_newton, locate, locate_tol)
+        events += _detect(
+            m,
+            correct,
+            tangent,
+            multipliers,
+            (x, s, t, mu),
+            (xn, sn, tn, mun),
+            h,
+            len(pts_s) - 1,
+            int(period),
+            tol,
+            max_newton,
+            locate,
+            locate_tol,
+        )
         x, s, t, mu = xn, sn, tn, mun
         pts_s.append(float(s))
         pts_x.append(np.asarray(x))
@@ -291,8 +329,16 @@ def continue_orbit(
             break
         h = min(h * (1.5 if int(it) <= 4 else 1.0), ds_max)
     pts_la = np.array(pts_la)
-    return Branch(s=np.array(pts_s), x=np.array(pts_x), multipliers=np.array(pts_mu), log_abs=pts_la,
-                  stable=np.all(pts_la < 0, axis=1), period=int(period), events=events, status=status)
+    return Branch(
+        s=np.array(pts_s),
+        x=np.array(pts_x),
+        multipliers=np.array(pts_mu),
+        log_abs=pts_la,
+        stable=np.all(pts_la < 0, axis=1),
+        period=int(period),
+        events=events,
+        status=status,
+    )
 
 
 def _detect(m, correct, tangent, multipliers, a, b, h, index, period, tol, max_newton, locate, locate_tol):
@@ -337,6 +383,14 @@ def _detect(m, correct, tangent, multipliers, a, b, h, index, period, tol, max_n
             if np.isfinite(f0) and np.isfinite(f1) and np.sign(f0) != np.sign(f1):
                 hs = scipy.optimize.brentq(phi, 0.0, h, xtol=locate_tol, rtol=4 * np.finfo(float).eps, maxiter=200)
         x, s = point(hs)
-        out.append(BifurcationEvent(kind=kind, s=float(s), x=np.asarray(x), period=period,
-                                    multipliers=np.asarray(multipliers(x, s)[0]), after=index))
+        out.append(
+            BifurcationEvent(
+                kind=kind,
+                s=float(s),
+                x=np.asarray(x),
+                period=period,
+                multipliers=np.asarray(multipliers(x, s)[0]),
+                after=index,
+            )
+        )
     return out

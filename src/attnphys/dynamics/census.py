@@ -74,8 +74,10 @@ CENSUS_ATTRS: dict[str, dict[str, str]] = {
     "basin_fraction": {"long_name": "basin fraction (share of all starts)"},
     "basin_ci_low": {"long_name": "basin fraction, lower end of the 95% Wilson interval"},
     "basin_ci_high": {"long_name": "basin fraction, upper end of the 95% Wilson interval"},
-    "exponents": {"long_name": "Lyapunov exponents, descending (exact from Floquet multipliers for periodic orbits)",
-                  "units": "1/step"},
+    "exponents": {
+        "long_name": "Lyapunov exponents, descending (exact from Floquet multipliers for periodic orbits)",
+        "units": "1/step",
+    },
     "floquet_abs": {"long_name": "Floquet multiplier modulus |mu| (NaN: not periodic)"},
     "floquet_angle": {"long_name": "Floquet multiplier argument (NaN: not periodic)", "units": "rad"},
     "stable": {"long_name": "all Floquet multipliers inside the unit circle (1/0; -1: n/a)"},
@@ -84,8 +86,11 @@ CENSUS_ATTRS: dict[str, dict[str, str]] = {
     "points": {"long_name": "representative states on the attractor"},
     "observed": {"long_name": "observable at the representative states"},
     "label": {"long_name": "attractor index of the start (-1: unsettled)"},
-    "settle_step": {"long_name": "step from which the start is on its attractor (-1: unsettled; non-periodic: start "
-                                 "of the verified window, an upper bound)", "units": "step"},
+    "settle_step": {
+        "long_name": "step from which the start is on its attractor (-1: unsettled; non-periodic: start "
+        "of the verified window, an upper bound)",
+        "units": "step",
+    },
     "ic_outcome": {"long_name": "outcome of the start", "labels": json.dumps(OUTCOMES)},
     "ic_state": {"long_name": "initial state"},
     "ic_steps": {"long_name": "steps run by the start in the settle run", "units": "step"},
@@ -136,25 +141,39 @@ class CensusOptions(NamedTuple):
     classify: ClassifyOptions = ClassifyOptions()
 
     def settle_options(self) -> SettleOptions:
-        return SettleOptions(budget=self.budget, transient=self.transient, block=self.block,
-                             max_period=self.max_period, confirmations=self.confirmations,
-                             period_tol=self.period_tol, n_fingerprint=self.n_fingerprint, bound=self.bound,
-                             round_blocks=self.round_blocks, compact_ratio=self.compact_ratio).validate()
+        return SettleOptions(
+            budget=self.budget,
+            transient=self.transient,
+            block=self.block,
+            max_period=self.max_period,
+            confirmations=self.confirmations,
+            period_tol=self.period_tol,
+            n_fingerprint=self.n_fingerprint,
+            bound=self.bound,
+            round_blocks=self.round_blocks,
+            compact_ratio=self.compact_ratio,
+        ).validate()
 
     def validate(self) -> CensusOptions:
         so = self.settle_options()
         if self.budget < so.window:
-            raise InputError(f"must be >= the fingerprint ring W = (confirmations + 1)·max_period + block = "
-                             f"{so.window} (got {self.budget})", field="budget")
+            raise InputError(
+                f"must be >= the fingerprint ring W = (confirmations + 1)·max_period + block = "
+                f"{so.window} (got {self.budget})",
+                field="budget",
+            )
         if self.lyap_steps < 1 or self.lyap_align < 0 or self.n_classify < 20 or self.max_points < 1:
-            raise InputError("lyap_steps >= 1, lyap_align >= 0, n_classify >= 20 and max_points >= 1 needed",
-                             field="census")
+            raise InputError(
+                "lyap_steps >= 1, lyap_align >= 0, n_classify >= 20 and max_points >= 1 needed", field="census"
+            )
         if self.n_classify > self.lyap_steps:
-            raise InputError(f"n_classify ({self.n_classify}) must not exceed lyap_steps ({self.lyap_steps})",
-                             field="census")
+            raise InputError(
+                f"n_classify ({self.n_classify}) must not exceed lyap_steps ({self.lyap_steps})", field="census"
+            )
         if not (0 < self.recurrence_quantile <= 1 and self.recurrence_factor > 0 and self.group_tol > 0):
-            raise InputError("recurrence_quantile in (0, 1], recurrence_factor > 0 and group_tol > 0 needed",
-                             field="census")
+            raise InputError(
+                "recurrence_quantile in (0, 1], recurrence_factor > 0 and group_tol > 0 needed", field="census"
+            )
         return self
 
 
@@ -238,8 +257,7 @@ def _rep_run(m, k, steps, align, n_window, n_fp, x, aux, table, pidx, shared):
 
     def one(x, aux, i):
         params = lane_params(table, shared, i)
-        r = _lyapunov(m, x, aux, params, steps=steps, k=k, reortho_every=1, align=align, history_every=0,
-                      init="random")
+        r = _lyapunov(m, x, aux, params, steps=steps, k=k, reortho_every=1, align=align, history_every=0, init="random")
 
         def emit(x, aux):
             return m.observe(x, aux, params), fingerprint(x, n_fp), jnp.all(jnp.isfinite(x))
@@ -415,8 +433,15 @@ def census_batch(
     if raw_groups:
         reps = np.asarray([g[1][0] for g in raw_groups])
         nb = _pow2(reps.size)
-        orb = refine_batch(m, _take(lanes.x, reps, nb), _take(lanes.aux, reps, nb), _take(table_np, pidx[reps], nb),
-                           _take(period, reps, nb), P=padded_length(int(period[reps].max())), shared=shared)
+        orb = refine_batch(
+            m,
+            _take(lanes.x, reps, nb),
+            _take(lanes.aux, reps, nb),
+            _take(table_np, pidx[reps], nb),
+            _take(period, reps, nb),
+            P=padded_length(int(period[reps].max())),
+            shared=shared,
+        )
         orb = jax.tree_util.tree_map(lambda a: np.asarray(a)[: reps.size], orb)
         fps = np.asarray(fingerprint(orb.points, o.n_fingerprint))  # (n_groups, P, G)
     per_groups: list[list[dict]] = [[] for _ in range(B)]  # merged: dict(members, row, period)
@@ -424,7 +449,7 @@ def census_batch(
         assert orb is not None  # refined above whenever there are groups
         p = int(orb.period[g])
         conv = bool(orb.converged[g])
-        seq = fps[g, :p] if conv else lanes.ring[members[0], -int(period[members[0]]):]
+        seq = fps[g, :p] if conv else lanes.ring[members[0], -int(period[members[0]]) :]
         for grp in per_groups[b]:
             if grp["period"] == p and grp["conv"] and conv and grp["seq"].shape == seq.shape:
                 tol = o.group_tol * max(1.0, float(np.max(np.abs(grp["seq"]))))
@@ -442,8 +467,17 @@ def census_batch(
         nb = _pow2(ex_idx.size, 16)
         ring_ex = _take(lanes.ring, ex_idx, nb)
         stride = max(1, so.window // o.n_recurrence)
-        rec, h, cvg, S = _assess(ring_ex, o.recurrence_quantile, o.recurrence_factor, so.max_period,
-                                 so.confirmations, o.converging_tol, stride, o.n_recurrence, o.period_tol)
+        rec, h, cvg, S = _assess(
+            ring_ex,
+            o.recurrence_quantile,
+            o.recurrence_factor,
+            so.max_period,
+            so.confirmations,
+            o.converging_tol,
+            stride,
+            o.n_recurrence,
+            o.period_tol,
+        )
         n = ex_idx.size
         rec, h, cvg, clouds = np.asarray(rec)[:n], np.asarray(h)[:n], np.asarray(cvg)[:n], np.asarray(S)
         outcome[ex_idx[cvg]] = OUTCOMES.index("converging")
@@ -458,13 +492,23 @@ def census_batch(
         atts: list[_Attractor] = []
         div = lanes_b[status[lanes_b] == DIVERGENT]
         if div.size:
-            atts.append(_Attractor(kind=REGIME_CODE["divergent"], period=0, members=list(div), rep=int(div[0]),
-                                   source="divergent"))
+            atts.append(
+                _Attractor(
+                    kind=REGIME_CODE["divergent"], period=0, members=list(div), rep=int(div[0]), source="divergent"
+                )
+            )
         for grp in per_groups[b]:
             p = grp["period"]
-            atts.append(_Attractor(kind=REGIME_CODE["fixed_point" if p == 1 else "periodic"], period=p,
-                                   members=sorted(grp["members"]), rep=int(grp["members"][0]), row=grp["row"],
-                                   source="periodic"))
+            atts.append(
+                _Attractor(
+                    kind=REGIME_CODE["fixed_point" if p == 1 else "periodic"],
+                    period=p,
+                    members=sorted(grp["members"]),
+                    rep=int(grp["members"][0]),
+                    row=grp["row"],
+                    source="periodic",
+                )
+            )
         rec_b = lanes_b[outcome[lanes_b] == OUTCOMES.index("recurrent")]
         todo = np.asarray(rec_b)
         while todo.size:
@@ -473,8 +517,17 @@ def census_batch(
             js = np.asarray([ex_pos[j] for j in todo])
             scale = max(1.0, float(np.max(np.abs(clouds[jr]))))
             nb = _pow2(js.size, 16)
-            ok = np.array(_same_cloud(clouds[jr], h[jr], _take(clouds, js, nb), _take(h, js, nb),
-                                      o.period_tol * scale, o.recurrence_quantile, o.recurrence_factor))[: js.size]
+            ok = np.array(
+                _same_cloud(
+                    clouds[jr],
+                    h[jr],
+                    _take(clouds, js, nb),
+                    _take(h, js, nb),
+                    o.period_tol * scale,
+                    o.recurrence_quantile,
+                    o.recurrence_factor,
+                )
+            )[: js.size]
             ok[0] = True
             atts.append(_Attractor(kind=-1, period=0, members=list(todo[ok]), rep=r, source="recurrent"))
             todo = todo[~ok]
@@ -485,16 +538,24 @@ def census_batch(
     n_pts = o.max_points
     nan = np.nan
     for _, a in all_atts:
-        a.update(exponents=np.full(k, nan), floquet_abs=np.full(k, nan), floquet_angle=np.full(k, nan),
-                 stable=-1, aux_closed=-1, points=np.full((n_pts, D), nan), observed=None)
+        a.update(
+            exponents=np.full(k, nan),
+            floquet_abs=np.full(k, nan),
+            floquet_angle=np.full(k, nan),
+            stable=-1,
+            aux_closed=-1,
+            points=np.full((n_pts, D), nan),
+            observed=None,
+        )
     per_atts = [a for _, a in all_atts if a["source"] == "periodic"]
     if per_atts:
         rows = np.asarray([a["row"] for a in per_atts])
         nb = _pow2(rows.size)
         sub = _take(orb, rows, nb)
         rep_rows = pidx[[a["rep"] for a in per_atts]]
-        fl = floquet_batch(m, sub.points, sub.aux_points, _take(table_np, rep_rows, nb), np.asarray(sub.period),
-                           shared=shared)
+        fl = floquet_batch(
+            m, sub.points, sub.aux_points, _take(table_np, rep_rows, nb), np.asarray(sub.period), shared=shared
+        )
         log_abs, ang = np.asarray(fl.log_abs), np.asarray(fl.angle)
         rep_pidx = _take(rep_rows, np.arange(rows.size), nb)
         obs = np.asarray(_observe_points(m, sub.points, sub.aux_points, table, rep_pidx, shared))
@@ -516,9 +577,19 @@ def census_batch(
         reps = np.asarray([a["rep"] for _, a in rec_atts])
         nb = _pow2(reps.size)
         rep_pidx = _take(pidx[reps], np.arange(reps.size), nb)
-        ex, y, f, bad, xf, auxf = _rep_run(m, k, o.lyap_steps, o.lyap_align, o.n_classify, o.n_fingerprint,
-                                           _take(lanes.x, reps, nb), _take(lanes.aux, reps, nb), table, rep_pidx,
-                                           shared)
+        ex, y, f, bad, xf, auxf = _rep_run(
+            m,
+            k,
+            o.lyap_steps,
+            o.lyap_align,
+            o.n_classify,
+            o.n_fingerprint,
+            _take(lanes.x, reps, nb),
+            _take(lanes.aux, reps, nb),
+            table,
+            rep_pidx,
+            shared,
+        )
         n = reps.size
         exps = -np.sort(-np.asarray(ex)[:n], axis=-1)
         ev = classify(np.asarray(y)[:n], exps, np.asarray(bad)[:n], o.classify, fingerprint=np.asarray(f)[:n])
@@ -527,7 +598,8 @@ def census_batch(
         for j, (_, a) in enumerate(rec_atts):
             code = int(ev["regime"][j])
             if code in (REGIME_CODE["fixed_point"], REGIME_CODE["divergent"]) or (
-                    code == REGIME_CODE["periodic"] and int(ev["period"][j]) > 0):
+                code == REGIME_CODE["periodic"] and int(ev["period"][j]) > 0
+            ):
                 # the representative left: the group was a long transient
                 outcome[a["members"]] = OUTCOMES.index("transient")
                 settle_step[a["members"]] = -1
@@ -546,8 +618,9 @@ def census_batch(
             F = a["observed"].shape[1:]
             break
     if F is None:  # only divergent attractors, or none: the observable's shape from one state
-        F = np.shape(np.asarray(m.observe(x0[0], jax.tree_util.tree_map(lambda t: t[0], aux0),
-                                          lane_params(table, shared, 0))))
+        F = np.shape(
+            np.asarray(m.observe(x0[0], jax.tree_util.tree_map(lambda t: t[0], aux0), lane_params(table, shared, 0)))
+        )
     for _, a in all_atts:
         if a["observed"] is None:
             a["observed"] = np.full((n_pts,) + tuple(F), nan)
@@ -564,12 +637,50 @@ def census_batch(
             label[a["members"]] = i
     settled = label >= 0
     settle_step = np.where(settled, settle_step, -1)
-    return _dataset(groups, A, B, K, k, D, n_pts, tuple(F), label, settle_step, outcome, np.asarray(x0), n_dropped,
-                    param_values, param_name, sampler, seed, o, t_end)
+    return _dataset(
+        groups,
+        A,
+        B,
+        K,
+        k,
+        D,
+        n_pts,
+        tuple(F),
+        label,
+        settle_step,
+        outcome,
+        np.asarray(x0),
+        n_dropped,
+        param_values,
+        param_name,
+        sampler,
+        seed,
+        o,
+        t_end,
+    )
 
 
-def _dataset(groups, A, B, K, k, D, n_pts, F, label, settle_step, outcome, x0, n_dropped, param_values, param_name,
-             sampler, seed, o, t_end) -> xr.Dataset:
+def _dataset(
+    groups,
+    A,
+    B,
+    K,
+    k,
+    D,
+    n_pts,
+    F,
+    label,
+    settle_step,
+    outcome,
+    x0,
+    n_dropped,
+    param_values,
+    param_name,
+    sampler,
+    seed,
+    o,
+    t_end,
+) -> xr.Dataset:
     nan = np.nan
     kind = np.full((B, A), -1, np.int8)
     per = np.zeros((B, A), np.int64)
@@ -600,26 +711,46 @@ def _dataset(groups, A, B, K, k, D, n_pts, F, label, settle_step, outcome, x0, n
     n_uns = np.sum(lab < 0, axis=1)
     ulo, uhi = wilson_interval(n_uns, K)
     feat_dims = [f"feature{i}" if i else "feature" for i in range(len(F))]
-    coords = {"param": np.arange(B) if param_values is None else np.asarray(param_values),
-              "attractor": np.arange(A), "ic": np.arange(K), "exponent": np.arange(k), "point": np.arange(n_pts),
-              "dim": np.arange(D)}
+    coords = {
+        "param": np.arange(B) if param_values is None else np.asarray(param_values),
+        "attractor": np.arange(A),
+        "ic": np.arange(K),
+        "exponent": np.arange(k),
+        "point": np.arange(n_pts),
+        "dim": np.arange(D),
+    }
     for i, f in enumerate(F):
         coords[feat_dims[i]] = np.arange(f)
     PA = ("param", "attractor")
     values = {
-        "kind": (PA, kind), "period": (PA, per), "n_members": (PA, nmem), "basin_fraction": (PA, frac),
-        "basin_ci_low": (PA, lo), "basin_ci_high": (PA, hi), "exponents": (PA + ("exponent",), exps),
-        "floquet_abs": (PA + ("exponent",), fabs), "floquet_angle": (PA + ("exponent",), fang),
-        "stable": (PA, stable), "aux_closed": (PA, aux_closed), "representative": (PA, rep),
-        "points": (PA + ("point", "dim"), pts), "observed": (PA + ("point",) + tuple(feat_dims), obs),
-        "label": (("param", "ic"), lab), "settle_step": (("param", "ic"), settle_step.reshape(B, K)),
-        "ic_outcome": (("param", "ic"), outcome.reshape(B, K)), "ic_state": (("param", "ic", "dim"), x0.reshape(B, K, D)),
-        "ic_steps": (("param", "ic"), t_end.reshape(B, K)), "n_attractors": ("param", n_att),
-        "n_dropped": ("param", n_dropped), "unsettled_fraction": ("param", n_uns / K),
-        "unsettled_ci_low": ("param", ulo), "unsettled_ci_high": ("param", uhi),
+        "kind": (PA, kind),
+        "period": (PA, per),
+        "n_members": (PA, nmem),
+        "basin_fraction": (PA, frac),
+        "basin_ci_low": (PA, lo),
+        "basin_ci_high": (PA, hi),
+        "exponents": (PA + ("exponent",), exps),
+        "floquet_abs": (PA + ("exponent",), fabs),
+        "floquet_angle": (PA + ("exponent",), fang),
+        "stable": (PA, stable),
+        "aux_closed": (PA, aux_closed),
+        "representative": (PA, rep),
+        "points": (PA + ("point", "dim"), pts),
+        "observed": (PA + ("point",) + tuple(feat_dims), obs),
+        "label": (("param", "ic"), lab),
+        "settle_step": (("param", "ic"), settle_step.reshape(B, K)),
+        "ic_outcome": (("param", "ic"), outcome.reshape(B, K)),
+        "ic_state": (("param", "ic", "dim"), x0.reshape(B, K, D)),
+        "ic_steps": (("param", "ic"), t_end.reshape(B, K)),
+        "n_attractors": ("param", n_att),
+        "n_dropped": ("param", n_dropped),
+        "unsettled_fraction": ("param", n_uns / K),
+        "unsettled_ci_low": ("param", ulo),
+        "unsettled_ci_high": ("param", uhi),
     }
-    ds = xr.Dataset({name: (dims, arr, dict(CENSUS_ATTRS[name])) for name, (dims, arr) in values.items()},
-                    coords=coords)
+    ds = xr.Dataset(
+        {name: (dims, arr, dict(CENSUS_ATTRS[name])) for name, (dims, arr) in values.items()}, coords=coords
+    )
     ds["param"].attrs["long_name"] = param_name
     ds.attrs.update(
         regimes=json.dumps(REGIMES),
@@ -627,8 +758,9 @@ def _dataset(groups, A, B, K, k, D, n_pts, F, label, settle_step, outcome, x0, n
         sampler=sampler.describe(),
         seed=int(seed),
         n_ics=int(K),
-        census_options=json.dumps({k_: (v.__dict__ if isinstance(v, ClassifyOptions) else v)
-                                   for k_, v in o._asdict().items()}),
+        census_options=json.dumps(
+            {k_: (v.__dict__ if isinstance(v, ClassifyOptions) else v) for k_, v in o._asdict().items()}
+        ),
         exponent_method="periodic: log|mu_i|/p from Floquet multipliers (periodic QR); other: Benettin QR",
     )
     return ds
@@ -638,7 +770,14 @@ def combine(datasets: list[xr.Dataset]) -> xr.Dataset:
     """Concatenate :func:`census_batch` results (e.g. the chunks of a sweep) along ``param``, padding the
     ``attractor`` dim to the largest (padding: kind −1, NaN, −1 indices) (theory: docs/theory/dynamics.md §7)."""
     A = max(int(ds.sizes["attractor"]) for ds in datasets)
-    fills: dict[Hashable, int] = {"kind": -1, "period": 0, "n_members": 0, "stable": -1, "aux_closed": -1, "representative": -1}
+    fills: dict[Hashable, int] = {
+        "kind": -1,
+        "period": 0,
+        "n_members": 0,
+        "stable": -1,
+        "aux_closed": -1,
+        "representative": -1,
+    }
     padded: list[xr.Dataset] = []
     for ds in datasets:
         extra = A - int(ds.sizes["attractor"])
@@ -654,8 +793,9 @@ def combine(datasets: list[xr.Dataset]) -> xr.Dataset:
             ds = ds.drop_vars(list(parts)).drop_vars("attractor").assign(parts)
             ds = ds.assign_coords(attractor=np.arange(A))
         padded.append(ds)
-    out = xr.concat(padded, dim="param", data_vars="minimal", coords="minimal", compat="override",
-                    combine_attrs="override")
+    out = xr.concat(
+        padded, dim="param", data_vars="minimal", coords="minimal", compat="override", combine_attrs="override"
+    )
     for name, v in padded[0].data_vars.items():
         out[name].attrs = v.attrs
     return out

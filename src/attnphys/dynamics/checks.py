@@ -53,8 +53,9 @@ def raise_if_nonfinite(step, params: Any = None, what: str = "state", batched: b
     if bad.size == 0:
         return
     i = int(bad[np.argmin(step[bad])])
-    raise NonFiniteError(step=int(step[i]), params=params_dict(params, i if batched else None), count=int(bad.size),
-                         what=what)
+    raise NonFiniteError(
+        step=int(step[i]), params=params_dict(params, i if batched else None), count=int(bad.size), what=what
+    )
 
 
 def warn_if_single_precision(x: Any) -> None:
@@ -63,5 +64,8 @@ def warn_if_single_precision(x: Any) -> None:
     dtype = jnp.result_type(*jax.tree_util.tree_leaves(x)) if jax.tree_util.tree_leaves(x) else None
     x64 = jax.config.jax_enable_x64  # pyright: ignore[reportAttributeAccessIssue]
     if not x64 or (dtype is not None and jnp.issubdtype(dtype, jnp.floating) and jnp.finfo(dtype).bits < 64):
-        warnings.warn("the dynamics toolkit runs in single precision: call attnphys.configure() first "
-                      "(float64)", PrecisionWarning, stacklevel=3)
+        warnings.warn(
+            "the dynamics toolkit runs in single precision: call attnphys.configure() first (float64)",
+            PrecisionWarning,
+            stacklevel=3,
+        )

@@ -28,8 +28,15 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.fft
 
-REGIMES: tuple[str, ...] = ("divergent", "fixed_point", "periodic", "quasi_periodic", "chaotic", "hyperchaotic",
-                            "undetermined")
+REGIMES: tuple[str, ...] = (
+    "divergent",
+    "fixed_point",
+    "periodic",
+    "quasi_periodic",
+    "chaotic",
+    "hyperchaotic",
+    "undetermined",
+)
 REGIME_CODE = {name: i for i, name in enumerate(REGIMES)}
 
 
@@ -260,8 +267,16 @@ def classify(
     chaos_like = np.isin(regime, [REGIME_CODE["chaotic"], REGIME_CODE["hyperchaotic"]])
     undefined = np.isnan(K) | divergent | (regime == REGIME_CODE["undetermined"])
     agree = np.where(undefined, -1, ((K > 0.5) == chaos_like).astype(np.int8)).astype(np.int8)
-    return dict(regime=regime, period=period, period_observable=np.where(divergent, 0, period_obs),
-                recurrence=np.where(divergent, 0, recurrence), lambda1=lam1, lambda2=lam2, K=K, agree=agree)
+    return dict(
+        regime=regime,
+        period=period,
+        period_observable=np.where(divergent, 0, period_obs),
+        recurrence=np.where(divergent, 0, recurrence),
+        lambda1=lam1,
+        lambda2=lam2,
+        K=K,
+        agree=agree,
+    )
 
 
 def regime_names(codes: np.ndarray) -> np.ndarray:

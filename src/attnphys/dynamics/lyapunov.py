@@ -176,8 +176,9 @@ def initial_vectors(D: int, k: int, init: str, dtype) -> jax.Array:
     raise ValueError(f"init must be 'identity' or 'random', got {init!r}")
 
 
-def reorthonormalise(Q: jax.Array, acc: _Acc, log_scale: jax.Array | None = None, steps: int = 1,
-                     state_ok: jax.Array | bool = True) -> tuple[jax.Array, _Acc]:
+def reorthonormalise(
+    Q: jax.Array, acc: _Acc, log_scale: jax.Array | None = None, steps: int = 1, state_ok: jax.Array | bool = True
+) -> tuple[jax.Array, _Acc]:
     """One QR step (theory: docs/theory/dynamics.md §2.1–2.3): Q ← qr(Q), S ← S + log|diag R| + log_scale,
     with the evidence of the module doc. ``log_scale`` (k,) is the log of the column scales removed
     since the last QR; ``steps`` the number of steps pushed since then; ``state_ok`` whether the state is
@@ -191,8 +192,9 @@ def reorthonormalise(Q: jax.Array, acc: _Acc, log_scale: jax.Array | None = None
         logr = logr + log_scale
     t = acc.t + steps
     bad = jnp.where((acc.nonfinite < 0) & ~finite, t - 1, acc.nonfinite)
-    return Q, _Acc(acc.S + logr, acc.roundoff + (r < eps * r[0]), acc.zero_hits + hit, acc.n + 1,
-                   acc.parallel + par, t, bad)
+    return Q, _Acc(
+        acc.S + logr, acc.roundoff + (r < eps * r[0]), acc.zero_hits + hit, acc.n + 1, acc.parallel + par, t, bad
+    )
 
 
 def _rescale(Q, L):
@@ -202,8 +204,9 @@ def _rescale(Q, L):
     return jnp.ldexp(Q, -e[None, :]), L + e.astype(L.dtype) * math.log(2.0)
 
 
-def advance(m: Map, params, n: int, every: int, x, aux, Q=None, acc: _Acc | None = None,
-            emit=None) -> tuple[Any, Any, Any, Any, Any]:
+def advance(
+    m: Map, params, n: int, every: int, x, aux, Q=None, acc: _Acc | None = None, emit=None
+) -> tuple[Any, Any, Any, Any, Any]:
     """Advance ``n`` steps (a static int). With tangent vectors Q, push them along and re-orthonormalise
     after every ``every`` steps and after the last one, accumulating into ``acc``
     (theory: docs/theory/dynamics.md §2.1–2.2). For every > 1 the columns are rescaled by powers of two
@@ -237,8 +240,15 @@ def advance(m: Map, params, n: int, every: int, x, aux, Q=None, acc: _Acc | None
         return (x, aux, Q, acc), ys
 
     if acc is not None and acc.t is None:  # an accumulator built by hand with the four original fields
-        acc = _Acc(acc.S, acc.roundoff, acc.zero_hits, acc.n, jnp.zeros_like(acc.S), jnp.zeros((), jnp.int32),
-                   jnp.full((), -1, jnp.int32))
+        acc = _Acc(
+            acc.S,
+            acc.roundoff,
+            acc.zero_hits,
+            acc.n,
+            jnp.zeros_like(acc.S),
+            jnp.zeros((), jnp.int32),
+            jnp.full((), -1, jnp.int32),
+        )
     c: tuple[Any, Any, Any, Any] = (x, aux, Q, acc)
     if n <= 0:
         return (*c, None)
@@ -339,8 +349,18 @@ def lyapunov(
     if steps < 1 or align < 0 or reortho_every < 1 or history_every < 0:
         raise ValueError("steps and reortho_every must be >= 1, align and history_every >= 0")
     warn_if_single_precision(x0)
-    res = _lyapunov(m, x0, aux0, params, steps=steps, k=k, reortho_every=reortho_every, align=align,
-                    history_every=history_every, init=init)
+    res = _lyapunov(
+        m,
+        x0,
+        aux0,
+        params,
+        steps=steps,
+        k=k,
+        reortho_every=reortho_every,
+        align=align,
+        history_every=history_every,
+        init=init,
+    )
     if check and not is_traced(res.nonfinite):
         raise_if_nonfinite(res.nonfinite, params, what="state or tangent vector")
     return res
@@ -364,5 +384,7 @@ def log_abs_det_average(m: Map, x0, aux0, params, steps: int) -> float:
         x2, aux2 = m.step(x, aux, params)
         return (x2, aux2, s + jnp.linalg.slogdet(J)[1]), None
 
-    (_, _, s), _ = jax.lax.scan(body, (jnp.asarray(x0), aux0, jnp.asarray(0.0, jnp.asarray(x0).dtype)), None, length=steps)
+    (_, _, s), _ = jax.lax.scan(
+        body, (jnp.asarray(x0), aux0, jnp.asarray(0.0, jnp.asarray(x0).dtype)), None, length=steps
+    )
     return float(s) / steps

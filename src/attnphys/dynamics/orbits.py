@@ -158,8 +158,14 @@ def _single(m: Map, spec: OrbitSpec, x0, aux0, params):
     out = dict(orbit=ring[0], fingerprint=ring[1], section=sec, section_count=count, nonfinite_step=bad, x=x, aux=aux)
     if spec.k:
         assert acc is not None  # accumulated with the tangent vectors
-        out.update(exponents=acc.S / spec.steps, roundoff=acc.roundoff / acc.n, zero_hits=acc.zero_hits,
-                   parallel=acc.parallel / acc.n, unreliable=acc.parallel > 0, tangent_nonfinite=acc.nonfinite)
+        out.update(
+            exponents=acc.S / spec.steps,
+            roundoff=acc.roundoff / acc.n,
+            zero_hits=acc.zero_hits,
+            parallel=acc.parallel / acc.n,
+            unreliable=acc.parallel > 0,
+            tangent_nonfinite=acc.nonfinite,
+        )
     return out
 
 
@@ -227,7 +233,9 @@ def continuation(m: Map, spec: OrbitSpec, x0, aux0, path, directions=("up",), sh
     x0s = jnp.broadcast_to(jnp.asarray(x0), (n_dir,) + jnp.shape(x0))
     aux0s = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (n_dir,) + jnp.shape(a)), aux0)
     outs = shard_batch(
-        lambda x, a, p: jax.vmap(lambda xx, aa, pp: _chain(m, spec, xx, aa, pp, shared))(x, a, p), (x0s, aux0s, stacked), n_dir
+        lambda x, a, p: jax.vmap(lambda xx, aa, pp: _chain(m, spec, xx, aa, pp, shared))(x, a, p),
+        (x0s, aux0s, stacked),
+        n_dir,
     )
     # put every direction back in increasing parameter order
     flip = jnp.asarray([d == "down" for d in directions])

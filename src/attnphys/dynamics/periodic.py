@@ -133,9 +133,17 @@ def _refine_one(m: Map, P: int, max_iter: int, tol: float, x0, aux0, params, p):
     res = jnp.max(jnp.abs(xp - x)) / jnp.maximum(1.0, jnp.max(jnp.abs(x)))
     pts, aux_pts = _trace(m, P, x, aux0, params, p)
     del D
-    return PeriodicOrbit(x=x, aux=aux0, period=p, points=pts, aux_points=aux_pts, residual=res,
-                         converged=jnp.all(jnp.isfinite(x)) & jnp.all(jnp.isfinite(xp)) & (res <= tol),
-                         aux_closed=_aux_equal(auxp, aux0), iterations=it)
+    return PeriodicOrbit(
+        x=x,
+        aux=aux0,
+        period=p,
+        points=pts,
+        aux_points=aux_pts,
+        residual=res,
+        converged=jnp.all(jnp.isfinite(x)) & jnp.all(jnp.isfinite(xp)) & (res <= tol),
+        aux_closed=_aux_equal(auxp, aux0),
+        iterations=it,
+    )
 
 
 def _with_shared(shared, p):
@@ -145,7 +153,8 @@ def _with_shared(shared, p):
 @partial(jax.jit, static_argnames=("m", "P", "max_iter", "tol"))
 def _refine_many(m, P, max_iter, tol, x0, aux0, params, p, shared=None):
     return jax.vmap(lambda x, a, q, pp: _refine_one(m, P, max_iter, tol, x, a, _with_shared(shared, q), pp))(
-        x0, aux0, params, p)
+        x0, aux0, params, p
+    )
 
 
 def padded_length(p: int) -> int:
@@ -173,8 +182,19 @@ def _aux_period(m: Map, x, aux, params, p: int, max_multiple: int) -> int:
     return 0
 
 
-def refine_batch(m: Map, x0, aux0, params, periods, *, tol: float = 1e-11, max_iter: int = 30,
-                 max_multiple: int = 8, P: int | None = None, shared=None) -> PeriodicOrbit:
+def refine_batch(
+    m: Map,
+    x0,
+    aux0,
+    params,
+    periods,
+    *,
+    tol: float = 1e-11,
+    max_iter: int = 30,
+    max_multiple: int = 8,
+    P: int | None = None,
+    shared=None,
+) -> PeriodicOrbit:
     """Newton refinement of a batch of periodic orbits (theory: docs/theory/dynamics.md §5.1).
 
     Solves F^p(x) = x for every lane, x ← x − (M − I)⁻¹ (F^p(x) − x), M = ∂F^p/∂x by ``jax.jacfwd``.
@@ -238,8 +258,10 @@ def minimal_period(orbit: PeriodicOrbit, tol: float = 1e-9) -> PeriodicOrbit:
         for d in range(1, p):
             if p % d or np.max(np.abs(pts[i, d] - pts[i, 0])) > tol * scale[i]:
                 continue
-            if all(np.array_equal(a[i, d], a[i, 0]) or np.allclose(a[i, d], a[i, 0], rtol=1e-12, atol=1e-12)
-                   for a in aux_leaves):
+            if all(
+                np.array_equal(a[i, d], a[i, 0]) or np.allclose(a[i, d], a[i, 0], rtol=1e-12, atol=1e-12)
+                for a in aux_leaves
+            ):
                 period[i] = d
                 pts[i, d:] = np.nan
                 break
@@ -319,8 +341,13 @@ def _floquet_one(m: Map, P: int, max_cycles: int, tol: float, xs, auxs, params, 
 
     if D > 1:
         ii = jnp.arange(D - 1)
-        blk = jnp.stack([jnp.stack([Rs[:, ii, ii], Rs[:, ii, ii + 1]], -1),
-                         jnp.stack([Rs[:, ii + 1, ii], Rs[:, ii + 1, ii + 1]], -1)], -2)  # (P, D-1, 2, 2)
+        blk = jnp.stack(
+            [
+                jnp.stack([Rs[:, ii, ii], Rs[:, ii, ii + 1]], -1),
+                jnp.stack([Rs[:, ii + 1, ii], Rs[:, ii + 1, ii + 1]], -1),
+            ],
+            -2,
+        )  # (P, D-1, 2, 2)
 
         def prod(c, B):
             Pm, lg = c
@@ -331,8 +358,9 @@ def _floquet_one(m: Map, P: int, max_cycles: int, tol: float, xs, auxs, params, 
 
         I2 = jnp.broadcast_to(jnp.eye(2, dtype=dtype), (D - 1, 2, 2))
         (Pm, lg), _ = jax.lax.scan(prod, (I2, jnp.zeros(D - 1, dtype)), blk)
-        Tb = jnp.stack([jnp.stack([T[ii, ii], T[ii, ii + 1]], -1),
-                        jnp.stack([T[ii + 1, ii], T[ii + 1, ii + 1]], -1)], -2)
+        Tb = jnp.stack(
+            [jnp.stack([T[ii, ii], T[ii, ii + 1]], -1), jnp.stack([T[ii + 1, ii], T[ii + 1, ii + 1]], -1)], -2
+        )
         A = Tb @ Pm
         tr = A[:, 0, 0] + A[:, 1, 1]
         det = A[:, 0, 0] * A[:, 1, 1] - A[:, 0, 1] * A[:, 1, 0]
@@ -362,11 +390,13 @@ def _floquet_one(m: Map, P: int, max_cycles: int, tol: float, xs, auxs, params, 
 @partial(jax.jit, static_argnames=("m", "P", "max_cycles", "tol"))
 def _floquet_many(m, P, max_cycles, tol, xs, auxs, params, p, shared=None):
     return jax.vmap(lambda x, a, q, pp: _floquet_one(m, P, max_cycles, tol, x, a, _with_shared(shared, q), pp))(
-        xs, auxs, params, p)
+        xs, auxs, params, p
+    )
 
 
-def floquet_batch(m: Map, points, aux_points, params, periods, *, tol: float = 1e-13,
-                  max_cycles: int = 500, shared=None) -> Floquet:
+def floquet_batch(
+    m: Map, points, aux_points, params, periods, *, tol: float = 1e-13, max_cycles: int = 500, shared=None
+) -> Floquet:
     """Floquet multipliers of a batch of periodic orbits by the periodic QR iteration
     (theory: docs/theory/dynamics.md §5.2): the eigenvalues of M = J_{p−1} ⋯ J_0 without forming M.
 
@@ -384,8 +414,9 @@ def floquet_batch(m: Map, points, aux_points, params, periods, *, tol: float = 1
     return _floquet_many(m, points.shape[1], max_cycles, tol, points, aux_points, params, periods, shared)
 
 
-def floquet(m: Map, orbit: PeriodicOrbit | Any, aux_points=None, params=None, period: int | None = None,
-            **kw) -> Floquet:
+def floquet(
+    m: Map, orbit: PeriodicOrbit | Any, aux_points=None, params=None, period: int | None = None, **kw
+) -> Floquet:
     """Floquet multipliers of one periodic orbit (theory: docs/theory/dynamics.md §5.2–5.3).
 
     Call as ``floquet(m, refined_orbit, params=params)`` with a :class:`PeriodicOrbit`, or

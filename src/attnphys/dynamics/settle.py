@@ -144,7 +144,7 @@ def _block(m: Map, o: SettleOptions, lane: Lanes, params) -> Lanes:
 
     (x2, aux2), (fps, bads) = jax.lax.scan(one, (x, aux), None, length=o.block)
     W = ring.shape[0]
-    ring2 = jnp.concatenate([ring[o.block:], fps], axis=0)
+    ring2 = jnp.concatenate([ring[o.block :], fps], axis=0)
     t2 = t + o.block
     div = jnp.any(bads)
     settle_div = t + jnp.argmax(bads) + 1
@@ -159,8 +159,9 @@ def _block(m: Map, o: SettleOptions, lane: Lanes, params) -> Lanes:
         t=jnp.where(active, t2, t),
         status=jnp.where(active, new_status, status),
         period=jnp.where(active & periodic, p, period).astype(period.dtype),
-        settle=jnp.where(active & div, settle_div,
-                         jnp.where(active & periodic, settle_per, settle)).astype(settle.dtype),
+        settle=jnp.where(active & div, settle_div, jnp.where(active & periodic, settle_per, settle)).astype(
+            settle.dtype
+        ),
     )
 
 
@@ -208,8 +209,9 @@ def _bucket(n: int, n_dev: int) -> int:
     return max(b, 2 * n_dev)
 
 
-def settle(m: Map, x0, aux0, pidx, table, shared=None, options: SettleOptions = SettleOptions(),
-           progress=None) -> Lanes:
+def settle(
+    m: Map, x0, aux0, pidx, table, shared=None, options: SettleOptions = SettleOptions(), progress=None
+) -> Lanes:
     """Run N starts until each settles, diverges or spends the budget (theory: docs/theory/dynamics.md §7.2).
 
     Args:

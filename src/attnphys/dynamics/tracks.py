@@ -139,22 +139,37 @@ def tracks(ds: xr.Dataset, *, tol: float | None = None, rel_tol: float = 0.1, qu
     out = out.assign_coords(track_id=np.arange(n_tracks))
     out["track_first"] = ("track_id", first, {"long_name": "first grid index of the track"})
     out["track_last"] = ("track_id", last, {"long_name": "last grid index of the track"})
-    out["track_birth"] = ("track_id", pv[first] if n_tracks else pv[:0],
-                          {"long_name": "parameter value where the track appears"})
-    out["track_death"] = ("track_id", pv[last] if n_tracks else pv[:0],
-                          {"long_name": "parameter value where the track is last seen"})
+    out["track_birth"] = (
+        "track_id",
+        pv[first] if n_tracks else pv[:0],
+        {"long_name": "parameter value where the track appears"},
+    )
+    out["track_death"] = (
+        "track_id",
+        pv[last] if n_tracks else pv[:0],
+        {"long_name": "parameter value where the track is last seen"},
+    )
     out["track_born_inside"] = ("track_id", first > 0, {"long_name": "the track is born inside the grid"})
     out["track_dies_inside"] = ("track_id", last < B - 1, {"long_name": "the track dies inside the grid"})
-    out["track_kind"] = ("track_id", tkind, {"long_name": "attractor kind at birth (regime code)",
-                                          "labels": ds["kind"].attrs.get("labels", "")})
+    out["track_kind"] = (
+        "track_id",
+        tkind,
+        {"long_name": "attractor kind at birth (regime code)", "labels": ds["kind"].attrs.get("labels", "")},
+    )
     out["track_basin_fraction"] = (("param", "track_id"), tfrac, {"long_name": "basin fraction of the track"})
     out["n_coexisting"] = ("param", alive.sum(axis=1), {"long_name": "number of coexisting non-divergent attractors"})
     w = np.array(windows, dtype=object).reshape(-1, 4)
     out["window_low"] = ("window", w[:, 0].astype(float), {"long_name": "hysteresis window, low end (a birth)"})
     out["window_high"] = ("window", w[:, 1].astype(float), {"long_name": "hysteresis window, high end (a death)"})
-    out["window_track_up"] = ("window", w[:, 2].astype(np.int64), {
-        "long_name": "track followed upwards (dies at the high end)"})
-    out["window_track_down"] = ("window", w[:, 3].astype(np.int64), {
-        "long_name": "track followed downwards (born at the low end)"})
+    out["window_track_up"] = (
+        "window",
+        w[:, 2].astype(np.int64),
+        {"long_name": "track followed upwards (dies at the high end)"},
+    )
+    out["window_track_down"] = (
+        "window",
+        w[:, 3].astype(np.int64),
+        {"long_name": "track followed downwards (born at the low end)"},
+    )
     out.attrs.update(track_tol=float(tol), track_quantile=float(quantile))
     return out

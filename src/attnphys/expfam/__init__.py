@@ -35,12 +35,29 @@ BaseMeasure = AbstractBaseMeasure
 
 __all__ = [
     # base measures (theory: docs/theory/expfam.md §2)
-    "AbstractBaseMeasure", "BaseMeasure", "Discrete", "Gaussian", "GaussianMixture", "GaussianMixtureFull",
-    "ExpFamilyBase", "gaussian_log_partition", "gaussian_natural", "gaussian_natural_sampler", "measure_classes",
+    "AbstractBaseMeasure",
+    "BaseMeasure",
+    "Discrete",
+    "Gaussian",
+    "GaussianMixture",
+    "GaussianMixtureFull",
+    "ExpFamilyBase",
+    "gaussian_log_partition",
+    "gaussian_natural",
+    "gaussian_natural_sampler",
+    "measure_classes",
     "random_spd",
     # duality (§3–4)
-    "grad_log_normalizer", "bregman", "kl_discrete", "kl_gaussian", "conjugate_numeric", "conjugate_discrete",
-    "conjugate_gaussian", "entropy_discrete", "entropy_gaussian",
+    "grad_log_normalizer",
+    "bregman",
+    "kl_discrete",
+    "kl_gaussian",
+    "conjugate_numeric",
+    "conjugate_discrete",
+    "conjugate_gaussian",
+    "entropy_discrete",
+    "entropy_gaussian",
     # Monte-Carlo checks (§5)
-    "log_normalizer_monte_carlo", "kl_monte_carlo",
+    "log_normalizer_monte_carlo",
+    "kl_monte_carlo",
 ]

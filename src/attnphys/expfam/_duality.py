@@ -48,8 +48,9 @@ def bregman(m: AbstractBaseMeasure, eta1, eta2, beta=1.0):
     Returns:
         () the divergence (≥ 0).
     """
-    return (m.log_normalizer(eta1, beta) - m.log_normalizer(eta2, beta)
-            - m.grad_log_normalizer(eta2, beta) @ (eta1 - eta2))
+    return (
+        m.log_normalizer(eta1, beta) - m.log_normalizer(eta2, beta) - m.grad_log_normalizer(eta2, beta) @ (eta1 - eta2)
+    )
 
 
 def kl_discrete(m: Discrete, eta_p, eta_q, beta=1.0):
@@ -98,8 +99,9 @@ def conjugate_numeric(m: AbstractBaseMeasure, mu, beta=1.0, eta0=None) -> tuple[
         return float(v), np.asarray(g, dtype=np.float64)
 
     x0 = np.zeros(mu.shape[0]) if eta0 is None else np.asarray(eta0)
-    res = scipy.optimize.minimize(obj, x0, jac=True, method="L-BFGS-B",
-                                  options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 10_000})
+    res = scipy.optimize.minimize(
+        obj, x0, jac=True, method="L-BFGS-B", options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 10_000}
+    )
     return -float(res.fun), res.x
 
 

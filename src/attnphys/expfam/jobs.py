@@ -64,5 +64,6 @@ class VerifyJob(AbstractJob):
             Console().print(claims_table(rows))
         if not all(r["passed"] for r in rows):
             raise verify.ClaimsFailedError(rows)
-        return Report(title="verify", rows={"result": f"all {len(rows)} claims hold", "seed": str(self.seed)},
-                      result=rows)
+        return Report(
+            title="verify", rows={"result": f"all {len(rows)} claims hold", "seed": str(self.seed)}, result=rows
+        )

@@ -25,7 +25,11 @@ def config_title(ds: xr.Dataset, keys=("M", "L", "P", "beta_o", "beta_att", "eps
         cfg = {}
     for k in keys:
         if k in ds.coords and ds[k].size:
-            cfg[k] = float(ds[k].values.ravel()[0]) if ds[k].size == 1 else f"[{ds[k].values.min():g}, {ds[k].values.max():g}]"
+            cfg[k] = (
+                float(ds[k].values.ravel()[0])
+                if ds[k].size == 1
+                else f"[{ds[k].values.min():g}, {ds[k].values.max():g}]"
+            )
     text = ", ".join(f"{k}={cfg[k]}" for k in keys if k in cfg)
     return text + (f", start: {ds.attrs['start']}" if "start" in ds.attrs else "")
 

@@ -70,8 +70,9 @@ def stored_pairs(ds: xr.Dataset) -> list[str]:
     return [str(p) for p in ds.pair.values] if "pair" in ds.coords and "section" in ds else []
 
 
-def choose_pair(pairs: list[str], n_features: int, component: int | None = None,
-                pair: str | None = None) -> tuple[int, int | None, int | None]:
+def choose_pair(
+    pairs: list[str], n_features: int, component: int | None = None, pair: str | None = None
+) -> tuple[int, int | None, int | None]:
     """(plotted component f, section component g, index of the pair ``f|g`` in ``pairs``) from the options
     (theory: docs/theory/dmft.md §7.1). With only ``component``: the first pair whose first component it
     is; with ``pair``: its f; both must agree. g and the index are None when no pair fits.
@@ -142,8 +143,14 @@ def count_labels(ds: xr.Dataset, feature: int = 0, Y: float | None = None) -> tu
     return U, code
 
 
-def diagram_points(ds: xr.Dataset, feature: int = 0, pair: int | None = None, max_points: int | None = None,
-                   filter: Filter = "library", Y: float | None = None) -> tuple[np.ndarray, ...]:
+def diagram_points(
+    ds: xr.Dataset,
+    feature: int = 0,
+    pair: int | None = None,
+    max_points: int | None = None,
+    filter: Filter = "library",
+    Y: float | None = None,
+) -> tuple[np.ndarray, ...]:
     """(parameter, value, regime code) of the points drawn in the diagram, for one direction (theory:
     docs/theory/dmft.md §7.1, §7.4).
 
@@ -187,13 +194,25 @@ def diagram_points(ds: xr.Dataset, feature: int = 0, pair: int | None = None, ma
     return np.concatenate(xs), np.concatenate(ys), np.concatenate(cs)
 
 
-def draw_diagram(ax, ds: xr.Dataset, *, feature: int = 0, pair: int | None = None, max_points: int | None = None,
-                 filter: Filter = "library", Y: float | None = None, legend: bool = True, marker: str = ",",
-                 size: float = 1.0) -> None:
+def draw_diagram(
+    ax,
+    ds: xr.Dataset,
+    *,
+    feature: int = 0,
+    pair: int | None = None,
+    max_points: int | None = None,
+    filter: Filter = "library",
+    Y: float | None = None,
+    legend: bool = True,
+    marker: str = ",",
+    size: float = 1.0,
+) -> None:
     """Draw the points of one direction on ``ax``, coloured by regime (theory: docs/theory/dmft.md §7.1)."""
     x, y, c = diagram_points(ds, feature, pair, max_points, filter, Y)
-    labels = [*((code, name, REGIME_COLORS[name], name.replace("_", " ")) for code, name in enumerate(REGIMES)),
-              (NOT_PERIODIC, "not_periodic", "#444444", f"not periodic (count ≥ {COUNT_PERIODIC})")]
+    labels = [
+        *((code, name, REGIME_COLORS[name], name.replace("_", " ")) for code, name in enumerate(REGIMES)),
+        (NOT_PERIODIC, "not_periodic", "#444444", f"not periodic (count ≥ {COUNT_PERIODIC})"),
+    ]
     for code, _, color, text in labels:
         sel = c == code
         if sel.any():
@@ -222,16 +241,24 @@ def draw_exponents(ax, ds: xr.Dataset, n: int = 4) -> None:
     ax.legend(fontsize=7, ncol=4)
 
 
-def bifurcation_figure(ds: xr.Dataset, *, component: int | None = None, pair: str | None = None,
-                       max_points: int | None = None, filter: Filter = "library", title: str | None = None) -> Figure:
+def bifurcation_figure(
+    ds: xr.Dataset,
+    *,
+    component: int | None = None,
+    pair: str | None = None,
+    max_points: int | None = None,
+    filter: Filter = "library",
+    title: str | None = None,
+) -> Figure:
     """The diagram (one column per direction) with the exponents below (theory: docs/theory/dmft.md §7.1–7.2)."""
     p = _param(ds)
     f, g, idx = section_pair(ds, component, pair)
     dirs = _directions(ds)
     has_exp = "exponents" in ds
     nrows = 2 if has_exp else 1
-    fig, axes = subplots(nrows, len(dirs), figsize=(max(9, 7 * len(dirs)), 3.2 * nrows + 0.8), squeeze=False,
-                         sharex=True)
+    fig, axes = subplots(
+        nrows, len(dirs), figsize=(max(9, 7 * len(dirs)), 3.2 * nrows + 0.8), squeeze=False, sharex=True
+    )
     Y = count_scale(ds) if filter == "reference" else None
     label = ds.attrs.get("observable", "mo_se")
     for j, d in enumerate(dirs):
@@ -252,8 +279,9 @@ def sections_figure(ds: xr.Dataset) -> Figure:
     p = _param(ds)
     dirs = _directions(ds)
     pairs = list(ds.pair.values)
-    fig, axes = subplots(len(pairs), len(dirs), figsize=(7 * len(dirs), 2.2 * len(pairs) + 0.6), squeeze=False,
-                         sharex=True)
+    fig, axes = subplots(
+        len(pairs), len(dirs), figsize=(7 * len(dirs), 2.2 * len(pairs) + 0.6), squeeze=False, sharex=True
+    )
     for j, d in enumerate(dirs):
         for i, name in enumerate(pairs):
             sec = d.section.values[:, i]
@@ -267,8 +295,14 @@ def sections_figure(ds: xr.Dataset) -> Figure:
     return fig
 
 
-def plot_bifurcation(ds: xr.Dataset, path: str | Path, feature: int | None = None, pair: str | None = None,
-                     max_points: int | None = None, filter: Filter = "library") -> list[Path]:
+def plot_bifurcation(
+    ds: xr.Dataset,
+    path: str | Path,
+    feature: int | None = None,
+    pair: str | None = None,
+    max_points: int | None = None,
+    filter: Filter = "library",
+) -> list[Path]:
     """Write the diagram with its exponents to ``path`` and the zero-plane points to ``<stem>_sections.png``
     (theory: docs/theory/dmft.md §7.1).
 

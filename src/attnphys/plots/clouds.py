@@ -11,9 +11,20 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
-PANELS = ("cov_trace", "gaussian_entropy", "knn_entropy", "mean_pairwise_distance", "angular_spread",
-          "participation_ratio", "radial_mean", "moved_apart", "mardia_kurtosis_ratio", "energy_distance_gaussian",
-          "clusters", "mean_cosine")
+PANELS = (
+    "cov_trace",
+    "gaussian_entropy",
+    "knn_entropy",
+    "mean_pairwise_distance",
+    "angular_spread",
+    "participation_ratio",
+    "radial_mean",
+    "moved_apart",
+    "mardia_kurtosis_ratio",
+    "energy_distance_gaussian",
+    "clusters",
+    "mean_cosine",
+)
 
 
 def _save(fig: Figure, path: str | Path, dpi: int = 120) -> Path:
@@ -72,9 +83,12 @@ def plot_through_model(ds: xr.Dataset, path: str | Path) -> Path:
         if name in ("cov_trace", "participation_ratio"):
             ax.set_yscale("log")
     axes[0, 0].legend(fontsize=7)
-    fig.suptitle(f"{ds.attrs.get('model', '')} ({ds.attrs.get('family', '')}), {ds.attrs.get('init', '')} cloud of "
-                 f"{ds.sizes['token'] if 'token' in ds.dims else ds.attrs.get('tokens', '')} tokens; stages per layer: "
-                 f"{' → '.join(stages)}", fontsize=9)
+    fig.suptitle(
+        f"{ds.attrs.get('model', '')} ({ds.attrs.get('family', '')}), {ds.attrs.get('init', '')} cloud of "
+        f"{ds.sizes['token'] if 'token' in ds.dims else ds.attrs.get('tokens', '')} tokens; stages per layer: "
+        f"{' → '.join(stages)}",
+        fontsize=9,
+    )
     return _save(fig, path)
 
 

@@ -27,9 +27,14 @@ def plot_converge(ds: xr.Dataset, path: str | Path) -> Path:
     fig, axes = subplots(1, 2, figsize=(11, 4.2), sharex=True)
     for b in ds.beta_o.values:
         d = ds.sel(beta_o=b)
-        line, = axes[0].loglog(ns, d.rms_deviation.values, "o-", label=f"β_o={b:g}: slope {float(d.slope):.2f}")
-        axes[1].loglog(ns, d.stat_distance.values, "s--", color=line.get_color(),
-                       label=f"β_o={b:g}: slope {float(d.stat_slope):.2f}")
+        (line,) = axes[0].loglog(ns, d.rms_deviation.values, "o-", label=f"β_o={b:g}: slope {float(d.slope):.2f}")
+        axes[1].loglog(
+            ns,
+            d.stat_distance.values,
+            "s--",
+            color=line.get_color(),
+            label=f"β_o={b:g}: slope {float(d.stat_slope):.2f}",
+        )
     ref = ds.rms_deviation.values[np.isfinite(ds.rms_deviation.values)]
     if ref.size:
         axes[0].loglog(ns, ref.max() * (ns / ns[0]) ** -0.5, "k:", lw=1, label="N^-1/2")

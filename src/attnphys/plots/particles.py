@@ -25,8 +25,9 @@ def plot_flow(ds: xr.Dataset, path: str | Path) -> Path:
     axes[1].set_yscale("log")
     axes[1].set_title("clusters", fontsize=9)
     if "plateau_length" in ds:
-        for s, e, c, _closed in zip(ds.plateau_start.values, ds.plateau_end.values, ds.plateau_clusters.values,
-                                   ds.plateau_closed.values):
+        for s, e, c, _closed in zip(
+            ds.plateau_start.values, ds.plateau_end.values, ds.plateau_clusters.values, ds.plateau_closed.values
+        ):
             if c > 1 and e - s >= 0.05 * (t[-1] - t[0]):
                 axes[1].annotate(f"{e - s:.0f}", ((s + e) / 2, c), fontsize=7, ha="center", va="bottom")
     axes[2].plot(t, ds.clustered_pairs.values, lw=1.2)
@@ -71,8 +72,11 @@ def plot_phase_diagram(ds: xr.Dataset, path: str | Path) -> Path:
         ax.legend(fontsize=7, loc="lower right")
     ax.set_xlabel("t")
     ax.set_ylabel("β")
-    ax.set_title(f"clustering of {ds.attrs.get('tokens', '')} tokens on S^{int(ds.attrs.get('dim', 3)) - 1}, "
-                 f"{str(ds.attrs.get('dynamics', '')).upper()}, {ds.attrs.get('samples', '')} samples per β", fontsize=9)
+    ax.set_title(
+        f"clustering of {ds.attrs.get('tokens', '')} tokens on S^{int(ds.attrs.get('dim', 3)) - 1}, "
+        f"{str(ds.attrs.get('dynamics', '')).upper()}, {ds.attrs.get('samples', '')} samples per β",
+        fontsize=9,
+    )
     return _save(fig, path)
 
 

@@ -33,8 +33,9 @@ def plot_phase_diagram(ds: xr.Dataset, path: str | Path, x: str, y: str) -> Path
         lam = d.lambda1.values
         # robust colour range: degenerate points (e.g. β_o = 0, an exactly zero Jacobian) have huge |λ1|
         vmax = max(float(np.nanpercentile(np.abs(lam), 98)), 1e-12)
-        im = axes[1].pcolormesh(xs, ys, np.clip(lam, -vmax, vmax), cmap="RdBu_r", norm=TwoSlopeNorm(0.0, -vmax, vmax),
-                                shading="nearest")
+        im = axes[1].pcolormesh(
+            xs, ys, np.clip(lam, -vmax, vmax), cmap="RdBu_r", norm=TwoSlopeNorm(0.0, -vmax, vmax), shading="nearest"
+        )
         fig.colorbar(im, ax=axes[1], label="λ1 (per step, clipped to the 98th percentile of |λ1|)")
     axes[1].set_title("leading Lyapunov exponent")
     for ax in axes:

@@ -50,7 +50,7 @@ def plot_probe(ds: xr.Dataset, out_dir: str | Path) -> list[Path]:
     fig.colorbar(im, ax=axes[1])
     s = ds.qk_similarity.sel(head="sum")
     for layer in ds.layer.values:
-        line, = axes[2].semilogx(ds.lam.values, s.sel(layer=layer).values, "o-", ms=3, label=f"L{layer}")
+        (line,) = axes[2].semilogx(ds.lam.values, s.sel(layer=layer).values, "o-", ms=3, label=f"L{layer}")
         m = ds.qk_null_rotation_mean.sel(head="sum", layer=layer).values
         sd = ds.qk_null_rotation_std.sel(head="sum", layer=layer).values
         axes[2].fill_between(ds.lam.values, m - 2 * sd, m + 2 * sd, color=line.get_color(), alpha=0.15)

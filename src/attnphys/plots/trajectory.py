@@ -34,7 +34,7 @@ def sampling_interval(ds: xr.Dataset) -> int:
 
 
 def memory_text(x: np.ndarray, L: int, dt: int = 1, tau: float | None = None, phi: float | None = None) -> str:
-    """"τ = … steps (… L), power below 1/L: …%" for one recorded series (theory: docs/theory/dmft.md §8)."""
+    """ "τ = … steps (… L), power below 1/L: …%" for one recorded series (theory: docs/theory/dmft.md §8)."""
     tau = float(autocorrelation_time(x, dt=dt)) if tau is None else float(tau)
     phi = float(low_frequency_fraction(x, L, dt=dt)) if phi is None else float(phi)
     t = "τ = ∞ (no decay)" if np.isinf(tau) else f"τ = {tau:.3g} steps ({tau / L:.3g} L)"

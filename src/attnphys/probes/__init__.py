@@ -5,5 +5,19 @@ from attnphys.probes.adapters import ADAPTERS, AbstractAdapter, HeadWeights, ada
 from attnphys.probes.capture import MIN_SENTENCES, Capture, builtin_corpus, capture, read_text
 from attnphys.probes.run import probe, summary, write_outputs
 
-__all__ = ["ADAPTERS", "AbstractAdapter", "HeadWeights", "adapter_for", "load_model", "require_torch", "MIN_SENTENCES",
-           "Capture", "builtin_corpus", "capture", "read_text", "probe", "summary", "write_outputs"]
+__all__ = [
+    "ADAPTERS",
+    "AbstractAdapter",
+    "HeadWeights",
+    "adapter_for",
+    "load_model",
+    "require_torch",
+    "MIN_SENTENCES",
+    "Capture",
+    "builtin_corpus",
+    "capture",
+    "read_text",
+    "probe",
+    "summary",
+    "write_outputs",
+]

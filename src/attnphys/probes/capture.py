@@ -41,14 +41,18 @@ def read_text(path: str | Path, option: str = "--text") -> list[str]:
             raise UnicodeDecodeError("utf-8", raw, raw.index(b"\x00"), raw.index(b"\x00") + 1, "NUL byte")
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise InputError(f"{path} is not a UTF-8 text file (byte {e.start}: {e.reason}); give one sentence per line",
-                         option) from None
+        raise InputError(
+            f"{path} is not a UTF-8 text file (byte {e.start}: {e.reason}); give one sentence per line", option
+        ) from None
     except OSError as e:
         raise InputError(f"cannot read {path}: {e.strerror or e}", option) from None
     lines = [s.strip() for s in text.splitlines() if s.strip()]
     if len(lines) < MIN_SENTENCES:
-        raise InputError(f"{path} holds {len(lines)} sentence{'s' if len(lines) != 1 else ''}; the probes need at least "
-                         f"{MIN_SENTENCES} (one per line: the MLP fit is validated on held-out sentences)", option)
+        raise InputError(
+            f"{path} holds {len(lines)} sentence{'s' if len(lines) != 1 else ''}; the probes need at least "
+            f"{MIN_SENTENCES} (one per line: the MLP fit is validated on held-out sentences)",
+            option,
+        )
     return lines
 
 
@@ -79,8 +83,9 @@ class Capture:
         return X[~self.special] if drop_special else X
 
 
-def capture(model, tokenizer, sentences: list[str], batch_size: int = 64, max_length: int = 64,
-            keep_attentions: bool = True) -> Capture:
+def capture(
+    model, tokenizer, sentences: list[str], batch_size: int = 64, max_length: int = 64, keep_attentions: bool = True
+) -> Capture:
     """Run ``model`` on ``sentences`` with forward hooks at every stage of every layer
     (theory: docs/theory/probes.md §1)."""
     import torch
@@ -97,24 +102,36 @@ def _capture(torch, model, tokenizer, sentences, batch_size, max_length, keep_at
 
     def make(key, where):
         if where == "in":
+
             def pre(mod, args, kwargs):
                 store[key] = (args[0] if args else kwargs["hidden_states"]).detach()
+
             return pre
+
         def post(mod, args, out):
             store[key] = _first(out).detach()
+
         return post
 
     for i, layer in enumerate(layers):
         for stage, (mod, where) in ad.hooks(layer).items():
             fn = make((i, stage), where)
-            handles.append(mod.register_forward_pre_hook(fn, with_kwargs=True) if where == "in" else mod.register_forward_hook(fn))
+            handles.append(
+                mod.register_forward_pre_hook(fn, with_kwargs=True) if where == "in" else mod.register_forward_hook(fn)
+            )
     chunks: dict = {k: [] for k in ((i, s) for i in range(len(layers)) for s in ad.stages)}
     sent, pos, special, final, atts = [], [], [], [], [[] for _ in layers]
     try:
         for lo in range(0, len(sentences), batch_size):
-            batch = sentences[lo:lo + batch_size]
-            enc = tokenizer(batch, return_tensors="pt", padding=True, truncation=True, max_length=max_length,
-                            return_special_tokens_mask=True)
+            batch = sentences[lo : lo + batch_size]
+            enc = tokenizer(
+                batch,
+                return_tensors="pt",
+                padding=True,
+                truncation=True,
+                max_length=max_length,
+                return_special_tokens_mask=True,
+            )
             stm = enc.pop("special_tokens_mask")
             out = model(**enc, output_attentions=keep_attentions)
             mask = enc["attention_mask"].bool()

@@ -22,8 +22,11 @@ class ProbeJob(AbstractJob):
     command: ClassVar[str] = "probe"
     outputs_spec: ClassVar[dict[str, str]] = {"out": "folder"}
 
-    model: str = Field("minilm", description="minilm (offline all-MiniLM-L6-v2), a local model folder or a hub name "
-                                             "(BERT, GPT-2 or Llama family).")
+    model: str = Field(
+        "minilm",
+        description="minilm (offline all-MiniLM-L6-v2), a local model folder or a hub name "
+        "(BERT, GPT-2 or Llama family).",
+    )
     text: Path | None = Field(None, description="UTF-8 file, one sentence per line (default: the built-in corpus).")
     sentences: int | None = Field(None, ge=2, description="Use only the first N sentences.")
     max_tokens: int = Field(1024, ge=16, description="Tokens sampled for the cloud statistics.")
@@ -46,8 +49,9 @@ class ProbeJob(AbstractJob):
         lines = read_text(self.text) if self.text is not None else None
         log = (lambda *a: print(*a)) if progress else (lambda *a: None)
         try:
-            ds = probe(self.model, lines, max_sentences=self.sentences, max_tokens=self.max_tokens, seed=self.seed,
-                       log=log)
+            ds = probe(
+                self.model, lines, max_sentences=self.sentences, max_tokens=self.max_tokens, seed=self.seed, log=log
+            )
         except InputError:
             raise
         ds.attrs.update(self.provenance())
@@ -57,10 +61,12 @@ class ProbeJob(AbstractJob):
             written.extend(write_outputs(ds, tmp))
 
         self.write_folder(self.out, fill)
-        return Report(title=f"probe of {self.model} → {self.out}",
-                      rows={"tokens": str(ds.attrs["n_tokens"]), "wall time": f"{ds.attrs['wall_time_s']} s"},
-                      paths=[self.out / p.name for p in written if p.parent.name != "figures"] + [self.out / "figures"],
-                      result=ds)
+        return Report(
+            title=f"probe of {self.model} → {self.out}",
+            rows={"tokens": str(ds.attrs["n_tokens"]), "wall time": f"{ds.attrs['wall_time_s']} s"},
+            paths=[self.out / p.name for p in written if p.parent.name != "figures"] + [self.out / "figures"],
+            result=ds,
+        )
 
 
 __all__ = ["ProbeJob"]

@@ -60,6 +60,7 @@ def cloud_stages(cap: Capture, max_tokens: int = 1024, seed: int = 0) -> dict:
 
     def norm(X):
         return np.asarray(norm_obj(X))
+
     sets = []
     for drop in (False, True):
         pool = np.flatnonzero(~cap.special) if drop else np.arange(cap.sentence.size)
@@ -103,8 +104,9 @@ def _haar(rng, D):
     return Q * np.sign(np.diag(R))
 
 
-def qk_vs_inverse_covariance(cap: Capture, heads: list, lams=(1e-4, 1e-3, 1e-2, 1e-1, 1.0), n_rot: int = 10,
-                             seed: int = 0) -> dict:
+def qk_vs_inverse_covariance(
+    cap: Capture, heads: list, lams=(1e-4, 1e-3, 1e-2, 1e-1, 1.0), n_rot: int = 10, seed: int = 0
+) -> dict:
     """Similarities (layer, head (H per-head + 1 summed), λ) and their nulls (see module doc)
     (theory: docs/theory/probes.md §3.3, §4)."""
     rng = np.random.default_rng(seed)
@@ -131,7 +133,8 @@ def qk_vs_inverse_covariance(cap: Capture, heads: list, lams=(1e-4, 1e-3, 1e-2, 
     for r, Q in enumerate(rots):
         Tr = Q @ targets @ Q.T  # rotated targets Q T Qᵀ (L, λ, D, D)
         rot[r] = np.einsum("lhde,lkde->lhk", forms, Tr) / (
-            np.linalg.norm(forms, axis=(2, 3))[:, :, None] * np.linalg.norm(Tr, axis=(2, 3))[:, None, :])
+            np.linalg.norm(forms, axis=(2, 3))[:, :, None] * np.linalg.norm(Tr, axis=(2, 3))[:, None, :]
+        )
     other_layer = np.full((L, H + 1, len(lams)), np.nan)
     mismatched = np.full_like(other_layer, np.nan)
     sigma_itself = np.empty((L, H + 1))
@@ -140,11 +143,21 @@ def qk_vs_inverse_covariance(cap: Capture, heads: list, lams=(1e-4, 1e-3, 1e-2, 
         for h in range(H + 1):
             sigma_itself[layer, h] = _cos(forms[layer, h], sigmas[layer])
             if others:
-                other_layer[layer, h] = np.mean([[_cos(forms[layer, h], targets[m, j]) for j in range(len(lams))] for m in others], 0)
-                mismatched[layer, h] = np.mean([[_cos(forms[m, h], targets[layer, j]) for j in range(len(lams))] for m in others], 0)
-    return dict(similarity=sim, null_rotation_mean=rot.mean(0), null_rotation_std=rot.std(0, ddof=1),
-                null_other_layer=other_layer, null_mismatched_head=mismatched, similarity_to_sigma=sigma_itself,
-                lams=np.asarray(lams))
+                other_layer[layer, h] = np.mean(
+                    [[_cos(forms[layer, h], targets[m, j]) for j in range(len(lams))] for m in others], 0
+                )
+                mismatched[layer, h] = np.mean(
+                    [[_cos(forms[m, h], targets[layer, j]) for j in range(len(lams))] for m in others], 0
+                )
+    return dict(
+        similarity=sim,
+        null_rotation_mean=rot.mean(0),
+        null_rotation_std=rot.std(0, ddof=1),
+        null_other_layer=other_layer,
+        null_mismatched_head=mismatched,
+        similarity_to_sigma=sigma_itself,
+        lams=np.asarray(lams),
+    )
 
 
 def _affine_r2(X_tr, Y_tr, X_te, Y_te, ridge: float = 1e-3) -> float:
@@ -163,7 +176,9 @@ def mlp_linearity(cap: Capture, init_std: float = 0.02, seed: int = 0) -> dict:
     rng = np.random.default_rng(seed)
     in_stage = "mlp_norm" if cap.adapter.pre_ln else "attn_norm"
     ids = np.unique(cap.sentence)
-    out = {k: np.empty(cap.n_layers) for k in ("r2_affine", "r2_affine_se", "r2_identity", "rel_update", "r2_random_mlp")}
+    out = {
+        k: np.empty(cap.n_layers) for k in ("r2_affine", "r2_affine_se", "r2_identity", "rel_update", "r2_random_mlp")
+    }
     for layer in range(cap.n_layers):
         X, Y = cap.get(layer, in_stage), cap.get(layer, "mlp_out")
         r2s = []
@@ -199,7 +214,7 @@ def update_vs_gradient(cap: Capture, heads: list) -> dict:
         start = 0
         for P in cap.attentions[layer]:  # (H, n, n) per sentence
             n = P.shape[1]
-            X = X_all[start:start + n]
+            X = X_all[start : start + n]
             start += n
             K = np.einsum("hcd,nd->hnc", hw.Wk, X) + hw.bk[:, None, :]
             V = np.einsum("hcd,nd->hnc", hw.Wv, X) + hw.bv[:, None, :]

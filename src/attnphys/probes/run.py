@@ -41,8 +41,17 @@ LONG_NAMES = {
 """CF ``long_name`` of every variable of a probe dataset."""
 
 
-def probe(model_name: str = "minilm", sentences: list[str] | None = None, *, max_sentences: int | None = None,
-          max_tokens: int = 1024, seed: int = 0, model=None, tokenizer=None, log=print) -> xr.Dataset:
+def probe(
+    model_name: str = "minilm",
+    sentences: list[str] | None = None,
+    *,
+    max_sentences: int | None = None,
+    max_tokens: int = 1024,
+    seed: int = 0,
+    model=None,
+    tokenizer=None,
+    log=print,
+) -> xr.Dataset:
     """Run all five experiments; returns one Dataset with every number (see :mod:`attnphys.probes.metrics`)
     (theory: docs/theory/probes.md §3)."""
     t0 = time.perf_counter()
@@ -55,7 +64,9 @@ def probe(model_name: str = "minilm", sentences: list[str] | None = None, *, max
     ad = cap.adapter
     layers = ad.layers(model)
     heads = [ad.heads(model, layer) for layer in layers]
-    log(f"captured {cap.sentence.size} tokens of {len(sentences)} sentences, {cap.n_layers} layers ({time.perf_counter() - t0:.1f} s)")
+    log(
+        f"captured {cap.sentence.size} tokens of {len(sentences)} sentences, {cap.n_layers} layers ({time.perf_counter() - t0:.1f} s)"
+    )
     clouds = metrics.cloud_stages(cap, max_tokens=max_tokens, seed=seed)
     log(f"(a) cloud statistics per layer and stage ({time.perf_counter() - t0:.1f} s)")
     qk = metrics.qk_vs_inverse_covariance(cap, heads, seed=seed)
@@ -91,19 +102,35 @@ def probe(model_name: str = "minilm", sentences: list[str] | None = None, *, max
             "swap_per_layer_change": (("norm_swap", "hidden_state"), swap["per_layer_relative_change"]),
         },
         coords={
-            "layer": np.arange(cap.n_layers), "stage": clouds["stages"], "tokens": clouds["tokens"],
-            "statistic": list(STATISTICS), "head": [f"h{h}" for h in range(H)] + ["sum"], "lam": qk["lams"],
-            "attn_head": np.arange(H), "norm_swap": swap["kinds"],
+            "layer": np.arange(cap.n_layers),
+            "stage": clouds["stages"],
+            "tokens": clouds["tokens"],
+            "statistic": list(STATISTICS),
+            "head": [f"h{h}" for h in range(H)] + ["sum"],
+            "lam": qk["lams"],
+            "attn_head": np.arange(H),
+            "norm_swap": swap["kinds"],
             "hidden_state": np.arange(swap["per_layer_relative_change"].shape[1]),
         },
     )
     for name, text in LONG_NAMES.items():
         ds[name].attrs["long_name"] = text
     ds["stat"].attrs["statistics"] = "; ".join(f"{k}: {v}" for k, v in STAT_LONG_NAMES.items())
-    ds.attrs.update(base_attrs(None, model=model_name, family=ad.family, pre_ln=int(ad.pre_ln), norm=ad.norm,
-                               n_sentences=len(sentences), n_tokens=int(cap.sentence.size),
-                               n_special=int(cap.special.sum()), stats_tokens=clouds["n_tokens"], seed=seed,
-                               wall_time_s=round(time.perf_counter() - t0, 2)))
+    ds.attrs.update(
+        base_attrs(
+            None,
+            model=model_name,
+            family=ad.family,
+            pre_ln=int(ad.pre_ln),
+            norm=ad.norm,
+            n_sentences=len(sentences),
+            n_tokens=int(cap.sentence.size),
+            n_special=int(cap.special.sum()),
+            stats_tokens=clouds["n_tokens"],
+            seed=seed,
+            wall_time_s=round(time.perf_counter() - t0, 2),
+        )
+    )
     return ds
 
 
@@ -117,24 +144,33 @@ def summary(ds: xr.Dataset) -> dict:
 
     norm_in = {"attn_norm": "input" if pre else "attn_add", "mlp_norm": "attn_add" if pre else "mlp_add"}
     out = {
-        "model": ds.attrs["model"], "family": ds.attrs["family"], "tokens": ds.attrs["n_tokens"],
+        "model": ds.attrs["model"],
+        "family": ds.attrs["family"],
+        "tokens": ds.attrs["n_tokens"],
         "attention_residual_cov_trace_ratio": ratio("attn_add", "input", "cov_trace").tolist(),
-        "attention_residual_knn_entropy_change": (st.sel(stage="attn_add", statistic="knn_entropy")
-                                                  - st.sel(stage="input", statistic="knn_entropy")).values.tolist(),
+        "attention_residual_knn_entropy_change": (
+            st.sel(stage="attn_add", statistic="knn_entropy") - st.sel(stage="input", statistic="knn_entropy")
+        ).values.tolist(),
         "norm_cov_trace_ratio": [float(r) for r in ratio("attn_norm", norm_in["attn_norm"], "cov_trace")],
-        "norm_knn_entropy_change": (st.sel(stage="attn_norm", statistic="knn_entropy")
-                                    - st.sel(stage=norm_in["attn_norm"], statistic="knn_entropy")).values.tolist(),
+        "norm_knn_entropy_change": (
+            st.sel(stage="attn_norm", statistic="knn_entropy")
+            - st.sel(stage=norm_in["attn_norm"], statistic="knn_entropy")
+        ).values.tolist(),
     }
     best = ds.qk_similarity.sel(head="sum").max("lam")
     z = ((ds.qk_similarity - ds.qk_null_rotation_mean) / ds.qk_null_rotation_std).sel(head="sum").max("lam")
-    out.update(qk_sum_best_similarity=best.values.tolist(), qk_sum_z_vs_rotations=z.values.tolist(),
-               qk_sum_null_other_layer=ds.qk_null_other_layer.sel(head="sum").max("lam").values.tolist(),
-               qk_sum_similarity_to_sigma=ds.qk_similarity_to_sigma.sel(head="sum").values.tolist(),
-               mlp_r2_affine=ds.mlp_r2_affine.values.tolist(), mlp_r2_identity=ds.mlp_r2_identity.values.tolist(),
-               mlp_r2_random_mlp=ds.mlp_r2_random_mlp.values.tolist(),
-               grad_cosine_mean=ds.grad_cosine.mean("attn_head").values.tolist(),
-               grad_cosine_null_mean=ds.grad_cosine_null.mean("attn_head").values.tolist(),
-               swap_token_cosine=dict(zip(ds.norm_swap.values.tolist(), ds.swap_token_cosine.values.tolist())))
+    out.update(
+        qk_sum_best_similarity=best.values.tolist(),
+        qk_sum_z_vs_rotations=z.values.tolist(),
+        qk_sum_null_other_layer=ds.qk_null_other_layer.sel(head="sum").max("lam").values.tolist(),
+        qk_sum_similarity_to_sigma=ds.qk_similarity_to_sigma.sel(head="sum").values.tolist(),
+        mlp_r2_affine=ds.mlp_r2_affine.values.tolist(),
+        mlp_r2_identity=ds.mlp_r2_identity.values.tolist(),
+        mlp_r2_random_mlp=ds.mlp_r2_random_mlp.values.tolist(),
+        grad_cosine_mean=ds.grad_cosine.mean("attn_head").values.tolist(),
+        grad_cosine_null_mean=ds.grad_cosine_null.mean("attn_head").values.tolist(),
+        swap_token_cosine=dict(zip(ds.norm_swap.values.tolist(), ds.swap_token_cosine.values.tolist())),
+    )
     return out
 
 

@@ -22,14 +22,14 @@ FIGURES: dict[str, AbstractFigure] = {f.name: f for f in (FIG3A, FIG3B, FIG4, FI
 """Everything ``attnphys reproduce`` can make, by name."""
 
 __all__ = [
-           "FIGURES",
-           "PAPER_BETAS",
-           "AbstractFigure",
-           "ContinuationFigure",
-           "DiagramFigure",
-           "PlanesFigure",
-           "Rates",
-           "ReproduceJob",
-           "SeriesFigure",
-           "Work",
+    "FIGURES",
+    "PAPER_BETAS",
+    "AbstractFigure",
+    "ContinuationFigure",
+    "DiagramFigure",
+    "PlanesFigure",
+    "Rates",
+    "ReproduceJob",
+    "SeriesFigure",
+    "Work",
 ]

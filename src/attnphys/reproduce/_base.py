@@ -48,8 +48,12 @@ class Work:
 
     def seconds(self, r: Rates) -> float:
         f = r.pe5 if self.pe5 else {"plain": 1.0, "lyapunov": 1.0, "sequential": 1.0}
-        return (self.plain / r.plain * f["plain"] + self.lyapunov / r.lyapunov * f["lyapunov"]
-                + self.sequential / r.sequential * f["sequential"] + self.compiles * r.overhead)
+        return (
+            self.plain / r.plain * f["plain"]
+            + self.lyapunov / r.lyapunov * f["lyapunov"]
+            + self.sequential / r.sequential * f["sequential"]
+            + self.compiles * r.overhead
+        )
 
 
 class AbstractFigure(abc.ABC):

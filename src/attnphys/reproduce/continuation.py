@@ -41,8 +41,9 @@ def pre_chain(cfg, start, values, direction: str, steps: int, progress: bool = T
 
     values = tuple(float(v) for v in values)
     task = OrbitTask(config=cfg, start=start, steps=steps, transient=0, lyapunov=0, n_orbit=20, keep_final=True)
-    grid = Grid(axes=(Axis(name="direction", values=(direction,)), Axis(name="beta_o", values=values)),
-                chunk=len(values))
+    grid = Grid(
+        axes=(Axis(name="direction", values=(direction,)), Axis(name="beta_o", values=values)), chunk=len(values)
+    )
     ds = run_sweep(Sweep(grid=grid, task=task), progress=progress)
     return ds.isel(direction=0)[["final_A", "final_pe", "final_n"]]
 
@@ -54,8 +55,13 @@ def window_starts(chain: xr.Dataset) -> list:
     out = []
     for i in range(chain.sizes["beta_o"]):
         n = int(chain.final_n.values[i])
-        out.append(WindowStart(att_window=tuple(map(tuple, chain.final_A.values[i].tolist())),
-                               pe_window=tuple(map(tuple, chain.final_pe.values[i].tolist())), n=n))
+        out.append(
+            WindowStart(
+                att_window=tuple(map(tuple, chain.final_A.values[i].tolist())),
+                pe_window=tuple(map(tuple, chain.final_pe.values[i].tolist())),
+                n=n,
+            )
+        )
     return out
 
 
@@ -63,26 +69,54 @@ class ContinuationFigure(AbstractFigure):
     """A two-sided continuation diagram over β_o seeded from one of the authors' checkpoints (theory:
     docs/theory/dmft.md §7.2)."""
 
-    def __init__(self, name: str, title: str, preset_name: str, lo: float, hi: float, checkpoint: str,
-                 pre_steps: int = 100_512, steps: int = 150_000, num: int = 501, quick_num: int = 21):
+    def __init__(
+        self,
+        name: str,
+        title: str,
+        preset_name: str,
+        lo: float,
+        hi: float,
+        checkpoint: str,
+        pre_steps: int = 100_512,
+        steps: int = 150_000,
+        num: int = 501,
+        quick_num: int = 21,
+    ):
         self.name, self.title, self.preset_name = name, title, preset_name
         self.lo, self.hi, self.checkpoint = lo, hi, checkpoint
         self.pre_steps, self.steps, self.num, self.quick_num = pre_steps, steps, num, quick_num
-        self.source = f"authors' reference code, continuation configuration of [{lo}, {hi}] (P = " \
-                      f"{5 if preset_name == 'paper-pe5' else 2})"
+        self.source = (
+            f"authors' reference code, continuation configuration of [{lo}, {hi}] (P = "
+            f"{5 if preset_name == 'paper-pe5' else 2})"
+        )
 
     def settings(self, quick: bool = False) -> dict[str, Any]:
-        s = dict(preset=self.preset_name, lo=self.lo, hi=self.hi, num=self.num, checkpoint=self.checkpoint,
-                 pre_steps=self.pre_steps, steps=self.steps, lyapunov=3, n_orbit=1000, max_section=1000,
-                 section_tol=1e-3, chunk=512)
+        s = dict(
+            preset=self.preset_name,
+            lo=self.lo,
+            hi=self.hi,
+            num=self.num,
+            checkpoint=self.checkpoint,
+            pre_steps=self.pre_steps,
+            steps=self.steps,
+            lyapunov=3,
+            n_orbit=1000,
+            max_section=1000,
+            section_tol=1e-3,
+            chunk=512,
+        )
         if quick:
             s.update(num=self.quick_num, pre_steps=2000, steps=2000, n_orbit=500, chunk=2 * self.quick_num)
         return s
 
     def work(self, quick: bool = False) -> Work:
         s = self.settings(quick)
-        return Work(sequential=2 * s["num"] * s["pre_steps"], lyapunov=2 * s["num"] * s["steps"], compiles=5,
-                    pe5=self.preset_name == "paper-pe5")
+        return Work(
+            sequential=2 * s["num"] * s["pre_steps"],
+            lyapunov=2 * s["num"] * s["steps"],
+            compiles=5,
+            pe5=self.preset_name == "paper-pe5",
+        )
 
     def compute(self, settings: dict[str, Any], progress: bool = True) -> xr.Dataset:
         from attnphys.dmft.reference import reference_checkpoint
@@ -96,31 +130,57 @@ class ContinuationFigure(AbstractFigure):
         parts: list[xr.Dataset] = []
         for direction, chain in (("down", down), ("up", up)):
             starts = window_starts(chain)
-            ds = _orbit_diagram(cfg, values, start=starts[0], point_starts=starts,
-                                steps=s["steps"], transient=0, lyapunov=s["lyapunov"], n_orbit=s["n_orbit"],
-                                max_section=s["max_section"], section_tol=s["section_tol"], chunk=s["chunk"],
-                                progress=progress)
-            ds["start_A"] = (("beta_o", "lag", "feature"), chain.final_A.values,
-                             {"long_name": "context window that starts the recorded phase: attention outputs, newest "
-                                           "first (the pre-phase's final window)"})
-            ds["start_pe"] = (("beta_o", "lag", "bit"), chain.final_pe.values,
-                              {"long_name": "context window that starts the recorded phase: positional codes"})
+            ds = _orbit_diagram(
+                cfg,
+                values,
+                start=starts[0],
+                point_starts=starts,
+                steps=s["steps"],
+                transient=0,
+                lyapunov=s["lyapunov"],
+                n_orbit=s["n_orbit"],
+                max_section=s["max_section"],
+                section_tol=s["section_tol"],
+                chunk=s["chunk"],
+                progress=progress,
+            )
+            ds["start_A"] = (
+                ("beta_o", "lag", "feature"),
+                chain.final_A.values,
+                {
+                    "long_name": "context window that starts the recorded phase: attention outputs, newest "
+                    "first (the pre-phase's final window)"
+                },
+            )
+            ds["start_pe"] = (
+                ("beta_o", "lag", "bit"),
+                chain.final_pe.values,
+                {"long_name": "context window that starts the recorded phase: positional codes"},
+            )
             parts.append(ds.expand_dims(direction=[direction]))
         ds = xr.concat(parts, dim="direction", combine_attrs="override")
         ds.direction.attrs.update(long_name="direction of the continuation chain")
         ds.attrs["start"] = f"continuation from the reference checkpoint {s['checkpoint']}"
         return self.stamp(ds, s, figure=self.name, source=self.source)
 
-    def figure(self, ds: xr.Dataset, component: int | None = None, pair: str | None = None,
-               max_points: int | None = None, filter: Filter = "library", **_: Any):
+    def figure(
+        self,
+        ds: xr.Dataset,
+        component: int | None = None,
+        pair: str | None = None,
+        max_points: int | None = None,
+        filter: Filter = "library",
+        **_: Any,
+    ):
         from attnphys.plots.bifurcation import bifurcation_figure
 
         s = settings_of(ds)
         cfg = preset(s["preset"])
-        title = (f"{self.title} (L = {cfg.L}) — {s['num']} values, {s['pre_steps']:,} pre-phase + "
-                 f"{s['steps']:,} recorded steps per value; seeded from {s['checkpoint']}")
-        return bifurcation_figure(ds, component=component, pair=pair, max_points=max_points, filter=filter,
-                                  title=title)
+        title = (
+            f"{self.title} (L = {cfg.L}) — {s['num']} values, {s['pre_steps']:,} pre-phase + "
+            f"{s['steps']:,} recorded steps per value; seeded from {s['checkpoint']}"
+        )
+        return bifurcation_figure(ds, component=component, pair=pair, max_points=max_points, filter=filter, title=title)
 
     def caption(self, ds: xr.Dataset) -> str:
         from attnphys.dynamics.classify import REGIMES
@@ -129,13 +189,15 @@ class ContinuationFigure(AbstractFigure):
         cfg = preset(s["preset"])
         lines = [
             f"{self.source}: {self.title}.",
-            (f"Network: preset {s['preset']} (M = 3, P = {cfg.P}, L = {cfg.L}, N_se = 99, seed 1, β_att = 2.2, "
-             f"s_att = 100, ε = 0.02). β_o in [{s['lo']}, {s['hi']}], {s['num']} values. Down: the largest value "
-             f"starts from the authors' checkpoint {s['checkpoint']}, every value runs a pre-phase of "
-             f"{s['pre_steps']:,} steps from the final context of the value above; up: the smallest value starts "
-             f"from the down chain's final context and the chain climbs back. Every value then restarts from its "
-             f"own pre-phase context for {s['steps']:,} recorded steps with the three leading Lyapunov exponents. "
-             f"Drawn as Fig. 3: mo_se[0], periodic values in full, the others as zero-plane sections at mo_se[1] = 0."),
+            (
+                f"Network: preset {s['preset']} (M = 3, P = {cfg.P}, L = {cfg.L}, N_se = 99, seed 1, β_att = 2.2, "
+                f"s_att = 100, ε = 0.02). β_o in [{s['lo']}, {s['hi']}], {s['num']} values. Down: the largest value "
+                f"starts from the authors' checkpoint {s['checkpoint']}, every value runs a pre-phase of "
+                f"{s['pre_steps']:,} steps from the final context of the value above; up: the smallest value starts "
+                f"from the down chain's final context and the chain climbs back. Every value then restarts from its "
+                f"own pre-phase context for {s['steps']:,} recorded steps with the three leading Lyapunov exponents. "
+                f"Drawn as Fig. 3: mo_se[0], periodic values in full, the others as zero-plane sections at mo_se[1] = 0."
+            ),
         ]
         for d in ds.direction.values:
             codes = ds.regime.sel(direction=d).values
@@ -147,12 +209,36 @@ class ContinuationFigure(AbstractFigure):
 
 
 CONTINUATIONS = (
-    ContinuationFigure("cont-pe2", "two-sided continuation, P = 2", "paper", 1.24, 1.28,
-                       "exp_pe2__general_beta_idx-214_value_1.284.npz"),
-    ContinuationFigure("cont-pe2-zoom", "two-sided continuation, P = 2, zoom", "paper", 1.264, 1.277,
-                       "exp_pe2__zoom-1_beta_idx-463_value_1.277_window_rightmost.npz"),
-    ContinuationFigure("cont-pe5", "two-sided continuation, P = 5", "paper-pe5", 1.25, 1.55,
-                       "exp_pe5__general_beta_idx-258_value_1.554_window_chpt.npz"),
-    ContinuationFigure("cont-pe5-zoom", "two-sided continuation, P = 5, zoom", "paper-pe5", 1.364, 1.43,
-                       "exp_pe5__zoom1_beta_idx-300_value_1.43_window_chpt.npz"),
+    ContinuationFigure(
+        "cont-pe2",
+        "two-sided continuation, P = 2",
+        "paper",
+        1.24,
+        1.28,
+        "exp_pe2__general_beta_idx-214_value_1.284.npz",
+    ),
+    ContinuationFigure(
+        "cont-pe2-zoom",
+        "two-sided continuation, P = 2, zoom",
+        "paper",
+        1.264,
+        1.277,
+        "exp_pe2__zoom-1_beta_idx-463_value_1.277_window_rightmost.npz",
+    ),
+    ContinuationFigure(
+        "cont-pe5",
+        "two-sided continuation, P = 5",
+        "paper-pe5",
+        1.25,
+        1.55,
+        "exp_pe5__general_beta_idx-258_value_1.554_window_chpt.npz",
+    ),
+    ContinuationFigure(
+        "cont-pe5-zoom",
+        "two-sided continuation, P = 5, zoom",
+        "paper-pe5",
+        1.364,
+        1.43,
+        "exp_pe5__zoom1_beta_idx-300_value_1.43_window_chpt.npz",
+    ),
 )

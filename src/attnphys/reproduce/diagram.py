@@ -14,15 +14,37 @@ if TYPE_CHECKING:
     from attnphys.plots.bifurcation import Filter
 
 
-def _orbit_diagram(cfg, values, *, start, steps: int, transient: int, lyapunov: int, n_orbit: int,
-                   max_section: int, section_tol: float, chunk: int, progress: bool, point_starts=()) -> xr.Dataset:
+def _orbit_diagram(
+    cfg,
+    values,
+    *,
+    start,
+    steps: int,
+    transient: int,
+    lyapunov: int,
+    n_orbit: int,
+    max_section: int,
+    section_tol: float,
+    chunk: int,
+    progress: bool,
+    point_starts=(),
+) -> xr.Dataset:
     """Cold-start orbit diagram over β_o (one :class:`~attnphys.dmft.tasks.OrbitTask` sweep in memory)."""
     from attnphys.dmft.tasks import OrbitTask
     from attnphys.sweeps import Axis, Grid, Sweep, run_sweep
 
-    task = OrbitTask(config=cfg, start=start, point_starts=tuple(point_starts), steps=steps, transient=transient,
-                     lyapunov=lyapunov, n_orbit=n_orbit, keep_orbit=True, max_section=max_section,
-                     section_tol=section_tol)
+    task = OrbitTask(
+        config=cfg,
+        start=start,
+        point_starts=tuple(point_starts),
+        steps=steps,
+        transient=transient,
+        lyapunov=lyapunov,
+        n_orbit=n_orbit,
+        keep_orbit=True,
+        max_section=max_section,
+        section_tol=section_tol,
+    )
     grid = Grid(axes=(Axis(name="beta_o", values=tuple(float(v) for v in values)),), chunk=chunk)
     ds = run_sweep(Sweep(grid=grid, task=task), progress=progress).drop_vars("point_seed")
     if point_starts:
@@ -40,8 +62,20 @@ class DiagramFigure(AbstractFigure):
         self.source = "arXiv 2406.07247, Fig. 3" + ("a" if name.endswith("a") else "b")
 
     def settings(self, quick: bool = False) -> dict[str, Any]:
-        full = dict(preset="paper", lo=self.lo, hi=self.hi, num=self.num, steps=120_000, transient=100_000,
-                    lyapunov=3, n_orbit=1000, max_section=1000, section_tol=1e-3, start="checkpoint", chunk=1024)
+        full = dict(
+            preset="paper",
+            lo=self.lo,
+            hi=self.hi,
+            num=self.num,
+            steps=120_000,
+            transient=100_000,
+            lyapunov=3,
+            n_orbit=1000,
+            max_section=1000,
+            section_tol=1e-3,
+            start="checkpoint",
+            chunk=1024,
+        )
         if quick:
             full.update(num=self.quick_num, steps=12_000, transient=10_000, chunk=self.quick_num)
         return full
@@ -53,21 +87,38 @@ class DiagramFigure(AbstractFigure):
     def compute(self, settings: dict[str, Any], progress: bool = True) -> xr.Dataset:
         s = settings
         cfg = preset(s["preset"])
-        ds = _orbit_diagram(cfg, np.linspace(s["lo"], s["hi"], s["num"]), start=s["start"], steps=s["steps"],
-                            transient=s["transient"], lyapunov=s["lyapunov"], n_orbit=s["n_orbit"],
-                            max_section=s["max_section"], section_tol=s["section_tol"], chunk=s["chunk"],
-                            progress=progress)
+        ds = _orbit_diagram(
+            cfg,
+            np.linspace(s["lo"], s["hi"], s["num"]),
+            start=s["start"],
+            steps=s["steps"],
+            transient=s["transient"],
+            lyapunov=s["lyapunov"],
+            n_orbit=s["n_orbit"],
+            max_section=s["max_section"],
+            section_tol=s["section_tol"],
+            chunk=s["chunk"],
+            progress=progress,
+        )
         return self.stamp(ds, s, figure=self.name, source=self.source)
 
-    def figure(self, ds: xr.Dataset, component: int | None = None, pair: str | None = None,
-               max_points: int | None = None, filter: Filter = "library", **_: Any):
+    def figure(
+        self,
+        ds: xr.Dataset,
+        component: int | None = None,
+        pair: str | None = None,
+        max_points: int | None = None,
+        filter: Filter = "library",
+        **_: Any,
+    ):
         from attnphys.plots.bifurcation import bifurcation_figure
 
         s = settings_of(ds)
-        title = (f"{self.title} — {s['num']} values of β_o, {s['steps'] - s['transient']:,} recorded steps after "
-                 f"{s['transient']:,} from the β_o = 3 checkpoint")
-        return bifurcation_figure(ds, component=component, pair=pair, max_points=max_points, filter=filter,
-                                  title=title)
+        title = (
+            f"{self.title} — {s['num']} values of β_o, {s['steps'] - s['transient']:,} recorded steps after "
+            f"{s['transient']:,} from the β_o = 3 checkpoint"
+        )
+        return bifurcation_figure(ds, component=component, pair=pair, max_points=max_points, filter=filter, title=title)
 
     def caption(self, ds: xr.Dataset) -> str:
         from attnphys.dynamics.classify import REGIMES

@@ -32,15 +32,19 @@ class ReproduceJob(AbstractJob):
     cli_arguments: ClassVar[tuple[str, ...]] = ("name",)
     outputs_spec: ClassVar[dict[str, str]] = {"out": "folder"}
 
-    name: str = Field(description="What to reproduce: list, or a name from the list (fig3a, fig3b, fig4, fig5, "
-                                  "cont-pe2, cont-pe2-zoom, cont-pe5, cont-pe5-zoom).")
+    name: str = Field(
+        description="What to reproduce: list, or a name from the list (fig3a, fig3b, fig4, fig5, "
+        "cont-pe2, cont-pe2-zoom, cont-pe5, cont-pe5-zoom)."
+    )
     quick: bool = Field(False, description="Run the reduced version (about a minute).")
     out: Path | None = Field(None, description="Output folder (default: NAME, or NAME-quick with --quick).")
     filter: Literal["library", "reference"] = Field(
-        "library", description="Diagrams: draw values by the library's regime labels, or by the published "
-                               "figures' count filter.")
-    component: int | None = Field(None, ge=0, description="Diagrams: plotted component of mo_se (default 0, or "
-                                                          "that of --pair).")
+        "library",
+        description="Diagrams: draw values by the library's regime labels, or by the published figures' count filter.",
+    )
+    component: int | None = Field(
+        None, ge=0, description="Diagrams: plotted component of mo_se (default 0, or that of --pair)."
+    )
     pair: str | None = Field(None, description="Diagrams: zero-plane section pair f|g (0|1, 0|2, 1|0 or 2|0).")
     max_points: int | None = Field(None, ge=1, description="Diagrams: most points drawn per value (default: all).")
     calibrate: bool = Field(True, description="list: measure this machine's speed first (a few seconds).")
@@ -85,10 +89,14 @@ class ReproduceJob(AbstractJob):
         ds.attrs["quick"] = int(self.quick)
         ds.attrs["wall_time_s"] = round(elapsed, 3)
         ds.attrs.update(self.provenance())
-        figure = fig.figure(ds, component=self.component, pair=self.pair, max_points=self.max_points,
-                            filter=self.filter)
-        caption = fig.caption(ds) + (f"Reduced run (--quick): {json.dumps(settings)}.\n" if self.quick else "") + \
-            f"Computed in {elapsed:.1f} s with attnphys reproduce {self.name}{' --quick' if self.quick else ''}.\n"
+        figure = fig.figure(
+            ds, component=self.component, pair=self.pair, max_points=self.max_points, filter=self.filter
+        )
+        caption = (
+            fig.caption(ds)
+            + (f"Reduced run (--quick): {json.dumps(settings)}.\n" if self.quick else "")
+            + f"Computed in {elapsed:.1f} s with attnphys reproduce {self.name}{' --quick' if self.quick else ''}.\n"
+        )
 
         def fill(tmp: Path) -> None:
             from attnphys.io import write_dataset
@@ -100,8 +108,12 @@ class ReproduceJob(AbstractJob):
 
         self.write_folder(self.out, fill)
         names = [f"{self.name}{s}" for s in (".zarr", ".png", ".pdf", ".txt")]
-        rows = {"figure": f"{fig.source}: {fig.title}", "settings": json.dumps(settings),
-                "wall time": f"{elapsed:.1f} s", "files": ", ".join(names)}
+        rows = {
+            "figure": f"{fig.source}: {fig.title}",
+            "settings": json.dumps(settings),
+            "wall time": f"{elapsed:.1f} s",
+            "files": ", ".join(names),
+        }
         return Report(f"reproduce {self.name} → {self.out}", rows, [self.out / n for n in names], ds)
 
     def _list(self) -> Report:
@@ -112,8 +124,10 @@ class ReproduceJob(AbstractJob):
         rows = {}
         for name, fig in _figures().items():
             full, quick = fig.work(False).seconds(rates), fig.work(True).seconds(rates)
-            rows[name] = (f"{fig.source}: {fig.title}. Full run ≈ {describe_seconds(full)} here "
-                          f"(--quick ≈ {describe_seconds(quick)})")
+            rows[name] = (
+                f"{fig.source}: {fig.title}. Full run ≈ {describe_seconds(full)} here "
+                f"(--quick ≈ {describe_seconds(quick)})"
+            )
         how = "measured on this machine" if self.calibrate else "of the development machine"
         rows["speed"] = f"{rates.plain:.3g} point-steps/s ({how}); estimates are ±50%"
         return Report("attnphys reproduce NAME [--quick] --out DIR", rows)

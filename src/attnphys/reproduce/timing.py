@@ -21,8 +21,13 @@ PE5_COST = {"plain": 3.2, "lyapunov": 6.4, "sequential": 4.0}
 COMPILE_PER_PLAIN = 3.0
 """Compilation of a run with tangent vectors, in units of the plain calibration's compilation."""
 
-DEFAULT = Rates(plain=1.2e6, lyapunov=1.2e6 * LYAPUNOV_PER_PLAIN, sequential=1.2e6 * SEQUENTIAL_PER_PLAIN,
-                pe5=PE5_COST, overhead=8.0)
+DEFAULT = Rates(
+    plain=1.2e6,
+    lyapunov=1.2e6 * LYAPUNOV_PER_PLAIN,
+    sequential=1.2e6 * SEQUENTIAL_PER_PLAIN,
+    pe5=PE5_COST,
+    overhead=8.0,
+)
 """Rates of the development machine (2 CPU cores), used when calibration is switched off."""
 
 
@@ -51,5 +56,10 @@ def calibrate(batch: int = 256, steps: int = 4000, repeats: int = 2) -> Rates:
         jax.block_until_ready(final.A)
         slowest = max(slowest, time.perf_counter() - t)
     plain = batch * steps / max(slowest, 1e-9)
-    return Rates(plain=plain, lyapunov=plain * LYAPUNOV_PER_PLAIN, sequential=plain * SEQUENTIAL_PER_PLAIN,
-                 pe5=PE5_COST, overhead=COMPILE_PER_PLAIN * (t1 - t0))
+    return Rates(
+        plain=plain,
+        lyapunov=plain * LYAPUNOV_PER_PLAIN,
+        sequential=plain * SEQUENTIAL_PER_PLAIN,
+        pe5=PE5_COST,
+        overhead=COMPILE_PER_PLAIN * (t1 - t0),
+    )

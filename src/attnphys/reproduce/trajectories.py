@@ -27,16 +27,23 @@ def trajectory_set(settings: dict[str, Any], progress: bool = True) -> xr.Datase
     s = settings
     cfg = preset(s["preset"])
     betas = tuple(float(b) for b in s["betas"])
-    task = TrajectoryTask(config=cfg, start=s["start"], steps=s["steps"], transient=s["transient"],
-                          record=("mo_se", "att"))
+    task = TrajectoryTask(
+        config=cfg, start=s["start"], steps=s["steps"], transient=s["transient"], record=("mo_se", "att")
+    )
     grid = Grid(axes=(Axis(name="beta_o", values=betas),), chunk=len(betas))
     ds = run_sweep(Sweep(grid=grid, task=task), progress=progress).drop_vars("point_seed")
     ds = ds.drop_vars([v for v in ("final_mv", "final_mk", "final_m0", "final_se0") if v in ds])
-    cl = classify(ds.mo_se.values[:, -s["n_class"]:, :])
-    ds["regime"] = ("beta_o", cl["regime"].astype(np.int8),
-                    {"long_name": f"attractor type code of the last {s['n_class']} samples (labels in attrs regimes)"})
-    ds["period"] = ("beta_o", cl["period"].astype(np.int64),
-                    {"long_name": "exact period of mo_se (0: none found)", "units": "step"})
+    cl = classify(ds.mo_se.values[:, -s["n_class"] :, :])
+    ds["regime"] = (
+        "beta_o",
+        cl["regime"].astype(np.int8),
+        {"long_name": f"attractor type code of the last {s['n_class']} samples (labels in attrs regimes)"},
+    )
+    ds["period"] = (
+        "beta_o",
+        cl["period"].astype(np.int64),
+        {"long_name": "exact period of mo_se (0: none found)", "units": "step"},
+    )
     ds["K"] = ("beta_o", np.asarray(cl["K"], np.float64), {"long_name": "0-1 test for chaos statistic of mo_se[0]"})
     ds.attrs["regimes"] = ",".join(REGIMES)
     ds.beta_o.attrs.update(long_name="output inverse temperature β_o")
@@ -57,8 +64,9 @@ class _TrajectoryFigure(AbstractFigure):
     betas: tuple[float, ...]
 
     def settings(self, quick: bool = False) -> dict[str, Any]:
-        s = dict(preset="paper", betas=list(self.betas), start="checkpoint", steps=175_000, transient=100_000,
-                 n_class=2000)
+        s = dict(
+            preset="paper", betas=list(self.betas), start="checkpoint", steps=175_000, transient=100_000, n_class=2000
+        )
         if quick:
             s.update(steps=12_000, transient=8_000, n_class=1000)
         return s
@@ -88,17 +96,23 @@ class PlanesFigure(_TrajectoryFigure):
 
     def caption(self, ds: xr.Dataset) -> str:
         s = settings_of(ds)
-        lines = [f"{self.source}: {self.title}.",
-                 (f"Paper network (preset {s['preset']}), every β_o from the published β_o = 3 checkpoint; "
-                  f"{s['steps']:,} steps, the first {s['transient']:,} discarded, {s['steps'] - s['transient']:,} "
-                  f"recorded steps drawn as points. Top: (mo_se[0], mo_se[1]); bottom: (att[0], att[2]). Regimes "
-                  f"(library labels from the last {s['n_class']} samples) and memory beyond the context window "
-                  f"(L = 4) per β_o:")]
+        lines = [
+            f"{self.source}: {self.title}.",
+            (
+                f"Paper network (preset {s['preset']}), every β_o from the published β_o = 3 checkpoint; "
+                f"{s['steps']:,} steps, the first {s['transient']:,} discarded, {s['steps'] - s['transient']:,} "
+                f"recorded steps drawn as points. Top: (mo_se[0], mo_se[1]); bottom: (att[0], att[2]). Regimes "
+                f"(library labels from the last {s['n_class']} samples) and memory beyond the context window "
+                f"(L = 4) per β_o:"
+            ),
+        ]
         for i, b in enumerate(ds.beta_o.values):
             tau = float(ds.mo_se_autocorr_time.values[i, 0])
             phi = float(ds.mo_se_lowfreq_power.values[i, 0])
-            lines.append(f"  β_o = {b:g}: {regime_label(ds, i)}; autocorrelation time of mo_se[0] "
-                         f"{'∞' if np.isinf(tau) else f'{tau:.3g} steps'}, power below 1/L {100 * phi:.3g}%")
+            lines.append(
+                f"  β_o = {b:g}: {regime_label(ds, i)}; autocorrelation time of mo_se[0] "
+                f"{'∞' if np.isinf(tau) else f'{tau:.3g} steps'}, power below 1/L {100 * phi:.3g}%"
+            )
         return "\n".join(lines) + "\n"
 
 
@@ -118,17 +132,23 @@ class SeriesFigure(_TrajectoryFigure):
 
     def caption(self, ds: xr.Dataset) -> str:
         s = settings_of(ds)
-        lines = [f"{self.source}: {self.title}.",
-                 (f"Paper network (preset {s['preset']}), from the published β_o = 3 checkpoint; {s['steps']:,} "
-                  f"steps, the first {s['transient']:,} discarded. Rows: mo_se over the last 350 recorded steps; power "
-                  f"spectrum of mo_se[0] over all {s['steps'] - s['transient']:,} recorded steps (dashed: 1/L); "
-                  "autocorrelation of mo_se[0] (dashed: lag L; dotted: ±1/e; red: autocorrelation time).")]
+        lines = [
+            f"{self.source}: {self.title}.",
+            (
+                f"Paper network (preset {s['preset']}), from the published β_o = 3 checkpoint; {s['steps']:,} "
+                f"steps, the first {s['transient']:,} discarded. Rows: mo_se over the last 350 recorded steps; power "
+                f"spectrum of mo_se[0] over all {s['steps'] - s['transient']:,} recorded steps (dashed: 1/L); "
+                "autocorrelation of mo_se[0] (dashed: lag L; dotted: ±1/e; red: autocorrelation time)."
+            ),
+        ]
         for i, b in enumerate(ds.beta_o.values):
             tau = float(ds.mo_se_autocorr_time.values[i, 0])
             phi = float(ds.mo_se_lowfreq_power.values[i, 0])
-            lines.append(f"  β_o = {b:g}: {regime_label(ds, i)}; autocorrelation time "
-                         f"{'∞ (no decay)' if np.isinf(tau) else f'{tau:.3g} steps = {tau / 4:.3g} L'}, power below "
-                         f"1/L {100 * phi:.3g}%")
+            lines.append(
+                f"  β_o = {b:g}: {regime_label(ds, i)}; autocorrelation time "
+                f"{'∞ (no decay)' if np.isinf(tau) else f'{tau:.3g} steps = {tau / 4:.3g} L'}, power below "
+                f"1/L {100 * phi:.3g}%"
+            )
         return "\n".join(lines) + "\n"
 
 

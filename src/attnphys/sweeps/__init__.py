@@ -3,19 +3,38 @@ in-process, local-process and Dask executors. The engine names no concrete task:
 themselves (:func:`register_task`, or the ``attnphys.sweep_tasks`` entry points)."""
 
 from attnphys.sweeps.engine import (
-                                    EXECUTORS,
-                                    Sweep,
-                                    check_scheduler,
-                                    compute_chunk,
-                                    dask_client,
-                                    prepare,
-                                    run_chunk,
-                                    run_sweep,
+    EXECUTORS,
+    Sweep,
+    check_scheduler,
+    compute_chunk,
+    dask_client,
+    prepare,
+    run_chunk,
+    run_sweep,
 )
 from attnphys.sweeps.grid import Axis, Grid, point_seed
 from attnphys.sweeps.store import MemoryStore, StoreMismatchError, ZarrStore, done_mask, open_result
 from attnphys.sweeps.task import AbstractTask, VarSpec, register_task, task_class
 
-__all__ = ["EXECUTORS", "Sweep", "check_scheduler", "compute_chunk", "dask_client", "prepare", "run_chunk", "run_sweep",
-           "Axis", "Grid", "point_seed", "MemoryStore", "StoreMismatchError", "ZarrStore", "done_mask", "open_result", "AbstractTask",
-           "VarSpec", "register_task", "task_class"]
+__all__ = [
+    "EXECUTORS",
+    "Sweep",
+    "check_scheduler",
+    "compute_chunk",
+    "dask_client",
+    "prepare",
+    "run_chunk",
+    "run_sweep",
+    "Axis",
+    "Grid",
+    "point_seed",
+    "MemoryStore",
+    "StoreMismatchError",
+    "ZarrStore",
+    "done_mask",
+    "open_result",
+    "AbstractTask",
+    "VarSpec",
+    "register_task",
+    "task_class",
+]

@@ -62,8 +62,10 @@ class Sweep(BaseModel):
     def check(self) -> Sweep:
         """Validate every grid point and the chunking (before anything is written)."""
         if self.grid.size > MAX_GRID_POINTS:
-            raise ValueError(f"the grid has {self.grid.size} points ({' × '.join(map(str, self.grid.shape))}), more than "
-                             f"{MAX_GRID_POINTS}")
+            raise ValueError(
+                f"the grid has {self.grid.size} points ({' × '.join(map(str, self.grid.shape))}), more than "
+                f"{MAX_GRID_POINTS}"
+            )
         self.task.check_grid(self.grid)
         chain = self.task.chain_length(self.grid)
         if chain > 1 and self.grid.chunk % chain:
@@ -194,8 +196,9 @@ def _execute(executor, definition, store, todo, workers, scheduler) -> Iterable[
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
-        with ProcessPoolExecutor(max_workers=n, mp_context=mp.get_context("spawn"), initializer=_jax_setup,
-                                 initargs=(x64,)) as pool:
+        with ProcessPoolExecutor(
+            max_workers=n, mp_context=mp.get_context("spawn"), initializer=_jax_setup, initargs=(x64,)
+        ) as pool:
             futures = [pool.submit(run_chunk, definition, store, i) for i in todo]
             for f in as_completed(futures):
                 yield f.result()
@@ -212,9 +215,11 @@ def _check_size(grid: Grid, schema: dict[str, VarSpec]) -> None:
     except (ValueError, OSError, AttributeError):  # pragma: no cover
         return
     if need > avail // 2:
-        raise ValueError(f"the results of {grid.size} grid points ({' × '.join(map(str, grid.shape)) or '1'}) need "
-                         f"{need / 2**30:.3g} GiB, more than half of this machine's memory ({avail / 2**30:.3g} GiB); "
-                         "use fewer points or fewer recorded values")
+        raise ValueError(
+            f"the results of {grid.size} grid points ({' × '.join(map(str, grid.shape)) or '1'}) need "
+            f"{need / 2**30:.3g} GiB, more than half of this machine's memory ({avail / 2**30:.3g} GiB); "
+            "use fewer points or fewer recorded values"
+        )
 
 
 def check_scheduler(address: str, timeout: float | None = None) -> None:
@@ -287,8 +292,10 @@ def dask_client(scheduler: str | None, workers: int):
     try:
         client = Client(scheduler, timeout=f"{DASK_CONNECT_TIMEOUT_S}s")
     except (OSError, TimeoutError) as e:
-        raise InputError(f"no Dask scheduler answered at {scheduler} within {DASK_CONNECT_TIMEOUT_S} s "
-                         f"({type(e).__name__}: {e})", "--scheduler") from None
+        raise InputError(
+            f"no Dask scheduler answered at {scheduler} within {DASK_CONNECT_TIMEOUT_S} s ({type(e).__name__}: {e})",
+            "--scheduler",
+        ) from None
     return client, None
 
 

@@ -108,6 +108,7 @@ def point_seed(base_seed: int, index: int | Sequence[int]) -> np.ndarray:
     """Seed of point ``index``: 32-bit words from ``SeedSequence(base_seed, spawn_key=(index,))``,
     independent of chunking and scheduling (spawned sequences are statistically independent)."""
     idx = np.atleast_1d(np.asarray(index, dtype=np.int64))
-    out = np.array([np.random.SeedSequence(base_seed, spawn_key=(int(i),)).generate_state(1)[0] for i in idx],
-                   dtype=np.uint32)
+    out = np.array(
+        [np.random.SeedSequence(base_seed, spawn_key=(int(i),)).generate_state(1)[0] for i in idx], dtype=np.uint32
+    )
     return out if np.ndim(index) else out[0]

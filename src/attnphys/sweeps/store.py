@@ -41,13 +41,22 @@ def _diff(a: dict, b: dict, prefix: str = "") -> list[str]:
     return out
 
 
-def _template(definition: dict, n_points: int, chunk: int, schema: Mapping[str, VarSpec],
-              coords: Mapping[str, tuple[tuple[str, ...], np.ndarray]], attrs: dict) -> tuple[xr.Dataset, dict]:
+def _template(
+    definition: dict,
+    n_points: int,
+    chunk: int,
+    schema: Mapping[str, VarSpec],
+    coords: Mapping[str, tuple[tuple[str, ...], np.ndarray]],
+    attrs: dict,
+) -> tuple[xr.Dataset, dict]:
     n_chunks = -(-n_points // chunk)
     data, encoding = {}, {}
     for name, spec in schema.items():
-        data[name] = (("point",) + spec.dims, np.full((n_points,) + spec.shape, spec.fill, dtype=spec.dtype),
-                      spec.attrs)
+        data[name] = (
+            ("point",) + spec.dims,
+            np.full((n_points,) + spec.shape, spec.fill, dtype=spec.dtype),
+            spec.attrs,
+        )
         encoding[name] = {"chunks": (chunk,) + spec.shape}
     data["done"] = (("chunk",), np.zeros(n_chunks, np.int8), {"long_name": "chunk completely written (1)"})
     encoding["done"] = {"chunks": (1,)}
@@ -64,8 +73,16 @@ class ZarrStore:
     def __init__(self, path: str | Path):
         self.path = Path(path)
 
-    def create_or_check(self, definition: dict, n_points: int, chunk: int, schema: Mapping[str, VarSpec],
-                        coords, attrs: dict, replace: bool = False) -> bool:
+    def create_or_check(
+        self,
+        definition: dict,
+        n_points: int,
+        chunk: int,
+        schema: Mapping[str, VarSpec],
+        coords,
+        attrs: dict,
+        replace: bool = False,
+    ) -> bool:
         """Create the template, or check that an existing store holds the same sweep (``replace``: start
         over, the new template replacing the existing store atomically).
 
@@ -83,17 +100,22 @@ class ZarrStore:
 
                 stored = json.loads(str(zarr.open_group(str(path), mode="r").attrs["sweep"]))
             except Exception as e:
-                raise StoreMismatchError(f"{path} exists and is not a sweep store ({type(e).__name__}); "
-                                         "choose another --out") from None
+                raise StoreMismatchError(
+                    f"{path} exists and is not a sweep store ({type(e).__name__}); choose another --out"
+                ) from None
             if stored != definition:
                 diff = _diff(stored, definition)
                 lines = "\n  ".join(diff) or "(definitions differ)"
                 changed = [d.split(":")[0] for d in diff if d.split(":")[0].endswith(".sha256")]
                 hint = "Use another --out, or pass --overwrite to start over."
                 if changed:
-                    hint = (f"The initial-condition file ({changed[0].removesuffix('.sha256')}) changed since the "
-                            "store was created: restore it, use another --out, or pass --overwrite to start over.")
-                raise StoreMismatchError(f"{path} holds a different sweep; refusing to write into it:\n  {lines}\n{hint}")
+                    hint = (
+                        f"The initial-condition file ({changed[0].removesuffix('.sha256')}) changed since the "
+                        "store was created: restore it, use another --out, or pass --overwrite to start over."
+                    )
+                raise StoreMismatchError(
+                    f"{path} holds a different sweep; refusing to write into it:\n  {lines}\n{hint}"
+                )
             return False
         ds, encoding = _template(definition, n_points, chunk, schema, coords, attrs)
         ds.attrs[COMPLETE] = 1  # the template is complete; the ``done`` flags say which data are
@@ -174,8 +196,9 @@ def open_result(path: str | Path, require_complete: bool = True) -> xr.Dataset:
 def _reshape(ds: xr.Dataset, where, require_complete: bool) -> xr.Dataset:
     done = ds["done"].values.astype(bool)
     if require_complete and not done.all():
-        raise IncompleteResultError(f"{where}: {int((~done).sum())} of {done.size} chunks are not done; re-run the "
-                                    "sweep to finish")
+        raise IncompleteResultError(
+            f"{where}: {int((~done).sum())} of {done.size} chunks are not done; re-run the sweep to finish"
+        )
     return unflatten_points(ds)
 
 

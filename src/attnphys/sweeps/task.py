@@ -49,8 +49,16 @@ class VarSpec(tuple):
 
     ``attrs`` carries the CF ``long_name`` and ``units`` (when the quantity has units)."""
 
-    def __new__(cls, dims: tuple[str, ...], shape: tuple[int, ...], dtype, fill, long_name: str = "",
-                units: str | None = None, **attrs: Any):
+    def __new__(
+        cls,
+        dims: tuple[str, ...],
+        shape: tuple[int, ...],
+        dtype,
+        fill,
+        long_name: str = "",
+        units: str | None = None,
+        **attrs: Any,
+    ):
         a = {"long_name": long_name} if long_name else {}
         if units is not None:
             a["units"] = units

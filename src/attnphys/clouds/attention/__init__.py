@@ -10,8 +10,9 @@ from attnphys.clouds.attention.sinkhorn import SinkhornAttention
 from attnphys.clouds.attention.softmax import SoftmaxAttention
 from attnphys.clouds.attention.unnormalised import UnnormalisedAttention
 
-ATTENTIONS: dict[str, type[AbstractAttention]] = {c.name: c for c in (SoftmaxAttention, UnnormalisedAttention,
-                                                                      SinkhornAttention)}
+ATTENTIONS: dict[str, type[AbstractAttention]] = {
+    c.name: c for c in (SoftmaxAttention, UnnormalisedAttention, SinkhornAttention)
+}
 """Attention classes by name: ``sa``, ``usa``, ``sinkhorn``."""
 
 
@@ -37,5 +38,11 @@ def bilinear_attention(kind: str = "sa", beta=1.0, W=None, Wv=None, causal: bool
     return ATTENTIONS[kind](beta=beta, Q=Q, V=V, causal=causal, heads=heads)
 
 
-__all__ = ["AbstractAttention", "SoftmaxAttention", "UnnormalisedAttention", "SinkhornAttention", "ATTENTIONS",
-           "bilinear_attention"]
+__all__ = [
+    "AbstractAttention",
+    "SoftmaxAttention",
+    "UnnormalisedAttention",
+    "SinkhornAttention",
+    "ATTENTIONS",
+    "bilinear_attention",
+]

@@ -26,8 +26,10 @@ class SinkhornAttention(AbstractAttention):
 
     def __check_init__(self):
         if self.causal:
-            raise ValueError("Sinkhorn attention with a causal mask is degenerate (the only lower-triangular "
-                             "doubly stochastic matrix is the identity); use sa or usa with causal masking")
+            raise ValueError(
+                "Sinkhorn attention with a causal mask is degenerate (the only lower-triangular "
+                "doubly stochastic matrix is the identity); use sa or usa with causal masking"
+            )
 
     def normalize(self, S, mask):
         def body(_, L):

@@ -15,8 +15,9 @@ ENSEMBLES: dict[str, type[AbstractEnsemble]] = {c.name: c for c in (Gaussian, GO
 """Ensembles by name: ``gaussian``, ``goe``, ``pm_kq``."""
 
 
-def layer_weights(ensemble: AbstractEnsemble, key, layers: int, heads: int, dim: int, resample_every: int = 0,
-                  dtype=None) -> jax.Array:
+def layer_weights(
+    ensemble: AbstractEnsemble, key, layers: int, heads: int, dim: int, resample_every: int = 0, dtype=None
+) -> jax.Array:
     """(layers, heads, D, D) weights: a fresh draw every ``resample_every`` layers (1: untied layers,
     every layer its own weights), or one draw for all layers (0: tied) (theory: docs/theory/clouds.md §6.4)."""
     if resample_every < 0:

@@ -21,5 +21,15 @@ def make_norm(name: str, **params) -> AbstractNorm:
     return NORMS[name](**params)
 
 
-__all__ = ["AbstractNorm", "DiagonalRN", "Identity", "LayerNorm", "RMSNorm", "RN", "Sphere", "NORMS", "make_norm",
-           "sym_power"]
+__all__ = [
+    "AbstractNorm",
+    "DiagonalRN",
+    "Identity",
+    "LayerNorm",
+    "RMSNorm",
+    "RN",
+    "Sphere",
+    "NORMS",
+    "make_norm",
+    "sym_power",
+]

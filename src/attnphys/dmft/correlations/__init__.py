@@ -25,7 +25,22 @@ CorrelationSpec = Annotated[
 ]
 """Any correlation kind (the ``correlations`` field of a configuration); add new kinds here."""
 
-__all__ = ["AbstractCorrelations", "CorrelationSpec", "FAMILIES", "Correlations", "moments_from_weights",
-           "odd_subsets", "sign_matrix", "sign_vectors", "ExplicitWeights", "file_sha256", "read_weights",
-           "GaussianCorrelations", "gaussian_correlations", "RandomWeightCorrelations", "random_weights",
-           "SegmentCorrelations", "paper_segment_weights"]
+__all__ = [
+    "AbstractCorrelations",
+    "CorrelationSpec",
+    "FAMILIES",
+    "Correlations",
+    "moments_from_weights",
+    "odd_subsets",
+    "sign_matrix",
+    "sign_vectors",
+    "ExplicitWeights",
+    "file_sha256",
+    "read_weights",
+    "GaussianCorrelations",
+    "gaussian_correlations",
+    "RandomWeightCorrelations",
+    "random_weights",
+    "SegmentCorrelations",
+    "paper_segment_weights",
+]

@@ -64,16 +64,20 @@ class ExplicitWeights(AbstractCorrelations):
             raise ValueError(f"weights file {self.path} does not exist")
         digest = file_sha256(p)
         if self.sha256 and self.sha256 != digest:
-            raise ValueError(f"weights file {self.path} changed since it was recorded (sha256 {self.sha256[:12]}… "
-                             f"now {digest[:12]}…)")
+            raise ValueError(
+                f"weights file {self.path} changed since it was recorded (sha256 {self.sha256[:12]}… "
+                f"now {digest[:12]}…)"
+            )
         object.__setattr__(self, "sha256", digest)
         return self
 
     def check(self, M: int, n_se: int, P: int) -> None:
         W = read_weights(self.path)
         if W.shape[1:] != (M, n_se + P):
-            raise ValueError(f"weights in {self.path} have shape {W.shape[1:]}, the configuration needs "
-                             f"(M, n_se + P) = ({M}, {n_se + P})")
+            raise ValueError(
+                f"weights in {self.path} have shape {W.shape[1:]}, the configuration needs "
+                f"(M, n_se + P) = ({M}, {n_se + P})"
+            )
 
     def build(self, M: int, n_se: int, P: int) -> Correlations:
         self.check(M, n_se, P)

@@ -24,7 +24,9 @@ class RandomWeightCorrelations(AbstractCorrelations):
     seed: int = Field(default=0, ge=0, lt=2**63, description="seed of numpy's default_rng")
 
     def build(self, M: int, n_se: int, P: int) -> Correlations:
-        return Correlations.from_weights(random_weights(self.seed, M, n_se, P), n_se, source=f"random(seed={self.seed})")
+        return Correlations.from_weights(
+            random_weights(self.seed, M, n_se, P), n_se, source=f"random(seed={self.seed})"
+        )
 
     @classmethod
     def example(cls) -> RandomWeightCorrelations:

@@ -27,7 +27,7 @@ def paper_segment_weights(seed: int, M: int, n_se: int, P: int, n_segments: int)
     rs = np.random.RandomState(seed)
     rs.randint(2, size=(M, n_se))  # the unused "shared" matrix still consumes the stream
     R = np.stack([2 * rs.randint(2, size=(M, n_se)) - 1 for _ in FAMILIES]).astype(np.int8)
-    W = np.concatenate([R, R[:, :, n_se - P:]], axis=2).copy()
+    W = np.concatenate([R, R[:, :, n_se - P :]], axis=2).copy()
     seg = n_se / n_segments
     for x in range(len(FAMILIES)):
         for a in range(M):

@@ -17,10 +17,33 @@ ROTATION = Rotation()
 DELAYED_LOGISTIC = DelayedLogistic()
 BISTABLE = Bistable()
 
-EXAMPLES: dict[str, AbstractMap] = {"henon": HENON, "logistic": LOGISTIC, "linear": LINEAR, "rotation": ROTATION,
-                                    "delayed_logistic": DELAYED_LOGISTIC, "bistable": BISTABLE}
+EXAMPLES: dict[str, AbstractMap] = {
+    "henon": HENON,
+    "logistic": LOGISTIC,
+    "linear": LINEAR,
+    "rotation": ROTATION,
+    "delayed_logistic": DELAYED_LOGISTIC,
+    "bistable": BISTABLE,
+}
 """The example maps by name (the property tests run over all of them)."""
 
-__all__ = ["AbstractMap", "AutonomousMap", "Map", "ReferencePoint", "autonomous", "Bistable", "DelayedLogistic",
-           "Henon", "Linear", "Logistic", "Rotation", "BISTABLE", "DELAYED_LOGISTIC", "HENON", "LOGISTIC", "LINEAR",
-           "ROTATION", "EXAMPLES"]
+__all__ = [
+    "AbstractMap",
+    "AutonomousMap",
+    "Map",
+    "ReferencePoint",
+    "autonomous",
+    "Bistable",
+    "DelayedLogistic",
+    "Henon",
+    "Linear",
+    "Logistic",
+    "Rotation",
+    "BISTABLE",
+    "DELAYED_LOGISTIC",
+    "HENON",
+    "LOGISTIC",
+    "LINEAR",
+    "ROTATION",
+    "EXAMPLES",
+]

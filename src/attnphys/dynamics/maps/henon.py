@@ -31,7 +31,7 @@ class Henon(AutonomousMap):
 
     def reference_points(self):
         """(1.0, 0.3): a stable period-4 orbit; (1.4, 0.3): the chaotic attractor (λ ≈ 0.419, −1.623)."""
-        return {"periodic": ReferencePoint(params=jnp.array([1.0, 0.3]), x=jnp.array([0.1, 0.1]), period=4,
-                                           transient=3000),
-                "chaotic": ReferencePoint(params=jnp.array([1.4, 0.3]), x=jnp.array([0.1, 0.1]), period=0,
-                                          transient=1000)}
+        return {
+            "periodic": ReferencePoint(params=jnp.array([1.0, 0.3]), x=jnp.array([0.1, 0.1]), period=4, transient=3000),
+            "chaotic": ReferencePoint(params=jnp.array([1.4, 0.3]), x=jnp.array([0.1, 0.1]), period=0, transient=1000),
+        }

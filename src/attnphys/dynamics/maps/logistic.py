@@ -29,5 +29,7 @@ class Logistic(AutonomousMap):
 
     def reference_points(self):
         """r = 3.5: the stable period-4 orbit; r = 4: chaos with λ = ln 2."""
-        return {"periodic": ReferencePoint(params=3.5, x=jnp.array([0.3]), period=4, transient=2000),
-                "chaotic": ReferencePoint(params=4.0, x=jnp.array([0.3]), period=0, transient=100)}
+        return {
+            "periodic": ReferencePoint(params=3.5, x=jnp.array([0.3]), period=4, transient=2000),
+            "chaotic": ReferencePoint(params=4.0, x=jnp.array([0.3]), period=0, transient=100),
+        }

@@ -9,8 +9,11 @@ from attnphys.dynamics.samplers.explicit import ExplicitSampler
 from attnphys.dynamics.samplers.perturbation import PerturbationSampler
 from attnphys.errors import InputError
 
-SAMPLERS: dict[str, type[AbstractSampler]] = {"random": DomainSampler, "perturb": PerturbationSampler,
-                                              "explicit": ExplicitSampler}
+SAMPLERS: dict[str, type[AbstractSampler]] = {
+    "random": DomainSampler,
+    "perturb": PerturbationSampler,
+    "explicit": ExplicitSampler,
+}
 """Samplers by name (the census's ``sampler`` argument and the command lines use these names)."""
 
 

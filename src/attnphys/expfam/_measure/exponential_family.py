@@ -76,8 +76,11 @@ def gaussian_log_partition(eta1, precision):
         () log Z₀.
     """
     D = eta1.shape[0]
-    return (0.5 * eta1 @ jnp.linalg.solve(precision, eta1) - 0.5 * jnp.linalg.slogdet(precision)[1]
-            + 0.5 * D * jnp.log(2 * jnp.pi))
+    return (
+        0.5 * eta1 @ jnp.linalg.solve(precision, eta1)
+        - 0.5 * jnp.linalg.slogdet(precision)[1]
+        + 0.5 * D * jnp.log(2 * jnp.pi)
+    )
 
 
 def gaussian_natural_sampler(key, eta1, precision, n):

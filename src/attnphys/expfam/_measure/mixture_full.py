@@ -98,5 +98,6 @@ class GaussianMixtureFull(AbstractBaseMeasure):
 
     def sample(self, key, eta, n, beta=1.0):
         """(n, D) draws: a component n ~ r, then N(m_n + βΣ_nη, Σ_n) (theory: docs/theory/expfam.md §5)."""
-        return self._sample_mixture(key, self.log_weights + self._exponents(eta, beta),
-                                    self.component_means(eta, beta), n)
+        return self._sample_mixture(
+            key, self.log_weights + self._exponents(eta, beta), self.component_means(eta, beta), n
+        )

@@ -80,8 +80,9 @@ def load_model(name: str, option: str = "--model"):
         model = AutoModel.from_pretrained(path, attn_implementation="eager")
     except (OSError, ValueError, ImportError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise InputError(f"cannot load model {name!r} ({'not a local folder; ' if path == name else ''}{first})",
-                         option) from None
+        raise InputError(
+            f"cannot load model {name!r} ({'not a local folder; ' if path == name else ''}{first})", option
+        ) from None
     model.eval()
     try:
         adapter_for(model)
@@ -92,5 +93,18 @@ def load_model(name: str, option: str = "--model"):
     return model, tok
 
 
-__all__ = ["ADAPTERS", "FAMILY_OF_MODEL_TYPE", "AbstractAdapter", "BertAdapter", "GPT2Adapter", "LlamaAdapter",
-           "HeadWeights", "POST_LN_STAGES", "PRE_LN_STAGES", "adapter_for", "load_model", "model_path", "require_torch"]
+__all__ = [
+    "ADAPTERS",
+    "FAMILY_OF_MODEL_TYPE",
+    "AbstractAdapter",
+    "BertAdapter",
+    "GPT2Adapter",
+    "LlamaAdapter",
+    "HeadWeights",
+    "POST_LN_STAGES",
+    "PRE_LN_STAGES",
+    "adapter_for",
+    "load_model",
+    "model_path",
+    "require_torch",
+]

@@ -23,8 +23,15 @@ import numpy as np
 POST_LN_STAGES = ("input", "attn_out", "attn_add", "attn_norm", "mlp_out", "mlp_add", "mlp_norm")
 PRE_LN_STAGES = ("input", "attn_norm", "attn_out", "attn_add", "mlp_norm", "mlp_out", "mlp_add")
 
-HF_ACTIVATIONS = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu_fast": "gelu_tanh",
-                  "relu": "relu", "silu": "silu", "swish": "silu"}
+HF_ACTIVATIONS = {
+    "gelu": "gelu",
+    "gelu_new": "gelu_tanh",
+    "gelu_pytorch_tanh": "gelu_tanh",
+    "gelu_fast": "gelu_tanh",
+    "relu": "relu",
+    "silu": "silu",
+    "swish": "silu",
+}
 """Hugging Face activation names → :data:`attnphys.clouds.mlp.ACTIVATIONS`."""
 
 

@@ -49,8 +49,8 @@ class GPT2Adapter(AbstractAdapter):
         b = to_numpy(block.attn.c_attn.bias)
         D = W.shape[1]
         Wq, bq = split_heads(W[:D], b[:D], H)
-        Wk, bk = split_heads(W[D:2 * D], b[D:2 * D], H)
-        Wv, bv = split_heads(W[2 * D:], b[2 * D:], H)
+        Wk, bk = split_heads(W[D : 2 * D], b[D : 2 * D], H)
+        Wv, bv = split_heads(W[2 * D :], b[2 * D :], H)
         return HeadWeights(Wq, bq, Wk, bk, Wv, bv, output_heads(to_numpy(block.attn.c_proj.weight).T, H))
 
     def attn_output_bias(self, block):
