@@ -69,7 +69,7 @@ def main() -> None:
     total = dt * B / run
     note = "" if run == B else f" (ran {run} of {B} values; extrapolated linearly)"
     print(f"basins {B} x {args.basins_ics} starts x {steps} steps: {total:.0f} s{note} (target <= 600 s); "
-          f"{float(res.ic_steps.sum()) / dt:.3g} lane-steps/s; tracks {res.sizes.get('track', 0)}, "
+          f"{float(res.ic_steps.sum()) / dt:.3g} lane-steps/s; tracks {res.sizes.get('track_id', 0)}, "
           f"most coexisting {int(res.n_coexisting.max()) if 'n_coexisting' in res else '-'}")
 
 
