@@ -151,49 +151,25 @@ def _build_correlations(spec: Any, M: int, n_se: int, P: int) -> Correlations:
     return spec.build(M, n_se, P)
 
 
+_PAPER: dict[str, Any] = dict(
+    M=3,
+    L=4,
+    P=2,
+    n_se=99,
+    epsilon=0.02,
+    beta_o=1.26,
+    beta_att=2.2,
+    scaling_att=100.0,
+    scaling_o=1.0,
+    correlations=dict(kind="segments", seed=1, n_segments=3),
+    mo_se_convention="paper",
+    era="head",
+)
+
 PRESETS: dict[str, dict[str, Any]] = {
-    "paper": dict(
-        M=3,
-        L=4,
-        P=2,
-        n_se=99,
-        epsilon=0.02,
-        beta_o=1.26,
-        beta_att=2.2,
-        scaling_att=100.0,
-        scaling_o=1.0,
-        correlations=dict(kind="segments", seed=1, n_segments=3),
-        mo_se_convention="paper",
-        era="head",
-    ),
-    "paper-2024": dict(
-        M=3,
-        L=4,
-        P=2,
-        n_se=99,
-        epsilon=0.02,
-        beta_o=1.26,
-        beta_att=2.2,
-        scaling_att=100.0,
-        scaling_o=1.0,
-        correlations=dict(kind="segments", seed=1, n_segments=3),
-        mo_se_convention="plain",
-        era="2024",
-    ),
-    "paper-pe5": dict(
-        M=3,
-        L=32,
-        P=5,
-        n_se=99,
-        epsilon=0.02,
-        beta_o=1.4,
-        beta_att=2.2,
-        scaling_att=100.0,
-        scaling_o=1.0,
-        correlations=dict(kind="segments", seed=1, n_segments=3),
-        mo_se_convention="paper",
-        era="head",
-    ),
+    "paper": _PAPER,
+    "paper-2024": {**_PAPER, "mo_se_convention": "plain", "era": "2024"},
+    "paper-pe5": {**_PAPER, "L": 32, "P": 5, "beta_o": 1.4},
 }
 """Named configurations (theory: docs/theory/dmft.md §8). ``paper``: seed 1, M = 3, L = 4, P = 2,
 N_se = 99, β_att = 2.2, s_att = 100, ε = 0.02, 3 segments, with the reference's recording convention for
