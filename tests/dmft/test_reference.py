@@ -231,8 +231,6 @@ def test_shipped_checkpoints_are_the_authors_files(name):
     assert hashlib.sha256(reference_checkpoint(name).read_bytes()).hexdigest() == digest
 
 
-@pytest.mark.xfail(strict=True, reason="pyproject.toml [tool.setuptools.package-data] needs \"data/reference/*.npz\"; "
-                                       "drop this marker when it is added")
 def test_shipped_checkpoints_are_package_data():
     patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["attnphys"]
     for name in REFERENCE_CHECKPOINTS:
