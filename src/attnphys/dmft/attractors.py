@@ -277,23 +277,22 @@ def params_of(model: DMFTModel, param: str):
     raise ValueError(f"unknown parameter {param!r}; choose beta_o, beta_att or epsilon")
 
 
-def exact_period(model: DMFTModel, window, sc, max_period: int, tol: float = 1e-9) -> int:
-    """Smallest p ≤ ``max_period`` with x_p = x_0 (relative max-norm ``tol``) and the positional window
-    back in place, from an (unbatched) window on the orbit; 0 when none (theory: docs/theory/dynamics.md §4.1)."""
+def exact_period(model: DMFTModel, window, sc, max_period: int, confirmations: int = 3) -> int:
+    """The exact period of the orbit through an (unbatched) window: the classifier's rule
+    (:func:`attnphys.dynamics.classify.detect_period`) applied to the next (confirmations + 1)·max_period
+    states (A and the positional window together, so that the codes return too); 0 when none
+    (theory: docs/theory/dynamics.md §4.1)."""
+    from attnphys.dynamics.classify import detect_period
+
     m = model.map()
-    x0, aux0 = m.state(window)
     par = (model.couplings, sc)
 
     def body(carry, _):
         x, aux = m.step(carry[0], carry[1], par)
-        return (x, aux), (x, aux[0])
+        return (x, aux), jnp.concatenate([x, aux[0].reshape(-1)])
 
-    _, (xs, pes) = jax.lax.scan(body, (x0, aux0), None, length=max_period)
-    xs, pes = np.asarray(xs), np.asarray(pes)
-    scale = max(1.0, float(np.max(np.abs(xs))))
-    ok = (np.max(np.abs(xs - np.asarray(x0)), axis=1) <= tol * scale) & np.all(pes == np.asarray(aux0[0]), axis=(1, 2))
-    hits = np.flatnonzero(ok)
-    return int(hits[0]) + 1 if hits.size else 0
+    _, ys = jax.lax.scan(body, m.state(window), None, length=(confirmations + 1) * max_period)
+    return int(detect_period(np.asarray(ys), max_period=max_period, confirmations=confirmations))
 
 
 def continue_periodic(

@@ -20,6 +20,7 @@ from attnphys.dmft.config import BATCHED, PRESETS, DMFTConfig, preset
 from attnphys.dmft.initial import StartSpec
 from attnphys.dmft.meanfield import OBSERVABLES
 from attnphys.dmft.tasks import check_observable, check_schedule
+from attnphys.dynamics.classify import regime_counts
 from attnphys.errors import InputError
 from attnphys.jobs import AbstractJob, IntValues, Report, Values, format_validation, option_name, register_job
 
@@ -434,13 +435,6 @@ def _prerun(v: Any, beta_max: float | None, steps: int | None) -> Any:
     return {"kind": "prerun", "start": {"kind": "token"}, "beta_o": beta_max, "steps": steps}
 
 
-def _regime_counts(ds) -> str:
-    from attnphys.dynamics.classify import REGIMES
-
-    codes, counts = np.unique(ds.regime.values, return_counts=True)
-    return ", ".join(f"{REGIMES[c]}: {n}" for c, n in zip(codes, counts) if c >= 0)
-
-
 _ADAPTIVE_HELP = (
     "Stop a value early once its orbit is confirmed periodic (exponents from its Floquet multipliers); "
     "cold starts only."
@@ -630,7 +624,7 @@ class BifurcationJob(ParameterRange):
         rows = {
             "dims": _summary_dims(ds),
             "wall time": f"{time.perf_counter() - t0:.2f} s",
-            "regimes": _regime_counts(ds),
+            "regimes": regime_counts(ds.regime.values),
         }
         paths = [self.out]
         for direction, path in self.final_paths().items():
@@ -768,7 +762,7 @@ class PhaseDiagramJob(SweepOptions):
         rows = {
             "grid": " × ".join(f"{a}={ds.sizes[a]}" for a in (self.x[0], self.y[0])),
             "wall time": f"{elapsed:.1f} s ({n / max(elapsed, 1e-9):.1f} points/s)",
-            "regimes": _regime_counts(ds),
+            "regimes": regime_counts(ds.regime.values),
         }
         paths = [self.out]
         if self.plot is not None:

@@ -279,6 +279,13 @@ def classify(
     )
 
 
+def regime_counts(codes: np.ndarray) -> str:
+    """``name: count`` of every regime among the codes, in code order, padding (−1) left out
+    (theory: docs/theory/dynamics.md §4)."""
+    values, counts = np.unique(np.asarray(codes), return_counts=True)
+    return ", ".join(f"{REGIMES[c]}: {n}" for c, n in zip(values, counts) if c >= 0)
+
+
 def regime_names(codes: np.ndarray) -> np.ndarray:
     """Integer codes → label strings (theory: docs/theory/dynamics.md §4)."""
     return np.asarray(REGIMES, dtype=object)[np.asarray(codes, dtype=int)]

@@ -183,7 +183,7 @@ class ContinuationFigure(AbstractFigure):
         return bifurcation_figure(ds, component=component, pair=pair, max_points=max_points, filter=filter, title=title)
 
     def caption(self, ds: xr.Dataset) -> str:
-        from attnphys.dynamics.classify import REGIMES
+        from attnphys.dynamics.classify import regime_counts
 
         s = settings_of(ds)
         cfg = preset(s["preset"])
@@ -200,9 +200,7 @@ class ContinuationFigure(AbstractFigure):
             ),
         ]
         for d in ds.direction.values:
-            codes = ds.regime.sel(direction=d).values
-            counts = {REGIMES[c]: int(n) for c, n in zip(*np.unique(codes, return_counts=True)) if c >= 0}
-            lines.append(f"  {d}: " + ", ".join(f"{k}: {v}" for k, v in counts.items()))
+            lines.append(f"  {d}: " + regime_counts(ds.regime.sel(direction=d).values))
         differ = int(np.sum(ds.regime.sel(direction="down").values != ds.regime.sel(direction="up").values))
         lines.append(f"Values whose regime differs between the two directions (coexisting attractors): {differ}.")
         return "\n".join(lines) + "\n"

@@ -121,10 +121,9 @@ class DiagramFigure(AbstractFigure):
         return bifurcation_figure(ds, component=component, pair=pair, max_points=max_points, filter=filter, title=title)
 
     def caption(self, ds: xr.Dataset) -> str:
-        from attnphys.dynamics.classify import REGIMES
+        from attnphys.dynamics.classify import regime_counts
 
         s = settings_of(ds)
-        counts = {REGIMES[c]: int(n) for c, n in zip(*np.unique(ds.regime.values, return_counts=True)) if c >= 0}
         return (
             f"{self.source}: {self.title}.\n"
             f"Paper network (preset {s['preset']}: M = 3, L = 4, P = 2, N_se = 99, seed 1, β_att = 2.2, s_att = 100, "
@@ -134,7 +133,7 @@ class DiagramFigure(AbstractFigure):
             f"show every distinct value of their last {s['n_orbit']} samples, the others the zero-plane section "
             f"mo_se[0] where |mo_se[1]| <= {s['section_tol']:g} over all recorded steps (at most "
             f"{s['max_section']} per value). Below: the three leading Lyapunov exponents over the recorded steps.\n"
-            f"Regimes (library labels): {', '.join(f'{k}: {v}' for k, v in counts.items())}.\n"
+            f"Regimes (library labels): {regime_counts(ds.regime.values)}.\n"
         )
 
 
