@@ -134,3 +134,51 @@ def test_basins_command_tracks_the_coexisting_orbits(tmp_path):
     a28 = int(np.flatnonzero(mid.period.values == 28)[0])
     t = int(mid.track.values[a28])
     assert np.isfinite(ds.track_basin_fraction.values[:, t]).sum() >= 2
+
+
+def test_cached_attention_map_follows_the_plain_map_and_settles_alike():
+    """The DMFT map's cached step (one new row of overlaps per step) follows its plain step to round-off
+    over a chaotic stretch, and a settle run on it finds the same periods and settling steps as one on the
+    plain step (theory: docs/theory/dynamics.md §1.1, docs/theory/dmft.md §3.7)."""
+    from dataclasses import dataclass
+
+    from attnphys.dmft.attractors import WindowSampler
+    from attnphys.dmft.config import preset
+    from attnphys.dmft.maps import AttentionMap
+    from attnphys.dmft.model import DMFTModel
+    from attnphys.dynamics.settle import SettleOptions, settle
+
+    cfg = preset("paper")
+    model = DMFTModel.of(cfg)
+    m = model.map("mo_se")
+    sc = model.scalars({"beta_o": np.array([1.27, 1.2738])}, n=2)
+    x0, aux0 = WindowSampler(cfg.L, cfg.M, cfg.P).sample(m, jax.random.PRNGKey(3), 8, None)
+    params = (model.couplings, jax.tree_util.tree_map(lambda a: a[0], sc))
+    x, aux = x0[0], jax.tree_util.tree_map(lambda a: a[0], aux0)
+    c = m.cache_aux(x, aux, params)
+    step, cached = jax.jit(m.step), jax.jit(m.step_cached)
+    for _ in range(300):
+        x2, aux = step(x, aux, params)
+        xc, c = cached(x, c, params)
+        np.testing.assert_allclose(xc, x2, rtol=0, atol=1e-13)
+        x = x2
+    for got, want in zip(m.uncache_aux(c), aux):
+        np.testing.assert_array_equal(got, want)
+
+    @dataclass(frozen=True)
+    class Plain(AttentionMap):
+        def cache_aux(self, x, aux, params):
+            return aux
+
+        def step_cached(self, x, caux, params):
+            return self.step(x, caux, params)
+
+        def uncache_aux(self, caux):
+            return caux
+
+    o = SettleOptions(budget=40_000, transient=20_000)
+    pidx = np.repeat([0, 1], 4)
+    runs = [settle(mm, x0, aux0, pidx, sc, model.couplings, o) for mm in (m, Plain(cfg.L, cfg.M))]
+    for f in ("status", "period", "settle", "t"):
+        np.testing.assert_array_equal(getattr(runs[0], f), getattr(runs[1], f), err_msg=f)
+    assert set(runs[0].period[runs[0].status == 1].tolist()) & {28, 56}

@@ -59,3 +59,18 @@ def test_bistable_is_odd_and_keeps_its_interval():
     assert np.all(np.abs(xs) < c)
     np.testing.assert_allclose(m.f(-xs, a), -m.f(xs, a), atol=0)
     assert np.all(np.abs(np.asarray(m.f(xs, a))) <= c)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_cached_stepping_equals_the_plain_step(name):
+    """step_cached on cache_aux(x, aux) follows step (theory: docs/theory/dynamics.md §1.1), and
+    uncache_aux gives the plain auxiliary state back."""
+    m = EXAMPLES[name]
+    rp = m.reference_points()["periodic"]
+    x, aux, c = jnp.asarray(rp.x), rp.aux, m.cache_aux(jnp.asarray(rp.x), rp.aux, rp.params)
+    for _ in range(20):
+        x2, aux = m.step(x, aux, rp.params)
+        xc, c = m.step_cached(x, c, rp.params)
+        np.testing.assert_allclose(xc, x2, rtol=1e-14, atol=1e-15)
+        x = x2
+    assert jax.tree_util.tree_structure(m.uncache_aux(c)) == jax.tree_util.tree_structure(aux)

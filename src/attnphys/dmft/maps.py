@@ -8,7 +8,8 @@
 
 Parameters are the pair ``(Couplings, Scalars)``; sweeping vmaps over the Scalars only. Both maps step
 with :func:`attnphys.dmft.meanfield.step` (every row's overlaps computed from A, so that jvp sees their
-dependence on the state) and observe through the observable table.
+dependence on the state) and observe through the observable table; :class:`AttentionMap` also steps
+with cached overlaps (:func:`attnphys.dmft.meanfield.advance`) in long forward runs.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import jax
 import jax.numpy as jnp
 
 from attnphys.dmft.config import MoSeConvention
-from attnphys.dmft.meanfield import OBSERVABLES, Window, fill, observe, step
+from attnphys.dmft.meanfield import OBSERVABLES, State, Window, advance, fill, observe, step
 from attnphys.dynamics.maps import AbstractMap
 
 
@@ -52,6 +53,21 @@ class AttentionMap(AbstractMap):
         cp, sc = params
         new, _ = step(cp, sc, self.window(x, aux), self.convention)
         return new.A.reshape(-1), (new.pe, new.n)
+
+    def cache_aux(self, x, aux, params):
+        """(pe, n, mv, mk, m0, se0): the window's overlaps (a :class:`State` without A; theory:
+        docs/theory/dmft.md §3.7, docs/theory/dynamics.md §1.1)."""
+        cp, sc = params
+        return tuple(fill(cp, sc, self.window(x, aux)))[1:]
+
+    def step_cached(self, x, caux, params):
+        """One step computing only the newest row's overlaps (:func:`attnphys.dmft.meanfield.advance`)."""
+        cp, sc = params
+        new, _ = advance(cp, sc, State(x.reshape(self.L, self.M), *caux), self.convention)
+        return new.A.reshape(-1), tuple(new)[1:]
+
+    def uncache_aux(self, caux):
+        return caux[0], caux[1]
 
     def observe(self, x, aux, params):
         cp, sc = params

@@ -55,7 +55,7 @@ from attnphys.dynamics.fingerprint import fingerprint
 from attnphys.dynamics.intervals import wilson_interval
 from attnphys.dynamics.lyapunov import _lyapunov, advance
 from attnphys.dynamics.maps import AbstractMap as Map
-from attnphys.dynamics.periodic import floquet_batch, padded_length, refine_batch
+from attnphys.dynamics.periodic import floquet_batch, refine_batch
 from attnphys.dynamics.samplers import AbstractSampler, make_sampler
 from attnphys.dynamics.settle import DIVERGENT, EXHAUSTED, PERIODIC, SettleOptions, lane_params, settle
 from attnphys.errors import InputError
@@ -209,13 +209,14 @@ def _recurrence(S, floor, q, factor):
 
 @partial(jax.jit, static_argnames=("q", "factor"))
 def _same_cloud(Sr, hr, S, h, floor, q, factor):
-    """Do the clouds S (N, n, G) belong to the attractor of the representative cloud Sr (n, G)?"""
+    """Pairwise: does the cloud S[i] (n, G) belong to the attractor of the representative cloud Sr[i]?
+    Sr, S: (N, n, G); hr, h: (N,) their within-set NN quantiles; floor: (N,) absolute tolerances."""
 
-    def one(s, hs):
-        tol = factor * jnp.maximum(hr, hs) + floor
-        return (_to_quantile(s, Sr, q) <= tol) & (_to_quantile(Sr, s, q) <= tol)
+    def one(sr, hr_, s, hs, fl):
+        tol = factor * jnp.maximum(hr_, hs) + fl
+        return (_to_quantile(s, sr, q) <= tol) & (_to_quantile(sr, s, q) <= tol)
 
-    return jax.lax.map(lambda a: one(*a), (S, h), batch_size=64)
+    return jax.lax.map(lambda a: one(*a), (Sr, hr, S, h, floor), batch_size=64)
 
 
 def _converging(ring, P, conf, tol):
@@ -326,6 +327,12 @@ def _align_match(seqs, rep, tol):
     p = rep.shape[0]
     rolled = np.take_along_axis(seqs, ((np.arange(p)[None, :] + k[:, None]) % p)[..., None], axis=1)
     return np.max(np.abs(rolled - rep), axis=(-2, -1)) <= tol
+
+
+def _recurrent_lanes(outcome, b: int, K: int) -> np.ndarray:
+    """The lanes of parameter point b whose outcome is ``recurrent``."""
+    lanes_b = np.arange(b * K, (b + 1) * K)
+    return lanes_b[outcome[lanes_b] == OUTCOMES.index("recurrent")]
 
 
 class _Attractor(dict):
@@ -439,7 +446,6 @@ def census_batch(
             _take(lanes.aux, reps, nb),
             _take(table_np, pidx[reps], nb),
             _take(period, reps, nb),
-            P=padded_length(int(period[reps].max())),
             shared=shared,
         )
         orb = jax.tree_util.tree_map(lambda a: np.asarray(a)[: reps.size], orb)
@@ -485,6 +491,36 @@ def census_batch(
         settle_step[ex_idx[~cvg & rec]] = t_end[ex_idx[~cvg & rec]] - so.window + 1
     ex_pos: dict[int | np.integer, int] = {lane: j for j, lane in enumerate(ex_idx)}
 
+    # ---- recurrent lanes: grouped around representatives, all parameter points in each pass
+    rec_groups: list[list[np.ndarray]] = [[] for _ in range(B)]
+    todos = {b: t for b in range(B) if (t := _recurrent_lanes(outcome, b, K)).size}
+    scale = np.maximum(1.0, np.max(np.abs(clouds), axis=(1, 2))) if todos else None  # type: ignore[arg-type]
+    while todos:
+        rep_of = np.concatenate([np.full(t.size, ex_pos[int(t[0])]) for t in todos.values()])
+        js = np.concatenate([[ex_pos[j] for j in t] for t in todos.values()]).astype(np.int64)
+        nb = _pow2(js.size, 16)
+        ok = np.array(
+            _same_cloud(
+                _take(clouds, rep_of, nb),
+                _take(h, rep_of, nb),
+                _take(clouds, js, nb),
+                _take(h, js, nb),
+                _take(o.period_tol * scale, rep_of, nb),
+                o.recurrence_quantile,
+                o.recurrence_factor,
+            )
+        )[: js.size]
+        at = 0
+        for b, todo in list(todos.items()):
+            ok_b = ok[at : at + todo.size]
+            at += todo.size
+            ok_b[0] = True
+            rec_groups[b].append(todo[ok_b])
+            if ok_b.all():
+                del todos[b]
+            else:
+                todos[b] = todo[~ok_b]
+
     # ---- grouping per parameter point
     groups: list[list[_Attractor]] = []
     for b in range(B):
@@ -509,28 +545,8 @@ def census_batch(
                     source="periodic",
                 )
             )
-        rec_b = lanes_b[outcome[lanes_b] == OUTCOMES.index("recurrent")]
-        todo = np.asarray(rec_b)
-        while todo.size:
-            r = int(todo[0])
-            jr = ex_pos[r]
-            js = np.asarray([ex_pos[j] for j in todo])
-            scale = max(1.0, float(np.max(np.abs(clouds[jr]))))
-            nb = _pow2(js.size, 16)
-            ok = np.array(
-                _same_cloud(
-                    clouds[jr],
-                    h[jr],
-                    _take(clouds, js, nb),
-                    _take(h, js, nb),
-                    o.period_tol * scale,
-                    o.recurrence_quantile,
-                    o.recurrence_factor,
-                )
-            )[: js.size]
-            ok[0] = True
-            atts.append(_Attractor(kind=-1, period=0, members=list(todo[ok]), rep=r, source="recurrent"))
-            todo = todo[~ok]
+        for members in rec_groups[b]:
+            atts.append(_Attractor(kind=-1, period=0, members=list(members), rep=int(members[0]), source="recurrent"))
         groups.append(atts)
 
     # ---- properties of the representatives

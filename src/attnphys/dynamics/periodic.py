@@ -163,6 +163,14 @@ def padded_length(p: int) -> int:
     return 1 << max(0, int(p) - 1).bit_length()
 
 
+def by_padded_length(periods) -> list[np.ndarray]:
+    """Indices of ``periods`` grouped by :func:`padded_length`, shortest first: orbits are refined and
+    iterated in groups, so that none is carried over a longer padded length than its own
+    (theory: docs/theory/dynamics.md §5.1)."""
+    lengths = np.asarray([padded_length(int(p)) for p in np.asarray(periods).reshape(-1)])
+    return [np.flatnonzero(lengths == n) for n in np.unique(lengths)]
+
+
 def _batch1(tree):
     return jax.tree_util.tree_map(lambda a: jnp.asarray(a)[None], tree)
 
@@ -201,8 +209,8 @@ def refine_batch(
 
     Args:
         x0: (B, D) starts near the orbits; aux0, params: pytrees with a leading axis B; periods: (B,) ints.
-        tol: convergence, ‖F^p(x) − x‖_∞ ≤ tol · max(1, ‖x‖_∞). P: static padded length (default: the next
-            power of two ≥ max period, raised for aux multiples).
+        tol: convergence, ‖F^p(x) − x‖_∞ ≤ tol · max(1, ‖x‖_∞). P: static padded length (default: each
+            orbit at the next power of two ≥ its period (:func:`by_padded_length`), raised for aux multiples).
         max_multiple: a lane whose aux does not return after p steps is re-refined at the smallest
             multiple q·p, q ≤ max_multiple, at which it does (``aux_closed`` False if none).
         shared: unbatched parameters; the map then receives ``(shared, params_i)``.
@@ -215,6 +223,25 @@ def refine_batch(
     periods = np.asarray(periods, dtype=np.int64).reshape(-1)
     if periods.size and periods.min() < 1:
         raise ValueError(f"periods must be >= 1, got {periods.min()}")
+    if P is None and len(groups := by_padded_length(periods)) > 1:
+        # each group at its own padded length, merged into one batch at the longest
+        parts = []
+        for idx in groups:
+            sel = np.r_[idx, np.full(max(8, padded_length(idx.size)) - idx.size, idx[-1])]
+            sub = partial(jax.tree_util.tree_map, lambda a, sel=sel: jnp.asarray(a)[sel])
+            part = refine_batch(
+                m,
+                x0[sel],
+                sub(aux0),
+                sub(params),
+                periods[sel],
+                tol=tol,
+                max_iter=max_iter,
+                max_multiple=max_multiple,
+                shared=shared,
+            )
+            parts.append((idx, jax.tree_util.tree_map(lambda a, n=idx.size: np.asarray(a)[:n], part)))
+        return _merge_orbits(parts, periods.size)
     P = padded_length(int(periods.max())) if P is None else P
     out = _refine_many(m, P, max_iter, tol, x0, aux0, params, jnp.asarray(periods), shared)
     open_ = np.flatnonzero(~np.asarray(out.aux_closed, dtype=bool))
@@ -239,6 +266,37 @@ def refine_batch(
 
                 out = jax.tree_util.tree_map(pick, out, out2)
     return minimal_period(out)
+
+
+def _merge_orbits(parts, n: int):
+    """One batch of ``n`` refined orbits from (indices, orbits) parts of different padded lengths: the
+    points are NaN-padded to the longest (NaN beyond the period) and
+    the auxiliary points edge-padded."""
+    P = max(int(np.shape(o.points)[1]) for _, o in parts)
+
+    def pad(a, fill):
+        extra = P - a.shape[1]
+        if extra == 0:
+            return a
+        if fill is None:
+            return np.concatenate([a, np.repeat(a[:, -1:], extra, axis=1)], axis=1)
+        return np.concatenate([a, np.full((a.shape[0], extra) + a.shape[2:], fill, a.dtype)], axis=1)
+
+    padded = [
+        (
+            idx,
+            o._replace(
+                points=pad(o.points, np.nan), aux_points=jax.tree_util.tree_map(lambda a: pad(a, None), o.aux_points)
+            ),
+        )
+        for idx, o in parts
+    ]
+    first = padded[0][1]
+    out = jax.tree_util.tree_map(lambda a: np.zeros((n,) + a.shape[1:], a.dtype), first)
+    for idx, o in padded:
+        for f, v in zip(jax.tree_util.tree_leaves(out), jax.tree_util.tree_leaves(o)):
+            f[idx] = v
+    return out
 
 
 def minimal_period(orbit: PeriodicOrbit, tol: float = 1e-9) -> PeriodicOrbit:
@@ -407,11 +465,39 @@ def floquet_batch(
             (``converged`` False if reached). shared: unbatched parameters (map gets ``(shared, params_i)``).
 
     Returns:
-        :class:`Floquet` with a leading axis B; multipliers sorted by modulus, descending.
+        :class:`Floquet` (numpy) with a leading axis B; multipliers sorted by modulus, descending. Orbits are
+        iterated in groups of equal padded length (:func:`by_padded_length`).
     """
     points = jnp.asarray(points)
-    periods = jnp.asarray(np.asarray(periods, dtype=np.int64).reshape(-1))
-    return _floquet_many(m, points.shape[1], max_cycles, tol, points, aux_points, params, periods, shared)
+    periods = np.asarray(periods, dtype=np.int64).reshape(-1)
+    P = int(points.shape[1])
+    out = None
+    for idx in by_padded_length(periods):
+        # each orbit iterated over its own padded length, batches padded to powers of two (few compilations)
+        Pg = min(P, padded_length(int(periods[idx].max())))
+        sel = np.r_[idx, np.full(max(8, padded_length(idx.size)) - idx.size, idx[-1])]
+
+        def rows(a, sel=sel, Pg=Pg, along=True):
+            a = jnp.asarray(a)[sel]
+            return a[:, :Pg] if along else a
+
+        part = _floquet_many(
+            m,
+            Pg,
+            max_cycles,
+            tol,
+            rows(points),
+            jax.tree_util.tree_map(rows, aux_points),
+            jax.tree_util.tree_map(lambda a, rows=rows: rows(a, along=False), params),
+            jnp.asarray(periods[sel]),
+            shared,
+        )
+        part = jax.tree_util.tree_map(lambda a, n=idx.size: np.asarray(a)[:n], part)
+        if out is None:
+            out = jax.tree_util.tree_map(lambda a: np.zeros((periods.size,) + a.shape[1:], a.dtype), part)
+        for f, v in zip(out, part):
+            f[idx] = v
+    return out
 
 
 def floquet(

@@ -13,6 +13,9 @@ After each block of b steps:
   The lane stops; its settling step is the first step of the longest p-periodic stretch at the end of the
   ring (the ring holds it: at the previous check the stretch was shorter than (c + 1)·p).
 
+The lanes step the map's cached form (:meth:`~attnphys.dynamics.maps.AbstractMap.step_cached`, theory:
+docs/theory/dynamics.md §1.1) and are handed back with plain auxiliary states.
+
 Work balance: lanes run in rounds of ``round_blocks`` blocks inside one jitted, vmapped call (stopped
 lanes are frozen by selects and cost a block each); between rounds the still-running lanes are compacted
 into a smaller batch, padded to a power of two, once they fill at most ``compact_ratio`` of it — so at
@@ -95,18 +98,27 @@ class Lanes(NamedTuple):
     settle: Any
 
 
-def _check_period(ring, n_valid, o: SettleOptions):
-    """(found, p, first index of the periodic stretch) for one ring (W, G) whose last ``n_valid`` entries
-    are filled. Validity is tracked explicitly (never through NaN: vectorised max/min on CPU may drop NaNs)."""
+def _candidates(ring, n_valid, o: SettleOptions):
+    """The cheap part of the period test of one ring (W, G) whose last ``n_valid`` entries are filled:
+    the lags p ≤ P_max at which the last fingerprint recurs, (P_max,) bool, and the threshold. Validity is
+    tracked explicitly (never through NaN: vectorised max/min on CPU may drop NaNs)."""
     W = ring.shape[0]
     P = o.max_period
-    idx = jnp.arange(W)
-    valid = idx >= W - n_valid
+    valid = jnp.arange(W) >= W - n_valid
     scale = jnp.maximum(1.0, jnp.max(jnp.where(valid[:, None] & jnp.isfinite(ring), jnp.abs(ring), 0.0)))
     thr = o.period_tol * scale
     lags = jnp.arange(1, P + 1)
     d = jnp.max(jnp.abs(ring[W - 1 - lags] - ring[-1]), axis=-1)
-    cand = (d <= thr) & (lags <= n_valid - 1)
+    return (d <= thr) & (lags <= n_valid - 1), thr
+
+
+def _verify(ring, n_valid, cand, thr, o: SettleOptions):
+    """(found, p, first index of the periodic stretch): the ``n_candidates`` smallest candidate lags
+    verified over the last (c + 1)·p fingerprints; the smallest that holds wins."""
+    W = ring.shape[0]
+    P = o.max_period
+    idx = jnp.arange(W)
+    lags = jnp.arange(1, P + 1)
     key = jnp.where(cand, lags, P + 1 + lags)
     nc = min(o.n_candidates, P)
     cands = -jax.lax.top_k(-key, nc)[0]
@@ -125,37 +137,67 @@ def _check_period(ring, n_valid, o: SettleOptions):
 
     oks, cs, starts = jax.vmap(verify)(cands)
     j = jnp.argmax(oks)
-    return oks[j], cs[j], starts[j]
+    return oks[j], cs[j].astype(jnp.int32), starts[j].astype(jnp.int32)
 
 
-def _tree_where(c, a, b):
-    return jax.tree_util.tree_map(lambda u, v: jnp.where(c, u, v), a, b)
+def _check_period(ring, n_valid, o: SettleOptions):
+    """(found, p, first index of the periodic stretch) for one ring (W, G) whose last ``n_valid`` entries
+    are filled (theory: docs/theory/dynamics.md §4.1, §7.2)."""
+    cand, thr = _candidates(ring, n_valid, o)
+    return _verify(ring, n_valid, cand, thr, o)
 
 
-def _block(m: Map, o: SettleOptions, lane: Lanes, params) -> Lanes:
-    x, aux, ring, t, status, period, settle = lane
-    active = (status == RUNNING) & (t < o.n_blocks * o.block)
+UNROLL = 8
+"""Steps per iteration of the compiled stepping loop (fewer loop iterations, larger fused kernels)."""
+
+
+def _steps(m: Map, o: SettleOptions, x, aux, params):
+    """One block of b steps of one lane: (x, aux, fingerprints (b, G), out-of-bounds flags (b,))."""
 
     def one(c, _):
         x, aux = c
-        x2, aux2 = m.step(x, aux, params)
+        x2, aux2 = m.step_cached(x, aux, params)
         bad = ~jnp.all(jnp.isfinite(x2)) | (jnp.max(jnp.abs(x2)) > o.bound)
         return (x2, aux2), (fingerprint(x2, o.n_fingerprint), bad)
 
-    (x2, aux2), (fps, bads) = jax.lax.scan(one, (x, aux), None, length=o.block)
-    W = ring.shape[0]
-    ring2 = jnp.concatenate([ring[o.block :], fps], axis=0)
+    (x2, aux2), (fps, bads) = jax.lax.scan(one, (x, aux), None, length=o.block, unroll=min(UNROLL, o.block))
+    return x2, aux2, fps, bads
+
+
+def _tree_where(c, a, b):
+    """Per lane: a where c else b (c: (N,); leaves with a leading axis N)."""
+    return jax.tree_util.tree_map(lambda u, v: jnp.where(c.reshape(c.shape + (1,) * (u.ndim - 1)), u, v), a, b)
+
+
+def _blocks(m: Map, o: SettleOptions, check: bool, lanes: Lanes, pidx, table, shared) -> Lanes:
+    """One block of b steps for a batch of lanes (leading axis N), then, when ``check``, the period test,
+    whose verification runs only when the last fingerprint of some active lane recurs."""
+    x, aux, ring, t, status, period, settle = lanes
+    N, W = ring.shape[0], ring.shape[1]
+    active = (status == RUNNING) & (t < o.n_blocks * o.block)
+    x2, aux2, fps, bads = jax.vmap(lambda x, a, i: _steps(m, o, x, a, lane_params(table, shared, i)))(x, aux, pidx)
+    ring2 = jnp.concatenate([ring[:, o.block :], fps], axis=1)
     t2 = t + o.block
-    div = jnp.any(bads)
-    settle_div = t + jnp.argmax(bads) + 1
-    found, p, start = _check_period(ring2, jnp.minimum(t2, W), o)
-    periodic = ~div & found & (t2 >= o.transient)
+    div = jnp.any(bads, axis=1)
+    settle_div = t + jnp.argmax(bads, axis=1) + 1
+    periodic = jnp.zeros(N, bool)
+    p = start = jnp.zeros(N, jnp.int32)
+    if check:
+        n_valid = jnp.minimum(t2, W)
+        cand, thr = jax.vmap(lambda r, n: _candidates(r, n, o))(ring2, n_valid)
+        want = active & ~div & (t2 >= o.transient) & jnp.any(cand, axis=1)
+        found, p, start = jax.lax.cond(
+            jnp.any(want),
+            lambda: jax.vmap(lambda r, n, c, h: _verify(r, n, c, h, o))(ring2, n_valid, cand, thr),
+            lambda: (jnp.zeros(N, bool), jnp.zeros(N, jnp.int32), jnp.zeros(N, jnp.int32)),
+        )
+        periodic = want & found
     settle_per = t2 - (W - 1 - start)
     new_status = jnp.where(div, DIVERGENT, jnp.where(periodic, PERIODIC, RUNNING)).astype(status.dtype)
     return Lanes(
-        x=jnp.where(active, x2, x),
+        x=_tree_where(active, x2, x),
         aux=_tree_where(active, aux2, aux),
-        ring=jnp.where(active, ring2, ring),
+        ring=_tree_where(active, ring2, ring),
         t=jnp.where(active, t2, t),
         status=jnp.where(active, new_status, status),
         period=jnp.where(active & periodic, p, period).astype(period.dtype),
@@ -172,14 +214,19 @@ def lane_params(table, shared, i):
     return p if shared is None else (shared, p)
 
 
-@partial(jax.jit, static_argnames=("m", "o"))
-def _round(m, o, lanes, pidx, table, shared):
-    def lane_fn(lane, i):
-        params = lane_params(table, shared, i)
-        lane, _ = jax.lax.scan(lambda c, _: (_block(m, o, c, params), None), lane, None, length=o.round_blocks)
-        return lane
+@partial(jax.jit, static_argnames=("m", "o", "check"))
+def _round(m, o, check, lanes, pidx, table, shared):
+    """``round_blocks`` blocks of a batch of lanes; ``check``: whether the period test can be due."""
+    lanes, _ = jax.lax.scan(
+        lambda c, _: (_blocks(m, o, check, c, pidx, table, shared), None), lanes, None, length=o.round_blocks
+    )
+    return lanes
 
-    return jax.vmap(lane_fn)(lanes, pidx)
+
+@partial(jax.jit, static_argnames=("m",))
+def _cache(m, x0, aux0, pidx, table, shared):
+    """The cached auxiliary states of the starts (theory: docs/theory/dynamics.md §1.1)."""
+    return jax.vmap(lambda x, a, i: m.cache_aux(x, a, lane_params(table, shared, i)))(x0, aux0, pidx)
 
 
 def init_lanes(x0, aux0, o: SettleOptions) -> Lanes:
@@ -227,7 +274,7 @@ def settle(
     """
     o = options.validate()
     pidx = np.asarray(pidx, dtype=np.int32)
-    full = init_lanes(x0, aux0, o)
+    full = init_lanes(x0, _cache(m, x0, aux0, pidx, table, shared), o)
     N = int(full.x.shape[0])
     n_dev = len(jax.local_devices())
     horizon = o.n_blocks * o.block
@@ -241,13 +288,14 @@ def settle(
         status[n_live:] = EXHAUSTED  # padding: frozen copies
         return work._replace(status=status)
 
-    def run(lanes, pi):
-        return shard_batch(lambda ln, q: _round(m, o, ln, q, table, shared), (lanes, pi), int(pi.shape[0]))
+    def run(lanes, pi, check):
+        return shard_batch(lambda ln, q: _round(m, o, check, ln, q, table, shared), (lanes, pi), int(pi.shape[0]))
 
     work = load(sel, n_live)
     done_steps = 0
     while True:
-        work = run(work, pidx[sel])
+        # all running lanes have run done_steps steps: no test is due before the transient
+        work = run(work, pidx[sel], done_steps + o.round_blocks * o.block >= o.transient)
         done_steps += o.round_blocks * o.block
         if progress is not None:
             progress(min(done_steps, horizon))
@@ -265,4 +313,7 @@ def settle(
             work = load(sel, n_live)
     _store(full, work, sel, n_live)
     status = np.where(full.status == RUNNING, EXHAUSTED, full.status).astype(np.int8)
-    return full._replace(status=status)
+    aux = full.aux
+    if jax.tree_util.tree_leaves(aux):
+        aux = jax.tree_util.tree_map(np.asarray, jax.vmap(m.uncache_aux)(aux))
+    return full._replace(status=status, aux=aux)

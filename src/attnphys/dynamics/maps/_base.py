@@ -36,6 +36,7 @@ class AbstractMap(abc.ABC):
     """A discrete-time map (theory: docs/theory/dynamics.md §1) x_{t+1} = F(x_t; aux_t, params), aux_{t+1} = G(aux_t).
 
     Subclasses implement :meth:`step`; they may override :meth:`observe` (what orbit diagrams record),
+    :meth:`cache_aux` / :meth:`step_cached` / :meth:`uncache_aux` (a faster step for long forward runs),
     :meth:`jacobian` (set :attr:`analytic_jacobian`; otherwise tangents come from ``jax.jvp``) and
     :meth:`sample_states` (random states on the map's natural domain, for attractor censuses) and
     :meth:`reference_points`, parameter points with known dynamics (theory: docs/theory/dynamics.md §1).
@@ -53,6 +54,27 @@ class AbstractMap(abc.ABC):
         Returns:
             (x', aux').
         """
+
+    # -- cached stepping: a map may carry, beside aux, quantities of x that it would otherwise recompute
+    # every step (theory: docs/theory/dynamics.md §1.1). Long forward runs (settling) use these three;
+    # everything that differentiates the map uses :meth:`step`.
+
+    def cache_aux(self, x: jax.Array, aux: Any, params: Any) -> Any:
+        """The cached auxiliary state of (x, aux): aux plus what :meth:`step_cached` reuses; default aux.
+
+        Args:
+            x: (D,) state. aux: its auxiliary state. params: parameters.
+        """
+        return aux
+
+    def step_cached(self, x: jax.Array, caux: Any, params: Any) -> tuple[jax.Array, Any]:
+        """One step on a cached auxiliary state: (x', caux') with x' equal to :meth:`step`'s to round-off
+        and caux' = cache_aux(x', aux'); default :meth:`step`."""
+        return self.step(x, caux, params)
+
+    def uncache_aux(self, caux: Any) -> Any:
+        """The plain auxiliary state of a cached one (inverse of :meth:`cache_aux`); default itself."""
+        return caux
 
     def observe(self, x: jax.Array, aux: Any, params: Any) -> jax.Array:
         """(F,) observable recorded in orbit diagrams; default the state itself."""
