@@ -494,7 +494,10 @@ def census_batch(
     # ---- recurrent lanes: grouped around representatives, all parameter points in each pass
     rec_groups: list[list[np.ndarray]] = [[] for _ in range(B)]
     todos = {b: t for b in range(B) if (t := _recurrent_lanes(outcome, b, K)).size}
-    scale = np.maximum(1.0, np.max(np.abs(clouds), axis=(1, 2))) if todos else None  # type: ignore[arg-type]
+    scale = np.ones(0)
+    if todos:
+        assert clouds is not None  # recurrent lanes were assessed above
+        scale = np.maximum(1.0, np.max(np.abs(clouds), axis=(1, 2)))
     while todos:
         rep_of = np.concatenate([np.full(t.size, ex_pos[int(t[0])]) for t in todos.values()])
         js = np.concatenate([[ex_pos[j] for j in t] for t in todos.values()]).astype(np.int64)

@@ -497,6 +497,8 @@ def floquet_batch(
             out = jax.tree_util.tree_map(lambda a: np.zeros((periods.size,) + a.shape[1:], a.dtype), part)
         for f, v in zip(out, part):
             f[idx] = v
+    if out is None:
+        raise ValueError("floquet_batch needs at least one orbit")
     return out
 
 
