@@ -270,8 +270,8 @@ def refine_batch(
 
 def _merge_orbits(parts, n: int):
     """One batch of ``n`` refined orbits from (indices, orbits) parts of different padded lengths: the
-    points are NaN-padded to the longest (NaN beyond the period) and
-    the auxiliary points edge-padded."""
+    points are NaN-padded to the longest (they are NaN beyond the period anyway), the auxiliary points
+    edge-padded."""
     P = max(int(np.shape(o.points)[1]) for _, o in parts)
 
     def pad(a, fill):
