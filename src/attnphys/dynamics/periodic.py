@@ -227,20 +227,19 @@ def refine_batch(
         # each group at its own padded length, merged into one batch at the longest
         parts = []
         for idx in groups:
-            sel = np.r_[idx, np.full(max(8, padded_length(idx.size)) - idx.size, idx[-1])]
-            sub = partial(jax.tree_util.tree_map, lambda a, sel=sel: jnp.asarray(a)[sel])
+            sel, rows = _group_rows(idx)
             part = refine_batch(
                 m,
                 x0[sel],
-                sub(aux0),
-                sub(params),
+                rows(aux0),
+                rows(params),
                 periods[sel],
                 tol=tol,
                 max_iter=max_iter,
                 max_multiple=max_multiple,
                 shared=shared,
             )
-            parts.append((idx, jax.tree_util.tree_map(lambda a, n=idx.size: np.asarray(a)[:n], part)))
+            parts.append((idx, part))
         return _merge_orbits(parts, periods.size)
     P = padded_length(int(periods.max())) if P is None else P
     out = _refine_many(m, P, max_iter, tol, x0, aux0, params, jnp.asarray(periods), shared)
@@ -282,20 +281,35 @@ def _merge_orbits(parts, n: int):
             return np.concatenate([a, np.repeat(a[:, -1:], extra, axis=1)], axis=1)
         return np.concatenate([a, np.full((a.shape[0], extra) + a.shape[2:], fill, a.dtype)], axis=1)
 
-    padded = [
-        (
-            idx,
-            o._replace(
-                points=pad(o.points, np.nan), aux_points=jax.tree_util.tree_map(lambda a: pad(a, None), o.aux_points)
-            ),
-        )
-        for idx, o in parts
-    ]
-    first = padded[0][1]
-    out = jax.tree_util.tree_map(lambda a: np.zeros((n,) + a.shape[1:], a.dtype), first)
-    for idx, o in padded:
-        for f, v in zip(jax.tree_util.tree_leaves(out), jax.tree_util.tree_leaves(o)):
-            f[idx] = v
+    return _scatter(
+        [
+            (
+                idx,
+                o._replace(
+                    points=pad(o.points, np.nan),
+                    aux_points=jax.tree_util.tree_map(lambda a: pad(a, None), o.aux_points),
+                ),
+            )
+            for idx, o in parts
+        ],
+        n,
+    )
+
+
+def _group_rows(idx: np.ndarray):
+    """(rows, take): the indices ``idx`` padded to a power of two (at least 8) with copies of the last, so
+    that few batch sizes get compiled, and a function taking those rows from every leaf of a pytree."""
+    sel = np.r_[idx, np.full(max(8, padded_length(idx.size)) - idx.size, idx[-1])]
+    return sel, partial(jax.tree_util.tree_map, lambda a: jnp.asarray(a)[sel])
+
+
+def _scatter(parts, n: int):
+    """One batch of ``n`` (numpy) from a non-empty list of (indices, batch) parts with equal trailing
+    shapes: the first len(indices) rows of each part placed at its indices (the rest is padding)."""
+    out = jax.tree_util.tree_map(lambda a: np.zeros((n,) + np.shape(a)[1:], np.asarray(a).dtype), parts[0][1])
+    for idx, part in parts:
+        for f, v in zip(jax.tree_util.tree_leaves(out), jax.tree_util.tree_leaves(part)):
+            f[idx] = np.asarray(v)[: idx.size]
     return out
 
 
@@ -471,35 +485,26 @@ def floquet_batch(
     points = jnp.asarray(points)
     periods = np.asarray(periods, dtype=np.int64).reshape(-1)
     P = int(points.shape[1])
-    out = None
+    parts = []
     for idx in by_padded_length(periods):
-        # each orbit iterated over its own padded length, batches padded to powers of two (few compilations)
+        # each orbit iterated over its own padded length
         Pg = min(P, padded_length(int(periods[idx].max())))
-        sel = np.r_[idx, np.full(max(8, padded_length(idx.size)) - idx.size, idx[-1])]
-
-        def rows(a, sel=sel, Pg=Pg, along=True):
-            a = jnp.asarray(a)[sel]
-            return a[:, :Pg] if along else a
-
+        sel, rows = _group_rows(idx)
         part = _floquet_many(
             m,
             Pg,
             max_cycles,
             tol,
-            rows(points),
-            jax.tree_util.tree_map(rows, aux_points),
-            jax.tree_util.tree_map(lambda a, rows=rows: rows(a, along=False), params),
+            points[sel, :Pg],
+            jax.tree_util.tree_map(lambda a, Pg=Pg: a[:, :Pg], rows(aux_points)),
+            rows(params),
             jnp.asarray(periods[sel]),
             shared,
         )
-        part = jax.tree_util.tree_map(lambda a, n=idx.size: np.asarray(a)[:n], part)
-        if out is None:
-            out = jax.tree_util.tree_map(lambda a: np.zeros((periods.size,) + a.shape[1:], a.dtype), part)
-        for f, v in zip(out, part):
-            f[idx] = v
-    if out is None:
+        parts.append((idx, part))
+    if not parts:
         raise ValueError("floquet_batch needs at least one orbit")
-    return out
+    return _scatter(parts, periods.size)
 
 
 def floquet(

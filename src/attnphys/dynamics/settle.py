@@ -140,13 +140,6 @@ def _verify(ring, n_valid, cand, thr, o: SettleOptions):
     return oks[j], cs[j].astype(jnp.int32), starts[j].astype(jnp.int32)
 
 
-def _check_period(ring, n_valid, o: SettleOptions):
-    """(found, p, first index of the periodic stretch) for one ring (W, G) whose last ``n_valid`` entries
-    are filled (theory: docs/theory/dynamics.md §4.1, §7.2)."""
-    cand, thr = _candidates(ring, n_valid, o)
-    return _verify(ring, n_valid, cand, thr, o)
-
-
 UNROLL = 8
 """Steps per iteration of the compiled stepping loop (fewer loop iterations, larger fused kernels)."""
 
