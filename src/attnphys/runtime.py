@@ -46,20 +46,31 @@ def _backends_initialised() -> bool:
 
 def shard_batch(fn, args, B: int):
     """Call ``fn(*args)`` where every leaf of ``args`` has a leading batch axis of size B, splitting the
-    batch over all local devices (padding with copies of the last element) and trimming the result."""
+    batch over all local devices (padding with copies of the last element) and trimming the result.
+
+    No device ever runs a batch of one: XLA compiles a batch axis of length 1 away, and the kernels it
+    then emits may order some additions differently, so a result would depend on the batch it ran in
+    (at the last bits, which a chaotic orbit amplifies). A single element is run as a batch of two on one
+    device, and a split gives every device at least two."""
     devices = jax.local_devices()
     n = len(devices)
-    if n == 1 or B < 2:
+    if B < 2:
+        return _padded_call(fn, args, B, 2, None)
+    if n == 1:
         return fn(*args)
-    Bp = -(-B // n) * n
     mesh = jax.sharding.Mesh(np.asarray(devices), ("batch",))
     sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("batch"))
+    return _padded_call(fn, args, B, max(2, -(-B // n)) * n, sharding)
+
+
+def _padded_call(fn, args, B: int, Bp: int, sharding):
+    """fn on args padded to Bp rows (copies of the last), placed with ``sharding``; the result trimmed to B."""
 
     def place(x):
         x = jax.numpy.asarray(x)
         if Bp > B:
             x = jax.numpy.concatenate([x, jax.numpy.repeat(x[-1:], Bp - B, axis=0)], axis=0)
-        return jax.device_put(x, sharding)
+        return x if sharding is None else jax.device_put(x, sharding)
 
     out = fn(*jax.tree_util.tree_map(place, args))
     return jax.tree_util.tree_map(lambda y: y[:B] if getattr(y, "ndim", 0) and y.shape[0] == Bp else y, out)

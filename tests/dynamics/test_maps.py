@@ -74,3 +74,23 @@ def test_cached_stepping_equals_the_plain_step(name):
         np.testing.assert_allclose(xc, x2, rtol=1e-14, atol=1e-15)
         x = x2
     assert jax.tree_util.tree_structure(m.uncache_aux(c)) == jax.tree_util.tree_structure(aux)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_cached_tangents_equal_the_plain_tangents(name):
+    """tangent_cached on tangent_aux(cache_aux(x, aux)) gives the states and J Q of tangent, the
+    forward-mode or analytic push (theory: docs/theory/dynamics.md §1.1, §2.1)."""
+    m = EXAMPLES[name]
+    rp = m.reference_points()["periodic"]
+    x, aux = jnp.asarray(rp.x), rp.aux
+    D = x.shape[0]
+    Q = jnp.asarray(np.random.default_rng(0).normal(size=(D, min(D, 2))))
+    t = m.tangent_aux(x, m.cache_aux(x, aux, rp.params), rp.params)
+    for _ in range(10):
+        aux_before = aux
+        x2, aux, JQ = m.tangent(x, aux, rp.params, Q)
+        xc, t, JQc = m.tangent_cached(x, t, rp.params, Q)
+        np.testing.assert_allclose(xc, x2, rtol=1e-14, atol=1e-15)
+        np.testing.assert_allclose(JQc, JQ, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(JQ, m.jacobian(x, aux_before, rp.params) @ Q, rtol=1e-12, atol=1e-14)
+        x, Q = x2, JQ / jnp.max(jnp.abs(JQ))

@@ -8,8 +8,10 @@
 
 Parameters are the pair ``(Couplings, Scalars)``; sweeping vmaps over the Scalars only. Both maps step
 with :func:`attnphys.dmft.meanfield.step` (every row's overlaps computed from A, so that jvp sees their
-dependence on the state) and observe through the observable table; :class:`AttentionMap` also steps
-with cached overlaps (:func:`attnphys.dmft.meanfield.advance`) in long forward runs.
+dependence on the state: Newton and Floquet) and observe through the observable table;
+:class:`AttentionMap` also steps with cached overlaps (:func:`attnphys.dmft.meanfield.advance`) in long
+forward runs, and pushes tangent vectors through the closed-form Jacobian row with cached slopes
+(:func:`attnphys.dmft.meanfield.advance_tangent`) for Lyapunov exponents.
 """
 
 from __future__ import annotations
@@ -20,7 +22,18 @@ import jax
 import jax.numpy as jnp
 
 from attnphys.dmft.config import MoSeConvention
-from attnphys.dmft.meanfield import OBSERVABLES, State, Window, advance, fill, observe, step
+from attnphys.dmft.meanfield import (
+    OBSERVABLES,
+    Slopes,
+    State,
+    Window,
+    advance,
+    advance_tangent,
+    fill,
+    observe,
+    slopes,
+    step,
+)
 from attnphys.dynamics.maps import AbstractMap
 
 
@@ -68,6 +81,26 @@ class AttentionMap(AbstractMap):
 
     def uncache_aux(self, caux):
         return caux[0], caux[1]
+
+    def observe_cached(self, x, caux, params):
+        """The observable read from the cached overlaps (no overlap is recomputed)."""
+        cp, sc = params
+        return observe(self.observable, State(x.reshape(self.L, self.M), *caux[:6]), sc.eps, self.convention)
+
+    def tangent_aux(self, x, caux, params):
+        """The cached auxiliary state plus the :class:`~attnphys.dmft.meanfield.Slopes` of every row
+        (gv, gk, gq0; theory: docs/theory/dmft.md §6.3)."""
+        cp, sc = params
+        return tuple(caux[:6]) + tuple(slopes(cp, sc, x.reshape(self.L, self.M)))
+
+    def tangent_cached(self, x, taux, params, Q):
+        """One cached step with the closed-form Jacobian row (:func:`attnphys.dmft.meanfield.advance_tangent`):
+        the state exactly as :meth:`step_cached` steps it, J Q to round-off of :meth:`tangent`'s."""
+        cp, sc = params
+        new, sl, JQ = advance_tangent(
+            cp, sc, State(x.reshape(self.L, self.M), *taux[:6]), Slopes(*taux[6:]), Q, self.convention
+        )
+        return new.A.reshape(-1), tuple(new)[1:] + tuple(sl), JQ
 
     def observe(self, x, aux, params):
         cp, sc = params

@@ -13,7 +13,9 @@ holds the last L attention outputs (row 0 newest), their positional codes and ho
 The overlaps of the rows d ≥ 1 are last step's overlaps of rows d − 1 (rows and codes shift together),
 so the engine carries them in a :class:`State` and computes one new row per step (§3.7):
 :func:`advance` is that cached step, :func:`fill` builds the cache from a window, and :func:`step` —
-``fill`` then ``advance`` — is the map on windows that tangent dynamics differentiate.
+``fill`` then ``advance`` — is the map on windows that Newton and Floquet differentiate. Tangent
+dynamics uses the closed-form Jacobian row of §6.1 with the overlaps' slopes cached the same way (§6.3)
+(:class:`Slopes`, :func:`advance_tangent`).
 """
 
 from __future__ import annotations
@@ -88,6 +90,18 @@ class State(NamedTuple):
         return Window(self.A, self.pe, self.n)
 
 
+class Slopes(NamedTuple):
+    """Derivatives of the overlaps of every row's token with respect to its row of A (theory:
+    docs/theory/dmft.md §6.1, §6.3): like the overlaps, they move down the window with their row.
+
+    gv, gk: (L, M, M) G^v_d = ∂m^v_d/∂A_d and G^k_d = ∂m^k_d/∂A_d. gq0: (M, M) G^q_0 of the newest token.
+    """
+
+    gv: jax.Array
+    gk: jax.Array
+    gq0: jax.Array
+
+
 def couplings(corr: Correlations, dtype=None) -> Couplings:
     """Pack :class:`Correlations` for the map; the 2^{-(M-1)} is folded into K."""
     dtype = dtype or jnp.result_type(float)
@@ -138,6 +152,39 @@ def semantic_overlap(cp: Couplings, sc: Scalars, A: jax.Array) -> jax.Array:
     """
     u = jnp.tanh(sc.beta_o * jnp.einsum("sm,...m->...s", cp.signs, A))
     return (1.0 - sc.eps) * jnp.einsum("xsa,...s->x...a", cp.K, u)
+
+
+def _sum(terms) -> jax.Array:
+    """Σ of the terms in the order given: the small contractions of the tangent step are written as such
+    sums of products, not as dot products, so that no result depends on the batch size (XLA's dot kernels
+    may order the additions differently for different batch shapes)."""
+    it = iter(terms)
+    total = next(it)
+    for t in it:
+        total = total + t
+    return total
+
+
+def semantic_slopes(cp: Couplings, sc: Scalars, A: jax.Array) -> jax.Array:
+    """G^α(A) = ∂m^α_se/∂A = (1-ε) 2^{-(M-1)} β_o s_o Σ_s (1 - u_s²) K^α_s s^T with u_s = tanh(β_o s_o s·A)
+    (theory: docs/theory/dmft.md §6.1).
+
+    Args:
+        A: (..., M) attention outputs. Returns (4, ..., M, M): [α, …, a, b] = ∂m^α_a/∂A_b.
+    """
+    u = jnp.tanh(sc.beta_o * jnp.einsum("sm,...m->...s", cp.signs, A))
+    g = ((1.0 - sc.eps) * sc.beta_o) * (1.0 - u * u)  # (..., S)
+    lead = (1,) * (A.ndim - 1)
+    return _sum(
+        cp.K[:, s].reshape((4,) + lead + (-1, 1)) * (g[..., s, None] * cp.signs[s])[None, ..., None, :]
+        for s in range(cp.signs.shape[0])
+    )
+
+
+def slopes(cp: Couplings, sc: Scalars, A: jax.Array) -> Slopes:
+    """The :class:`Slopes` of a window's rows A (L, M) (theory: docs/theory/dmft.md §6.1)."""
+    G = semantic_slopes(cp, sc, A)
+    return Slopes(G[1], G[3], G[2, 0])
 
 
 def overlaps(cp: Couplings, sc: Scalars, A: jax.Array, pe: jax.Array) -> jax.Array:
@@ -214,6 +261,59 @@ def token_state(win: Window, m_token: jax.Array, se_token: jax.Array) -> State:
     return State(win.A, win.pe, win.n, z.at[0].set(m_token[1]), z.at[0].set(m_token[3]), m_token, se_token)
 
 
+def attend(gamma: jax.Array, st: State) -> tuple[jax.Array, jax.Array]:
+    """Attention weights w_d = softmax_d(γ m^k_d · m^q_0) over the filled rows and A^new = Σ_d w_d m^v_d
+    (theory: docs/theory/dmft.md §3.4). Returns w (L,), A^new (M,)."""
+    valid = jnp.arange(st.A.shape[0]) < st.n
+    w = jax.nn.softmax(jnp.where(valid, gamma * (st.mk @ st.m0[2]), -jnp.inf))
+    return w, w @ st.mv
+
+
+def jacobian_row(gamma: jax.Array, st: State, sl: Slopes) -> jax.Array:
+    """∂A^new/∂A: the only non-trivial block row of the Jacobian (theory: docs/theory/dmft.md §6.1)::
+
+        ∂A^new/∂A_d = w_d G^v_d + γ c_d (G^k_d^T m^q_0)^T + δ_{d0} γ (Σ_f c_f m^k_f^T) G^q_0,
+        c_f = w_f (m^v_f - A^new)
+
+    (rows f ≥ n have w_f = 0 and drop out). Returns (M, L, M): [a, d, b] = ∂A^new_a/∂A_{d,b}.
+    """
+    w, att = attend(gamma, st)
+    L, M = st.A.shape
+    mq = st.m0[2]
+    c = w[:, None] * (st.mv - att)  # (L, M)
+    r = _sum(sl.gk[:, a, :] * mq[a] for a in range(M))  # (L, M): G^k_d^T m^q_0
+    J = w[:, None, None] * sl.gv + gamma * (c[:, :, None] * r[:, None, :])  # (L, M, M): [d, a, b]
+    C = _sum(c[d][:, None] * st.mk[d][None, :] for d in range(L))  # Σ_f c_f m^k_f^T
+    J = J.at[0].add(gamma * _sum(C[:, e][:, None] * sl.gq0[e][None, :] for e in range(M)))
+    return jnp.transpose(J, (1, 0, 2))
+
+
+def advance_tangent(
+    cp: Couplings, sc: Scalars, st: State, sl: Slopes, Q: jax.Array, convention: MoSeConvention = "paper"
+) -> tuple[State, Slopes, jax.Array]:
+    """One cached step with tangent vectors (theory: docs/theory/dmft.md §6.1, §6.3): the state as
+    :func:`advance` steps it, the slopes of the one new row, and J Q with J the Jacobian of the step
+    on vec(A): the new block row ∂A^new/∂A times Q, the other rows Q shifted down by one row of A.
+
+    Args:
+        Q: (L·M, k) tangent vectors on vec(A) (row-major: row d of A is entries d·M … d·M + M − 1).
+
+    Returns:
+        (new state, new slopes, J Q (L·M, k)).
+    """
+    L, M = st.A.shape
+    J = jacobian_row(sc.gamma, st, sl).reshape(M, L * M)
+    JQ = _sum(J[:, i, None] * Q[i][None, :] for i in range(L * M))  # (M, k)
+    new, _ = advance(cp, sc, st, convention)
+    G = semantic_slopes(cp, sc, new.A[0])  # (4, M, M)
+    sl2 = Slopes(
+        gv=jnp.concatenate([G[1][None], sl.gv[:-1]], axis=0),
+        gk=jnp.concatenate([G[3][None], sl.gk[:-1]], axis=0),
+        gq0=G[2],
+    )
+    return new, sl2, jnp.concatenate([JQ, Q[: (L - 1) * M]], axis=0)
+
+
 def advance(cp: Couplings, sc: Scalars, st: State, convention: MoSeConvention) -> tuple[State, dict]:
     """One step of the map on a state with cached overlaps: one new row of overlaps per step
     (theory: docs/theory/dmft.md §3.4, §3.7).
@@ -223,10 +323,7 @@ def advance(cp: Couplings, sc: Scalars, st: State, convention: MoSeConvention) -
         the step's A^new, the others belong to the newest token of the state the step started from.
     """
     L = st.A.shape[0]
-    valid = jnp.arange(L) < st.n
-    scores = jnp.where(valid, sc.gamma * (st.mk @ st.m0[2]), -jnp.inf)
-    w = jax.nn.softmax(scores)
-    att = w @ st.mv
+    w, att = attend(sc.gamma, st)
     pe = jnp.roll(st.pe, 1, axis=0)
     # the only new row, computed as a one-row window (the same products as for a whole window)
     se_new = semantic_overlap(cp, sc, att[None])[:, 0]  # (4, M)

@@ -84,24 +84,32 @@ def scaled_norm(v: jax.Array, axis: int = 0) -> jax.Array:
 
 
 def _gram_schmidt(V: jax.Array):
-    """CGS2 QR with scaled norms: (Q, r, hit_entry, hit_dependent, parallel)."""
+    """CGS2 QR with scaled norms: (Q, r, hit_entry, hit_dependent, parallel). The norm of a column before
+    projection (for ``parallel``) is taken by Pythagoras from its components along the earlier columns and r."""
     D, k = V.shape
     tiny = jnp.finfo(V.dtype).tiny
     eps = jnp.finfo(V.dtype).eps
     entry_zero = jnp.all(V == 0, axis=0)  # exactly 0 (a NaN column is not)
     V = jnp.where(entry_zero, _generic_basis(D, k, V.dtype), V)
-    vnorm = scaled_norm(V, axis=0)
-    cols, rs = [], []
+    cols, rs, vnorms = [], [], []
     for i in range(k):
         v = V[:, i]
         if cols:
             P = jnp.stack(cols, axis=1)
-            v = v - P @ (P.T @ v)
-            v = v - P @ (P.T @ v)
-        r = scaled_norm(v)
+            c1 = P.T @ v
+            v = v - P @ c1
+            c2 = P.T @ v
+            v = v - P @ c2
+            r = scaled_norm(v)
+            # ‖v_i‖ before the projection, by Pythagoras: its components along the earlier columns and r
+            vnorms.append(scaled_norm(jnp.concatenate([c1 + c2, r[None]])))
+        else:
+            r = scaled_norm(v)
+            vnorms.append(r)
         cols.append(v / jnp.where(r > 0, r, 1.0))
         rs.append(r)
     r = jnp.stack(rs)
+    vnorm = jnp.stack(vnorms)
     dependent = (r == 0) & ~entry_zero
     parallel = (r > 0) & (r <= 2.0**PARALLEL_BITS * eps * vnorm)
     return jnp.stack(cols, axis=1), jnp.where(entry_zero, tiny, r), entry_zero, dependent, parallel
@@ -124,24 +132,6 @@ def gram_schmidt(V: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
     """
     Q, r, entry, dep, _ = _gram_schmidt(V)
     return Q, r, entry | dep
-
-
-def tangent_step(m: Map, x, aux, params, Q):
-    """Advance the state one step and push the tangent vectors through the Jacobian: (x', aux', J Q)
-    (theory: docs/theory/dynamics.md §2.1)."""
-    if m.analytic_jacobian:
-        x2, aux2 = m.step(x, aux, params)
-        return x2, aux2, m.jacobian(x, aux, params) @ Q
-
-    def f(y):
-        y2, a2 = m.step(y, aux, params)
-        return y2, a2
-
-    def push(v):
-        return jax.jvp(f, (x,), (v,), has_aux=True)
-
-    x2, JQ, aux2 = jax.vmap(push, in_axes=1, out_axes=(None, 1, None))(Q)
-    return x2, aux2, JQ
 
 
 class _Acc(NamedTuple):
@@ -205,7 +195,7 @@ def _rescale(Q, L):
 
 
 def advance(
-    m: Map, params, n: int, every: int, x, aux, Q=None, acc: _Acc | None = None, emit=None
+    m: Map, params, n: int, every: int, x, aux, Q=None, acc: _Acc | None = None, emit=None, cached: bool = False
 ) -> tuple[Any, Any, Any, Any, Any]:
     """Advance ``n`` steps (a static int). With tangent vectors Q, push them along and re-orthonormalise
     after every ``every`` steps and after the last one, accumulating into ``acc``
@@ -214,6 +204,11 @@ def advance(
 
     ``emit(x, aux)`` is evaluated on every pre-step state and its values are returned stacked along a
     leading axis of length n (written in place by ``lax.scan``), or None without ``emit``.
+
+    With ``cached``, ``aux`` is the map's cached auxiliary state (§1.1): of
+    :meth:`~attnphys.dynamics.maps.AbstractMap.cache_aux` without Q (stepped by ``step_cached``), of
+    :meth:`~attnphys.dynamics.maps.AbstractMap.tangent_aux` with Q (``tangent_cached``); ``emit`` then
+    sees the cached form too.
 
     Returns:
         (x, aux, Q, acc, ys).
@@ -224,9 +219,9 @@ def advance(
         x, aux, Q, L = c
         y = None if emit is None else emit(x, aux)
         if Q is None:
-            x, aux = m.step(x, aux, params)
+            x, aux = m.step_cached(x, aux, params) if cached else m.step(x, aux, params)
         else:
-            x, aux, Q = tangent_step(m, x, aux, params, Q)
+            x, aux, Q = m.tangent_cached(x, aux, params, Q) if cached else m.tangent(x, aux, params, Q)
             if rescale:
                 Q, L = _rescale(Q, L)
         return (x, aux, Q, L), y
@@ -234,7 +229,11 @@ def advance(
     def group(c, length):
         x, aux, Q, acc = c
         L = None if not rescale else jnp.zeros(Q.shape[1], Q.dtype)
-        (x, aux, Q, L), ys = jax.lax.scan(one, (x, aux, Q, L), None, length=length)
+        if length == 1:  # no loop of one iteration (it would keep XLA from fusing the step with the QR)
+            (x, aux, Q, L), y = one((x, aux, Q, L), None)
+            ys = jax.tree_util.tree_map(lambda a: a[None], y)
+        else:
+            (x, aux, Q, L), ys = jax.lax.scan(one, (x, aux, Q, L), None, length=length)
         if Q is not None:
             Q, acc = reorthonormalise(Q, acc, L, length, jnp.all(jnp.isfinite(x)))
         return (x, aux, Q, acc), ys
@@ -275,23 +274,25 @@ def _lyapunov(m, x0, aux0, params, *, steps, k, reortho_every, align, history_ev
     Q = initial_vectors(D, k, init, x0.dtype)
     acc0 = zero_acc(k, x0.dtype)
     d = reortho_every
-    x, aux = x0, aux0
+    # the tangent dynamics steps the map's cached form (theory: docs/theory/dynamics.md §1.1)
+    x, aux = x0, m.tangent_aux(x0, m.cache_aux(x0, aux0, params), params)
     if align:
-        x, aux, Q, acc_a, _ = advance(m, params, align, d, x, aux, Q, acc0)
+        x, aux, Q, acc_a, _ = advance(m, params, align, d, x, aux, Q, acc0, cached=True)
         # a non-finite value during the alignment is reported at its (negative) step
         acc0 = acc0._replace(nonfinite=jnp.where(acc_a.nonfinite >= 0, acc_a.nonfinite - align, -1))
     if history_every:
         n_out, tail = divmod(steps, history_every)
 
         def outer(c, i):
-            c = advance(m, params, history_every, d, *c)[:4]
+            c = advance(m, params, history_every, d, *c, cached=True)[:4]
             return c, c[3].S / ((i + 1) * history_every)
 
         c, hist = jax.lax.scan(outer, (x, aux, Q, acc0), jnp.arange(n_out))
-        x, aux, Q, acc, _ = advance(m, params, tail, d, *c)
+        x, aux, Q, acc, _ = advance(m, params, tail, d, *c, cached=True)
     else:
-        x, aux, Q, acc, _ = advance(m, params, steps, d, x, aux, Q, acc0)
+        x, aux, Q, acc, _ = advance(m, params, steps, d, x, aux, Q, acc0, cached=True)
         hist = jnp.zeros((0, k), x0.dtype)
+    aux = m.uncache_aux(aux)
     bad = jnp.where((acc.nonfinite < 0) & ~jnp.all(jnp.isfinite(x)), steps - 1, acc.nonfinite)
     return LyapunovResult(
         exponents=acc.S / steps,

@@ -110,16 +110,19 @@ def _first_bad(ok, t0, bad):
 def _single(m: Map, spec: OrbitSpec, x0, aux0, params):
     x0 = jnp.asarray(x0)
     dtype = x0.dtype
-    x, aux, _, _, _ = advance(m, params, spec.transient - spec.align, 1, x0, aux0)
+    # every step below is the map's cached form (theory: docs/theory/dynamics.md §1.1)
+    aux = m.cache_aux(x0, aux0, params)
+    x, aux, _, _, _ = advance(m, params, spec.transient - spec.align, 1, x0, aux, cached=True)
     Q = acc = None
     if spec.k:
+        aux = m.tangent_aux(x, aux, params)
         Q = initial_vectors(x0.shape[0], spec.k, spec.init, dtype)
         acc = zero_acc(spec.k, dtype)
         if spec.align:
-            x, aux, Q, _, _ = advance(m, params, spec.align, spec.reortho_every, x, aux, Q, acc)
+            x, aux, Q, _, _ = advance(m, params, spec.align, spec.reortho_every, x, aux, Q, acc, cached=True)
 
     def emit(x, aux):
-        return (m.obs(x, aux, params), fingerprint(x, spec.n_fingerprint)), jnp.all(jnp.isfinite(x))
+        return (m.observe_cached(x, aux, params), fingerprint(x, spec.n_fingerprint)), jnp.all(jnp.isfinite(x))
 
     d = spec.reortho_every
     n_pairs = len(spec.section)
@@ -129,7 +132,7 @@ def _single(m: Map, spec: OrbitSpec, x0, aux0, params):
 
     def block(c, t0, n):
         x, aux, Q, acc, sec, count, bad = c
-        x, aux, Q, acc, (ys, ok) = advance(m, params, n, d, x, aux, Q, acc, emit)
+        x, aux, Q, acc, (ys, ok) = advance(m, params, n, d, x, aux, Q, acc, emit, cached=True)
         sec, count = _section_update(spec, ys[0], sec, count)
         return (x, aux, Q, acc, sec, count, _first_bad(ok, t0, bad)), ys
 
@@ -155,6 +158,7 @@ def _single(m: Map, spec: OrbitSpec, x0, aux0, params):
     c, ring = run(c, n_a, spec.n_orbit, True)
     assert ring is not None  # kept
     x, aux, Q, acc, sec, count, bad = c
+    aux = m.uncache_aux(aux)
     out = dict(orbit=ring[0], fingerprint=ring[1], section=sec, section_count=count, nonfinite_step=bad, x=x, aux=aux)
     if spec.k:
         assert acc is not None  # accumulated with the tangent vectors

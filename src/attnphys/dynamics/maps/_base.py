@@ -56,8 +56,8 @@ class AbstractMap(abc.ABC):
         """
 
     # -- cached stepping: a map may carry, beside aux, quantities of x that it would otherwise recompute
-    # every step (theory: docs/theory/dynamics.md §1.1). Long forward runs (settling) use these three;
-    # everything that differentiates the map uses :meth:`step`.
+    # every step (theory: docs/theory/dynamics.md §1.1). Long forward runs (settling, orbit diagrams,
+    # Benettin exponents) use these; Newton and Floquet differentiate :meth:`step`.
 
     def cache_aux(self, x: jax.Array, aux: Any, params: Any) -> Any:
         """The cached auxiliary state of (x, aux): aux plus what :meth:`step_cached` reuses; default aux.
@@ -73,8 +73,46 @@ class AbstractMap(abc.ABC):
         return self.step(x, caux, params)
 
     def uncache_aux(self, caux: Any) -> Any:
-        """The plain auxiliary state of a cached one (inverse of :meth:`cache_aux`); default itself."""
+        """The plain auxiliary state of a cached one (of :meth:`cache_aux` or :meth:`tangent_aux`);
+        default itself."""
         return caux
+
+    def observe_cached(self, x: jax.Array, caux: Any, params: Any) -> jax.Array:
+        """:meth:`observe` on a cached auxiliary state (of either form); default through :meth:`uncache_aux`."""
+        return self.observe(x, self.uncache_aux(caux), params)
+
+    def tangent(self, x: jax.Array, aux: Any, params: Any, Q: jax.Array) -> tuple[jax.Array, Any, jax.Array]:
+        """One step with tangent vectors (theory: docs/theory/dynamics.md §2.1).
+
+        Args:
+            x: (D,) state. aux: auxiliary state. params: parameters. Q: (D, k) tangent vectors.
+
+        Returns:
+            (x', aux', J Q) with J = ∂x'/∂x at (x, aux): the analytic :meth:`jacobian` when
+            :attr:`analytic_jacobian`, else forward-mode products (one ``jax.jvp`` per column).
+        """
+        if self.analytic_jacobian:
+            x2, aux2 = self.step(x, aux, params)
+            return x2, aux2, self.jacobian(x, aux, params) @ Q
+
+        def push(v):
+            return jax.jvp(lambda y: self.step(y, aux, params), (x,), (v,), has_aux=True)
+
+        x2, JQ, aux2 = jax.vmap(push, in_axes=1, out_axes=(None, 1, None))(Q)
+        return x2, aux2, JQ
+
+    def tangent_aux(self, x: jax.Array, caux: Any, params: Any) -> Any:
+        """The cached auxiliary state for :meth:`tangent_cached` from a :meth:`cache_aux` one (it may add
+        derivatives of the cached quantities; theory: docs/theory/dynamics.md §1.1); default caux.
+        A map that overrides it overrides :meth:`tangent_cached` as well."""
+        return caux
+
+    def tangent_cached(self, x: jax.Array, taux: Any, params: Any, Q: jax.Array) -> tuple[jax.Array, Any, jax.Array]:
+        """:meth:`tangent` on a :meth:`tangent_aux` state: (x', taux', J Q), equal to :meth:`tangent`'s
+        to round-off (theory: docs/theory/dynamics.md §1.1); default :meth:`tangent` on the plain state,
+        cached again."""
+        x2, aux2, JQ = self.tangent(x, self.uncache_aux(taux), params, Q)
+        return x2, self.cache_aux(x2, aux2, params), JQ
 
     def observe(self, x: jax.Array, aux: Any, params: Any) -> jax.Array:
         """(F,) observable recorded in orbit diagrams; default the state itself."""
