@@ -145,7 +145,8 @@ class DMFTModel:
             wins = [per[float(e)] for e in eps]
         else:
             wins = [start_window(self.config, start, self.correlations)] * eps.size
-        return Window(*(jnp.stack(xs) for xs in zip(*wins)))
+        # stacked on the host: a traced stack of B windows would compile for every B
+        return Window(*(jnp.asarray(np.stack([np.asarray(x) for x in xs])) for xs in zip(*wins)))
 
     def windows_after(self, start, sc: Scalars, steps: int, labels: dict[str, np.ndarray] | None = None) -> Window:
         """Batched windows after ``steps`` steps of the map from a start (the transient, on the cached

@@ -206,7 +206,7 @@ def broadcast_batch(sc: Scalars, win: Window, B: int) -> tuple[Scalars, Window]:
 
 def stack_windows(wins: Sequence[Window]) -> Window:
     """Stack single windows into a batch."""
-    return Window(*(jnp.stack(xs) for xs in zip(*wins)))
+    return Window(*(jnp.asarray(np.stack([np.asarray(x) for x in xs])) for xs in zip(*wins)))
 
 
 def _bucket(n: int) -> int:
@@ -216,7 +216,8 @@ def _bucket(n: int) -> int:
 
 
 def _take(tree, idx):
-    return jax.tree_util.tree_map(lambda a: jnp.asarray(a)[idx], tree)
+    """Rows ``idx`` of every leaf, taken on the host (an indexing of device arrays compiles per shape)."""
+    return jax.tree_util.tree_map(lambda a: jnp.asarray(np.asarray(a)[idx]), tree)
 
 
 def run_segments(

@@ -551,7 +551,7 @@ def _bucket(n: int) -> int:
 def _padded(tree, rows: np.ndarray):
     """Rows ``rows`` of every leaf, padded with copies of the last to a power of two (few compilations)."""
     sel = np.r_[rows, np.full(_bucket(rows.size) - rows.size, rows[-1])]
-    return jax.tree_util.tree_map(lambda a: jnp.asarray(a)[sel], tree)
+    return jax.tree_util.tree_map(lambda a: jnp.asarray(np.asarray(a)[sel]), tree)
 
 
 def _cut(tree, n: int):

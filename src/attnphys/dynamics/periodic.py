@@ -223,25 +223,25 @@ def refine_batch(
     periods = np.asarray(periods, dtype=np.int64).reshape(-1)
     if periods.size and periods.min() < 1:
         raise ValueError(f"periods must be >= 1, got {periods.min()}")
-    if P is None and len(groups := by_padded_length(periods)) > 1:
-        # each group at its own padded length, merged into one batch at the longest
+    if P is None:
+        # each group at its own padded length, in chunks of a few fixed sizes, merged into one batch
         parts = []
-        for idx in groups:
-            sel, rows = _group_rows(idx)
-            part = refine_batch(
-                m,
-                x0[sel],
-                rows(aux0),
-                rows(params),
-                periods[sel],
-                tol=tol,
-                max_iter=max_iter,
-                max_multiple=max_multiple,
-                shared=shared,
-            )
-            parts.append((idx, part))
+        for group in by_padded_length(periods):
+            for idx, sel, rows in _row_chunks(group):
+                part = refine_batch(
+                    m,
+                    rows(x0),
+                    rows(aux0),
+                    rows(params),
+                    periods[sel],
+                    tol=tol,
+                    max_iter=max_iter,
+                    max_multiple=max_multiple,
+                    P=padded_length(int(periods[idx].max())),
+                    shared=shared,
+                )
+                parts.append((idx, part))
         return _merge_orbits(parts, periods.size)
-    P = padded_length(int(periods.max())) if P is None else P
     out = _refine_many(m, P, max_iter, tol, x0, aux0, params, jnp.asarray(periods), shared)
     open_ = np.flatnonzero(~np.asarray(out.aux_closed, dtype=bool))
     if open_.size:
@@ -296,11 +296,23 @@ def _merge_orbits(parts, n: int):
     )
 
 
-def _group_rows(idx: np.ndarray):
-    """(rows, take): the indices ``idx`` padded to a power of two (at least 8) with copies of the last, so
-    that few batch sizes get compiled, and a function taking those rows from every leaf of a pytree."""
-    sel = np.r_[idx, np.full(max(8, padded_length(idx.size)) - idx.size, idx[-1])]
-    return sel, partial(jax.tree_util.tree_map, lambda a: jnp.asarray(a)[sel])
+ROW_SIZES = (8, 64, 512)
+"""Batch sizes at which orbits are refined and iterated: a group of orbits is cut into chunks of at most
+the largest size, each padded to the smallest size that holds it, so that at most ``len(ROW_SIZES)``
+shapes are compiled per padded length, whatever the number of orbits."""
+
+
+def _row_chunks(idx: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, Any]]:
+    """(indices, rows, take) per chunk of ``idx``: the chunk's indices, the same padded to a size of
+    :data:`ROW_SIZES` with copies of the last, and a function taking those rows from every leaf of a
+    pytree (on the host: indexing device arrays would compile for every shape)."""
+    out = []
+    for start in range(0, idx.size, ROW_SIZES[-1]):
+        part = idx[start : start + ROW_SIZES[-1]]
+        size = next(s for s in ROW_SIZES if s >= part.size)
+        sel = np.r_[part, np.full(size - part.size, part[-1])]
+        out.append((part, sel, partial(jax.tree_util.tree_map, lambda a, sel=sel: jnp.asarray(np.asarray(a)[sel]))))
+    return out
 
 
 def _scatter(parts, n: int):
@@ -486,22 +498,22 @@ def floquet_batch(
     periods = np.asarray(periods, dtype=np.int64).reshape(-1)
     P = int(points.shape[1])
     parts = []
-    for idx in by_padded_length(periods):
+    for group in by_padded_length(periods):
         # each orbit iterated over its own padded length
-        Pg = min(P, padded_length(int(periods[idx].max())))
-        sel, rows = _group_rows(idx)
-        part = _floquet_many(
-            m,
-            Pg,
-            max_cycles,
-            tol,
-            points[sel, :Pg],
-            jax.tree_util.tree_map(lambda a, Pg=Pg: a[:, :Pg], rows(aux_points)),
-            rows(params),
-            jnp.asarray(periods[sel]),
-            shared,
-        )
-        parts.append((idx, part))
+        Pg = min(P, padded_length(int(periods[group].max())))
+        for idx, sel, rows in _row_chunks(group):
+            part = _floquet_many(
+                m,
+                Pg,
+                max_cycles,
+                tol,
+                rows(points)[:, :Pg],
+                jax.tree_util.tree_map(lambda a, Pg=Pg: a[:, :Pg], rows(aux_points)),
+                rows(params),
+                jnp.asarray(periods[sel]),
+                shared,
+            )
+            parts.append((idx, part))
     if not parts:
         raise ValueError("floquet_batch needs at least one orbit")
     return _scatter(parts, periods.size)
