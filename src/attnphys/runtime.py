@@ -44,6 +44,15 @@ def _backends_initialised() -> bool:
         return True
 
 
+def take_rows(tree, idx, size: int | None = None):
+    """Rows ``idx`` of every leaf of a pytree, as numpy arrays, padded to ``size`` rows by repeating the
+    last one. Taken on the host: indexing device arrays would compile a gather for every shape."""
+    idx = np.asarray(idx, dtype=np.int64)
+    if size is not None and size > idx.size:
+        idx = np.r_[idx, np.full(size - idx.size, idx[-1])]
+    return jax.tree_util.tree_map(lambda a: np.asarray(a)[idx], tree)
+
+
 def shard_batch(fn, args, B: int):
     """Call ``fn(*args)`` where every leaf of ``args`` has a leading batch axis of size B, splitting the
     batch over all local devices (padding with copies of the last element) and trimming the result.

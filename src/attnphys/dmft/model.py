@@ -35,7 +35,7 @@ from attnphys.dmft.initial import (
 )
 from attnphys.dmft.maps import AttentionMap, FullStateMap
 from attnphys.dmft.meanfield import Couplings, Scalars, State, Window, couplings, fill, scalars, token_state
-from attnphys.dmft.simulate import Schedule, run_batch
+from attnphys.dmft.simulate import Schedule, run_batch, stack_windows
 
 
 @dataclass(frozen=True, eq=False)
@@ -145,8 +145,7 @@ class DMFTModel:
             wins = [per[float(e)] for e in eps]
         else:
             wins = [start_window(self.config, start, self.correlations)] * eps.size
-        # stacked on the host: a traced stack of B windows would compile for every B
-        return Window(*(jnp.asarray(np.stack([np.asarray(x) for x in xs])) for xs in zip(*wins)))
+        return stack_windows(wins)
 
     def windows_after(self, start, sc: Scalars, steps: int, labels: dict[str, np.ndarray] | None = None) -> Window:
         """Batched windows after ``steps`` steps of the map from a start (the transient, on the cached

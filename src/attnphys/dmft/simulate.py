@@ -30,7 +30,7 @@ from attnphys.dmft.meanfield import (
     semantic_overlap,
 )
 from attnphys.errors import NonFiniteError
-from attnphys.runtime import shard_batch
+from attnphys.runtime import shard_batch, take_rows
 
 
 @dataclass(frozen=True)
@@ -205,7 +205,7 @@ def broadcast_batch(sc: Scalars, win: Window, B: int) -> tuple[Scalars, Window]:
 
 
 def stack_windows(wins: Sequence[Window]) -> Window:
-    """Stack single windows into a batch."""
+    """Stack single windows into a batch (on the host: a traced stack of B windows compiles for every B)."""
     return Window(*(jnp.asarray(np.stack([np.asarray(x) for x in xs])) for xs in zip(*wins)))
 
 
@@ -213,11 +213,6 @@ def _bucket(n: int) -> int:
     """Padded batch size of n lanes: the next power of two, at least twice the device count (so that few
     sizes get compiled and every device gets lanes)."""
     return max(1 << max(0, n - 1).bit_length(), 2 * len(jax.local_devices()))
-
-
-def _take(tree, idx):
-    """Rows ``idx`` of every leaf, taken on the host (an indexing of device arrays compiles per shape)."""
-    return jax.tree_util.tree_map(lambda a: jnp.asarray(np.asarray(a)[idx]), tree)
 
 
 def run_segments(
@@ -262,7 +257,7 @@ def run_segments(
     size = _bucket(B)
     sel = np.r_[np.arange(B), np.full(size - B, B - 1)]  # the lane in every slot of the working batch
     slot_live = np.arange(size) < B
-    work_sc, work = _take(sc, sel), _take(st, sel)
+    work_sc, work = take_rows(sc, sel), take_rows(st, sel)
     t = 0
     while t < steps and slot_live.any():
         n = min(segment, steps - t)
@@ -275,7 +270,7 @@ def run_segments(
         bad = np.asarray(bad)[slots]
         raise_if_nonfinite(np.where(bad >= 0, bad + t - n, -1), {k: np.asarray(v)[rows] for k, v in labels.items()})
         done[rows] = t
-        cur = _take(work, slots)
+        cur = take_rows(work, slots)
         for f, c in zip(jax.tree_util.tree_leaves(final), jax.tree_util.tree_leaves(cur)):
             f[rows] = np.asarray(c)
         if t >= steps:
@@ -289,5 +284,5 @@ def run_segments(
             size = _bucket(n_live)
             sel = np.r_[live, np.full(size - n_live, live[-1])]
             slot_live = np.arange(size) < n_live
-            work_sc, work = _take(sc, sel), _take(final, sel)
+            work_sc, work = take_rows(sc, sel), take_rows(final, sel)
     return State(*(jnp.asarray(a) for a in final)), done, retired

@@ -33,7 +33,7 @@ from attnphys.dynamics.classify import REGIMES, ClassifyOptions, classify, detec
 from attnphys.dynamics.lyapunov import lyapunov
 from attnphys.dynamics.orbits import OrbitSpec, continuation, orbit_sweep
 from attnphys.errors import NonFiniteError
-from attnphys.runtime import shard_batch
+from attnphys.runtime import shard_batch, take_rows
 from attnphys.sweeps.grid import Grid
 from attnphys.sweeps.task import AbstractTask, VarSpec, register_task
 
@@ -550,8 +550,7 @@ def _bucket(n: int) -> int:
 
 def _padded(tree, rows: np.ndarray):
     """Rows ``rows`` of every leaf, padded with copies of the last to a power of two (few compilations)."""
-    sel = np.r_[rows, np.full(_bucket(rows.size) - rows.size, rows[-1])]
-    return jax.tree_util.tree_map(lambda a: jnp.asarray(np.asarray(a)[sel]), tree)
+    return take_rows(tree, rows, _bucket(rows.size))
 
 
 def _cut(tree, n: int):

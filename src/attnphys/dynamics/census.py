@@ -60,6 +60,7 @@ from attnphys.dynamics.samplers import AbstractSampler, make_sampler
 from attnphys.dynamics.settle import DIVERGENT, EXHAUSTED, PERIODIC, SettleOptions, lane_params, settle
 from attnphys.errors import InputError
 from attnphys.progress import progress_bar
+from attnphys.runtime import take_rows
 
 OUTCOMES: tuple[str, ...] = ("unsettled", "periodic", "divergent", "recurrent", "converging", "transient")
 """Per-start outcome codes (``ic_outcome``): unsettled (not recurrent), settled on an exact periodic orbit,
@@ -300,14 +301,6 @@ def _observe_points(m, xs, auxs, table, pidx, shared):
 # ---------------------------------------------------------------- the census
 
 
-def _take(tree, idx, size: int | None = None):
-    """Rows ``idx`` of every leaf (numpy), padded to ``size`` rows by repeating the last one."""
-    idx = np.asarray(idx, dtype=np.int64)
-    if size is not None and size > idx.size:
-        idx = np.r_[idx, np.full(size - idx.size, idx[-1])]
-    return jax.tree_util.tree_map(lambda a: np.asarray(a)[idx], tree)
-
-
 def _pow2(n: int, least: int = 8) -> int:
     """Batch sizes are padded to powers of two (at least ``least``), so that few shapes get compiled."""
     return max(least, 1 << max(0, int(n) - 1).bit_length())
@@ -442,10 +435,10 @@ def census_batch(
         nb = _pow2(reps.size)
         orb = refine_batch(
             m,
-            _take(lanes.x, reps, nb),
-            _take(lanes.aux, reps, nb),
-            _take(table_np, pidx[reps], nb),
-            _take(period, reps, nb),
+            take_rows(lanes.x, reps, nb),
+            take_rows(lanes.aux, reps, nb),
+            take_rows(table_np, pidx[reps], nb),
+            take_rows(period, reps, nb),
             shared=shared,
         )
         orb = jax.tree_util.tree_map(lambda a: np.asarray(a)[: reps.size], orb)
@@ -471,7 +464,7 @@ def census_batch(
     clouds = h = None
     if ex_idx.size:
         nb = _pow2(ex_idx.size, 16)
-        ring_ex = _take(lanes.ring, ex_idx, nb)
+        ring_ex = take_rows(lanes.ring, ex_idx, nb)
         stride = max(1, so.window // o.n_recurrence)
         rec, h, cvg, S = _assess(
             ring_ex,
@@ -504,11 +497,11 @@ def census_batch(
         nb = _pow2(js.size, 16)
         ok = np.array(
             _same_cloud(
-                _take(clouds, rep_of, nb),
-                _take(h, rep_of, nb),
-                _take(clouds, js, nb),
-                _take(h, js, nb),
-                _take(o.period_tol * scale, rep_of, nb),
+                take_rows(clouds, rep_of, nb),
+                take_rows(h, rep_of, nb),
+                take_rows(clouds, js, nb),
+                take_rows(h, js, nb),
+                take_rows(o.period_tol * scale, rep_of, nb),
                 o.recurrence_quantile,
                 o.recurrence_factor,
             )
@@ -570,13 +563,13 @@ def census_batch(
     if per_atts:
         rows = np.asarray([a["row"] for a in per_atts])
         nb = _pow2(rows.size)
-        sub = _take(orb, rows, nb)
+        sub = take_rows(orb, rows, nb)
         rep_rows = pidx[[a["rep"] for a in per_atts]]
         fl = floquet_batch(
-            m, sub.points, sub.aux_points, _take(table_np, rep_rows, nb), np.asarray(sub.period), shared=shared
+            m, sub.points, sub.aux_points, take_rows(table_np, rep_rows, nb), np.asarray(sub.period), shared=shared
         )
         log_abs, ang = np.asarray(fl.log_abs), np.asarray(fl.angle)
-        rep_pidx = _take(rep_rows, np.arange(rows.size), nb)
+        rep_pidx = take_rows(rep_rows, np.arange(rows.size), nb)
         obs = np.asarray(_observe_points(m, sub.points, sub.aux_points, table, rep_pidx, shared))
         pts = np.asarray(sub.points)
         for j, a in enumerate(per_atts):
@@ -595,7 +588,7 @@ def census_batch(
     if rec_atts:
         reps = np.asarray([a["rep"] for _, a in rec_atts])
         nb = _pow2(reps.size)
-        rep_pidx = _take(pidx[reps], np.arange(reps.size), nb)
+        rep_pidx = take_rows(pidx[reps], np.arange(reps.size), nb)
         ex, y, f, bad, xf, auxf = _rep_run(
             m,
             k,
@@ -603,8 +596,8 @@ def census_batch(
             o.lyap_align,
             o.n_classify,
             o.n_fingerprint,
-            _take(lanes.x, reps, nb),
-            _take(lanes.aux, reps, nb),
+            take_rows(lanes.x, reps, nb),
+            take_rows(lanes.aux, reps, nb),
             table,
             rep_pidx,
             shared,

@@ -229,11 +229,7 @@ def advance(
     def group(c, length):
         x, aux, Q, acc = c
         L = None if not rescale else jnp.zeros(Q.shape[1], Q.dtype)
-        if length == 1:  # no loop of one iteration (it would keep XLA from fusing the step with the QR)
-            (x, aux, Q, L), y = one((x, aux, Q, L), None)
-            ys = jax.tree_util.tree_map(lambda a: a[None], y)
-        else:
-            (x, aux, Q, L), ys = jax.lax.scan(one, (x, aux, Q, L), None, length=length)
+        (x, aux, Q, L), ys = jax.lax.scan(one, (x, aux, Q, L), None, length=length)
         if Q is not None:
             Q, acc = reorthonormalise(Q, acc, L, length, jnp.all(jnp.isfinite(x)))
         return (x, aux, Q, acc), ys

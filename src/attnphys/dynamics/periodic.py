@@ -28,6 +28,7 @@ import numpy as np
 
 from attnphys.dynamics.checks import warn_if_single_precision
 from attnphys.dynamics.maps import AbstractMap as Map
+from attnphys.runtime import take_rows
 
 
 class PeriodicOrbit(NamedTuple):
@@ -309,9 +310,8 @@ def _row_chunks(idx: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, Any]]:
     out = []
     for start in range(0, idx.size, ROW_SIZES[-1]):
         part = idx[start : start + ROW_SIZES[-1]]
-        size = next(s for s in ROW_SIZES if s >= part.size)
-        sel = np.r_[part, np.full(size - part.size, part[-1])]
-        out.append((part, sel, partial(jax.tree_util.tree_map, lambda a, sel=sel: jnp.asarray(np.asarray(a)[sel]))))
+        sel = np.r_[part, np.full(next(s for s in ROW_SIZES if s >= part.size) - part.size, part[-1])]
+        out.append((part, sel, partial(take_rows, idx=sel)))
     return out
 
 
