@@ -261,12 +261,27 @@ def token_state(win: Window, m_token: jax.Array, se_token: jax.Array) -> State:
     return State(win.A, win.pe, win.n, z.at[0].set(m_token[1]), z.at[0].set(m_token[3]), m_token, se_token)
 
 
+def attention(
+    gamma: jax.Array, mk: jax.Array, mq: jax.Array, mv: jax.Array, n: jax.Array
+) -> tuple[jax.Array, jax.Array]:
+    """w_d = softmax_d(γ m^k_d · m^q) over the filled rows d < n and A^new = Σ_d w_d m^v_d (theory:
+    docs/theory/dmft.md §3.4): the one place where a step attends.
+
+    Args:
+        mk, mv: (L, M) key and value overlaps of the window's rows. mq: (M,) query overlap. n: () filled rows.
+
+    Returns:
+        w (L,), A^new (M,).
+    """
+    valid = jnp.arange(mk.shape[0]) < n
+    w = jax.nn.softmax(jnp.where(valid, gamma * (mk @ mq), -jnp.inf))
+    return w, w @ mv
+
+
 def attend(gamma: jax.Array, st: State) -> tuple[jax.Array, jax.Array]:
-    """Attention weights w_d = softmax_d(γ m^k_d · m^q_0) over the filled rows and A^new = Σ_d w_d m^v_d
-    (theory: docs/theory/dmft.md §3.4). Returns w (L,), A^new (M,)."""
-    valid = jnp.arange(st.A.shape[0]) < st.n
-    w = jax.nn.softmax(jnp.where(valid, gamma * (st.mk @ st.m0[2]), -jnp.inf))
-    return w, w @ st.mv
+    """:func:`attention` of a state's rows against the query of its newest token (theory:
+    docs/theory/dmft.md §3.4). Returns w (L,), A^new (M,)."""
+    return attention(gamma, st.mk, st.m0[2], st.mv, st.n)
 
 
 def jacobian_row(gamma: jax.Array, st: State, sl: Slopes) -> jax.Array:

@@ -25,6 +25,7 @@ from attnphys.dmft.meanfield import (
     State,
     Window,
     advance,
+    attention,
     fill,
     positional_overlap,
     semantic_overlap,
@@ -84,10 +85,7 @@ def _advance(cp: Couplings, sc: Scalars, st: State, bad: jax.Array, t0, n: int, 
 
     def body(i, carry):
         A_r, pe_r, h, nn, mv, mk, m0, se0, b = carry
-        valid = jnp.arange(L) < nn
-        scores = jnp.where(valid, sc.gamma * (mk @ m0[2]), -jnp.inf)
-        w = jax.nn.softmax(scores)
-        att = w @ mv
+        _, att = attention(sc.gamma, mk, m0[2], mv, nn)
         h = jnp.mod(h - 1, L)  # the new row 0: the slot of the row that leaves the window
         pe0 = jax.lax.dynamic_index_in_dim(pe_r, h, axis=0, keepdims=True)  # roll(pe, 1)[:1]
         se_new = semantic_overlap(cp, sc, att[None])[:, 0]
