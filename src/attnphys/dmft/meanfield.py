@@ -267,11 +267,8 @@ def attention(
     """w_d = softmax_d(γ m^k_d · m^q) over the filled rows d < n and A^new = Σ_d w_d m^v_d (theory:
     docs/theory/dmft.md §3.4): the one place where a step attends.
 
-    Args:
-        mk, mv: (L, M) key and value overlaps of the window's rows. mq: (M,) query overlap. n: () filled rows.
-
-    Returns:
-        w (L,), A^new (M,).
+    Shapes: mk and mv (L, M), the key and value overlaps of the window's rows; mq (M,), the query
+    overlap; n (), the number of filled rows. Returns w (L,) and A^new (M,).
     """
     valid = jnp.arange(mk.shape[0]) < n
     w = jax.nn.softmax(jnp.where(valid, gamma * (mk @ mq), -jnp.inf))
