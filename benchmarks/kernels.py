@@ -69,7 +69,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=1000, help="T: runs of T and 3T steps are differenced")
     ap.add_argument("--k", type=int, nargs="+", default=[0, 3], help="tangent vectors of the orbit runs")
     ap.add_argument("--top", type=int, default=6, help="kinds of kernel listed per run")
-    ap.add_argument("--repeat", type=int, default=2, help="untimed runs: best of this many")
+    ap.add_argument("--repeat", type=int, default=2, help="timed untraced runs: best of this many")
     ap.add_argument("--devices", type=int, default=os.cpu_count())
     args = ap.parse_args()
     configure(x64=True, host_devices=args.devices)
@@ -131,7 +131,7 @@ def main() -> None:
         for n in c3:
             launches = (c3[n] - c1.get(n, 0)) / (2 * T * n_dev)
             if launches > 0:
-                kind = n.rsplit(".", 1)[0] if re.search(r"\.\d+$", n) else n
+                kind = re.sub(r"\.\d+$", "", n)
                 kinds_n[kind] += launches
                 kinds_us[kind] += (u3[n] - u1.get(n, 0)) / (2 * T * n_dev)
         total = sum(kinds_us.values())

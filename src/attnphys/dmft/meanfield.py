@@ -326,6 +326,23 @@ def advance_tangent(
     return new, sl2, jnp.concatenate([JQ, Q[: (L - 1) * M]], axis=0)
 
 
+def push_token(
+    cp: Couplings, sc: Scalars, att: jax.Array, pe0: jax.Array, mv: jax.Array, mk: jax.Array
+) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+    """The overlaps of the token generated from A^new, pushed onto the window's cached overlaps (theory:
+    docs/theory/dmft.md §3.4, §3.7): the one new row a step computes, as a one-row window (the same
+    products as for a whole window), and the value and key overlaps shifted down by one row.
+
+    Shapes: att (M,), the step's A^new; pe0 (1, P), its positional code; mv and mk (L, M). Returns the new
+    mv and mk (L, M), and the token's four overlaps m (4, M) and their semantic parts se (4, M).
+    """
+    se_new = semantic_overlap(cp, sc, att[None])[:, 0]
+    m_new = se_new + positional_overlap(cp, sc.eps, pe0)[:, 0]
+    mv = jnp.concatenate([m_new[1][None], mv[:-1]], axis=0)
+    mk = jnp.concatenate([m_new[3][None], mk[:-1]], axis=0)
+    return mv, mk, m_new, se_new
+
+
 def advance(cp: Couplings, sc: Scalars, st: State, convention: MoSeConvention) -> tuple[State, dict]:
     """One step of the map on a state with cached overlaps: one new row of overlaps per step
     (theory: docs/theory/dmft.md §3.4, §3.7).
@@ -337,15 +354,13 @@ def advance(cp: Couplings, sc: Scalars, st: State, convention: MoSeConvention) -
     L = st.A.shape[0]
     w, att = attend(sc.gamma, st)
     pe = jnp.roll(st.pe, 1, axis=0)
-    # the only new row, computed as a one-row window (the same products as for a whole window)
-    se_new = semantic_overlap(cp, sc, att[None])[:, 0]  # (4, M)
-    m_new = se_new + positional_overlap(cp, sc.eps, pe[:1])[:, 0]
+    mv, mk, m_new, se_new = push_token(cp, sc, att, pe[:1], st.mv, st.mk)
     new = State(
         A=jnp.concatenate([att[None], st.A[:-1]], axis=0),
         pe=pe,
         n=jnp.minimum(st.n + 1, L),
-        mv=jnp.concatenate([m_new[1][None], st.mv[:-1]], axis=0),
-        mk=jnp.concatenate([m_new[3][None], st.mk[:-1]], axis=0),
+        mv=mv,
+        mk=mk,
         m0=m_new,
         se0=se_new,
     )

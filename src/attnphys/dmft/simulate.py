@@ -27,8 +27,7 @@ from attnphys.dmft.meanfield import (
     advance,
     attention,
     fill,
-    positional_overlap,
-    semantic_overlap,
+    push_token,
 )
 from attnphys.errors import NonFiniteError
 from attnphys.runtime import shard_batch, take_rows
@@ -88,11 +87,8 @@ def _advance(cp: Couplings, sc: Scalars, st: State, bad: jax.Array, t0, n: int, 
         _, att = attention(sc.gamma, mk, m0[2], mv, nn)
         h = jnp.mod(h - 1, L)  # the new row 0: the slot of the row that leaves the window
         pe0 = jax.lax.dynamic_index_in_dim(pe_r, h, axis=0, keepdims=True)  # roll(pe, 1)[:1]
-        se_new = semantic_overlap(cp, sc, att[None])[:, 0]
-        m_new = se_new + positional_overlap(cp, sc.eps, pe0)[:, 0]
+        mv, mk, m_new, se_new = push_token(cp, sc, att, pe0, mv, mk)
         A_r = jax.lax.dynamic_update_index_in_dim(A_r, att, h, axis=0)
-        mv = jnp.concatenate([m_new[1][None], mv[:-1]], axis=0)
-        mk = jnp.concatenate([m_new[3][None], mk[:-1]], axis=0)
         nonfinite = ~jnp.all(jnp.isfinite(att))
         b = jnp.where((b < 0) & nonfinite, t0 + i, b)
         return A_r, pe_r, h, jnp.minimum(nn + 1, L), mv, mk, m_new, se_new, b
