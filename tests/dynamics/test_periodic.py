@@ -95,6 +95,53 @@ def test_complex_and_equal_modulus_multipliers():
     assert np.all(np.asarray(f.multipliers).imag == 0)
 
 
+def _similar(eigenblocks, seed):
+    """A matrix Q B Qᵀ with B block diagonal (1×1 reals, 2×2 rotation–scalings) and Q a seeded rotation."""
+    B = np.zeros((sum(len(b) for b in eigenblocks),) * 2)
+    i = 0
+    for b in eigenblocks:
+        B[i : i + len(b), i : i + len(b)] = b
+        i += len(b)
+    Q, _ = np.linalg.qr(np.random.default_rng(seed).normal(size=B.shape))
+    return jnp.asarray(Q @ B @ Q.T)
+
+
+def _pair(rho, th):
+    return [[rho * np.cos(th), -rho * np.sin(th)], [rho * np.sin(th), rho * np.cos(th)]]
+
+
+@pytest.mark.parametrize("leading", [1, 2, 3])
+def test_leading_multipliers_equal_the_full_iteration(leading):
+    """``leading``: the periodic QR on a subspace of leading + 2 dimensions gives the leading multipliers of
+    the full iteration (and the closed form) — with a complex pair at the boundary of the ones asked for."""
+    A = _similar([[[0.9]], _pair(0.6, 0.7), [[0.4]], [[-0.3]], [[0.1]]], seed=1)
+    exact = np.log([0.9, 0.6, 0.6, 0.4, 0.3, 0.1])
+    full = floquet_batch(LINEAR, jnp.zeros((1, 5, 6)), None, A[None], [5])
+    part = floquet_batch(LINEAR, jnp.zeros((1, 5, 6)), None, A[None], [5], leading=leading)
+    assert part.log_abs.shape == (1, leading + 2) and bool(part.converged[0])
+    np.testing.assert_allclose(np.asarray(part.log_abs[0, :leading]), 5 * exact[:leading], rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(part.log_abs[0, :leading]), np.asarray(full.log_abs[0, :leading]), rtol=1e-12)
+    np.testing.assert_allclose(
+        np.abs(np.asarray(part.angle[0, :leading])), np.abs(np.asarray(full.angle[0, :leading])), atol=1e-12
+    )
+
+
+def test_slow_orbits_are_iterated_past_the_first_pass():
+    """An orbit whose leading moduli differ by 1 % needs hundreds of cycles; in a batch with fast ones it is
+    iterated again after the first pass (up to ``max_cycles``) and converges, the fast ones stay as they were
+    (bitwise what they give alone)."""
+    from attnphys.dynamics.periodic import FIRST_CYCLES
+
+    slow = _similar([[[0.9]], [[0.891]], [[0.2]]], seed=2)
+    fast = _similar([[[0.9]], [[1e-3]], [[1e-6]]], seed=3)
+    both = floquet_batch(LINEAR, jnp.zeros((2, 1, 3)), None, jnp.stack([fast, slow]), [1, 1], max_cycles=2000)
+    assert np.all(np.asarray(both.converged))
+    assert int(both.cycles[0]) <= FIRST_CYCLES < int(both.cycles[1])
+    np.testing.assert_allclose(np.asarray(both.log_abs[1]), np.log([0.9, 0.891, 0.2]), rtol=1e-12)
+    alone = floquet_batch(LINEAR, jnp.zeros((1, 1, 3)), None, fast[None], [1], max_cycles=2000)
+    np.testing.assert_array_equal(np.asarray(both.log_abs[0]), np.asarray(alone.log_abs[0]))
+
+
 def test_refine_batch_mixes_periods():
     """Logistic r = 3.5 (period 4) and r = 3.2 (period 2) refined in one padded call."""
     x = jnp.array([[0.5], [0.5]])

@@ -571,7 +571,8 @@ def _top_converged(log_abs: np.ndarray, angle: np.ndarray, cycles: np.ndarray, k
     (log|μ_i| − log|μ_{i+1}|)·cycles ≥ :data:`FLOQUET_SEPARATION` (orthogonal iteration converges at that rate)."""
     b, D = log_abs.shape
     ok = np.ones(b, bool)
-    log_abs = np.where(np.isfinite(log_abs), log_abs, -np.finfo(float).max)  # an annihilated direction: far below
+    # an annihilated direction: far below (not -max, whose gap times the cycles would overflow)
+    log_abs = np.where(np.isfinite(log_abs), log_abs, -1e300)
     for r in range(b):
         i = 0
         while i < D - 1:
@@ -595,7 +596,7 @@ def _top_converged(log_abs: np.ndarray, angle: np.ndarray, cycles: np.ndarray, k
 def periodic_exponents(m, couplings, x, aux, sc, periods, k: int, theta: float):
     """Exponents of periodic orbits from their Floquet multipliers, λ_i = log|μ_i| / p (theory:
     docs/theory/dynamics.md §5.1–5.3): Newton refinement of F^p(x) = x from states x (b, D) on or near the
-    orbits, then the periodic QR iteration (at most :data:`FLOQUET_CYCLES` cycles). An orbit is accepted
+    orbits, then the periodic QR iteration on the leading k + 2 dimensions (at most :data:`FLOQUET_CYCLES` cycles). An orbit is accepted
     when the refinement converged, the auxiliary state closed, the k leading exponents are resolved
     (:func:`_top_converged`) and the leading exponent is at most ``theta`` (an attractor).
 
@@ -611,7 +612,17 @@ def periodic_exponents(m, couplings, x, aux, sc, periods, k: int, theta: float):
     pp = np.asarray(periods)[np.r_[rows, np.full(_bucket(b) - b, b - 1)]]
     orb = refine_batch(m, xp, auxp, scp, pp, shared=couplings)
     fq = _cut(
-        floquet_batch(m, orb.points, orb.aux_points, scp, orb.period, shared=couplings, max_cycles=FLOQUET_CYCLES), b
+        floquet_batch(
+            m,
+            orb.points,
+            orb.aux_points,
+            scp,
+            orb.period,
+            shared=couplings,
+            max_cycles=FLOQUET_CYCLES,
+            leading=max(k, 1),
+        ),
+        b,
     )
     orb = _cut(orb, b)
     ex = fq.exponents[:, :k]

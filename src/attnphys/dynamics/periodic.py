@@ -27,6 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from attnphys.dynamics.checks import warn_if_single_precision
+from attnphys.dynamics.lyapunov import initial_vectors
 from attnphys.dynamics.maps import AbstractMap as Map
 from attnphys.runtime import take_rows
 
@@ -297,6 +298,13 @@ def _merge_orbits(parts, n: int):
     )
 
 
+FIRST_CYCLES = 8
+"""Cycles of the periodic QR iteration in the first pass over a group of orbits: orbits that have not
+reached block form by then are iterated again, from the start, up to ``max_cycles``, in smaller batches.
+A vectorised iteration runs until its slowest orbit is done, so one slow orbit no longer holds up a
+batch of hundreds; an orbit done in the first pass is frozen there, as in a single pass (bitwise the
+same result)."""
+
 ROW_SIZES = (8, 64, 512)
 """Batch sizes at which orbits are refined and iterated: a group of orbits is cut into chunks of at most
 the largest size, each padded to the smallest size that holds it, so that at most ``len(ROW_SIZES)``
@@ -385,10 +393,12 @@ def _pairing(sub, tol):
     return first
 
 
-def _floquet_one(m: Map, P: int, max_cycles: int, tol: float, xs, auxs, params, p):
-    D = xs.shape[-1]
+def _floquet_one(m: Map, P: int, max_cycles, tol: float, xs, auxs, params, p, r: int | None = None):
+    """The periodic QR iteration of one orbit (§5.2) on r columns (all D without r)."""
     dtype = xs.dtype
     Js = _jacobians(m, P, xs, auxs, params, p)
+    r = xs.shape[-1] if r is None else r
+    D = r  # the iterated subspace: all of R^D, or its leading r dimensions
 
     def cycle(Q):
         def body(Q, J):
@@ -414,7 +424,8 @@ def _floquet_one(m: Map, P: int, max_cycles: int, tol: float, xs, auxs, params, 
         return Qn, Rs, T, it + 1, structure(T)[1]
 
     eye = jnp.eye(D, dtype=dtype)
-    init = (eye, jnp.broadcast_to(eye, (P, D, D)), eye, jnp.asarray(0), jnp.asarray(False))
+    Q0 = eye if r == xs.shape[-1] else initial_vectors(xs.shape[-1], r, "random", dtype)
+    init = (Q0, jnp.broadcast_to(eye, (P, D, D)), eye, jnp.asarray(0), jnp.asarray(False))
     _, Rs, T, cycles, ok = jax.lax.while_loop(cond, body, init)
     sub, _ = structure(T)
     first = _pairing(sub, tol) if D > 1 else jnp.zeros(0, bool)
@@ -471,15 +482,25 @@ def _floquet_one(m: Map, P: int, max_cycles: int, tol: float, xs, auxs, params, 
     return Floquet(multipliers=mult, log_abs=log_abs, angle=angle, exponents=log_abs / p, converged=ok, cycles=cycles)
 
 
-@partial(jax.jit, static_argnames=("m", "P", "max_cycles", "tol"))
-def _floquet_many(m, P, max_cycles, tol, xs, auxs, params, p, shared=None):
-    return jax.vmap(lambda x, a, q, pp: _floquet_one(m, P, max_cycles, tol, x, a, _with_shared(shared, q), pp))(
+@partial(jax.jit, static_argnames=("m", "P", "tol", "r"))
+def _floquet_many(m, P, max_cycles, tol, r, xs, auxs, params, p, shared=None):
+    """``max_cycles`` is traced (an int32 scalar): both passes of :func:`floquet_batch` share a compilation."""
+    return jax.vmap(lambda x, a, q, pp: _floquet_one(m, P, max_cycles, tol, x, a, _with_shared(shared, q), pp, r))(
         xs, auxs, params, p
     )
 
 
 def floquet_batch(
-    m: Map, points, aux_points, params, periods, *, tol: float = 1e-13, max_cycles: int = 500, shared=None
+    m: Map,
+    points,
+    aux_points,
+    params,
+    periods,
+    *,
+    tol: float = 1e-13,
+    max_cycles: int = 500,
+    shared=None,
+    leading: int | None = None,
 ) -> Floquet:
     """Floquet multipliers of a batch of periodic orbits by the periodic QR iteration
     (theory: docs/theory/dynamics.md §5.2): the eigenvalues of M = J_{p−1} ⋯ J_0 without forming M.
@@ -496,24 +517,35 @@ def floquet_batch(
     """
     points = jnp.asarray(points)
     periods = np.asarray(periods, dtype=np.int64).reshape(-1)
-    P = int(points.shape[1])
+    P, D = int(points.shape[1]), int(points.shape[2])
+    if leading is not None and leading < 1:
+        raise ValueError(f"leading must be >= 1, got {leading}")
+    r = D if leading is None else min(D, leading + 2)
     parts = []
     for group in by_padded_length(periods):
         # each orbit iterated over its own padded length
         Pg = min(P, padded_length(int(periods[group].max())))
-        for idx, sel, rows in _row_chunks(group):
-            part = _floquet_many(
-                m,
-                Pg,
-                max_cycles,
-                tol,
-                rows(points)[:, :Pg],
-                jax.tree_util.tree_map(lambda a, Pg=Pg: a[:, :Pg], rows(aux_points)),
-                rows(params),
-                jnp.asarray(periods[sel]),
-                shared,
-            )
-            parts.append((idx, part))
+        todo, cap = group, min(max_cycles, FIRST_CYCLES)
+        while todo.size:
+            slow = []
+            for idx, sel, rows in _row_chunks(todo):
+                part = _floquet_many(
+                    m,
+                    Pg,
+                    jnp.asarray(cap, jnp.int32),
+                    tol,
+                    r,
+                    rows(points)[:, :Pg],
+                    jax.tree_util.tree_map(lambda a, Pg=Pg: a[:, :Pg], rows(aux_points)),
+                    rows(params),
+                    jnp.asarray(periods[sel]),
+                    shared,
+                )
+                parts.append((idx, part))  # a later part of the same orbit replaces this one
+                if cap < max_cycles:
+                    slow.append(idx[~np.asarray(part.converged)[: idx.size]])
+            todo = np.concatenate(slow) if slow else np.zeros(0, np.int64)
+            cap = max_cycles
     if not parts:
         raise ValueError("floquet_batch needs at least one orbit")
     return _scatter(parts, periods.size)
