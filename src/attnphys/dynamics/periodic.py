@@ -397,8 +397,7 @@ def _floquet_one(m: Map, P: int, max_cycles, tol: float, xs, auxs, params, p, r:
     """The periodic QR iteration of one orbit (§5.2) on r columns (all D without r)."""
     dtype = xs.dtype
     Js = _jacobians(m, P, xs, auxs, params, p)
-    r = xs.shape[-1] if r is None else r
-    D = r  # the iterated subspace: all of R^D, or its leading r dimensions
+    D = xs.shape[-1] if r is None else r  # the columns iterated: all of R^D, or its leading r dimensions
 
     def cycle(Q):
         def body(Q, J):
@@ -424,7 +423,7 @@ def _floquet_one(m: Map, P: int, max_cycles, tol: float, xs, auxs, params, p, r:
         return Qn, Rs, T, it + 1, structure(T)[1]
 
     eye = jnp.eye(D, dtype=dtype)
-    Q0 = eye if r == xs.shape[-1] else initial_vectors(xs.shape[-1], r, "random", dtype)
+    Q0 = eye if D == xs.shape[-1] else initial_vectors(xs.shape[-1], D, "random", dtype)
     init = (Q0, jnp.broadcast_to(eye, (P, D, D)), eye, jnp.asarray(0), jnp.asarray(False))
     _, Rs, T, cycles, ok = jax.lax.while_loop(cond, body, init)
     sub, _ = structure(T)
@@ -527,7 +526,7 @@ def floquet_batch(
         Pg = min(P, padded_length(int(periods[group].max())))
         todo, cap = group, min(max_cycles, FIRST_CYCLES)
         while todo.size:
-            slow = []
+            done = []
             for idx, sel, rows in _row_chunks(todo):
                 part = _floquet_many(
                     m,
@@ -541,9 +540,10 @@ def floquet_batch(
                     jnp.asarray(periods[sel]),
                     shared,
                 )
-                parts.append((idx, part))  # a later part of the same orbit replaces this one
-                if cap < max_cycles:
-                    slow.append(idx[~np.asarray(part.converged)[: idx.size]])
+                done.append((idx, part))
+            parts += done  # a later part of the same orbit replaces an earlier one
+            # read back only after every chunk of the pass is dispatched
+            slow = [idx[~np.asarray(part.converged)[: idx.size]] for idx, part in done] if cap < max_cycles else []
             todo = np.concatenate(slow) if slow else np.zeros(0, np.int64)
             cap = max_cycles
     if not parts:
