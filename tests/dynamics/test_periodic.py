@@ -126,6 +126,44 @@ def test_leading_multipliers_equal_the_full_iteration(leading):
     )
 
 
+def test_leading_iteration_stops_when_the_leading_block_has_converged():
+    """``leading=1`` on |μ| = 0.9, 0.3, 0.299, 0.298: the leading direction separates in about 28 cycles
+    (0.3/0.9 per cycle), the cluster behind it in thousands (0.299/0.3): the iteration stops with the first,
+    exactly, and never ranks an unconverged estimate above it; the full iteration reaches its cap."""
+    A = _similar([[[0.9]], [[0.3]], [[0.299]], [[0.298]]], seed=4)
+    f = floquet_batch(LINEAR, jnp.zeros((1, 1, 4)), None, A[None], [1], max_cycles=500, leading=1)
+    assert bool(f.converged[0]) and int(f.cycles[0]) < 40
+    assert float(f.log_abs[0, 0]) == pytest.approx(np.log(0.9), rel=1e-12)
+    assert np.all(np.asarray(f.log_abs[0, 1:]) <= float(f.log_abs[0, 0]))
+    full = floquet_batch(LINEAR, jnp.zeros((1, 1, 4)), None, A[None], [1], max_cycles=500)
+    assert not bool(full.converged[0]) and int(full.cycles[0]) == 500
+
+
+def test_cycle_caps_per_orbit():
+    """``max_cycles`` per orbit: the same slow orbit (moduli 1 % apart) stops at its own cap, 5 cycles or
+    converged within 2000; the result under the larger cap is the one of a common cap."""
+    slow = _similar([[[0.9]], [[0.891]], [[0.2]]], seed=2)
+    two = floquet_batch(LINEAR, jnp.zeros((2, 1, 3)), None, jnp.stack([slow, slow]), [1, 1], max_cycles=[5, 2000])
+    assert np.asarray(two.converged).tolist() == [False, True] and int(two.cycles[0]) == 5
+    one = floquet_batch(LINEAR, jnp.zeros((1, 1, 3)), None, slow[None], [1], max_cycles=2000)
+    np.testing.assert_array_equal(np.asarray(two.log_abs[1]), np.asarray(one.log_abs[0]))
+    with pytest.raises(ValueError, match="max_cycles"):
+        floquet_batch(LINEAR, jnp.zeros((1, 1, 3)), None, slow[None], [1], max_cycles=0)
+
+
+def test_newton_stops_at_round_off_when_m_minus_i_is_ill_conditioned():
+    """A fixed point of x' = A x + b with a multiplier 1 − 10⁻⁷: (M − I)⁻¹ amplifies the rounding of G to
+    steps of ~10⁻¹⁰, far above 4ε; Newton stops once its steps stop halving, not at ``max_iter``."""
+    Q, _ = np.linalg.qr(np.random.default_rng(0).normal(size=(3, 3)))
+    A = jnp.asarray(Q @ np.diag([1 - 1e-7, 0.5, -0.3]) @ Q.T)
+    b = jnp.asarray([0.3, -1.0, 2.0])
+    m = Map(step=lambda x, a, p: (p @ x + b, a))
+    exact = np.linalg.solve(np.eye(3) - np.asarray(A), np.asarray(b))
+    o = refine_batch(m, jnp.asarray(exact + 1e-6)[None], None, A[None], [1], max_iter=30)
+    assert bool(o.converged[0]) and int(o.iterations[0]) <= 5
+    np.testing.assert_allclose(np.asarray(o.x[0]), exact, rtol=1e-8)
+
+
 def test_slow_orbits_are_iterated_past_the_first_pass():
     """An orbit whose leading moduli differ by 1 % needs hundreds of cycles; in a batch with fast ones it is
     iterated again after the first pass (up to ``max_cycles``) and converges, the fast ones stay as they were

@@ -558,7 +558,16 @@ def _cut(tree, n: int):
 
 
 FLOQUET_CYCLES = 100
-"""Cycles of the periodic QR iteration for the exponents of an early-stopped orbit."""
+"""Cycles of the periodic QR iteration allowed to an orbit for its leading exponents, at least; short
+periods get more (:data:`FLOQUET_STEPS`)."""
+
+FLOQUET_STEPS = 1000
+"""Steps of the periodic QR iteration (cycles × period) allowed to an orbit, at least: a period-p orbit is
+iterated for up to max(:data:`FLOQUET_CYCLES`, ⌈FLOQUET_STEPS / p⌉) cycles. The k-th and (k+1)-th exponents
+separate by (λ_k − λ_{k+1})·p per cycle, so a short period needs more cycles for the same gap per step:
+a fixed point of the paper preset seen at period L = 4 with a gap of 0.04 per step needs about 180
+(:data:`FLOQUET_SEPARATION` / (0.04 · 4)): a thousand QR steps instead of the 75,000 tangent steps of
+the full run it would otherwise get."""
 
 FLOQUET_SEPARATION = 28.0
 """Leading exponents count as converged when every block boundary among them has a gap of log-moduli per
@@ -596,8 +605,8 @@ def _top_converged(log_abs: np.ndarray, angle: np.ndarray, cycles: np.ndarray, k
 def periodic_exponents(m, couplings, x, aux, sc, periods, k: int, theta: float):
     """Exponents of periodic orbits from their Floquet multipliers, λ_i = log|μ_i| / p (theory:
     docs/theory/dynamics.md §5.1–5.3): Newton refinement of F^p(x) = x from states x (b, D) on or near the
-    orbits, then the periodic QR iteration on the leading k + 2 dimensions (at most :data:`FLOQUET_CYCLES`
-    cycles). An orbit is accepted when the refinement converged, the auxiliary state closed, the k leading
+    orbits, then the periodic QR iteration on the leading k + 2 dimensions (at most max(:data:`FLOQUET_CYCLES`,
+    ⌈:data:`FLOQUET_STEPS` / p⌉) cycles). An orbit is accepted when the refinement converged, the auxiliary state closed, the k leading
     exponents are resolved (:func:`_top_converged`) and the leading exponent is at most ``theta`` (an attractor).
 
     Returns:
@@ -619,7 +628,7 @@ def periodic_exponents(m, couplings, x, aux, sc, periods, k: int, theta: float):
             scp,
             orb.period,
             shared=couplings,
-            max_cycles=FLOQUET_CYCLES,
+            max_cycles=np.maximum(FLOQUET_CYCLES, -(-FLOQUET_STEPS // np.maximum(np.asarray(orb.period), 1))),
             leading=max(k, 1),
         ),
         b,

@@ -118,19 +118,24 @@ def _refine_one(m: Map, P: int, max_iter: int, tol: float, x0, aux0, params, p):
         return _compose(m, P, x, aux0, params, p)[0] - x
 
     def cond(c):
-        x, it, done = c
+        x, it, done, _ = c
         return (it < max_iter) & ~done
 
     def body(c):
-        x, it, _ = c
+        x, it, _, prev = c
         g, Jg = G(x), jax.jacfwd(G)(x)
         dx = jnp.linalg.solve(Jg, -g)
         ok = jnp.all(jnp.isfinite(dx))
         x2 = jnp.where(ok, x + dx, x)
-        small = jnp.max(jnp.abs(dx)) <= 4 * eps * jnp.maximum(1.0, jnp.max(jnp.abs(x2)))
-        return x2, it + 1, small | ~ok
+        size, scale = jnp.max(jnp.abs(dx)), jnp.maximum(1.0, jnp.max(jnp.abs(x2)))
+        small = size <= 4 * eps * scale
+        # at round-off level a step that no longer halves is noise: (M - I) amplifies the rounding errors of G
+        stalled = (size <= jnp.sqrt(eps) * scale) & (size > 0.5 * prev)
+        return x2, it + 1, small | stalled | ~ok, size
 
-    x, it, _ = jax.lax.while_loop(cond, body, (x0, jnp.asarray(0), jnp.asarray(False)))
+    x, it, _, _ = jax.lax.while_loop(
+        cond, body, (x0, jnp.asarray(0), jnp.asarray(False), jnp.asarray(jnp.inf, x0.dtype))
+    )
     xp, auxp = _compose(m, P, x, aux0, params, p)
     res = jnp.max(jnp.abs(xp - x)) / jnp.maximum(1.0, jnp.max(jnp.abs(x)))
     pts, aux_pts = _trace(m, P, x, aux0, params, p)
@@ -483,9 +488,10 @@ def _floquet_one(m: Map, P: int, max_cycles, tol: float, xs, auxs, params, p, r:
 
 @partial(jax.jit, static_argnames=("m", "P", "tol", "r"))
 def _floquet_many(m, P, max_cycles, tol, r, xs, auxs, params, p, shared=None):
-    """``max_cycles`` is traced (an int32 scalar): both passes of :func:`floquet_batch` share a compilation."""
-    return jax.vmap(lambda x, a, q, pp: _floquet_one(m, P, max_cycles, tol, x, a, _with_shared(shared, q), pp, r))(
-        xs, auxs, params, p
+    """``max_cycles`` (B,) int32 is traced, a cap per orbit: both passes of :func:`floquet_batch` share a
+    compilation."""
+    return jax.vmap(lambda cap, x, a, q, pp: _floquet_one(m, P, cap, tol, x, a, _with_shared(shared, q), pp, r))(
+        max_cycles, xs, auxs, params, p
     )
 
 
@@ -497,7 +503,7 @@ def floquet_batch(
     periods,
     *,
     tol: float = 1e-13,
-    max_cycles: int = 500,
+    max_cycles: int | Any = 500,
     shared=None,
     leading: int | None = None,
 ) -> Floquet:
@@ -507,8 +513,9 @@ def floquet_batch(
     Args:
         points: (B, P, D) orbit points x_0 … x_{p−1} (entries beyond p are ignored); aux_points: their
             aux (leading axes B, P); params: leading axis B; periods: (B,) ints ≤ P.
-        tol: block-form tolerance on the strictly lower part of T = Q_0ᵀ Q_p. max_cycles: cap on cycles
-            (``converged`` False if reached). shared: unbatched parameters (map gets ``(shared, params_i)``).
+        tol: block-form tolerance on the strictly lower part of T = Q_0ᵀ Q_p. max_cycles: cap on cycles,
+            one for all or (B,) one per orbit (``converged`` False if reached). shared: unbatched parameters
+            (the map gets ``(shared, params_i)``).
 
     Returns:
         :class:`Floquet` (numpy) with a leading axis B; multipliers sorted by modulus, descending. Orbits are
@@ -520,18 +527,21 @@ def floquet_batch(
     if leading is not None and leading < 1:
         raise ValueError(f"leading must be >= 1, got {leading}")
     r = D if leading is None else min(D, leading + 2)
+    caps = np.broadcast_to(np.asarray(max_cycles, np.int64), periods.shape)
+    if caps.size and caps.min() < 1:
+        raise ValueError(f"max_cycles must be >= 1, got {caps.min()}")
     parts = []
     for group in by_padded_length(periods):
         # each orbit iterated over its own padded length
         Pg = min(P, padded_length(int(periods[group].max())))
-        todo, cap = group, min(max_cycles, FIRST_CYCLES)
+        todo, cap, first = group, np.minimum(caps, FIRST_CYCLES), True
         while todo.size:
             done = []
             for idx, sel, rows in _row_chunks(todo):
                 part = _floquet_many(
                     m,
                     Pg,
-                    jnp.asarray(cap, jnp.int32),
+                    jnp.asarray(cap[sel], jnp.int32),
                     tol,
                     r,
                     rows(points)[:, :Pg],
@@ -542,10 +552,10 @@ def floquet_batch(
                 )
                 done.append((idx, part))
             parts += done  # a later part of the same orbit replaces an earlier one
-            # read back only after every chunk of the pass is dispatched
-            slow = [idx[~np.asarray(part.converged)[: idx.size]] for idx, part in done] if cap < max_cycles else []
-            todo = np.concatenate(slow) if slow else np.zeros(0, np.int64)
-            cap = max_cycles
+            # read back only after every chunk of the pass is dispatched; only orbits with cycles left go on
+            slow = [idx[~np.asarray(part.converged)[: idx.size] & (caps[idx] > cap[idx])] for idx, part in done]
+            todo = np.concatenate(slow) if first and slow else np.zeros(0, np.int64)
+            cap, first = caps, False
     if not parts:
         raise ValueError("floquet_batch needs at least one orbit")
     return _scatter(parts, periods.size)
