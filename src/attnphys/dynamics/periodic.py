@@ -310,10 +310,13 @@ A vectorised iteration runs until its slowest orbit is done, so one slow orbit n
 batch of hundreds; an orbit done in the first pass is frozen there, as in a single pass (bitwise the
 same result)."""
 
-ROW_SIZES = (8, 64, 512)
+ROW_SIZES = (16,)
 """Batch sizes at which orbits are refined and iterated: a group of orbits is cut into chunks of at most
 the largest size, each padded to the smallest size that holds it, so that at most ``len(ROW_SIZES)``
-shapes are compiled per padded length, whatever the number of orbits."""
+shapes are compiled per padded length, whatever the number of orbits. One small size: a compilation per
+padded length costs more than the per-call overhead of small chunks, a chunk runs only until its own
+slowest orbit, and no chunk carries more than 15 copies (the adaptive paper bifurcation diagram: 119 s,
+against 132 s with sizes (8, 64) and 150 s with (8, 64, 512); ``benchmarks/paper_bifurcation.py``)."""
 
 
 def _row_chunks(idx: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, Any]]:
