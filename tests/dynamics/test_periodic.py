@@ -149,6 +149,8 @@ def test_cycle_caps_per_orbit():
     np.testing.assert_array_equal(np.asarray(two.log_abs[1]), np.asarray(one.log_abs[0]))
     with pytest.raises(ValueError, match="max_cycles"):
         floquet_batch(LINEAR, jnp.zeros((1, 1, 3)), None, slow[None], [1], max_cycles=0)
+    with pytest.raises(ValueError, match="one per orbit"):
+        floquet_batch(LINEAR, jnp.zeros((1, 1, 3)), None, slow[None], [1], max_cycles=[5, 6])
 
 
 def test_newton_stops_at_round_off_when_m_minus_i_is_ill_conditioned():

@@ -530,6 +530,10 @@ def floquet_batch(
     if leading is not None and leading < 1:
         raise ValueError(f"leading must be >= 1, got {leading}")
     r = D if leading is None else min(D, leading + 2)
+    if np.ndim(max_cycles) and np.shape(max_cycles) != periods.shape:
+        raise ValueError(
+            f"max_cycles must be one int or one per orbit {periods.shape}, got shape {np.shape(max_cycles)}"
+        )
     caps = np.broadcast_to(np.asarray(max_cycles, np.int64), periods.shape)
     if caps.size and caps.min() < 1:
         raise ValueError(f"max_cycles must be >= 1, got {caps.min()}")
