@@ -156,8 +156,7 @@ def test_cycle_caps_per_orbit():
 def test_newton_stops_at_round_off_when_m_minus_i_is_ill_conditioned():
     """A fixed point of x' = A x + b with a multiplier 1 − 10⁻⁷: (M − I)⁻¹ amplifies the rounding of G to
     steps of ~10⁻¹⁰, far above 4ε; Newton stops once its steps stop halving, not at ``max_iter``."""
-    Q, _ = np.linalg.qr(np.random.default_rng(0).normal(size=(3, 3)))
-    A = jnp.asarray(Q @ np.diag([1 - 1e-7, 0.5, -0.3]) @ Q.T)
+    A = _similar([[[1 - 1e-7]], [[0.5]], [[-0.3]]], seed=0)
     b = jnp.asarray([0.3, -1.0, 2.0])
     m = Map(step=lambda x, a, p: (p @ x + b, a))
     exact = np.linalg.solve(np.eye(3) - np.asarray(A), np.asarray(b))

@@ -605,9 +605,10 @@ def _top_converged(log_abs: np.ndarray, angle: np.ndarray, cycles: np.ndarray, k
 def periodic_exponents(m, couplings, x, aux, sc, periods, k: int, theta: float):
     """Exponents of periodic orbits from their Floquet multipliers, λ_i = log|μ_i| / p (theory:
     docs/theory/dynamics.md §5.1–5.3): Newton refinement of F^p(x) = x from states x (b, D) on or near the
-    orbits, then the periodic QR iteration on the leading k + 2 dimensions (at most max(:data:`FLOQUET_CYCLES`,
-    ⌈:data:`FLOQUET_STEPS` / p⌉) cycles). An orbit is accepted when the refinement converged, the auxiliary state closed, the k leading
-    exponents are resolved (:func:`_top_converged`) and the leading exponent is at most ``theta`` (an attractor).
+    orbits, then the periodic QR iteration on the leading k + 2 dimensions (at most
+    max(:data:`FLOQUET_CYCLES`, ⌈:data:`FLOQUET_STEPS` / p⌉) cycles). An orbit is accepted when the
+    refinement converged, the auxiliary state closed, the k leading exponents are resolved
+    (:func:`_top_converged`) and the leading exponent is at most ``theta`` (an attractor).
 
     Returns:
         (accepted (b,) bool, refined :class:`~attnphys.dynamics.periodic.PeriodicOrbit` (numpy), top-k

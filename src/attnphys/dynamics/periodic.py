@@ -541,8 +541,10 @@ def floquet_batch(
     for group in by_padded_length(periods):
         # each orbit iterated over its own padded length
         Pg = min(P, padded_length(int(periods[group].max())))
-        todo, cap, first = group, np.minimum(caps, FIRST_CYCLES), True
-        while todo.size:
+        todo = group
+        for cap in (np.minimum(caps, FIRST_CYCLES), caps):  # the first pass, then the slow orbits again
+            if not todo.size:
+                break
             done = []
             for idx, sel, rows in _row_chunks(todo):
                 part = _floquet_many(
@@ -560,9 +562,9 @@ def floquet_batch(
                 done.append((idx, part))
             parts += done  # a later part of the same orbit replaces an earlier one
             # read back only after every chunk of the pass is dispatched; only orbits with cycles left go on
-            slow = [idx[~np.asarray(part.converged)[: idx.size] & (caps[idx] > cap[idx])] for idx, part in done]
-            todo = np.concatenate(slow) if first and slow else np.zeros(0, np.int64)
-            cap, first = caps, False
+            todo = np.concatenate(
+                [idx[~np.asarray(part.converged)[: idx.size] & (caps[idx] > cap[idx])] for idx, part in done]
+            )
     if not parts:
         raise ValueError("floquet_batch needs at least one orbit")
     return _scatter(parts, periods.size)
