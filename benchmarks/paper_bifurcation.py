@@ -6,6 +6,7 @@ sections and regimes. Prints the wall time (target on a 2-core machine: <= 5 min
 needs about 900 CPU-hours), then the same diagram with the full 12-exponent spectrum.
 
     python benchmarks/paper_bifurcation.py [--num 4001] [--skip-full] [--adaptive] [--out bif.zarr]
+        [--compilation-cache DIR]
 
 ``--num`` below 4001 gives a subset of the diagram (same range, same schedule) for a quick estimate.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from pathlib import Path
 
 from attnphys.runtime import configure
 
@@ -29,9 +31,17 @@ def main() -> None:
     ap.add_argument("--out", default=None, help="write the 3-exponent diagram here (.zarr)")
     ap.add_argument("--adaptive", action=argparse.BooleanOptionalAction, default=False,
                     help="stop points on confirmed periodic orbits early (Floquet exponents)")
-    ap.add_argument("--chunk", type=int, default=1024, help="points per vectorised batch")
+    ap.add_argument("--chunk", type=int, default=2048,
+                    help="points per vectorised batch (2048: two batches, the adaptive run is fastest)")
+    ap.add_argument("--compilation-cache", default=None, metavar="DIR",
+                    help="keep compiled programs in DIR (a second run skips their compilation)")
     args = ap.parse_args()
-    configure(x64=True, host_devices=args.devices)
+    configure(x64=True, host_devices=args.devices, compilation_cache=args.compilation_cache)
+    if args.compilation_cache:
+        cache = Path(args.compilation_cache)
+        n_cached = len(list(cache.iterdir())) if cache.is_dir() else 0
+        print(f"compilation cache {args.compilation_cache}: {n_cached} programs before the run "
+              f"({'warm' if n_cached else 'cold'})")
 
     import jax
     import numpy as np

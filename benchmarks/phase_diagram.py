@@ -9,6 +9,7 @@ Prints the wall time and points per second (target on a 2-core machine: <= 20 mi
 needs about 440 CPU-hours). ``--num`` shrinks the grid for a quick look.
 
     python benchmarks/phase_diagram.py [--num 201] [--adaptive] [--out phase.zarr] [--plot phase.png] [--executor inprocess]
+        [--compilation-cache DIR]
 """
 
 from __future__ import annotations
@@ -34,8 +35,15 @@ def main() -> None:
     ap.add_argument("--plot", type=Path, default=None)
     ap.add_argument("--adaptive", action=argparse.BooleanOptionalAction, default=False,
                     help="stop points on confirmed periodic orbits early (Floquet exponents)")
+    ap.add_argument("--compilation-cache", default=None, metavar="DIR",
+                    help="keep compiled programs in DIR (a second run skips their compilation)")
     args = ap.parse_args()
-    configure(x64=True, host_devices=os.cpu_count())
+    configure(x64=True, host_devices=os.cpu_count(), compilation_cache=args.compilation_cache)
+    if args.compilation_cache:
+        cache = Path(args.compilation_cache)
+        n_cached = len(list(cache.iterdir())) if cache.is_dir() else 0
+        print(f"compilation cache {args.compilation_cache}: {n_cached} programs before the run "
+              f"({'warm' if n_cached else 'cold'})")
 
     import numpy as np
 

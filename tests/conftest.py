@@ -1,8 +1,12 @@
+import os
 import pathlib
 
 import pytest
 
-from attnphys.runtime import configure
+from attnphys.runtime import COMPILATION_CACHE_ENV, configure
+
+# the command line under test keeps no compiled programs in the user's home
+os.environ.setdefault(COMPILATION_CACHE_ENV, "off")
 
 # float64 everywhere, and two XLA host devices so that the sharded batch path is exercised
 configure(x64=True, host_devices=2)

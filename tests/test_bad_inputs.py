@@ -118,6 +118,8 @@ CASES = [
      2, "--beta-o (beta_o in a config file): give at least one value (got '')"),
     ("global option after command", ["dmft", "presets", "--devices", "2"],
      2, 'Invalid value for --devices: --devices is an option of attnphys itself: give it before'),
+    ("global flag after command", ["dmft", "presets", "--no-compilation-cache"],
+     2, 'Invalid value for --no-compilation-cache: --no-compilation-cache is an option of attnphys itself'),
     ("presets stray value", ["dmft", "presets", "x"],
      2, "Invalid value: unexpected value 'x'"),
     ("presets unknown option", ["dmft", "presets", "--foo"],

@@ -14,6 +14,7 @@ import sys
 import threading
 import types
 import typing
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional
@@ -56,18 +57,29 @@ _GROUPS = {
 def _setup(
     x64: bool = typer.Option(True, help="Compute in float64 (recommended; float32 for speed studies)."),
     devices: int | None = typer.Option(None, min=1, help="XLA CPU devices to split batches over (default: all cores)."),
+    compilation_cache: bool = typer.Option(
+        True,
+        help="Keep compiled programs on disk, so that a later run skips their compilation (directory: "
+        "$ATTNPHYS_COMPILATION_CACHE, default ~/.cache/attnphys/xla; results are bitwise the same).",
+    ),
 ) -> None:
-    from attnphys.runtime import configure, max_host_devices
+    from attnphys.runtime import configure, default_compilation_cache, max_host_devices
 
     if devices is not None and devices > max_host_devices():
         fail(
             f"--devices: at most {max_host_devices()} XLA CPU devices (this machine has {os.cpu_count()} cores), "
             f"got {devices}"
         )
-    configure(x64=x64, host_devices=devices)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RuntimeWarning)
+        configure(
+            x64=x64, host_devices=devices, compilation_cache=default_compilation_cache() if compilation_cache else None
+        )
+    for w in caught:
+        console.print(f"warning: {w.message}", markup=False, highlight=False)
 
 
-_GLOBAL_OPTIONS = ("--devices", "--x64", "--no-x64")
+_GLOBAL_OPTIONS = ("--devices", "--x64", "--no-x64", "--compilation-cache", "--no-compilation-cache")
 """Options of ``attnphys`` itself (given before the command)."""
 
 

@@ -1,23 +1,52 @@
 """Process-level JAX settings for entry points, and splitting a batch over devices.
 
 Nothing here runs at import: the command line, benchmarks and tests call :func:`configure`
-(float64, number of host devices) before they compute anything.
+(float64, number of host devices, compilation cache) before they compute anything.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
+from pathlib import Path
 
 import jax
 import numpy as np
 
+COMPILATION_CACHE_ENV = "ATTNPHYS_COMPILATION_CACHE"
+"""Environment variable naming the directory of compiled programs the command line uses; empty or
+``off`` turns the cache off."""
 
-def configure(x64: bool = True, host_devices: int | None = None) -> None:
-    """Enable float64 and (on CPU) split the host into ``host_devices`` XLA devices.
+CACHE_MIN_COMPILE_SECONDS = 0.5
+"""Only programs that took at least this long to compile are written to the compilation cache (the many
+tiny ones cost more to look up than to compile)."""
+
+
+def default_compilation_cache() -> Path | None:
+    """The command line's compilation cache: ``$ATTNPHYS_COMPILATION_CACHE`` if set (None if empty or
+    ``off``), else ``$XDG_CACHE_HOME/attnphys/xla`` (``~/.cache/attnphys/xla``)."""
+    env = os.environ.get(COMPILATION_CACHE_ENV)
+    if env is not None:
+        return None if env.strip().lower() in ("", "off") else Path(env).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "attnphys" / "xla"
+
+
+def configure(
+    x64: bool = True, host_devices: int | None = None, compilation_cache: str | os.PathLike | None = None
+) -> None:
+    """Enable float64, (on CPU) split the host into ``host_devices`` XLA devices and optionally keep compiled
+    programs on disk.
 
     One XLA CPU device runs on one core, so a batch split over ``os.cpu_count()`` devices uses every
     core. The device count only takes effect before JAX has created its backends; later calls keep the
     existing devices.
+
+    ``compilation_cache``: a directory (created if missing) where XLA programs that took at least
+    :data:`CACHE_MIN_COMPILE_SECONDS` to compile are stored and looked up, so that a later process with the
+    same programs, devices and versions skips their compilation (JAX's persistent compilation cache; the
+    results are the same programs, so bitwise the same numbers). Takes effect only before the process
+    compiles anything. A directory that cannot be created is reported with a warning and left out.
     """
     jax.config.update("jax_enable_x64", x64)
     if host_devices is None:
@@ -27,6 +56,20 @@ def configure(x64: bool = True, host_devices: int | None = None) -> None:
             jax.config.update("jax_num_cpu_devices", int(host_devices))
         except Exception:  # pragma: no cover - option absent or backend already up
             pass
+    if compilation_cache is not None:
+        path = Path(compilation_cache).expanduser()
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            warnings.warn(f"compilation cache {path} left out: {e}", RuntimeWarning, stacklevel=2)
+            return
+        jax.config.update("jax_compilation_cache_dir", str(path))
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", CACHE_MIN_COMPILE_SECONDS)
+
+
+def compilation_cache() -> str | None:
+    """The compilation cache directory this process uses (None if none), to hand on to worker processes."""
+    return jax.config.jax_compilation_cache_dir or None  # pyright: ignore[reportAttributeAccessIssue]
 
 
 def max_host_devices() -> int:

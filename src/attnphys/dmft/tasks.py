@@ -557,6 +557,25 @@ def _cut(tree, n: int):
     return jax.tree_util.tree_map(lambda a: np.array(a)[:n], tree)
 
 
+LANE_BLOCK = 256
+"""Lanes per call when the points of a batch that did not stop early run the rest of their schedule: a
+full block has one compiled shape whatever the number of lanes, and only the last block is padded (to a
+power of two), so a batch carries at most a few hundred copies instead of up to as many lanes as it has
+(a power-of-two padding of the whole batch). 256 lanes keep the tangent engine at its best throughput on
+two cores (``benchmarks/tangents.py --batch``)."""
+
+
+def _in_blocks(f, tree, rows: np.ndarray):
+    """``f`` (a function of a batch pytree returning a pytree of arrays with a leading batch axis) over
+    ``rows`` of ``tree`` in blocks of at most :data:`LANE_BLOCK` lanes (each padded by :func:`_padded`),
+    the results concatenated (numpy)."""
+    parts = [
+        _cut(f(_padded(tree, rows[i : i + LANE_BLOCK])), min(LANE_BLOCK, rows.size - i))
+        for i in range(0, rows.size, LANE_BLOCK)
+    ]
+    return jax.tree_util.tree_map(lambda *a: np.concatenate(a), *parts)
+
+
 FLOQUET_CYCLES = 100
 """Cycles of the periodic QR iteration allowed to an orbit for its leading exponents, at least; short
 periods get more (:data:`FLOQUET_STEPS`)."""
@@ -726,7 +745,7 @@ def _adaptive_orbits(task: OrbitTask, model: DMFTModel, m, spec: OrbitSpec, sc, 
     aux_all = jax.tree_util.tree_map(np.array, aux_all)
     floq = np.zeros(n, bool)
     if C.size:
-        res = _cut(orbit_sweep(m, inner, *_padded((x_all, aux_all, sc), C), shared=cp), C.size)
+        res = _in_blocks(lambda b: orbit_sweep(m, inner, *b, shared=cp), (x_all, aux_all, sc), C)
         if k:
             # transient-aware: a lane that settled on a periodic orbit within its budget gets Floquet exponents
             per = detect_period(res["fingerprint"], o.period_tol, o.max_period, o.confirmations)

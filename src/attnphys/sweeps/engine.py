@@ -105,11 +105,12 @@ def run_chunk(definition: str, store: str | None, i: int):
     return i, hi - lo, None
 
 
-def _jax_setup(x64: bool) -> None:
-    """Worker set-up: float64 as the driver, one XLA device per worker process (one core each)."""
+def _jax_setup(x64: bool, cache: str | None = None) -> None:
+    """Worker set-up: float64 and the compilation cache as the driver, one XLA device per worker process
+    (one core each)."""
     from attnphys.runtime import configure
 
-    configure(x64=x64, host_devices=1)
+    configure(x64=x64, host_devices=1, compilation_cache=cache)
 
 
 def run_sweep(
@@ -190,20 +191,23 @@ def _execute(executor, definition, store, todo, workers, scheduler) -> Iterable[
         return
     import jax
 
+    from attnphys.runtime import compilation_cache
+
     x64 = bool(jax.config.jax_enable_x64)  # pyright: ignore[reportAttributeAccessIssue]
+    cache = compilation_cache()
     n = workers or os.cpu_count() or 1
     if executor == "processes":
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
         with ProcessPoolExecutor(
-            max_workers=n, mp_context=mp.get_context("spawn"), initializer=_jax_setup, initargs=(x64,)
+            max_workers=n, mp_context=mp.get_context("spawn"), initializer=_jax_setup, initargs=(x64, cache)
         ) as pool:
             futures = [pool.submit(run_chunk, definition, store, i) for i in todo]
             for f in as_completed(futures):
                 yield f.result()
         return
-    yield from _execute_dask(definition, store, todo, n, scheduler, x64)
+    yield from _execute_dask(definition, store, todo, n, scheduler, x64, cache)
 
 
 def _check_size(grid: Grid, schema: dict[str, VarSpec]) -> None:
@@ -299,14 +303,14 @@ def dask_client(scheduler: str | None, workers: int):
     return client, None
 
 
-def _execute_dask(definition, store, todo, n, scheduler, x64):
+def _execute_dask(definition, store, todo, n, scheduler, x64, cache=None):
     from dask.distributed import WorkerPlugin, as_completed
 
     class JaxSetup(WorkerPlugin):
         name = "attnphys-jax-setup"
 
         def setup(self, worker):
-            _jax_setup(x64)
+            _jax_setup(x64, cache)
 
     client, cluster = dask_client(scheduler, n)
     try:
