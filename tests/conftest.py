@@ -6,7 +6,7 @@ import pytest
 from attnphys.runtime import COMPILATION_CACHE_ENV, configure
 
 # the command line under test keeps no compiled programs in the user's home
-os.environ.setdefault(COMPILATION_CACHE_ENV, "off")
+os.environ[COMPILATION_CACHE_ENV] = "off"
 
 # float64 everywhere, and two XLA host devices so that the sharded batch path is exercised
 configure(x64=True, host_devices=2)

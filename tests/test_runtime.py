@@ -13,11 +13,18 @@ from attnphys.runtime import COMPILATION_CACHE_ENV, configure, default_compilati
     [
         ("off", None, None),
         ("", None, None),
+        ("0", None, None),
+        ("False", None, None),
+        ("none", None, None),
         ("/some/where", None, "/some/where"),
         (None, "/xdg", "/xdg/attnphys/xla"),
+        (None, "relative/xdg", "HOME"),  # a relative XDG_CACHE_HOME is ignored
     ],
 )
 def test_default_compilation_cache(monkeypatch, env, xdg, expected):
+    monkeypatch.setenv("HOME", "/home/someone")
+    if expected == "HOME":
+        expected = "/home/someone/.cache/attnphys/xla"
     for name, value in ((COMPILATION_CACHE_ENV, env), ("XDG_CACHE_HOME", xdg)):
         if value is None:
             monkeypatch.delenv(name, raising=False)
@@ -40,9 +47,30 @@ def test_an_unusable_cache_directory_is_reported_and_left_out(tmp_path):
     import jax
 
     before = jax.config.jax_compilation_cache_dir
-    with pytest.warns(RuntimeWarning, match="compilation cache .* left out"):
-        configure(compilation_cache=blocker / "xla")
+    with pytest.warns(RuntimeWarning, match="compilation cache .* left out.*=off"):
+        configure(host_devices=2, compilation_cache=blocker / "xla")
+    with pytest.warns(RuntimeWarning, match="empty directory name"):
+        configure(host_devices=2, compilation_cache="")
     assert jax.config.jax_compilation_cache_dir == before
+
+
+def test_a_read_only_cache_directory_is_reported_and_left_out(tmp_path):
+    import os
+
+    import jax
+
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        if os.access(ro, os.W_OK):
+            pytest.skip("running as a user who can write anywhere")
+        before = jax.config.jax_compilation_cache_dir
+        with pytest.warns(RuntimeWarning, match="not writable"):
+            configure(host_devices=2, compilation_cache=ro)
+        assert jax.config.jax_compilation_cache_dir == before
+    finally:
+        ro.chmod(0o700)
 
 
 _PROGRAM = """
@@ -52,8 +80,10 @@ from attnphys.runtime import configure
 configure(compilation_cache=sys.argv[1])
 import jax, jax.numpy as jnp
 jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+hits = []
+jax.monitoring.register_event_listener(lambda event, **kw: hits.append(event) if event.endswith("cache_hits") else None)
 f = jax.jit(lambda x: jnp.tanh(x) @ x.T)
-print(repr(float(f(jnp.linspace(0.0, 1.0, 12).reshape(3, 4)).sum())))
+print(repr(float(f(jnp.linspace(0.0, 1.0, 12).reshape(3, 4)).sum())), len(hits))
 """
 
 
@@ -67,11 +97,14 @@ def test_a_second_process_reads_the_programs_the_first_wrote(tmp_path):
     def files():
         return {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in cache.iterdir()}
 
-    first = run()
+    first, hits = run().split()
     written = files()
     assert any(name.startswith("jit__lambda") for name in written), written
-    assert run() == first  # the same program from disk: the same number
-    assert files() == written  # read, not compiled and written again
+    assert hits == "0"
+    second, hits = run().split()
+    assert second == first  # the same program from disk: the same number
+    assert int(hits) >= 1  # read from the cache, not compiled again
+    assert files() == written
 
 
 def test_the_command_line_reports_an_unusable_cache_and_goes_on(tmp_path, monkeypatch):

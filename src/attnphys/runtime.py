@@ -22,14 +22,23 @@ CACHE_MIN_COMPILE_SECONDS = 0.5
 tiny ones cost more to look up than to compile)."""
 
 
+_OFF = ("", "off", "0", "false", "no", "none")
+
+
 def default_compilation_cache() -> Path | None:
-    """The command line's compilation cache: ``$ATTNPHYS_COMPILATION_CACHE`` if set (None if empty or
-    ``off``), else ``$XDG_CACHE_HOME/attnphys/xla`` (``~/.cache/attnphys/xla``)."""
+    """The command line's compilation cache: ``$ATTNPHYS_COMPILATION_CACHE`` if set (None if empty, ``off``,
+    ``0``, ``false``, ``no`` or ``none``), else ``$XDG_CACHE_HOME/attnphys/xla`` (an absolute
+    ``XDG_CACHE_HOME`` only) or ``~/.cache/attnphys/xla``; None when there is no home directory."""
     env = os.environ.get(COMPILATION_CACHE_ENV)
     if env is not None:
-        return None if env.strip().lower() in ("", "off") else Path(env).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "attnphys" / "xla"
+        return None if env.strip().lower() in _OFF else Path(env).expanduser().absolute()
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    if xdg and Path(xdg).is_absolute():
+        return Path(xdg) / "attnphys" / "xla"
+    try:
+        return Path.home() / ".cache" / "attnphys" / "xla"
+    except (RuntimeError, KeyError):
+        return None
 
 
 def configure(
@@ -46,7 +55,9 @@ def configure(
     :data:`CACHE_MIN_COMPILE_SECONDS` to compile are stored and looked up, so that a later process with the
     same programs, devices and versions skips their compilation (JAX's persistent compilation cache; the
     results are the same programs, so bitwise the same numbers). Takes effect only before the process
-    compiles anything. A directory that cannot be created is reported with a warning and left out.
+    compiles anything. A directory that cannot be created or written, or an empty name, is reported with a
+    warning and left out. The cache grows without bound; deleting the directory empties it (and clears an
+    entry left truncated by a killed process).
     """
     jax.config.update("jax_enable_x64", x64)
     if host_devices is None:
@@ -57,11 +68,21 @@ def configure(
         except Exception:  # pragma: no cover - option absent or backend already up
             pass
     if compilation_cache is not None:
-        path = Path(compilation_cache).expanduser()
+        if not str(compilation_cache).strip():
+            warnings.warn("compilation cache left out: empty directory name", RuntimeWarning, stacklevel=2)
+            return
+        path = Path(compilation_cache).expanduser().absolute()
         try:
             path.mkdir(parents=True, exist_ok=True)
+            if not os.access(path, os.W_OK | os.X_OK):
+                raise PermissionError("not writable")
         except OSError as e:
-            warnings.warn(f"compilation cache {path} left out: {e}", RuntimeWarning, stacklevel=2)
+            warnings.warn(
+                f"compilation cache {path} left out: {e} (set {COMPILATION_CACHE_ENV}=off or pass "
+                "--no-compilation-cache to the command line)",
+                RuntimeWarning,
+                stacklevel=2,
+            )
             return
         jax.config.update("jax_compilation_cache_dir", str(path))
         jax.config.update("jax_persistent_cache_min_compile_time_secs", CACHE_MIN_COMPILE_SECONDS)

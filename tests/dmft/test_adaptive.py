@@ -4,10 +4,10 @@ import jax
 import numpy as np
 import pytest
 
-from attnphys.dmft import preset
+from attnphys.dmft import preset, tasks
 from attnphys.dmft.model import DMFTModel
 from attnphys.dmft.simulate import Schedule, run_batch, run_segments
-from attnphys.dmft.tasks import OrbitTask, _top_converged
+from attnphys.dmft.tasks import OrbitTask, _in_blocks, _top_converged
 from attnphys.dynamics.periodic import monodromy
 from attnphys.sweeps import Axis, Grid, Sweep, run_sweep
 
@@ -106,3 +106,21 @@ def test_adaptive_refuses_continuation_chains():
     grid = Grid(axes=(Axis(name="direction", values=("up",)), Axis(name="beta_o", values=(1.0, 1.1))), chunk=2)
     with pytest.raises(ValueError, match="cold starts"):
         task.check_grid(grid)
+
+
+def test_blocks_give_the_rows_of_one_call(monkeypatch):
+    monkeypatch.setattr(tasks, "LANE_BLOCK", 3)  # blocks of 4 lanes (a power of two, two per device)
+    rng = np.random.default_rng(0)
+    tree = (rng.normal(size=(20, 5)), {"a": rng.normal(size=(20, 2, 3)), "b": (np.arange(20),)})
+    calls = []
+
+    def f(batch):
+        x, aux = batch
+        calls.append(x.shape[0])
+        return {"x": np.tanh(x), "aux": {"a": aux["a"] * 2, "b": (aux["b"][0] + 1,)}}
+
+    rows = np.asarray([3, 17, 0, 9, 9, 12, 5])
+    got = _in_blocks(f, tree, rows)
+    want = f(jax.tree_util.tree_map(lambda a: a[rows], tree))
+    assert calls[:-1] == [4, 4]  # 7 rows: a full block, then 3 padded to 4
+    jax.tree_util.tree_map(np.testing.assert_array_equal, got, want)

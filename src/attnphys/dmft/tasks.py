@@ -567,12 +567,10 @@ two cores (``benchmarks/tangents.py --batch``)."""
 
 def _in_blocks(f, tree, rows: np.ndarray):
     """``f`` (a function of a batch pytree returning a pytree of arrays with a leading batch axis) over
-    ``rows`` of ``tree`` in blocks of at most :data:`LANE_BLOCK` lanes (each padded by :func:`_padded`),
-    the results concatenated (numpy)."""
-    parts = [
-        _cut(f(_padded(tree, rows[i : i + LANE_BLOCK])), min(LANE_BLOCK, rows.size - i))
-        for i in range(0, rows.size, LANE_BLOCK)
-    ]
+    ``rows`` of ``tree`` in blocks of :data:`LANE_BLOCK` lanes (two per device where that is more), each
+    padded by :func:`_padded`, the results concatenated (numpy)."""
+    block = _bucket(LANE_BLOCK)  # the padded size of a full block: LANE_BLOCK, or two lanes per device if more
+    parts = [_cut(f(_padded(tree, rows[i : i + block])), min(block, rows.size - i)) for i in range(0, rows.size, block)]
     return jax.tree_util.tree_map(lambda *a: np.concatenate(a), *parts)
 
 
