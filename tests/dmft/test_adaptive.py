@@ -124,3 +124,27 @@ def test_blocks_give_the_rows_of_one_call(monkeypatch):
     want = f(jax.tree_util.tree_map(lambda a: a[rows], tree))
     assert calls[:-1] == [4, 4]  # 7 rows: a full block, then 3 padded to 4
     jax.tree_util.tree_map(np.testing.assert_array_equal, got, want)
+
+
+def test_all_exponents_of_a_clustered_fixed_point_from_the_monodromy():
+    """β_o = 0.5: the fixed point seen at period L = 4 has its twelve multipliers within e^6 of each other,
+    too close for the periodic QR iteration's cycles to separate; periodic_exponents still accepts the orbit
+    for all twelve exponents, which equal the eigenvalues of the monodromy from ``jax.jacfwd``."""
+    from attnphys.dynamics.classify import ClassifyOptions
+    from attnphys.dynamics.periodic import floquet_batch
+
+    model = DMFTModel.of(preset("paper"))
+    sc = model.scalars({"beta_o": np.asarray([0.5, 0.5])}, n=2)
+    st, _, _ = run_batch(model.couplings, sc, model.initial_states("checkpoint", sc),
+                         Schedule(steps=4000, transient=4000, record=()), model.convention)
+    m = model.map("mo_se")
+    x, aux = m.state(st.window)
+    ok, orb, ex = tasks.periodic_exponents(m, model.couplings, x, aux, sc, np.asarray([4, 4]), 12,
+                                           ClassifyOptions().theta)
+    assert ok.all() and ex.shape == (2, 12)
+    it = floquet_batch(m, orb.points, orb.aux_points, sc, orb.period, shared=model.couplings, max_cycles=250)
+    assert not _top_converged(it.log_abs, it.angle, it.cycles, 12).any()
+    sc0 = jax.tree_util.tree_map(lambda a: a[0], sc)
+    x0, aux0 = jax.tree_util.tree_map(lambda a: np.asarray(a)[0], (orb.x, orb.aux))
+    mu = np.linalg.eigvals(np.asarray(monodromy(m, x0, aux0, (model.couplings, sc0), 4)))
+    np.testing.assert_allclose(ex[0], np.sort(np.log(np.abs(mu)) / 4)[::-1], atol=1e-10)

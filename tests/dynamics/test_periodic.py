@@ -9,7 +9,7 @@ import pytest
 
 from attnphys.dynamics.lyapunov import advance, lyapunov, sorted_exponents
 from attnphys.dynamics.maps import EXAMPLES, LINEAR, LOGISTIC, Map
-from attnphys.dynamics.periodic import floquet, floquet_batch, monodromy, refine, refine_batch
+from attnphys.dynamics.periodic import floquet, floquet_batch, floquet_direct, monodromy, refine, refine_batch
 
 NAMES = sorted(EXAMPLES)
 
@@ -206,3 +206,35 @@ def test_refinement_reduces_to_the_minimal_period():
     assert np.asarray(out.period).tolist() == [2, 1]
     assert np.all(np.isnan(np.asarray(out.points)[0, 2:])) and np.all(np.isfinite(np.asarray(out.points)[0, :2]))
     assert float(out.x[1, 0]) == pytest.approx(1 - 1 / 2.8, abs=1e-15)
+
+
+@pytest.mark.parametrize("period", [1, 4])
+def test_direct_multipliers_where_the_iteration_runs_out_of_cycles(period):
+    """Moduli 1 % apart and a complex pair of equal modulus: in 5 cycles the periodic QR iteration does not
+    separate them, the eigenvalues of the monodromy (A^p) do, to round-off, and say so."""
+    A = _similar([[[0.9]], [[0.891]], _pair(0.5, 0.4), [[0.2]]], seed=5)
+    exact = period * np.log([0.9, 0.891, 0.5, 0.5, 0.2])
+    it = floquet_batch(LINEAR, jnp.zeros((1, period, 5)), None, A[None], [period], max_cycles=5)
+    assert not bool(it.converged[0])
+    f = floquet_direct(LINEAR, jnp.zeros((1, period, 5)), None, A[None], [period])
+    assert bool(f.converged[0]) and int(f.cycles[0]) == 0
+    np.testing.assert_allclose(f.log_abs[0], exact, rtol=1e-12)
+    np.testing.assert_allclose(f.exponents[0], exact / period, rtol=1e-12)
+    np.testing.assert_allclose(np.abs(f.angle[0, 2:4]), period * 0.4, rtol=1e-12)
+    np.testing.assert_allclose(np.sort_complex(f.multipliers[0]),
+                               np.sort_complex(np.linalg.eigvals(np.linalg.matrix_power(np.asarray(A), period))),
+                               atol=1e-13)
+
+
+def test_direct_multipliers_refuse_what_floating_point_cannot_resolve():
+    """The period-300 orbit whose smallest multiplier is 1e-900: the normalised monodromy keeps only its
+    leading multipliers, so all of them are refused, the leading one alone is resolved (and exact); the
+    periodic QR iteration resolves every one."""
+    A = jnp.array([[1e-3, 0.7, 0.0], [0.0, 0.5, 0.0], [0.2, 0.0, -0.9]])
+    f = floquet_direct(LINEAR, jnp.zeros((1, 300, 3)), None, A[None], [300])
+    assert not bool(f.converged[0])
+    one = floquet_direct(LINEAR, jnp.zeros((1, 300, 3)), None, A[None], [300], leading=1)
+    assert bool(one.converged[0])
+    assert float(one.log_abs[0, 0]) == pytest.approx(300 * np.log(0.9), rel=1e-13)
+    with pytest.raises(ValueError, match="leading"):
+        floquet_direct(LINEAR, jnp.zeros((1, 300, 3)), None, A[None], [300], leading=0)

@@ -625,13 +625,15 @@ def periodic_exponents(m, couplings, x, aux, sc, periods, k: int, theta: float):
     orbits, then the periodic QR iteration on the leading k + 2 dimensions (at most
     max(:data:`FLOQUET_CYCLES`, ⌈:data:`FLOQUET_STEPS` / p⌉) cycles). An orbit is accepted when the
     refinement converged, the auxiliary state closed, the k leading exponents are resolved
-    (:func:`_top_converged`) and the leading exponent is at most ``theta`` (an attractor).
+    (:func:`_top_converged`; where the iteration's cycles did not separate them, the eigenvalues of the
+    monodromy, :func:`~attnphys.dynamics.periodic.floquet_direct`, if those are resolved) and the leading
+    exponent is at most ``theta`` (an attractor).
 
     Returns:
         (accepted (b,) bool, refined :class:`~attnphys.dynamics.periodic.PeriodicOrbit` (numpy), top-k
         exponents (b, k), descending).
     """
-    from attnphys.dynamics.periodic import floquet_batch, refine_batch
+    from attnphys.dynamics.periodic import floquet_batch, floquet_direct, refine_batch
 
     b = int(np.shape(periods)[0])
     rows = np.arange(b)
@@ -652,14 +654,34 @@ def periodic_exponents(m, couplings, x, aux, sc, periods, k: int, theta: float):
         b,
     )
     orb = _cut(orb, b)
-    ex = fq.exponents[:, :k]
+    ex = np.array(fq.exponents[:, :k])
     top = np.asarray(fq.converged) | _top_converged(fq.log_abs, fq.angle, fq.cycles, max(k, 1))
+    # multipliers too clustered for the iteration's cycles: the eigenvalues of the monodromy, where resolved
+    slow = np.flatnonzero(np.asarray(orb.converged) & np.asarray(orb.aux_closed) & ~top)
+    if slow.size:
+        take = partial(jax.tree_util.tree_map, lambda a: np.asarray(a)[slow])
+        fd = floquet_direct(
+            m,
+            take(orb.points),
+            take(orb.aux_points),
+            take(sc),
+            np.asarray(orb.period)[slow],
+            shared=couplings,
+            leading=max(k, 1),
+        )
+        good = slow[fd.converged]
+        ex[good] = fd.exponents[fd.converged, :k]
+        top[good] = True
+        lead = np.array(fq.exponents[:, 0])
+        lead[good] = fd.exponents[fd.converged, 0]
+    else:
+        lead = fq.exponents[:, 0]
     ok = (
         np.asarray(orb.converged)
         & np.asarray(orb.aux_closed)
         & top
         & np.all(np.isfinite(ex), axis=-1)
-        & (fq.exponents[:, 0] <= theta)
+        & (lead <= theta)
     )
     return ok, orb, ex
 

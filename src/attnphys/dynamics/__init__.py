@@ -15,7 +15,15 @@ from attnphys.dynamics.classify import REGIMES, ClassifyOptions
 from attnphys.dynamics.lyapunov import LyapunovResult
 from attnphys.dynamics.maps import EXAMPLES, AbstractMap, Map, autonomous
 from attnphys.dynamics.orbits import OrbitSpec, continuation, orbit, orbit_sweep
-from attnphys.dynamics.periodic import Floquet, PeriodicOrbit, floquet, floquet_batch, refine, refine_batch
+from attnphys.dynamics.periodic import (
+    Floquet,
+    PeriodicOrbit,
+    floquet,
+    floquet_batch,
+    floquet_direct,
+    refine,
+    refine_batch,
+)
 from attnphys.dynamics.samplers import DomainSampler, ExplicitSampler, PerturbationSampler, make_sampler
 
 __all__ = [
@@ -40,6 +48,7 @@ __all__ = [
     "continue_orbit",
     "floquet",
     "floquet_batch",
+    "floquet_direct",
     "make_sampler",
     "orbit",
     "orbit_sweep",

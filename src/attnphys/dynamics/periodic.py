@@ -570,6 +570,106 @@ def floquet_batch(
     return _scatter(parts, periods.size)
 
 
+DIRECT_RTOL = 1e-10
+"""Acceptance of :func:`floquet_direct`: every multiplier reported has a first-order error bound of at most this
+times its modulus (about 1e-10 / p on its exponent)."""
+
+
+@partial(jax.jit, static_argnames=("m", "P"))
+def _monodromy_many(m, P, xs, auxs, params, p, shared=None):
+    """(B, D, D) monodromies M / s and (B,) ln s: the product of the Jacobians along each orbit, normalised at
+    every factor by its largest entry, whose logarithm is accumulated."""
+
+    def one(x, a, q, pp):
+        Js = _jacobians(m, P, x, a, _with_shared(shared, q), pp)
+
+        def body(c, J):
+            Mm, lg = c
+            Mm = J @ Mm
+            n = jnp.max(jnp.abs(Mm))
+            n = jnp.where(n > 0, n, 1.0)
+            return (Mm / n, lg + jnp.log(n)), None
+
+        D = x.shape[-1]
+        (Mm, lg), _ = jax.lax.scan(body, (jnp.eye(D, dtype=x.dtype), jnp.zeros((), x.dtype)), Js)
+        return Mm, lg
+
+    return jax.vmap(one)(xs, auxs, params, p)
+
+
+def _direct_eig(Mm: np.ndarray, lg: float, leading: int, rtol: float):
+    """Multipliers of e^lg · Mm from LAPACK, sorted as :func:`floquet` sorts them, and whether they are
+    resolved: the first-order bound ε‖M‖_F κ_i (κ_i = 1/|y_iᴴ x_i|, unit left and right eigenvectors) is at
+    most ``rtol`` |μ_i| for the ``leading`` largest and ``rtol`` times the smallest of those for the others
+    (so none of them can move above the leading ones)."""
+    import scipy.linalg
+
+    D = Mm.shape[0]
+    if not np.all(np.isfinite(Mm)):
+        return np.full(D, -np.inf), np.zeros(D), False
+    w, vl, vr = scipy.linalg.eig(Mm, left=True, right=True)  # pyright: ignore[reportAssignmentType]
+    with np.errstate(divide="ignore"):
+        log_abs = lg + np.log(np.abs(w))
+    angle = np.angle(w)
+    order = np.lexsort((-angle, -log_abs))
+    w, log_abs, angle = w[order], log_abs[order], angle[order]
+    s = np.abs(np.sum(np.conj(vl[:, order]) * vr[:, order], axis=0))
+    with np.errstate(divide="ignore"):  # a defective multiplier (s = 0) is not resolved
+        bound = np.finfo(Mm.dtype).eps * np.linalg.norm(Mm) / s
+    ref = np.abs(w)[np.minimum(np.arange(D), leading - 1)]
+    ok = bool(np.all(np.isfinite(bound)) and np.all(bound <= rtol * ref) and np.all(ref > 0))
+    return log_abs, angle, ok
+
+
+def floquet_direct(
+    m: Map, points, aux_points, params, periods, *, shared=None, leading: int | None = None, rtol: float = DIRECT_RTOL
+) -> Floquet:
+    """Floquet multipliers of a batch of periodic orbits as the eigenvalues of their monodromy matrices
+    (theory: docs/theory/dynamics.md §5.2, "Clustered multipliers"): M = J_{p−1} ⋯ J_0 formed with a
+    normalisation at every factor, its eigenvalues and eigenvector condition numbers from LAPACK on the host.
+    No cap on cycles: the answer for multipliers whose moduli are too close for the periodic QR iteration
+    (:func:`floquet_batch`) to separate in its cycles, as long as their range fits in floating point — which
+    ``converged`` reports (see :func:`_direct_eig`; a long or strongly contracting orbit is not resolved).
+
+    Args and returns as :func:`floquet_batch` (``leading``: the multipliers that must be resolved, all D
+    without it; ``cycles`` is 0).
+    """
+    points = jnp.asarray(points)
+    periods = np.asarray(periods, dtype=np.int64).reshape(-1)
+    P, D = int(points.shape[1]), int(points.shape[2])
+    if leading is not None and leading < 1:
+        raise ValueError(f"leading must be >= 1, got {leading}")
+    leading = D if leading is None else min(D, leading)
+    n = periods.size
+    log_abs, angle = np.zeros((n, D)), np.zeros((n, D))
+    ok = np.zeros(n, bool)
+    for group in by_padded_length(periods):
+        Pg = min(P, padded_length(int(periods[group].max())))
+        for idx, sel, rows in _row_chunks(group):
+            Mm, lg = _monodromy_many(
+                m,
+                Pg,
+                rows(points)[:, :Pg],
+                jax.tree_util.tree_map(lambda a, Pg=Pg: a[:, :Pg], rows(aux_points)),
+                rows(params),
+                jnp.asarray(periods[sel]),
+                shared,
+            )
+            Mm, lg = np.asarray(Mm), np.asarray(lg)
+            for j, i in enumerate(idx):
+                log_abs[i], angle[i], ok[i] = _direct_eig(Mm[j], float(lg[j]), leading, rtol)
+    with np.errstate(over="ignore", invalid="ignore"):
+        mult = np.exp(log_abs) * np.exp(1j * angle)
+    return Floquet(
+        multipliers=mult,
+        log_abs=log_abs,
+        angle=angle,
+        exponents=log_abs / np.maximum(periods, 1)[:, None],
+        converged=ok,
+        cycles=np.zeros(n, np.int64),
+    )
+
+
 def floquet(
     m: Map, orbit: PeriodicOrbit | Any, aux_points=None, params=None, period: int | None = None, **kw
 ) -> Floquet:
