@@ -655,6 +655,7 @@ def periodic_exponents(m, couplings, x, aux, sc, periods, k: int, theta: float):
     )
     orb = _cut(orb, b)
     ex = np.array(fq.exponents[:, :k])
+    lead = np.array(fq.exponents[:, 0])
     top = np.asarray(fq.converged) | _top_converged(fq.log_abs, fq.angle, fq.cycles, max(k, 1))
     # multipliers too clustered for the iteration's cycles: the eigenvalues of the monodromy, where resolved
     slow = np.flatnonzero(np.asarray(orb.converged) & np.asarray(orb.aux_closed) & ~top)
@@ -672,10 +673,7 @@ def periodic_exponents(m, couplings, x, aux, sc, periods, k: int, theta: float):
         good = slow[fd.converged]
         ex[good] = fd.exponents[fd.converged, :k]
         top[good] = True
-        lead = np.array(fq.exponents[:, 0])
         lead[good] = fd.exponents[fd.converged, 0]
-    else:
-        lead = fq.exponents[:, 0]
     ok = (
         np.asarray(orb.converged)
         & np.asarray(orb.aux_closed)

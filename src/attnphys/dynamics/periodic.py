@@ -331,6 +331,17 @@ def _row_chunks(idx: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, Any]]:
     return out
 
 
+def _chunk_orbits(rows, sel, Pg: int, points, aux_points, params, periods):
+    """The orbits of one chunk of :func:`_row_chunks` (``rows``, ``sel``) over the padded length Pg: points
+    (n, Pg, D), aux points, params and periods, as the batched Floquet kernels take them."""
+    return (
+        rows(points)[:, :Pg],
+        jax.tree_util.tree_map(lambda a: a[:, :Pg], rows(aux_points)),
+        rows(params),
+        jnp.asarray(periods[sel]),
+    )
+
+
 def _scatter(parts, n: int):
     """One batch of ``n`` (numpy) from a non-empty list of (indices, batch) parts with equal trailing
     shapes: the first len(indices) rows of each part placed at its indices (the rest is padding)."""
@@ -401,6 +412,22 @@ def _pairing(sub, tol):
     return first
 
 
+def _normalised_product(factors, eye):
+    """B_{n−1} ⋯ B_0 of (n, …, k, k) factors, normalised to unit Frobenius norm after every factor, and the
+    accumulated logarithm of the norms (theory: docs/theory/dynamics.md §5.2): the product is
+    e^{ln s} times the returned matrix, and nothing under- or overflows. ``eye``: (…, k, k) identities."""
+
+    def body(c, B):
+        Pm, lg = c
+        Pm = B @ Pm
+        n = jnp.sqrt(jnp.sum(Pm**2, axis=(-2, -1)))
+        n = jnp.where(n > 0, n, 1.0)
+        return (Pm / n[..., None, None], lg + jnp.log(n)), None
+
+    (Pm, lg), _ = jax.lax.scan(body, (eye, jnp.zeros(eye.shape[:-2], eye.dtype)), factors)
+    return Pm, lg
+
+
 def _floquet_one(m: Map, P: int, max_cycles, tol: float, xs, auxs, params, p, r: int | None = None):
     """The periodic QR iteration of one orbit (§5.2) on r columns (all D without r)."""
     dtype = xs.dtype
@@ -451,15 +478,8 @@ def _floquet_one(m: Map, P: int, max_cycles, tol: float, xs, auxs, params, p, r:
             -2,
         )  # (P, D-1, 2, 2)
 
-        def prod(c, B):
-            Pm, lg = c
-            Pm = B @ Pm
-            n = jnp.sqrt(jnp.sum(Pm**2, axis=(-2, -1)))
-            n = jnp.where(n > 0, n, 1.0)
-            return (Pm / n[:, None, None], lg + jnp.log(n)), None
-
         I2 = jnp.broadcast_to(jnp.eye(2, dtype=dtype), (D - 1, 2, 2))
-        (Pm, lg), _ = jax.lax.scan(prod, (I2, jnp.zeros(D - 1, dtype)), blk)
+        Pm, lg = _normalised_product(blk, I2)
         Tb = jnp.stack(
             [jnp.stack([T[ii, ii], T[ii, ii + 1]], -1), jnp.stack([T[ii + 1, ii], T[ii + 1, ii + 1]], -1)], -2
         )
@@ -553,10 +573,7 @@ def floquet_batch(
                     jnp.asarray(cap[sel], jnp.int32),
                     tol,
                     r,
-                    rows(points)[:, :Pg],
-                    jax.tree_util.tree_map(lambda a, Pg=Pg: a[:, :Pg], rows(aux_points)),
-                    rows(params),
-                    jnp.asarray(periods[sel]),
+                    *_chunk_orbits(rows, sel, Pg, points, aux_points, params, periods),
                     shared,
                 )
                 done.append((idx, part))
@@ -578,21 +595,12 @@ times its modulus (about 1e-10 / p on its exponent)."""
 @partial(jax.jit, static_argnames=("m", "P"))
 def _monodromy_many(m, P, xs, auxs, params, p, shared=None):
     """(B, D, D) monodromies M / s and (B,) ln s: the product of the Jacobians along each orbit, normalised at
-    every factor by its largest entry, whose logarithm is accumulated."""
+    every factor (:func:`_normalised_product`)."""
 
     def one(x, a, q, pp):
-        Js = _jacobians(m, P, x, a, _with_shared(shared, q), pp)
-
-        def body(c, J):
-            Mm, lg = c
-            Mm = J @ Mm
-            n = jnp.max(jnp.abs(Mm))
-            n = jnp.where(n > 0, n, 1.0)
-            return (Mm / n, lg + jnp.log(n)), None
-
-        D = x.shape[-1]
-        (Mm, lg), _ = jax.lax.scan(body, (jnp.eye(D, dtype=x.dtype), jnp.zeros((), x.dtype)), Js)
-        return Mm, lg
+        return _normalised_product(
+            _jacobians(m, P, x, a, _with_shared(shared, q), pp), jnp.eye(x.shape[-1], dtype=x.dtype)
+        )
 
     return jax.vmap(one)(xs, auxs, params, p)
 
@@ -649,10 +657,7 @@ def floquet_direct(
             Mm, lg = _monodromy_many(
                 m,
                 Pg,
-                rows(points)[:, :Pg],
-                jax.tree_util.tree_map(lambda a, Pg=Pg: a[:, :Pg], rows(aux_points)),
-                rows(params),
-                jnp.asarray(periods[sel]),
+                *_chunk_orbits(rows, sel, Pg, points, aux_points, params, periods),
                 shared,
             )
             Mm, lg = np.asarray(Mm), np.asarray(lg)
