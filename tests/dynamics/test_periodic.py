@@ -139,6 +139,56 @@ def test_leading_iteration_stops_when_the_leading_block_has_converged():
     assert not bool(full.converged[0]) and int(full.cycles[0]) == 500
 
 
+def _T(**entries):
+    """I (4×4) with the given entries set, e.g. ``_T(e31=1e-6)`` sets T[3, 1]."""
+    T = np.eye(4)
+    for k, v in entries.items():
+        T[int(k[1]), int(k[2])] = v
+    return T
+
+
+@pytest.mark.parametrize(
+    "T, first, log_abs, want",
+    [
+        (_T(), [0, 0, 0], [0.0, -1.0, -2.0, -3.0], 3),  # every boundary invariant; the last cannot be checked
+        (_T(e31=1e-6), [0, 0, 0], [0.0, -1.0, -2.0, -3.0], 1),  # column 1 leaks into 3: only m = 1
+        (_T(e20=1e-6), [0, 0, 0], [0.0, -1.0, -2.0, -3.0], 0),  # column 0 leaks into 2: nothing
+        (_T(e31=1e-11, e20=1e-11), [0, 0, 0], [0.0, -1.0, -2.0, -3.0], 3),  # below the tolerance
+        (_T(e32=1e-6), [0, 0, 0], [0.0, -1.0, -2.0, -3.0], 2),
+        (_T(), [0, 0, 0], [0.0, -2.0, -1.0, -3.0], 1),  # column 1 does not dominate column 2: stop before
+        (_T(e21=0.5), [0, 1, 0], [0.0, -1.0, -1.0, -3.0], 3),  # columns 1–2 a 2×2 block, kept whole
+        (_T(e21=0.5), [0, 1, 0], [0.0, -1.0, -1.0, -0.5], 1),  # ... but the pair is below column 3
+        (_T() * np.nan, [0, 0, 0], [0.0, -1.0, -2.0, -3.0], 0),
+    ],
+)
+def test_resolved_counts_the_certified_leading_columns(T, first, log_abs, want):
+    """Which leading multipliers the periodic QR iteration has certified, from T = Q_0ᵀ Q_p: the leading m
+    columns in block triangular form (every boundary up to m invariant, no 2×2 block split) and descending."""
+    from attnphys.dynamics.periodic import RESOLVED_TOL, _resolved
+
+    got = _resolved(jnp.asarray(T), jnp.asarray(first, bool), jnp.asarray(log_abs), RESOLVED_TOL, False)
+    assert int(got) == want
+
+
+def test_clustered_leading_multipliers_are_not_resolved():
+    """|μ| = 0.9, 0.5, 0.4999, 0.4998, 0.1 in 60 cycles: the first separates (0.56⁶⁰ ≈ 1e-15), the cluster
+    behind it does not (three moduli 2e-4 apart, too many for a 2×2 block); ``resolved`` says 1, so no
+    caller reads an unconverged second modulus, and the iteration for the first alone stops early. A leading
+    complex pair counts as two, resolved together."""
+    A = _similar([[[0.9]], [[0.5]], [[0.4999]], [[0.4998]], [[0.1]]], seed=5)
+    f = floquet_batch(LINEAR, jnp.zeros((1, 1, 5)), None, A[None], [1], max_cycles=60, leading=2)
+    assert int(f.resolved[0]) == 1 and int(f.cycles[0]) == 60
+    assert float(f.log_abs[0, 0]) == pytest.approx(np.log(0.9), rel=1e-12)
+    g = floquet_batch(LINEAR, jnp.zeros((1, 1, 5)), None, A[None], [1], max_cycles=60, leading=1)
+    assert int(g.resolved[0]) >= 1 and int(g.cycles[0]) < 60
+    assert float(g.log_abs[0, 0]) == pytest.approx(np.log(0.9), rel=1e-12)
+    P = _similar([_pair(0.9, 0.7), [[0.3]], [[0.2]], [[0.1]]], seed=6)
+    h = floquet_batch(LINEAR, jnp.zeros((1, 1, 5)), None, P[None], [1], max_cycles=200, leading=1)
+    assert int(h.resolved[0]) >= 2
+    np.testing.assert_allclose(np.asarray(h.log_abs[0, :2]), np.log([0.9, 0.9]), rtol=1e-12)
+    np.testing.assert_allclose(np.abs(np.asarray(h.angle[0, :2])), [0.7, 0.7], rtol=1e-12)
+
+
 def test_cycle_caps_per_orbit():
     """``max_cycles`` per orbit: the same slow orbit (moduli 1 % apart) stops at its own cap, 5 cycles or
     converged within 2000; the result under the larger cap is the one of a common cap."""

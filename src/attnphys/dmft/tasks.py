@@ -582,52 +582,21 @@ FLOQUET_STEPS = 1000
 """Steps of the periodic QR iteration (cycles × period) allowed to an orbit, at least: a period-p orbit is
 iterated for up to max(:data:`FLOQUET_CYCLES`, ⌈FLOQUET_STEPS / p⌉) cycles. The k-th and (k+1)-th exponents
 separate by (λ_k − λ_{k+1})·p per cycle, so a short period needs more cycles for the same gap per step:
-a fixed point of the paper preset seen at period L = 4 with a gap of 0.04 per step needs about 180
-(:data:`FLOQUET_SEPARATION` / (0.04 · 4)): a thousand QR steps instead of the 75,000 tangent steps of
+a fixed point of the paper preset seen at period L = 4 with a gap of 0.04 per step needs about 180 cycles
+to resolve its leading multipliers to 1e-13: a thousand QR steps instead of the 75,000 tangent steps of
 the full run it would otherwise get."""
-
-FLOQUET_SEPARATION = 28.0
-"""Leading exponents count as converged when every block boundary among them has a gap of log-moduli per
-cycle times the cycles iterated of at least this (an error of about e^{-28} ≈ 7e-13)."""
-
-
-def _top_converged(log_abs: np.ndarray, angle: np.ndarray, cycles: np.ndarray, k: int) -> np.ndarray:
-    """(b,) whether the k leading Floquet exponents are resolved: every boundary between 1×1 blocks and
-    complex-pair 2×2 blocks, up to the first boundary at or after position k − 1, has a gap
-    (log|μ_i| − log|μ_{i+1}|)·cycles ≥ :data:`FLOQUET_SEPARATION` (orthogonal iteration converges at that rate)."""
-    b, D = log_abs.shape
-    ok = np.ones(b, bool)
-    # an annihilated direction: far below (not -max, whose gap times the cycles would overflow)
-    log_abs = np.where(np.isfinite(log_abs), log_abs, -1e300)
-    for r in range(b):
-        i = 0
-        while i < D - 1:
-            pair = (
-                angle[r, i] != 0
-                and np.isclose(angle[r, i], -angle[r, i + 1])
-                and np.isclose(log_abs[r, i], log_abs[r, i + 1], rtol=1e-9, atol=1e-12)
-            )
-            end = i + 1 if pair else i  # last index of this block
-            if end >= D - 1:
-                break
-            if (log_abs[r, end] - log_abs[r, end + 1]) * cycles[r] < FLOQUET_SEPARATION:
-                ok[r] = False
-                break
-            if end >= k - 1:
-                break
-            i = end + 1
-    return ok
 
 
 def periodic_exponents(m, couplings, x, aux, sc, periods, k: int, theta: float):
     """Exponents of periodic orbits from their Floquet multipliers, λ_i = log|μ_i| / p (theory:
     docs/theory/dynamics.md §5.1–5.3): Newton refinement of F^p(x) = x from states x (b, D) on or near the
     orbits, then the periodic QR iteration on the leading k + 2 dimensions (at most
-    max(:data:`FLOQUET_CYCLES`, ⌈:data:`FLOQUET_STEPS` / p⌉) cycles). An orbit is accepted when the
-    refinement converged, the auxiliary state closed, the k leading exponents are resolved
-    (:func:`_top_converged`; where the iteration's cycles did not separate them, the eigenvalues of the
-    monodromy, :func:`~attnphys.dynamics.periodic.floquet_direct`, if those are resolved) and the leading
-    exponent is at most ``theta`` (an attractor).
+    max(:data:`FLOQUET_CYCLES`, ⌈:data:`FLOQUET_STEPS` / p⌉) cycles, fewer once the k leading multipliers
+    are resolved). An orbit is accepted when the refinement converged, the auxiliary state closed, the k
+    leading exponents are resolved (``Floquet.resolved``: an invariant subspace of the iteration certifies
+    them; where the iteration's cycles did not, the eigenvalues of the monodromy,
+    :func:`~attnphys.dynamics.periodic.floquet_direct`, if those are resolved) and the leading exponent is
+    at most ``theta`` (an attractor).
 
     Returns:
         (accepted (b,) bool, refined :class:`~attnphys.dynamics.periodic.PeriodicOrbit` (numpy), top-k
@@ -656,7 +625,7 @@ def periodic_exponents(m, couplings, x, aux, sc, periods, k: int, theta: float):
     orb = _cut(orb, b)
     ex = np.array(fq.exponents[:, :k])
     lead = np.array(fq.exponents[:, 0])
-    top = np.asarray(fq.converged) | _top_converged(fq.log_abs, fq.angle, fq.cycles, max(k, 1))
+    top = np.asarray(fq.resolved) >= max(k, 1)
     # multipliers too clustered for the iteration's cycles: the eigenvalues of the monodromy, where resolved
     slow = np.flatnonzero(np.asarray(orb.converged) & np.asarray(orb.aux_closed) & ~top)
     if slow.size:

@@ -76,12 +76,16 @@ CENSUS_ATTRS: dict[str, dict[str, str]] = {
     "basin_ci_low": {"long_name": "basin fraction, lower end of the 95% Wilson interval"},
     "basin_ci_high": {"long_name": "basin fraction, upper end of the 95% Wilson interval"},
     "exponents": {
-        "long_name": "Lyapunov exponents, descending (exact from Floquet multipliers for periodic orbits)",
+        "long_name": "Lyapunov exponents, descending (exact from Floquet multipliers for periodic orbits; "
+        "NaN: a multiplier the iteration did not resolve)",
         "units": "1/step",
     },
-    "floquet_abs": {"long_name": "Floquet multiplier modulus |mu| (NaN: not periodic)"},
-    "floquet_angle": {"long_name": "Floquet multiplier argument (NaN: not periodic)", "units": "rad"},
-    "stable": {"long_name": "all Floquet multipliers inside the unit circle (1/0; -1: n/a)"},
+    "floquet_abs": {"long_name": "Floquet multiplier modulus |mu| (NaN: not periodic, or not resolved)"},
+    "floquet_angle": {
+        "long_name": "Floquet multiplier argument (NaN: not periodic, or not resolved)",
+        "units": "rad",
+    },
+    "stable": {"long_name": "all Floquet multipliers inside the unit circle (1/0; -1: n/a or not resolved)"},
     "aux_closed": {"long_name": "auxiliary state returns after one period (1/0; -1: n/a)"},
     "representative": {"long_name": "start (ic index) representing the attractor"},
     "points": {"long_name": "representative states on the attractor"},
@@ -572,12 +576,15 @@ def census_batch(
         rep_pidx = take_rows(rep_rows, np.arange(rows.size), nb)
         obs = np.asarray(_observe_points(m, sub.points, sub.aux_points, table, rep_pidx, shared))
         pts = np.asarray(sub.points)
+        resolved = np.asarray(fl.resolved)
         for j, a in enumerate(per_atts):
             p = a["period"]
-            a["exponents"] = log_abs[j, :k] / p
-            a["floquet_abs"] = np.exp(log_abs[j, :k])
-            a["floquet_angle"] = ang[j, :k]
-            a["stable"] = int(log_abs[j, 0] < 0)
+            # only the multipliers the iteration certified (theory: docs/theory/dynamics.md §5.2)
+            seen = np.arange(k) < resolved[j]
+            a["exponents"] = np.where(seen, log_abs[j, :k] / p, nan)
+            a["floquet_abs"] = np.where(seen, np.exp(log_abs[j, :k]), nan)
+            a["floquet_angle"] = np.where(seen, ang[j, :k], nan)
+            a["stable"] = int(log_abs[j, 0] < 0) if resolved[j] > 0 else -1
             a["aux_closed"] = int(bool(np.asarray(sub.aux_closed)[j]))
             n = min(p, n_pts, pts.shape[1])
             a["points"][:n] = pts[j, :n]

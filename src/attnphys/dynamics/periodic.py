@@ -59,6 +59,8 @@ class Floquet(NamedTuple):
     multipliers: (D,) complex μ_i (±∞/0 when exp(log|μ|) leaves the floating-point range; use log_abs).
     log_abs: (D,) log|μ_i|. angle: (D,) arg μ_i. exponents: (D,) log|μ_i| / p.
     converged: the periodic QR reached block form. cycles: cycles iterated.
+    resolved: () int, how many of the leading multipliers are certified (theory: docs/theory/dynamics.md
+    §5.2, "Which multipliers are resolved"); only those are to be read.
     """
 
     multipliers: Any
@@ -67,6 +69,7 @@ class Floquet(NamedTuple):
     exponents: Any
     converged: Any
     cycles: Any
+    resolved: Any
 
 
 def _tree_where(c, a, b):
@@ -428,11 +431,47 @@ def _normalised_product(factors, eye):
     return Pm, lg
 
 
-def _floquet_one(m: Map, P: int, max_cycles, tol: float, xs, auxs, params, p, r: int | None = None):
-    """The periodic QR iteration of one orbit (§5.2) on r columns (all D without r)."""
+RESOLVED_TOL = 1e-10
+"""Leading columns of the periodic QR iteration certify their multipliers when the subspaces they span are
+invariant to this (:func:`_resolved`): an error of about this much on each log|μ|. Rounding in a cycle
+leaves T's off-diagonal entries at 1e-13 to 1e-11 in the paper preset's orbits, so the block-form
+tolerance itself (1e-13) would refuse most of them."""
+
+
+def _resolved(T, first, log_abs, tol: float, whole: bool):
+    """How many leading multipliers the periodic QR iteration has certified (theory: docs/theory/dynamics.md
+    §5.2, "Which multipliers are resolved"): the largest m such that, for m and every block boundary
+    m' < m, the first m' columns span an invariant subspace of the cycle — max |T[m':, :m']| ≤ tol,
+    T = Q_0ᵀ Q_p (r, r) — that splits no 2×2 block (``first`` (r−1,): (i, i+1) is a block) and whose
+    multipliers dominate the other columns' (``log_abs`` (r,) in column order): the leading m columns are
+    in block triangular form, in descending order. All r when T has block form and the columns span the
+    whole space (``whole``); 0 when none."""
+    D = T.shape[0]
+    if D == 1:
+        return jnp.asarray(1 if whole else 0, jnp.int32)
+    i = jnp.arange(D)
+    m = jnp.arange(1, D)
+    below = (i[None, :, None] >= m[:, None, None]) & (i[None, None, :] < m[:, None, None])  # (D−1, D, D)
+    low = jnp.max(jnp.where(below, jnp.abs(T)[None], 0.0), axis=(1, 2))
+    lead = i[None, :] < m[:, None]  # (D−1, D)
+    dom = jnp.min(jnp.where(lead, log_abs[None], jnp.inf), axis=1) >= jnp.max(
+        jnp.where(lead, -jnp.inf, log_abs[None]), axis=1
+    )
+    ok = (low <= tol) & ~first & dom & jnp.all(jnp.isfinite(T))
+    # every block boundary up to m certified (the blocks inside the subspace separated too)
+    upto = jnp.cumprod(ok | first) > 0
+    return jnp.max(jnp.where(ok & upto, m, 0)).astype(jnp.int32)
+
+
+def _floquet_one(
+    m: Map, P: int, max_cycles, tol: float, xs, auxs, params, p, r: int | None = None, need: int | None = None
+):
+    """The periodic QR iteration of one orbit (§5.2) on r columns (all D without r), until block form, the
+    cap, or (with ``need``) until the leading ``need`` multipliers are resolved (:func:`_resolved`)."""
     dtype = xs.dtype
     Js = _jacobians(m, P, xs, auxs, params, p)
     D = xs.shape[-1] if r is None else r  # the columns iterated: all of R^D, or its leading r dimensions
+    whole = D == xs.shape[-1]
 
     def cycle(Q):
         def body(Q, J):
@@ -455,13 +494,23 @@ def _floquet_one(m: Map, P: int, max_cycles, tol: float, xs, auxs, params, p, r:
         Q0, _, _, it, _ = c
         Qn, Rs = cycle(Q0)
         T = Q0.T @ Qn
-        return Qn, Rs, T, it + 1, structure(T)[1]
+        sub, ok = structure(T)
+        if need is not None and D > 1:
+            # log|μ| of the columns from this cycle: a 2×2 block's pair shares the mean of its two
+            log1 = jnp.sum(jnp.log(jnp.abs(jnp.diagonal(Rs, axis1=-2, axis2=-1))), axis=0)
+            first = _pairing(sub, tol)
+            pair = (jnp.concatenate([first, jnp.zeros(1, bool)]), jnp.concatenate([jnp.zeros(1, bool), first]))
+            mean = (log1 + jnp.concatenate([log1[1:], log1[-1:]])) / 2
+            mean_prev = (log1 + jnp.concatenate([log1[:1], log1[:-1]])) / 2
+            est = jnp.where(pair[0], mean, jnp.where(pair[1], mean_prev, log1))
+            ok = ok | (_resolved(T, first, est, RESOLVED_TOL, whole) >= need)
+        return Qn, Rs, T, it + 1, ok
 
     eye = jnp.eye(D, dtype=dtype)
     Q0 = eye if D == xs.shape[-1] else initial_vectors(xs.shape[-1], D, "random", dtype)
     init = (Q0, jnp.broadcast_to(eye, (P, D, D)), eye, jnp.asarray(0), jnp.asarray(False))
-    _, Rs, T, cycles, ok = jax.lax.while_loop(cond, body, init)
-    sub, _ = structure(T)
+    _, Rs, T, cycles, _ = jax.lax.while_loop(cond, body, init)
+    sub, block = structure(T)
     first = _pairing(sub, tol) if D > 1 else jnp.zeros(0, bool)
 
     diagR = jnp.diagonal(Rs, axis1=-2, axis2=-1)  # (P, D)
@@ -504,16 +553,25 @@ def _floquet_one(m: Map, P: int, max_cycles, tol: float, xs, auxs, params, p, r:
         log_abs = log1
         angle = jnp.where(sign1 < 0, jnp.pi, 0.0)
         mult = (sign1 * jnp.exp(log1)).astype(jnp.complex128 if dtype == jnp.float64 else jnp.complex64)
+    resolved = jnp.where(block & whole, D, _resolved(T, first, log_abs, RESOLVED_TOL, whole))
     order = jnp.lexsort((-angle, -log_abs))
     log_abs, angle, mult = log_abs[order], angle[order], mult[order]
-    return Floquet(multipliers=mult, log_abs=log_abs, angle=angle, exponents=log_abs / p, converged=ok, cycles=cycles)
+    return Floquet(
+        multipliers=mult,
+        log_abs=log_abs,
+        angle=angle,
+        exponents=log_abs / p,
+        converged=block,
+        cycles=cycles,
+        resolved=resolved,
+    )
 
 
-@partial(jax.jit, static_argnames=("m", "P", "tol", "r"))
-def _floquet_many(m, P, max_cycles, tol, r, xs, auxs, params, p, shared=None):
+@partial(jax.jit, static_argnames=("m", "P", "tol", "r", "need"))
+def _floquet_many(m, P, max_cycles, tol, r, need, xs, auxs, params, p, shared=None):
     """``max_cycles`` (B,) int32 is traced, a cap per orbit: both passes of :func:`floquet_batch` share a
     compilation."""
-    return jax.vmap(lambda cap, x, a, q, pp: _floquet_one(m, P, cap, tol, x, a, _with_shared(shared, q), pp, r))(
+    return jax.vmap(lambda cap, x, a, q, pp: _floquet_one(m, P, cap, tol, x, a, _with_shared(shared, q), pp, r, need))(
         max_cycles, xs, auxs, params, p
     )
 
@@ -538,11 +596,13 @@ def floquet_batch(
             aux (leading axes B, P); params: leading axis B; periods: (B,) ints ≤ P.
         tol: block-form tolerance on the strictly lower part of T = Q_0ᵀ Q_p. max_cycles: cap on cycles,
             one for all or (B,) one per orbit (``converged`` False if reached). shared: unbatched parameters
-            (the map gets ``(shared, params_i)``).
+            (the map gets ``(shared, params_i)``). leading: only the leading multipliers are wanted: the
+            iteration runs on leading + 2 columns and stops once ``leading`` of them are resolved.
 
     Returns:
-        :class:`Floquet` (numpy) with a leading axis B; multipliers sorted by modulus, descending. Orbits are
-        iterated in groups of equal padded length (:func:`by_padded_length`).
+        :class:`Floquet` (numpy) with a leading axis B; multipliers sorted by modulus, descending; only the
+        first ``resolved`` of each orbit are certified. Orbits are iterated in groups of equal padded length
+        (:func:`by_padded_length`).
     """
     points = jnp.asarray(points)
     periods = np.asarray(periods, dtype=np.int64).reshape(-1)
@@ -550,6 +610,7 @@ def floquet_batch(
     if leading is not None and leading < 1:
         raise ValueError(f"leading must be >= 1, got {leading}")
     r = D if leading is None else min(D, leading + 2)
+    need = None if leading is None else min(D, leading)
     if np.ndim(max_cycles) and np.shape(max_cycles) != periods.shape:
         raise ValueError(
             f"max_cycles must be one int or one per orbit {periods.shape}, got shape {np.shape(max_cycles)}"
@@ -573,6 +634,7 @@ def floquet_batch(
                     jnp.asarray(cap[sel], jnp.int32),
                     tol,
                     r,
+                    need,
                     *_chunk_orbits(rows, sel, Pg, points, aux_points, params, periods),
                     shared,
                 )
@@ -580,7 +642,14 @@ def floquet_batch(
             parts += done  # a later part of the same orbit replaces an earlier one
             # read back only after every chunk of the pass is dispatched; only orbits with cycles left go on
             todo = np.concatenate(
-                [idx[~np.asarray(part.converged)[: idx.size] & (caps[idx] > cap[idx])] for idx, part in done]
+                [
+                    idx[
+                        ~np.asarray(part.converged)[: idx.size]
+                        & (np.asarray(part.resolved)[: idx.size] < (need or D))
+                        & (caps[idx] > cap[idx])
+                    ]
+                    for idx, part in done
+                ]
             )
     if not parts:
         raise ValueError("floquet_batch needs at least one orbit")
@@ -672,6 +741,7 @@ def floquet_direct(
         exponents=log_abs / np.maximum(periods, 1)[:, None],
         converged=ok,
         cycles=np.zeros(n, np.int64),
+        resolved=np.where(ok, leading, 0).astype(np.int32),
     )
 
 
