@@ -168,6 +168,9 @@ def test_resolved_counts_the_certified_leading_columns(T, first, log_abs, want):
 
     got = _resolved(jnp.asarray(T), jnp.asarray(first, bool), jnp.asarray(log_abs), RESOLVED_TOL, False)
     assert int(got) == want
+    # columns spanning the whole space: the last boundary holds whenever the ones before it do
+    whole = _resolved(jnp.asarray(T), jnp.asarray(first, bool), jnp.asarray(log_abs), RESOLVED_TOL, True)
+    assert int(whole) == (4 if want == 3 else want)
 
 
 def test_clustered_leading_multipliers_are_not_resolved():

@@ -444,16 +444,18 @@ def _resolved(T, first, log_abs, tol: float, whole: bool):
     m' < m, the first m' columns span an invariant subspace of the cycle — max |T[m':, :m']| ≤ tol,
     T = Q_0ᵀ Q_p (r, r) — that splits no 2×2 block (``first`` (r−1,): (i, i+1) is a block) and whose
     multipliers dominate the other columns' (``log_abs`` (r,) in column order): the leading m columns are
-    in block triangular form, in descending order. All r when T has block form and the columns span the
-    whole space (``whole``); 0 when none."""
+    in block triangular form, in descending order. When the columns span the whole space (``whole``), the
+    space itself is invariant and m = r counts as a boundary; 0 when none."""
     D = T.shape[0]
     if D == 1:
         return jnp.asarray(1 if whole else 0, jnp.int32)
     i = jnp.arange(D)
-    m = jnp.arange(1, D)
-    below = (i[None, :, None] >= m[:, None, None]) & (i[None, None, :] < m[:, None, None])  # (D−1, D, D)
+    n_b = D if whole else D - 1  # the whole space is invariant: after the last column is a boundary too
+    m = jnp.arange(1, n_b + 1)
+    first = jnp.concatenate([first, jnp.zeros(n_b - (D - 1), bool)])
+    below = (i[None, :, None] >= m[:, None, None]) & (i[None, None, :] < m[:, None, None])  # (n_b, D, D)
     low = jnp.max(jnp.where(below, jnp.abs(T)[None], 0.0), axis=(1, 2))
-    lead = i[None, :] < m[:, None]  # (D−1, D)
+    lead = i[None, :] < m[:, None]  # (n_b, D)
     dom = jnp.min(jnp.where(lead, log_abs[None], jnp.inf), axis=1) >= jnp.max(
         jnp.where(lead, -jnp.inf, log_abs[None]), axis=1
     )
