@@ -291,3 +291,81 @@ def test_direct_multipliers_refuse_what_floating_point_cannot_resolve():
     assert float(one.log_abs[0, 0]) == pytest.approx(300 * np.log(0.9), rel=1e-13)
     with pytest.raises(ValueError, match="leading"):
         floquet_direct(LINEAR, jnp.zeros((1, 300, 3)), None, A[None], [300], leading=0)
+
+
+@pytest.mark.parametrize("D, k", [(12, 5), (12, 12), (5, 1), (4, 4)])
+def test_householder_qr_is_a_qr_factorisation(D, k):
+    """householder_qr gives A = QR with orthonormal Q and upper triangular R, |R_ii| as LAPACK's, also
+    under vmap; a column that is zero from its diagonal on gives R_ii = 0 exactly and Q stays orthonormal."""
+    from attnphys.dynamics.periodic import householder_qr
+
+    rng = np.random.default_rng(D * 100 + k)
+    A = rng.normal(size=(8, D, k)) * np.exp(rng.normal(size=(8, 1, k)) * 3)
+    Q, R = jax.vmap(householder_qr)(jnp.asarray(A))
+    Q, R = np.asarray(Q), np.asarray(R)
+    eye = np.broadcast_to(np.eye(k), (8, k, k))
+    np.testing.assert_allclose(np.swapaxes(Q, 1, 2) @ Q, eye, atol=1e-14)
+    np.testing.assert_array_equal(np.tril(R, -1), 0.0)
+    scale = np.linalg.norm(A, axis=(1, 2))[:, None, None]
+    np.testing.assert_allclose((Q @ R) / scale, A / scale, atol=1e-15)
+    r_lapack = np.abs(np.diagonal(np.linalg.qr(A)[1], axis1=1, axis2=2))
+    np.testing.assert_allclose(np.abs(np.diagonal(R, axis1=1, axis2=2)), r_lapack, rtol=1e-12)
+
+    B = A[0].copy()
+    B[:, 0] = 0.0  # annihilated direction
+    if k > 2:
+        B[:, 2] = B[:, 1] * 3.0  # exactly dependent in exact arithmetic only
+    q, r = map(np.asarray, householder_qr(jnp.asarray(B)))
+    assert r[0, 0] == 0.0
+    np.testing.assert_allclose(q.T @ q, np.eye(k), atol=1e-14)
+    np.testing.assert_allclose(q @ r, B, atol=1e-13 * np.linalg.norm(B))
+
+
+def _eig2_exact(T, P):
+    """Eigenvalues of the product T P of real 2×2 matrices in 60-digit decimal arithmetic (the entries
+    taken exactly, the product formed exactly)."""
+    from decimal import Decimal, localcontext
+
+    with localcontext() as ctx:
+        ctx.prec = 60
+        t = [[Decimal(float(v)) for v in row] for row in np.asarray(T)]
+        q = [[Decimal(float(v)) for v in row] for row in np.asarray(P)]
+        a, b, c, d = (sum(t[i][j] * q[j][l] for j in range(2)) for i in range(2) for l in range(2))
+        tr, det = a + d, a * d - b * c
+        disc = tr * tr / 4 - det
+        if disc >= 0:
+            s = disc.sqrt()
+            return np.array([complex(tr / 2 + s), complex(tr / 2 - s)])
+        s = (-disc).sqrt()
+        return np.array([complex(float(tr / 2), float(s)), complex(float(tr / 2), -float(s))])
+
+
+@pytest.mark.parametrize(
+    "T, P, rtol",
+    [
+        # two real multipliers whose moduli differ by e^25: the textbook formula loses the smaller one
+        ([[1.0, 3e-14], [-3e-14, 1.0]], [[1.0, 0.6], [0.0, 1.4e-11]], 1e-13),
+        ([[0.8, -0.6], [0.6, 0.8]], [[-0.9, 0.2], [0.0, 2e-9]], 1e-13),
+        # a complex pair (a rotation of equal moduli)
+        ([[0.6, -0.8], [0.8, 0.6]], [[0.5, 0.0], [0.0, 0.5]], 1e-13),
+        # a nearly defective pair: its eigenvalues move by ~√ε, its moduli (√det) do not
+        ([[1.0, 1e-9], [-1e-9, 1.0]], [[0.7, 0.3], [0.0, 0.69999]], 1e-10),
+        # singular: one zero multiplier, then both
+        ([[1.0, 0.0], [0.0, 1.0]], [[0.3, 0.4], [0.0, 0.0]], 1e-13),
+        ([[0.0, 1.0], [1.0, 0.0]], [[0.0, 0.0], [0.0, 0.0]], 1e-13),
+    ],
+)
+def test_block_eigenvalues_have_full_relative_accuracy(T, P, rtol):
+    """The eigenvalues of a 2×2 block T_bb ∏R_bb (§5.2) against 60-digit arithmetic: moduli to 1e-13
+    relative to each, values to ``rtol``, also when the two moduli differ by e^25 (the quadratic formula
+    alone is off by ~1e-5 there)."""
+    from attnphys.dynamics.periodic import _block_eigenvalues
+
+    T, P = np.asarray(T, float), np.asarray(P, float)
+    nu1, nu2 = (np.asarray(v)[0] for v in _block_eigenvalues(jnp.asarray(T)[None], jnp.asarray(P)[None]))
+    want = sorted(_eig2_exact(T, P), key=lambda z: -abs(z))
+    got = sorted([nu1, nu2], key=lambda z: -abs(z))
+    assert abs(nu1) >= abs(nu2)
+    for g, w in zip(got, want):
+        assert abs(abs(g) - abs(w)) <= 1e-13 * abs(w), (g, w)
+        assert abs(g - w) <= rtol * abs(w), (g, w)

@@ -404,6 +404,40 @@ def _jacobians(m: Map, P: int, xs, auxs, params, p):
     return jax.vmap(one)(xs, auxs, jnp.arange(P))
 
 
+def householder_qr(A: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Thin QR of A (D, k), k ≤ D, by Householder reflections (theory: docs/theory/dynamics.md §5.2,
+    "The QR step"): H_{k−1} ⋯ H_0 A = [R; 0] with H_j = I − 2 v_j v_jᵀ mapping the column's part from row j
+    on to (−sign(a_jj)·‖a_j‖, 0, …, 0), the convention of LAPACK's geqrf; Q = H_0 ⋯ H_{k−1} I[:, :k].
+    Backward stable like LAPACK, and written with vector operations over fixed shapes, so that a batch
+    under ``vmap`` is one vectorised loop instead of one LAPACK call per matrix (1.7× on the Floquet
+    iteration of the paper preset's orbits, ``benchmarks/floquet.py``). A column that is zero from row j on
+    gives R_jj = 0 exactly and no reflection. Norms are not scaled: meant for A = J Q with Q orthonormal.
+
+    Returns:
+        (Q (D, k) with orthonormal columns, R (k, k) upper triangular), A = Q R.
+    """
+    D, k = A.shape
+    rows = jnp.arange(D)
+
+    def reflect(j, c):
+        A, V = c
+        x = jnp.where(rows >= j, A[:, j], 0.0)
+        alpha = -jnp.where(A[j, j] >= 0, 1.0, -1.0) * jnp.sqrt(x @ x)
+        v = x - alpha * (rows == j)
+        nv = jnp.sqrt(v @ v)
+        v = jnp.where(nv > 0, v / jnp.where(nv > 0, nv, 1.0), 0.0)
+        return A - 2.0 * jnp.outer(v, v @ A), V.at[j].set(v)
+
+    A, V = jax.lax.fori_loop(0, k, reflect, (A, jnp.zeros((k, D), A.dtype)))
+
+    def accumulate(i, Q):
+        v = V[k - 1 - i]
+        return Q - 2.0 * jnp.outer(v, v @ Q)
+
+    Q = jax.lax.fori_loop(0, k, accumulate, jnp.eye(D, k, dtype=A.dtype))
+    return Q, jnp.triu(A[:k])
+
+
 def _pairing(sub, tol):
     """Greedy 2×2 blocks from the subdiagonal of T: first[i] ⇔ (i, i+1) is a block."""
 
@@ -433,7 +467,8 @@ def _normalised_product(factors, eye):
 
 RESOLVED_TOL = 1e-10
 """Leading columns of the periodic QR iteration certify their multipliers when the subspaces they span are
-invariant to this (:func:`_resolved`): an error of about this much on each log|μ|. Rounding in a cycle
+invariant to this (:func:`_resolved`): an error of about this much on each log|μ| of a well-conditioned
+multiplier (an ill-conditioned one can move by more; docs/theory/dynamics.md §5.2). Rounding in a cycle
 leaves T's off-diagonal entries at 1e-13 to 1e-11 in the paper preset's orbits, so the block-form
 tolerance itself (1e-13) would refuse most of them."""
 
@@ -465,6 +500,27 @@ def _resolved(T, first, log_abs, tol: float, whole: bool):
     return jnp.max(jnp.where(ok & upto, m, 0)).astype(jnp.int32)
 
 
+def _block_eigenvalues(Tb: jax.Array, Pm: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Eigenvalues of A = T_bb P for (n, 2, 2) blocks of T and upper triangular products P (theory:
+    docs/theory/dynamics.md §5.2, "2×2 blocks"), without cancellation: det A = det T_bb · P_00 P_11 (no
+    difference of products), the root of larger modulus ν₁ = tr/2 + sgn(Re tr)·√(tr²/4 − det) (no
+    difference of nearly equal numbers) and the other from ν₁ν₂ = det. The textbook tr/2 ∓ √… loses the
+    smaller of two real roots of very different moduli to cancellation: a relative error of
+    ε·|ν₁/ν₂| (1e-5 at a ratio e²⁵, seen on the paper preset's long orbits).
+
+    Returns:
+        (ν₁, ν₂) complex (n,), |ν₁| ≥ |ν₂|.
+    """
+    A = Tb @ Pm
+    tr = A[:, 0, 0] + A[:, 1, 1]
+    det = (Tb[:, 0, 0] * Tb[:, 1, 1] - Tb[:, 0, 1] * Tb[:, 1, 0]) * Pm[:, 0, 0] * Pm[:, 1, 1]
+    ctype = jnp.complex128 if A.dtype == jnp.float64 else jnp.complex64
+    root = jnp.sqrt((tr**2 / 4 - det).astype(ctype))
+    nu1 = tr / 2 + jnp.where(jnp.real(tr) >= 0, 1.0, -1.0) * root
+    safe = jnp.where(nu1 == 0, 1.0, nu1)
+    return nu1, jnp.where(nu1 == 0, 0.0, det / safe)
+
+
 def _floquet_one(
     m: Map, P: int, max_cycles, tol: float, xs, auxs, params, p, r: int | None = None, need: int | None = None
 ):
@@ -477,7 +533,7 @@ def _floquet_one(
 
     def cycle(Q):
         def body(Q, J):
-            return jnp.linalg.qr(J @ Q)
+            return householder_qr(J @ Q)
 
         return jax.lax.scan(body, Q, Js)
 
@@ -534,11 +590,7 @@ def _floquet_one(
         Tb = jnp.stack(
             [jnp.stack([T[ii, ii], T[ii, ii + 1]], -1), jnp.stack([T[ii + 1, ii], T[ii + 1, ii + 1]], -1)], -2
         )
-        A = Tb @ Pm
-        tr = A[:, 0, 0] + A[:, 1, 1]
-        det = A[:, 0, 0] * A[:, 1, 1] - A[:, 0, 1] * A[:, 1, 0]
-        disc = jnp.sqrt((tr**2 / 4 - det).astype(jnp.complex128 if dtype == jnp.float64 else jnp.complex64))
-        nu1, nu2 = tr / 2 + disc, tr / 2 - disc
+        nu1, nu2 = _block_eigenvalues(Tb, Pm)
         second = jnp.concatenate([jnp.zeros(1, bool), first])
         first_full = jnp.concatenate([first, jnp.zeros(1, bool)])
         nu1f = jnp.concatenate([nu1, jnp.zeros(1, nu1.dtype)])
