@@ -449,6 +449,24 @@ def _pairing(sub, tol):
     return first
 
 
+def _block_columns(first):
+    """(D,) masks from ``first`` (D−1,), block i = columns (i, i+1): (column is the first of a 2×2 block,
+    column is the second)."""
+    z = jnp.zeros(1, bool)
+    return jnp.concatenate([first, z]), jnp.concatenate([z, first])
+
+
+def _at_column(x, second: bool):
+    """A per-block value (D−1,) at the block's first column, or (``second``) at its second: (D,)."""
+    z = jnp.zeros(1, x.dtype)
+    return jnp.concatenate([z, x] if second else [x, z])
+
+
+def _log_moduli(Rs):
+    """Σ_j log|R_j,ii| over a cycle's (P, r, r) factors: (r,)."""
+    return jnp.sum(jnp.log(jnp.abs(jnp.diagonal(Rs, axis1=-2, axis2=-1))), axis=0)
+
+
 def _normalised_product(factors, eye):
     """B_{n−1} ⋯ B_0 of (n, …, k, k) factors, normalised to unit Frobenius norm after every factor, and the
     accumulated logarithm of the norms (theory: docs/theory/dynamics.md §5.2): the product is
@@ -555,12 +573,11 @@ def _floquet_one(
         sub, ok = structure(T)
         if need is not None and D > 1:
             # log|μ| of the columns from this cycle: a 2×2 block's pair shares the mean of its two
-            log1 = jnp.sum(jnp.log(jnp.abs(jnp.diagonal(Rs, axis1=-2, axis2=-1))), axis=0)
+            log1 = _log_moduli(Rs)
             first = _pairing(sub, tol)
-            pair = (jnp.concatenate([first, jnp.zeros(1, bool)]), jnp.concatenate([jnp.zeros(1, bool), first]))
-            mean = (log1 + jnp.concatenate([log1[1:], log1[-1:]])) / 2
-            mean_prev = (log1 + jnp.concatenate([log1[:1], log1[:-1]])) / 2
-            est = jnp.where(pair[0], mean, jnp.where(pair[1], mean_prev, log1))
+            is1, is2 = _block_columns(first)
+            mean = (log1[:-1] + log1[1:]) / 2
+            est = jnp.where(is1, _at_column(mean, False), jnp.where(is2, _at_column(mean, True), log1))
             ok = ok | (_resolved(T, first, est, RESOLVED_TOL, whole) >= need)
         return Qn, Rs, T, it + 1, ok
 
@@ -571,9 +588,8 @@ def _floquet_one(
     sub, block = structure(T)
     first = _pairing(sub, tol) if D > 1 else jnp.zeros(0, bool)
 
-    diagR = jnp.diagonal(Rs, axis1=-2, axis2=-1)  # (P, D)
-    log1 = jnp.sum(jnp.log(jnp.abs(diagR)), axis=0)
-    sign1 = jnp.sign(jnp.diagonal(T)) * jnp.prod(jnp.sign(diagR), axis=0)
+    log1 = _log_moduli(Rs)
+    sign1 = jnp.sign(jnp.diagonal(T)) * jnp.prod(jnp.sign(jnp.diagonal(Rs, axis1=-2, axis2=-1)), axis=0)
 
     if D > 1:
         ii = jnp.arange(D - 1)
@@ -591,15 +607,10 @@ def _floquet_one(
             [jnp.stack([T[ii, ii], T[ii, ii + 1]], -1), jnp.stack([T[ii + 1, ii], T[ii + 1, ii + 1]], -1)], -2
         )
         nu1, nu2 = _block_eigenvalues(Tb, Pm)
-        second = jnp.concatenate([jnp.zeros(1, bool), first])
-        first_full = jnp.concatenate([first, jnp.zeros(1, bool)])
-        nu1f = jnp.concatenate([nu1, jnp.zeros(1, nu1.dtype)])
-        nu2s = jnp.concatenate([jnp.zeros(1, nu2.dtype), nu2])
-        lgf = jnp.concatenate([lg, jnp.zeros(1, dtype)])
-        lgs = jnp.concatenate([jnp.zeros(1, dtype), lg])
-        nu = jnp.where(first_full, nu1f, jnp.where(second, nu2s, 1.0 + 0j))
-        lg_blk = jnp.where(first_full, lgf, lgs)
-        in_blk = first_full | second
+        is1, is2 = _block_columns(first)
+        nu = jnp.where(is1, _at_column(nu1, False), jnp.where(is2, _at_column(nu2, True), 1.0 + 0j))
+        lg_blk = jnp.where(is1, _at_column(lg, False), _at_column(lg, True))
+        in_blk = is1 | is2
         log_abs = jnp.where(in_blk, lg_blk + jnp.log(jnp.abs(nu)), log1)
         angle = jnp.where(in_blk, jnp.angle(nu), jnp.where(sign1 < 0, jnp.pi, 0.0))
         mult = jnp.where(in_blk, jnp.exp(lg_blk) * nu, sign1 * jnp.exp(log1))
