@@ -139,11 +139,14 @@ def shard_batch(fn, args, B: int):
 def _padded_call(fn, args, B: int, Bp: int, sharding):
     """fn on args padded to Bp rows (copies of the last), placed with ``sharding``; the result trimmed to B."""
 
+    # padded and trimmed on the host: on device arrays each would compile a small program per shape
     def place(x):
-        x = jax.numpy.asarray(x)
+        x = np.asarray(x)
         if Bp > B:
-            x = jax.numpy.concatenate([x, jax.numpy.repeat(x[-1:], Bp - B, axis=0)], axis=0)
-        return x if sharding is None else jax.device_put(x, sharding)
+            x = np.concatenate([x, np.repeat(x[-1:], Bp - B, axis=0)], axis=0)
+        return jax.device_put(x, sharding)
 
-    out = fn(*jax.tree_util.tree_map(place, args))
-    return jax.tree_util.tree_map(lambda y: y[:B] if getattr(y, "ndim", 0) and y.shape[0] == Bp else y, out)
+    def trim(y):
+        return jax.device_put(np.asarray(y)[:B]) if Bp > B and getattr(y, "ndim", 0) and y.shape[0] == Bp else y
+
+    return jax.tree_util.tree_map(trim, fn(*jax.tree_util.tree_map(place, args)))

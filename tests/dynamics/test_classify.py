@@ -74,6 +74,50 @@ def test_zero_one_test_separates_regular_from_chaotic():
     K = zero_one_test(np.stack([chaotic, regular]))
     assert K[0] > 0.9 and K[1] < 0.1
     assert np.isnan(zero_one_test(np.ones(10)))
+    assert np.isnan(zero_one_test(np.full(200, 0.3)))  # constant: D_c(n) is rounding noise, K undefined
+    assert np.isnan(zero_one_test(np.r_[chaotic[:199], np.nan]))
+
+
+def _zero_one_by_definition(phi, n_c=64, seed=0):
+    """K straight from the definition: p_c + i q_c as running sums, M_c(n) as a mean over t."""
+    N = phi.size
+    ncut = max(N // 10, 2)
+    cs = np.random.default_rng(seed).uniform(np.pi / 5, 4 * np.pi / 5, size=n_c)
+    n = np.arange(1, ncut + 1)
+    Ks = []
+    for c in cs:
+        z = np.cumsum(phi * np.exp(1j * np.arange(1, N + 1) * c))
+        M = np.array([np.mean(np.abs(z[k:] - z[:-k]) ** 2) for k in n])
+        D = M - phi.mean() ** 2 * (1 - np.cos(n * c)) / (1 - np.cos(c))
+        Ks.append(np.corrcoef(n, D)[0, 1])
+    return np.median(Ks)
+
+
+@pytest.mark.parametrize("N", [20, 29, 137, 1000])
+def test_zero_one_test_matches_its_definition(N):
+    rng = np.random.default_rng(N)
+    series = [
+        rng.normal(size=N) + 0.7,  # noise with a mean: K near 1
+        np.cos(0.9 * np.arange(N)) + 2.0,  # periodic with a mean: the oscillatory term removed
+        np.cumsum(rng.normal(size=N)) * 0.1,  # a random walk
+    ]
+    K = zero_one_test(np.stack(series))
+    np.testing.assert_allclose(K, [_zero_one_by_definition(s) for s in series], rtol=0, atol=1e-9)
+
+
+def test_window_sums_match_their_definition():
+    from attnphys.dynamics.classify import _window_sums
+
+    rng = np.random.default_rng(3)
+    N, ncut = 60, 6
+    phi = rng.normal(size=(3, N)) + 0.7
+    G = np.zeros((3, ncut, ncut))
+    for n in range(1, ncut + 1):
+        for d in range(n):
+            for t in range(N - n):
+                s = np.arange(t + 1 + d, t + n + 1)
+                G[:, d, n - 1] += (phi[:, s] * phi[:, s - d]).sum(axis=-1)
+    np.testing.assert_allclose(_window_sums(phi, ncut), G, rtol=1e-13, atol=1e-12)
 
 
 def test_regime_names_cover_codes():

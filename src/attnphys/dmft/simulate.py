@@ -200,7 +200,7 @@ def broadcast_batch(sc: Scalars, win: Window, B: int) -> tuple[Scalars, Window]:
 
 def stack_windows(wins: Sequence[Window]) -> Window:
     """Stack single windows into a batch (on the host: a traced stack of B windows compiles for every B)."""
-    return Window(*(jnp.asarray(np.stack([np.asarray(x) for x in xs])) for xs in zip(*wins)))
+    return Window(*(jax.device_put(np.stack([np.asarray(x) for x in xs])) for xs in zip(*wins)))
 
 
 def _bucket(n: int) -> int:
@@ -279,4 +279,4 @@ def run_segments(
             sel = np.r_[live, np.full(size - n_live, live[-1])]
             slot_live = np.arange(size) < n_live
             work_sc, work = take_rows(sc, sel), take_rows(final, sel)
-    return State(*(jnp.asarray(a) for a in final)), done, retired
+    return State(*(jax.device_put(a) for a in final)), done, retired

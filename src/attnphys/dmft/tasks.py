@@ -687,7 +687,7 @@ def _adaptive_orbits(task: OrbitTask, model: DMFTModel, m, spec: OrbitSpec, sc, 
             cp,
             x,
             aux,
-            jax.tree_util.tree_map(lambda a: a[rows[cand]], sc),
+            jax.tree_util.tree_map(lambda a: np.asarray(a)[rows[cand]], sc),
             np.lcm(per[cand], model.config.L),
             k,
             o.theta,
@@ -727,7 +727,7 @@ def _adaptive_orbits(task: OrbitTask, model: DMFTModel, m, spec: OrbitSpec, sc, 
             out[name] = np.full((n,) + val.shape[1:], fill, dtype or val.dtype)
         out[name][rows] = val
 
-    x_all, aux_all = m.state(st.window)
+    x_all, aux_all = m.state(jax.tree_util.tree_map(np.asarray, st.window))
     x_all = np.array(x_all)
     aux_all = jax.tree_util.tree_map(np.array, aux_all)
     floq = np.zeros(n, bool)

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.fft
+from numpy.lib.stride_tricks import as_strided
+from numpy.lib.stride_tricks import sliding_window_view as windows
 
 REGIMES: tuple[str, ...] = (
     "divergent",
@@ -103,60 +105,84 @@ def detect_period(y: np.ndarray, tol: float = 1e-8, max_period: int = 256, confi
     return period.reshape(batch)
 
 
+ZERO_ONE_BLOCK = 256
+"""Series per block of :func:`zero_one_test`: its (block, n_cut, n_cut) window sums stay a few tens of MB."""
+
+
 def zero_one_test(phi: np.ndarray, n_c: int = 64, seed: int = 0) -> np.ndarray:
     """The 0–1 test for chaos, K ≈ 0 for regular and K ≈ 1 for chaotic dynamics
     (theory: docs/theory/dynamics.md §4.3).
 
-    For c drawn uniformly in (π/5, 4π/5): p_c(n) = Σ_{j≤n} φ_j cos(jc), q_c(n) = Σ_{j≤n} φ_j sin(jc);
-    mean-square displacement M_c(n) over n ≤ N/10 (computed with FFT autocorrelations),
-    D_c(n) = M_c(n) − (Eφ)² (1 − cos nc)/(1 − cos c); K_c = corr(n, D_c(n)); K = median_c K_c.
+    For c drawn uniformly in (π/5, 4π/5): p_c(n) + i q_c(n) = Σ_{j≤n} φ_j e^{ijc}; the mean-square
+    displacement M_c(n) = mean_{t<N−n} |p_c(t+n) + i q_c(t+n) − p_c(t) − i q_c(t)|² for n ≤ n_cut = N/10,
+    D_c(n) = M_c(n) − (Eφ)² (1 − cos nc)/(1 − cos c); K_c = corr(n, D_c(n)); K = median_c K_c. M_c(n) is
+    (N − n)⁻¹ Σ_{d<n} w_d cos(dc) G_n(d) with window sums G_n(d) that do not depend on c
+    (:func:`_window_sums`), so all frequencies cost one matrix product.
 
     Args:
-        phi: (..., N) scalar series. Returns (...,) K (NaN for a constant series or N < 20).
+        phi: (..., N) scalar series. Returns (...,) K (NaN for a constant or non-finite series or N < 20).
     """
     phi = np.asarray(phi, dtype=np.float64)
     N = phi.shape[-1]
+    batch = phi.shape[:-1]
     if N < 20:
-        return np.full(phi.shape[:-1], np.nan)
+        return np.full(batch, np.nan)
+    flat = phi.reshape(-1, N)
     ncut = max(N // 10, 2)
-    rng = np.random.default_rng(seed)
-    cs = rng.uniform(np.pi / 5, 4 * np.pi / 5, size=n_c)
-    j = np.arange(1, N + 1)
-    nn = np.arange(1, ncut + 1)
-    mean2 = np.mean(phi, axis=-1) ** 2
-    Ks = []
-    for c in cs:
-        z = np.cumsum(phi[..., :] * np.exp(1j * j * c), axis=-1)  # p + i q
-        msd = _mean_square_displacement(z, ncut)
-        D = msd - mean2[..., None] * (1 - np.cos(nn * c)) / (1 - np.cos(c))
-        Ks.append(_corr(nn, D))
-    K = np.median(np.stack(Ks, axis=0), axis=0)
-    return np.where(np.isfinite(K), K, np.nan)
-
-
-def _mean_square_displacement(z: np.ndarray, ncut: int) -> np.ndarray:
-    """M(n) = mean_{j < N−n} |z_{j+n} − z_j|², n = 1..ncut, via FFT: O(N log N)."""
-    N = z.shape[-1]
-    a2 = np.abs(z) ** 2
-    c = np.cumsum(a2, axis=-1)
-    total = c[..., -1:]
+    cs = np.random.default_rng(seed).uniform(np.pi / 5, 4 * np.pi / 5, size=n_c)
     n = np.arange(1, ncut + 1)
-    # Σ_{j<N-n} |z_{j+n}|² and Σ_{j<N-n} |z_j|²
-    head = c[..., N - n - 1]
-    tail = total - c[..., n - 1]
-    nfft = scipy.fft.next_fast_len(N + ncut + 1)
-    f = scipy.fft.fft(z, nfft, axis=-1, workers=-1)
-    # Σ_j Re(conj(z_j) z_{j+n}) (scipy.fft's dispatched functions are typed as returning their dispatch tuples)
-    cross = scipy.fft.ifft(np.conj(f) * f, axis=-1, workers=-1)[..., 1 : ncut + 1].real  # pyright: ignore[reportCallIssue, reportArgumentType]
-    return (tail + head - 2 * cross) / (N - n)
+    d = np.arange(ncut)
+    w = np.where(d == 0, 1.0, 2.0)[:, None] * np.cos(d[:, None] * cs)  # (ncut, n_c)
+    oscillation = (1 - np.cos(n[:, None] * cs)) / (1 - np.cos(cs))  # (ncut, n_c)
+    x = n - n.mean()
+    K = np.full(flat.shape[0], np.nan)
+    for lo in range(0, flat.shape[0], ZERO_ONE_BLOCK):
+        block = flat[lo : lo + ZERO_ONE_BLOCK]
+        msd = np.matmul(_window_sums(block, ncut).transpose(0, 2, 1), w) / (N - n)[:, None]  # (b, n, c)
+        D = msd - (np.mean(block, axis=-1) ** 2)[:, None, None] * oscillation
+        D -= D.mean(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            Kc = np.einsum("bnc,n->bc", D, x) / np.sqrt((x**2).sum() * (D**2).sum(axis=1))
+        K[lo : lo + block.shape[0]] = np.median(Kc, axis=-1)
+    constant = np.all(flat == flat[:, :1], axis=-1)
+    return np.where(np.isfinite(K) & ~constant, K, np.nan).reshape(batch)
 
 
-def _corr(x: np.ndarray, Y: np.ndarray) -> np.ndarray:
-    xc = x - x.mean()
-    Yc = Y - Y.mean(axis=-1, keepdims=True)
-    denom = np.sqrt((xc**2).sum() * (Yc**2).sum(axis=-1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return (Yc * xc).sum(axis=-1) / denom
+def _window_sums(phi: np.ndarray, ncut: int) -> np.ndarray:
+    """The c-independent sums of the 0–1 test's mean-square displacement (theory: docs/theory/dynamics.md
+    §4.3): with the lagged products y_d(s) = φ_s φ_{s−d} and their prefix sums P_d(u) = Σ_{s<u} y_d(s)
+    (0-based s),
+
+        G_n(d) = Σ_{t<N−n} Σ_{t<s−d, s≤t+n} y_d(s) = Σ_{u=N−n+d+1}^{N} P_d(u) − Σ_{u=d+1}^{n} P_d(u),
+
+    for d < n ≤ ncut (0 for d ≥ n). Only the first ncut and the last ncut prefix sums enter: the head from
+    the first ncut values, the tail from the whole-series lag sums P_d(N) (one FFT) less the products
+    after u.
+
+    Args:
+        phi: (b, N) series, N ≥ 10·ncut. Returns: (b, ncut, ncut) G, indexed [lane, d, n − 1].
+    """
+    b, N = phi.shape
+    # head: y_d(s) for s < ncut (0 for s < d); H[d, n − 1] = Σ_{u≤n} P_d(u), which is Σ_{u=d+1}^{n} (P_d(u ≤ d) = 0)
+    head = phi[:, :ncut]
+    lagged = windows(np.concatenate([np.zeros((b, ncut - 1)), head], axis=-1), ncut, axis=-1)[:, ::-1]
+    H = np.cumsum(np.cumsum(head[:, None, :] * lagged, axis=-1), axis=-1)
+    # whole-series lag sums P_d(N) = Σ_s φ_s φ_{s−d}
+    nfft = scipy.fft.next_fast_len(N + ncut, real=True)
+    f = np.fft.rfft(phi, nfft, axis=-1)
+    full = np.fft.irfft(f.real**2 + f.imag**2, nfft, axis=-1)[:, :ncut]
+    # tail: P_d(u) for u = N − ncut + 1 … N is P_d(N) less the products y_d(s), s ≥ u
+    tail = phi[:, N - ncut :]
+    C = np.cumsum(tail[:, None, :] * windows(phi[:, N - 2 * ncut + 1 :], ncut, axis=-1)[:, ::-1], axis=-1)
+    C += (full - C[:, :, -1])[:, :, None]
+    Ct = np.cumsum(C[:, :, ::-1], axis=-1)  # Ct[d, m − 1] = Σ_{u=N−m+1}^{N} P_d(u)
+    # written into rows of width 2·ncut and read back with rows one shorter: row d shifts by d, so that
+    # [d, n − 1] reads Ct[d, n − d − 1] and n ≤ d reads the zeros that pad the previous row
+    width = 2 * ncut
+    buf = np.zeros((b, ncut * width))
+    buf.reshape(b, ncut, width)[:, :, :ncut] = Ct
+    Y = as_strided(buf, shape=(b, ncut, ncut), strides=(buf.strides[0], (width - 1) * buf.itemsize, buf.itemsize))
+    return Y - H
 
 
 def recurrence_lag(y: np.ndarray, tol: float = 1e-8, min_lag: int = 1, min_overlap: int = 8) -> np.ndarray:

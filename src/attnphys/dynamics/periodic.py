@@ -229,7 +229,7 @@ def refine_batch(
         :class:`PeriodicOrbit` with a leading axis B (``points`` (B, P, D)).
     """
     warn_if_single_precision(x0)
-    x0 = jnp.asarray(x0)
+    x0 = np.asarray(x0)  # host arrays go to the jitted kernels as they are (no per-shape copy program)
     periods = np.asarray(periods, dtype=np.int64).reshape(-1)
     if periods.size and periods.min() < 1:
         raise ValueError(f"periods must be >= 1, got {periods.min()}")
@@ -252,7 +252,7 @@ def refine_batch(
                 )
                 parts.append((idx, part))
         return _merge_orbits(parts, periods.size)
-    out = _refine_many(m, P, max_iter, tol, x0, aux0, params, jnp.asarray(periods), shared)
+    out = _refine_many(m, P, max_iter, tol, x0, aux0, params, periods, shared)
     open_ = np.flatnonzero(~np.asarray(out.aux_closed, dtype=bool))
     if open_.size:
         # the auxiliary state has a longer period: raise p to the smallest multiple that closes it
@@ -264,7 +264,7 @@ def refine_batch(
             new_p[i] = q if q else periods[i]
         if not np.array_equal(new_p, periods):
             P2 = max(P, padded_length(int(new_p.max())))
-            out2 = _refine_many(m, P2, max_iter, tol, x0, aux0, params, jnp.asarray(new_p), shared)
+            out2 = _refine_many(m, P2, max_iter, tol, x0, aux0, params, new_p, shared)
             if P2 > P:
                 out = out2
             else:
@@ -341,7 +341,7 @@ def _chunk_orbits(rows, sel, Pg: int, points, aux_points, params, periods):
         rows(points)[:, :Pg],
         jax.tree_util.tree_map(lambda a: a[:, :Pg], rows(aux_points)),
         rows(params),
-        jnp.asarray(periods[sel]),
+        periods[sel],
     )
 
 
@@ -669,7 +669,7 @@ def floquet_batch(
         first ``resolved`` of each orbit are certified. Orbits are iterated in groups of equal padded length
         (:func:`by_padded_length`).
     """
-    points = jnp.asarray(points)
+    points = np.asarray(points)
     periods = np.asarray(periods, dtype=np.int64).reshape(-1)
     P, D = int(points.shape[1]), int(points.shape[2])
     if leading is not None and leading < 1:
@@ -696,7 +696,7 @@ def floquet_batch(
                 part = _floquet_many(
                     m,
                     Pg,
-                    jnp.asarray(cap[sel], jnp.int32),
+                    np.asarray(cap[sel], np.int32),
                     tol,
                     r,
                     need,
@@ -776,7 +776,7 @@ def floquet_direct(
     Args and returns as :func:`floquet_batch` (``leading``: the multipliers that must be resolved, all D
     without it; ``cycles`` is 0).
     """
-    points = jnp.asarray(points)
+    points = np.asarray(points)
     periods = np.asarray(periods, dtype=np.int64).reshape(-1)
     P, D = int(points.shape[1]), int(points.shape[2])
     if leading is not None and leading < 1:
