@@ -9,7 +9,15 @@ import pytest
 
 from attnphys.dynamics.lyapunov import advance, lyapunov, sorted_exponents
 from attnphys.dynamics.maps import EXAMPLES, LINEAR, LOGISTIC, Map
-from attnphys.dynamics.periodic import floquet, floquet_batch, floquet_direct, monodromy, refine, refine_batch
+from attnphys.dynamics.periodic import (
+    STORED_LENGTH,
+    floquet,
+    floquet_batch,
+    floquet_direct,
+    monodromy,
+    refine,
+    refine_batch,
+)
 
 NAMES = sorted(EXAMPLES)
 
@@ -238,7 +246,7 @@ def test_refine_batch_mixes_periods():
     """Logistic r = 3.5 (period 4) and r = 3.2 (period 2) refined in one padded call."""
     x = jnp.array([[0.5], [0.5]])
     out = refine_batch(LOGISTIC, x, None, jnp.array([3.5, 3.2]), [4, 2])
-    assert np.all(np.asarray(out.converged)) and out.points.shape == (2, 4, 1)
+    assert np.all(np.asarray(out.converged)) and out.points.shape == (2, STORED_LENGTH, 1)
     assert np.all(np.isnan(np.asarray(out.points)[1, 2:]))
     f = floquet_batch(LOGISTIC, out.points, None, jnp.array([3.5, 3.2]), [4, 2])
     assert complex(f.multipliers[1, 0]).real == pytest.approx(-3.2**2 + 2 * 3.2 + 4, abs=1e-13)

@@ -133,7 +133,7 @@ def _kernels(m: Map, params_of: Callable, p: int):
     cached, so that continuing again with the same ``params_of`` function compiles nothing."""
 
     def G(x, s, aux0):
-        return _compose(m, p, x, aux0, params_of(s), p)[0] - x
+        return _compose(m, x, aux0, params_of(s), p)[0] - x
 
     def GJ(x, s, aux0):
         Jx, Js = jax.jacfwd(G, argnums=(0, 1))(x, s, aux0)
@@ -190,7 +190,7 @@ def _kernels(m: Map, params_of: Callable, p: int):
             order = jnp.lexsort((-jnp.angle(mu), -jnp.abs(mu)))
             return mu[order], jnp.log(jnp.abs(mu[order]))
         xs, auxs = _trace(m, p, x, aux0, params_of(s), p)
-        f = _floquet_one(m, p, 500, 1e-13, xs, auxs, params_of(s), p)
+        f = _floquet_one(m, 500, 1e-13, xs, auxs, params_of(s), p)
         return f.multipliers, f.log_abs
 
     newton_x, tangent = jax.jit(newton_x, static_argnames=("max_it",)), jax.jit(tangent)

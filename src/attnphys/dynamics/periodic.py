@@ -13,8 +13,9 @@ iteration (theory: docs/theory/dynamics.md §5).
   the product formed with a normalisation per factor whose logarithm is accumulated. Nothing overflows
   or underflows for any period; exponents are log|μ_i|/p (§5.3).
 
-Everything is jitted with the period padded to a static length P ≥ p (steps j ≥ p are the identity),
-so orbits of different periods share one compilation and vectorise with ``vmap``.
+Everything is jitted over arrays of a static length P ≥ p (:func:`stored_length`: one length for every
+period up to :data:`STORED_LENGTH`) with loops that run for each orbit's own p steps, so orbits of
+different periods share one compilation and vectorise with ``vmap``.
 """
 
 from __future__ import annotations
@@ -72,33 +73,27 @@ class Floquet(NamedTuple):
     resolved: Any
 
 
-def _tree_where(c, a, b):
-    return jax.tree_util.tree_map(lambda u, v: jnp.where(c, u, v), a, b)
+def _compose(m: Map, x, aux, params, p):
+    """F^p(x): (x_p, aux_p). p may be traced (a loop of p steps, batched under ``vmap`` as a loop to the
+    longest with the finished lanes held)."""
+    return jax.lax.fori_loop(0, p, lambda j, c: m.step(c[0], c[1], params), (x, aux))
 
 
-def _compose(m: Map, P: int, x, aux, params, p):
-    """F^p(x) with the step masked beyond p (static length P): (x_p, aux_p)."""
+def _trace(m: Map, P: int, x, aux, params, p, steps=None):
+    """x_0 … x_{P−1} (P, D) and their aux stacked along P: the orbit for j < p, NaN and aux_0 beyond.
+    ``steps`` ≥ p: the loop's length (default p); see :func:`_jacobians`."""
 
-    def body(c, j):
-        x, aux = c
-        x2, aux2 = m.step(x, aux, params)
-        keep = j < p
-        return (jnp.where(keep, x2, x), _tree_where(keep, aux2, aux)), None
+    def body(j, c):
+        x, aux, xs, auxs = c
+        on = j < p
+        xs = xs.at[j].set(jnp.where(on, x, jnp.nan))
+        auxs = jax.tree_util.tree_map(lambda b, a: b.at[j].set(jnp.where(on, a, b[j])), auxs, aux)
+        x, aux = m.step(x, aux, params)
+        return x, aux, xs, auxs
 
-    (x, aux), _ = jax.lax.scan(body, (x, aux), jnp.arange(P))
-    return x, aux
-
-
-def _trace(m: Map, P: int, x, aux, params, p):
-    """x_0 … x_{P−1} and their aux (NaN/last aux beyond p)."""
-
-    def body(c, j):
-        x, aux = c
-        x2, aux2 = m.step(x, aux, params)
-        return (x2, aux2), (jnp.where(j < p, x, jnp.nan), aux)
-
-    _, (xs, auxs) = jax.lax.scan(body, (x, aux), jnp.arange(P))
-    return xs, auxs
+    xs = jnp.full((P,) + x.shape, jnp.nan, x.dtype)
+    auxs = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (P,) + jnp.shape(a)), aux)
+    return jax.lax.fori_loop(0, p if steps is None else steps, body, (x, aux, xs, auxs))[2:]
 
 
 def _aux_equal(a, b) -> jax.Array:
@@ -112,13 +107,13 @@ def _aux_equal(a, b) -> jax.Array:
     return jnp.all(jnp.stack(leaves)) if leaves else jnp.asarray(True)
 
 
-def _refine_one(m: Map, P: int, max_iter: int, tol: float, x0, aux0, params, p):
+def _refine_one(m: Map, P: int, max_iter: int, tol: float, x0, aux0, params, p, steps=None):
     x0 = jnp.asarray(x0)
     eps = jnp.finfo(x0.dtype).eps
     D = x0.shape[0]
 
     def G(x):
-        return _compose(m, P, x, aux0, params, p)[0] - x
+        return _compose(m, x, aux0, params, p)[0] - x
 
     def cond(c):
         x, it, done, _ = c
@@ -139,9 +134,9 @@ def _refine_one(m: Map, P: int, max_iter: int, tol: float, x0, aux0, params, p):
     x, it, _, _ = jax.lax.while_loop(
         cond, body, (x0, jnp.asarray(0), jnp.asarray(False), jnp.asarray(jnp.inf, x0.dtype))
     )
-    xp, auxp = _compose(m, P, x, aux0, params, p)
+    xp, auxp = _compose(m, x, aux0, params, p)
     res = jnp.max(jnp.abs(xp - x)) / jnp.maximum(1.0, jnp.max(jnp.abs(x)))
-    pts, aux_pts = _trace(m, P, x, aux0, params, p)
+    pts, aux_pts = _trace(m, P, x, aux0, params, p, steps)
     del D
     return PeriodicOrbit(
         x=x,
@@ -162,21 +157,34 @@ def _with_shared(shared, p):
 
 @partial(jax.jit, static_argnames=("m", "P", "max_iter", "tol"))
 def _refine_many(m, P, max_iter, tol, x0, aux0, params, p, shared=None):
-    return jax.vmap(lambda x, a, q, pp: _refine_one(m, P, max_iter, tol, x, a, _with_shared(shared, q), pp))(
+    steps = jnp.max(p)  # one loop length for the batch: a length per lane would select the whole stored orbit per step
+    return jax.vmap(lambda x, a, q, pp: _refine_one(m, P, max_iter, tol, x, a, _with_shared(shared, q), pp, steps))(
         x0, aux0, params, p
     )
 
 
 def padded_length(p: int) -> int:
-    """Static scan length for a period p: the next power of two, so that few lengths get compiled
-    (theory: docs/theory/dynamics.md §5.1)."""
+    """The next power of two ≥ p (theory: docs/theory/dynamics.md §5.1)."""
     return 1 << max(0, int(p) - 1).bit_length()
+
+
+STORED_LENGTH = 256
+"""Orbits of period up to this are stored and iterated in arrays of this length (:func:`stored_length`), the
+classifier's longest period: one compiled program for all of them, where a length per power of two compiled
+(and traced, lowered and loaded from the compilation cache) six or seven programs per kernel in a paper
+diagram. The loops run each orbit's own p steps, so the length costs memory, not work."""
+
+
+def stored_length(p: int) -> int:
+    """Static length P ≥ p of the arrays an orbit of period p is stored and iterated in:
+    :data:`STORED_LENGTH`, or the next power of two above it (theory: docs/theory/dynamics.md §5.1)."""
+    return max(STORED_LENGTH, padded_length(p))
 
 
 def by_padded_length(periods) -> list[np.ndarray]:
     """Indices of ``periods`` grouped by :func:`padded_length`, shortest first: orbits are refined and
-    iterated in groups, so that none is carried over a longer padded length than its own
-    (theory: docs/theory/dynamics.md §5.1)."""
+    iterated in chunks of similar periods, so that no loop runs far beyond an orbit's own period while a
+    longer one in its chunk finishes (theory: docs/theory/dynamics.md §5.1)."""
     lengths = np.asarray([padded_length(int(p)) for p in np.asarray(periods).reshape(-1)])
     return [np.flatnonzero(lengths == n) for n in np.unique(lengths)]
 
@@ -219,8 +227,9 @@ def refine_batch(
 
     Args:
         x0: (B, D) starts near the orbits; aux0, params: pytrees with a leading axis B; periods: (B,) ints.
-        tol: convergence, ‖F^p(x) − x‖_∞ ≤ tol · max(1, ‖x‖_∞). P: static padded length (default: each
-            orbit at the next power of two ≥ its period (:func:`by_padded_length`), raised for aux multiples).
+        tol: convergence, ‖F^p(x) − x‖_∞ ≤ tol · max(1, ‖x‖_∞). P: static length of the stored orbit
+            (default: :func:`stored_length` of the longest period of each chunk, raised for aux multiples;
+            chunks of similar periods, :func:`by_padded_length`).
         max_multiple: a lane whose aux does not return after p steps is re-refined at the smallest
             multiple q·p, q ≤ max_multiple, at which it does (``aux_closed`` False if none).
         shared: unbatched parameters; the map then receives ``(shared, params_i)``.
@@ -247,7 +256,7 @@ def refine_batch(
                     tol=tol,
                     max_iter=max_iter,
                     max_multiple=max_multiple,
-                    P=padded_length(int(periods[idx].max())),
+                    P=stored_length(int(periods[idx].max())),
                     shared=shared,
                 )
                 parts.append((idx, part))
@@ -263,7 +272,7 @@ def refine_batch(
             q = _aux_period(m, out.x[i], aux_i, _with_shared(shared, par_i), int(periods[i]), max_multiple)
             new_p[i] = q if q else periods[i]
         if not np.array_equal(new_p, periods):
-            P2 = max(P, padded_length(int(new_p.max())))
+            P2 = max(P, stored_length(int(new_p.max())))
             out2 = _refine_many(m, P2, max_iter, tol, x0, aux0, params, new_p, shared)
             if P2 > P:
                 out = out2
@@ -278,7 +287,7 @@ def refine_batch(
 
 
 def _merge_orbits(parts, n: int):
-    """One batch of ``n`` refined orbits from (indices, orbits) parts of different padded lengths: the
+    """One batch of ``n`` refined orbits from (indices, orbits) parts of different stored lengths: the
     points are NaN-padded to the longest (they are NaN beyond the period anyway), the auxiliary points
     edge-padded."""
     P = max(int(np.shape(o.points)[1]) for _, o in parts)
@@ -316,10 +325,11 @@ same result)."""
 ROW_SIZES = (16,)
 """Batch sizes at which orbits are refined and iterated: a group of orbits is cut into chunks of at most
 the largest size, each padded to the smallest size that holds it, so that at most ``len(ROW_SIZES)``
-shapes are compiled per padded length, whatever the number of orbits. One small size: a compilation per
-padded length costs more than the per-call overhead of small chunks, a chunk runs only until its own
-slowest orbit, and no chunk carries more than 15 copies (the adaptive paper bifurcation diagram: 119 s,
-against 132 s with sizes (8, 64) and 150 s with (8, 64, 512); ``benchmarks/paper_bifurcation.py``)."""
+shapes are compiled per stored length (:func:`stored_length`), whatever the number of orbits. One small
+size: a compilation costs more than the per-call overhead of small chunks, a chunk runs only until its own
+slowest orbit, and no chunk carries more than 15 copies (the adaptive paper bifurcation diagram, when each
+power of two compiled its own programs: 119 s, against 132 s with sizes (8, 64) and 150 s with
+(8, 64, 512); ``benchmarks/paper_bifurcation.py``)."""
 
 
 def _row_chunks(idx: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, Any]]:
@@ -335,11 +345,17 @@ def _row_chunks(idx: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, Any]]:
 
 
 def _chunk_orbits(rows, sel, Pg: int, points, aux_points, params, periods):
-    """The orbits of one chunk of :func:`_row_chunks` (``rows``, ``sel``) over the padded length Pg: points
-    (n, Pg, D), aux points, params and periods, as the batched Floquet kernels take them."""
+    """The orbits of one chunk of :func:`_row_chunks` (``rows``, ``sel``) over the stored length Pg: points
+    (n, Pg, D), aux points, params and periods, as the batched Floquet kernels take them (shorter inputs
+    padded: the entries beyond the period are not read)."""
+
+    def fit(a):
+        a = a[:, :Pg]
+        return np.concatenate([a, np.repeat(a[:, -1:], Pg - a.shape[1], axis=1)], axis=1) if a.shape[1] < Pg else a
+
     return (
-        rows(points)[:, :Pg],
-        jax.tree_util.tree_map(lambda a: a[:, :Pg], rows(aux_points)),
+        fit(rows(points)),
+        jax.tree_util.tree_map(fit, rows(aux_points)),
         rows(params),
         periods[sel],
     )
@@ -393,15 +409,21 @@ def refine(m: Map, x0, aux0, params, period: int, **kw) -> PeriodicOrbit:
     return _unbatch(out)
 
 
-def _jacobians(m: Map, P: int, xs, auxs, params, p):
-    """(P, D, D) Jacobians along the orbit; the identity beyond p."""
-    D = xs.shape[-1]
+def _jacobians(m: Map, xs, auxs, params, p, steps=None):
+    """(P, D, D) Jacobians along the orbit xs (P, D), for j < p; the identity beyond.
 
-    def one(x, aux, j):
-        x = jnp.where(j < p, x, 0.0)
-        return jnp.where(j < p, m.jacobian(x, aux, params), jnp.eye(D, dtype=xs.dtype))
+    ``steps`` ≥ p (default p) is the loop's length: under ``vmap`` it is the batch's longest period, passed
+    unbatched, so that the loop is one for the batch and each step writes one entry; a loop of each lane's
+    own p steps would be batched with its whole carry (P, D, D) selected lane by lane at every step."""
+    P, D = xs.shape
+    eye = jnp.eye(D, dtype=xs.dtype)
 
-    return jax.vmap(one)(xs, auxs, jnp.arange(P))
+    def body(j, Js):
+        on = j < p
+        aux = jax.tree_util.tree_map(lambda a: a[j], auxs)
+        return Js.at[j].set(jnp.where(on, m.jacobian(jnp.where(on, xs[j], 0.0), aux, params), eye))
+
+    return jax.lax.fori_loop(0, p if steps is None else steps, body, jnp.broadcast_to(eye, (P, D, D)))
 
 
 def householder_qr(A: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -462,25 +484,21 @@ def _at_column(x, second: bool):
     return jnp.concatenate([z, x] if second else [x, z])
 
 
-def _log_moduli(Rs):
-    """Σ_j log|R_j,ii| over a cycle's (P, r, r) factors: (r,)."""
-    return jnp.sum(jnp.log(jnp.abs(jnp.diagonal(Rs, axis1=-2, axis2=-1))), axis=0)
+def _normalised_product(factors, eye, p, steps=None):
+    """B_{p−1} ⋯ B_0 of the first p of (n, …, k, k) factors, normalised to unit Frobenius norm after every
+    factor, and the accumulated logarithm of the norms (theory: docs/theory/dynamics.md §5.2): the product
+    is e^{ln s} times the returned matrix, and nothing under- or overflows. ``eye``: (…, k, k) identities;
+    ``steps`` ≥ p: the loop's length (:func:`_jacobians`)."""
 
-
-def _normalised_product(factors, eye):
-    """B_{n−1} ⋯ B_0 of (n, …, k, k) factors, normalised to unit Frobenius norm after every factor, and the
-    accumulated logarithm of the norms (theory: docs/theory/dynamics.md §5.2): the product is
-    e^{ln s} times the returned matrix, and nothing under- or overflows. ``eye``: (…, k, k) identities."""
-
-    def body(c, B):
+    def body(j, c):
         Pm, lg = c
-        Pm = B @ Pm
-        n = jnp.sqrt(jnp.sum(Pm**2, axis=(-2, -1)))
+        Pn = factors[j] @ Pm
+        n = jnp.sqrt(jnp.sum(Pn**2, axis=(-2, -1)))
         n = jnp.where(n > 0, n, 1.0)
-        return (Pm / n[..., None, None], lg + jnp.log(n)), None
+        on = j < p
+        return jnp.where(on, Pn / n[..., None, None], Pm), jnp.where(on, lg + jnp.log(n), lg)
 
-    (Pm, lg), _ = jax.lax.scan(body, (eye, jnp.zeros(eye.shape[:-2], eye.dtype)), factors)
-    return Pm, lg
+    return jax.lax.fori_loop(0, p if steps is None else steps, body, (eye, jnp.zeros(eye.shape[:-2], eye.dtype)))
 
 
 RESOLVED_TOL = 1e-10
@@ -540,20 +558,34 @@ def _block_eigenvalues(Tb: jax.Array, Pm: jax.Array) -> tuple[jax.Array, jax.Arr
 
 
 def _floquet_one(
-    m: Map, P: int, max_cycles, tol: float, xs, auxs, params, p, r: int | None = None, need: int | None = None
+    m: Map, max_cycles, tol: float, xs, auxs, params, p, r: int | None = None, need: int | None = None, steps=None
 ):
-    """The periodic QR iteration of one orbit (§5.2) on r columns (all D without r), until block form, the
-    cap, or (with ``need``) until the leading ``need`` multipliers are resolved (:func:`_resolved`)."""
+    """The periodic QR iteration of one orbit xs (P, D), period p ≤ P (§5.2), on r columns (all D without r),
+    until block form, the cap, or (with ``need``) until the leading ``need`` multipliers are resolved
+    (:func:`_resolved`). ``steps`` ≥ p: the length of the loops over the orbit (:func:`_jacobians`)."""
     dtype = xs.dtype
-    Js = _jacobians(m, P, xs, auxs, params, p)
+    P = xs.shape[0]
+    steps = p if steps is None else steps
+    Js = _jacobians(m, xs, auxs, params, p, steps)
     D = xs.shape[-1] if r is None else r  # the columns iterated: all of R^D, or its leading r dimensions
     whole = D == xs.shape[-1]
 
-    def cycle(Q):
-        def body(Q, J):
-            return householder_qr(J @ Q)
+    def cycle(Q, keep: bool):
+        """One cycle from Q: Q_p, Σ_j log|R_j,ii| (r,) and (``keep``) the factors R_j (P, r, r), the identity
+        beyond p. The iteration keeps no factors: carried from cycle to cycle under ``vmap``, (P, r, r) would
+        be selected lane by lane at every cycle; the last cycle is run again for them."""
 
-        return jax.lax.scan(body, Q, Js)
+        def body(j, c):
+            Q, logs, Rs = c
+            Qn, R = householder_qr(Js[j] @ Q)
+            on = j < p
+            logs = jnp.where(on, logs + jnp.log(jnp.abs(jnp.diagonal(R))), logs)
+            if keep:
+                Rs = Rs.at[j].set(jnp.where(on, R, Rs[j]))
+            return jnp.where(on, Qn, Q), logs, Rs
+
+        Rs = jnp.broadcast_to(eye, (P, D, D)) if keep else None
+        return jax.lax.fori_loop(0, steps, body, (Q, jnp.zeros(D, dtype), Rs))
 
     def structure(T):
         lower = jnp.tril(jnp.abs(T), -1)
@@ -568,27 +600,25 @@ def _floquet_one(
 
     def body(c):
         Q0, _, _, it, _ = c
-        Qn, Rs = cycle(Q0)
+        Qn, log1, _ = cycle(Q0, False)
         T = Q0.T @ Qn
         sub, ok = structure(T)
         if need is not None and D > 1:
             # log|μ| of the columns from this cycle: a 2×2 block's pair shares the mean of its two
-            log1 = _log_moduli(Rs)
             first = _pairing(sub, tol)
             is1, is2 = _block_columns(first)
             mean = (log1[:-1] + log1[1:]) / 2
             est = jnp.where(is1, _at_column(mean, False), jnp.where(is2, _at_column(mean, True), log1))
             ok = ok | (_resolved(T, first, est, RESOLVED_TOL, whole) >= need)
-        return Qn, Rs, T, it + 1, ok
+        return Qn, Q0, T, it + 1, ok
 
     eye = jnp.eye(D, dtype=dtype)
     Q0 = eye if D == xs.shape[-1] else initial_vectors(xs.shape[-1], D, "random", dtype)
-    init = (Q0, jnp.broadcast_to(eye, (P, D, D)), eye, jnp.asarray(0), jnp.asarray(False))
-    _, Rs, T, cycles, _ = jax.lax.while_loop(cond, body, init)
+    _, Q_last, T, cycles, _ = jax.lax.while_loop(cond, body, (Q0, Q0, eye, jnp.asarray(0), jnp.asarray(False)))
+    _, log1, Rs = cycle(Q_last, True)  # the last cycle again, keeping its factors
     sub, block = structure(T)
     first = _pairing(sub, tol) if D > 1 else jnp.zeros(0, bool)
 
-    log1 = _log_moduli(Rs)
     sign1 = jnp.sign(jnp.diagonal(T)) * jnp.prod(jnp.sign(jnp.diagonal(Rs, axis1=-2, axis2=-1)), axis=0)
 
     if D > 1:
@@ -602,7 +632,7 @@ def _floquet_one(
         )  # (P, D-1, 2, 2)
 
         I2 = jnp.broadcast_to(jnp.eye(2, dtype=dtype), (D - 1, 2, 2))
-        Pm, lg = _normalised_product(blk, I2)
+        Pm, lg = _normalised_product(blk, I2, p, steps)
         Tb = jnp.stack(
             [jnp.stack([T[ii, ii], T[ii, ii + 1]], -1), jnp.stack([T[ii + 1, ii], T[ii + 1, ii + 1]], -1)], -2
         )
@@ -632,13 +662,14 @@ def _floquet_one(
     )
 
 
-@partial(jax.jit, static_argnames=("m", "P", "tol", "r", "need"))
-def _floquet_many(m, P, max_cycles, tol, r, need, xs, auxs, params, p, shared=None):
+@partial(jax.jit, static_argnames=("m", "tol", "r", "need"))
+def _floquet_many(m, max_cycles, tol, r, need, xs, auxs, params, p, shared=None):
     """``max_cycles`` (B,) int32 is traced, a cap per orbit: both passes of :func:`floquet_batch` share a
     compilation."""
-    return jax.vmap(lambda cap, x, a, q, pp: _floquet_one(m, P, cap, tol, x, a, _with_shared(shared, q), pp, r, need))(
-        max_cycles, xs, auxs, params, p
-    )
+    steps = jnp.max(p)  # one loop length for the batch (:func:`_jacobians`)
+    return jax.vmap(
+        lambda cap, x, a, q, pp: _floquet_one(m, cap, tol, x, a, _with_shared(shared, q), pp, r, need, steps)
+    )(max_cycles, xs, auxs, params, p)
 
 
 def floquet_batch(
@@ -671,7 +702,7 @@ def floquet_batch(
     """
     points = np.asarray(points)
     periods = np.asarray(periods, dtype=np.int64).reshape(-1)
-    P, D = int(points.shape[1]), int(points.shape[2])
+    D = int(points.shape[2])
     if leading is not None and leading < 1:
         raise ValueError(f"leading must be >= 1, got {leading}")
     r = D if leading is None else min(D, leading + 2)
@@ -686,7 +717,7 @@ def floquet_batch(
     parts = []
     for group in by_padded_length(periods):
         # each orbit iterated over its own padded length
-        Pg = min(P, padded_length(int(periods[group].max())))
+        Pg = stored_length(int(periods[group].max()))
         todo = group
         for cap in (np.minimum(caps, FIRST_CYCLES), caps):  # the first pass, then the slow orbits again
             if not todo.size:
@@ -695,7 +726,6 @@ def floquet_batch(
             for idx, sel, rows in _row_chunks(todo):
                 part = _floquet_many(
                     m,
-                    Pg,
                     np.asarray(cap[sel], np.int32),
                     tol,
                     r,
@@ -726,14 +756,16 @@ DIRECT_RTOL = 1e-10
 times its modulus (about 1e-10 / p on its exponent)."""
 
 
-@partial(jax.jit, static_argnames=("m", "P"))
-def _monodromy_many(m, P, xs, auxs, params, p, shared=None):
+@partial(jax.jit, static_argnames=("m",))
+def _monodromy_many(m, xs, auxs, params, p, shared=None):
     """(B, D, D) monodromies M / s and (B,) ln s: the product of the Jacobians along each orbit, normalised at
     every factor (:func:`_normalised_product`)."""
 
+    steps = jnp.max(p)  # one loop length for the batch (:func:`_jacobians`)
+
     def one(x, a, q, pp):
         return _normalised_product(
-            _jacobians(m, P, x, a, _with_shared(shared, q), pp), jnp.eye(x.shape[-1], dtype=x.dtype)
+            _jacobians(m, x, a, _with_shared(shared, q), pp, steps), jnp.eye(x.shape[-1], dtype=x.dtype), pp, steps
         )
 
     return jax.vmap(one)(xs, auxs, params, p)
@@ -778,7 +810,7 @@ def floquet_direct(
     """
     points = np.asarray(points)
     periods = np.asarray(periods, dtype=np.int64).reshape(-1)
-    P, D = int(points.shape[1]), int(points.shape[2])
+    D = int(points.shape[2])
     if leading is not None and leading < 1:
         raise ValueError(f"leading must be >= 1, got {leading}")
     leading = D if leading is None else min(D, leading)
@@ -786,11 +818,10 @@ def floquet_direct(
     log_abs, angle = np.zeros((n, D)), np.zeros((n, D))
     ok = np.zeros(n, bool)
     for group in by_padded_length(periods):
-        Pg = min(P, padded_length(int(periods[group].max())))
+        Pg = stored_length(int(periods[group].max()))
         for idx, sel, rows in _row_chunks(group):
             Mm, lg = _monodromy_many(
                 m,
-                Pg,
                 *_chunk_orbits(rows, sel, Pg, points, aux_points, params, periods),
                 shared,
             )
@@ -835,4 +866,4 @@ def monodromy(m: Map, x, aux, params, period: int) -> jax.Array:
 
 @partial(jax.jit, static_argnames=("m", "p"))
 def _monodromy(m, p, x, aux, params):
-    return jax.jacfwd(lambda y: _compose(m, p, y, aux, params, p)[0])(x)
+    return jax.jacfwd(lambda y: _compose(m, y, aux, params, p)[0])(x)
