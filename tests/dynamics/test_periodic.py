@@ -252,6 +252,26 @@ def test_refine_batch_mixes_periods():
     assert complex(f.multipliers[1, 0]).real == pytest.approx(-3.2**2 + 2 * 3.2 + 4, abs=1e-13)
 
 
+def test_one_compiled_program_for_all_stored_periods():
+    """Periods 2, 4 and 8 (three groups of chunks) go through one compiled Newton and one Floquet program:
+    the stored length is the same for every period up to STORED_LENGTH; the multipliers are the logistic
+    map's closed forms (period 2: 4 + 2r − r²)."""
+    import attnphys.dynamics.periodic as periodic
+
+    r = jnp.array([3.2, 3.5, 3.55])
+    x = jnp.full((3, 1), 0.5)
+    before = periodic._refine_many._cache_size(), periodic._floquet_many._cache_size()
+    out = refine_batch(LOGISTIC, x, None, r, [2, 4, 8])
+    f = floquet_batch(LOGISTIC, out.points, None, r, np.asarray(out.period))
+    after = periodic._refine_many._cache_size(), periodic._floquet_many._cache_size()
+    assert np.asarray(out.period).tolist() == [2, 4, 8] and np.all(np.asarray(out.converged))
+    assert after[0] - before[0] <= 1 and after[1] - before[1] <= 1
+    assert complex(f.multipliers[0, 0]).real == pytest.approx(4 + 2 * 3.2 - 3.2**2, abs=1e-13)
+    for i in range(3):  # the product of the derivatives r(1 − 2x) along each orbit
+        pts = np.asarray(out.points)[i, : int(out.period[i]), 0]
+        assert complex(f.multipliers[i, 0]).real == pytest.approx(np.prod(float(r[i]) * (1 - 2 * pts)), rel=1e-12)
+
+
 def test_auxiliary_state_must_close():
     """x' = −x driven by a counter a' = (a + 1) mod 4: x has period 2 but the full state (x, a) period 4."""
     m = Map(step=lambda x, a, p: (-0.5 * x + 1.0 + 0.0 * a, (a + 1) % 4))
