@@ -140,13 +140,9 @@ def _padded_call(fn, args, B: int, Bp: int, sharding):
     """fn on args padded to Bp rows (copies of the last), placed with ``sharding``; the result trimmed to B."""
 
     # padded and trimmed on the host: on device arrays each would compile a small program per shape
-    def place(x):
-        x = np.asarray(x)
-        if Bp > B:
-            x = np.concatenate([x, np.repeat(x[-1:], Bp - B, axis=0)], axis=0)
-        return jax.device_put(x, sharding)
+    placed = jax.tree_util.tree_map(lambda x: jax.device_put(x, sharding), take_rows(args, np.arange(B), Bp))
 
     def trim(y):
         return jax.device_put(np.asarray(y)[:B]) if Bp > B and getattr(y, "ndim", 0) and y.shape[0] == Bp else y
 
-    return jax.tree_util.tree_map(trim, fn(*jax.tree_util.tree_map(place, args)))
+    return jax.tree_util.tree_map(trim, fn(*placed))

@@ -189,7 +189,7 @@ def _kernels(m: Map, params_of: Callable, p: int):
             mu = jnp.linalg.eigvals(m.jacobian(x, aux0, params_of(s)))
             order = jnp.lexsort((-jnp.angle(mu), -jnp.abs(mu)))
             return mu[order], jnp.log(jnp.abs(mu[order]))
-        xs, auxs = _trace(m, p, x, aux0, params_of(s), p)
+        xs, auxs = _trace(m, p, x, aux0, params_of(s), p, p)
         f = _floquet_one(m, 500, 1e-13, xs, auxs, params_of(s), p)
         return f.multipliers, f.log_abs
 

@@ -79,9 +79,9 @@ def _compose(m: Map, x, aux, params, p):
     return jax.lax.fori_loop(0, p, lambda j, c: m.step(c[0], c[1], params), (x, aux))
 
 
-def _trace(m: Map, P: int, x, aux, params, p, steps=None):
+def _trace(m: Map, P: int, x, aux, params, p, steps):
     """x_0 … x_{P−1} (P, D) and their aux stacked along P: the orbit for j < p, NaN and aux_0 beyond.
-    ``steps`` ≥ p: the loop's length (default p); see :func:`_jacobians`."""
+    ``steps`` ≥ p: the loop's length; see :func:`_jacobians`."""
 
     def body(j, c):
         x, aux, xs, auxs = c
@@ -93,7 +93,7 @@ def _trace(m: Map, P: int, x, aux, params, p, steps=None):
 
     xs = jnp.full((P,) + x.shape, jnp.nan, x.dtype)
     auxs = jax.tree_util.tree_map(lambda a: jnp.broadcast_to(a, (P,) + jnp.shape(a)), aux)
-    return jax.lax.fori_loop(0, p if steps is None else steps, body, (x, aux, xs, auxs))[2:]
+    return jax.lax.fori_loop(0, steps, body, (x, aux, xs, auxs))[2:]
 
 
 def _aux_equal(a, b) -> jax.Array:
@@ -107,7 +107,7 @@ def _aux_equal(a, b) -> jax.Array:
     return jnp.all(jnp.stack(leaves)) if leaves else jnp.asarray(True)
 
 
-def _refine_one(m: Map, P: int, max_iter: int, tol: float, x0, aux0, params, p, steps=None):
+def _refine_one(m: Map, P: int, max_iter: int, tol: float, x0, aux0, params, p, steps):
     x0 = jnp.asarray(x0)
     eps = jnp.finfo(x0.dtype).eps
     D = x0.shape[0]
@@ -286,27 +286,32 @@ def refine_batch(
     return minimal_period(out)
 
 
+def _pad_length(a, P: int, fill=None):
+    """``a`` (n, L, …) extended along axis 1 to P ≥ L entries: ``fill``, or copies of the last (None)."""
+    extra = P - a.shape[1]
+    if extra <= 0:
+        return a
+    more = (
+        np.repeat(a[:, -1:], extra, axis=1)
+        if fill is None
+        else np.full((a.shape[0], extra) + a.shape[2:], fill, a.dtype)
+    )
+    return np.concatenate([a, more], axis=1)
+
+
 def _merge_orbits(parts, n: int):
     """One batch of ``n`` refined orbits from (indices, orbits) parts of different stored lengths: the
     points are NaN-padded to the longest (they are NaN beyond the period anyway), the auxiliary points
     edge-padded."""
     P = max(int(np.shape(o.points)[1]) for _, o in parts)
 
-    def pad(a, fill):
-        extra = P - a.shape[1]
-        if extra == 0:
-            return a
-        if fill is None:
-            return np.concatenate([a, np.repeat(a[:, -1:], extra, axis=1)], axis=1)
-        return np.concatenate([a, np.full((a.shape[0], extra) + a.shape[2:], fill, a.dtype)], axis=1)
-
     return _scatter(
         [
             (
                 idx,
                 o._replace(
-                    points=pad(o.points, np.nan),
-                    aux_points=jax.tree_util.tree_map(lambda a: pad(a, None), o.aux_points),
+                    points=_pad_length(np.asarray(o.points), P, np.nan),
+                    aux_points=jax.tree_util.tree_map(lambda a: _pad_length(np.asarray(a), P), o.aux_points),
                 ),
             )
             for idx, o in parts
@@ -350,8 +355,7 @@ def _chunk_orbits(rows, sel, Pg: int, points, aux_points, params, periods):
     padded: the entries beyond the period are not read)."""
 
     def fit(a):
-        a = a[:, :Pg]
-        return np.concatenate([a, np.repeat(a[:, -1:], Pg - a.shape[1], axis=1)], axis=1) if a.shape[1] < Pg else a
+        return _pad_length(a[:, :Pg], Pg)
 
     return (
         fit(rows(points)),
@@ -409,10 +413,10 @@ def refine(m: Map, x0, aux0, params, period: int, **kw) -> PeriodicOrbit:
     return _unbatch(out)
 
 
-def _jacobians(m: Map, xs, auxs, params, p, steps=None):
+def _jacobians(m: Map, xs, auxs, params, p, steps):
     """(P, D, D) Jacobians along the orbit xs (P, D), for j < p; the identity beyond.
 
-    ``steps`` ≥ p (default p) is the loop's length: under ``vmap`` it is the batch's longest period, passed
+    ``steps`` ≥ p is the loop's length: under ``vmap`` it is the batch's longest period, passed
     unbatched, so that the loop is one for the batch and each step writes one entry; a loop of each lane's
     own p steps would be batched with its whole carry (P, D, D) selected lane by lane at every step."""
     P, D = xs.shape
@@ -423,7 +427,7 @@ def _jacobians(m: Map, xs, auxs, params, p, steps=None):
         aux = jax.tree_util.tree_map(lambda a: a[j], auxs)
         return Js.at[j].set(jnp.where(on, m.jacobian(jnp.where(on, xs[j], 0.0), aux, params), eye))
 
-    return jax.lax.fori_loop(0, p if steps is None else steps, body, jnp.broadcast_to(eye, (P, D, D)))
+    return jax.lax.fori_loop(0, steps, body, jnp.broadcast_to(eye, (P, D, D)))
 
 
 def householder_qr(A: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -484,7 +488,7 @@ def _at_column(x, second: bool):
     return jnp.concatenate([z, x] if second else [x, z])
 
 
-def _normalised_product(factors, eye, p, steps=None):
+def _normalised_product(factors, eye, p, steps):
     """B_{p−1} ⋯ B_0 of the first p of (n, …, k, k) factors, normalised to unit Frobenius norm after every
     factor, and the accumulated logarithm of the norms (theory: docs/theory/dynamics.md §5.2): the product
     is e^{ln s} times the returned matrix, and nothing under- or overflows. ``eye``: (…, k, k) identities;
@@ -498,7 +502,7 @@ def _normalised_product(factors, eye, p, steps=None):
         on = j < p
         return jnp.where(on, Pn / n[..., None, None], Pm), jnp.where(on, lg + jnp.log(n), lg)
 
-    return jax.lax.fori_loop(0, p if steps is None else steps, body, (eye, jnp.zeros(eye.shape[:-2], eye.dtype)))
+    return jax.lax.fori_loop(0, steps, body, (eye, jnp.zeros(eye.shape[:-2], eye.dtype)))
 
 
 RESOLVED_TOL = 1e-10
@@ -716,7 +720,7 @@ def floquet_batch(
         raise ValueError(f"max_cycles must be >= 1, got {caps.min()}")
     parts = []
     for group in by_padded_length(periods):
-        # each orbit iterated over its own padded length
+        # chunks of similar periods, each iterated to its longest (stored at one length)
         Pg = stored_length(int(periods[group].max()))
         todo = group
         for cap in (np.minimum(caps, FIRST_CYCLES), caps):  # the first pass, then the slow orbits again
