@@ -33,6 +33,8 @@ def main() -> None:
                     help="stop points on confirmed periodic orbits early (Floquet exponents)")
     ap.add_argument("--chunk", type=int, default=2048,
                     help="points per vectorised batch (2048: two batches, the adaptive run is fastest)")
+    ap.add_argument("--reortho-every", type=int, default=1, metavar="DELTA",
+                    help="steps between QR re-orthonormalisations of the tangent vectors (the task's reortho_every)")
     ap.add_argument("--compilation-cache", default=None, metavar="DIR",
                     help="keep compiled programs in DIR (a second run skips their compilation)")
     args = ap.parse_args()
@@ -59,7 +61,8 @@ def main() -> None:
     for k in (3,) if args.skip_full else (3, 12):
         spec = orbit_spec(cfg, steps=args.steps, transient=args.transient, k=k)
         task = OrbitTask(config=cfg, start="checkpoint", steps=args.steps, transient=args.transient, lyapunov=k,
-                         n_orbit=spec.n_orbit, keep_orbit=True, adaptive=args.adaptive)
+                         n_orbit=spec.n_orbit, keep_orbit=True, adaptive=args.adaptive,
+                         reortho_every=args.reortho_every)
         grid = Grid(axes=(Axis(name="beta_o", values=tuple(betas)),), chunk=args.chunk)
         t0 = time.perf_counter()
         ds = run_sweep(Sweep(grid=grid, task=task), progress=True)

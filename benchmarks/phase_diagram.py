@@ -35,6 +35,8 @@ def main() -> None:
     ap.add_argument("--plot", type=Path, default=None)
     ap.add_argument("--adaptive", action=argparse.BooleanOptionalAction, default=False,
                     help="stop points on confirmed periodic orbits early (Floquet exponents)")
+    ap.add_argument("--reortho-every", type=int, default=1, metavar="DELTA",
+                    help="steps between QR re-orthonormalisations of the tangent vectors (the task's reortho_every)")
     ap.add_argument("--compilation-cache", default=None, metavar="DIR",
                     help="keep compiled programs in DIR (a second run skips their compilation)")
     args = ap.parse_args()
@@ -60,7 +62,7 @@ def main() -> None:
     elif out.exists():
         shutil.rmtree(out)  # a benchmark measures a full run, not a resume
     task = OrbitTask(config=preset("paper"), start="checkpoint", steps=args.steps, transient=args.transient,
-                     lyapunov=2, adaptive=args.adaptive)
+                     lyapunov=2, adaptive=args.adaptive, reortho_every=args.reortho_every)
     grid = Grid(axes=(Axis.linspace("beta_o", 0, 3, args.num), Axis.linspace("beta_att", 0, 3, args.num)),
                 chunk=args.chunk)
     t0 = time.perf_counter()

@@ -44,6 +44,26 @@ def test_lower_exponents_flagged_below_roundoff(cfg):
     assert ds.below_roundoff.values[-1]  # γ ≈ 127: nearly one-hot softmax, spec §5
 
 
+def test_trailing_exponents_flagged_unreliable(cfg):
+    """β_o = 2: the trailing directions collapse onto the leading ones within a QR step (fewer than ten
+    correct bits), the leading one does not; the flag is stored with the fraction of QR steps."""
+    ds = lyapunov_spectrum(cfg.replace(beta_o=2.0), steps=6000, transient=1000)
+    assert not ds.unreliable.values[0] and ds.parallel_fraction.values[0] == 0
+    assert ds.unreliable.values[-1] and 0 < ds.parallel_fraction.values[-1] <= 1
+
+
+def test_reorthonormalisation_interval_keeps_the_leading_exponents(cfg):
+    """A QR every Δ = 8 steps (columns rescaled by powers of two in between) gives the per-step QR's
+    leading exponents to round-off — the QR of a product of Jacobians is the product of their QRs — and
+    flags none of them."""
+    pts = {"beta_o": [1.0, 1.26, 2.0]}
+    one = lyapunov_spectrum(cfg, pts, steps=6000, transient=1000, k=3)
+    eight = lyapunov_spectrum(cfg, pts, steps=6000, transient=1000, k=3, reortho_every=8)
+    np.testing.assert_allclose(eight.exponents.values, one.exponents.values, rtol=0, atol=1e-9)
+    assert not eight.unreliable.values.any() and not one.unreliable.values.any()
+    assert np.abs(eight.exponents.values - one.exponents.values).max() > 0  # other arithmetic, not a copy
+
+
 def test_lyapunov_history_and_sweep_dims(cfg):
     ds = lyapunov_spectrum(cfg, {"beta_o": [0.5, 1.5], "beta_att": [1.0, 2.2]}, steps=3000, transient=1000, k=2,
                            history_every=500)

@@ -1,5 +1,7 @@
 """Properties every correlation kind must have (parametrised over all kinds: a new kind gets them)."""
 
+import tempfile
+
 import numpy as np
 import pytest
 
@@ -12,7 +14,8 @@ M, N_SE, P = 3, 40, 2
 
 
 @pytest.fixture(params=KINDS, ids=[k.__name__ for k in KINDS])
-def kind(request):
+def kind(request, tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # an example's files go to the test's directory
     return request.param.example()
 
 

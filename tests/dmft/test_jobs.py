@@ -90,8 +90,15 @@ def test_bifurcation_command_cold_and_continuation(tmp_path):
     assert res.exit_code == 0, res.output
     ds = open_result(tmp_path / "bif.zarr")
     assert ds.exponents.dims == ("beta_o", "exponent") and ds.orbit.dims == ("beta_o", "sample", "feature")
-    assert {"regime", "period", "lambda1", "lambda2", "K", "agree", "section", "section_count"} <= set(ds.data_vars)
+    assert {"regime", "period", "lambda1", "lambda2", "K", "agree", "section", "section_count", "unreliable",
+            "parallel_fraction"} <= set(ds.data_vars)
     assert (tmp_path / "bif.png").exists() and (tmp_path / "bif_sections.png").exists()
+    res = invoke(*common, "--reortho-every", "5", "--out", tmp_path / "bif5.zarr")
+    assert res.exit_code == 0, res.output
+    ds5 = open_result(tmp_path / "bif5.zarr")
+    assert json.loads(ds5.attrs["orbit_spec"])["reortho_every"] == 5
+    np.testing.assert_allclose(ds5.exponents.values, ds.exponents.values, rtol=0, atol=1e-9)
+    np.testing.assert_array_equal(ds5.regime.values, ds.regime.values)
     res = invoke(*common, "--continuation", "both", "--out", tmp_path / "cont.zarr", "--plot", tmp_path / "cont.png")
     assert res.exit_code == 0, res.output
     assert load(tmp_path / "cont.zarr").regime.dims == ("direction", "beta_o")

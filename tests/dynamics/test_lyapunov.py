@@ -179,6 +179,27 @@ def test_long_intervals_do_not_overflow(every):
     assert not np.any(r.unreliable)
 
 
+def test_rescale_divides_by_exact_powers_of_two():
+    """Columns spanning 10^±300: each is divided by the power of two of its max-abs entry, bit for bit
+    what ldexp gives, with the logarithm of the divisor accumulated; a column at the smallest normal
+    number is scaled to 1/2 (2^{-e} = 2^{1021} stays finite), a non-finite one is left as it is."""
+    from attnphys.dynamics.lyapunov import _rescale
+
+    rng = np.random.default_rng(3)
+    Q = rng.normal(size=(12, 40)) * 10.0 ** rng.uniform(-300, 300, size=40)
+    Q[:, 0] = 0.0
+    Q[:, 1] = np.inf
+    Q2, L = _rescale(jnp.asarray(Q), jnp.zeros(40))
+    Q2, L = np.asarray(Q2), np.asarray(L)
+    e = np.frexp(np.max(np.abs(Q), axis=0))[1]
+    np.testing.assert_array_equal(Q2[:, 2:], np.ldexp(Q[:, 2:], -e[None, 2:]))
+    np.testing.assert_allclose(L[2:], e[2:] * np.log(2.0), rtol=1e-15)
+    assert np.all((np.max(np.abs(Q2[:, 2:]), axis=0) >= 0.5) & (np.max(np.abs(Q2[:, 2:]), axis=0) < 1))
+    assert np.all(Q2[:, 0] == 0) and L[0] == 0 and np.all(np.isinf(Q2[:, 1])) and L[1] == 0
+    tiny, Lt = _rescale(jnp.full((3, 1), 2.0**-1022), jnp.zeros(1))
+    assert np.all(np.asarray(tiny) == 0.5) and float(Lt[0]) == pytest.approx(-1021 * np.log(2.0), rel=1e-15)
+
+
 def test_too_long_interval_is_flagged():
     """Hénon: Δ ≤ 10 agrees with Δ = 1 and is not flagged; Δ ≥ the window makes λ₂ garbage, flagged."""
     x0, p = jnp.array([0.1, 0.1]), jnp.array([1.4, 0.3])

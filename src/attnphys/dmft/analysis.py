@@ -97,7 +97,8 @@ def lyapunov_spectrum(
 
     Returns:
         Dataset with ``exponents`` (sweep…, exponent) sorted descending, ``roundoff_fraction``,
-        ``below_roundoff``, ``zero_hits`` and, if ``history_every``, ``history`` (sweep…, checkpoint,
+        ``below_roundoff``, ``zero_hits``, ``parallel_fraction``, ``unreliable`` and, if
+        ``history_every``, ``history`` (sweep…, checkpoint,
         qr_column): the running estimates in QR order.
     """
     from attnphys.sweeps import Grid, Sweep, run_sweep

@@ -386,6 +386,7 @@ class LyapunovJob(ModelOptions):
             "wall time": f"{time.perf_counter() - t0:.2f} s",
             "exponents (first point)": np.array2string(first.exponents.values, precision=5),
             "below round-off": np.array2string(first.below_roundoff.values),
+            "unreliable (parallel columns)": np.array2string(first.unreliable.values),
             "positional": ds.attrs["positional_exponents"],
         }
         return Report(f"Lyapunov exponents → {self.out}", rows, paths, ds)
@@ -435,6 +436,11 @@ def _prerun(v: Any, beta_max: float | None, steps: int | None) -> Any:
     return {"kind": "prerun", "start": {"kind": "token"}, "beta_o": beta_max, "steps": steps}
 
 
+_REORTHO_HELP = (
+    "Steps between QR re-orthonormalisations of the tangent vectors (more: faster; an exponent whose "
+    "direction became numerically parallel to the leading ones is flagged in `unreliable`)."
+)
+
 _ADAPTIVE_HELP = (
     "Stop a value early once its orbit is confirmed periodic (exponents from its Floquet multipliers); "
     "cold starts only."
@@ -478,6 +484,7 @@ class BifurcationJob(ParameterRange):
     steps: int = Field(175_000, ge=1, description="Loop steps per value.")
     transient: int = Field(100_000, ge=0, description="Steps discarded before recording (fewer than --steps).")
     lyapunov: int = Field(3, ge=0, description="Leading Lyapunov exponents over the recorded steps (0: none).")
+    reortho_every: int = Field(1, ge=1, description=_REORTHO_HELP)
     n_orbit: int = Field(1000, ge=20, description="Last recorded observations kept per value.")
     adaptive: bool = Field(False, description=_ADAPTIVE_HELP)
     observable: str = Field("mo_se", description=f"Observable of the diagram: one of {', '.join(OBSERVABLES)}.")
@@ -543,6 +550,7 @@ class BifurcationJob(ParameterRange):
             steps=self.steps,
             transient=self.transient,
             lyapunov=self.lyapunov,
+            reortho_every=self.reortho_every,
             n_orbit=self.n_orbit,
             keep_orbit=True,
             observable=self.observable,
@@ -678,6 +686,7 @@ class PhaseDiagramJob(SweepOptions):
     steps: int = Field(120_000, ge=1, description="Loop steps per point.")
     transient: int = Field(100_000, ge=0, description="Steps discarded before recording (fewer than --steps).")
     lyapunov: int = Field(2, ge=0, description="Leading Lyapunov exponents per point.")
+    reortho_every: int = Field(1, ge=1, description=_REORTHO_HELP)
     n_orbit: int = Field(1000, ge=20, description="Last recorded observations used for the classification.")
     adaptive: bool = Field(False, description=_ADAPTIVE_HELP)
     start: StartSpec = Field(  # pyright: ignore[reportAssignmentType]  (parsed: validate_default)
@@ -724,6 +733,7 @@ class PhaseDiagramJob(SweepOptions):
             steps=self.steps,
             transient=self.transient,
             lyapunov=self.lyapunov,
+            reortho_every=self.reortho_every,
             n_orbit=self.n_orbit,
             start=self.start,
             adaptive=self.adaptive,

@@ -369,22 +369,7 @@ class LyapunovTask(DMFTTask):
 
     def schema(self, grid):
         k = max(self.n_exponents(c) for c in self.configs(grid))
-        sch = {
-            "exponents": VarSpec(
-                ("exponent",), (k,), np.float64, np.nan, "Lyapunov exponents, sorted descending", "1/step"
-            ),
-            "roundoff_fraction": VarSpec(
-                ("exponent",),
-                (k,),
-                np.float64,
-                np.nan,
-                "fraction of QR steps in which the direction was below round-off",
-            ),
-            "below_roundoff": VarSpec(
-                ("exponent",), (k,), np.bool_, False, "direction contracted below machine precision in some QR step"
-            ),
-            "zero_hits": VarSpec(("exponent",), (k,), np.int64, 0, "exact annihilations of the direction"),
-        }
+        sch = exponent_schema(k)
         if self.history_every:
             n_hist = (self.steps - self.transient) // self.history_every
             sch["history"] = VarSpec(
@@ -459,14 +444,7 @@ class LyapunovTask(DMFTTask):
         if bad.size:
             point = {name: float(v[bad[0]]) for name, v in labels.items()}
             raise NonFiniteError(step=-1, params=point, count=bad.size, what="tangent dynamics")
-        order = np.argsort(-ex, axis=-1)
-        ro = np.take_along_axis(np.asarray(res.roundoff), order, -1)
-        out = {
-            "exponents": np.take_along_axis(ex, order, -1),
-            "roundoff_fraction": ro,
-            "below_roundoff": ro > 0,
-            "zero_hits": np.take_along_axis(np.asarray(res.zero_hits), order, -1).astype(np.int64),
-        }
+        out = sorted_evidence(ex, res.roundoff, res.zero_hits, res.parallel)
         if self.history_every:
             out["history"] = np.asarray(res.history)
         return out
@@ -527,6 +505,64 @@ def orbit_spec(
     ).validate()
 
 
+EXPONENT_EVIDENCE = ("exponents", "roundoff_fraction", "below_roundoff", "zero_hits", "parallel_fraction", "unreliable")
+"""The variables that carry Lyapunov exponents and their evidence in a dataset (:func:`exponent_schema`)."""
+
+
+def exponent_schema(k: int) -> dict[str, VarSpec]:
+    """The variables of k Lyapunov exponents, sorted descending, with the evidence of the QR method (theory:
+    docs/theory/dynamics.md §2.3): round-off, exact annihilations, and columns numerically parallel to the
+    earlier ones (an exponent from such QR steps has fewer than about ten correct bits there). Exponents
+    from Floquet multipliers have no QR evidence: NaN fractions, no hits, not flagged."""
+    return {
+        "exponents": VarSpec(
+            ("exponent",), (k,), np.float64, np.nan, "Lyapunov exponents, sorted descending", "1/step"
+        ),
+        "roundoff_fraction": VarSpec(
+            ("exponent",), (k,), np.float64, np.nan, "fraction of QR steps in which the direction was below round-off"
+        ),
+        "below_roundoff": VarSpec(
+            ("exponent",), (k,), np.bool_, False, "direction contracted below machine precision in some QR step"
+        ),
+        "zero_hits": VarSpec(("exponent",), (k,), np.int64, 0, "exact annihilations of the direction"),
+        "parallel_fraction": VarSpec(
+            ("exponent",),
+            (k,),
+            np.float64,
+            np.nan,
+            "fraction of QR steps in which the direction was numerically parallel to the leading ones",
+        ),
+        "unreliable": VarSpec(
+            ("exponent",),
+            (k,),
+            np.bool_,
+            False,
+            "direction numerically parallel to the leading ones in some QR step (fewer than ~10 correct bits "
+            "there: a shorter reortho_every, or a direction contracted beyond resolution)",
+        ),
+    }
+
+
+def sorted_evidence(exponents, roundoff, zero_hits, parallel) -> dict[str, np.ndarray]:
+    """Exponents (…, k) in QR order, sorted descending along the last axis with their evidence
+    (:data:`EXPONENT_EVIDENCE`; theory: docs/theory/dynamics.md §2.1, §2.3)."""
+    exponents = np.asarray(exponents)
+    order = np.argsort(-exponents, axis=-1)
+
+    def take(a):
+        return np.take_along_axis(np.asarray(a), order, -1)
+
+    ro, par = take(roundoff), take(parallel)
+    return {
+        "exponents": take(exponents),
+        "roundoff_fraction": ro,
+        "below_roundoff": ro > 0,
+        "zero_hits": take(zero_hits).astype(np.int64),
+        "parallel_fraction": par,
+        "unreliable": par > 0,
+    }
+
+
 def evidence(spec: OrbitSpec, res: Mapping[str, np.ndarray], options: ClassifyOptions = ClassifyOptions()) -> dict:
     """Exponents sorted descending with their round-off evidence, and the regime with its evidence
     (``regime``, ``period``, ``lambda1``, ``lambda2``, ``K``, ``agree``), per point (leading axes kept)
@@ -534,11 +570,7 @@ def evidence(spec: OrbitSpec, res: Mapping[str, np.ndarray], options: ClassifyOp
     out = {}
     exps = None
     if spec.k:
-        order = np.argsort(-res["exponents"], axis=-1)
-        out["exponents"] = np.take_along_axis(res["exponents"], order, -1)
-        out["roundoff_fraction"] = np.take_along_axis(res["roundoff"], order, -1)
-        out["below_roundoff"] = out["roundoff_fraction"] > 0
-        out["zero_hits"] = np.take_along_axis(res["zero_hits"], order, -1).astype(np.int64)
+        out = sorted_evidence(res["exponents"], res["roundoff"], res["zero_hits"], res["parallel"])
         exps = out["exponents"]
     out.update(classify(res["orbit"], exps, res["nonfinite_step"], options))
     return out
@@ -751,10 +783,11 @@ def _adaptive_orbits(task: OrbitTask, model: DMFTModel, m, spec: OrbitSpec, sc, 
                 good = cand[ok]
                 res["exponents"][good] = ex[ok]
                 res["roundoff"][good] = np.nan
+                res["parallel"][good] = np.nan
                 res["zero_hits"][good] = 0
                 floq[C[good]] = True
         for name in ("orbit", "section", "section_count", "nonfinite_step") + (
-            ("exponents", "roundoff", "zero_hits") if k else ()
+            ("exponents", "roundoff", "parallel", "zero_hits") if k else ()
         ):
             put(name, C, res[name], np.nan if np.issubdtype(np.asarray(res[name]).dtype, np.floating) else 0)
         x_all[C] = res["x"]
@@ -784,6 +817,7 @@ def _adaptive_orbits(task: OrbitTask, model: DMFTModel, m, spec: OrbitSpec, sc, 
         if k:
             put("exponents", S, np.stack([hits[i][3] for i in S.tolist()]), np.nan)
             put("roundoff", S, np.full((S.size, k), np.nan), np.nan)
+            put("parallel", S, np.full((S.size, k), np.nan), np.nan)
             put("zero_hits", S, np.zeros((S.size, k), np.int64), 0)
         x_all[S] = xs
         for a, r in zip(jax.tree_util.tree_leaves(aux_all), jax.tree_util.tree_leaves(auxs)):
@@ -892,20 +926,7 @@ class OrbitTask(DMFTTask):
             "obs_std": VarSpec(("feature",), (F,), np.float64, np.nan, f"time standard deviation of {self.observable}"),
         }
         if k:
-            sch.update(
-                exponents=VarSpec(("exponent",), (k,), np.float64, np.nan, "Lyapunov exponents, descending", "1/step"),
-                roundoff_fraction=VarSpec(
-                    ("exponent",),
-                    (k,),
-                    np.float64,
-                    np.nan,
-                    "fraction of QR steps in which the direction was below round-off",
-                ),
-                below_roundoff=VarSpec(
-                    ("exponent",), (k,), np.bool_, False, "direction contracted below machine precision in some QR step"
-                ),
-                zero_hits=VarSpec(("exponent",), (k,), np.int64, 0, "exact annihilations of the direction"),
-            )
+            sch.update(exponent_schema(k))
         if self.keep_orbit:
             n_pairs = len(self.spec(self.config).section)
             sch.update(
@@ -1030,7 +1051,7 @@ class OrbitTask(DMFTTask):
         out["obs_mean"] = res["orbit"].mean(axis=-2)
         out["obs_std"] = res["orbit"].std(axis=-2)
         if spec.k:
-            out.update({k: ev[k] for k in ("exponents", "roundoff_fraction", "below_roundoff", "zero_hits")})
+            out.update({k: ev[k] for k in EXPONENT_EVIDENCE})
         if self.keep_orbit:
             out.update(orbit=res["orbit"], section=res["section"], section_count=res["section_count"])
         if final is not None:

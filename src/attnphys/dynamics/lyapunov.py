@@ -188,10 +188,15 @@ def reorthonormalise(
 
 
 def _rescale(Q, L):
-    """Divide every column by the power of two nearest its max-abs entry (exact), accumulate the log."""
-    e = jnp.frexp(jnp.max(jnp.abs(Q), axis=0))[1]
-    e = jnp.where(jnp.isfinite(jnp.max(jnp.abs(Q), axis=0)), e, 0)
-    return jnp.ldexp(Q, -e[None, :]), L + e.astype(L.dtype) * math.log(2.0)
+    """Divide every column of Q (D, k) by the power of two 2^e nearest its max-abs entry, accumulate e·ln 2
+    in L (k,) (theory: docs/theory/dynamics.md §2.2). The division is a product with 2^{-e}, formed from
+    the k exponents only: exact, the same bits as ``ldexp`` of every entry for a normal max-abs entry, at
+    a fraction of its cost. e is clamped at −1021, its value at the smallest normal number, so that 2^{-e}
+    stays finite where subnormals are kept; it is 0 for a non-finite column (left as it is, reported at
+    the QR)."""
+    mx = jnp.max(jnp.abs(Q), axis=0)
+    e = jnp.where(jnp.isfinite(mx), jnp.maximum(jnp.frexp(mx)[1], -1021), 0)
+    return Q * jnp.ldexp(jnp.ones_like(mx), -e)[None, :], L + e.astype(L.dtype) * math.log(2.0)
 
 
 def advance(
