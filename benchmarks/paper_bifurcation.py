@@ -73,6 +73,7 @@ def main() -> None:
         if args.adaptive:
             extra = (f"; stopped early {int(ds.stopped_early.sum())}/{args.num}, Floquet exponents "
                      f"{int(ds.floquet.sum())}, steps run {ds.stop_step.values.sum() / (args.num * args.steps):.1%}")
+        extra += f"; exponents flagged unreliable per index {ds.unreliable.values.sum(axis=0).tolist()}"
         print(f"top {k:>2} exponents: wall time {wall:7.1f} s ({wall / 60:.2f} min), "
               f"{args.num * args.steps / wall:.3e} point-steps/s; regimes {counts}{extra}; "
               f"load average {os.getloadavg()[0]:.2f}")

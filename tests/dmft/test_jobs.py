@@ -93,12 +93,7 @@ def test_bifurcation_command_cold_and_continuation(tmp_path):
     assert {"regime", "period", "lambda1", "lambda2", "K", "agree", "section", "section_count", "unreliable",
             "parallel_fraction"} <= set(ds.data_vars)
     assert (tmp_path / "bif.png").exists() and (tmp_path / "bif_sections.png").exists()
-    res = invoke(*common, "--reortho-every", "5", "--out", tmp_path / "bif5.zarr")
-    assert res.exit_code == 0, res.output
-    ds5 = open_result(tmp_path / "bif5.zarr")
-    assert json.loads(ds5.attrs["orbit_spec"])["reortho_every"] == 5
-    np.testing.assert_allclose(ds5.exponents.values, ds.exponents.values, rtol=0, atol=1e-9)
-    np.testing.assert_array_equal(ds5.regime.values, ds.regime.values)
+    assert json.loads(ds.attrs["orbit_spec"])["reortho_every"] == 1
     res = invoke(*common, "--continuation", "both", "--out", tmp_path / "cont.zarr", "--plot", tmp_path / "cont.png")
     assert res.exit_code == 0, res.output
     assert load(tmp_path / "cont.zarr").regime.dims == ("direction", "beta_o")
@@ -119,6 +114,15 @@ def test_phase_diagram_command_and_resume_guard(tmp_path):
     res = invoke("dmft", "phase-diagram", "--x", "beta_q", "0", "1", "2", "--out", tmp_path / "r.zarr")
     assert res.exit_code == 2 and "unknown sweep field 'beta_q'" in res.output
     assert not (tmp_path / "q.zarr").exists() and not (tmp_path / "r.zarr").exists()
+
+
+def test_orbit_commands_pass_the_reorthonormalisation_interval_to_their_task(tmp_path):
+    from attnphys.dmft.jobs import BifurcationJob, PhaseDiagramJob
+
+    for job in (BifurcationJob, PhaseDiagramJob):
+        assert job(out=tmp_path / "o.zarr").task().reortho_every == 1
+        task = job(out=tmp_path / "o.zarr", reortho_every=5).task()
+        assert task.reortho_every == 5 and task.spec(task.config).reortho_every == 5
 
 
 def test_finite_and_converge_commands(tmp_path):
