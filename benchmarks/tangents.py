@@ -1,12 +1,13 @@
 """Throughput of the recorded part of DMFT orbit diagrams: the map with its observations, sections and
-fingerprints, and k = 0, 3 or 12 tangent vectors re-orthonormalised every step (float64, paper preset).
+fingerprints, and k = 0, 3 or 12 tangent vectors re-orthonormalised every Δ steps (``--reortho-every``,
+default 1: every step; float64, paper preset).
 
 This is the part of the paper's bifurcation diagram that follows the transient (75,000 of its 175,000
 steps, with k = 3 or 12) and of the phase diagram (20,000 of 120,000 steps, k = 2). Prints point-steps
 per second at a batch of 1024 parameter values, after compilation, best of ``--repeat``; run the same
 script on another version of the package to compare.
 
-    python benchmarks/tangents.py [--steps 4000] [--batch 1024] [--repeat 3]
+    python benchmarks/tangents.py [--steps 4000] [--batch 1024] [--repeat 3] [--reortho-every 1 8]
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=1024)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--k", type=int, nargs="+", default=[0, 3, 12], help="numbers of tangent vectors")
+    ap.add_argument("--reortho-every", type=int, nargs="+", default=[1], metavar="DELTA",
+                    help="steps between QRs (several: one row each)")
     ap.add_argument("--devices", type=int, default=os.cpu_count())
     args = ap.parse_args()
     configure(x64=True, host_devices=args.devices)
@@ -47,16 +50,16 @@ def main() -> None:
         f"attnphys {attnphys.__version__} from {os.path.dirname(attnphys.__file__)}; devices: "
         f"{len(jax.devices())} x {jax.devices()[0].platform}; batch {B}, {args.steps} recorded steps"
     )
-    print(f"{'k':>3} {'point-steps/s':>15} {'load':>6}")
-    for k in args.k:
-        spec = orbit_spec(cfg, steps=args.steps, transient=0, k=k)
+    print(f"{'k':>3} {'Δ':>3} {'point-steps/s':>15} {'load':>6}")
+    for k, d in ((k, d) for k in args.k for d in (args.reortho_every if k else [1])):
+        spec = orbit_spec(cfg, steps=args.steps, transient=0, k=k, reortho_every=d)
         jax.block_until_ready(orbit_sweep(m, spec, x0, aux0, sc, shared=model.couplings))
         best = float("inf")
         for _ in range(args.repeat):
             t0 = time.perf_counter()
             jax.block_until_ready(orbit_sweep(m, spec, x0, aux0, sc, shared=model.couplings))
             best = min(best, time.perf_counter() - t0)
-        print(f"{k:>3} {B * args.steps / best:>15.3e} {os.getloadavg()[0]:>6.2f}", flush=True)
+        print(f"{k:>3} {d:>3} {B * args.steps / best:>15.3e} {os.getloadavg()[0]:>6.2f}", flush=True)
 
 
 if __name__ == "__main__":
