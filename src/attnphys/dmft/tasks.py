@@ -505,10 +505,6 @@ def orbit_spec(
     ).validate()
 
 
-EXPONENT_EVIDENCE = ("exponents", "roundoff_fraction", "below_roundoff", "zero_hits", "parallel_fraction", "unreliable")
-"""The variables that carry Lyapunov exponents and their evidence in a dataset (:func:`exponent_schema`)."""
-
-
 def exponent_schema(k: int) -> dict[str, VarSpec]:
     """The variables of k Lyapunov exponents, sorted descending, with the evidence of the QR method (theory:
     docs/theory/dynamics.md §2.3): round-off, exact annihilations, and columns numerically parallel to the
@@ -544,8 +540,8 @@ def exponent_schema(k: int) -> dict[str, VarSpec]:
 
 
 def sorted_evidence(exponents, roundoff, zero_hits, parallel) -> dict[str, np.ndarray]:
-    """Exponents (…, k) in QR order, sorted descending along the last axis with their evidence
-    (:data:`EXPONENT_EVIDENCE`; theory: docs/theory/dynamics.md §2.1, §2.3)."""
+    """Exponents (…, k) in QR order, sorted descending along the last axis with their evidence: the
+    variables of :func:`exponent_schema` (theory: docs/theory/dynamics.md §2.1, §2.3)."""
     exponents = np.asarray(exponents)
     order = np.argsort(-exponents, axis=-1)
 
@@ -685,6 +681,11 @@ def periodic_exponents(m, couplings, x, aux, sc, periods, k: int, theta: float):
     return ok, orb, ex
 
 
+FLOQUET_EVIDENCE = {"roundoff": np.nan, "parallel": np.nan, "zero_hits": 0}
+"""The QR evidence of exponents taken from Floquet multipliers: none (NaN fractions, no annihilations;
+theory: docs/theory/dynamics.md §5.3), keyed as :func:`~attnphys.dynamics.orbits.orbit_sweep` returns it."""
+
+
 def _adaptive_orbits(task: OrbitTask, model: DMFTModel, m, spec: OrbitSpec, sc, idx, labels) -> dict:
     """Orbits of a batch with early stopping (theory: docs/theory/dmft.md §7.1; docs/theory/dynamics.md
     §4.1, §5.3, §7.2). The unrecorded part of the schedule runs on the cached engine in segments; after
@@ -782,12 +783,11 @@ def _adaptive_orbits(task: OrbitTask, model: DMFTModel, m, spec: OrbitSpec, sc, 
                 )
                 good = cand[ok]
                 res["exponents"][good] = ex[ok]
-                res["roundoff"][good] = np.nan
-                res["parallel"][good] = np.nan
-                res["zero_hits"][good] = 0
+                for name, none in FLOQUET_EVIDENCE.items():
+                    res[name][good] = none
                 floq[C[good]] = True
         for name in ("orbit", "section", "section_count", "nonfinite_step") + (
-            ("exponents", "roundoff", "parallel", "zero_hits") if k else ()
+            ("exponents", *FLOQUET_EVIDENCE) if k else ()
         ):
             put(name, C, res[name], np.nan if np.issubdtype(np.asarray(res[name]).dtype, np.floating) else 0)
         x_all[C] = res["x"]
@@ -816,9 +816,8 @@ def _adaptive_orbits(task: OrbitTask, model: DMFTModel, m, spec: OrbitSpec, sc, 
         put("nonfinite_step", S, res["nonfinite_step"], -1)
         if k:
             put("exponents", S, np.stack([hits[i][3] for i in S.tolist()]), np.nan)
-            put("roundoff", S, np.full((S.size, k), np.nan), np.nan)
-            put("parallel", S, np.full((S.size, k), np.nan), np.nan)
-            put("zero_hits", S, np.zeros((S.size, k), np.int64), 0)
+            for name, none in FLOQUET_EVIDENCE.items():
+                put(name, S, np.full((S.size, k), none), none)
         x_all[S] = xs
         for a, r in zip(jax.tree_util.tree_leaves(aux_all), jax.tree_util.tree_leaves(auxs)):
             a[S] = r
@@ -1051,7 +1050,7 @@ class OrbitTask(DMFTTask):
         out["obs_mean"] = res["orbit"].mean(axis=-2)
         out["obs_std"] = res["orbit"].std(axis=-2)
         if spec.k:
-            out.update({k: ev[k] for k in EXPONENT_EVIDENCE})
+            out.update({k: ev[k] for k in exponent_schema(spec.k)})
         if self.keep_orbit:
             out.update(orbit=res["orbit"], section=res["section"], section_count=res["section_count"])
         if final is not None:
