@@ -17,3 +17,28 @@ DATA = pathlib.Path(__file__).parent / "data"
 @pytest.fixture(scope="session")
 def data_dir() -> pathlib.Path:
     return DATA
+
+
+def _mappings() -> tuple[int, int] | None:
+    """(memory mappings of this process, the kernel's per-process limit), or None where unknown."""
+    try:
+        with open("/proc/self/maps") as f:
+            used = sum(1 for _ in f)
+        limit = int(pathlib.Path("/proc/sys/vm/max_map_count").read_text())
+    except (OSError, ValueError):
+        return None
+    return used, limit
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _release_compiled_programs():
+    """Drop the compiled XLA programs once a test module is done, if they fill half the process's
+    memory mappings. Every program keeps about nine, and the suite in one process compiles thousands: kept
+    for the whole session they reach the kernel's limit (vm.max_map_count, 65,530 by default), where the
+    next compilation crashes the process."""
+    yield
+    maps = _mappings()
+    if maps is not None and maps[0] > maps[1] // 2:
+        import jax
+
+        jax.clear_caches()
