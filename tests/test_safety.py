@@ -58,13 +58,16 @@ def held(tmp, path, replace):
     _commit(tmp, path, replace)
 io._commit = held
 """,
-    # SIGINT one second into the first chunk (while it compiles or computes, in native code)
+    # SIGINT one second into the first chunk (while it compiles or computes, in native code); a chunk that
+    # is done sooner (compiled programs from the cache) waits for it before it is handed back
     "sigint-during-first-chunk": """
-import os, signal, threading, attnphys.sweeps.engine as engine
+import os, signal, threading, time, attnphys.sweeps.engine as engine
 _compute_chunk = engine.compute_chunk
 def compute_chunk(sweep, i):
     threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()
-    return _compute_chunk(sweep, i)
+    out = _compute_chunk(sweep, i)
+    time.sleep(60)
+    return out
 engine.compute_chunk = compute_chunk
 """,
     # the signal ATTNPHYS_TEST_SIGNAL right after the first chunk of a sweep is written
