@@ -169,6 +169,25 @@ def test_out_naming_an_ordinary_folder_never_deletes_it(tmp_path, command, overw
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results"]
 
 
+def test_overwrite_of_an_output_folder_never_deletes_what_the_user_added(tmp_path):
+    """--overwrite replaces a result folder (reproductions, probe reports, the demo) only while it holds
+    nothing but what the result wrote: the marker lists it."""
+    out = tmp_path / "fig5"
+    assert invoke("reproduce", "fig5", "--quick", "--out", out).exit_code == 0
+    written = sorted(p.name for p in out.iterdir())
+    (out / "MY_NOTES.txt").write_text("keep")
+    (out / "mysub").mkdir()
+    res = invoke("reproduce", "fig5", "--quick", "--out", out, "--overwrite")
+    assert res.exit_code == 2, res.output
+    assert "--out" in res.output and "holds MY_NOTES.txt, mysub besides the result" in " ".join(res.output.split())
+    assert sorted(p.name for p in out.iterdir()) == sorted(written + ["MY_NOTES.txt", "mysub"])
+    assert (out / "MY_NOTES.txt").read_text() == "keep"
+    (out / "MY_NOTES.txt").unlink()
+    (out / "mysub").rmdir()
+    assert invoke("reproduce", "fig5", "--quick", "--out", out, "--overwrite").exit_code == 0
+    assert sorted(p.name for p in out.iterdir()) == written
+
+
 def test_rerun_onto_an_ordinary_folder_never_deletes_it(tmp_path):
     assert invoke(*TRAJ, "--out", tmp_path / "r.zarr").exit_code == 0
     (tmp_path / "keep").mkdir()

@@ -42,6 +42,10 @@ COMMAND = "attnphys_command"
 MARKER = ".attnphys-output.json"
 """Marker file inside an output folder (probe reports, reproductions): its command and completion."""
 
+CONTENTS = "contents"
+"""Marker-file key listing the entries the result wrote into its folder (``--overwrite`` replaces a folder
+only while it holds nothing else)."""
+
 _ACTIVE_PARTIALS: set[Path] = set()
 """Hidden partial outputs of this process, removed by :func:`cleanup_partials` on an interrupt."""
 
@@ -109,7 +113,23 @@ def check_output(
             f"{option} {path} already holds a result of `attnphys {command}`; pass --overwrite to "
             "replace it, or choose another path"
         )
+    extra = _foreign_entries(path, info)
+    if extra:
+        shown = ", ".join(extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
+        raise OutputError(
+            f"{option} {path} holds {shown} besides the result of `attnphys {command}`; --overwrite replaces "
+            "only the result's own files: move the others out, or choose another path"
+        )
     return "replace"
+
+
+def _foreign_entries(path: Path, info: dict) -> list[str]:
+    """Entries of an output folder that its result did not write (the marker lists what it wrote); none
+    for stores and files, and for folders whose marker has no list."""
+    contents = info.get(CONTENTS)
+    if not path.is_dir() or not (path / MARKER).is_file() or not isinstance(contents, list):
+        return []
+    return sorted(set(os.listdir(path)) - set(contents) - {MARKER})
 
 
 IMAGE_SUFFIXES = (".png", ".pdf", ".svg")
@@ -504,6 +524,9 @@ def write_marker(folder: Path, command: str, **extra) -> None:
     """Mark an output folder as a complete result of ``command`` (see :data:`MARKER`)."""
     from attnphys._version import __version__
 
+    contents = sorted(n for n in os.listdir(folder) if n != MARKER)
     (folder / MARKER).write_text(
-        json.dumps({COMMAND: command, COMPLETE: 1, "attnphys_version": __version__, **extra}, indent=1)
+        json.dumps(
+            {COMMAND: command, COMPLETE: 1, "attnphys_version": __version__, CONTENTS: contents, **extra}, indent=1
+        )
     )

@@ -152,6 +152,11 @@ class BasinsJob(_CensusOptions, ParameterRange):
 
     def execute(self, progress: bool = True) -> Report:
         t0 = time.perf_counter()
+        M = self.configuration().M
+        if self.plot_component >= M:
+            raise InputError(
+                f"the observable has {M} components (0 to {M - 1}), got {self.plot_component}", "--plot-component"
+            )
         ds = _run_sweep(
             self,
             self.task(),
