@@ -152,10 +152,11 @@ class DMFTTask(AbstractTask):
     def scalars(model: DMFTModel, pts: Mapping[str, np.ndarray], n: int):
         return model.scalars({k: v for k, v in pts.items() if k in BATCHED}, n=n)
 
-    @staticmethod
-    def labels(pts: Mapping[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
-        lab = {k: np.asarray(v) for k, v in pts.items() if k in BATCHED}
-        return lab or {"index": np.arange(n)}
+    def labels(self, pts: Mapping[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
+        """The parameters that name each of the n trajectories in a non-finite report: the swept ones,
+        then the configuration's values of the others of :data:`BATCHED`."""
+        lab = {k: np.broadcast_to(np.asarray(v), (n,)) for k, v in pts.items() if k in BATCHED}
+        return lab | {k: np.full(n, getattr(self.config, k)) for k in BATCHED if k not in lab}
 
     def attrs(self) -> dict[str, Any]:
         return {
