@@ -520,7 +520,7 @@ CASES = [
     ("basins stop < start", ["dmft", "basins", "--start-value", "1.3", "--stop-value", "1.2"],
      2, "--stop-value (1.2) must be >= --start-value (1.3)"),
     ("basins plot component out of range", ["dmft", "basins", "--plot-component", "3", "--out", "{tmp}/b.zarr"],
-     2, "--plot-component: the observable has 3 components (0 to 2), got 3"),
+     2, "--plot-component: component 3 is not in [0, 2]"),
     ("basins out foreign folder", ["dmft", "basins", "--out", "{tmp}/data"],
      2, "--out {tmp}/data is a folder that is not an attnphys result; refusing to touch it"),
     ("orbit start = stop", ["dmft", "orbit-continuation", "--start-value", "1.25", "--stop-value", "1.25"],

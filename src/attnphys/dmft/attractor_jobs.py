@@ -152,11 +152,12 @@ class BasinsJob(_CensusOptions, ParameterRange):
 
     def execute(self, progress: bool = True) -> Report:
         t0 = time.perf_counter()
-        M = self.configuration().M
-        if self.plot_component >= M:
-            raise InputError(
-                f"the observable has {M} components (0 to {M - 1}), got {self.plot_component}", "--plot-component"
-            )
+        from attnphys.plots._common import check_component
+
+        try:
+            check_component(self.plot_component, self.configuration().M)
+        except ValueError as e:
+            raise InputError(str(e), "--plot-component") from None
         ds = _run_sweep(
             self,
             self.task(),

@@ -16,6 +16,17 @@ def subplots(nrows: int = 1, ncols: int = 1, *, figsize=None, **kw):
     return fig, fig.subplots(nrows, ncols, **kw)
 
 
+def check_component(component: int, n_features: int) -> int:
+    """The plotted component of an M-vector observable, checked to lie in [0, n_features - 1].
+
+    Raises:
+        ValueError: naming the range.
+    """
+    if not 0 <= component < n_features:
+        raise ValueError(f"component {component} is not in [0, {n_features - 1}]")
+    return component
+
+
 def config_title(ds: xr.Dataset, keys=("M", "L", "P", "beta_o", "beta_att", "epsilon")) -> str:
     """A one-line figure title from the configuration in ``ds.attrs['config']``; swept coordinates
     show their first value."""

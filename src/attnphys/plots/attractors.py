@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from attnphys.plots._common import config_title, save, subplots
+from attnphys.plots._common import check_component, config_title, save, subplots
 
 
 def _kind_names(ds: xr.Dataset) -> list[str]:
@@ -58,7 +58,7 @@ def basins_figure(ds: xr.Dataset, param: str, component: int = 0):
     fig, (ax, bx) = subplots(2, 1, figsize=(9, 7), sharex=True, gridspec_kw={"height_ratios": [3, 2]})
     pv = ds[param].values
     track = ds["track"].values  # (param, attractor)
-    obs = ds["observed"].values[..., component]  # (param, attractor, sample)
+    obs = ds["observed"].values[..., check_component(component, ds["observed"].shape[-1])]  # (param, attractor, sample)
     n_tracks = ds.sizes.get("track_id", 0)
     for t in range(n_tracks):
         color = f"C{t % 10}"

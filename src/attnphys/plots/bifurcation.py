@@ -30,7 +30,7 @@ import xarray as xr
 from matplotlib.figure import Figure
 
 from attnphys.dynamics.classify import REGIMES
-from attnphys.plots._common import config_title, save, subplots
+from attnphys.plots._common import check_component, config_title, save, subplots
 
 REGIME_COLORS = {
     "divergent": "#7f7f7f",
@@ -90,9 +90,7 @@ def choose_pair(
         if pair not in pairs:
             raise ValueError(f"section pair {pair} is not stored; stored pairs: {', '.join(pairs) or 'none'}")
         return f, g, pairs.index(pair)
-    f = 0 if component is None else int(component)
-    if not 0 <= f < n_features:
-        raise ValueError(f"component {f} is not in [0, {n_features - 1}]")
+    f = check_component(0 if component is None else int(component), n_features)
     for i, name in enumerate(pairs):
         a, b = (int(x) for x in name.split("|"))
         if a == f:
