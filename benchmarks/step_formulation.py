@@ -11,7 +11,9 @@ only: the orbits are chaotic, so the difference grows later), whether the two la
 whether XLA contracts a·b + c into one fused multiply-add on this machine (it does on x86-64 with FMA: the
 last bit of a result then depends on how XLA fuses the program, so a faster step can only replace the
 engine's in every path at once — plain, recorded, segmented and tangent steps — if those paths are to stay
-bitwise equal).
+bitwise equal). The last rows say whether that can be had by giving every path one shared loop body: the
+variant with one step per iteration of a loop whose trip count is only known at run time (XLA then compiles
+exactly one step, whatever surrounds it), and whether the unrolled loop ends bitwise where that one does.
 
     python benchmarks/step_formulation.py [--batch 4000] [--steps 20000] [--devices N]
 """
@@ -93,17 +95,29 @@ def main() -> None:
     def batch_first(cp, sc, st, n):
         def one(s, x):
             carry = (x.mv, x.mk, x.m0[2], x.pe, x.n)
-            out = jax.lax.fori_loop(0, n, lambda i, c: entrywise_step(cp, s.gamma, s.beta_o, s.eps, *c), carry, unroll=8)
+            out = jax.lax.fori_loop(
+                0, n, lambda i, c: entrywise_step(cp, s.gamma, s.beta_o, s.eps, *c), carry, unroll=8
+            )
             return out[0][0]  # m^v of the newest token (M,)
+
+        return jax.vmap(one)(sc, st)
+
+    def one_per_iteration(cp, sc, st, n):
+        def one(s, x):
+            carry = (x.mv, x.mk, x.m0[2], x.pe, x.n)
+            out = jax.lax.while_loop(
+                lambda c: c[0] < n,
+                lambda c: (c[0] + 1, entrywise_step(cp, s.gamma, s.beta_o, s.eps, *c[1])),
+                (0, carry),
+            )
+            return out[1][0][0]
 
         return jax.vmap(one)(sc, st)
 
     def batch_last(cp, sc, st, n):
         last = lambda x: jnp.moveaxis(x, 0, -1)  # noqa: E731
         carry = (last(st.mv), last(st.mk), last(st.m0[:, 2]), last(st.pe), st.n)
-        out = jax.lax.fori_loop(
-            0, n, lambda i, c: entrywise_step(cp, sc.gamma, sc.beta_o, sc.eps, *c), carry, unroll=8
-        )
+        out = jax.lax.fori_loop(0, n, lambda i, c: entrywise_step(cp, sc.gamma, sc.beta_o, sc.eps, *c), carry, unroll=8)
         return out[0][0].T
 
     def timed(fn):
@@ -120,14 +134,23 @@ def main() -> None:
         fn = jax.jit(batch_first if kind == "first" else batch_last, static_argnums=3)
         return shard_batch(lambda s, x: fn(cp, s, x, n), (sc, st), B)
 
+    dynamic = jax.jit(one_per_iteration)
+
+    def variant_dynamic(n):
+        return shard_batch(lambda s, x: dynamic(cp, s, x, jnp.asarray(n, jnp.int32)), (sc, st), B)
+
     rate_e, _ = timed(lambda: engine(args.steps))
     rate_f, out_f = timed(lambda: variant("first", args.steps))
     rate_l, out_l = timed(lambda: variant("last", args.steps))
+    rate_d, out_d = timed(lambda: variant_dynamic(args.steps))
     print(f"{'formulation':<34} {'traj-steps/s':>14}")
     print(f"{'engine (contractions)':<34} {rate_e:>14.3e}")
     print(f"{'entry by entry, batch axis first':<34} {rate_f:>14.3e}")
     print(f"{'entry by entry, batch axis last':<34} {rate_l:>14.3e}")
+    print(f"{'entry by entry, one step/iteration':<34} {rate_d:>14.3e}")
     print(f"the two layouts bitwise equal after {args.steps} steps: {bool(np.array_equal(out_f, out_l))}")
+    same = bool(np.array_equal(out_f, out_d))
+    print(f"unrolled loop bitwise equal to one step/iteration after {args.steps} steps: {same}")
     for n in (1, 3, 10):
         dev = float(np.max(np.abs(np.asarray(variant("first", n)) - np.asarray(engine(n)))))
         print(f"max |m^v variant - engine| after {n:>2} steps: {dev:.1e}")
