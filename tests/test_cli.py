@@ -18,3 +18,56 @@ def test_help_is_complete():
     res = invoke("dmft", "trajectory", "--help")
     for opt in ("--preset", "--beta-o", "--steps", "--transient", "--start", "--out", "--record-every", "--plot"):
         assert opt in res.output
+
+
+def test_an_interrupted_run_is_told_to_resume_only_where_finished_chunks_are_kept():
+    from attnphys.cli import interrupt_advice
+    from attnphys.jobs import job_class
+
+    sweep = job_class("dmft phase-diagram")
+    resume, again = "re-run the same command to resume", "re-run the same command to start again"
+    assert interrupt_advice(sweep.model_validate({"out": "p.zarr"})) == resume
+    assert again in interrupt_advice(sweep.model_validate({"out": "p.nc"}))  # NetCDF: written whole at the end
+    assert again in interrupt_advice(job_class("dmft trajectory").model_validate({}))
+    assert again in interrupt_advice(None)
+    assert resume not in interrupt_advice(job_class("clouds run").model_validate({}))
+
+
+import pytest
+
+
+@pytest.mark.parametrize(
+    "interrupt, message",
+    [
+        ("os.kill(os.getpid(), signal.SIGINT); time.sleep(5)", "interrupted"),  # Ctrl-C: the signal
+        ("raise KeyboardInterrupt", "interrupted while starting; nothing was written"),  # one raised inside
+    ],
+)
+def test_ctrl_c_while_the_command_line_is_imported_is_a_clean_stop(interrupt, message):
+    """The console script handles Ctrl-C before it imports the command line (JAX and all): an interrupt
+    arriving during that import (here from the import itself) exits 130 with one line, no traceback."""
+    import subprocess
+    import sys
+
+    code = (
+        "import importlib.abc, os, signal, sys, time\n"
+        "class Stop(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'attnphys.cli':\n"
+        f"            {interrupt}\n"
+        "sys.meta_path.insert(0, Stop())\n"
+        "from attnphys._entry import main\n"
+        "main()\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 130, res.stderr
+    assert res.stderr.strip() == message
+
+
+def test_importing_the_package_does_not_import_jax_until_configure_is_used():
+    import subprocess
+    import sys
+
+    code = "import sys, attnphys\nprint('jax' in sys.modules)\nattnphys.configure\nprint('jax' in sys.modules)\n"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert res.stdout.split() == ["False", "True"], res.stderr

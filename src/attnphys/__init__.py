@@ -3,10 +3,26 @@
 Subpackages: :mod:`attnphys.dmft` (mean-field theory of self-attention), :mod:`attnphys.dynamics`
 (maps, Lyapunov spectra, diagrams), :mod:`attnphys.sweeps` (grids and executors), :mod:`attnphys.plots`.
 Call :func:`attnphys.configure` in scripts to enable float64 and use every CPU core.
+
+Importing the package is light (no JAX yet): :func:`configure` is loaded on first use, so that the
+command line answers Ctrl-C cleanly from its first moment.
 """
+
+from typing import TYPE_CHECKING
 
 from attnphys._version import __version__
 from attnphys.errors import NonFiniteError
-from attnphys.runtime import configure
+
+if TYPE_CHECKING:
+    from attnphys.runtime import configure
+
+
+def __getattr__(name: str):
+    if name == "configure":
+        from attnphys.runtime import configure
+
+        return configure
+    raise AttributeError(f"module 'attnphys' has no attribute {name!r}")
+
 
 __all__ = ["__version__", "NonFiniteError", "configure"]

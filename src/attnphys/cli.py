@@ -267,10 +267,18 @@ _STOP_SIGNALS: dict[int, tuple[str, int]] = {signal.SIGINT: ("interrupted", 130)
 """Signals that stop a run cleanly, with their word and exit status (128 + signal number)."""
 
 
+def interrupt_advice(job: AbstractJob | None) -> str:
+    """What to do after an interrupted run: resume a sweep store (its finished chunks are kept), or start
+    again (a result written whole at the end, or a NetCDF sweep result, has nothing to resume from)."""
+    if job is not None and any(kind == "sweep" and path.suffix != ".nc" for _, path, kind in job.outputs()):
+        return "re-run the same command to resume"
+    return "unfinished outputs were removed; re-run the same command to start again"
+
+
 @contextmanager
-def interruptible():
-    """Ctrl-C (SIGINT) or SIGTERM at any moment: remove partial outputs and locks, say how to resume, exit
-    130 (143 for SIGTERM).
+def interruptible(advice: str = "re-run the same command to resume"):
+    """Ctrl-C (SIGINT) or SIGTERM at any moment: remove partial outputs and locks, print ``advice`` (how to
+    resume or start again), exit 130 (143 for SIGTERM).
 
     The signal is acted on at once, also while the main thread is inside a long native computation (an
     XLA kernel, a Zarr write) that would delay a Python signal handler: the C-level handler writes the
@@ -288,7 +296,7 @@ def interruptible():
         try:
             cleanup_partials()
             release_locks()
-            sys.stderr.write(f"\n{word}; re-run the same command to resume\n")
+            sys.stderr.write(f"\n{word}; {advice}\n")
             sys.stderr.flush()
         finally:
             os._exit(code)
@@ -355,7 +363,7 @@ def execute(make_job: typing.Callable[[], AbstractJob]) -> None:
     file-system errors and exhausted memory)."""
     try:
         job = make_job()
-        with interruptible():
+        with interruptible(interrupt_advice(job)):
             report = job.run(progress=True)
     except AttnphysError as e:
         fail(str(e), e.exit_code)

@@ -62,3 +62,28 @@ class NonFiniteError(AttnphysError, FloatingPointError):
 
 class PrecisionWarning(UserWarning):
     """A computation that needs float64 runs in float32 (``attnphys.configure()`` was not called)."""
+
+
+def machine_memory() -> int | None:
+    """Physical memory of this machine in bytes (None where the platform does not say)."""
+    import os
+
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - platforms without sysconf
+        return None
+
+
+def check_fits(need: float, what: str, hint: str, field: str | None = None) -> None:
+    """Refuse, before anything is computed, arrays that cannot fit: the one rule for every command.
+
+    Raises :class:`InputError` (naming ``field``) when ``need`` bytes exceed half of this machine's
+    memory; the message reads ``{what} need … GiB, more than half of this machine's memory (… GiB); {hint}``.
+    """
+    avail = machine_memory()
+    if avail is not None and need > avail // 2:
+        raise InputError(
+            f"{what} need {need / 2**30:.3g} GiB, more than half of this machine's memory "
+            f"({avail / 2**30:.3g} GiB); {hint}",
+            field,
+        )

@@ -42,6 +42,9 @@ from attnphys.io import (
     write_marker,
 )
 
+RESULT_SUFFIXES = ("", ".zarr", ".nc")
+"""Name endings of a dataset result: a Zarr store (``.zarr``, or a plain folder name) or a NetCDF file."""
+
 JOBS: dict[str, type[AbstractJob]] = {}
 """Registered jobs by command name (``"dmft trajectory"``, ``"clouds run"``, …)."""
 
@@ -90,6 +93,10 @@ def load_jobs() -> dict[str, type[AbstractJob]]:
 # -- option types --------------------------------------------------------------------------------------
 
 
+MAX_VALUES = 1_000_000
+"""Most values of one option (a swept parameter): more is a typing slip, not a sweep."""
+
+
 def parse_values(v: Any) -> Any:
     """One or several numbers: a number, a list, ``"0.5,1,3"`` or ``"START:STOP:NUM"`` (NUM evenly
     spaced values, both ends included). Non-finite values are refused."""
@@ -107,13 +114,18 @@ def parse_values(v: Any) -> Any:
                 raise ValueError(f"a range is START:STOP:NUM with numbers, got {v!r}") from None
             if n < 1:
                 raise ValueError(f"a range needs NUM >= 1, got {n}")
+            if n > MAX_VALUES:
+                raise ValueError(f"a range has at most {MAX_VALUES:,} values, got NUM = {n:,}")
             if n > 1 and b <= a:
                 raise ValueError(f"a range needs STOP > START, got {v!r}")
             v = [a + (b - a) * i / (n - 1) for i in range(n)] if n > 1 else [a]
         else:
-            items = [s for s in text.replace(",", " ").split() if s]
-            if not items:
+            items = text.split(",") if "," in text else text.split()
+            items = [s.strip() for s in items]
+            if not any(items):
                 raise ValueError("give at least one value")
+            if not all(items):
+                raise ValueError("an empty value between commas")
             try:
                 v = [float(s) for s in items]
             except ValueError:
@@ -123,7 +135,11 @@ def parse_values(v: Any) -> Any:
     v = list(v)
     if not v:
         raise ValueError("give at least one value")
+    if len(v) > MAX_VALUES:
+        raise ValueError(f"at most {MAX_VALUES:,} values, got {len(v):,}")
     for x in v:
+        if isinstance(x, bool):
+            raise ValueError(f"values must be numbers, got {x!r}")
         if not isinstance(x, (int, float)) or not math.isfinite(float(x)):
             raise ValueError(f"values must be finite numbers, got {x!r}")
     if len(set(float(x) for x in v)) != len(v):
@@ -238,6 +254,10 @@ class AbstractJob(BaseModel, abc.ABC):
                 check_plain_file(path, opt, overwrite=self.overwrite)
             else:
                 check_output(path, self.command, overwrite=self.overwrite, resume=kind == "sweep", option=opt)
+                if kind in ("result", "sweep") and path.suffix.lower() not in RESULT_SUFFIXES:
+                    raise InputError(
+                        f"{path}: a result is a Zarr store (.zarr) or a NetCDF file (.nc), not {path.suffix}", opt
+                    )
 
     def run(self, progress: bool = True) -> Report:
         """Preflight, lock the outputs, check them again under the locks (another run may have written
@@ -339,6 +359,22 @@ def _union_field(cls: type[BaseModel] | None, name: str) -> bool:
     return False
 
 
+def _admits_bool(cls: type[BaseModel], name: str) -> bool:
+    """Whether field ``name`` takes a boolean (YAML's ``yes``/``no`` would otherwise become 1 and 0 in a
+    number field)."""
+    ann = cls.model_fields[name].annotation
+    stack = [ann]
+    while stack:
+        a = stack.pop()
+        if a is bool or a is Any:
+            return True
+        if typing.get_origin(a) is typing.Annotated:
+            stack.append(typing.get_args(a)[0])
+        elif typing.get_origin(a) in (typing.Union, types.UnionType):
+            stack.extend(typing.get_args(a))
+    return False
+
+
 def format_validation(e: ValidationError, cls: type[BaseModel] | None = None, source: str | None = None) -> str:
     """A pydantic error as lines ``--option: message (got value)``, without documentation links.
 
@@ -386,6 +422,10 @@ def build_job(cls: type[AbstractJob], given: dict[str, Any], config: str | Path 
         source = str(config)
         data = cls.translate_file_options(read_options_file(config), Path(config))
     data.update({k: v for k, v in given.items() if v is not None})
+    for name, value in data.items():
+        if isinstance(value, bool) and name in cls.model_fields and not _admits_bool(cls, name):
+            where = f" ({name} in {source})" if source and option_name(name)[2:] != name else ""
+            raise InputError(f"{option_name(name)}{where}: must be a number or text, not the boolean {value}")
     try:
         return cls.model_validate(data)
     except ValidationError as e:
@@ -402,7 +442,12 @@ def rerun(store: str | Path, out: str | Path, overwrite: bool = False) -> Abstra
     if info is None or "attnphys_job" not in info or COMMAND not in info:
         raise InputError(f"{store} is not an attnphys result that records the job that made it", "STORE")
     cls = job_class(info[COMMAND])
-    data = json.loads(info["attnphys_job"])
+    try:
+        data = json.loads(info["attnphys_job"])
+    except json.JSONDecodeError as e:
+        raise InputError(f"{store} records its job in a form that cannot be read ({e})", "STORE") from None
+    if not isinstance(data, dict):
+        raise InputError(f"{store} records its job in a form that cannot be read (not a mapping)", "STORE")
     for name, kind in cls.outputs_spec.items():
         if kind in ("figure", "figures", "file"):
             data[name] = None

@@ -264,3 +264,17 @@ def test_token_starts(tmp_path, mode, message):
         return
     with pytest.raises(InputError, match=re.escape(message)):
         build_job(BifurcationJob, {}, write(tmp_path, text))
+
+
+@pytest.mark.parametrize("suffix", [".npz", ".json"])
+def test_a_saved_window_reads_back_exactly_into_a_new_folder_and_leaves_no_partial(tmp_path, suffix):
+    from attnphys.dmft.initial import paper_checkpoint, save_window
+
+    cfg = preset("paper")
+    win = paper_checkpoint(cfg)
+    path = save_window(win, tmp_path / "new" / "sub" / f"w{suffix}", beta_o=1.26)
+    back = from_file(cfg, path)
+    np.testing.assert_array_equal(np.asarray(back.A), np.asarray(win.A))
+    np.testing.assert_array_equal(np.asarray(back.pe), np.asarray(win.pe))
+    assert int(back.n) == int(win.n)
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name]  # no hidden partial beside it

@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from attnphys.errors import InputError
+from attnphys.errors import InputError, check_fits
 from attnphys.jobs import AbstractJob, IntValues, Report, Values, register_job
 
 _NORM_NAMES = ("layernorm", "rmsnorm", "rn", "diagonal_rn", "sphere", "none")
@@ -27,18 +27,27 @@ def _choices(data: Any, checks: dict[str, tuple[str, ...]]) -> Any:
     return data
 
 
-def _check_memory(tokens: int, dim: int, heads: int = 1, copies: int = 1) -> None:
-    """Refuse a cloud whose attention matrices (tokens² per head) cannot fit in memory."""
-    import os
+def _check_memory(tokens: int, dim: int, heads: int = 1, copies: int = 1, extra: dict | None = None) -> None:
+    """Refuse a cloud whose arrays cannot fit in memory, naming the option that needs the most: the
+    attention matrices (tokens² entries per head, ``copies`` at once) and clouds, plus ``extra``
+    (option → (what, bytes)), e.g. stored snapshots or saved times."""
+    terms = {
+        "--tokens": (
+            f"{tokens} tokens (attention matrices of tokens² entries)",
+            8 * copies * 3 * max(heads, 1) * tokens**2,
+        ),
+        "--dim": (f"{tokens} tokens in {dim} dimensions", 8 * copies * 4 * tokens * dim),
+    }
+    for option, (what, need) in (extra or {}).items():
+        terms[option] = (what, need)
+    option, (what, _) = max(terms.items(), key=lambda kv: kv[1][1])
+    check_fits(
+        float(sum(need for _, need in terms.values())), f"{what}, with the other arrays,", f"lower {option}", option
+    )
 
-    need = 8 * copies * (3 * max(heads, 1) * tokens * tokens + 4 * tokens * dim)
-    avail = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    if need > avail // 2:
-        raise InputError(
-            f"{tokens} tokens in {dim} dimensions need about {need / 2**30:.3g} GiB (attention matrices of "
-            f"tokens² entries), more than half of this machine's memory ({avail / 2**30:.3g} GiB)",
-            "--tokens",
-        )
+
+DEFAULT_SNAPSHOTS = (0, 10, 100)
+"""Snapshot layers of ``clouds run`` when none are given."""
 
 
 def _fmt(a: float, b: float) -> str:
@@ -85,7 +94,11 @@ class CloudsRunJob(AbstractJob):
     )
     mlp: Literal["none", "random"] = Field("none", description="MLP sublayer after the attention block.")
     stats_every: int = Field(10, ge=1, description="Record the statistics every this many layers.")
-    snapshots: IntValues = Field((0, 10, 100), description="Layers whose clouds are stored and drawn.")
+    snapshots: IntValues = Field(
+        DEFAULT_SNAPSHOTS,
+        description="Layers whose clouds are stored and drawn (default 0, 10, 100: those beyond --layers become "
+        "the last layer).",
+    )
     seed: int = Field(0, ge=0, description="Seed of the initial cloud and of random weights.")
     out: Path = Field(Path("clouds.zarr"), description="Output store (.zarr, or .nc for NetCDF).")
     plot: Path | None = Field(None, description="Figure (PNG); snapshots go to <stem>_snapshots.png.")
@@ -96,9 +109,27 @@ class CloudsRunJob(AbstractJob):
         return _choices(data, {"init": _INITS, "norm": _NORM_NAMES, "ensemble": _ENSEMBLES})
 
     def inputs_check(self) -> None:
-        _check_memory(self.tokens, self.dim, self.heads)
         if any(s < 0 for s in self.snapshots):
             raise InputError("layers must be >= 0", "--snapshots")
+        beyond = [s for s in self.snapshots if s > self.layers]
+        if beyond and self.snapshots != DEFAULT_SNAPSHOTS:  # the default's later layers become the last one
+            raise InputError(f"layer {beyond[0]} is beyond the last layer (--layers {self.layers})", "--snapshots")
+        N, D, H = self.tokens, self.dim, self.heads
+        untied = bool(H and self.resample_every)  # weights of every layer: (layers, H, D, D), W and W_v
+        draws = -(-self.layers // self.resample_every) if untied else 1
+        _check_memory(
+            N,
+            D,
+            H,
+            extra={
+                "--snapshots": (f"{len(self.snapshots)} snapshots of {N}×{D} tokens", 8 * len(self.snapshots) * N * D),
+                "--layers": (
+                    f"{self.layers} layers (weights of {draws} draw(s), statistics of "
+                    f"{self.layers // self.stats_every + 2} layers)",
+                    8 * (2 * (self.layers * untied + draws) * H * D * D + 64 * (self.layers // self.stats_every + 2)),
+                ),
+            },
+        )
         if self.resample_every and not self.heads:
             raise InputError("resampling needs random weights: give --heads H > 0", "--resample-every")
 
@@ -245,7 +276,14 @@ class CloudsFlowJob(_FlowOptions):
     plot: Path | None = Field(None, description="Figure file (PNG).")
 
     def inputs_check(self) -> None:
-        _check_memory(self.tokens, self.dim, self.heads, copies=4)
+        saved = self.saves * self.tokens * self.dim * 8 * (2 if self.keep_cloud else 0) + 64 * self.saves
+        _check_memory(
+            self.tokens,
+            self.dim,
+            self.heads,
+            copies=4,
+            extra={"--saves": (f"{self.saves} saved times of {self.tokens}×{self.dim} tokens", saved)},
+        )
         if self.dynamics == "sinkhorn" and self.causal:
             raise InputError(
                 "Sinkhorn attention with a causal mask is degenerate (the only lower-triangular doubly "
@@ -393,7 +431,18 @@ class CloudsPhaseDiagramJob(_FlowOptions):
     plot: Path | None = Field(None, description="Figure file (PNG).")
 
     def inputs_check(self) -> None:
-        _check_memory(self.tokens, self.dim, 1, copies=4 * self.samples)
+        _check_memory(
+            self.tokens,
+            self.dim,
+            1,
+            copies=4 * self.samples,
+            extra={
+                "--saves": (
+                    f"{self.saves} saved times of {self.samples} sample(s)",
+                    self.saves * self.samples * self.tokens * self.dim * 8 * 2,
+                )
+            },
+        )
         if min(self.beta) < 0:
             raise InputError(f"values must be >= 0, got {min(self.beta)}", "--beta")
 
@@ -432,16 +481,24 @@ class CloudsPhaseDiagramJob(_FlowOptions):
             ds = run_sweep(sweep, self.out, progress=progress, attrs=self.provenance())
         ds["beta"].attrs["long_name"] = "inverse temperature beta"
         ds["time"].attrs["long_name"] = "time of the continuous-time dynamics"
-        ct = ds.clustering_time.values
+        ct, failed = ds.clustering_time.values, ds.failed.values
+
+        def when(c: float, f: int) -> str:
+            if f >= self.samples:
+                return "every integration failed"
+            return ("> t_max" if not np.isfinite(c) else f"{c:.3g}") + (f" ({f} failed)" if f else "")
+
         rows = {
             "wall time": f"{time.perf_counter() - t0:.2f} s",
             "β values": str(ds.sizes["beta"]),
             "clustering time (all samples one cluster)": ", ".join(
-                f"β={b:g}: {'> t_max' if not np.isfinite(c) else f'{c:.3g}'}" for b, c in zip(ds.beta.values, ct)
+                f"β={b:g}: {when(c, f)}" for b, c, f in zip(ds.beta.values, ct, failed)
             ),
         }
         if int(ds.failed.sum()):
-            rows["failed integrations"] = str(int(ds.failed.sum()))
+            rows["failed integrations"] = (
+                f"{int(ds.failed.sum())} of {self.samples * ds.sizes['beta']} (NaN results; lower β or --t-max)"
+            )
         paths = [self.out]
         if self.plot is not None:
             from attnphys.plots.particles import plot_phase_diagram

@@ -155,6 +155,17 @@ def initial_model_cloud(adapter, model, init: str, tokens: int, noise: float = 0
         )
     else:
         raise ValueError(f"unknown init {init!r}; choose from {', '.join(THROUGH_INITS)}")
+    dtype = jnp.result_type(float)
+    with np.errstate(over="ignore", invalid="ignore"):
+        power = np.square(X.astype(dtype)).sum(axis=1)
+    if not np.all(np.isfinite(power)):
+        from attnphys.errors import InputError
+
+        raise InputError(
+            f"the cloud's squared norms overflow {np.dtype(dtype).name} (largest entry {np.max(np.abs(X)):.3g}), "
+            "so every statistic would be meaningless; lower it",
+            "--noise",
+        )
     n = adapter.embedding_norm(model)
     return np.asarray(n(jnp.asarray(X))) if n is not None else X
 

@@ -214,6 +214,8 @@ class OrbitContinuationJob(ModelOptions):
         super().inputs_check()
         if self.start_value == self.stop_value:
             raise InputError("--start-value and --stop-value must differ", "--stop-value")
+        if self.step > self.max_step:
+            raise InputError(f"{self.step:g} is larger than the largest step --max-step {self.max_step:g}", "--step")
         cfg = self.configuration()
         for v, opt in ((self.start_value, "--start-value"), (self.stop_value, "--stop-value")):
             try:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import jax
 import jax.numpy as jnp
@@ -167,6 +167,15 @@ class AttractorTask(DMFTTask):
             "sample": self.max_points,
             "dim": D,
         }
+
+    working_option: ClassVar[str | None] = "--ics"
+
+    def working_bytes(self, grid: Grid) -> int:
+        """Every start of a point runs at once: its ring of W fingerprints (G values each), its state and
+        tangent vectors (D·(k + 4) values), twice (a compacted copy), in float64."""
+        so = self.options().settle_options()
+        D = self.sizes(grid)["dim"]
+        return 2 * 8 * self.n_ics * (so.window * so.n_fingerprint + D * (self.k + 4))
 
     def schema(self, grid: Grid) -> dict[str, VarSpec]:
         sizes = self.sizes(grid)

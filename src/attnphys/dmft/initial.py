@@ -356,31 +356,35 @@ def save_window(win: Window | State, path: str | Path, *, mv=None, mk=None, mq=N
     format (``att_window``, ``pe_window``, ``mo/mv/mq/mk_window`` where given, ``beta``), else JSON. A
     window that is not yet full is saved with its fill count ``n``; an engine state also saves its cached
     overlaps (``cache_mv``, …), so that a continuation at the same parameters is exact."""
+    from attnphys.io import staged
+
     path = Path(path)
     n = int(np.asarray(win.n))
     A, pe = np.asarray(win.A), np.asarray(win.pe)
     cache = {f"cache_{k}": np.asarray(getattr(win, k)) for k in CACHE_KEYS} if isinstance(win, State) else {}
-    if path.suffix == ".npz":
-        arrays = {"att_window": A, "pe_window": pe, "n": np.asarray(n), **cache}
-        for name, v in (("mo_window", mo), ("mv_window", mv), ("mq_window", mq), ("mk_window", mk)):
-            if v is not None:
-                arrays[name] = np.asarray(v)
-        if "beta_o" in extra:
-            arrays["beta"] = np.asarray(extra["beta_o"], dtype=np.float64)
-        np.savez(path, **arrays)  # pyright: ignore[reportArgumentType]  (no array is named allow_pickle)
-    else:
-        path.write_text(
-            json.dumps(
-                {
-                    "att_window": A.tolist(),
-                    "pe_window": pe.tolist(),
-                    "n": n,
-                    **{k: v.tolist() for k, v in cache.items()},
-                    **extra,
-                },
-                indent=1,
+    with staged(path) as tmp:  # written whole or not at all; missing folders are created
+        if path.suffix == ".npz":
+            arrays = {"att_window": A, "pe_window": pe, "n": np.asarray(n), **cache}
+            for name, v in (("mo_window", mo), ("mv_window", mv), ("mq_window", mq), ("mk_window", mk)):
+                if v is not None:
+                    arrays[name] = np.asarray(v)
+            if "beta_o" in extra:
+                arrays["beta"] = np.asarray(extra["beta_o"], dtype=np.float64)
+            with open(tmp, "wb") as f:
+                np.savez(f, **arrays)  # pyright: ignore[reportArgumentType]  (no array is named allow_pickle)
+        else:
+            tmp.write_text(
+                json.dumps(
+                    {
+                        "att_window": A.tolist(),
+                        "pe_window": pe.tolist(),
+                        "n": n,
+                        **{k: v.tolist() for k, v in cache.items()},
+                        **extra,
+                    },
+                    indent=1,
+                )
             )
-        )
     return path
 
 

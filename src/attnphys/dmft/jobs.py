@@ -21,7 +21,7 @@ from attnphys.dmft.initial import StartSpec
 from attnphys.dmft.meanfield import OBSERVABLES
 from attnphys.dmft.tasks import check_observable, check_schedule
 from attnphys.dynamics.classify import regime_counts
-from attnphys.errors import InputError
+from attnphys.errors import InputError, check_fits
 from attnphys.jobs import AbstractJob, IntValues, Report, Values, format_validation, option_name, register_job
 
 
@@ -108,6 +108,9 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
             cfg = preset(self.preset, **changes)
         except ValidationError as e:
             msg = format_validation(e, type(self))
+            for key, name in (("seed", "corr_seed"), ("n_segments", "n_segments"), ("scale", "gaussian_scale")):
+                if getattr(self, name) is not None:  # the value came from this option: name it
+                    msg = msg.replace(f"--correlations.{key}:", f"{option_name(name)}:")
             if self.weights is not None and str(self.weights) in msg:  # a problem of the weights file
                 raise InputError(msg.removeprefix("--correlations: "), "--weights") from None
             raise InputError(msg) from None
@@ -191,18 +194,13 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
 
 def _check_records(job, n_records: int, per_record: int = 6, option: str = "--steps") -> None:
     """Refuse records that cannot fit in memory (points × records × observables × M doubles)."""
-    import os
-
     points = int(np.prod([len(a.values) for a in job.axes()])) if job.axes() else 1
-    need = points * n_records * per_record * job.configuration().M * 8
-    avail = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    if need > avail // 2:
-        raise InputError(
-            f"{n_records} recorded steps × {points} point(s) need {need / 2**30:.3g} GiB, more than half of "
-            f"this machine's memory ({avail / 2**30:.3g} GiB); record fewer steps (--steps, --transient, "
-            "--record-every)",
-            option,
-        )
+    check_fits(
+        points * n_records * per_record * job.configuration().M * 8,
+        f"{n_records} recorded steps × {points} point(s)",
+        "record fewer steps (--steps, --transient, --record-every)",
+        option,
+    )
 
 
 def _summary_dims(ds) -> str:

@@ -32,7 +32,7 @@ from attnphys.dmft.simulate import Schedule, raise_if_nonfinite, run_batch, run_
 from attnphys.dynamics.classify import REGIMES, ClassifyOptions, classify, detect_period
 from attnphys.dynamics.lyapunov import lyapunov
 from attnphys.dynamics.orbits import OrbitSpec, continuation, orbit_sweep
-from attnphys.errors import NonFiniteError
+from attnphys.errors import InputError, NonFiniteError
 from attnphys.runtime import shard_batch, take_rows
 from attnphys.sweeps.grid import Grid
 from attnphys.sweeps.task import AbstractTask, VarSpec, register_task
@@ -486,7 +486,7 @@ def orbit_spec(
     recorded = steps - transient
     D = cfg.L * (cfg.M + (cfg.P if full_state else 0))
     if not 0 <= k <= D:
-        raise ValueError(f"lyapunov k must be in [0, {D}] (L·M{' + L·P' if full_state else ''}), got {k}")
+        raise InputError(f"must be in [0, {D}] (L·M{' + L·P' if full_state else ''}), got {k}", "--lyapunov")
     if k and not start_filled and transient < cfg.L - 1:
         raise ValueError(f"Lyapunov exponents from a token start need transient >= L - 1 = {cfg.L - 1}")
     if align > transient:

@@ -46,7 +46,8 @@ def config_title(ds: xr.Dataset, keys=("M", "L", "P", "beta_o", "beta_att", "eps
 
 
 def save(fig: Figure, path: Path, dpi: int = 120) -> Path:
-    """tight_layout and write (a PDF too when ``pdf``); returns the path."""
+    """tight_layout and write, creating missing folders; returns the path."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
     fig.savefig(path, dpi=dpi)
     return Path(path)

@@ -73,6 +73,7 @@ def series_figure(ds: xr.Dataset, labels: list[str] | None = None, window: int =
 def save_both(fig: Figure, stem: Path, dpi: int = 150) -> list[Path]:
     """Write ``stem``.png and ``stem``.pdf (theory: docs/theory/dmft.md §8)."""
     stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
     out = []
     for suffix in (".png", ".pdf"):
         p = stem.with_suffix(suffix)

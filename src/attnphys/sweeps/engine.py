@@ -25,6 +25,7 @@ import numpy as np
 import xarray as xr
 from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
+from attnphys.errors import check_fits
 from attnphys.metadata import base_attrs
 from attnphys.progress import progress_bar
 from attnphys.sweeps.grid import MAX_GRID_POINTS, Grid, point_seed
@@ -178,7 +179,7 @@ def prepare_target(sweep: Sweep, target, extra_attrs: dict | None = None, replac
     attrs["grid_axes"] = json.dumps(g.names)
     coords = sweep.task.coords(g)
     schema = {**sweep.task.schema(g), "point_seed": VarSpec((), (), np.uint32, 0, "seed of the point")}
-    _check_size(g, schema)
+    _check_size(g, schema, sweep.task.working_bytes(g), sweep.task.working_option)
     return target.create_or_check(sweep.definition(), g.size, g.chunk, schema, coords, attrs, replace=replace)
 
 
@@ -210,20 +211,23 @@ def _execute(executor, definition, store, todo, workers, scheduler) -> Iterable[
     yield from _execute_dask(definition, store, todo, n, scheduler, x64, cache)
 
 
-def _check_size(grid: Grid, schema: dict[str, VarSpec]) -> None:
-    """Refuse a sweep whose results cannot fit in memory (they are assembled there at the end)."""
+def _check_size(grid: Grid, schema: dict[str, VarSpec], working: int = 0, option: str | None = None) -> None:
+    """Refuse a sweep whose results cannot fit in memory (they are assembled there at the end), or whose
+    chunk needs more working memory than fits (``working``: bytes per point while it is computed)."""
     per_point = sum(int(np.prod(v.shape, dtype=np.int64)) * v.dtype.itemsize for v in schema.values())
-    need = per_point * grid.size
-    try:
-        avail = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):  # pragma: no cover
-        return
-    if need > avail // 2:
-        raise ValueError(
-            f"the results of {grid.size} grid points ({' × '.join(map(str, grid.shape)) or '1'}) need "
-            f"{need / 2**30:.3g} GiB, more than half of this machine's memory ({avail / 2**30:.3g} GiB); "
-            "use fewer points or fewer recorded values"
-        )
+    shape = " × ".join(map(str, grid.shape)) or "1"
+    check_fits(
+        per_point * grid.size,
+        f"the results of {grid.size} grid points ({shape})",
+        "use fewer points or fewer recorded values",
+    )
+    n = min(grid.chunk, grid.size)
+    check_fits(
+        working * n,
+        f"the {n} point(s) of one chunk, while they are computed,",
+        f"lower {option}" if option else "compute fewer points at once",
+        option,
+    )
 
 
 def check_scheduler(address: str, timeout: float | None = None) -> None:

@@ -121,6 +121,14 @@ class AbstractTask(BaseModel, abc.ABC):
         """Points that must run in sequence within one chunk (1: all points independent)."""
         return 1
 
+    working_option: ClassVar[str | None] = None
+    """The option that sets :meth:`working_bytes` (named when a chunk would not fit)."""
+
+    def working_bytes(self, grid: Grid) -> int:
+        """Memory one point needs while it is computed, beyond its results, in bytes (default 0); the
+        engine refuses a sweep whose chunk would not fit before anything is written."""
+        return 0
+
     @abc.abstractmethod
     def compute(self, grid: Grid, lo: int, hi: int, base_seed: int = 0) -> dict[str, np.ndarray]:
         """Results of points lo … hi−1 in point order; each array has a leading axis of hi − lo."""
