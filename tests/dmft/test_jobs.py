@@ -142,3 +142,14 @@ def test_finite_and_converge_commands(tmp_path):
     assert res.exit_code == 2 and "multiple of n_se" in res.output
 
 
+
+
+def test_a_correlations_mapping_without_a_kind_changes_the_presets_correlations():
+    from attnphys.dmft.config import preset
+    from attnphys.dmft.jobs import TrajectoryJob
+    from attnphys.jobs import build_job
+
+    cfg = build_job(TrajectoryJob, {"correlations": {"seed": 5}}).configuration()
+    base = preset("paper").correlations
+    assert cfg.correlations.kind == base.kind and cfg.correlations.seed == 5 != base.seed
+    assert cfg.correlations.model_dump(exclude={"seed"}) == base.model_dump(exclude={"seed"})

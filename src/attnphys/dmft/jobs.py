@@ -122,8 +122,12 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
 
     def _correlations(self) -> dict | None:
         base = dict(PRESETS[self.preset].get("correlations", {}))
-        if isinstance(self.correlations, dict):
-            base = dict(self.correlations)
+        if isinstance(self.correlations, dict):  # without a kind: changes to the preset's correlations
+            base = {**base, **self.correlations} if "kind" not in self.correlations else dict(self.correlations)
+            if "kind" not in base:
+                raise InputError(
+                    "a mapping of correlations needs a kind: segments, random, gaussian or weights", "--correlations"
+                )
         elif self.correlations is not None and self.correlations != base.get("kind"):
             base = {"kind": self.correlations}
         extra = {
