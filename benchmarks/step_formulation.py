@@ -1,8 +1,9 @@
 """How the mean-field step is written matters to XLA: the engine's step against the same arithmetic written
 entry by entry (theory: docs/theory/dmft.md §3.4, §3.7), on the paper preset, float64.
 
-The engine (:func:`attnphys.dmft.simulate.run_batch`, transient only) computes the overlaps and the
-attention with small contractions (einsum, ``@``, ``softmax``). The variant below computes every overlap
+The engine (:func:`attnphys.dmft.simulate.run_batch`, transient only) computes the attention as sums of
+products and the new row's overlaps with small contractions (einsum), every step fenced by optimisation
+barriers so that it fuses alone and keeps its bits in every path (docs/theory/dmft.md §3.7). The variant below computes every overlap
 and attention entry as an explicit sum of products over arrays of batch shape, carrying only what the next
 step needs (m^v, m^k of every row, m^q of the newest token, the codes and the fill count), once with the
 batch axis first (``vmap`` of a per-trajectory loop, the engine's layout) and once with the batch axis last.
@@ -144,7 +145,7 @@ def main() -> None:
     rate_l, out_l = timed(lambda: variant("last", args.steps))
     rate_d, out_d = timed(lambda: variant_dynamic(args.steps))
     print(f"{'formulation':<34} {'traj-steps/s':>14}")
-    print(f"{'engine (contractions)':<34} {rate_e:>14.3e}")
+    print(f"{'engine':<34} {rate_e:>14.3e}")
     print(f"{'entry by entry, batch axis first':<34} {rate_f:>14.3e}")
     print(f"{'entry by entry, batch axis last':<34} {rate_l:>14.3e}")
     print(f"{'entry by entry, one step/iteration':<34} {rate_d:>14.3e}")

@@ -84,7 +84,9 @@ def test_analyse_regimes_and_evidence(cfg):
     names = [REGIMES[c] for c in ds.regime.values]
     # at small β_o the window settles on the cycle the positional code drives: period L = 4
     assert names[0] == "periodic" and int(ds.period.values[0]) == cfg.L and ds.lambda1.values[0] < -0.1
-    assert names[1] == "periodic" and int(ds.period.values[1]) == 28
+    # β_o = 1.27: the coexisting period-28 and period-56 orbits; which one the token start reaches depends on
+    # the rounding along its chaotic transient
+    assert names[1] == "periodic" and int(ds.period.values[1]) in (28, 56)
     assert names[2] == "chaotic" and ds.K.values[2] > 0.8 and ds.lambda1.values[2] > 0.01
     assert ds.orbit.dims == ("beta_o", "sample", "feature")
     assert ds.section.dims == ("beta_o", "pair", "crossing")

@@ -269,10 +269,16 @@ def attention(
 
     Shapes: mk and mv (L, M), the key and value overlaps of the window's rows; mq (M,), the query
     overlap; n (), the number of filled rows. Returns w (L,) and A^new (M,).
+
+    The logits and A^new are explicit sums of products (rows in order), not matrix products: under
+    ``vmap`` they are elementwise over the batch and need no matrix kernel per step (docs/theory/dmft.md
+    §3.7). Their last bit depends on how XLA fuses them, so the steps that use them are fenced by
+    optimisation barriers (:func:`advance`, the engine's loop) and fuse alike in every path.
     """
-    valid = jnp.arange(mk.shape[0]) < n
-    w = jax.nn.softmax(jnp.where(valid, gamma * (mk @ mq), -jnp.inf))
-    return w, w @ mv
+    L, M = mk.shape
+    valid = jnp.arange(L) < n
+    w = jax.nn.softmax(jnp.where(valid, gamma * _sum(mk[:, a] * mq[a] for a in range(M)), -jnp.inf))
+    return w, _sum(w[d] * mv[d] for d in range(L))
 
 
 def attend(gamma: jax.Array, st: State) -> tuple[jax.Array, jax.Array]:
@@ -352,6 +358,7 @@ def advance(cp: Couplings, sc: Scalars, st: State, convention: MoSeConvention) -
         the step's A^new, the others belong to the newest token of the state the step started from.
     """
     L = st.A.shape[0]
+    st = jax.lax.optimization_barrier(st)  # the step fuses alone: the same bits in every path (§3.7)
     w, att = attend(sc.gamma, st)
     pe = jnp.roll(st.pe, 1, axis=0)
     mv, mk, m_new, se_new = push_token(cp, sc, att, pe[:1], st.mv, st.mk)
@@ -364,6 +371,7 @@ def advance(cp: Couplings, sc: Scalars, st: State, convention: MoSeConvention) -
         m0=m_new,
         se0=se_new,
     )
+    new = jax.lax.optimization_barrier(new)
     return new, records(st, new, sc.eps, convention)
 
 

@@ -91,7 +91,8 @@ def _advance(cp: Couplings, sc: Scalars, st: State, bad: jax.Array, t0, n: int, 
         A_r = jax.lax.dynamic_update_index_in_dim(A_r, att, h, axis=0)
         nonfinite = ~jnp.all(jnp.isfinite(att))
         b = jnp.where((b < 0) & nonfinite, t0 + i, b)
-        return A_r, pe_r, h, jnp.minimum(nn + 1, L), mv, mk, m_new, se_new, b
+        # each step fuses alone, as in meanfield.advance: unrolled steps keep the bits of single ones
+        return jax.lax.optimization_barrier((A_r, pe_r, h, jnp.minimum(nn + 1, L), mv, mk, m_new, se_new, b))
 
     init = (st.A, st.pe, jnp.asarray(0, jnp.int32), st.n, st.mv, st.mk, st.m0, st.se0, bad)
     A_r, pe_r, h, nn, mv, mk, m0, se0, bad = jax.lax.fori_loop(0, n, body, init, unroll=min(UNROLL, n))
