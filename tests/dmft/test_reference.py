@@ -278,3 +278,14 @@ def test_a_saved_window_reads_back_exactly_into_a_new_folder_and_leaves_no_parti
     np.testing.assert_array_equal(np.asarray(back.pe), np.asarray(win.pe))
     assert int(back.n) == int(win.n)
     assert sorted(p.name for p in path.parent.iterdir()) == [path.name]  # no hidden partial beside it
+
+
+def test_a_seed_with_a_weights_file_is_refused_not_dropped(tmp_path, data_dir):
+    w = json.loads((data_dir / "dmft-paper-seed1-weights.json").read_text())
+    f = tmp_path / "w.npz"
+    np.savez(f, **{k: np.asarray(w[k]) for k in ("Wo", "Wv", "Wq", "Wk")})
+    res = runner.invoke(app, ["dmft", "trajectory", "--steps", "5", "--weights", str(f), "--corr-seed", "3",
+                              "--out", str(tmp_path / "t.zarr")])
+    assert res.exit_code == 2, res.output
+    assert "--corr-seed: the weights correlation kind has no seed" in " ".join(res.output.split())
+    assert not (tmp_path / "t.zarr").exists()

@@ -15,7 +15,7 @@ from attnphys.dmft.jobs import ModelOptions, ParameterRange, _run_sweep, _summar
 from attnphys.dmft.meanfield import OBSERVABLES
 from attnphys.dmft.tasks import check_observable
 from attnphys.errors import InputError
-from attnphys.jobs import Report, format_validation, register_job
+from attnphys.jobs import Report, format_validation, option_name, register_job
 
 
 class _CensusOptions(ModelOptions):
@@ -55,6 +55,12 @@ class _CensusOptions(ModelOptions):
     def task(self):
         from attnphys.dmft.attractors import AttractorTask
 
+        for name, sampler in (("amplitude", "random"), ("radius", "perturb")):
+            if getattr(self, name) != type(self).model_fields[name].default and self.start_sampler != sampler:
+                raise InputError(
+                    f"applies to --start-sampler {sampler} only (the sampler here is {self.start_sampler})",
+                    option_name(name),
+                )
         starts = ()
         if self.start_sampler == "explicit":
             if not self.starts:

@@ -143,11 +143,21 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
                 base[key] = v
         if base.get("kind") == "weights" and "path" not in base:
             raise InputError("the weights correlation kind needs --weights FILE", "--correlations")
-        if base.get("kind") == "weights":
+        kind = base.get("kind")
+        for name, wanted in (("n_segments", "segments"), ("gaussian_scale", "gaussian")):
+            if getattr(self, name) is not None and kind != wanted:  # given, but it would be dropped
+                raise InputError(
+                    f"applies to the {wanted} correlation kind only (the kind here is {kind})", option_name(name)
+                )
+        if self.corr_seed is not None and kind == "weights":
+            raise InputError(
+                "the weights correlation kind has no seed (its weights come from --weights)", "--corr-seed"
+            )
+        if kind == "weights":
             base.pop("seed", None)
-        if base.get("kind") != "segments":
+        if kind != "segments":
             base.pop("n_segments", None)
-        if base.get("kind") != "gaussian":
+        if kind != "gaussian":
             base.pop("scale", None)
         return base or None
 
