@@ -267,16 +267,20 @@ _STOP_SIGNALS: dict[int, tuple[str, int]] = {signal.SIGINT: ("interrupted", 130)
 """Signals that stop a run cleanly, with their word and exit status (128 + signal number)."""
 
 
+RESUME = "re-run the same command to resume"
+"""What an interrupted run that kept its finished sweep chunks is told."""
+
+
 def interrupt_advice(job: AbstractJob | None) -> str:
     """What to do after an interrupted run: resume a sweep store (its finished chunks are kept), or start
     again (a result written whole at the end, or a NetCDF sweep result, has nothing to resume from)."""
     if job is not None and any(kind == "sweep" and path.suffix != ".nc" for _, path, kind in job.outputs()):
-        return "re-run the same command to resume"
+        return RESUME
     return "unfinished outputs were removed; re-run the same command to start again"
 
 
 @contextmanager
-def interruptible(advice: str = "re-run the same command to resume"):
+def interruptible(advice: str = RESUME):
     """Ctrl-C (SIGINT) or SIGTERM at any moment: remove partial outputs and locks, print ``advice`` (how to
     resume or start again), exit 130 (143 for SIGTERM).
 

@@ -334,45 +334,33 @@ def read_options_file(path: str | Path) -> dict:
     return data
 
 
+def _members(ann: Any) -> list[Any]:
+    """The types a field annotation admits: ``Annotated`` unwrapped and unions flattened (``None`` kept)."""
+    out, stack = [], [ann]
+    while stack:
+        a = stack.pop()
+        if typing.get_origin(a) is typing.Annotated:
+            stack.append(typing.get_args(a)[0])
+        elif typing.get_origin(a) in (typing.Union, types.UnionType):
+            stack.extend(reversed(typing.get_args(a)))
+        else:
+            out.append(a)
+    return out
+
+
 def _union_field(cls: type[BaseModel] | None, name: str) -> bool:
     """Whether field ``name`` of ``cls`` is a union of several types (pydantic then puts the member's tag,
     e.g. ``file`` or ``literal[...]``, after the field name in an error's location)."""
     f = getattr(cls, "model_fields", {}).get(name)
     if f is None:
         return False
-    ann = f.annotation
-    while typing.get_origin(ann) is typing.Annotated:
-        ann = typing.get_args(ann)[0]
-    if typing.get_origin(ann) in (typing.Union, types.UnionType):
-        members = []
-        for a in typing.get_args(ann):
-            if a is type(None):
-                continue
-            while typing.get_origin(a) is typing.Annotated:
-                a = typing.get_args(a)[0]
-            members.extend(
-                x
-                for x in (typing.get_args(a) if typing.get_origin(a) in (typing.Union, types.UnionType) else (a,))
-                if x is not type(None)
-            )
-        return len(members) > 1
-    return False
+    return len([a for a in _members(f.annotation) if a is not type(None)]) > 1
 
 
 def _admits_bool(cls: type[BaseModel], name: str) -> bool:
     """Whether field ``name`` takes a boolean (YAML's ``yes``/``no`` would otherwise become 1 and 0 in a
     number field)."""
-    ann = cls.model_fields[name].annotation
-    stack = [ann]
-    while stack:
-        a = stack.pop()
-        if a is bool or a is Any:
-            return True
-        if typing.get_origin(a) is typing.Annotated:
-            stack.append(typing.get_args(a)[0])
-        elif typing.get_origin(a) in (typing.Union, types.UnionType):
-            stack.extend(typing.get_args(a))
-    return False
+    return any(a is bool or a is Any for a in _members(cls.model_fields[name].annotation))
 
 
 def format_validation(e: ValidationError, cls: type[BaseModel] | None = None, source: str | None = None) -> str:

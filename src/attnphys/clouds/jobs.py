@@ -38,8 +38,7 @@ def _check_memory(tokens: int, dim: int, heads: int = 1, copies: int = 1, extra:
         ),
         "--dim": (f"{tokens} tokens in {dim} dimensions", 8 * copies * 4 * tokens * dim),
     }
-    for option, (what, need) in (extra or {}).items():
-        terms[option] = (what, need)
+    terms.update(extra or {})
     option, (what, _) = max(terms.items(), key=lambda kv: kv[1][1])
     check_fits(
         float(sum(need for _, need in terms.values())), f"{what}, with the other arrays,", f"lower {option}", option

@@ -30,6 +30,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_valida
 from attnphys.dmft.config import DMFTConfig
 from attnphys.dmft.correlations import Correlations
 from attnphys.dmft.meanfield import State, Window
+from attnphys.io import staged
 
 
 class _Start(BaseModel):
@@ -356,8 +357,6 @@ def save_window(win: Window | State, path: str | Path, *, mv=None, mk=None, mq=N
     format (``att_window``, ``pe_window``, ``mo/mv/mq/mk_window`` where given, ``beta``), else JSON. A
     window that is not yet full is saved with its fill count ``n``; an engine state also saves its cached
     overlaps (``cache_mv``, …), so that a continuation at the same parameters is exact."""
-    from attnphys.io import staged
-
     path = Path(path)
     n = int(np.asarray(win.n))
     A, pe = np.asarray(win.A), np.asarray(win.pe)

@@ -44,6 +44,28 @@ _ConfigOptions = create_model("_ConfigOptions", __base__=AbstractJob, **_config_
 _MODEL_FIELDS = tuple(n for n in DMFTConfig.model_fields if n != "correlations")
 
 
+_CORRELATION_OPTIONS: dict[str, tuple[str, tuple[str, ...], str]] = {
+    "n_segments": (
+        "n_segments",
+        ("segments",),
+        "applies to the segments correlation kind only (the kind here is {kind})",
+    ),
+    "gaussian_scale": (
+        "scale",
+        ("gaussian",),
+        "applies to the gaussian correlation kind only (the kind here is {kind})",
+    ),
+    "corr_seed": (
+        "seed",
+        ("segments", "random", "gaussian"),
+        "the {kind} correlation kind has no seed (its weights come from --weights)",
+    ),
+}
+"""The options that set one entry of the correlations mapping: field → (its key there, the kinds that have
+it, why it is refused under another kind). Under another kind the entry is dropped, so a value given is
+refused."""
+
+
 class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
     """Options shared by the DMFT commands: a preset and overrides of any configuration field."""
 
@@ -108,7 +130,7 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
             cfg = preset(self.preset, **changes)
         except ValidationError as e:
             msg = format_validation(e, type(self))
-            for key, name in (("seed", "corr_seed"), ("n_segments", "n_segments"), ("scale", "gaussian_scale")):
+            for name, (key, _, _) in _CORRELATION_OPTIONS.items():
                 if getattr(self, name) is not None:  # the value came from this option: name it
                     msg = msg.replace(f"--correlations.{key}:", f"{option_name(name)}:")
             if self.weights is not None and str(self.weights) in msg:  # a problem of the weights file
@@ -130,12 +152,8 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
                 )
         elif self.correlations is not None and self.correlations != base.get("kind"):
             base = {"kind": self.correlations}
-        extra = {
-            "seed": self.corr_seed,
-            "n_segments": self.n_segments,
-            "scale": self.gaussian_scale,
-            "path": None if self.weights is None else str(self.weights),
-        }
+        extra = {key: getattr(self, name) for name, (key, _, _) in _CORRELATION_OPTIONS.items()}
+        extra["path"] = None if self.weights is None else str(self.weights)
         for key, v in extra.items():
             if v is not None:
                 if key == "path" and base.get("kind") != "weights":
@@ -144,21 +162,11 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
         if base.get("kind") == "weights" and "path" not in base:
             raise InputError("the weights correlation kind needs --weights FILE", "--correlations")
         kind = base.get("kind")
-        for name, wanted in (("n_segments", "segments"), ("gaussian_scale", "gaussian")):
-            if getattr(self, name) is not None and kind != wanted:  # given, but it would be dropped
-                raise InputError(
-                    f"applies to the {wanted} correlation kind only (the kind here is {kind})", option_name(name)
-                )
-        if self.corr_seed is not None and kind == "weights":
-            raise InputError(
-                "the weights correlation kind has no seed (its weights come from --weights)", "--corr-seed"
-            )
-        if kind == "weights":
-            base.pop("seed", None)
-        if kind != "segments":
-            base.pop("n_segments", None)
-        if kind != "gaussian":
-            base.pop("scale", None)
+        for name, (key, kinds, why) in _CORRELATION_OPTIONS.items():
+            if kind not in kinds:
+                if getattr(self, name) is not None:  # given, but it would be dropped
+                    raise InputError(why.format(kind=kind), option_name(name))
+                base.pop(key, None)
         return base or None
 
     def axes(self):
