@@ -419,7 +419,11 @@ def write_dataset(ds: xr.Dataset, path: Path, netcdf: bool = False) -> None:
         warnings.filterwarnings("ignore", message=".*does not have a Zarr V3 specification.*")
         warnings.filterwarnings("ignore", message=".*Consolidated metadata.*")
         ds.to_zarr(path, mode="w-", consolidated=False)
-    mark_complete(path)
+        mark_complete(path)
+        # last, with the marker in it: ``xr.open_zarr(path)`` reads one metadata document, without a warning
+        import zarr
+
+        zarr.consolidate_metadata(str(path))
 
 
 def mark_complete(path: str | Path) -> None:

@@ -80,3 +80,19 @@ def test_statistics_on_one_blas_thread_equal_the_default_threading():
     assert set(new) == set(ref)
     for k in ref:
         assert new[k] == pytest.approx(ref[k], rel=1e-5, abs=1e-6), k
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("N, D", [(2000, 8), (29, 64)])
+def test_energy_distance_of_a_singular_gaussian_cloud(N, D, dtype):
+    """LayerNorm outputs (mean removed, unit variance per token) have a rank D − 1 covariance, and N ≤ D
+    tokens a rank N − 1 one: the fitted Gaussian is sampled on its support, so the distance is finite and
+    small for a Gaussian cloud (a Cholesky factor of the singular covariance gives NaN or nonsense)."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(N, D))
+    X = X - X.mean(1, keepdims=True)  # the LayerNorm centring: every token ⟂ (1, …, 1)
+    X = X / X.std(1, keepdims=True)
+    e = cloud_statistics(X.astype(dtype))["energy_distance_gaussian"]
+    assert np.isfinite(e) and -0.05 < e < (0.05 if N > D else 1.5)
+    far = cloud_statistics(np.sign(X).astype(dtype))["energy_distance_gaussian"]
+    assert far > e  # a cloud on the corners of a cube is farther from its fitted Gaussian

@@ -152,3 +152,34 @@ def test_full_probe_on_minilm(tmp_path):
     assert (tmp_path / "report.md").exists() and (tmp_path / "summary.json").exists() and len(paths) >= 6
     assert ds.qk_similarity.dims == ("layer", "head", "lam") and ds.sizes["layer"] == 6 and ds.sizes["attn_head"] == 12
     assert np.all(np.isfinite(ds.mlp_r2_affine.values)) and np.all(ds.swap_token_cosine.values <= 1 + 1e-9)
+
+
+@pytest.mark.parametrize("n_sentences", [2, 6])
+def test_standard_errors_exist_or_are_reported_missing(n_sentences, tmp_path):
+    """With two sentences there are no sentence folds: the standard errors are NaN, the run says so, and the
+    report does not claim folds; with six they are finite. The energy distance to the fitted Gaussian is
+    finite at every stage, LayerNorm outputs (a singular covariance) included."""
+    from attnphys.probes import probe
+    from attnphys.probes.report import report
+    from attnphys.probes.run import summary
+
+    logged = []
+    ds = probe("tiny", SENTENCES[:n_sentences], model=tiny("bert"), tokenizer=CharTokenizer(), log=logged.append)
+    warned = any("no standard errors" in line for line in logged)
+    assert np.all(np.isfinite(ds.stat.sel(statistic="energy_distance_gaussian").values))
+    text = report(ds, summary(ds), [])
+    if n_sentences == 2:
+        assert warned and ds.attrs["stat_se_folds"] == 0 and ds.attrs["mlp_se_splits"] < 2
+        assert np.all(np.isnan(ds.stat_se.values)) and np.all(np.isnan(ds.mlp_r2_affine_se.values))
+        assert "no standard errors of the cloud statistics" in text and "4 sentence folds" not in text
+        import json
+
+        from attnphys.probes import write_outputs
+
+        write_outputs(ds, tmp_path)
+        json.loads((tmp_path / "summary.json").read_text(), parse_constant=lambda c: pytest.fail(f"{c} in JSON"))
+    else:
+        assert not warned and ds.attrs["stat_se_folds"] == 4 and ds.attrs["mlp_se_splits"] >= 2
+        assert np.isfinite(ds.stat_se.sel(statistic="cov_trace").values).all()
+        assert np.all(np.isfinite(ds.mlp_r2_affine_se.values)) and np.all(ds.mlp_r2_affine_se.values > 0)
+        assert "standard errors from 4 sentence folds" in text

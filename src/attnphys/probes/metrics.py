@@ -30,6 +30,10 @@ from attnphys.clouds.stats import STATISTICS, cloud_statistics
 from attnphys.probes.capture import Capture
 
 FOLDS = 4
+"""Sentence folds of the cloud statistics' standard errors, and held-out splits of the MLP fit."""
+
+MIN_FOLD_TOKENS = 8
+"""Fewest sampled tokens per sentence fold for a standard error of the cloud statistics."""
 
 
 def _folds(sentence: np.ndarray, k: int = FOLDS) -> list[np.ndarray]:
@@ -52,6 +56,8 @@ def cloud_stages(cap: Capture, max_tokens: int = 1024, seed: int = 0) -> dict:
     Each token set is a fixed, seeded sample of ≤ ``max_tokens`` tokens used at every stage (so
     ``moved_apart`` compares each stage with the previous one on identical tokens); folds split it by
     sentence and are trimmed to a common size, so every call has one of a few array shapes (compiled once).
+    With fewer than :data:`FOLDS` sentences, or a fold under :data:`MIN_FOLD_TOKENS` tokens, there is no
+    standard error: ``se`` stays NaN and ``folds`` (per token set) is 0.
     """
     rng = np.random.default_rng(seed)
     stages = list(cap.adapter.stages) + ["attn_norm_noaffine", "mlp_norm_noaffine"]
@@ -67,7 +73,7 @@ def cloud_stages(cap: Capture, max_tokens: int = 1024, seed: int = 0) -> dict:
         sub = np.sort(rng.permutation(pool)[:max_tokens])
         folds = _folds(cap.sentence[sub])
         size = min(int(f.sum()) for f in folds)
-        sets.append((sub, [np.flatnonzero(f)[:size] for f in folds] if size >= 8 else []))
+        sets.append((sub, [np.flatnonzero(f)[:size] for f in folds] if size >= MIN_FOLD_TOKENS else []))
     L, S = cap.n_layers, len(stages)
     val = np.full((L, S, 2, len(STATISTICS)), np.nan)
     se = np.full_like(val, np.nan)
@@ -92,7 +98,14 @@ def cloud_stages(cap: Capture, max_tokens: int = 1024, seed: int = 0) -> dict:
                     se[layer, s, v] = np.std(per_fold, axis=0, ddof=1) / np.sqrt(len(per_fold))
             if not stage.endswith("_noaffine"):
                 prev = X
-    return dict(values=val, se=se, stages=stages, tokens=["all", "no_special"], n_tokens=int(sets[0][0].size))
+    return dict(
+        values=val,
+        se=se,
+        stages=stages,
+        tokens=["all", "no_special"],
+        n_tokens=int(sets[0][0].size),
+        folds=[len(folds) for _, folds in sets],
+    )
 
 
 def _cos(A, B):
@@ -171,32 +184,37 @@ def _affine_r2(X_tr, Y_tr, X_te, Y_te, ridge: float = 1e-3) -> float:
 
 
 def mlp_linearity(cap: Capture, init_std: float = 0.02, seed: int = 0) -> dict:
-    """Per layer: held-out affine R², identity R², relative update norm, random-MLP affine R² (and the
-    spread of the affine R² over 4 sentence splits as its uncertainty) (theory: docs/theory/probes.md §3.4)."""
+    """Per layer: held-out affine R², identity R², relative update norm, random-MLP affine R², and the
+    standard error of the affine R² over :data:`FOLDS` seeded held-out splits (30 % of the sentences each):
+    std/√k over the k distinct ones, NaN when fewer than two are distinct (two or three sentences) (theory:
+    docs/theory/probes.md §3.4). ``splits``: k."""
     rng = np.random.default_rng(seed)
     in_stage = "mlp_norm" if cap.adapter.pre_ln else "attn_norm"
     ids = np.unique(cap.sentence)
-    out = {
+    held_out = [
+        np.random.default_rng([seed, split]).permutation(ids)[: max(1, ids.size * 3 // 10)] for split in range(FOLDS)
+    ]
+    distinct = [i for i, t in enumerate(held_out) if all(set(t) != set(held_out[j]) for j in range(i))]
+    out: dict[str, Any] = {
         k: np.empty(cap.n_layers) for k in ("r2_affine", "r2_affine_se", "r2_identity", "rel_update", "r2_random_mlp")
     }
     for layer in range(cap.n_layers):
         X, Y = cap.get(layer, in_stage), cap.get(layer, "mlp_out")
         r2s = []
-        for split in range(4):
-            test_ids = np.random.default_rng([seed, split]).permutation(ids)[: max(1, ids.size * 3 // 10)]
-            te = np.isin(cap.sentence, test_ids)
+        for split in distinct:
+            te = np.isin(cap.sentence, held_out[split])
             r2s.append(_affine_r2(X[~te], Y[~te], X[te], Y[te]))
         out["r2_affine"][layer] = r2s[0]
-        out["r2_affine_se"][layer] = np.std(r2s, ddof=1) / 2
+        out["r2_affine_se"][layer] = np.std(r2s, ddof=1) / np.sqrt(len(r2s)) if len(r2s) > 1 else np.nan
         out["r2_identity"][layer] = 1.0 - np.sum((Y - X) ** 2) / np.sum((Y - Y.mean(0)) ** 2)
         out["rel_update"][layer] = float(np.mean(np.linalg.norm(Y, axis=1) / np.linalg.norm(X, axis=1)))
         D = X.shape[1]
         W1, W2 = rng.normal(0, init_std, (D, 4 * D)), rng.normal(0, init_std, (4 * D, D))
         Z = X @ W1
         Yr = (0.5 * Z * (1 + np.tanh(np.sqrt(2 / np.pi) * (Z + 0.044715 * Z**3)))) @ W2
-        test_ids = np.random.default_rng([seed, 0]).permutation(ids)[: max(1, ids.size * 3 // 10)]
-        te = np.isin(cap.sentence, test_ids)
+        te = np.isin(cap.sentence, held_out[0])
         out["r2_random_mlp"][layer] = _affine_r2(X[~te], Yr[~te], X[te], Yr[te])
+    out["splits"] = len(distinct)
     return out
 
 

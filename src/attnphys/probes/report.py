@@ -18,6 +18,22 @@ def _verdict(n_yes: int, n: int) -> str:
     return f"supported in {n_yes} of {n} layers"
 
 
+def _uncertainty(ds: xr.Dataset) -> str:
+    """Where the standard errors come from, or why there are none (older stores: 4 folds)."""
+    folds, splits = int(ds.attrs.get("stat_se_folds", 4)), int(ds.attrs.get("mlp_se_splits", 4))
+    cloud = (
+        f"standard errors from {folds} sentence folds"
+        if folds
+        else "no standard errors of the cloud statistics (too few sentences for sentence folds)"
+    )
+    mlp = (
+        f"MLP R² over {splits} held-out splits"
+        if splits > 1
+        else "none of the MLP R² (fewer than two distinct held-out splits)"
+    )
+    return f"{cloud}; {mlp}."
+
+
 def report(ds: xr.Dataset, s: dict, figures) -> str:
     L = ds.sizes["layer"]
     st_ns = ds.stat.sel(tokens="no_special")
@@ -26,8 +42,11 @@ def report(ds: xr.Dataset, s: dict, figures) -> str:
         f"# Probing `{ds.attrs['model']}` ({ds.attrs['family']}, {'pre' if pre else 'post'}-norm, {ds.attrs['norm']})",
         "",
         f"{ds.attrs['n_sentences']} sentences, {ds.attrs['n_tokens']} tokens ({ds.attrs['n_special']} special); "
-        f"cloud statistics on {ds.attrs['stats_tokens']} tokens (same tokens at every stage); standard errors "
-        "from 4 sentence folds. attnphys " + ds.attrs["attnphys_version"] + ".",
+        f"cloud statistics on {ds.attrs['stats_tokens']} tokens (same tokens at every stage); "
+        + _uncertainty(ds)
+        + " attnphys "
+        + ds.attrs["attnphys_version"]
+        + ".",
         "",
     ]
 

@@ -73,6 +73,12 @@ def probe(
     log(f"(b) W_qᵀW_k vs Σ⁻¹ ({time.perf_counter() - t0:.1f} s)")
     mlp = metrics.mlp_linearity(cap, init_std=getattr(model.config, "initializer_range", 0.02), seed=seed)
     log(f"(c) MLP linearity ({time.perf_counter() - t0:.1f} s)")
+    if min(clouds["folds"]) == 0 or mlp["splits"] < 2:
+        log(
+            f"warning: no standard errors ({len(sentences)} sentences, {cap.sentence.size} tokens): stat_se needs "
+            f"{metrics.FOLDS} sentence folds of at least {metrics.MIN_FOLD_TOKENS} sampled tokens, mlp_r2_affine_se "
+            "two distinct held-out splits; they are stored as NaN"
+        )
     grad = metrics.update_vs_gradient(cap, heads)
     log(f"(d) head updates vs ∇ log Z ({time.perf_counter() - t0:.1f} s)")
     swap = metrics.swap_normalization(model, tokenizer, sentences, ad)
@@ -127,6 +133,8 @@ def probe(
             n_tokens=int(cap.sentence.size),
             n_special=int(cap.special.sum()),
             stats_tokens=clouds["n_tokens"],
+            stat_se_folds=min(clouds["folds"]),
+            mlp_se_splits=mlp["splits"],
             seed=seed,
             wall_time_s=round(time.perf_counter() - t0, 2),
         )
@@ -174,6 +182,17 @@ def summary(ds: xr.Dataset) -> dict:
     return out
 
 
+def _json_ready(x):
+    """``x`` with every non-finite float as None (JSON ``null``): JSON has no NaN."""
+    if isinstance(x, dict):
+        return {k: _json_ready(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_json_ready(v) for v in x]
+    if isinstance(x, float) and not np.isfinite(x):
+        return None
+    return x
+
+
 def write_outputs(ds: xr.Dataset, out: str | Path) -> list[Path]:
     """Dataset (``probe.zarr``), ``summary.json``, figures and ``report.md`` into the folder ``out``
     (created; files in it are replaced). The ``probe`` command calls it on a hidden folder that is moved
@@ -190,7 +209,7 @@ def write_outputs(ds: xr.Dataset, out: str | Path) -> list[Path]:
     write_dataset(ds, out / "probe.zarr")
     paths = [out / "probe.zarr"]
     s = summary(ds)
-    (out / "summary.json").write_text(json.dumps(s, indent=2))
+    (out / "summary.json").write_text(json.dumps(_json_ready(s), indent=2, allow_nan=False))
     paths.append(out / "summary.json")
     figs = plot_probe(ds, out / "figures")
     paths += figs
