@@ -37,7 +37,7 @@ $(LINT_STAMP): $(STAMP) pyproject.toml
 	touch $(LINT_STAMP)
 
 lint: $(LINT_STAMP)
-	$(BIN)/ruff check src
+	$(BIN)/ruff check src benchmarks
 	$(BIN)/ruff format --check src
 
 typecheck: $(LINT_STAMP)

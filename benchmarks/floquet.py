@@ -64,7 +64,7 @@ def main() -> None:
                     return jax.lax.scan(lambda Q, J: (jax.vmap(qr)(J @ Q)[0], None), Q, Js)[0]
 
                 Q0 = jnp.broadcast_to(jnp.eye(D, r), (B, D, r))
-                t, _ = best_of(lambda: jax.block_until_ready(run(Q0)), args.repeat)
+                t, _ = best_of(lambda Q0=Q0: jax.block_until_ready(run(Q0)), args.repeat)
                 print(f"QR step, batch {B}, J Q ({D}, {r}): {name:>15} {t / (steps * B) * 1e6:6.2f} us per matrix")
 
     cfg = preset("paper")

@@ -50,8 +50,8 @@ def main() -> None:
 
     from attnphys.dmft import preset
     from attnphys.dmft.tasks import OrbitTask, orbit_spec
-    from attnphys.sweeps import Axis, Grid, Sweep, run_sweep
     from attnphys.dynamics.classify import REGIMES
+    from attnphys.sweeps import Axis, Grid, Sweep, run_sweep
 
     cfg = preset("paper")
     betas = np.linspace(0.0, 3.0, args.num)

@@ -20,8 +20,15 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from functools import partial
 
 from attnphys.runtime import configure
+
+
+def _advance_state(cp, sc, st, convention):
+    from attnphys.dmft.meanfield import advance
+
+    return advance(cp, sc, st, convention)[0]
 
 
 def _cost(compiled) -> dict:
@@ -45,7 +52,6 @@ def main() -> None:
     import numpy as np
 
     from attnphys.dmft import preset
-    from attnphys.dmft.meanfield import advance
     from attnphys.dmft.model import DMFTModel
     from attnphys.dmft.simulate import Schedule, run_batch
 
@@ -78,7 +84,7 @@ def main() -> None:
         # settle into a full window first (the cost of a step does not depend on it, the values do)
         st, _, _ = run_batch(model.couplings, sc, st, Schedule(steps=cfg.L, transient=cfg.L, record=()),
                              model.convention)
-        one = jax.jit(jax.vmap(lambda s, x: advance(model.couplings, s, x, model.convention)[0]))
+        one = jax.jit(jax.vmap(partial(_advance_state, model.couplings, convention=model.convention)))
         cost = _cost(one.lower(sc, st).compile())
         flops = cost.get("flops", float("nan")) / B
         trans = cost.get("transcendentals", float("nan")) / B

@@ -51,7 +51,7 @@ def main() -> None:
         f"{len(jax.devices())} x {jax.devices()[0].platform}; batch {B}, {args.steps} recorded steps"
     )
     print(f"{'k':>3} {'Δ':>3} {'point-steps/s':>15} {'load':>6}")
-    for k, d in ((k, d) for k in args.k for d in (args.reortho_every if k else [1])):
+    for k, d in ((kk, d) for kk in args.k for d in (args.reortho_every if kk else [1])):
         spec = orbit_spec(cfg, steps=args.steps, transient=0, k=k, reortho_every=d)
         jax.block_until_ready(orbit_sweep(m, spec, x0, aux0, sc, shared=model.couplings))
         best = float("inf")
