@@ -25,7 +25,7 @@ CASES = {
 }
 
 # attributes that name the run rather than describe the result
-RUN_ATTRS = {"attnphys_job", "created"}
+RUN_ATTRS = {"attnphys_job", "attnphys_given", "created"}
 
 
 def _invoke(*args):
@@ -59,6 +59,8 @@ def test_rerun_reproduces_the_result_bit_for_bit(case, tmp_path):
 
     assert {k: v for k, v in a.attrs.items() if k not in RUN_ATTRS} == \
            {k: v for k, v in b.attrs.items() if k not in RUN_ATTRS}
+    given_a, given_b = (set(json.loads(x.attrs["attnphys_given"])) for x in (a, b))
+    assert given_b <= given_a | {"out", "overwrite"}, "the rerun gives the options given then"
     ja, jb = json.loads(a.attrs["attnphys_job"]), json.loads(b.attrs["attnphys_job"])
     assert ja.pop("out") == str(first) and jb.pop("out") == str(again)
     assert ja == jb, "the rerun records the same options"

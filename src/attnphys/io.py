@@ -409,6 +409,7 @@ def write_dataset(ds: xr.Dataset, path: Path, netcdf: bool = False) -> None:
     """Write ``ds`` with its completion marker to a fresh ``path`` (no checks: see :func:`save`)."""
     ds = ds.copy()
     if netcdf:
+        ds = _netcdf3_types(ds)
         ds.attrs[COMPLETE] = 1
         ds.to_netcdf(path)
         return
@@ -424,6 +425,27 @@ def write_dataset(ds: xr.Dataset, path: Path, netcdf: bool = False) -> None:
         import zarr
 
         zarr.consolidate_metadata(str(path))
+
+
+def _netcdf3_types(ds: xr.Dataset) -> xr.Dataset:
+    """Integer variables in the types of the NetCDF-3 format that the built-in writer uses (no unsigned or
+    64-bit integers): int32 where the values fit, float64 (exact below 2^53) otherwise; the original type
+    is kept in the attribute ``dtype``."""
+    import numpy as np
+
+    for name in list(ds.variables):
+        v = ds[name]
+        if v.dtype.kind not in "iu" or (v.dtype.kind == "i" and v.dtype.itemsize <= 4):
+            continue
+        vals = np.asarray(v.values)
+        fits = vals.size == 0 or (vals.min() >= np.iinfo(np.int32).min and vals.max() <= np.iinfo(np.int32).max)
+        new = vals.astype(np.int32 if fits else np.float64)
+        attrs = {**v.attrs, "dtype": str(v.dtype)}
+        if name in ds.coords:
+            ds = ds.assign_coords({name: (v.dims, new, attrs)})
+        else:
+            ds[name] = (v.dims, new, attrs)
+    return ds
 
 
 def mark_complete(path: str | Path) -> None:

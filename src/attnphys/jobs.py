@@ -183,6 +183,33 @@ class Report:
 # -- the base class ------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Applies:
+    """When an option has an effect: ``when(job)`` is true. Given where it is false, the option would be
+    dropped or overridden without a word, so it is refused with ``reason`` (formatted with the job's
+    fields, e.g. ``"applies to --start-sampler random only (the sampler here is {start_sampler})"``)."""
+
+    when: typing.Callable[[Any], bool]
+    reason: str
+
+
+def only_with(field_name: str, *values: Any, reason: str | None = None) -> Applies:
+    """The option has an effect only when ``field_name`` is one of ``values``."""
+    shown = " or ".join(f"{option_name(field_name)} {v}" for v in values)
+    return Applies(
+        lambda job: getattr(job, field_name) in values,
+        reason or f"applies to {shown} only (here {option_name(field_name)} is {{{field_name}}})",
+    )
+
+
+def only_if_given(field_name: str, what: str = "") -> Applies:
+    """The option has an effect only when ``field_name`` is given (not None)."""
+    return Applies(
+        lambda job: getattr(job, field_name) is not None,
+        f"has an effect only with {option_name(field_name)}{what}",
+    )
+
+
 class AbstractJob(BaseModel, abc.ABC):
     """A command's options. Subclasses set :attr:`command`, declare their fields (each with a
     ``description``: it is the option's help), list their outputs and implement :meth:`execute`.
@@ -201,6 +228,11 @@ class AbstractJob(BaseModel, abc.ABC):
     command: ClassVar[str]
     outputs_spec: ClassVar[dict[str, str]] = {"out": "result"}
     cli_hidden: ClassVar[frozenset[str]] = frozenset()
+    applies: ClassVar[dict[str, Applies]] = {}
+    sweep_netcdf: ClassVar[bool] = False
+    """Whether a ``sweep`` output may also be a NetCDF file (run in memory, written at the end)."""
+    """Options that have an effect only in some settings: field → :class:`Applies`. An option given in
+    another setting is refused by :meth:`preflight`, naming it."""
 
     overwrite: bool = Field(False, description="Replace an existing result of this command at the output path.")
 
@@ -233,8 +265,28 @@ class AbstractJob(BaseModel, abc.ABC):
                 out.append((option_name(name), Path(p), kind))
         return out
 
+    def given_options(self) -> set[str]:
+        """The fields set by the user (command line or options file); defaults are not given."""
+        return set(self.model_fields_set)
+
+    def check_applicable(self) -> None:
+        """Refuse every given option that would have no effect here (:attr:`applies`; the output options
+        of a job that writes nothing: ``--overwrite``).
+
+        Raises:
+            InputError: naming the first such option and why it has no effect.
+        """
+        given = self.given_options()
+        values = {name: getattr(self, name) for name in type(self).model_fields}
+        for name, rule in type(self).applies.items():
+            if name in given and not rule.when(self):
+                raise InputError(rule.reason.format(**values), option_name(name))
+        if "overwrite" in given and self.overwrite and not self.outputs_spec:
+            raise InputError("this command writes nothing", "--overwrite")
+
     def preflight(self) -> None:
         """Every check that can be done before computing (see the module doc)."""
+        self.check_applicable()
         seen = {}
         for opt, path, _kind in self.outputs():
             key = path.resolve()
@@ -258,6 +310,8 @@ class AbstractJob(BaseModel, abc.ABC):
                     raise InputError(
                         f"{path}: a result is a Zarr store (.zarr) or a NetCDF file (.nc), not {path.suffix}", opt
                     )
+                if kind == "sweep" and path.suffix.lower() == ".nc" and not self.sweep_netcdf:
+                    raise InputError(f"{path}: this result is a resumable Zarr store; give a .zarr path", opt)
 
     def run(self, progress: bool = True) -> Report:
         """Preflight, lock the outputs, check them again under the locks (another run may have written
@@ -274,7 +328,11 @@ class AbstractJob(BaseModel, abc.ABC):
     # -- provenance ------------------------------------------------------------------------------
     def provenance(self) -> dict[str, Any]:
         """Attributes that let :func:`rerun` repeat this job: its command and its full options."""
-        return {COMMAND: self.command, "attnphys_job": self.model_dump_json()}
+        return {
+            COMMAND: self.command,
+            "attnphys_job": self.model_dump_json(),
+            "attnphys_given": json.dumps(sorted(self.given_options())),
+        }
 
     def write_result(self, ds: xr.Dataset, path: str | Path) -> Path:
         """Write a dataset result atomically, stamped with the job's provenance."""
@@ -291,7 +349,12 @@ class AbstractJob(BaseModel, abc.ABC):
         with staged(path, replace=self.overwrite) as tmp:
             tmp.mkdir(parents=True)
             fill(tmp)
-            write_marker(tmp, self.command, attnphys_job=self.model_dump_json())
+            write_marker(
+                tmp,
+                self.command,
+                attnphys_job=self.model_dump_json(),
+                attnphys_given=json.dumps(sorted(self.given_options())),
+            )
         return path
 
 
@@ -443,6 +506,16 @@ def rerun(store: str | Path, out: str | Path, overwrite: bool = False) -> Abstra
     data[first] = str(out)
     data["overwrite"] = overwrite
     try:
-        return cls.model_validate(data)
+        job = cls.model_validate(data)
     except ValidationError as e:
         raise InputError(format_validation(e, cls, str(store))) from None
+    # the options the user gave then (stores written before they were recorded: none), for the checks of
+    # options that have no effect; the stored job holds every value
+    try:
+        given = set(json.loads(info.get("attnphys_given", "[]"))) & set(cls.model_fields)
+    except (json.JSONDecodeError, TypeError):
+        given = set()
+    # options that applied then but not now (the figure options, figures being switched off) are not given
+    given = {n for n in given if n not in cls.applies or cls.applies[n].when(job)}
+    object.__setattr__(job, "__pydantic_fields_set__", given | {first, "overwrite"})
+    return job

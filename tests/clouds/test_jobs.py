@@ -65,6 +65,25 @@ def test_phase_diagram_command(tmp_path):
     assert res.exit_code == 0, res.output  # a finished store resumes with nothing to do
 
 
+def test_phase_diagram_as_netcdf_and_overwrite(tmp_path):
+    """A .nc output is written in memory (the built-in NetCDF-3 writer has no unsigned integers: the seeds are
+    stored as float64, exactly); --overwrite replaces a store of another sweep."""
+    import xarray as xr
+
+    args = ["clouds", "phase-diagram", "--beta", "1,2", "--t-max", "2", "--saves", "3", "--dim", "3", "--tokens", "8",
+            "--samples", "1"]
+    res = invoke(*args, "--out", tmp_path / "p.nc")
+    assert res.exit_code == 0, res.output
+    with xr.open_dataset(tmp_path / "p.nc") as ds:
+        assert ds.point_seed.attrs["dtype"] == "uint32" and np.all(ds.point_seed.values == np.round(ds.point_seed.values))
+    assert invoke(*args, "--out", tmp_path / "p.zarr").exit_code == 0
+    res = invoke(*args, "--seed", "3", "--out", tmp_path / "p.zarr")
+    assert res.exit_code == 2 and "--overwrite" in res.output  # another sweep: refused without it
+    res = invoke(*args, "--seed", "3", "--out", tmp_path / "p.zarr", "--overwrite")
+    assert res.exit_code == 0, res.output
+    assert open_result(tmp_path / "p.zarr").attrs["sweep"].count('"base_seed": 3') == 1
+
+
 @pytest.mark.parametrize("args, message", [
     (["clouds", "run", "--dim", "1"], "--dim"),
     (["clouds", "run", "--beta", "nan"], "--beta"),

@@ -153,3 +153,12 @@ def test_a_correlations_mapping_without_a_kind_changes_the_presets_correlations(
     base = preset("paper").correlations
     assert cfg.correlations.kind == base.kind and cfg.correlations.seed == 5 != base.seed
     assert cfg.correlations.model_dump(exclude={"seed"}) == base.model_dump(exclude={"seed"})
+
+
+def test_an_entry_of_a_correlations_mapping_that_the_kind_lacks_is_refused():
+    from attnphys.dmft.jobs import TrajectoryJob
+    from attnphys.errors import InputError
+
+    job = TrajectoryJob(correlations={"kind": "random", "n_segments": 5})
+    with pytest.raises(InputError, match=r"--correlations.n_segments: applies to the segments correlation kind only"):
+        job.configuration()

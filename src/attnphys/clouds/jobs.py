@@ -10,7 +10,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from attnphys.errors import InputError, check_fits
-from attnphys.jobs import AbstractJob, IntValues, Report, Values, register_job
+from attnphys.jobs import AbstractJob, Applies, IntValues, Report, Values, only_with, register_job
 
 _NORM_NAMES = ("layernorm", "rmsnorm", "rn", "diagonal_rn", "sphere", "none")
 _INITS = ("gaussian", "sphere", "mixture")
@@ -62,6 +62,12 @@ class CloudsRunJob(AbstractJob):
 
     command: ClassVar[str] = "clouds run"
     outputs_spec: ClassVar[dict[str, str]] = {"out": "result", "plot": "figure"}
+    applies: ClassVar[dict[str, Applies]] = {
+        "ensemble": Applies(lambda job: job.heads > 0, "applies to random weights only; give --heads H > 0"),
+        "alpha": Applies(
+            lambda job: job.residual, "scales the residual update, so it has no effect with --no-residual"
+        ),
+    }
 
     init: str = Field("gaussian", description="Initial cloud: gaussian (centred isotropic), sphere or mixture.")
     dim: int = Field(16, ge=2, description="Token dimension D (at least 2).")
@@ -254,6 +260,12 @@ class CloudsFlowJob(_FlowOptions):
 
     command: ClassVar[str] = "clouds flow"
     outputs_spec: ClassVar[dict[str, str]] = {"out": "result", "plot": "figure"}
+    applies: ClassVar[dict[str, Applies]] = {
+        "heads": Applies(
+            lambda job: job.weights in ("identity",) + _ENSEMBLES,
+            "the heads of a weights file are its own (--weights {weights})",
+        ),
+    }
 
     beta: float = Field(1.0, gt=0, allow_inf_nan=False, description="Inverse temperature β.")
     sphere: bool = Field(True, description="Tokens on the unit sphere (projected dynamics); --no-sphere: in R^d.")
@@ -421,6 +433,7 @@ class CloudsPhaseDiagramJob(_FlowOptions):
 
     command: ClassVar[str] = "clouds phase-diagram"
     outputs_spec: ClassVar[dict[str, str]] = {"out": "sweep", "plot": "figure"}
+    sweep_netcdf: ClassVar[bool] = True
 
     beta: Values = Field((0.5, 1.0, 2.0, 4.0, 9.0), description="Values of β (each ≥ 0).")
     t_max: float = Field(30.0, gt=0, allow_inf_nan=False, description="Final time.")
@@ -477,7 +490,7 @@ class CloudsPhaseDiagramJob(_FlowOptions):
             ds = run_sweep(sweep, None, progress=progress)
             self.write_result(ds, self.out)
         else:
-            ds = run_sweep(sweep, self.out, progress=progress, attrs=self.provenance())
+            ds = run_sweep(sweep, self.out, progress=progress, attrs=self.provenance(), replace=self.overwrite)
         ds["beta"].attrs["long_name"] = "inverse temperature beta"
         ds["time"].attrs["long_name"] = "time of the continuous-time dynamics"
         ct, failed = ds.clustering_time.values, ds.failed.values
@@ -516,6 +529,7 @@ class CloudsThroughModelJob(AbstractJob):
 
     command: ClassVar[str] = "clouds through-model"
     outputs_spec: ClassVar[dict[str, str]] = {"out": "result", "plot": "figure"}
+    applies: ClassVar[dict[str, Applies]] = {"noise": only_with("init", "tokens")}
 
     model: str = Field(
         "minilm",

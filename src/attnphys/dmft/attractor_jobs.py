@@ -15,11 +15,25 @@ from attnphys.dmft.jobs import ModelOptions, ParameterRange, _run_sweep, _summar
 from attnphys.dmft.meanfield import OBSERVABLES
 from attnphys.dmft.tasks import check_observable
 from attnphys.errors import InputError
-from attnphys.jobs import Report, format_validation, option_name, register_job
+from attnphys.jobs import Applies, Report, format_validation, only_if_given, only_with, register_job
 
 
 class _CensusOptions(ModelOptions):
     """Options of a census: starts, schedule, criteria."""
+
+    applies: ClassVar[dict[str, Applies]] = {
+        "amplitude": only_with("start_sampler", "random"),
+        "radius": only_with("start_sampler", "perturb"),
+        "start": only_with("start_sampler", "perturb"),
+        "starts": only_with("start_sampler", "explicit"),
+        **{
+            name: Applies(
+                lambda job: job.start_sampler != "explicit",
+                "the explicit sampler starts from the --starts given (their number, the same at every value)",
+            )
+            for name in ("ics", "seed")
+        },
+    }
 
     ics: int = Field(default=256, ge=1, description="Starts per parameter value (explicit starts: their number).")
     steps: int = Field(default=60_000, ge=1, description="Most steps per start (the settle budget).")
@@ -55,19 +69,11 @@ class _CensusOptions(ModelOptions):
     def task(self):
         from attnphys.dmft.attractors import AttractorTask
 
-        for name, sampler in (("amplitude", "random"), ("radius", "perturb")):
-            if getattr(self, name) != type(self).model_fields[name].default and self.start_sampler != sampler:
-                raise InputError(
-                    f"applies to --start-sampler {sampler} only (the sampler here is {self.start_sampler})",
-                    option_name(name),
-                )
         starts = ()
         if self.start_sampler == "explicit":
             if not self.starts:
                 raise InputError("the explicit sampler needs --starts", "--starts")
             starts = tuple(parse_start(s.strip()) for s in self.starts.split(",") if s.strip())
-        elif self.starts:
-            raise InputError("--starts is used only with --start-sampler explicit", "--starts")
         try:
             return AttractorTask(
                 config=self.configuration(),
@@ -148,6 +154,10 @@ class BasinsJob(_CensusOptions, ParameterRange):
 
     command: ClassVar[str] = "dmft basins"
     outputs_spec: ClassVar[dict[str, str]] = {"out": "sweep", "plot": "figure"}
+    applies: ClassVar[dict[str, Applies]] = {
+        **_CensusOptions.applies,
+        "plot_component": only_if_given("plot", " (it only changes the figure)"),
+    }
     ics: int = Field(default=128, ge=1, description="Starts per parameter value (explicit starts: their number).")
     chunk: int = Field(default=16, ge=1, description="Parameter values per vectorised batch (times --ics lanes).")
     out: Path = Field(default=Path("basins.zarr"), description="Output Zarr store; re-running resumes.")
@@ -202,6 +212,10 @@ class OrbitContinuationJob(ModelOptions):
     command: ClassVar[str] = "dmft orbit-continuation"
     outputs_spec: ClassVar[dict[str, str]] = {"out": "result"}
     param: Literal["beta_o", "beta_att", "epsilon"] = Field(default="beta_o", description="Continuation parameter.")
+
+    def swept_fields(self) -> tuple[str, ...]:
+        return (self.param,)
+
     start_value: float = Field(default=1.27, allow_inf_nan=False, description="Where the orbit is found.")
     stop_value: float = Field(
         default=1.24, allow_inf_nan=False, description="Towards where it is followed (either side)."

@@ -9,6 +9,7 @@ diagrams — then writes, plots and summarises. A job's model options (``--prese
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Optional
@@ -22,7 +23,17 @@ from attnphys.dmft.meanfield import OBSERVABLES
 from attnphys.dmft.tasks import check_observable, check_schedule
 from attnphys.dynamics.classify import regime_counts
 from attnphys.errors import InputError, check_fits
-from attnphys.jobs import AbstractJob, IntValues, Report, Values, format_validation, option_name, register_job
+from attnphys.jobs import (
+    AbstractJob,
+    Applies,
+    IntValues,
+    Report,
+    Values,
+    format_validation,
+    only_if_given,
+    option_name,
+    register_job,
+)
 
 
 def _config_options() -> dict[str, Any]:
@@ -162,11 +173,14 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
         if base.get("kind") == "weights" and "path" not in base:
             raise InputError("the weights correlation kind needs --weights FILE", "--correlations")
         kind = base.get("kind")
+        mapping = set(self.correlations) if isinstance(self.correlations, dict) else set()
         for name, (key, kinds, why) in _CORRELATION_OPTIONS.items():
             if kind not in kinds:
                 if getattr(self, name) is not None:  # given, but it would be dropped
                     raise InputError(why.format(kind=kind), option_name(name))
-                base.pop(key, None)
+                if key in mapping:  # given in the mapping: the same
+                    raise InputError(why.format(kind=kind), f"--correlations.{key}")
+                base.pop(key, None)  # the preset's entry, which this kind does not have
         return base or None
 
     def axes(self):
@@ -200,7 +214,48 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
                 "weights": None,
             }
         )
-        return {**super(ModelOptions, job).provenance()}
+        return {**super(ModelOptions, job).provenance(), "attnphys_given": json.dumps(sorted(self.given_options()))}
+
+    eras: ClassVar[tuple[str, ...]] = ("head", "2024")
+    """The eras of the model this command implements (theory: docs/theory/dmft.md §5.2)."""
+
+    def swept_fields(self) -> tuple[str, ...]:
+        """Configuration fields whose values come from this command's grid or continuation (``seed``: the
+        correlations' seed): a fixed value given for one of them is refused."""
+        return ()
+
+    def check_applicable(self) -> None:
+        """Besides :attr:`applies`: a fixed value of a swept field, ``--correlations`` next to ``--weights``
+        (which sets the weights kind), an era this command does not implement.
+
+        Raises:
+            InputError: naming the option.
+        """
+        super().check_applicable()
+        given = {n for n in self.given_options() if getattr(self, n, None) is not None}
+        for name in self.swept_fields():
+            opt = "corr_seed" if name == "seed" else name
+            if opt in given:
+                raise InputError(
+                    f"{name} is swept by this command, so a fixed value would be overridden; set its values "
+                    "with the sweep's options",
+                    option_name(opt),
+                )
+        if (
+            {"weights", "correlations"} <= given
+            and self.correlations not in ("weights",)
+            and not isinstance(self.correlations, dict)
+        ):
+            raise InputError(
+                f"--weights sets the weights correlation kind; it conflicts with --correlations {self.correlations}",
+                "--correlations",
+            )
+        if self.configuration().era not in self.eras:
+            raise InputError(
+                f"this command implements the {' and '.join(self.eras)} era only (the era here is "
+                f"{self.configuration().era}{', from --preset ' + self.preset if 'era' not in given else ''})",
+                "--era" if "era" in given else "--preset",
+            )
 
     def inputs_check(self) -> None:
         cfg = self.configuration()
@@ -483,11 +538,18 @@ class ParameterRange(SweepOptions):
             raise ValueError(f"--start-value = --stop-value = {self.start_value} with --num {self.num}: empty range")
         return self
 
+    def swept_fields(self) -> tuple[str, ...]:
+        return (self.param,)
+
     def parameter_axis(self):
         """The swept parameter's grid axis."""
         from attnphys.sweeps import Axis
 
         return Axis.linspace(self.param, self.start_value, self.stop_value, self.num)
+
+
+_PLOT_OPTIONS = ("plot_component", "plot_pair", "plot_max_points", "plot_filter")
+"""The bifurcation diagram's figure options."""
 
 
 @register_job
@@ -500,6 +562,14 @@ class BifurcationJob(ParameterRange):
 
     command: ClassVar[str] = "dmft bifurcation"
     outputs_spec: ClassVar[dict[str, str]] = {"out": "sweep", "plot": "figure"}
+    applies: ClassVar[dict[str, Applies]] = {
+        **{name: only_if_given("plot", " (it only changes the figure)") for name in _PLOT_OPTIONS},
+        "chunk": Applies(
+            lambda job: job.continuation is None,
+            "a continuation runs each chain as one batch (here --continuation {continuation})",
+        ),
+        "reortho_every": Applies(lambda job: job.lyapunov > 0, "no exponents are computed (--lyapunov 0)"),
+    }
 
     steps: int = Field(175_000, ge=1, description="Loop steps per value.")
     transient: int = Field(100_000, ge=0, description="Steps discarded before recording (fewer than --steps).")
@@ -700,6 +770,14 @@ class PhaseDiagramJob(SweepOptions):
 
     command: ClassVar[str] = "dmft phase-diagram"
     outputs_spec: ClassVar[dict[str, str]] = {"out": "sweep", "plot": "figure"}
+    applies: ClassVar[dict[str, Applies]] = {
+        "reortho_every": Applies(lambda job: job.lyapunov > 0, "no exponents are computed (--lyapunov 0)"),
+        "seed": Applies(
+            lambda job: False,
+            "no start of this command is random, so the per-point seeds it sets are not used (the "
+            "correlations' seed is --corr-seed)",
+        ),
+    }
 
     x: AxisSpec = Field(("beta_o", 0.0, 3.0, 201), description="FIELD START STOP NUM of the x axis.")
     y: AxisSpec = Field(("beta_att", 0.0, 3.0, 201), description="FIELD START STOP NUM of the y axis.")
@@ -724,6 +802,9 @@ class PhaseDiagramJob(SweepOptions):
             max(a[1], a[2]) for a in (info.data.get("x"), info.data.get("y")) if a is not None and a[0] == "beta_o"
         ]
         return _prerun(v, max(betas) if betas else None, info.data.get("steps"))
+
+    def swept_fields(self) -> tuple[str, ...]:
+        return (self.x[0], self.y[0])
 
     @model_validator(mode="after")
     def _schedule(self):
@@ -814,6 +895,7 @@ class FiniteJob(ModelOptions):
 
     command: ClassVar[str] = "dmft finite"
     swept: ClassVar[tuple[str, ...]] = ("beta_o",)
+    eras: ClassVar[tuple[str, ...]] = ("head",)
 
     n: int = Field(99_000, ge=1, description="Semantic bits N of the finite network (a multiple of n_se).")
     paths: int = Field(16, ge=1, description="Independent sample paths.")
@@ -875,6 +957,7 @@ class ConvergeJob(ModelOptions):
     command: ClassVar[str] = "dmft converge"
     outputs_spec: ClassVar[dict[str, str]] = {"out": "result", "plot": "figure"}
     swept: ClassVar[tuple[str, ...]] = ("beta_o",)
+    eras: ClassVar[tuple[str, ...]] = ("head",)
 
     beta_o: Values | None = Field((0.5, 1.0, 3.0), description="β_o values.")
     n: IntValues = Field(

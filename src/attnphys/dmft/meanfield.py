@@ -136,12 +136,17 @@ def positional_overlap(cp: Couplings, eps: jax.Array, pe: jax.Array) -> jax.Arra
 
     Args:
         pe: (..., P) positional codes. Returns (4, ..., M); zeros when P = 0.
+
+    The contraction is a sum of products over p, not a matrix product: the codes are ±1, so every product
+    is exact and the sum has the same bits however XLA fuses it, and the step needs no matrix kernel for
+    it (docs/theory/dmft.md §3.7).
     """
     P = cp.W_pe.shape[-1]
     if P == 0:
         return jnp.zeros((4,) + pe.shape[:-1] + (cp.W_pe.shape[1],), dtype=cp.W_pe.dtype)
     eps_pe = 1.0 - (1.0 - eps)
-    return (eps_pe / P) * jnp.einsum("xap,...p->x...a", cp.W_pe, pe)
+    W = cp.W_pe.reshape((4,) + (1,) * (pe.ndim - 1) + cp.W_pe.shape[1:])  # (4, 1…, M, P)
+    return (eps_pe / P) * _sum(W[..., p] * pe[None, ..., p, None] for p in range(P))
 
 
 def semantic_overlap(cp: Couplings, sc: Scalars, A: jax.Array) -> jax.Array:

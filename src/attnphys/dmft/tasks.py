@@ -350,11 +350,11 @@ class LyapunovTask(DMFTTask):
     def _schedule(self):
         check_schedule(self.steps, self.transient)
         if self.align > self.transient:
-            raise ValueError(f"align ({self.align}) must not exceed transient ({self.transient})")
+            raise InputError(f"must not exceed --transient ({self.transient}), got {self.align}", "--align")
         if self.history_every > self.steps - self.transient:
-            raise ValueError(
-                f"history_every must be in [0, steps - transient = {self.steps - self.transient}], "
-                f"got {self.history_every}"
+            raise InputError(
+                f"must be in [0, --steps − --transient = {self.steps - self.transient}], got {self.history_every}",
+                "--history-every",
             )
         return self
 
@@ -365,7 +365,7 @@ class LyapunovTask(DMFTTask):
     def check_config(self, cfg, grid):
         D = cfg.L * (cfg.M + (cfg.P if self.full_state else 0))
         if self.k is not None and self.k > D:
-            raise ValueError(f"k must be in [1, {D}] (L·M{' + L·P' if self.full_state else ''}), got {self.k}")
+            raise InputError(f"must be in [1, {D}] (L·M{' + L·P' if self.full_state else ''}), got {self.k}", "--k")
         _check_token_transient(self.start, cfg, self.transient)
 
     def schema(self, grid):
@@ -490,7 +490,7 @@ def orbit_spec(
     if k and not start_filled and transient < cfg.L - 1:
         raise ValueError(f"Lyapunov exponents from a token start need transient >= L - 1 = {cfg.L - 1}")
     if align > transient:
-        raise ValueError(f"align ({align}) must not exceed transient ({transient})")
+        raise InputError(f"must not exceed --transient ({transient}), got {align}", "--align")
     pairs = tuple(p for p in PAPER_SECTION_PAIRS if max(p) < cfg.M)
     return OrbitSpec(
         steps=recorded,
@@ -867,7 +867,7 @@ class OrbitTask(DMFTTask):
     def _schedule(self):
         check_schedule(self.steps, self.transient)
         if self.align > self.transient:
-            raise ValueError(f"align ({self.align}) must not exceed transient ({self.transient})")
+            raise InputError(f"must not exceed --transient ({self.transient}), got {self.align}", "--align")
         ClassifyOptions(**self.classify_options)  # pyright: ignore[reportArgumentType]  (numbers, checked by ClassifyOptions)
         return self
 

@@ -66,6 +66,9 @@ class AbstractFigure(abc.ABC):
     name: str
     title: str
     source: str
+    figure_options: tuple[str, ...] = ()
+    """The options of :meth:`figure` that this figure uses (``component``, ``pair``, …); the command
+    refuses the others."""
 
     @abc.abstractmethod
     def settings(self, quick: bool = False) -> dict[str, Any]:

@@ -69,6 +69,8 @@ class ContinuationFigure(AbstractFigure):
     """A two-sided continuation diagram over β_o seeded from one of the authors' checkpoints (theory:
     docs/theory/dmft.md §7.2)."""
 
+    figure_options = ("component", "pair", "max_points", "filter")
+
     def __init__(
         self,
         name: str,

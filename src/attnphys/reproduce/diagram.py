@@ -57,6 +57,8 @@ class DiagramFigure(AbstractFigure):
     """A cold-start bifurcation diagram over β_o from the published β_o = 3 checkpoint, drawn as published:
     periodic values in full, the others as zero-plane sections (theory: docs/theory/dmft.md §7.1, §8)."""
 
+    figure_options = ("component", "pair", "max_points", "filter")
+
     def __init__(self, name: str, title: str, lo: float, hi: float, num: int = 4001, quick_num: int = 121):
         self.name, self.title, self.lo, self.hi, self.num, self.quick_num = name, title, lo, hi, num, quick_num
         self.source = "arXiv 2406.07247, Fig. 3" + ("a" if name.endswith("a") else "b")

@@ -10,7 +10,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, field_validator, model_validator
 
 from attnphys.errors import InputError
-from attnphys.jobs import AbstractJob, Report, register_job
+from attnphys.jobs import AbstractJob, Applies, Report, register_job
 
 
 def _figures() -> dict:
@@ -31,6 +31,20 @@ class ReproduceJob(AbstractJob):
     command: ClassVar[str] = "reproduce"
     cli_arguments: ClassVar[tuple[str, ...]] = ("name",)
     outputs_spec: ClassVar[dict[str, str]] = {"out": "folder"}
+    applies: ClassVar[dict[str, Applies]] = {
+        **{
+            name: Applies(lambda job: job.name != "list", "list runs nothing; give a figure's name")
+            for name in ("quick", "overwrite")
+        },
+        **{
+            name: Applies(
+                lambda job, name=name: job.name != "list" and name in _figures()[job.name].figure_options,
+                "applies to the diagrams only (fig3a, fig3b, cont-*), not to {name}",
+            )
+            for name in ("filter", "component", "pair", "max_points")
+        },
+        "calibrate": Applies(lambda job: job.name == "list", "applies to list only"),
+    }
 
     name: str = Field(
         description="What to reproduce: list, or a name from the list (fig3a, fig3b, fig4, fig5, "
