@@ -600,6 +600,9 @@ CASES = [
      2, "--beta-att: beta_att is swept by this command, so a fixed value would be overridden"),
     ("phase corr-seed with a seed axis", P + ["--x", "seed", "0", "1", "2"] + Y + ["--corr-seed", "7"],
      2, "--corr-seed: seed is swept by this command"),
+    ("phase seed axis of the weights kind", P + ["--x", "seed", "0", "1", "2"] + Y + ["--weights",
+                                                                                    "{tmp}/weights_ok.npz"],
+     2, "--x: axis seed=0.0: the weights correlation kind has no seed to sweep"),
     ("phase seed unused", P + XY + ["--seed", "5"],
      2, "--seed: no start of this command is random, so the per-point seeds it sets are not used"),
     ("bif reortho without exponents", B + ["--lyapunov", "0", "--reortho-every", "7"],
@@ -680,6 +683,8 @@ def make_inputs(d: Path) -> None:
         (d / name).write_bytes(b"not a zip archive")
     (d / "fig.png").write_bytes(b"\x89PNG not really")
     np.savez(d / "w_obj.npz", att_window=np.zeros((4, 3)), pe_window=np.array(PE, float))
+    signs = np.where(np.random.default_rng(0).random((4, 3, 101)) < 0.5, -1.0, 1.0)  # paper: (M, n_se + P)
+    np.savez(d / "weights_ok.npz", **dict(zip(("Wo", "Wv", "Wq", "Wk"), signs)))
     xr.Dataset({"a": ("x", np.arange(3.0))}).to_zarr(d / "foreign.zarr", consolidated=False)
     broken = {"attnphys_version": "0", "attnphys_command": "dmft trajectory", "attnphys_job": "{not json"}
     xr.Dataset({"a": ("x", np.arange(3.0))}, attrs=broken).to_zarr(d / "badjob.zarr", consolidated=False)

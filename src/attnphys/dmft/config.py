@@ -99,6 +99,8 @@ class DMFTConfig(BaseModel):
         if name == "seed":
             if float(value) != int(value):
                 raise ValueError(f"seed must be an integer, got {value}")
+            if "seed" not in type(self.correlations).model_fields:
+                raise ValueError(f"the {self.correlations.kind} correlation kind has no seed to sweep")
             return self.replace(correlations={**self.correlations.model_dump(), "seed": int(value)})
         if name not in sweepable_fields():
             raise ValueError(f"unknown sweep field {name!r}; choose from {sorted(sweepable_fields())}")
