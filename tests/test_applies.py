@@ -42,3 +42,30 @@ def test_only_given_options_are_checked(kwargs, given, refused):
         with pytest.raises(InputError) as e:
             job.check_applicable()
         assert e.value.field == refused
+
+
+def test_a_store_made_before_the_rules_resumes_with_its_options(tmp_path):
+    """A sweep store written before results recorded the options given (no ``attnphys_given``) resumes with
+    the options it was made with, even one that would be refused now; a new store is refused."""
+    import zarr
+    from typer.testing import CliRunner
+
+    from attnphys.cli import app
+
+    args = ["dmft", "bifurcation", "--num", "2", "--steps", "30", "--transient", "10", "--n-orbit", "20",
+            "--lyapunov", "0", "--out", str(tmp_path / "b.zarr")]
+    runner = CliRunner()
+    assert runner.invoke(app, args).exit_code == 0
+    res = runner.invoke(app, args + ["--reortho-every", "2", "--overwrite"])
+    assert res.exit_code == 2 and "--reortho-every: no exponents are computed" in res.output
+    # the same store as an older version wrote it: made with --reortho-every 2, without the record
+    from attnphys.jobs import build_job
+
+    old = tmp_path / "old.zarr"
+    opts = dict(num=2, steps=30, transient=10, n_orbit=20, lyapunov=0, reortho_every=2, out=old)
+    build_job(JOBS["dmft bifurcation"], opts).execute(progress=False)  # no preflight: as the older version ran
+    g = zarr.open_group(str(old), mode="r+")
+    g.attrs.pop("attnphys_given")
+    g["done"][0] = 0  # one chunk left to do
+    res = runner.invoke(app, args[:-2] + ["--reortho-every", "2", "--out", str(old)])
+    assert res.exit_code == 0, res.output

@@ -229,10 +229,10 @@ class AbstractJob(BaseModel, abc.ABC):
     outputs_spec: ClassVar[dict[str, str]] = {"out": "result"}
     cli_hidden: ClassVar[frozenset[str]] = frozenset()
     applies: ClassVar[dict[str, Applies]] = {}
-    sweep_netcdf: ClassVar[bool] = False
-    """Whether a ``sweep`` output may also be a NetCDF file (run in memory, written at the end)."""
     """Options that have an effect only in some settings: field → :class:`Applies`. An option given in
     another setting is refused by :meth:`preflight`, naming it."""
+    sweep_netcdf: ClassVar[bool] = False
+    """Whether a ``sweep`` output may also be a NetCDF file (run in memory, written at the end)."""
 
     overwrite: bool = Field(False, description="Replace an existing result of this command at the output path.")
 
@@ -242,6 +242,11 @@ class AbstractJob(BaseModel, abc.ABC):
         """Turn the contents of an options file into this job's fields (default: as they are).
         Jobs that read foreign formats (the DMFT reference's YAML files) override this."""
         return data
+
+    @classmethod
+    def merge_options(cls, from_file: dict, given: dict) -> dict:
+        """The options of an options file (translated) with the command line's on top (which win)."""
+        return {**from_file, **given}
 
     @classmethod
     def takes_several(cls, name: str) -> bool:
@@ -269,13 +274,30 @@ class AbstractJob(BaseModel, abc.ABC):
         """The fields set by the user (command line or options file); defaults are not given."""
         return set(self.model_fields_set)
 
+    def resumes_older_store(self) -> bool:
+        """Whether this run resumes a sweep store written before results recorded the options given
+        (``attnphys_given``): such a store resumes with the options it was made with."""
+        from attnphys.io import result_info
+
+        if self.overwrite:
+            return False
+        for _opt, path, kind in self.outputs():
+            if kind == "sweep" and path.exists():
+                info = result_info(path)
+                if info is not None and info.get(COMMAND) == self.command and "attnphys_given" not in info:
+                    return True
+        return False
+
     def check_applicable(self) -> None:
         """Refuse every given option that would have no effect here (:attr:`applies`; the output options
-        of a job that writes nothing: ``--overwrite``).
+        of a job that writes nothing: ``--overwrite``). Not when resuming an older store
+        (:meth:`resumes_older_store`).
 
         Raises:
             InputError: naming the first such option and why it has no effect.
         """
+        if self.resumes_older_store():
+            return
         given = self.given_options()
         values = {name: getattr(self, name) for name in type(self).model_fields}
         for name, rule in type(self).applies.items():
@@ -472,7 +494,7 @@ def build_job(cls: type[AbstractJob], given: dict[str, Any], config: str | Path 
     if config is not None:
         source = str(config)
         data = cls.translate_file_options(read_options_file(config), Path(config))
-    data.update({k: v for k, v in given.items() if v is not None})
+    data = cls.merge_options(data, {k: v for k, v in given.items() if v is not None})
     for name, value in data.items():
         if isinstance(value, bool) and name in cls.model_fields and not _admits_bool(cls, name):
             where = f" ({name} in {source})" if source and option_name(name)[2:] != name else ""

@@ -289,3 +289,27 @@ def test_a_seed_with_a_weights_file_is_refused_not_dropped(tmp_path, data_dir):
     assert res.exit_code == 2, res.output
     assert "--corr-seed: the weights correlation kind has no seed" in " ".join(res.output.split())
     assert not (tmp_path / "t.zarr").exists()
+
+
+def test_a_census_samples_its_own_starts_from_a_reference_configuration(tmp_path):
+    """The reference's start window (its checkpoint) is kept only for the perturb sampler: the other samplers
+    draw their own starts, so it would be an option with no effect."""
+    from attnphys.dmft.attractor_jobs import BasinsJob
+
+    path = write(tmp_path, BIF.replace("compute_lyapunov: True", "compute_lyapunov: False"))
+    job = build_job(BasinsJob, {}, path)
+    assert "start" not in job.given_options()
+    job.check_applicable()
+    job = build_job(BasinsJob, {"start_sampler": "perturb"}, path)
+    assert isinstance(job.start, CheckpointStart) and "start" in job.given_options()
+    job.check_applicable()
+
+
+def test_command_line_weights_replace_the_correlations_of_a_reference_configuration(tmp_path):
+    import numpy as np
+
+    signs = np.where(np.random.default_rng(0).random((4, 3, 101)) < 0.5, -1.0, 1.0)
+    np.savez(tmp_path / "w.npz", **dict(zip(("Wo", "Wv", "Wq", "Wk"), signs)))
+    job = build_job(BifurcationJob, {"weights": tmp_path / "w.npz"}, write(tmp_path, BIF))
+    job.check_applicable()
+    assert job.configuration().correlations.kind == "weights"

@@ -17,6 +17,9 @@ from attnphys.dmft.tasks import check_observable
 from attnphys.errors import InputError
 from attnphys.jobs import Applies, Report, format_validation, only_if_given, only_with, register_job
 
+_REFERENCE_START = "\0reference start"
+"""Key of a reference configuration's start between its translation and the merge with the command line."""
+
 
 class _CensusOptions(ModelOptions):
     """Options of a census: starts, schedule, criteria."""
@@ -34,6 +37,27 @@ class _CensusOptions(ModelOptions):
             for name in ("ics", "seed")
         },
     }
+
+    @classmethod
+    def translate_file_options(cls, data: dict, path: Path) -> dict:
+        """As for the other DMFT commands; a reference configuration's start window is marked as such, and
+        kept only for the perturb sampler (:meth:`merge_options`)."""
+        from attnphys.dmft.reference import is_reference_config
+
+        out = super().translate_file_options(data, path)
+        if is_reference_config(data, set(cls.model_fields)) and "start" in out:
+            out[_REFERENCE_START] = out.pop("start")
+        return out
+
+    @classmethod
+    def merge_options(cls, from_file: dict, given: dict) -> dict:
+        """The start of a reference configuration is used by the perturb sampler only: the others draw
+        their own starts."""
+        merged = super().merge_options(from_file, given)
+        start = merged.pop(_REFERENCE_START, None)
+        if start is not None and merged.get("start_sampler", "random") == "perturb":
+            merged.setdefault("start", start)
+        return merged
 
     ics: int = Field(default=256, ge=1, description="Starts per parameter value (explicit starts: their number).")
     steps: int = Field(default=60_000, ge=1, description="Most steps per start (the settle budget).")

@@ -178,7 +178,7 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
             if kind not in kinds:
                 if getattr(self, name) is not None:  # given, but it would be dropped
                     raise InputError(why.format(kind=kind), option_name(name))
-                if key in mapping:  # given in the mapping: the same
+                if key in mapping and key in base:  # given in the mapping (not replaced by --weights)
                     raise InputError(why.format(kind=kind), f"--correlations.{key}")
                 base.pop(key, None)  # the preset's entry, which this kind does not have
         return base or None
@@ -233,6 +233,8 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
         """
         super().check_applicable()
         given = {n for n in self.given_options() if getattr(self, n, None) is not None}
+        if self.resumes_older_store():
+            given = set()  # it resumes with the options it was made with; the era is checked all the same
         for name in self.swept_fields():
             opt = "corr_seed" if name == "seed" else name
             if opt in given:

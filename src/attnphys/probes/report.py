@@ -19,13 +19,15 @@ def _verdict(n_yes: int, n: int) -> str:
 
 
 def _uncertainty(ds: xr.Dataset) -> str:
-    """Where the standard errors come from, or why there are none (older stores: 4 folds)."""
-    folds, splits = int(ds.attrs.get("stat_se_folds", 4)), int(ds.attrs.get("mlp_se_splits", 4))
-    cloud = (
-        f"standard errors from {folds} sentence folds"
-        if folds
-        else "no standard errors of the cloud statistics (too few sentences for sentence folds)"
-    )
+    """Where the standard errors come from, or which are missing (stores without the counts: 4 folds)."""
+    folds = {t: int(ds.attrs.get(f"stat_se_folds_{t}", 4)) for t in ("all", "no_special")}
+    splits = int(ds.attrs.get("mlp_se_splits", 4))
+    if all(folds.values()):
+        cloud = f"standard errors from {folds['all']} sentence folds"
+    elif folds["all"]:
+        cloud = f"standard errors from {folds['all']} sentence folds (none without the special tokens: too few of them per fold)"
+    else:
+        cloud = "no standard errors of the cloud statistics (too few sentences, or too few tokens per sentence fold)"
     mlp = (
         f"MLP R² over {splits} held-out splits"
         if splits > 1

@@ -73,11 +73,18 @@ def probe(
     log(f"(b) W_qᵀW_k vs Σ⁻¹ ({time.perf_counter() - t0:.1f} s)")
     mlp = metrics.mlp_linearity(cap, init_std=getattr(model.config, "initializer_range", 0.02), seed=seed)
     log(f"(c) MLP linearity ({time.perf_counter() - t0:.1f} s)")
-    if min(clouds["folds"]) == 0 or mlp["splits"] < 2:
+    why = (
+        f"fewer than {metrics.FOLDS} sentences"
+        if len(sentences) < metrics.FOLDS
+        else f"a sentence fold has fewer than {metrics.MIN_FOLD_TOKENS} sampled tokens"
+    )
+    for tokens, folds in zip(("all tokens", "tokens without the special ones"), clouds["folds"]):
+        if not folds:
+            log(f"warning: no standard errors of the cloud statistics of {tokens} ({why}): stat_se is NaN there")
+    if mlp["splits"] < 2:
         log(
-            f"warning: no standard errors ({len(sentences)} sentences, {cap.sentence.size} tokens): stat_se needs "
-            f"{metrics.FOLDS} sentence folds of at least {metrics.MIN_FOLD_TOKENS} sampled tokens, mlp_r2_affine_se "
-            "two distinct held-out splits; they are stored as NaN"
+            "warning: no standard error of the MLP's affine R² (fewer than two distinct held-out splits of "
+            f"{len(sentences)} sentences): mlp_r2_affine_se is NaN"
         )
     grad = metrics.update_vs_gradient(cap, heads)
     log(f"(d) head updates vs ∇ log Z ({time.perf_counter() - t0:.1f} s)")
@@ -133,7 +140,8 @@ def probe(
             n_tokens=int(cap.sentence.size),
             n_special=int(cap.special.sum()),
             stats_tokens=clouds["n_tokens"],
-            stat_se_folds=min(clouds["folds"]),
+            stat_se_folds_all=clouds["folds"][0],
+            stat_se_folds_no_special=clouds["folds"][1],
             mlp_se_splits=mlp["splits"],
             seed=seed,
             wall_time_s=round(time.perf_counter() - t0, 2),
