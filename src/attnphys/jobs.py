@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar, TypeVar
 
 import xarray as xr
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationError
 
 from attnphys.errors import InputError
 from attnphys.io import (
@@ -270,9 +270,13 @@ class AbstractJob(BaseModel, abc.ABC):
                 out.append((option_name(name), Path(p), kind))
         return out
 
+    _given: frozenset[str] | None = PrivateAttr(default=None)
+    """The options given when they are not the fields set by validation (a job rebuilt by :func:`rerun`
+    from every stored value)."""
+
     def given_options(self) -> set[str]:
         """The fields set by the user (command line or options file); defaults are not given."""
-        return set(self.model_fields_set)
+        return set(self.model_fields_set if self._given is None else self._given)
 
     def resumes_older_store(self) -> bool:
         """Whether this run resumes a sweep store written before results recorded the options given
@@ -289,19 +293,20 @@ class AbstractJob(BaseModel, abc.ABC):
         return False
 
     def check_applicable(self) -> None:
-        """Refuse every given option that would have no effect here (:attr:`applies`; the output options
-        of a job that writes nothing: ``--overwrite``). Not when resuming an older store
-        (:meth:`resumes_older_store`).
+        """Refuse every given option that would have no effect here (:meth:`check_given`); none when
+        resuming an older store (:meth:`resumes_older_store`), which resumes with its own options."""
+        self.check_given(set() if self.resumes_older_store() else self.given_options())
+
+    def check_given(self, given: set[str]) -> None:
+        """Refuse the options of ``given`` that would have no effect here: :attr:`applies`, and
+        ``--overwrite`` of a job that writes nothing (override to add checks; call this first).
 
         Raises:
             InputError: naming the first such option and why it has no effect.
         """
-        if self.resumes_older_store():
-            return
-        given = self.given_options()
-        values = {name: getattr(self, name) for name in type(self).model_fields}
         for name, rule in type(self).applies.items():
             if name in given and not rule.when(self):
+                values = {n: getattr(self, n) for n in type(self).model_fields}
                 raise InputError(rule.reason.format(**values), option_name(name))
         if "overwrite" in given and self.overwrite and not self.outputs_spec:
             raise InputError("this command writes nothing", "--overwrite")
@@ -371,12 +376,8 @@ class AbstractJob(BaseModel, abc.ABC):
         with staged(path, replace=self.overwrite) as tmp:
             tmp.mkdir(parents=True)
             fill(tmp)
-            write_marker(
-                tmp,
-                self.command,
-                attnphys_job=self.model_dump_json(),
-                attnphys_given=json.dumps(sorted(self.given_options())),
-            )
+            info = self.provenance()
+            write_marker(tmp, info.pop(COMMAND), **info)
         return path
 
 
@@ -539,5 +540,5 @@ def rerun(store: str | Path, out: str | Path, overwrite: bool = False) -> Abstra
         given = set()
     # options that applied then but not now (the figure options, figures being switched off) are not given
     given = {n for n in given if n not in cls.applies or cls.applies[n].when(job)}
-    object.__setattr__(job, "__pydantic_fields_set__", given | {first, "overwrite"})
+    job._given = frozenset(given | {first, "overwrite"})
     return job

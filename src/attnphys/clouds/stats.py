@@ -104,20 +104,20 @@ def energy_distance(X, Y):
     return 2 * jnp.mean(jnp.sqrt(_sqdist(X, Y))) - jnp.mean(jnp.sqrt(_sqdist(X, X))) - jnp.mean(jnp.sqrt(_sqdist(Y, Y)))
 
 
-def fitted_gaussian_sample(key, X, n: int):
-    """n draws from N(x̄, Σ), the Gaussian fitted to X (N, D), as x̄ + Z Λ^{1/2} Vᵀ with Σ = V Λ Vᵀ and
-    Z (n, D) standard normal (theory: docs/theory/clouds.md §5.4). Through the eigendecomposition, with
-    the eigenvalues clipped at 0, a singular Σ — N ≤ D tokens, or LayerNorm outputs, which have rank D − 1
-    — is sampled on its support (a Cholesky factor does not exist there). Returns (n, D)."""
-    Xm = X.mean(0)
-    w, V = jnp.linalg.eigh(jnp.cov(X, rowvar=False, bias=True))
-    Z = jax.random.normal(key, (n, X.shape[1]), X.dtype)
-    return Xm + (Z * jnp.sqrt(jnp.maximum(w, 0.0))) @ V.T
+def fitted_gaussian_sample(key, mean, cov, n: int):
+    """n draws from N(x̄, Σ) (mean (D,), cov (D, D): a cloud's fitted Gaussian) as x̄ + Z Λ^(1/2) Vᵀ with
+    Σ = V Λ Vᵀ and Z (n, D) standard normal (theory: docs/theory/clouds.md §5.4). Through the
+    eigendecomposition, with the eigenvalues clipped at 0, a singular Σ — N ≤ D tokens, or LayerNorm
+    outputs, which have rank D − 1 — is sampled on its support (a Cholesky factor does not exist there).
+    Returns (n, D)."""
+    w, V = jnp.linalg.eigh(cov)
+    Z = jax.random.normal(key, (n, mean.shape[0]), mean.dtype)
+    return mean + (Z * jnp.sqrt(jnp.maximum(w, 0.0))) @ V.T
 
 
 @jax.jit
 def _device_stats(X, X_prev, key):
-    N, D = X.shape
+    N = X.shape[0]
     C = jnp.cov(X, rowvar=False, bias=True)
     tr = jnp.trace(C)
     ent, rank = gaussian_entropy(X)
@@ -128,7 +128,7 @@ def _device_stats(X, X_prev, key):
     cos = U @ U.T
     moved = _offdiag_mean((dist > jnp.sqrt(_sqdist(X_prev, X_prev))).astype(X.dtype))
     b1, b2 = mardia(X)
-    ref = fitted_gaussian_sample(key, X, N)
+    ref = fitted_gaussian_sample(key, X.mean(0), C, N)
     return dict(
         cov_trace=tr,
         gaussian_entropy=ent,

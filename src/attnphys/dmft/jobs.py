@@ -214,7 +214,7 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
                 "weights": None,
             }
         )
-        return {**super(ModelOptions, job).provenance(), "attnphys_given": json.dumps(sorted(self.given_options()))}
+        return {**super().provenance(), "attnphys_job": job.model_dump_json()}
 
     eras: ClassVar[tuple[str, ...]] = ("head", "2024")
     """The eras of the model this command implements (theory: docs/theory/dmft.md §5.2)."""
@@ -224,17 +224,15 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
         correlations' seed): a fixed value given for one of them is refused."""
         return ()
 
-    def check_applicable(self) -> None:
+    def check_given(self, given: set[str]) -> None:
         """Besides :attr:`applies`: a fixed value of a swept field, ``--correlations`` next to ``--weights``
-        (which sets the weights kind), an era this command does not implement.
+        (which sets the weights kind); and, given or not, an era this command does not implement.
 
         Raises:
             InputError: naming the option.
         """
-        super().check_applicable()
-        given = {n for n in self.given_options() if getattr(self, n, None) is not None}
-        if self.resumes_older_store():
-            given = set()  # it resumes with the options it was made with; the era is checked all the same
+        super().check_given(given)
+        given = {n for n in given if getattr(self, n, None) is not None}
         for name in self.swept_fields():
             opt = "corr_seed" if name == "seed" else name
             if opt in given:
@@ -245,17 +243,18 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
                 )
         if (
             {"weights", "correlations"} <= given
-            and self.correlations not in ("weights",)
+            and self.correlations != "weights"
             and not isinstance(self.correlations, dict)
         ):
             raise InputError(
                 f"--weights sets the weights correlation kind; it conflicts with --correlations {self.correlations}",
                 "--correlations",
             )
-        if self.configuration().era not in self.eras:
+        era = self.configuration().era
+        if era not in self.eras:
             raise InputError(
                 f"this command implements the {' and '.join(self.eras)} era only (the era here is "
-                f"{self.configuration().era}{', from --preset ' + self.preset if 'era' not in given else ''})",
+                f"{era}{', from --preset ' + self.preset if 'era' not in given else ''})",
                 "--era" if "era" in given else "--preset",
             )
 
@@ -553,6 +552,9 @@ class ParameterRange(SweepOptions):
 _PLOT_OPTIONS = ("plot_component", "plot_pair", "plot_max_points", "plot_filter")
 """The bifurcation diagram's figure options."""
 
+_REORTHO_APPLIES = Applies(lambda job: job.lyapunov > 0, "no exponents are computed (--lyapunov 0)")
+"""``--reortho-every`` of the orbit diagrams: it paces the exponents' QRs."""
+
 
 @register_job
 class BifurcationJob(ParameterRange):
@@ -570,7 +572,7 @@ class BifurcationJob(ParameterRange):
             lambda job: job.continuation is None,
             "a continuation runs each chain as one batch (here --continuation {continuation})",
         ),
-        "reortho_every": Applies(lambda job: job.lyapunov > 0, "no exponents are computed (--lyapunov 0)"),
+        "reortho_every": _REORTHO_APPLIES,
     }
 
     steps: int = Field(175_000, ge=1, description="Loop steps per value.")
@@ -773,7 +775,7 @@ class PhaseDiagramJob(SweepOptions):
     command: ClassVar[str] = "dmft phase-diagram"
     outputs_spec: ClassVar[dict[str, str]] = {"out": "sweep", "plot": "figure"}
     applies: ClassVar[dict[str, Applies]] = {
-        "reortho_every": Applies(lambda job: job.lyapunov > 0, "no exponents are computed (--lyapunov 0)"),
+        "reortho_every": _REORTHO_APPLIES,
         "seed": Applies(
             lambda job: False,
             "no start of this command is random, so the per-point seeds it sets are not used (the "
@@ -1038,7 +1040,6 @@ class PresetsJob(AbstractJob):
     outputs_spec: ClassVar[dict[str, str]] = {}
 
     def execute(self, progress: bool = True) -> Report:
-        import json
 
         return Report("DMFT presets", {name: json.dumps(fields) for name, fields in PRESETS.items()})
 
