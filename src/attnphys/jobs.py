@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar, TypeVar
 
 import xarray as xr
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from attnphys.errors import InputError
 from attnphys.io import (
@@ -270,13 +270,9 @@ class AbstractJob(BaseModel, abc.ABC):
                 out.append((option_name(name), Path(p), kind))
         return out
 
-    _given: frozenset[str] | None = PrivateAttr(default=None)
-    """The options given when they are not the fields set by validation (a job rebuilt by :func:`rerun`
-    from every stored value)."""
-
     def given_options(self) -> set[str]:
         """The fields set by the user (command line or options file); defaults are not given."""
-        return set(self.model_fields_set if self._given is None else self._given)
+        return set(self.model_fields_set)
 
     def resumes_older_store(self) -> bool:
         """Whether this run resumes a sweep store written before results recorded the options given
@@ -540,5 +536,5 @@ def rerun(store: str | Path, out: str | Path, overwrite: bool = False) -> Abstra
         given = set()
     # options that applied then but not now (the figure options, figures being switched off) are not given
     given = {n for n in given if n not in cls.applies or cls.applies[n].when(job)}
-    job._given = frozenset(given | {first, "overwrite"})
+    object.__setattr__(job, "__pydantic_fields_set__", given | {first, "overwrite"})
     return job
