@@ -1,3 +1,4 @@
+import jax
 import numpy as np
 import pytest
 
@@ -14,6 +15,7 @@ from attnphys.dmft import (
     step,
     token_positions,
 )
+from attnphys.dmft.meanfield import fill
 from attnphys.dmft.simulate import broadcast_batch
 from attnphys.errors import NonFiniteError
 from tests.dmft.reference import reference_run
@@ -78,8 +80,12 @@ def test_general_sizes_match_reference(M, L, P):
         np.testing.assert_allclose(np.asarray(recs[name]), ref[name], rtol=0, atol=1e-12, err_msg=name)
 
 
-def test_schedule_transient_and_record_every_are_slices_of_the_full_run(paper):
-    cfg, corr, cp = paper
+# ring slots fixed per step (8 and 9 steps per loop pass), and moving with the head (L > 8)
+@pytest.mark.parametrize("L, P", [(4, 2), (3, 2), (12, 4)])
+def test_schedule_transient_and_record_every_are_slices_of_the_full_run(L, P):
+    cfg = preset("paper", L=L, P=P)
+    corr = cfg.build_correlations()
+    cp = couplings(corr)
     sc, win = scalars(cfg, beta_o=1.26), from_token(cfg, corr)
     _, full, _ = run(cp, sc, win, Schedule(steps=103))
     fin_a, part, _ = run(cp, sc, win, Schedule(steps=103, transient=10, record_every=7, record=("att", "mo_se")))
@@ -89,8 +95,25 @@ def test_schedule_transient_and_record_every_are_slices_of_the_full_run(paper):
     for name in ("att", "mo_se"):
         np.testing.assert_array_equal(np.asarray(part[name]), np.asarray(full[name])[idx])
     assert set(part) == {"att", "mo_se"}
-    np.testing.assert_array_equal(np.asarray(fin_a.A), np.asarray(fin_b.A))
+    for field in fin_a._fields:
+        np.testing.assert_array_equal(np.asarray(getattr(fin_a, field)), np.asarray(getattr(fin_b, field)))
     np.testing.assert_array_equal(np.asarray(fin_a.A[0]), np.asarray(full["att"][-1]))
+
+
+@pytest.mark.parametrize("L, P", [(8, 3), (12, 4)])
+def test_non_finite_step_is_counted_across_loop_passes(L, P):
+    """A NaN positional code in row r of a cached state reaches the token generated at step L − 1 − r
+    (codes rotate down the window) and A^new one step later: with r = 0 that is step L, in the second pass
+    of the plain loop, whose steps are counted from the pass."""
+    cfg = preset("paper", L=L, P=P)
+    corr = cfg.build_correlations()
+    cp = couplings(corr)
+    sc, wb = broadcast_batch(scalars(cfg, beta_o=np.array([1.0, 1.26])), from_token(cfg, corr), 2)
+    st = jax.vmap(lambda s, w: fill(cp, s, w))(sc, wb)
+    st = st._replace(pe=st.pe.at[1, 0].set(np.nan))
+    for sched in (Schedule(steps=3 * L, transient=3 * L, record=()), Schedule(steps=3 * L, record_every=5)):
+        _, _, bad = run_batch(cp, sc, st, sched, check=False)
+        np.testing.assert_array_equal(np.asarray(bad), [-1, L])
 
 
 def test_schedule_validation():

@@ -67,8 +67,9 @@ class Schedule:
 
 
 UNROLL = 8
-"""Steps per iteration of the compiled loop without records (``lax.fori_loop`` unrolling: fewer loop
-iterations and larger fused kernels; the arithmetic of every step is unchanged)."""
+"""Steps per iteration of the compiled loop without records (fewer loop iterations and larger fused
+kernels; the arithmetic of every step is unchanged). Windows of at most this many rows run a multiple
+of L steps per iteration instead (:func:`_advance`)."""
 
 
 def _advance(cp: Couplings, sc: Scalars, st: State, bad: jax.Array, t0, n: int, convention: MoSeConvention):
@@ -76,26 +77,51 @@ def _advance(cp: Couplings, sc: Scalars, st: State, bad: jax.Array, t0, n: int, 
 
     The same arithmetic as :func:`~attnphys.dmft.meanfield.advance`, but A and pe, which the step only
     shifts (A) or rotates (pe), are kept as rings with a moving head: one row written per step instead of
-    the whole window copied; the window is put back in order at the end. Bitwise the same states."""
+    the whole window copied; the window is put back in order at the end. Bitwise the same states.
+
+    A window of L ≤ :data:`UNROLL` rows runs U = L·⌈UNROLL/L⌉ steps per loop iteration: the head then
+    returns to slot 0 after every iteration, so every step's slot is a constant of the program and the
+    ring needs no index arithmetic at run time (about 8 % faster at L = 4). Longer windows run UNROLL
+    steps per iteration with the head in the loop state (a constant slot per step would unroll L steps).
+    """
     if n == 0:
         return st, bad
     del convention  # no records
     L = st.A.shape[0]
+    static = L <= UNROLL
+    U = L * -(-UNROLL // L) if static else UNROLL
 
-    def body(i, carry):
-        A_r, pe_r, h, nn, mv, mk, m0, se0, b = carry
-        _, att = attention(sc.gamma, mk, m0[2], mv, nn)
-        h = jnp.mod(h - 1, L)  # the new row 0: the slot of the row that leaves the window
-        pe0 = jax.lax.dynamic_index_in_dim(pe_r, h, axis=0, keepdims=True)  # roll(pe, 1)[:1]
-        mv, mk, m_new, se_new = push_token(cp, sc, att, pe0, mv, mk)
-        A_r = jax.lax.dynamic_update_index_in_dim(A_r, att, h, axis=0)
-        nonfinite = ~jnp.all(jnp.isfinite(att))
-        b = jnp.where((b < 0) & nonfinite, t0 + i, b)
-        # each step fuses alone, as in meanfield.advance: unrolled steps keep the bits of single ones
-        return jax.lax.optimization_barrier((A_r, pe_r, h, jnp.minimum(nn + 1, L), mv, mk, m_new, se_new, b))
+    def steps(i, carry, count: int, h):
+        """``count`` steps from step t0 + i·U on, the head at ``h`` (an int: static slots) before them."""
+        A_r, pe_r, nn, mv, mk, m0, se0, b = carry
+        for j in range(count):
+            _, att = attention(sc.gamma, mk, m0[2], mv, nn)
+            slot = (h - j - 1) % L  # the new row 0: the slot of the row that leaves the window
+            if isinstance(slot, int):
+                pe0, A_r = pe_r[slot : slot + 1], A_r.at[slot].set(att)
+            else:
+                pe0 = jax.lax.dynamic_index_in_dim(pe_r, slot, axis=0, keepdims=True)  # roll(pe, 1)[:1]
+                A_r = jax.lax.dynamic_update_index_in_dim(A_r, att, slot, axis=0)
+            mv, mk, m0, se0 = push_token(cp, sc, att, pe0, mv, mk)
+            nonfinite = ~jnp.all(jnp.isfinite(att))
+            b = jnp.where((b < 0) & nonfinite, t0 + i * U + j, b)
+            nn = jnp.minimum(nn + 1, L)
+            # each step fuses alone, as in meanfield.advance: grouped steps keep the bits of single ones
+            A_r, pe_r, nn, mv, mk, m0, se0, b = jax.lax.optimization_barrier((A_r, pe_r, nn, mv, mk, m0, se0, b))
+        return (A_r, pe_r, nn, mv, mk, m0, se0, b), (h - count) % L
 
-    init = (st.A, st.pe, jnp.asarray(0, jnp.int32), st.n, st.mv, st.mk, st.m0, st.se0, bad)
-    A_r, pe_r, h, nn, mv, mk, m0, se0, bad = jax.lax.fori_loop(0, n, body, init, unroll=min(UNROLL, n))
+    carry = (st.A, st.pe, st.n, st.mv, st.mk, st.m0, st.se0, bad)
+    q, r = divmod(n, U)
+    if static:  # the head is back at slot 0 after every U steps
+        if q:
+            carry = jax.lax.fori_loop(0, q, lambda i, c: steps(i, c, U, 0)[0], carry)
+        carry, h = steps(q, carry, r, 0)
+    else:
+        h = jnp.asarray(0, jnp.int32)
+        if q:
+            carry, h = jax.lax.fori_loop(0, q, lambda i, c: steps(i, c[0], U, c[1]), (carry, h))
+        carry, h = steps(q, carry, r, h)
+    A_r, pe_r, nn, mv, mk, m0, se0, bad = carry
     A = jnp.roll(A_r, -h, axis=0)  # A[j] = A_r[(h + j) mod L]
     pe = jnp.roll(pe_r, -h, axis=0)
     return State(A, pe, nn, mv, mk, m0, se0), bad
