@@ -6,7 +6,8 @@ For the paper preset at batch B (default 1024), float64, split over all JAX devi
 * ``plain``: the engine's unrecorded steps (:func:`attnphys.dmft.simulate.run_batch`, the transient of
   every diagram);
 * ``orbit k=K``: the recorded part of an orbit diagram (:func:`attnphys.dynamics.orbits.orbit_sweep` with
-  observations, fingerprints, sections and K tangent vectors re-orthonormalised every step).
+  observations, fingerprints, sections and K tangent vectors re-orthonormalised every ``--reortho-every``
+  steps, 1 by default).
 
 Each is run for T and 3T steps and the difference divided by 2T, so compilation, transfers and everything
 outside the step loop cancel. Printed: the kernels launched per step and device, the time per
@@ -16,7 +17,7 @@ kinds of kernel (the fusion's name without its number) with the largest share of
 from it). Kernels are the compiled HLO instructions the runtime launches (lower-case names in the trace);
 runtime events and loops are not counted.
 
-    python benchmarks/kernels.py [--batch 1024] [--steps 1000] [--k 0 3 12] [--top 6]
+    python benchmarks/kernels.py [--batch 1024] [--steps 1000] [--k 0 3 12] [--reortho-every 8] [--top 6]
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=1024)
     ap.add_argument("--steps", type=int, default=1000, help="T: runs of T and 3T steps are differenced")
     ap.add_argument("--k", type=int, nargs="+", default=[0, 3], help="tangent vectors of the orbit runs")
+    ap.add_argument("--reortho-every", type=int, default=1, metavar="DELTA",
+                    help="QR of the tangent vectors every DELTA steps in the orbit runs")
     ap.add_argument("--top", type=int, default=6, help="kinds of kernel listed per run")
     ap.add_argument("--repeat", type=int, default=2, help="timed untraced runs: best of this many")
     ap.add_argument("--devices", type=int, default=os.cpu_count())
@@ -102,7 +105,8 @@ def main() -> None:
 
     def orbit(k):
         def run(steps):
-            spec = orbit_spec(cfg, steps=steps, transient=0, k=k, n_orbit=min(T, 1000))
+            spec = orbit_spec(cfg, steps=steps, transient=0, k=k, n_orbit=min(T, 1000),
+                              reortho_every=args.reortho_every)
             return lambda: orbit_sweep(m, spec, x0, aux0, sc, shared=model.couplings)
 
         return run
