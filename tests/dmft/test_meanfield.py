@@ -100,6 +100,21 @@ def test_schedule_transient_and_record_every_are_slices_of_the_full_run(L, P):
     np.testing.assert_array_equal(np.asarray(fin_a.A[0]), np.asarray(full["att"][-1]))
 
 
+@pytest.mark.parametrize("L, P", [(4, 2), (3, 2), (12, 4)])
+def test_plain_steps_end_where_recorded_steps_end(L, P):
+    """Runs shorter than one loop pass, of whole passes and with a remainder move the state through the
+    same bits with and without records (a batch, as the library runs every trajectory)."""
+    cfg = preset("paper", L=L, P=P)
+    corr = cfg.build_correlations()
+    cp = couplings(corr)
+    sc, wb = broadcast_batch(scalars(cfg, beta_o=np.array([0.7, 1.26, 2.0])), from_token(cfg, corr), 3)
+    for T in (5, 9, 17):
+        a, _, _ = run_batch(cp, sc, wb, Schedule(steps=T))
+        b, _, _ = run_batch(cp, sc, wb, Schedule(steps=T, transient=T, record=()))
+        for field in a._fields:
+            np.testing.assert_array_equal(np.asarray(getattr(a, field)), np.asarray(getattr(b, field)), err_msg=field)
+
+
 @pytest.mark.parametrize("L, P", [(8, 3), (12, 4)])
 def test_non_finite_step_is_counted_across_loop_passes(L, P):
     """A NaN positional code in row r of a cached state reaches the token generated at step L − 1 − r
