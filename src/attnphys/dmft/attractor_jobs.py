@@ -11,11 +11,11 @@ import numpy as np
 from pydantic import Field, ValidationError, field_validator
 
 from attnphys.dmft.initial import StartSpec, parse_start
-from attnphys.dmft.jobs import ModelOptions, ParameterRange, _run_sweep, _summary_dims
+from attnphys.dmft.jobs import _FIGURE_ONLY, ModelOptions, ParameterRange, _run_sweep, _summary_dims
 from attnphys.dmft.meanfield import OBSERVABLES
 from attnphys.dmft.tasks import check_observable
 from attnphys.errors import InputError
-from attnphys.jobs import Applies, Report, format_validation, only_if_given, only_with, register_job
+from attnphys.jobs import Applies, Report, format_validation, only_with, register_job
 
 _REFERENCE_START = "\0reference start"
 """Key of a reference configuration's start between its translation and the merge with the command line."""
@@ -180,7 +180,7 @@ class BasinsJob(_CensusOptions, ParameterRange):
     outputs_spec: ClassVar[dict[str, str]] = {"out": "sweep", "plot": "figure"}
     applies: ClassVar[dict[str, Applies]] = {
         **_CensusOptions.applies,
-        "plot_component": only_if_given("plot", " (it only changes the figure)"),
+        "plot_component": _FIGURE_ONLY,
     }
     ics: int = Field(default=128, ge=1, description="Starts per parameter value (explicit starts: their number).")
     chunk: int = Field(default=16, ge=1, description="Parameter values per vectorised batch (times --ics lanes).")
@@ -236,10 +236,6 @@ class OrbitContinuationJob(ModelOptions):
     command: ClassVar[str] = "dmft orbit-continuation"
     outputs_spec: ClassVar[dict[str, str]] = {"out": "result"}
     param: Literal["beta_o", "beta_att", "epsilon"] = Field(default="beta_o", description="Continuation parameter.")
-
-    def swept_fields(self) -> tuple[str, ...]:
-        return (self.param,)
-
     start_value: float = Field(default=1.27, allow_inf_nan=False, description="Where the orbit is found.")
     stop_value: float = Field(
         default=1.24, allow_inf_nan=False, description="Towards where it is followed (either side)."
@@ -253,6 +249,9 @@ class OrbitContinuationJob(ModelOptions):
     max_step: float = Field(default=1e-2, gt=0, allow_inf_nan=False, description="Largest arclength step.")
     max_points: int = Field(default=2000, ge=1, description="Most continuation points.")
     out: Path = Field(default=Path("orbit_continuation.zarr"), description="Output store (.zarr or .nc).")
+
+    def swept_fields(self) -> tuple[str, ...]:
+        return (self.param,)
 
     def inputs_check(self) -> None:
         super().inputs_check()

@@ -552,6 +552,9 @@ class ParameterRange(SweepOptions):
 _PLOT_OPTIONS = ("plot_component", "plot_pair", "plot_max_points", "plot_filter")
 """The bifurcation diagram's figure options."""
 
+_FIGURE_ONLY = only_if_given("plot", " (it only changes the figure)")
+"""A figure option of a command whose figure is drawn with ``--plot`` only."""
+
 _REORTHO_APPLIES = Applies(lambda job: job.lyapunov > 0, "no exponents are computed (--lyapunov 0)")
 """``--reortho-every`` of the orbit diagrams: it paces the exponents' QRs."""
 
@@ -567,7 +570,7 @@ class BifurcationJob(ParameterRange):
     command: ClassVar[str] = "dmft bifurcation"
     outputs_spec: ClassVar[dict[str, str]] = {"out": "sweep", "plot": "figure"}
     applies: ClassVar[dict[str, Applies]] = {
-        **{name: only_if_given("plot", " (it only changes the figure)") for name in _PLOT_OPTIONS},
+        **dict.fromkeys(_PLOT_OPTIONS, _FIGURE_ONLY),
         "chunk": Applies(
             lambda job: job.continuation is None,
             "a continuation runs each chain as one batch (here --continuation {continuation})",
@@ -1040,7 +1043,6 @@ class PresetsJob(AbstractJob):
     outputs_spec: ClassVar[dict[str, str]] = {}
 
     def execute(self, progress: bool = True) -> Report:
-
         return Report("DMFT presets", {name: json.dumps(fields) for name, fields in PRESETS.items()})
 
 

@@ -97,7 +97,7 @@ def _advance(cp: Couplings, sc: Scalars, st: State, bad: jax.Array, t0, n: int, 
         for j in range(count):
             _, att = attention(sc.gamma, mk, m0[2], mv, nn)
             slot = (h - j - 1) % L  # the new row 0: the slot of the row that leaves the window
-            if isinstance(slot, int):
+            if static:  # the slot is a constant of the program
                 pe0, A_r = pe_r[slot : slot + 1], A_r.at[slot].set(att)
             else:
                 pe0 = jax.lax.dynamic_index_in_dim(pe_r, slot, axis=0, keepdims=True)  # roll(pe, 1)[:1]
