@@ -1,23 +1,8 @@
 """Probes of real pretrained transformers (theory: docs/theory/probes.md). Importing this package does
 not import torch; the functions that run a model do."""
 
-from attnphys.probes.adapters import ADAPTERS, AbstractAdapter, HeadWeights, adapter_for, load_model, require_torch
-from attnphys.probes.capture import MIN_SENTENCES, Capture, builtin_corpus, capture, read_text
-from attnphys.probes.run import probe, summary, write_outputs
+# The names are loaded on first use (the stub ``__init__.pyi`` lists them), so that the command line imports
+# this package's command module without loading the numerical libraries.
+import lazy_loader as _lazy
 
-__all__ = [
-    "ADAPTERS",
-    "AbstractAdapter",
-    "HeadWeights",
-    "adapter_for",
-    "load_model",
-    "require_torch",
-    "MIN_SENTENCES",
-    "Capture",
-    "builtin_corpus",
-    "capture",
-    "read_text",
-    "probe",
-    "summary",
-    "write_outputs",
-]
+__getattr__, __dir__, __all__ = _lazy.attach_stub(__name__, __file__)
