@@ -245,7 +245,7 @@ def read_design(path: str | Path) -> DesignSpec:
     return spec if spec.name else spec.model_copy(update={"name": path.stem})
 
 
-def load_design(name_or_path: str | Path | DesignSpec | dict) -> DesignSpec:
+def load_design(name_or_path: str | Path | DesignSpec | dict | Any) -> DesignSpec:
     """A design by preset name (:func:`list_designs`), from a file, or from a mapping (theory:
     docs/theory/designed.md §2.2).
 
@@ -253,7 +253,7 @@ def load_design(name_or_path: str | Path | DesignSpec | dict) -> DesignSpec:
         InputError: an unknown name that is not a file either, an unreadable file, or an invalid design
             (naming the field).
     """
-    if isinstance(name_or_path, (DesignSpec, dict)):
+    if not isinstance(name_or_path, (str, Path)):
         return design_from_mapping(name_or_path)
     text = str(name_or_path).strip()
     preset = _designs_dir() / f"{text}.yaml"

@@ -80,32 +80,51 @@ def design_arrays(design: DesignSpec, dtype=None) -> DesignArrays:
     return DesignArrays(*(jnp.asarray(a, dtype=dtype) for a in (field, readout, sig, W_pe)))
 
 
+def _sum(terms) -> jax.Array:
+    """Σ of the terms in the order given. The map's small contractions are written as such sums of
+    products, not as dot products, so that no result depends on the batch size (a dot kernel may order
+    its additions differently for different batch shapes; theory: docs/theory/dmft.md §3.7)."""
+    it = iter(terms)
+    total = next(it)
+    for t in it:
+        total = total + t
+    return total
+
+
+def _lead(a: jax.Array, nd: int, first: int) -> jax.Array:
+    """(first, X) → (first, 1, …, 1, X) with nd − 1 unit axes (to broadcast against (…, X) rows)."""
+    return a.reshape((first,) + (1,) * (nd - 1) + a.shape[1:])
+
+
 def tanh_table(cp: DesignArrays, beta_o, A: jax.Array) -> jax.Array:
     """u_c(σ) = tanh(β_o Σ_j T_c[σ, j] A_j) (theory: docs/theory/designed.md §1.2). A (..., M) → (F, ..., S)."""
-    return jnp.tanh(beta_o * jnp.einsum("fsj,...j->f...s", cp.field, A))
+    F, _, M = cp.field.shape
+    h = _sum(_lead(cp.field[..., j], A.ndim, F) * A[None, ..., j, None] for j in range(M))
+    return jnp.tanh(beta_o * h)
 
 
 def semantic_overlap(cp: DesignArrays, beta_o, A: jax.Array) -> jax.Array:
     """se_c,i = Σ_σ R_c[σ, i] u_c(σ), the exact average over all sign vectors of σ_{p_c(b_c(i))} tanh(β_o h(σ))
     (theory: docs/theory/designed.md §1.2). A (..., M) → (4, ..., M)."""
-    u = tanh_table(cp, beta_o, A)
-    if u.shape[0] == 1:
-        return jnp.einsum("csi,...s->c...i", cp.readout, u[0])
-    return jnp.einsum("csi,c...s->c...i", cp.readout, u)
+    u = tanh_table(cp, beta_o, A)  # (F, ..., S): F = 1 broadcasts over the four features
+    S = cp.readout.shape[1]
+    return _sum(_lead(cp.readout[:, s], A.ndim, 4) * u[..., s, None] for s in range(S))
 
 
 def base_overlap(cp: DesignArrays, beta_o, A: jax.Array) -> jax.Array:
     """m̃_c,μ = 2^{−(M_se−1)} Σ_σ σ_μ u_c(σ): the overlap with each base pattern μ before decoding (theory:
     docs/theory/designed.md §1.2). A (..., M) → (4, ..., M_se)."""
     u = tanh_table(cp, beta_o, A)
-    m = jnp.einsum("f...s,sm->f...m", u, cp.signs) / cp.signs.shape[0]
+    S = cp.signs.shape[0]
+    m = _sum(u[..., s, None] * cp.signs[s] for s in range(S)) / S
     return jnp.broadcast_to(m, (4,) + m.shape[1:])
 
 
 def positional_overlap(cp: DesignArrays, pe: jax.Array) -> jax.Array:
-    """pe_c,i = max(0, (1/P) Σ_j W^c_{i,j} p_j) (theory: docs/theory/designed.md §1.3). pe (..., P) → (4, ..., M)."""
+    """pe_c,i = max(0, (1/P) Σ_j W^c_{i,j} p_j) (theory: docs/theory/designed.md §1.3). pe (..., P) → (4, ..., M).
+    The codes are ±1, so every product is exact."""
     P = cp.W_pe.shape[-1]
-    return jnp.maximum(0.0, jnp.einsum("cij,...j->c...i", cp.W_pe, pe) / P)
+    return jnp.maximum(0.0, _sum(_lead(cp.W_pe[..., j], pe.ndim, 4) * pe[None, ..., j, None] for j in range(P)) / P)
 
 
 def overlaps(cp: DesignArrays, sc: Scalars, A: jax.Array, pe: jax.Array) -> tuple[jax.Array, jax.Array]:

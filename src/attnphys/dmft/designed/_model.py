@@ -59,8 +59,8 @@ class DesignedConfig(BaseModel):
 
     kind: Literal["designed"] = Field(default="designed", description="model variant")
     design: DesignSpec = Field(description="the designed weights (preset name, design file or mapping)")
-    beta_o: float = Field(default=100.0, ge=0, le=MAX_GAIN, allow_inf_nan=False, description="output gain β_o")
-    gamma: float = Field(default=100.0, ge=0, le=MAX_GAIN, allow_inf_nan=False, description="attention gain γ")
+    beta_o: float = Field(default=100.0, ge=0, allow_inf_nan=False, description="output gain β_o")
+    gamma: float = Field(default=100.0, ge=0, allow_inf_nan=False, description="attention gain γ")
     epsilon: float = Field(default=0.5, ge=0, le=1, allow_inf_nan=False, description="positional weight ε")
     L: int = Field(ge=1, description="context length (default 2^P)")
 
@@ -81,9 +81,14 @@ class DesignedConfig(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> DesignedConfig:
+        for name in ("beta_o", "gamma"):
+            if getattr(self, name) > MAX_GAIN:
+                raise InputError(
+                    f"{getattr(self, name):g} is too large (at most {MAX_GAIN:g}; larger gains overflow)", name
+                )
         if self.L > 2**self.P:
-            raise ValueError(
-                f"L = {self.L} needs L <= 2^P = {2**self.P} distinct positions (the design has P = {self.P})"
+            raise InputError(
+                f"L = {self.L} needs L <= 2^P = {2**self.P} distinct positions (the design has P = {self.P})", "L"
             )
         return self
 
@@ -162,6 +167,9 @@ def designed_config(design: str | DesignSpec | dict, **fields: Any) -> DesignedC
         return DesignedConfig.model_validate({"design": spec, **fields})
     except ValidationError as e:
         err = e.errors()[0]
+        cause = (err.get("ctx") or {}).get("error")
+        if isinstance(cause, InputError):
+            raise InputError(cause.detail, cause.field) from None
         loc = ".".join(str(x) for x in err["loc"]) or None
         raise InputError(err["msg"].removeprefix("Value error, "), loc) from None
 

@@ -200,16 +200,22 @@ def _census(model: DesignedModel, sc1, cycle, margin, n_ics, seed, options) -> d
     }
 
 
-def _grid(param: str, lo: float, hi: float, n: int) -> np.ndarray:
+def _grid(param: str, lo: float, hi: float, n: int, s0: float) -> np.ndarray:
+    """n values from lo to hi (log-spaced for β_o and γ) and the configuration's value s0."""
+    if not lo < hi:
+        raise InputError(f"the range of {param} must have low < high (got [{lo}, {hi}])", "ranges")
     if param in LOG_PARAMS:
         if lo <= 0:
-            raise InputError(f"the {param} range must be positive for a logarithmic grid (got {lo})", param)
-        return np.geomspace(lo, hi, n)
-    return np.linspace(lo, hi, n)
+            raise InputError(f"the range of {param} must be positive for a logarithmic grid (got {lo})", "ranges")
+        g = np.geomspace(lo, hi, n)
+    else:
+        g = np.linspace(lo, hi, n)
+    return np.unique(np.r_[g, s0]) if lo <= s0 <= hi else g
 
 
 def _contiguous(values: np.ndarray, ok: np.ndarray, s0: float) -> tuple[float, float]:
-    """The range of the run of ``ok`` grid values that contains the value nearest s0 (NaN if that one fails)."""
+    """The range of the run of ``ok`` grid values that contains s0 (or the value nearest it; NaN if that one
+    fails)."""
     i = int(np.argmin(np.abs(values - s0)))
     if not ok[i]:
         return np.nan, np.nan
@@ -225,20 +231,23 @@ def _contiguous(values: np.ndarray, ok: np.ndarray, s0: float) -> tuple[float, f
 def _sweep(model: DesignedModel, start, cycle, margin, steps, max_period, grids) -> dict[str, np.ndarray]:
     """Cold starts at every grid value of every parameter, one batch (theory: docs/theory/designed.md §4.4)."""
     names = list(grids)
-    n = len(next(iter(grids.values())))
-    pts = {k: np.full(len(names) * n, getattr(model.config, k), np.float64) for k in BATCHED}
+    sizes = [len(grids[n]) for n in names]
+    at = np.r_[0, np.cumsum(sizes)]
+    pts = {k: np.full(at[-1], getattr(model.config, k), np.float64) for k in BATCHED}
     for j, name in enumerate(names):
-        pts[name][j * n : (j + 1) * n] = grids[name]
+        pts[name][at[j] : at[j + 1]] = grids[name]
     sc = model.scalars(pts)
-    labels = {k: pts[k] for k in BATCHED}
     tail = min(steps, max(4 * max_period, 64, 2 * len(cycle)))
     sched = Schedule(steps=steps, transient=steps - tail, record=("att", "mo_se"))
-    _, recs, _ = model.run_batch(sc, start, sched, labels=labels)
+    _, recs, _ = model.run_batch(sc, start, sched, labels=pts)
     att, mo = np.asarray(recs["att"]), np.asarray(recs["mo_se"])
-    ok = np.array(
-        [_orbit_verdict(att[i], mo[i], model.design, cycle, margin, max_period)[4] for i in range(att.shape[0])]
-    )
-    return {name: ok[j * n : (j + 1) * n] for j, name in enumerate(names)}
+    ok = np.array([_orbit_verdict(a, y, model.design, cycle, margin, max_period)[4] for a, y in zip(att, mo)])
+    return {name: ok[at[j] : at[j + 1]] for j, name in enumerate(names)}
+
+
+def _padded(rows: list[np.ndarray], fill) -> np.ndarray:
+    n = max(len(r) for r in rows)
+    return np.stack([np.r_[r, np.full(n - len(r), fill, dtype=np.asarray(r).dtype)] for r in rows])
 
 
 def _continuation(model: DesignedModel, win, period, cycle, margin, param, lo, hi, **kw) -> dict[str, Any]:
@@ -341,7 +350,7 @@ def cycle_report(
 
     model = cfg if isinstance(cfg, DesignedModel) else DesignedModel.of(cfg)
     cfg, design = model.config, model.design
-    cycle = tuple(int(c) for c in (design.cycle if cycle is None else cycle))
+    cycle = tuple(int(c) for c in ((design.cycle or ()) if cycle is None else cycle))
     if not cycle:
         raise InputError("the design names no intended cycle; give one (a list of base patterns)", "cycle")
     if any(not 0 <= c < design.m_se for c in cycle):
@@ -380,7 +389,7 @@ def cycle_report(
         )
         cen = _census(model, sc1, cycle, margin, n_ics, seed, opts)
 
-    grids = {name: _grid(name, *ranges[name], grid) for name in params}
+    grids = {name: _grid(name, *ranges[name], grid, float(getattr(cfg, name))) for name in params}
     swept = _sweep(model, start, cycle, margin, steps, max_period, grids) if params else {}
     cont = {}
     if continuation and params and p and on:
@@ -442,10 +451,14 @@ def cycle_report(
     if params:
         names = list(params)
         data |= {
-            "sweep_value": (("param", "grid"), np.stack([grids[n] for n in names]), {"long_name": "parameter value"}),
+            "sweep_value": (
+                ("param", "grid"),
+                _padded([grids[n] for n in names], np.nan),
+                {"long_name": "parameter value (NaN: padding)"},
+            ),
             "sweep_on_cycle": (
                 ("param", "grid"),
-                np.stack([swept[n] for n in names]),
+                _padded([swept[n] for n in names], False),
                 {"long_name": f"a cold start settles on the cycle within {steps} steps"},
             ),
         }
