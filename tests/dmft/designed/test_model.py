@@ -150,3 +150,15 @@ def test_trajectories_over_a_grid_carry_the_configuration(model):
     np.testing.assert_array_equal(ds["mo_se"].sel(gamma=20.0, epsilon=0.3).values, np.asarray(rec["mo_se"])[0])
     with pytest.raises(InputError, match="cannot sweep 'L'"):
         trajectories(model.config, steps=4, sweep={"L": [2, 4]})
+
+
+def test_segmented_runs_end_where_the_plain_run_ends(model):
+    """Lanes never retired end bitwise where run_batch ends; retired lanes keep their state."""
+    sc = model.scalars({"beta_o": [2.0, 3.0, 4.0]})
+    final, _, _ = model.run_batch(sc, "token", Schedule(steps=50, transient=50, record=()))
+    st, done, retired = model.run_segments(
+        sc, "token", 50, segment=20, window=4, stop=lambda rows, att, s, t: rows == 1
+    )
+    assert list(retired) == [False, True, False] and list(done) == [50, 20, 50]
+    np.testing.assert_array_equal(np.asarray(st.A)[[0, 2]], np.asarray(final.A)[[0, 2]])
+    assert model.batched == BATCHED

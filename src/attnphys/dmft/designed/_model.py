@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Literal, cast
+from typing import Any, ClassVar, Literal, cast
 
 import jax
 import jax.numpy as jnp
@@ -192,6 +192,9 @@ class DesignedModel:
     couplings: DesignArrays
     _paths: dict = field(default_factory=dict, repr=False)
 
+    batched: ClassVar[tuple[str, ...]] = BATCHED
+    """The parameters that vary inside a batch (what :meth:`scalars` accepts)."""
+
     @classmethod
     def of(cls, cfg: DesignedConfig) -> DesignedModel:
         """The model of ``cfg`` (built once per configuration and dtype)."""
@@ -309,13 +312,46 @@ class DesignedModel:
         Returns:
             (final states (B, …), records name → (B, n_records, M), first non-finite step (B,), −1: none).
         """
+        return run_batch(self.couplings, sc, self._states(sc, start), schedule, check=check, labels=labels)
+
+    def run_segments(
+        self,
+        sc: Scalars,
+        start,
+        steps: int,
+        *,
+        segment: int,
+        window: int,
+        stop,
+        labels: dict[str, np.ndarray] | None = None,
+    ):
+        """A batch run in segments that retires the lanes ``stop`` accepts: the counterpart of
+        :func:`attnphys.dmft.simulate.run_segments` with this model's step (theory: docs/theory/dmft.md §3.6).
+
+        Returns:
+            (states after their last step (B, …), steps run per lane (B,) int, retired (B,) bool).
+        """
+        from attnphys.dmft.simulate import run_segments
+
+        st = self._states(sc, start)
+        return run_segments(
+            self.couplings,
+            sc,
+            st,
+            steps,
+            segment=segment,
+            window=window,
+            stop=stop,
+            labels=labels,
+            runner=lambda s, w, sched: run_batch(self.couplings, s, w, sched, check=False),
+        )
+
+    def _states(self, sc: Scalars, start) -> State:
         if isinstance(start, State):
-            st = start
-        elif isinstance(start, Window):
-            st = jax.vmap(lambda s, w: fill(self.couplings, s, w))(sc, start)
-        else:
-            st = self.initial_states(start, sc)
-        return run_batch(self.couplings, sc, st, schedule, check=check, labels=labels)
+            return start
+        if isinstance(start, Window):
+            return jax.vmap(lambda s, w: fill(self.couplings, s, w))(sc, start)
+        return self.initial_states(start, sc)
 
     def windows_after(self, start, sc: Scalars, steps: int, labels: dict[str, np.ndarray] | None = None) -> Window:
         """Batched windows after ``steps`` steps of the map from a start (one, or one per point). Raises
