@@ -268,11 +268,11 @@ def run_segments(
     Returns:
         (states after their last step (B, …), steps run per lane (B,) int, retired (B,) bool).
     """
-    if runner is None:
 
-        def runner(sc_, st_, sched):
-            return run_batch(cp, sc_, st_, sched, convention, check=False)
+    def paper_runner(sc_, st_, sched):
+        return run_batch(cp, sc_, st_, sched, convention, check=False)
 
+    run_one = runner or paper_runner
     if window < 1 or segment < window:
         raise ValueError(f"need 1 <= window ({window}) <= segment ({segment})")
     B = int(np.shape(sc.beta_o)[0])
@@ -294,7 +294,7 @@ def run_segments(
         n = min(segment, steps - t)
         w = min(window, n)
         sched = Schedule(steps=n, transient=n - w, record=("att",))
-        work, recs, bad = runner(work_sc, work, sched)
+        work, recs, bad = run_one(work_sc, work, sched)
         t += n
         slots = np.flatnonzero(slot_live)
         rows = sel[slots]

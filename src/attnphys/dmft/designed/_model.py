@@ -20,6 +20,7 @@ import numpy as np
 import xarray as xr
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from attnphys.dmft.config import DMFTConfig
 from attnphys.dmft.designed._design import MAX_P, DesignSpec, load_design
 from attnphys.dmft.designed._map import OBSERVABLE_TABLE, DesignArrays, DesignedMap, design_arrays, fill, run_batch
 from attnphys.dmft.initial import (
@@ -27,16 +28,15 @@ from attnphys.dmft.initial import (
     CheckpointStart,
     FileStart,
     PrerunStart,
-    Start,
     TokenStart,
     check_window,
     from_file,
     from_window,
-    parse_start,
     start_cache,
     token_positions,
 )
 from attnphys.dmft.meanfield import OBSERVABLES, Scalars, State, Window
+from attnphys.dmft.model import _as_start, _per_point, _warn_if_float32
 from attnphys.dmft.simulate import Schedule, stack_windows
 from attnphys.errors import InputError
 
@@ -132,20 +132,9 @@ class DesignedConfig(BaseModel):
             value = int(value)
         return self.replace(**{name: value})
 
-    def check_axis(self, name: str, values) -> None:
-        """Validate every value of a sweep axis by the configuration's own rules.
-
-        Raises:
-            InputError: naming the axis, the value and the rule it breaks.
-        """
-        for v in np.atleast_1d(np.asarray(values, dtype=object)):
-            try:
-                self.with_field(name, v)
-            except ValidationError as e:
-                msg = e.errors()[0]["msg"].removeprefix("Value error, ")
-                raise InputError(f"axis {name}={v}: {msg}", name) from None
-            except ValueError as e:
-                raise InputError(f"axis {name}={v}: {e}", name) from None
+    check_axis = DMFTConfig.check_axis
+    """Validate every value of a sweep axis by the configuration's own rules (:meth:`with_field`); raises
+    InputError naming the axis, the value and the rule it breaks."""
 
     def to_attrs(self) -> dict:
         """Full configuration as JSON-ready metadata."""
@@ -198,8 +187,6 @@ class DesignedModel:
     @classmethod
     def of(cls, cfg: DesignedConfig) -> DesignedModel:
         """The model of ``cfg`` (built once per configuration and dtype)."""
-        from attnphys.dmft.model import _warn_if_float32
-
         _warn_if_float32()
         return _model(cfg, str(jnp.result_type(float)))  # pyright: ignore[reportArgumentType]  (frozen pydantic models are hashable)
 
@@ -335,7 +322,7 @@ class DesignedModel:
 
         st = self._states(sc, start)
         return run_segments(
-            self.couplings,
+            cast(Any, self.couplings),  # used only by the runner below
             sc,
             st,
             steps,
@@ -421,33 +408,8 @@ def token_window(design: DesignSpec, L: int, row: int = 0) -> Window:
     return Window(jnp.asarray(A), jnp.asarray(token_positions(L, design.P)), jnp.asarray(1, jnp.int32))
 
 
-def _as_start(start):
-    from pydantic import TypeAdapter
-
-    start = parse_start(start)
-    return TypeAdapter(Start).validate_python(start) if isinstance(start, dict) else start
-
-
 def _several(start) -> bool:
     return isinstance(start, (list, tuple)) and not isinstance(start, (Window, State))
-
-
-def _per_point(fn, starts, sc: Scalars):
-    """``fn(start, scalars)`` for one start per point, grouped by identical starts, in point order."""
-    starts = [_as_start(s) for s in starts]
-    B = int(np.shape(sc.beta_o)[0])
-    if len(starts) != B:
-        raise ValueError(f"{len(starts)} starts for {B} points")
-    groups: dict = {}
-    for i, s in enumerate(starts):
-        groups.setdefault(s.model_dump_json(), []).append(i)
-    parts, order = [], []
-    for idx in groups.values():
-        sub = jax.tree_util.tree_map(lambda a, idx=idx: jnp.asarray(np.asarray(a)[np.asarray(idx)]), sc)
-        parts.append(fn(starts[idx[0]], sub))
-        order += idx
-    inv = np.argsort(np.asarray(order))
-    return jax.tree_util.tree_map(lambda *xs: jnp.concatenate(xs)[inv], *parts)
 
 
 @lru_cache(maxsize=32)

@@ -516,9 +516,10 @@ def cycle_figure(ds: xr.Dataset, ax=None, steps: int | None = None):
         The matplotlib :class:`~matplotlib.figure.Figure`.
     """
     from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
 
     if ax is None:
-        fig = Figure(figsize=(8, 3.2), layout="constrained")
+        fig = Figure(figsize=(8, 3.4), layout="constrained")
         ax = fig.add_subplot()
     else:
         fig = ax.figure
@@ -544,7 +545,8 @@ def cycle_figure(ds: xr.Dataset, ax=None, steps: int | None = None):
     ax.set_xlabel("step")
     ax.set_ylabel("base pattern")
     ax.set_yticks(np.arange(base.shape[1]))
-    ax.legend(loc="upper right", fontsize="small", framealpha=0.9, ncol=2)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), fontsize="small", ncol=2, frameon=False)
     cfg = json.loads(ds.attrs["config"])
     arrow = " → ".join(str(c) for c in cycle)
     verdict = f"settles on {arrow} at step {since}" if bool(ds["on_cycle"]) else f"does not settle on {arrow}"
@@ -552,7 +554,14 @@ def cycle_figure(ds: xr.Dataset, ax=None, steps: int | None = None):
     if "basin_fraction" in ds:
         parts.append(f"basin {float(ds['basin_fraction']):.0%}")
     if bool(ds["stable"]):
-        parts.append(f"stable, max|μ| ≤ {float(ds['monodromy_norm']):.1e}")
+        if int(ds["floquet_resolved"]) > 0:
+            parts.append(f"stable, max|μ| = {float(ds['floquet_abs'][0]):.2g}")
+        elif float(ds["monodromy_norm"]) == 0.0:
+            parts.append("superstable (monodromy 0 to round-off)")
+        else:
+            parts.append(f"stable, max|μ| ≤ {float(ds['monodromy_norm']):.1e}")
+    elif np.isfinite(float(ds["monodromy_norm"])):
+        parts.append("unstable")
     name = ds.attrs.get("design") or "design"
     ax.set_title(
         f"{name}: β_o = {cfg['beta_o']:g}, γ = {cfg['gamma']:g}, ε = {cfg['epsilon']:g}\n" + "; ".join(parts),
