@@ -6,7 +6,14 @@ import json
 import numpy as np
 import pytest
 
-from attnphys.dmft.designed import DesignedConfig, DesignSpec, designed_config, list_designs, load_design
+from attnphys.dmft.designed import (
+    DesignedConfig,
+    DesignSpec,
+    design_summaries,
+    designed_config,
+    list_designs,
+    load_design,
+)
 from attnphys.errors import InputError
 
 from .conftest import RUNS, reference_run
@@ -51,6 +58,9 @@ def test_presets_are_listed_and_valid():
     for n in names:
         d = load_design(n)
         assert d.name == n and d.M >= d.m_se
+    rows = {r["name"]: r for r in design_summaries()}
+    assert set(rows) == set(names)
+    assert rows["4_duplicity_loop_4"]["cycle"] == (0, 1, 2, 1) and rows["6_duplicity_loop"]["P"] == 3
 
 
 @pytest.mark.parametrize("run", RUNS)

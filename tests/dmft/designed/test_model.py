@@ -162,3 +162,26 @@ def test_segmented_runs_end_where_the_plain_run_ends(model):
     assert list(retired) == [False, True, False] and list(done) == [50, 20, 50]
     np.testing.assert_array_equal(np.asarray(st.A)[[0, 2]], np.asarray(final.A)[[0, 2]])
     assert model.batched == BATCHED
+
+
+def test_an_orbit_diagram_over_gamma_runs_on_the_designed_map(model):
+    """The toolkit's orbit sweep (what a bifurcation diagram runs) over γ, with exponents: at γ = 20 the
+    recorded orbit is the period-4 cycle with negative exponents (theory: docs/theory/dynamics.md §3)."""
+    from attnphys.dynamics.classify import detect_period
+    from attnphys.dynamics.orbits import OrbitSpec, orbit_sweep
+
+    sc = model.scalars({"gamma": [0.5, 20.0]})
+    m = model.map("mo_se")
+    x0, aux0 = m.state(model.windows_after("token", sc, 3))
+    out = orbit_sweep(
+        m, OrbitSpec(steps=200, transient=300, k=2, align=100, n_orbit=64), x0, aux0, sc, shared=model.couplings
+    )
+    orbits = np.asarray(out["orbit"])
+    assert orbits.shape == (2, 64, 4)
+    assert int(detect_period(orbits[1])) == 4
+    from attnphys.dmft.designed import emitted_patterns
+    from attnphys.dmft.designed._report import is_cycle
+
+    assert is_cycle(emitted_patterns(orbits[1, -4:], model.design), [0, 1, 2, 1])
+    assert not is_cycle(emitted_patterns(orbits[0, -4:], model.design), [0, 1, 2, 1])
+    assert np.all(np.asarray(out["exponents"])[1] < 0)

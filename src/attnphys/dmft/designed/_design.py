@@ -175,6 +175,16 @@ def list_designs() -> list[str]:
     return sorted(p.stem for p in _designs_dir().glob("*.yaml"))
 
 
+def design_summaries() -> list[dict[str, Any]]:
+    """One row per shipped design: ``name``, ``m_se``, ``M``, ``P``, ``cycle`` (or None) and ``description``
+    (what a listing of the presets shows; theory: docs/theory/designed.md §2.2)."""
+    rows = []
+    for name in list_designs():
+        d = load_design(name)
+        rows.append({"name": name, "m_se": d.m_se, "M": d.M, "P": d.P, "cycle": d.cycle, "description": d.description})
+    return rows
+
+
 def _read_mapping(path: Path) -> Any:
     suffix = path.suffix.lower()
     if suffix not in SUFFIXES:
