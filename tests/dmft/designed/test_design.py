@@ -1,7 +1,9 @@
 """Designs are data: presets, file formats, and every kind of mistake refused naming the field
 (theory: docs/theory/designed.md §2)."""
 
+import hashlib
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -228,3 +230,29 @@ def test_a_design_of_more_bits_sets_the_default_context():
     cfg = designed_config("6_duplicity_loop")
     assert (cfg.P, cfg.L, cfg.M, cfg.M_se) == (3, 8, 6, 4)
     assert isinstance(cfg.design, DesignSpec)
+
+
+def test_shipped_designs_are_package_data():
+    import tomllib
+    from fnmatch import fnmatch
+
+    root = Path(__file__).resolve().parents[3]
+    patterns = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["attnphys"]
+    files = sorted((root / "src" / "attnphys" / "data" / "designs").glob("*"))
+    assert len(files) == len(list_designs())
+    for f in files:
+        rel = f.relative_to(root / "src" / "attnphys").as_posix()
+        assert any(fnmatch(rel, pat) for pat in patterns), f"{rel} is not matched by package-data {patterns}"
+
+
+SHARED = Path("/work/shared/data/reference/designed")
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="the reference outputs are not on this machine")
+def test_the_test_vectors_are_the_reference_outputs():
+    from .conftest import REFERENCE
+
+    for path in sorted(SHARED.glob("*.npz")) + [SHARED / "index.json"]:
+        assert (
+            hashlib.sha256(path.read_bytes()).digest() == hashlib.sha256((REFERENCE / path.name).read_bytes()).digest()
+        )

@@ -192,6 +192,7 @@ class DesignedModel:
 
     @property
     def design(self) -> DesignSpec:
+        """The configuration's design (theory: docs/theory/designed.md §2)."""
         return self.config.design
 
     # -- per point ---------------------------------------------------------------------------------
