@@ -220,3 +220,17 @@ def test_non_finite_state_is_reported_with_step_and_parameter():
     with pytest.raises(NonFiniteError) as e:
         model.run_batch(sc, "token", Schedule(steps=20), labels={"gamma": np.array([1.0, np.inf, 2.0])})
     assert e.value.params == {"gamma": np.inf} and e.value.count == 1 and 0 <= e.value.step < 20
+
+
+def test_a_design_given_as_a_file_reproduces_the_reference_run(tmp_path):
+    import yaml
+
+    meta, z = reference_run("4_duplicity_loop_4__beta100_gamma100_eps0.5")
+    path = tmp_path / "mine.yaml"
+    path.write_text(
+        yaml.safe_dump({k: v for k, v in load_design("4_duplicity_loop_4").to_dict().items() if k != "name"})
+    )
+    cfg = designed_config(str(path), beta_o=100.0, gamma=100.0, epsilon=0.5)
+    assert cfg.design.name == "mine"
+    ds = trajectories(cfg, steps=3000)
+    np.testing.assert_allclose(ds["mo_se"].values, z["mo_se"], rtol=0, atol=1e-12)
