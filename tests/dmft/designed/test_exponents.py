@@ -88,7 +88,8 @@ def test_lyapunov_spectrum_equals_finite_difference_spectrum(point):
     assert ours[0] < 0  # the designed cycle attracts
 
 
-@pytest.mark.parametrize("point", SLOW_SECOND)
+@pytest.mark.slow
+@pytest.mark.parametrize("point", POINTS[:2])
 def test_floquet_multipliers_equal_eigenvalues_of_the_finite_difference_monodromy(point):
     m, x, aux, par = setup(*point, 400)
     orb = refine(m, x, aux, par, 4)

@@ -204,11 +204,6 @@ def step(cp: DesignArrays, sc: Scalars, win: Window) -> tuple[Window, dict]:
 # ---- running ------------------------------------------------------------------------------------------
 
 
-UNROLL = 8
-"""Steps per iteration of the compiled loop without records (each step is fenced by optimisation barriers,
-so grouping steps changes no bit)."""
-
-
 def _steps(cp: DesignArrays, sc: Scalars, st: State, bad, t0, n: int):
     """n steps without records; ``bad`` keeps the first step whose new state is non-finite (−1: none)."""
     if n == 0:
@@ -219,7 +214,7 @@ def _steps(cp: DesignArrays, sc: Scalars, st: State, bad, t0, n: int):
         s, _ = advance(cp, sc, s)
         return s, jnp.where((b < 0) & ~jnp.all(jnp.isfinite(s.A[0])), t0 + i, b)
 
-    return jax.lax.fori_loop(0, n, body, (st, bad), unroll=min(n, UNROLL))
+    return jax.lax.fori_loop(0, n, body, (st, bad))
 
 
 @partial(jax.jit, static_argnames=("schedule",))
