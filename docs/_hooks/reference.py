@@ -17,7 +17,7 @@ from mkdocs.structure.files import File, Files
 
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
-MODULES = ("dmft", "dynamics", "sweeps", "expfam", "clouds", "hopfield", "probes", "plots", "jobs", "io")
+MODULES = ("dmft", "dmft.designed", "dynamics", "sweeps", "expfam", "clouds", "hopfield", "probes", "plots", "jobs", "io")
 
 
 def _path(module: str) -> Path:

@@ -44,7 +44,7 @@ class DMFTModel:
     @classmethod
     def of(cls, cfg: DMFTConfig) -> DMFTModel:
         """The model of ``cfg`` (built once per configuration and dtype)."""
-        _warn_if_float32()
+        warn_if_float32()
         return _model(cfg, str(jnp.result_type(float)))  # pyright: ignore[reportArgumentType]  (frozen pydantic models are hashable)
 
     # -- per point ---------------------------------------------------------------------------------
@@ -83,7 +83,7 @@ class DMFTModel:
         §3.5, §5.2). A token start depends on each point's ε; in the 2024 era the first token x₀ itself is
         the newest row of the window (its overlaps exact), in the head era only its trace A₀ = m^v(x₀) is."""
         if isinstance(start, (list, tuple)) and not isinstance(start, (Window, State)):
-            return _per_point(lambda s, p: self.initial_states(s, p), start, sc)
+            return per_point(lambda s, p: self.initial_states(s, p), start, sc)
         start = as_start(start)
         cfg, corr = self.config, self.correlations
         eps = np.asarray(sc.eps)
@@ -123,7 +123,7 @@ class DMFTModel:
     def initial_windows(self, start, sc: Scalars) -> Window:
         """Batched initial windows of a start (head-era semantics: a token start gives A₀ = m^v(x₀))."""
         if isinstance(start, (list, tuple)) and not isinstance(start, (Window, State)):
-            return _per_point(lambda s, p: self.initial_windows(s, p), start, sc)
+            return per_point(lambda s, p: self.initial_windows(s, p), start, sc)
         start = as_start(start)
         eps = np.asarray(sc.eps)
         if isinstance(start, PrerunStart):
@@ -198,7 +198,7 @@ class DMFTModel:
         return Window(jnp.asarray(A), jnp.asarray(pe), jnp.asarray(n, jnp.int32))
 
 
-def _per_point(fn, starts, sc: Scalars):
+def per_point(fn, starts, sc: Scalars):
     """``fn(start, scalars)`` for one start per point, grouped by identical starts, in point order."""
     starts = [as_start(s) for s in starts]
     B = int(np.shape(sc.gain_o)[0])
@@ -237,7 +237,7 @@ def _model(cfg: DMFTConfig, dtype: str) -> DMFTModel:
     return DMFTModel(cfg, corr, couplings(corr))
 
 
-def _warn_if_float32() -> None:
+def warn_if_float32() -> None:
     if not jax.config.jax_enable_x64:  # pyright: ignore[reportAttributeAccessIssue]
         import warnings
 

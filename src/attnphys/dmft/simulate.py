@@ -247,6 +247,7 @@ def run_segments(
     stop,
     convention: MoSeConvention = "paper",
     labels: dict[str, np.ndarray] | None = None,
+    runner=None,
 ):
     """Run a batch of B trajectories for ``steps`` steps in segments, retiring lanes that ``stop`` accepts
     (theory: docs/theory/dmft.md §3.6, §3.7; docs/theory/dynamics.md §7.2).
@@ -260,9 +261,18 @@ def run_segments(
     lane steps with the same cached step as :func:`run_batch`, so a lane that is never retired ends bitwise
     where :func:`run_batch` would.
 
+    ``runner(sc, states, schedule)`` runs one segment like :func:`run_batch` without the non-finite check
+    (default: :func:`run_batch` with ``cp`` and ``convention``); another model's map passes its own, with
+    ``start`` an engine :class:`State` of that model.
+
     Returns:
         (states after their last step (B, …), steps run per lane (B,) int, retired (B,) bool).
     """
+
+    def paper_runner(sc_, st_, sched):
+        return run_batch(cp, sc_, st_, sched, convention, check=False)
+
+    run_one = runner or paper_runner
     if window < 1 or segment < window:
         raise ValueError(f"need 1 <= window ({window}) <= segment ({segment})")
     B = int(np.shape(sc.gain_o)[0])
@@ -284,7 +294,7 @@ def run_segments(
         n = min(segment, steps - t)
         w = min(window, n)
         sched = Schedule(steps=n, transient=n - w, record=("att",))
-        work, recs, bad = run_batch(cp, work_sc, work, sched, convention, check=False)
+        work, recs, bad = run_one(work_sc, work, sched)
         t += n
         slots = np.flatnonzero(slot_live)
         rows = sel[slots]

@@ -1,0 +1,499 @@
+"""Configuration and model object of the designed mean-field model (theory: docs/theory/designed.md §3).
+
+:class:`DesignedConfig` holds the design and the parameters β_o, γ, ε and the context length L;
+:class:`DesignedModel` is everything derived from it, with the methods the runners of the paper's model
+use on :class:`~attnphys.dmft.model.DMFTModel` (scalars of a batch of points, starts, the trajectory
+runner, windows after a transient, the map of the dynamics toolkit and parameter paths for continuation),
+so that trajectories, Lyapunov spectra, censuses and continuation run on it unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, ClassVar, Literal, cast
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import xarray as xr
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from attnphys.dmft.config import DMFTConfig
+from attnphys.dmft.designed._design import MAX_P, DesignSpec, load_design
+from attnphys.dmft.designed._map import OBSERVABLE_TABLE, DesignArrays, DesignedMap, design_arrays, fill, run_batch
+from attnphys.dmft.initial import check_window, from_file, from_window, token_positions
+from attnphys.dmft.meanfield import Scalars, State, Window
+from attnphys.dmft.model import per_point, warn_if_float32
+from attnphys.dmft.observables import OBSERVABLES
+from attnphys.dmft.simulate import Schedule, stack_windows
+from attnphys.dmft.starts import CACHE_KEYS, CheckpointStart, FileStart, PrerunStart, TokenStart, as_start, start_cache
+from attnphys.errors import InputError
+
+BATCHED: tuple[str, ...] = ("beta_o", "gamma", "epsilon")
+"""Fields of a :class:`DesignedConfig` that vary per trajectory inside one vectorised batch."""
+
+MAX_GAIN = 1e300
+"""Largest β_o or γ accepted (larger products overflow the softmax)."""
+
+
+class DesignedConfig(BaseModel):
+    """Configuration of the designed mean-field model (theory: docs/theory/designed.md §1, §3).
+
+    ``design`` is a :class:`~attnphys.dmft.designed.DesignSpec`, a preset name or a design file; it is
+    stored in full, so that a result's configuration does not depend on the file or the preset later.
+    L defaults to 2^P (every position once in a window).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["designed"] = Field(default="designed", description="model variant")
+    design: DesignSpec = Field(description="the designed weights (preset name, design file or mapping)")
+    beta_o: float = Field(default=100.0, ge=0, allow_inf_nan=False, description="output gain β_o")
+    gamma: float = Field(default=100.0, ge=0, allow_inf_nan=False, description="attention gain γ")
+    epsilon: float = Field(default=0.5, ge=0, le=1, allow_inf_nan=False, description="positional weight ε")
+    L: int = Field(ge=1, description="context length (default 2^P)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _resolve(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        d = data.get("design")
+        if isinstance(d, str):
+            data["design"] = load_design(d)  # InputError naming the field: design
+        if data.get("L") is None:
+            spec = data.get("design")
+            P = spec.P if isinstance(spec, DesignSpec) else spec.get("P", 2) if isinstance(spec, dict) else 2
+            data["L"] = 2**P if isinstance(P, int) and 1 <= P <= MAX_P else 4  # a bad P is refused by the design
+        return data
+
+    @model_validator(mode="after")
+    def _check(self) -> DesignedConfig:
+        for name in ("beta_o", "gamma"):
+            if getattr(self, name) > MAX_GAIN:
+                raise InputError(
+                    f"{getattr(self, name):g} is too large (at most {MAX_GAIN:g}; larger gains overflow)", name
+                )
+        if self.L > 2**self.P:
+            raise InputError(
+                f"L = {self.L} needs L <= 2^P = {2**self.P} distinct positions (the design has P = {self.P})", "L"
+            )
+        return self
+
+    # -- derived -------------------------------------------------------------------------------------
+    @property
+    def M(self) -> int:
+        """Number of mean-field patterns (the length of an attention row)."""
+        return self.design.M
+
+    @property
+    def M_se(self) -> int:
+        """Number of base patterns."""
+        return self.design.m_se
+
+    @property
+    def P(self) -> int:
+        """Positional bits (the design's)."""
+        return self.design.P
+
+    @property
+    def era(self) -> Literal["head"]:
+        """Window convention: the first token only leaves its trace A₀ (theory: docs/theory/dmft.md §5.2)."""
+        return "head"
+
+    @property
+    def state_dim(self) -> int:
+        """Dimension L·M of the map's state (the positional window is auxiliary)."""
+        return self.L * self.M
+
+    def replace(self, **changes: Any) -> DesignedConfig:
+        """A validated copy with some fields changed."""
+        return DesignedConfig.model_validate({**dict(self), **changes})
+
+    def with_field(self, name: str, value: Any) -> DesignedConfig:
+        """A validated copy with one sweepable field (β_o, γ, ε or L) set."""
+        if name not in SWEEPABLE:
+            raise ValueError(f"unknown sweep field {name!r}; choose from {sorted(SWEEPABLE)}")
+        if name == "L":
+            if float(value) != int(value):
+                raise ValueError(f"L is an integer field, got {value}")
+            value = int(value)
+        return self.replace(**{name: value})
+
+    check_axis = DMFTConfig.check_axis
+    """Validate every value of a sweep axis by the configuration's own rules (:meth:`with_field`); raises
+    InputError naming the axis, the value and the rule it breaks."""
+
+    def to_attrs(self) -> dict:
+        """Full configuration as JSON-ready metadata."""
+        return self.model_dump(mode="json")
+
+
+SWEEPABLE: frozenset[str] = frozenset(BATCHED) | {"L"}
+"""Fields a sweep may vary (β_o, γ and ε inside a batch; L changes the model)."""
+
+
+def designed_config(design: str | DesignSpec | dict, **fields: Any) -> DesignedConfig:
+    """A validated :class:`DesignedConfig` of a design (preset name, file, mapping) and parameters.
+
+    Raises:
+        InputError: naming the field (``design``, ``beta_o``, ``design.orders.v``, …).
+    """
+    spec = load_design(design)
+    try:
+        return DesignedConfig.model_validate({"design": spec, **fields})
+    except ValidationError as e:
+        err = e.errors()[0]
+        cause = (err.get("ctx") or {}).get("error")
+        if isinstance(cause, InputError):
+            raise InputError(cause.detail, cause.field) from None
+        loc = ".".join(str(x) for x in err["loc"]) or None
+        raise InputError(err["msg"].removeprefix("Value error, "), loc) from None
+
+
+# ==== the model ============================================================================================
+
+
+@dataclass(frozen=True, eq=False)
+class DesignedModel:
+    """A designed configuration's derived state (build with :meth:`of`; cached per configuration)
+    (theory: docs/theory/designed.md §3).
+
+    Attributes:
+        config: the validated configuration.
+        couplings: the :class:`~attnphys.dmft.designed.DesignArrays` of the map; the map's parameters are
+            ``(couplings, scalars)``, as for the paper's model.
+    """
+
+    config: DesignedConfig
+    couplings: DesignArrays
+    _paths: dict = field(default_factory=dict, repr=False)
+
+    batched: ClassVar[tuple[str, ...]] = BATCHED
+    """The parameters that vary inside a batch (what :meth:`scalars` accepts)."""
+
+    @classmethod
+    def of(cls, cfg: DesignedConfig) -> DesignedModel:
+        """The model of ``cfg`` (built once per configuration and dtype)."""
+        warn_if_float32()
+        return _model(cfg, str(jnp.result_type(float)))  # pyright: ignore[reportArgumentType]  (frozen pydantic models are hashable)
+
+    @property
+    def design(self) -> DesignSpec:
+        """The configuration's design (theory: docs/theory/designed.md §2)."""
+        return self.config.design
+
+    # -- per point ---------------------------------------------------------------------------------
+    def scalars(self, points: Mapping[str, Any] | None = None, n: int | None = None) -> Scalars:
+        """Batched :class:`~attnphys.dmft.meanfield.Scalars` (β_o, γ, ε) of points given as name → (B,)
+        values of :data:`BATCHED` fields (others come from the configuration); with ``points`` empty,
+        ``n`` copies of the configuration's. Every value is validated by the configuration's rules."""
+        points = dict(points or {})
+        bad = set(points) - set(BATCHED)
+        if bad:
+            raise ValueError(f"only {BATCHED} vary inside a batch; got {sorted(bad)}")
+        for name, v in points.items():
+            self.config.check_axis(name, np.unique(np.asarray(v, np.float64)))
+        sizes = {np.size(v) for v in points.values()} | ({n} if n is not None else set())
+        B = max(sizes) if sizes else 1
+        dtype = jnp.result_type(float)
+        vals = [np.asarray(points.get(k, getattr(self.config, k)), np.float64) for k in BATCHED]
+        return Scalars(*(jnp.broadcast_to(jnp.asarray(v, dtype), (B,)) for v in vals))
+
+    # -- starts ------------------------------------------------------------------------------------
+    def check_start(self, start) -> None:
+        """Refuse a start this configuration cannot use (theory: docs/theory/designed.md §3.1).
+
+        Raises:
+            ValueError: naming the rule (the pattern index of a token start, window shapes, the paper's
+                checkpoint, which belongs to the paper's model).
+        """
+        start = as_start(start)
+        if isinstance(start, PrerunStart):
+            self.config.with_field("beta_o", start.beta_o)
+            self.check_start(start.start)
+        else:
+            self._window(start)
+
+    def _window(self, start) -> Window:
+        cfg = self.config
+        if isinstance(start, TokenStart):
+            if not 0 <= start.row < cfg.M:
+                raise ValueError(f"the token start's pattern index must be in [0, {cfg.M - 1}], got {start.row}")
+            return token_window(self.design, cfg.L, start.row)
+        if isinstance(start, CheckpointStart):
+            raise ValueError(
+                "the checkpoint start is the paper model's β_o = 3 window; start a designed model from a token "
+                "(its pattern index), a window file or an explicit window"
+            )
+        c = cast(Any, cfg)  # the window checks read L, M and P only
+        if isinstance(start, FileStart):
+            FileStart(path=start.path, sha256=start.sha256)  # the file must still be the recorded one
+            return from_file(c, start.path)
+        return from_window(c, start.att_window, start.pe_window, start.n)
+
+    def initial_windows(self, start, sc: Scalars) -> Window:
+        """Batched initial windows of a start, one per point of ``sc`` (or one start per point)."""
+        if _several(start):
+            return per_point(self.initial_windows, start, sc)
+        start = as_start(start)
+        B = int(np.shape(sc.gain_o)[0])
+        win = self.prerun_window(start) if isinstance(start, PrerunStart) else self._window(start)
+        return stack_windows([win] * B)
+
+    def initial_states(self, start, sc: Scalars) -> State:
+        """Batched initial engine :class:`~attnphys.dmft.meanfield.State` of a start for the points of ``sc``
+        (theory: docs/theory/designed.md §3.1). A start saved from an engine state keeps its cached overlaps
+        where they are this point's (same β_o, ε), so that a continuation is bitwise the uninterrupted run."""
+        if _several(start):
+            return per_point(self.initial_states, start, sc)
+        st = jax.vmap(lambda s, w: fill(self.couplings, s, w))(sc, self.initial_windows(start, sc))
+        cache = start_cache(as_start(start))
+        if cache is None:
+            return st
+        same = np.ones(int(np.shape(sc.gain_o)[0]), bool)
+        for k in CACHE_KEYS:
+            same &= np.all(np.abs(np.asarray(getattr(st, k)) - cache[k][None]) <= 1e-12, axis=(-2, -1))
+        keep = jnp.asarray(same)
+        return st._replace(
+            **{
+                k: jnp.where(keep.reshape((-1,) + (1,) * cache[k].ndim), jnp.asarray(cache[k])[None], getattr(st, k))
+                for k in CACHE_KEYS
+            }
+        )
+
+    def prerun_window(self, start: PrerunStart) -> Window:
+        """The final window of a pre-run (cached per configuration and pre-run)."""
+        return _prerun(self.config, start, str(jnp.result_type(float)))  # pyright: ignore[reportArgumentType]  (frozen pydantic models are hashable)
+
+    # -- running -------------------------------------------------------------------------------------
+    def run_batch(
+        self,
+        sc: Scalars,
+        start,
+        schedule: Schedule,
+        *,
+        check: bool = True,
+        labels: dict[str, np.ndarray] | None = None,
+    ):
+        """Run a batch of B trajectories (theory: docs/theory/designed.md §1.5): the counterpart of
+        :func:`attnphys.dmft.simulate.run_batch` with this model's couplings.
+
+        Args:
+            sc: (B,) scalars. start: a batched engine :class:`State`, a batched :class:`Window`, or a start
+                (one, or one per point). schedule: steps, transient, record_every and the records.
+            check: raise :class:`~attnphys.errors.NonFiniteError` naming the first non-finite step and the
+                point's ``labels`` (name → (B,) values; default the index).
+
+        Returns:
+            (final states (B, …), records name → (B, n_records, M), first non-finite step (B,), −1: none).
+        """
+        return run_batch(self.couplings, sc, self._states(sc, start), schedule, check=check, labels=labels)
+
+    def run_segments(
+        self,
+        sc: Scalars,
+        start,
+        steps: int,
+        *,
+        segment: int,
+        window: int,
+        stop,
+        labels: dict[str, np.ndarray] | None = None,
+    ):
+        """A batch run in segments that retires the lanes ``stop`` accepts: the counterpart of
+        :func:`attnphys.dmft.simulate.run_segments` with this model's step (theory: docs/theory/dmft.md §3.6).
+
+        Returns:
+            (states after their last step (B, …), steps run per lane (B,) int, retired (B,) bool).
+        """
+        from attnphys.dmft.simulate import run_segments
+
+        st = self._states(sc, start)
+        return run_segments(
+            cast(Any, self.couplings),  # used only by the runner below
+            sc,
+            st,
+            steps,
+            segment=segment,
+            window=window,
+            stop=stop,
+            labels=labels,
+            runner=lambda s, w, sched: run_batch(self.couplings, s, w, sched, check=False),
+        )
+
+    def _states(self, sc: Scalars, start) -> State:
+        if isinstance(start, State):
+            return start
+        if isinstance(start, Window):
+            return jax.vmap(lambda s, w: fill(self.couplings, s, w))(sc, start)
+        return self.initial_states(start, sc)
+
+    def windows_after(self, start, sc: Scalars, steps: int, labels: dict[str, np.ndarray] | None = None) -> Window:
+        """Batched windows after ``steps`` steps of the map from a start (one, or one per point). Raises
+        NonFiniteError naming the step and the point."""
+        st = self.initial_states(start, sc)
+        if steps == 0:
+            return st.window
+        final, _, _ = self.run_batch(sc, st, Schedule(steps=steps, transient=steps, record=()), labels=labels)
+        return final.window
+
+    # -- maps ----------------------------------------------------------------------------------------
+    def map(self, observable: str = "mo_se", full_state: bool = False, amplitude: float = 1.0) -> DesignedMap:
+        """The map of the dynamics toolkit (theory: docs/theory/designed.md §3.2): state vec(A), auxiliary
+        state (pe, n), parameters ``(self.couplings, scalars)``; ``amplitude``: its random starts draw A
+        uniform in [−a, a].
+
+        Raises:
+            InputError: ``full_state`` — the positional codes enter through a ReLU and are not a
+                differentiable coordinate; their exponents are exactly 0 and the attention state carries
+                every other one.
+        """
+        if full_state:
+            raise InputError(
+                "the designed map has no full-state form: its position codes enter through a ReLU; their "
+                "exponents are exactly 0 and the attention state carries all others",
+                "full-state",
+            )
+        cfg = self.config
+        return DesignedMap(cfg.L, cfg.M, cfg.P, observable, amplitude)
+
+    def state_dim(self, full_state: bool = False) -> int:
+        """Dimension L·M of the map's state."""
+        return self.config.state_dim
+
+    def params_of(self, param: str, scale: Literal["linear", "log"] = "linear"):
+        """s ↦ the map's parameters (couplings, scalars) with β_o, γ or ε set to s (``scale="log"``: to
+        e^s), the others the configuration's; traceable, and one function object per (model, parameter,
+        scale), so that compiled continuation kernels are reused (theory: docs/theory/designed.md §3.3)."""
+        if param not in BATCHED:
+            raise ValueError(f"unknown parameter {param!r}; choose from {BATCHED}")
+        if scale not in ("linear", "log"):
+            raise ValueError(f"scale must be 'linear' or 'log', got {scale!r}")
+        key = (param, scale)
+        if key not in self._paths:
+            cp = self.couplings
+            bo, ga, ep = (x[0] for x in self.scalars(n=1))
+            set_ = {
+                "beta_o": lambda v: (cp, Scalars(v, ga, ep)),
+                "gamma": lambda v: (cp, Scalars(bo, v, ep)),
+                "epsilon": lambda v: (cp, Scalars(bo, ga, v)),
+            }[param]
+            self._paths[key] = set_ if scale == "linear" else (lambda s: set_(jnp.exp(s)))
+        return self._paths[key]
+
+    def window_of(self, A, pe, n=None) -> Window:
+        """A validated window of this configuration."""
+        A, pe, n = check_window(cast(Any, self.config), A, pe, n)
+        return Window(jnp.asarray(A), jnp.asarray(pe), jnp.asarray(n, jnp.int32))
+
+
+def token_window(design: DesignSpec, L: int, row: int = 0) -> Window:
+    """The window after a token start (theory: docs/theory/designed.md §3.1): the first token is pattern
+    ``row``, so every feature's mean fields are one where its order equals ``row``; A₀ is the value's,
+    n₀ = 1, and the positional window is that of the paper's token start (row d at position −d mod L)."""
+    A = np.zeros((L, design.M))
+    A[0] = np.asarray(design.orders.v) == row
+    return Window(jnp.asarray(A), jnp.asarray(token_positions(L, design.P)), jnp.asarray(1, jnp.int32))
+
+
+def _several(start) -> bool:
+    return isinstance(start, (list, tuple)) and not isinstance(start, (Window, State))
+
+
+@lru_cache(maxsize=32)
+def _prerun(cfg: DesignedConfig, start: PrerunStart, dtype: str) -> Window:
+    model = DesignedModel.of(cfg.replace(beta_o=start.beta_o))
+    sc = model.scalars(n=1)
+    final, _, _ = model.run_batch(
+        sc,
+        start.start,
+        Schedule(steps=start.steps, transient=start.steps, record=()),
+        labels={"beta_o": np.asarray([start.beta_o])},
+    )
+    return Window(*(x[0] for x in final.window))
+
+
+@lru_cache(maxsize=64)
+def _model(cfg: DesignedConfig, dtype: str) -> DesignedModel:
+    return DesignedModel(cfg, design_arrays(cfg.design, jnp.dtype(dtype)))
+
+
+# ==== trajectories as a dataset ==============================================================================
+
+
+def trajectories(
+    cfg: DesignedConfig,
+    *,
+    start="token",
+    steps: int,
+    transient: int = 0,
+    record_every: int = 1,
+    sweep: Mapping[str, Sequence[float] | np.ndarray] | None = None,
+    record: Sequence[str] = OBSERVABLES,
+) -> xr.Dataset:
+    """Run the designed map on the outer-product grid ``sweep`` of β_o, γ, ε (theory:
+    docs/theory/designed.md §1.5).
+
+    Args:
+        cfg: the configuration; unswept parameters come from it.
+        start: ``"token"`` (pattern 0), a typed start (:class:`~attnphys.dmft.TokenStart` with the pattern
+            index as ``row``), a window file or a window.
+        steps, transient, record_every: T loop steps, the first T_tr not recorded, every k-th kept.
+        sweep: parameter name → values, for ``beta_o``, ``gamma`` and ``epsilon``; dims in the given order.
+
+    Returns:
+        Dataset with ``att, mo, mo_se, mv, mq, mk`` (…, step, feature), the final window ``final_A``
+        (…, lag, feature), ``final_pe`` (…, lag, bit), ``final_n``, the full configuration and the schedule
+        in the attributes.
+    """
+    from attnphys.metadata import base_attrs
+
+    sweep = dict(sweep or {})
+    for name in sweep:
+        if name not in BATCHED:
+            raise InputError(f"cannot sweep {name!r}: the designed model sweeps {BATCHED} in a batch", name)
+    axes = {k: np.atleast_1d(np.asarray(v, np.float64)) for k, v in sweep.items()}
+    for k, v in axes.items():
+        if v.ndim != 1 or v.size == 0:
+            raise InputError(f"sweep over {k} needs a non-empty list of values", k)
+    shape = tuple(v.size for v in axes.values())
+    grids = np.meshgrid(*axes.values(), indexing="ij") if axes else []
+    points = {k: g.reshape(-1) for k, g in zip(axes, grids)}
+    model = DesignedModel.of(cfg)
+    for name in record:
+        if name not in OBSERVABLE_TABLE:
+            raise InputError(f"unknown observable {name!r}; choose from {OBSERVABLES}", "record")
+    schedule = Schedule(steps=steps, transient=transient, record_every=record_every, record=tuple(record))
+    sc = model.scalars(points, n=1)
+    labels = {k: np.asarray(getattr(sc, {"epsilon": "eps"}.get(k, k))) for k in BATCHED}
+    final, recs, _ = model.run_batch(sc, start, schedule, labels=labels)
+    dims = tuple(axes)
+    data = {}
+    for name in schedule.record:
+        data[name] = (
+            dims + ("step", "feature"),
+            np.asarray(recs[name]).reshape(shape + (schedule.n_records, cfg.M)),
+            {"long_name": OBSERVABLE_TABLE[name].long_name},
+        )
+    data["final_A"] = (dims + ("lag", "feature"), np.asarray(final.A).reshape(shape + (cfg.L, cfg.M)))
+    data["final_pe"] = (dims + ("lag", "bit"), np.asarray(final.pe).reshape(shape + (cfg.L, cfg.P)))
+    data["final_n"] = (dims, np.asarray(final.n).reshape(shape))
+    coords = {k: (k, v) for k, v in axes.items()} | {"step": ("step", schedule.record_steps)}
+    start_text = start if isinstance(start, str) else getattr(as_start(start), "describe", lambda: "window")()
+    return xr.Dataset(
+        data,
+        coords=coords,
+        attrs=base_attrs(
+            cfg,
+            model="designed",
+            design=cfg.design.name or "",
+            start=str(start_text),
+            steps=steps,
+            transient=transient,
+            record_every=record_every,
+        ),
+    )
