@@ -1,4 +1,5 @@
 """Type stub of the lazily loaded package: the one list of its public names."""
+
 from ._api.attractors import attractors, basins, orbit_continuation
 from ._api.diagrams import bifurcation, phase_diagram
 from ._api.finite import converge, finite_trajectories

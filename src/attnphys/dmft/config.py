@@ -78,6 +78,24 @@ class DMFTConfig(BaseModel):
             raise ValueError("output gain β_o·s_o overflows; lower beta_o or scaling_o")
         return self
 
+    # -- the model variant ----------------------------------------------------------------------
+    @classmethod
+    def batched_fields(cls) -> tuple[str, ...]:
+        """The fields that vary per trajectory inside one vectorised batch (:data:`BATCHED`)."""
+        return BATCHED
+
+    @classmethod
+    def sweepable(cls) -> frozenset[str]:
+        """The fields a sweep may vary (:func:`sweepable_fields`)."""
+        return sweepable_fields()
+
+    @staticmethod
+    def model_class():
+        """The model of this configuration: :class:`~attnphys.dmft.model.DMFTModel`."""
+        from attnphys.dmft.model import DMFTModel
+
+        return DMFTModel
+
     # -- derived quantities ---------------------------------------------------------------------
     @property
     def gamma(self) -> float:

@@ -176,6 +176,18 @@ class TokenView(NamedTuple):
     mk: jax.Array
 
 
+def check_finite_model(cfg) -> None:
+    """The finite network is the paper model's (theory: docs/theory/dmft.md §2): refuse another model's
+    configuration, naming it.
+
+    Raises:
+        ValueError: ``cfg`` is not a :class:`~attnphys.dmft.DMFTConfig`.
+    """
+    if not isinstance(cfg, DMFTConfig):
+        kind = getattr(cfg, "kind", type(cfg).__name__)
+        raise ValueError(f"the finite network is the paper model's; a {kind} configuration has none")
+
+
 def finite_observables() -> tuple[str, ...]:
     """The observables of the table that the finite network can record: those that read only the fields of
     :class:`TokenView` (an observable reading anything else, e.g. the positional window, is refused)."""

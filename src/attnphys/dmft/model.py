@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -162,6 +162,36 @@ class DMFTModel:
         )
         return final.window
 
+    # -- runners ---------------------------------------------------------------------------------------
+    batched: ClassVar[tuple[str, ...]] = BATCHED
+    """The parameters that vary inside a batch (what :meth:`scalars` accepts)."""
+
+    def run_batch(self, sc: Scalars, states: State, schedule: Schedule, labels: dict[str, np.ndarray] | None = None):
+        """Run a batch of states under ``schedule`` on the cached engine (:func:`attnphys.dmft.simulate.run_batch`;
+        theory: docs/theory/dmft.md §3.6, §3.7).
+
+        Returns:
+            (final states (B, …), records name → (B, n_records, M), first non-finite step (B,)).
+        """
+        return run_batch(self.couplings, sc, states, schedule, self.convention, labels=labels)
+
+    def run_segments(self, sc: Scalars, states: State, steps: int, *, segment: int, window: int, stop, labels=None):
+        """Run ``steps`` unrecorded steps in segments, asking ``stop`` after each which lanes may stop
+        (:func:`attnphys.dmft.simulate.run_segments`; theory: docs/theory/dmft.md §7.1)."""
+        from attnphys.dmft.simulate import run_segments
+
+        return run_segments(
+            self.couplings,
+            sc,
+            states,
+            steps,
+            segment=segment,
+            window=window,
+            stop=stop,
+            convention=self.convention,
+            labels=labels,
+        )
+
     # -- maps ----------------------------------------------------------------------------------------
     def map(self, observable: str = "mo_se", full_state: bool = False):
         """The map of the dynamics toolkit (attention state, or the reference's full state)
@@ -196,6 +226,13 @@ class DMFTModel:
         """A validated window of this configuration."""
         A, pe, n = check_window(self.config, A, pe, n)
         return Window(jnp.asarray(A), jnp.asarray(pe), jnp.asarray(n, jnp.int32))
+
+
+def model_of(cfg):
+    """The model object of a configuration of any variant (``cfg.model_class().of(cfg)``): a
+    :class:`DMFTModel` for a :class:`~attnphys.dmft.DMFTConfig`, a
+    :class:`~attnphys.dmft.designed.DesignedModel` for a designed configuration (theory: docs/theory/designed.md §3)."""
+    return cfg.model_class().of(cfg)
 
 
 def per_point(fn, starts, sc: Scalars):

@@ -8,19 +8,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from attnphys.dmft import trajectories
 from attnphys.dmft.correlations import Correlations, moments_from_weights
-from attnphys.dmft.designed import (
-    FEATURES,
-    DesignedModel,
-    base_overlap,
-    design_arrays,
-    designed_config,
-    emitted_patterns,
-    load_design,
-    positional_overlap,
-    semantic_overlap,
-    trajectories,
-)
+from attnphys.dmft.designed import DesignedModel, designed_config, emitted_patterns, load_design
+from attnphys.dmft.designed._design import FEATURES
+from attnphys.dmft.designed._map import base_overlap, design_arrays, positional_overlap, semantic_overlap
 from attnphys.dmft.meanfield import Scalars, couplings
 from attnphys.dmft.meanfield import semantic_overlap as paper_semantic_overlap
 from attnphys.dmft.simulate import Schedule
@@ -133,7 +125,7 @@ def random_design(rng, M, m_se, P, shared_projection):
 def test_overlaps_equal_a_literal_evaluation(M, m_se, P, shared_projection):
     """Random designs (many-to-one orders, one projection for all features or one each): the map's
     overlaps equal the literal sum over all 2^M_se sign vectors to 1e-14."""
-    from attnphys.dmft.designed import overlaps
+    from attnphys.dmft.designed._map import overlaps
 
     rng = np.random.default_rng(M * 100 + m_se * 10 + P + shared_projection)
     design = random_design(rng, M, m_se, P, shared_projection)
@@ -216,7 +208,7 @@ def test_a_run_continued_from_its_final_state_is_the_uninterrupted_run():
 def test_non_finite_state_is_reported_with_step_and_parameter():
     model = DesignedModel.of(designed_config("4_duplicity_loop_4"))
     sc = model.scalars(n=3)
-    sc = Scalars(sc.beta_o, jnp.asarray([1.0, np.inf, 2.0]), sc.eps)
+    sc = Scalars(sc.gain_o, jnp.asarray([1.0, np.inf, 2.0]), sc.eps)
     with pytest.raises(NonFiniteError) as e:
         model.run_batch(sc, "token", Schedule(steps=20), labels={"gamma": np.array([1.0, np.inf, 2.0])})
     assert e.value.params == {"gamma": np.inf} and e.value.count == 1 and 0 <= e.value.step < 20

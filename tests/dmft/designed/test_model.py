@@ -9,10 +9,14 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from attnphys.dmft.designed import BATCHED, DesignedMap, DesignedModel, designed_config, token_window, trajectories
-from attnphys.dmft.initial import PrerunStart, TokenStart, save_window, window_start
+from attnphys.dmft import trajectories
+from attnphys.dmft.designed import DesignedMap, DesignedModel, designed_config
+from attnphys.dmft.designed._config import BATCHED
+from attnphys.dmft.designed._model import token_window
+from attnphys.dmft.initial import save_window
 from attnphys.dmft.model import DMFTModel
 from attnphys.dmft.simulate import Schedule
+from attnphys.dmft.starts import PrerunStart, TokenStart, window_start
 from attnphys.dynamics.maps import AbstractMap
 from attnphys.errors import InputError
 
@@ -51,9 +55,9 @@ def test_the_model_is_built_once_per_configuration(model):
 def test_scalars_of_points_and_their_validation(model):
     sc = model.scalars({"gamma": [1.0, 2.0, 3.0]})
     np.testing.assert_array_equal(np.asarray(sc.gamma), [1.0, 2.0, 3.0])
-    np.testing.assert_array_equal(np.asarray(sc.beta_o), [3.0] * 3)
+    np.testing.assert_array_equal(np.asarray(sc.gain_o), [3.0] * 3)
     np.testing.assert_array_equal(np.asarray(sc.eps), [0.2] * 3)
-    assert np.shape(model.scalars(n=5).beta_o) == (5,)
+    assert np.shape(model.scalars(n=5).gain_o) == (5,)
     with pytest.raises(ValueError, match="only .* vary inside a batch"):
         model.scalars({"L": [4]})
     with pytest.raises(InputError, match="axis epsilon=1.5"):
@@ -119,10 +123,10 @@ def test_the_map_is_a_toolkit_map(model):
 def test_params_of_sets_one_parameter_traceably(model, param):
     pf = model.params_of(param)
     assert model.params_of(param) is pf and model.params_of(param, "log") is not pf
-    field = {"beta_o": "beta_o", "gamma": "gamma", "epsilon": "eps"}[param]
+    field = {"beta_o": "gain_o", "gamma": "gamma", "epsilon": "eps"}[param]
     cp, sc = jax.jit(pf)(jnp.asarray(0.37))
     assert float(getattr(sc, field)) == 0.37 and cp is not None
-    others = [f for f in ("beta_o", "gamma", "eps") if f != field]
+    others = [f for f in ("gain_o", "gamma", "eps") if f != field]
     base = jax.tree_util.tree_map(lambda a: a[0], model.scalars(n=1))
     for f in others:
         assert float(getattr(sc, f)) == float(getattr(base, f))
@@ -148,8 +152,10 @@ def test_trajectories_over_a_grid_carry_the_configuration(model):
         model.scalars({"gamma": [20.0], "epsilon": [0.3]}), "token", Schedule(steps=12, transient=4, record_every=2)
     )
     np.testing.assert_array_equal(ds["mo_se"].sel(gamma=20.0, epsilon=0.3).values, np.asarray(rec["mo_se"])[0])
-    with pytest.raises(InputError, match="cannot sweep 'L'"):
-        trajectories(model.config, steps=4, sweep={"L": [2, 4]})
+    by_l = trajectories(model.config, steps=4, sweep={"L": [2, 4]})  # L changes the model: one per value
+    assert by_l["final_A"].dims[:2] == ("L", "lag") and np.isnan(by_l["final_A"].sel(L=2).values[2:]).all()
+    with pytest.raises(InputError, match="unknown sweep field 'beta_att'"):
+        trajectories(model.config, steps=4, sweep={"beta_att": [1.0, 2.0]})
 
 
 def test_segmented_runs_end_where_the_plain_run_ends(model):

@@ -49,7 +49,7 @@ def loop4():
     """A small report of 4_duplicity_loop_4 at β_o = 3, γ = 20, ε = 0.2 (one of the reference runs)."""
     cfg = designed_config("4_duplicity_loop_4", beta_o=3.0, gamma=20.0, epsilon=0.2)
     return cycle_report(
-        cfg, steps=600, max_period=8, n_ics=8, census_steps=600, params=("beta_o",), grid=5, continuation=False
+        cfg, steps=600, max_period=8, ics=8, census_steps=600, params=("beta_o",), grid=5, continuation=False
     )
 
 
@@ -100,7 +100,7 @@ def test_a_design_that_misses_its_cycle_says_so():
     """4_duplicity_loop_1 at β_o = γ = 100, ε = 0.5 settles on a period-4 orbit whose tokens overlap two
     base patterns equally every other step (the reference run): it does not emit its cycle."""
     cfg = designed_config("4_duplicity_loop_1", beta_o=100.0, gamma=100.0, epsilon=0.5)
-    ds = cycle_report(cfg, steps=600, max_period=8, n_ics=0, params=(), continuation=False)
+    ds = cycle_report(cfg, steps=600, max_period=8, ics=0, params=(), continuation=False)
     assert int(ds["period"]) == 4 and not bool(ds["on_cycle"]) and int(ds["cycle_step"]) == -1
     assert list(ds["emitted"].values[-4:]).count(-1) == 2
 

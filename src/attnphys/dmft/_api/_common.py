@@ -9,7 +9,8 @@ from typing import Literal
 import numpy as np
 from pydantic import ValidationError
 
-from attnphys.dmft.config import check_sweepable
+from attnphys.dmft.config import DMFTConfig, check_sweepable
+from attnphys.dmft.designed._config import DesignedConfig
 from attnphys.errors import InputError
 
 Sweep = Mapping[str, Sequence[float] | np.ndarray]
@@ -17,6 +18,10 @@ Sweep = Mapping[str, Sequence[float] | np.ndarray]
 :func:`~attnphys.dmft.config.sweepable_fields` (``seed``: the correlations' seed)."""
 
 Executor = Literal["inprocess", "processes", "dask"]
+
+Config = DMFTConfig | DesignedConfig
+"""A model's configuration: the paper's network (:class:`~attnphys.dmft.DMFTConfig`) or a designed one
+(:class:`~attnphys.dmft.designed.DesignedConfig`); every analysis takes either."""
 
 
 def sweep_axes(sweep: Sweep | None, *, allowed: Sequence[str] | None = None, count: int | None = None, what: str = ""):

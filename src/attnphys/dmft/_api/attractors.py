@@ -13,9 +13,9 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
-from attnphys.dmft._api._common import Executor, Sweep, sweep_axes
-from attnphys.dmft.config import BATCHED, DMFTConfig
-from attnphys.dmft.model import DMFTModel
+from attnphys.dmft._api._common import Config, Executor, Sweep, sweep_axes
+from attnphys.dmft.designed._config import DesignedConfig
+from attnphys.dmft.model import DMFTModel, model_of
 from attnphys.dmft.starts import as_start
 from attnphys.metadata import base_attrs
 
@@ -42,6 +42,8 @@ def _census_task(
     from attnphys.dmft.tasks import AttractorTask
 
     starts = tuple(starts)
+    if sampler != "perturb" and isinstance(cfg, DesignedConfig):
+        start = "token"  # unused by this sampler; the paper's default checkpoint is no designed model's start
     return AttractorTask(
         config=cfg,
         start=start,
@@ -61,7 +63,7 @@ def _census_task(
 
 
 def attractors(
-    cfg: DMFTConfig,
+    cfg: Config,
     *,
     ics: int = 256,
     sampler: Sampler = "random",
@@ -126,7 +128,7 @@ def attractors(
 
 
 def basins(
-    cfg: DMFTConfig,
+    cfg: Config,
     sweep: Sweep,
     *,
     ics: int = 128,
@@ -220,7 +222,7 @@ def exact_period(model: DMFTModel, window, sc, max_period: int, confirmations: i
 
 
 def orbit_continuation(
-    cfg: DMFTConfig,
+    cfg: Config,
     param: str,
     start_value: float,
     stop_value: float,
@@ -255,8 +257,8 @@ def orbit_continuation(
     from attnphys.dynamics.bifurcations import continue_orbit
     from attnphys.errors import InputError
 
-    if param not in BATCHED:
-        raise InputError(f"continuation runs along one of {', '.join(BATCHED)}, got {param!r}", "param")
+    if param not in cfg.batched_fields():
+        raise InputError(f"continuation runs along one of {', '.join(cfg.batched_fields())}, got {param!r}", "param")
     if start_value == stop_value:
         raise InputError("`start_value` and `stop_value` must differ", "stop_value")
     for v, name in ((start_value, "start_value"), (stop_value, "stop_value")):
@@ -266,7 +268,7 @@ def orbit_continuation(
             raise InputError(str(e), name) from None
     if step > max_step:
         raise InputError(f"{step:g} is larger than the largest step `max_step` {max_step:g}", "step")
-    model = DMFTModel.of(cfg)
+    model = model_of(cfg)
     try:
         pf = model.params_of(param)
     except ValueError as e:

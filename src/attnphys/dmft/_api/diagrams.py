@@ -8,14 +8,13 @@ from typing import Any, Literal
 
 import xarray as xr
 
-from attnphys.dmft._api._common import Executor, Sweep, sweep_axes
-from attnphys.dmft.config import BATCHED, DMFTConfig
+from attnphys.dmft._api._common import Config, Executor, Sweep, sweep_axes
 from attnphys.dmft.meanfield import State, Window
 from attnphys.dynamics.classify import ClassifyOptions
 
 
 def _orbits(
-    cfg: DMFTConfig,
+    cfg: Config,
     axes,
     *,
     start: Any,
@@ -87,7 +86,7 @@ def _orbits(
 
 
 def bifurcation(
-    cfg: DMFTConfig,
+    cfg: Config,
     sweep: Sweep,
     *,
     start: Any = "checkpoint",
@@ -147,7 +146,7 @@ def bifurcation(
     """
     from attnphys.sweeps import Axis
 
-    allowed = BATCHED if continuation is not None else None
+    allowed = cfg.batched_fields() if continuation is not None else None
     axes = sweep_axes(sweep, allowed=allowed, count=1, what="a bifurcation diagram")
     if continuation is not None:
         dirs = ("up", "down") if continuation == "both" else (continuation,)
@@ -189,7 +188,7 @@ def bifurcation(
 
 
 def phase_diagram(
-    cfg: DMFTConfig,
+    cfg: Config,
     sweep: Sweep,
     *,
     start: Any = "checkpoint",

@@ -7,13 +7,12 @@ from collections.abc import Sequence
 import numpy as np
 import xarray as xr
 
-from attnphys.dmft._api._common import Sweep, sweep_axes
-from attnphys.dmft.config import DMFTConfig
+from attnphys.dmft._api._common import Config, Sweep, sweep_axes
 from attnphys.errors import InputError
 
 
 def finite_trajectories(
-    cfg: DMFTConfig,
+    cfg: Config,
     n: int,
     *,
     sweep: Sweep | None = None,
@@ -67,7 +66,7 @@ def finite_trajectories(
 
 
 def converge(
-    cfg: DMFTConfig,
+    cfg: Config,
     sizes: Sequence[int],
     *,
     sweep: Sweep | None = None,

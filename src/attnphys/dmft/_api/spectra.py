@@ -6,12 +6,11 @@ from typing import Any, Literal
 
 import xarray as xr
 
-from attnphys.dmft._api._common import Sweep, sweep_axes
-from attnphys.dmft.config import DMFTConfig
+from attnphys.dmft._api._common import Config, Sweep, sweep_axes
 
 
 def lyapunov_spectrum(
-    cfg: DMFTConfig,
+    cfg: Config,
     *,
     sweep: Sweep | None = None,
     start: Any = "token",

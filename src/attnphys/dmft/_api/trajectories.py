@@ -9,14 +9,13 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
-from attnphys.dmft._api._common import Sweep, sweep_axes
-from attnphys.dmft.config import DMFTConfig
+from attnphys.dmft._api._common import Config, Sweep, sweep_axes
 from attnphys.dmft.meanfield import State, Window
 from attnphys.dmft.observables import OBSERVABLES
 
 
 def trajectories(
-    cfg: DMFTConfig,
+    cfg: Config,
     *,
     sweep: Sweep | None = None,
     start: Any = "token",

@@ -19,6 +19,7 @@ from pydantic import Field, ValidationError, create_model, field_validator, mode
 from attnphys._contract import JOB
 from attnphys._messages import format_validation, option_name
 from attnphys.dmft.config import BATCHED, PRESETS, DMFTConfig, preset
+from attnphys.dmft.designed._config import DesignedConfig
 from attnphys.errors import InputError, check_fits
 from attnphys.jobs import AbstractJob, Applies, Values, only_if_given
 
@@ -40,6 +41,23 @@ def _config_options() -> dict[str, Any]:
 
 _ConfigOptions = create_model("_ConfigOptions", __base__=AbstractJob, **_config_options())
 _MODEL_FIELDS = tuple(n for n in DMFTConfig.model_fields if n != "correlations")
+
+BATCHED_ANY: tuple[str, ...] = tuple(dict.fromkeys(DMFTConfig.batched_fields() + DesignedConfig.batched_fields()))
+"""The fields that vary inside a batch in some model variant (the paper's β_o, β_att, ε; a design's γ): the
+options that take several values where a command sweeps them."""
+
+_DESIGNED_FIELDS = ("beta_o", "gamma", "epsilon", "L")
+"""The options a designed model takes (its configuration's fields besides the design)."""
+
+_PAPER_ONLY = tuple(n for n in _MODEL_FIELDS if n not in _DESIGNED_FIELDS) + (
+    "preset",
+    "correlations",
+    "corr_seed",
+    "n_segments",
+    "gaussian_scale",
+    "weights",
+)
+"""The options of the paper's network that a designed model does not have."""
 
 
 _CORRELATION_OPTIONS: dict[str, tuple[str, tuple[str, ...], str]] = {
@@ -75,13 +93,19 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
     n_segments: int | None = Field(None, description="Segments per weight row (segments kind).")
     gaussian_scale: float | None = Field(None, description="Standard deviation of the pair moments (gaussian kind).")
     weights: Path | None = Field(None, description="File of hand-set ±1 weights Wo, Wv, Wq, Wk (.npz or .json).")
+    design: str | dict | None = Field(
+        None,
+        description="A designed-weights model instead of the paper's network: a design's name (see `attnphys "
+        "dmft designs`) or a design FILE (YAML, TOML or JSON).",
+    )
+    gamma: Values | None = Field(None, description="Attention gain γ of a designed model (with --design).")
 
     swept: ClassVar[tuple[str, ...]] = ()
     """Fields this command may sweep (several values); others must have one value."""
 
     @classmethod
     def takes_several(cls, name: str) -> bool:
-        return name not in BATCHED or name in cls.swept
+        return name not in BATCHED_ANY or name in cls.swept
 
     @classmethod
     def translate_file_options(cls, data: dict, path: Path) -> dict:
@@ -103,19 +127,22 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
 
     @model_validator(mode="after")
     def _single_values(self):
-        for name in BATCHED:
+        for name in BATCHED_ANY:
             v = getattr(self, name)
             if v is not None and len(v) > 1 and name not in self.swept:
                 raise ValueError(f"{option_name(name)} takes one value in this command, got {len(v)}")
         return self
 
     # -- resolution ---------------------------------------------------------------------------------
-    def configuration(self) -> DMFTConfig:
-        """The configuration: the preset, overridden by every option given (first value of a sweep).
+    def configuration(self) -> DMFTConfig | DesignedConfig:
+        """The configuration: the preset, overridden by every option given (first value of a sweep); with
+        ``--design``, the designed model's (theory: docs/theory/designed.md §3).
 
         Raises:
             InputError: naming the option and the rule it breaks.
         """
+        if self.design is not None:
+            return self._designed_configuration()
         changes: dict[str, Any] = {}
         for name in _MODEL_FIELDS:
             v = getattr(self, name)
@@ -134,6 +161,27 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
             if self.weights is not None and str(self.weights) in msg:  # a problem of the weights file
                 raise InputError(msg.removeprefix("--correlations: "), "--weights") from None
             raise InputError(msg) from None
+        for name in self.swept:
+            v = getattr(self, name)
+            if v is not None and len(v) > 1:
+                cfg.check_axis(name, v)
+        return cfg
+
+    def _designed_configuration(self) -> DesignedConfig:
+        from attnphys.dmft.designed._config import designed_config
+
+        fields = {}
+        for name in _DESIGNED_FIELDS:
+            v = getattr(self, name)
+            if v is not None:
+                fields[name] = v[0] if isinstance(v, tuple) else v
+        try:
+            cfg = designed_config(self.design, **fields)
+        except InputError as e:
+            raise InputError(
+                e.detail,
+                option_name(e.field.split(".")[0]) + e.field[len(e.field.split(".")[0]) :] if e.field else None,
+            ) from None
         for name in self.swept:
             v = getattr(self, name)
             if v is not None and len(v) > 1:
@@ -188,13 +236,22 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
         """The job with every model option filled in from the resolved configuration, so that a rerun
         does not depend on what a preset means in another version."""
         cfg = self.configuration()
+        if isinstance(cfg, DesignedConfig):  # the design inline: a rerun does not depend on a preset or a file
+            filled = {
+                n: getattr(self, n)
+                if isinstance(getattr(self, n), tuple) and len(getattr(self, n)) > 1
+                else ((getattr(cfg, n),) if n in BATCHED_ANY else getattr(cfg, n))
+                for n in _DESIGNED_FIELDS
+            }
+            job = self.model_copy(update={**filled, "design": cfg.design.model_dump(mode="json")})
+            return {**super().provenance(), JOB: job.model_dump_json()}
         filled = {}
         for n in _MODEL_FIELDS:
             given = getattr(self, n)
             if isinstance(given, tuple) and len(given) > 1:
                 filled[n] = given  # a sweep: its values
             else:
-                filled[n] = (getattr(cfg, n),) if n in BATCHED else getattr(cfg, n)
+                filled[n] = (getattr(cfg, n),) if n in BATCHED_ANY else getattr(cfg, n)
         job = self.model_copy(
             update={
                 **filled,
@@ -206,6 +263,9 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
             }
         )
         return {**super().provenance(), JOB: job.model_dump_json()}
+
+    designs: ClassVar[bool] = True
+    """Whether this command runs designed models too (``--design``)."""
 
     eras: ClassVar[tuple[str, ...]] = ("head", "2024")
     """The eras of the model this command implements (theory: docs/theory/dmft.md §5.2)."""
@@ -224,6 +284,18 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
         """
         super().check_given(given)
         given = {n for n in given if getattr(self, n, None) is not None}
+        if self.design is not None:
+            if not self.designs:
+                raise InputError(f"`attnphys {self.command}` runs the paper's network only", "--design")
+            for name in _PAPER_ONLY:
+                if name in given:
+                    raise InputError(
+                        "an option of the paper's network, which a designed model does not have (drop it, or "
+                        "drop --design)",
+                        option_name(name),
+                    )
+        elif "gamma" in given:
+            raise InputError("applies to a designed model only (give --design NAME or FILE)", "--gamma")
         for name in self.swept_fields():
             opt = "corr_seed" if name == "seed" else name
             if opt in given:
@@ -252,11 +324,12 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
     def inputs_check(self) -> None:
         cfg = self.configuration()
         start = getattr(self, "start", None)
-        if start is not None:
-            from attnphys.dmft.model import DMFTModel
+        rule = type(self).applies.get("start")
+        if start is not None and (rule is None or rule.when(self)):  # a start without effect is not read
+            from attnphys.dmft.model import model_of
 
             try:
-                DMFTModel.of(cfg).check_start(start)
+                model_of(cfg).check_start(start)
             except ValueError as e:
                 raise InputError(str(e), "--start") from None
 
@@ -270,8 +343,6 @@ def check_records(job, n_records: int, per_record: int = 6, option: str = "--ste
         "record fewer steps (--steps, --transient, --record-every)",
         option,
     )
-
-
 
 
 def summary_dims(ds) -> str:
@@ -334,7 +405,7 @@ ADAPTIVE_HELP = (
 class ParameterRange(SweepOptions):
     """Options of the commands that sweep one parameter over evenly spaced values."""
 
-    param: Literal[BATCHED] = Field("beta_o", description="Swept parameter.")  # pyright: ignore[reportInvalidTypeForm]  (the batched fields)
+    param: Literal[BATCHED_ANY] = Field("beta_o", description="Swept parameter (gamma: a designed model's).")  # pyright: ignore[reportInvalidTypeForm]  (the batched fields)
     start_value: float = Field(0.0, allow_inf_nan=False, description="First parameter value.")
     stop_value: float = Field(3.0, allow_inf_nan=False, description="Last parameter value.")
     num: int = Field(401, ge=1, description="Number of parameter values (evenly spaced, both ends included).")

@@ -12,8 +12,7 @@ import numpy as np
 from pydantic import Field, ValidationError, field_validator
 
 from attnphys._messages import format_validation
-from attnphys.dmft._commands._options import FIGURE_ONLY, ModelOptions, ParameterRange, summary_dims
-from attnphys.dmft.config import BATCHED
+from attnphys.dmft._commands._options import BATCHED_ANY, FIGURE_ONLY, ModelOptions, ParameterRange, summary_dims
 from attnphys.dmft.observables import OBSERVABLES, check_observable
 from attnphys.dmft.starts import StartSpec, parse_start
 from attnphys.errors import InputError
@@ -249,7 +248,9 @@ class OrbitContinuationJob(ModelOptions):
 
     command: ClassVar[str] = "dmft orbit-continuation"
     outputs_spec: ClassVar[dict[str, str]] = {"out": "result"}
-    param: Literal[BATCHED] = Field(default="beta_o", description="Continuation parameter.")  # pyright: ignore[reportInvalidTypeForm]  (the batched fields)
+    param: Literal[BATCHED_ANY] = Field(
+        default="beta_o", description="Continuation parameter (gamma: a designed model's)."
+    )  # pyright: ignore[reportInvalidTypeForm]  (the batched fields)
     start_value: float = Field(default=1.27, allow_inf_nan=False, description="Where the orbit is found.")
     stop_value: float = Field(
         default=1.24, allow_inf_nan=False, description="Towards where it is followed (either side)."

@@ -25,6 +25,7 @@ class FiniteJob(ModelOptions):
     command: ClassVar[str] = "dmft finite"
     swept: ClassVar[tuple[str, ...]] = ("beta_o",)
     eras: ClassVar[tuple[str, ...]] = ("head",)
+    designs: ClassVar[bool] = False
 
     n: int = Field(99_000, ge=1, description="Semantic bits N of the finite network (a multiple of n_se).")
     paths: int = Field(16, ge=1, description="Independent sample paths.")
@@ -89,6 +90,7 @@ class ConvergeJob(ModelOptions):
     outputs_spec: ClassVar[dict[str, str]] = {"out": "result", "plot": "figure"}
     swept: ClassVar[tuple[str, ...]] = ("beta_o",)
     eras: ClassVar[tuple[str, ...]] = ("head",)
+    designs: ClassVar[bool] = False
 
     beta_o: Values | None = Field((0.5, 1.0, 3.0), description="β_o values.")
     n: IntValues = Field(

@@ -10,8 +10,7 @@ import numpy as np
 from pydantic import Field, ValidationError
 
 from attnphys._messages import format_validation
-from attnphys.dmft._commands._options import ModelOptions, summary_dims
-from attnphys.dmft.config import BATCHED
+from attnphys.dmft._commands._options import BATCHED_ANY, ModelOptions, summary_dims
 from attnphys.dmft.starts import StartSpec
 from attnphys.errors import InputError
 from attnphys.jobs import Report, register_job
@@ -22,7 +21,7 @@ class LyapunovJob(ModelOptions):
     """Lyapunov spectrum of the mean-field map (Benettin/QR); exponents sorted descending."""
 
     command: ClassVar[str] = "dmft lyapunov"
-    swept: ClassVar[tuple[str, ...]] = BATCHED
+    swept: ClassVar[tuple[str, ...]] = BATCHED_ANY
 
     steps: int = Field(20_000, ge=1, description="Loop steps T; exponents average the last T − transient.")
     transient: int = Field(10_000, ge=0, description="Steps discarded first (≥ L − 1 from a token).")

@@ -9,8 +9,8 @@ from typing import ClassVar
 import numpy as np
 from pydantic import Field, model_validator
 
-from attnphys.dmft._commands._options import ModelOptions, check_records, summary_dims
-from attnphys.dmft.config import BATCHED, check_schedule
+from attnphys.dmft._commands._options import BATCHED_ANY, ModelOptions, check_records, summary_dims
+from attnphys.dmft.config import check_schedule
 from attnphys.dmft.starts import StartSpec
 from attnphys.errors import InputError
 from attnphys.jobs import Report, register_job
@@ -25,7 +25,7 @@ class TrajectoryJob(ModelOptions):
 
     command: ClassVar[str] = "dmft trajectory"
     outputs_spec: ClassVar[dict[str, str]] = {"out": "result", "plot": "figures", "save_final": "file"}
-    swept: ClassVar[tuple[str, ...]] = BATCHED
+    swept: ClassVar[tuple[str, ...]] = BATCHED_ANY
 
     steps: int = Field(2000, ge=1, description="Loop steps T.")
     transient: int = Field(0, ge=0, description="Steps discarded before recording (fewer than --steps).")

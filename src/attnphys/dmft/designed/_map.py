@@ -21,7 +21,6 @@ Features are stored in the project's family order (o, v, q, k).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import NamedTuple
@@ -34,7 +33,12 @@ from attnphys.dmft.correlations import FAMILIES, sign_vectors
 from attnphys.dmft.designed._design import FEATURES, DesignSpec
 from attnphys.dmft.initial import token_positions
 from attnphys.dmft.meanfield import Scalars, State, Window, attention
-from attnphys.dmft.observables import OBSERVABLES
+from attnphys.dmft.observables import OBSERVABLES, check_observable, observe
+from attnphys.dmft.observables import records as table_records
+
+RECORDING = "paper"
+"""How the designed map's ``mo_se`` is recorded: as computed, the unweighted semantic overlap (the ``paper``
+convention of :func:`~attnphys.dmft.observables.record_mo_se` rescales nothing)."""
 from attnphys.dmft.simulate import Schedule, raise_if_nonfinite
 from attnphys.dynamics.maps import AbstractMap
 from attnphys.runtime import shard_batch
@@ -141,33 +145,10 @@ def fill(cp: DesignArrays, sc: Scalars, win: Window) -> State:
     return State(win.A, win.pe, win.n, m[V], m[K], m[:, 0], se[:, 0])
 
 
-class Observable(NamedTuple):
-    """value(state) → (M,); ``after``: read from the state after the step (the step's own output)."""
-
-    value: Callable[[State], jax.Array]
-    after: bool
-    long_name: str
-
-
-OBSERVABLE_TABLE: dict[str, Observable] = {
-    "att": Observable(lambda st: st.A[0], True, "attention output A^new of the step"),
-    "mo": Observable(lambda st: st.m0[O], False, "output overlap m^o of the newest token"),
-    "mo_se": Observable(
-        lambda st: st.se0[O], False, "semantic output overlap of the newest token (without the 1 - epsilon weight)"
-    ),
-    "mv": Observable(lambda st: st.mv[0], False, "value overlap m^v of the newest token"),
-    "mq": Observable(lambda st: st.m0[Q], False, "query overlap m^q of the newest token"),
-    "mk": Observable(lambda st: st.mk[0], False, "key overlap m^k of the newest token"),
-}
-"""The records of the designed map (theory: docs/theory/designed.md §1.5); the names and their order are
-those of the paper's map (:data:`attnphys.dmft.meanfield.OBSERVABLES`)."""
-
-assert tuple(OBSERVABLE_TABLE) == OBSERVABLES
-
-
-def records(before: State, after: State, names=OBSERVABLES) -> dict:
-    """The records of one step (theory: docs/theory/designed.md §1.5)."""
-    return {n: OBSERVABLE_TABLE[n].value(after if OBSERVABLE_TABLE[n].after else before) for n in names}
+def records(before: State, after: State, eps, names=OBSERVABLES) -> dict:
+    """The records of one step: the observables' one table read on the designed map's states, ``mo_se``
+    recorded as the map computes it (theory: docs/theory/designed.md §1.5; docs/theory/dmft.md §3.6)."""
+    return table_records(before, after, eps, RECORDING, names)
 
 
 def advance(cp: DesignArrays, sc: Scalars, st: State) -> tuple[State, dict]:
@@ -192,7 +173,7 @@ def advance(cp: DesignArrays, sc: Scalars, st: State) -> tuple[State, dict]:
         se0=se_new,
     )
     new = jax.lax.optimization_barrier(new)
-    return new, records(st, new)
+    return new, records(st, new, sc.eps)
 
 
 def step(cp: DesignArrays, sc: Scalars, win: Window) -> tuple[Window, dict]:
@@ -303,8 +284,7 @@ class DesignedMap(AbstractMap):
     amplitude: float = 1.0
 
     def __post_init__(self):
-        if self.observable not in OBSERVABLE_TABLE:
-            raise ValueError(f"unknown observable {self.observable!r}; choose from {OBSERVABLES}")
+        check_observable(self.observable)
 
     def window(self, x, aux) -> Window:
         pe, n = aux
@@ -333,11 +313,12 @@ class DesignedMap(AbstractMap):
         return caux[0], caux[1]
 
     def observe_cached(self, x, caux, params):
-        return OBSERVABLE_TABLE[self.observable].value(State(x.reshape(self.L, self.M), *caux[:6]))
+        _, sc = params
+        return observe(self.observable, State(x.reshape(self.L, self.M), *caux[:6]), sc.eps, RECORDING)
 
     def observe(self, x, aux, params):
         cp, sc = params
-        return OBSERVABLE_TABLE[self.observable].value(fill(cp, sc, self.window(x, aux)))
+        return observe(self.observable, fill(cp, sc, self.window(x, aux)), sc.eps, RECORDING)
 
     def sample_states(self, key, n, params):
         dtype = jnp.result_type(float)

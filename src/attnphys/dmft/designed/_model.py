@@ -9,7 +9,7 @@ so that trajectories, Lyapunov spectra, censuses and continuation run on it unch
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, ClassVar, Literal, cast
@@ -17,142 +17,16 @@ from typing import Any, ClassVar, Literal, cast
 import jax
 import jax.numpy as jnp
 import numpy as np
-import xarray as xr
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from attnphys.dmft.config import DMFTConfig
-from attnphys.dmft.designed._design import MAX_P, DesignSpec, load_design
-from attnphys.dmft.designed._map import OBSERVABLE_TABLE, DesignArrays, DesignedMap, design_arrays, fill, run_batch
+from attnphys.dmft.designed._config import BATCHED, DesignedConfig
+from attnphys.dmft.designed._design import DesignSpec
+from attnphys.dmft.designed._map import DesignArrays, DesignedMap, design_arrays, fill, run_batch
 from attnphys.dmft.initial import check_window, from_file, from_window, token_positions
 from attnphys.dmft.meanfield import Scalars, State, Window
 from attnphys.dmft.model import per_point, warn_if_float32
-from attnphys.dmft.observables import OBSERVABLES
 from attnphys.dmft.simulate import Schedule, stack_windows
 from attnphys.dmft.starts import CACHE_KEYS, CheckpointStart, FileStart, PrerunStart, TokenStart, as_start, start_cache
 from attnphys.errors import InputError
-
-BATCHED: tuple[str, ...] = ("beta_o", "gamma", "epsilon")
-"""Fields of a :class:`DesignedConfig` that vary per trajectory inside one vectorised batch."""
-
-MAX_GAIN = 1e300
-"""Largest β_o or γ accepted (larger products overflow the softmax)."""
-
-
-class DesignedConfig(BaseModel):
-    """Configuration of the designed mean-field model (theory: docs/theory/designed.md §1, §3).
-
-    ``design`` is a :class:`~attnphys.dmft.designed.DesignSpec`, a preset name or a design file; it is
-    stored in full, so that a result's configuration does not depend on the file or the preset later.
-    L defaults to 2^P (every position once in a window).
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    kind: Literal["designed"] = Field(default="designed", description="model variant")
-    design: DesignSpec = Field(description="the designed weights (preset name, design file or mapping)")
-    beta_o: float = Field(default=100.0, ge=0, allow_inf_nan=False, description="output gain β_o")
-    gamma: float = Field(default=100.0, ge=0, allow_inf_nan=False, description="attention gain γ")
-    epsilon: float = Field(default=0.5, ge=0, le=1, allow_inf_nan=False, description="positional weight ε")
-    L: int = Field(ge=1, description="context length (default 2^P)")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _resolve(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        data = dict(data)
-        d = data.get("design")
-        if isinstance(d, str):
-            data["design"] = load_design(d)  # InputError naming the field: design
-        if data.get("L") is None:
-            spec = data.get("design")
-            P = spec.P if isinstance(spec, DesignSpec) else spec.get("P", 2) if isinstance(spec, dict) else 2
-            data["L"] = 2**P if isinstance(P, int) and 1 <= P <= MAX_P else 4  # a bad P is refused by the design
-        return data
-
-    @model_validator(mode="after")
-    def _check(self) -> DesignedConfig:
-        for name in ("beta_o", "gamma"):
-            if getattr(self, name) > MAX_GAIN:
-                raise InputError(
-                    f"{getattr(self, name):g} is too large (at most {MAX_GAIN:g}; larger gains overflow)", name
-                )
-        if self.L > 2**self.P:
-            raise InputError(
-                f"L = {self.L} needs L <= 2^P = {2**self.P} distinct positions (the design has P = {self.P})", "L"
-            )
-        return self
-
-    # -- derived -------------------------------------------------------------------------------------
-    @property
-    def M(self) -> int:
-        """Number of mean-field patterns (the length of an attention row)."""
-        return self.design.M
-
-    @property
-    def M_se(self) -> int:
-        """Number of base patterns."""
-        return self.design.m_se
-
-    @property
-    def P(self) -> int:
-        """Positional bits (the design's)."""
-        return self.design.P
-
-    @property
-    def era(self) -> Literal["head"]:
-        """Window convention: the first token only leaves its trace A₀ (theory: docs/theory/dmft.md §5.2)."""
-        return "head"
-
-    @property
-    def state_dim(self) -> int:
-        """Dimension L·M of the map's state (the positional window is auxiliary)."""
-        return self.L * self.M
-
-    def replace(self, **changes: Any) -> DesignedConfig:
-        """A validated copy with some fields changed."""
-        return DesignedConfig.model_validate({**dict(self), **changes})
-
-    def with_field(self, name: str, value: Any) -> DesignedConfig:
-        """A validated copy with one sweepable field (β_o, γ, ε or L) set."""
-        if name not in SWEEPABLE:
-            raise ValueError(f"unknown sweep field {name!r}; choose from {sorted(SWEEPABLE)}")
-        if name == "L":
-            if float(value) != int(value):
-                raise ValueError(f"L is an integer field, got {value}")
-            value = int(value)
-        return self.replace(**{name: value})
-
-    check_axis = DMFTConfig.check_axis
-    """Validate every value of a sweep axis by the configuration's own rules (:meth:`with_field`); raises
-    InputError naming the axis, the value and the rule it breaks."""
-
-    def to_attrs(self) -> dict:
-        """Full configuration as JSON-ready metadata."""
-        return self.model_dump(mode="json")
-
-
-SWEEPABLE: frozenset[str] = frozenset(BATCHED) | {"L"}
-"""Fields a sweep may vary (β_o, γ and ε inside a batch; L changes the model)."""
-
-
-def designed_config(design: str | DesignSpec | dict, **fields: Any) -> DesignedConfig:
-    """A validated :class:`DesignedConfig` of a design (preset name, file, mapping) and parameters.
-
-    Raises:
-        InputError: naming the field (``design``, ``beta_o``, ``design.orders.v``, …).
-    """
-    spec = load_design(design)
-    try:
-        return DesignedConfig.model_validate({"design": spec, **fields})
-    except ValidationError as e:
-        err = e.errors()[0]
-        cause = (err.get("ctx") or {}).get("error")
-        if isinstance(cause, InputError):
-            raise InputError(cause.detail, cause.field) from None
-        loc = ".".join(str(x) for x in err["loc"]) or None
-        raise InputError(err["msg"].removeprefix("Value error, "), loc) from None
-
 
 # ==== the model ============================================================================================
 
@@ -420,80 +294,3 @@ def _prerun(cfg: DesignedConfig, start: PrerunStart, dtype: str) -> Window:
 @lru_cache(maxsize=64)
 def _model(cfg: DesignedConfig, dtype: str) -> DesignedModel:
     return DesignedModel(cfg, design_arrays(cfg.design, jnp.dtype(dtype)))
-
-
-# ==== trajectories as a dataset ==============================================================================
-
-
-def trajectories(
-    cfg: DesignedConfig,
-    *,
-    start="token",
-    steps: int,
-    transient: int = 0,
-    record_every: int = 1,
-    sweep: Mapping[str, Sequence[float] | np.ndarray] | None = None,
-    record: Sequence[str] = OBSERVABLES,
-) -> xr.Dataset:
-    """Run the designed map on the outer-product grid ``sweep`` of β_o, γ, ε (theory:
-    docs/theory/designed.md §1.5).
-
-    Args:
-        cfg: the configuration; unswept parameters come from it.
-        start: ``"token"`` (pattern 0), a typed start (:class:`~attnphys.dmft.TokenStart` with the pattern
-            index as ``row``), a window file or a window.
-        steps, transient, record_every: T loop steps, the first T_tr not recorded, every k-th kept.
-        sweep: parameter name → values, for ``beta_o``, ``gamma`` and ``epsilon``; dims in the given order.
-
-    Returns:
-        Dataset with ``att, mo, mo_se, mv, mq, mk`` (…, step, feature), the final window ``final_A``
-        (…, lag, feature), ``final_pe`` (…, lag, bit), ``final_n``, the full configuration and the schedule
-        in the attributes.
-    """
-    from attnphys.metadata import base_attrs
-
-    sweep = dict(sweep or {})
-    for name in sweep:
-        if name not in BATCHED:
-            raise InputError(f"cannot sweep {name!r}: the designed model sweeps {BATCHED} in a batch", name)
-    axes = {k: np.atleast_1d(np.asarray(v, np.float64)) for k, v in sweep.items()}
-    for k, v in axes.items():
-        if v.ndim != 1 or v.size == 0:
-            raise InputError(f"sweep over {k} needs a non-empty list of values", k)
-    shape = tuple(v.size for v in axes.values())
-    grids = np.meshgrid(*axes.values(), indexing="ij") if axes else []
-    points = {k: g.reshape(-1) for k, g in zip(axes, grids)}
-    model = DesignedModel.of(cfg)
-    for name in record:
-        if name not in OBSERVABLE_TABLE:
-            raise InputError(f"unknown observable {name!r}; choose from {OBSERVABLES}", "record")
-    schedule = Schedule(steps=steps, transient=transient, record_every=record_every, record=tuple(record))
-    sc = model.scalars(points, n=1)
-    labels = {k: np.asarray(getattr(sc, {"epsilon": "eps"}.get(k, k))) for k in BATCHED}
-    final, recs, _ = model.run_batch(sc, start, schedule, labels=labels)
-    dims = tuple(axes)
-    data = {}
-    for name in schedule.record:
-        data[name] = (
-            dims + ("step", "feature"),
-            np.asarray(recs[name]).reshape(shape + (schedule.n_records, cfg.M)),
-            {"long_name": OBSERVABLE_TABLE[name].long_name},
-        )
-    data["final_A"] = (dims + ("lag", "feature"), np.asarray(final.A).reshape(shape + (cfg.L, cfg.M)))
-    data["final_pe"] = (dims + ("lag", "bit"), np.asarray(final.pe).reshape(shape + (cfg.L, cfg.P)))
-    data["final_n"] = (dims, np.asarray(final.n).reshape(shape))
-    coords = {k: (k, v) for k, v in axes.items()} | {"step": ("step", schedule.record_steps)}
-    start_text = start if isinstance(start, str) else getattr(as_start(start), "describe", lambda: "window")()
-    return xr.Dataset(
-        data,
-        coords=coords,
-        attrs=base_attrs(
-            cfg,
-            model="designed",
-            design=cfg.design.name or "",
-            start=str(start_text),
-            steps=steps,
-            transient=transient,
-            record_every=record_every,
-        ),
-    )

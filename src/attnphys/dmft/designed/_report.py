@@ -306,15 +306,16 @@ def cycle_report(
     steps: int = 3000,
     margin: float = 0.1,
     max_period: int = 32,
-    n_ics: int = 64,
+    ics: int = 64,
     seed: int = 0,
     census_steps: int = 2000,
-    k: int = 4,
+    multipliers: int = 4,
     params: Sequence[str] = BATCHED,
     ranges: Mapping[str, tuple[float, float]] | None = None,
     grid: int = 25,
     continuation: bool = True,
     continuation_options: Mapping[str, Any] | None = None,
+    progress: bool = False,
 ) -> xr.Dataset:
     """Whether a design produces its intended cycle of emitted base patterns (theory: docs/theory/designed.md §4).
 
@@ -323,12 +324,14 @@ def cycle_report(
         start: the start of the trajectory and of the sweep (default the token start, pattern 0).
         steps: steps of the trajectory and of every sweep run. margin: lead of the emitted pattern's overlap
             over every other (§4.1). max_period: longest period detected.
-        n_ics, seed, census_steps: the census of random starts (n_ics = 0: no census).
-        k: leading Floquet multipliers reported.
+        ics, seed, census_steps: the census of random starts (ics = 0: no census).
+        multipliers: leading Floquet multipliers reported.
         params, ranges, grid: the parameters whose survival range is measured, their ranges (default
             :data:`DEFAULT_RANGES`) and the sweep's grid size (log-spaced for β_o and γ); ``params=()``: none.
         continuation: also follow the orbit by pseudo-arclength continuation (slower; the sweep is always run).
         continuation_options: passed to :func:`attnphys.dynamics.bifurcations.continue_orbit`.
+        progress: show a progress bar over the report's parts (trajectory, multipliers, census, sweep,
+            continuation).
 
     Returns:
         Dataset: the trajectory's ``mo_se`` (step, pattern), ``base_overlap`` (step, base) and ``emitted``
@@ -361,42 +364,50 @@ def cycle_report(
     ranges = {**DEFAULT_RANGES, **dict(ranges or {})}
     if steps < 4 * max_period:
         raise InputError(f"must be at least 4·max_period = {4 * max_period} to detect a period (got {steps})", "steps")
-    sc = model.scalars(n=1)
-    sc1 = jax.tree_util.tree_map(lambda a: a[0], sc)
+    from attnphys.progress import progress_bar
 
-    # the trajectory from the start
-    final, recs, _ = model.run_batch(sc, start, Schedule(steps=steps, record=("att", "mo_se")))
-    att, mo = np.asarray(recs["att"])[0], np.asarray(recs["mo_se"])[0]
-    p, settle, since, phase, on = _orbit_verdict(att, mo, design, cycle, margin, max_period)
-    emitted = emitted_patterns(mo, design, margin)
-    win = jax.tree_util.tree_map(lambda a: a[0], final.window)
+    parts = 3 + (ics > 0) + (1 if params else 0) + (len(params) if continuation else 0)
+    with progress_bar(parts, "parts", enabled=progress) as advance:
+        sc = model.scalars(n=1)
+        sc1 = jax.tree_util.tree_map(lambda a: a[0], sc)
 
-    nan_k = np.full(k, np.nan)
-    fl = {"log_abs": nan_k, "angle": nan_k, "resolved": 0, "norm": np.nan, "stable": False}
-    if p:
-        fl = _floquet(model, win, sc1, p, k)
+        # the trajectory from the start
+        final, recs, _ = model.run_batch(sc, start, Schedule(steps=steps, record=("att", "mo_se")))
+        att, mo = np.asarray(recs["att"])[0], np.asarray(recs["mo_se"])[0]
+        p, settle, since, phase, on = _orbit_verdict(att, mo, design, cycle, margin, max_period)
+        emitted = emitted_patterns(mo, design, margin)
+        win = jax.tree_util.tree_map(lambda a: a[0], final.window)
+        advance(1)
 
-    cen = None
-    if n_ics > 0:
-        opts = CensusOptions(
-            budget=census_steps,
-            block=64,
-            max_period=max_period,
-            k=k,
-            lyap_steps=500,
-            n_classify=200,
-            max_points=max_period,
-        )
-        cen = _census(model, sc1, cycle, margin, n_ics, seed, opts)
+        nan_k = np.full(multipliers, np.nan)
+        fl = {"log_abs": nan_k, "angle": nan_k, "resolved": 0, "norm": np.nan, "stable": False}
+        if p:
+            fl = _floquet(model, win, sc1, p, multipliers)
+        advance(2)
 
-    grids = {name: _grid(name, *ranges[name], grid, float(getattr(cfg, name))) for name in params}
-    swept = _sweep(model, start, cycle, margin, steps, max_period, grids) if params else {}
-    cont = {}
-    if continuation and params and p and on:
-        kw = {"ds": 0.02, "ds_max": 0.1, "max_steps": 400, **dict(continuation_options or {})}
-        for name in params:
-            cont[name] = _continuation(model, win, p, cycle, margin, name, *ranges[name], **kw)
+        cen = None
+        if ics > 0:
+            opts = CensusOptions(
+                budget=census_steps,
+                block=64,
+                max_period=max_period,
+                k=multipliers,
+                lyap_steps=500,
+                n_classify=200,
+                max_points=max_period,
+            )
+            cen = _census(model, sc1, cycle, margin, ics, seed, opts)
+            advance(1)
 
+        grids = {name: _grid(name, *ranges[name], grid, float(getattr(cfg, name))) for name in params}
+        swept = _sweep(model, start, cycle, margin, steps, max_period, grids) if params else {}
+        advance(1 if params else 0)
+        cont = {}
+        if continuation and params and p and on:
+            kw = {"ds": 0.02, "ds_max": 0.1, "max_steps": 400, **dict(continuation_options or {})}
+            for name in params:
+                cont[name] = _continuation(model, win, p, cycle, margin, name, *ranges[name], **kw)
+                advance(1)
     T = steps
     data: dict[str, Any] = {
         "mo_se": (("step", "pattern"), mo, {"long_name": "semantic output overlap of the newest token"}),
@@ -492,7 +503,7 @@ def cycle_report(
             start=str(start),
             steps=steps,
             margin=margin,
-            n_ics=n_ics,
+            ics=ics,
             seed=seed,
             census_steps=census_steps,
             ranges=json.dumps({n: list(ranges[n]) for n in params}),

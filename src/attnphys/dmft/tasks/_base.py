@@ -9,8 +9,9 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import Field
 
-from attnphys.dmft.config import BATCHED, DMFTConfig
-from attnphys.dmft.model import DMFTModel
+from attnphys.dmft.config import DMFTConfig
+from attnphys.dmft.designed._config import DesignedConfig
+from attnphys.dmft.model import DMFTModel, model_of
 from attnphys.dmft.starts import CheckpointStart, StartSpec
 from attnphys.sweeps.grid import Grid
 from attnphys.sweeps.task import AbstractTask
@@ -20,15 +21,15 @@ PAPER_SECTION_PAIRS: tuple[tuple[int, int], ...] = ((0, 1), (0, 2), (1, 0), (2, 
 (theory: docs/theory/dmft.md §7.1)."""
 
 
-
-
 class DMFTTask(AbstractTask):
     """Base of the DMFT tasks: grouping of points by configuration, validation, NaN padding.
 
     Subclasses implement :meth:`compute_group` (one model, a batch of points) and :meth:`schema`.
     """
 
-    config: DMFTConfig
+    config: DMFTConfig | DesignedConfig = Field(
+        description="the model's configuration (the paper's, or a designed one)"
+    )
     start: StartSpec = Field(default_factory=CheckpointStart, description="initial condition")
     point_starts: tuple[StartSpec, ...] = Field(
         default=(), description="one initial condition per grid point (in point order), instead of ``start``"
@@ -48,7 +49,7 @@ class DMFTTask(AbstractTask):
             self.check_config(cfg, grid)
             for start in self.point_starts or (self.start,):
                 try:
-                    DMFTModel.of(cfg).check_start(start)
+                    model_of(cfg).check_start(start)
                 except ValueError as e:
                     raise ValueError(f"start {start.describe()}: {e}") from None
 
@@ -62,7 +63,8 @@ class DMFTTask(AbstractTask):
         """Task-specific checks of one structural configuration of the grid (override)."""
 
     def structural(self, grid: Grid) -> list[str]:
-        return [a for a in grid.names if a not in BATCHED and a not in self.extra_axes]
+        batched = self.config.batched_fields()
+        return [a for a in grid.names if a not in batched and a not in self.extra_axes]
 
     def configs(self, grid: Grid) -> list[DMFTConfig]:
         """The distinct configurations of the grid's structural axes."""
@@ -96,7 +98,7 @@ class DMFTTask(AbstractTask):
         n = hi - lo
         out = {name: np.full((n,) + v.shape, v.fill, v.dtype) for name, v in schema.items()}
         for cfg, rows, pts in self.groups(grid, lo, hi):
-            res = self.compute_group(DMFTModel.of(cfg), pts, rows.size, lo + rows)
+            res = self.compute_group(model_of(cfg), pts, rows.size, lo + rows)
             for name, arr in res.items():
                 arr = np.asarray(arr)
                 out[name][(rows,) + tuple(slice(0, s) for s in arr.shape[1:])] = arr
@@ -112,13 +114,14 @@ class DMFTTask(AbstractTask):
     # -- helpers ------------------------------------------------------------------------------------
     @staticmethod
     def scalars(model: DMFTModel, pts: Mapping[str, np.ndarray], n: int):
-        return model.scalars({k: v for k, v in pts.items() if k in BATCHED}, n=n)
+        return model.scalars({k: v for k, v in pts.items() if k in model.batched}, n=n)
 
     def labels(self, pts: Mapping[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
         """The parameters that name each of the n trajectories in a non-finite report: the swept ones,
         then the configuration's values of the others of :data:`BATCHED`."""
-        lab = {k: np.broadcast_to(np.asarray(v), (n,)) for k, v in pts.items() if k in BATCHED}
-        return lab | {k: np.full(n, getattr(self.config, k)) for k in BATCHED if k not in lab}
+        batched = self.config.batched_fields()
+        lab = {k: np.broadcast_to(np.asarray(v), (n,)) for k, v in pts.items() if k in batched}
+        return lab | {k: np.full(n, getattr(self.config, k)) for k in batched if k not in lab}
 
     def attrs(self) -> dict[str, Any]:
         return {

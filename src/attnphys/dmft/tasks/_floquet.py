@@ -10,14 +10,12 @@ import jax
 import numpy as np
 
 from attnphys.dmft.model import DMFTModel
-from attnphys.dmft.simulate import run_segments
 from attnphys.dynamics.classify import detect_period
 from attnphys.dynamics.orbits import OrbitSpec, orbit_sweep
 from attnphys.runtime import take_rows
 
 if TYPE_CHECKING:
     from attnphys.dmft.tasks.orbits import OrbitTask
-
 
 
 def bucket(n: int) -> int:
@@ -186,15 +184,13 @@ def adaptive_orbits(task: OrbitTask, model: DMFTModel, m, spec: OrbitSpec, sc, i
 
     st = model.initial_states(task.starts_for(idx), sc)
     if pre > 0:
-        st, done, stopped = run_segments(
-            cp,
+        st, done, stopped = model.run_segments(
             sc,
             st,
             pre,
             segment=max(task.segment, window),
             window=window,
             stop=stop,
-            convention=model.convention,
             labels=labels,
         )
     else:

@@ -30,7 +30,7 @@ from pydantic import Field, model_validator
 
 from attnphys.dmft.config import check_schedule
 from attnphys.dmft.initial import token_positions
-from attnphys.dmft.model import DMFTModel
+from attnphys.dmft.model import DMFTModel, model_of
 from attnphys.dmft.observables import ObservableName
 from attnphys.dmft.starts import StartSpec
 from attnphys.dmft.tasks._base import DMFTTask
@@ -156,7 +156,7 @@ class AttractorTask(DMFTTask):
     def check_config(self, cfg, grid: Grid) -> None:
         if self.k > cfg.L * cfg.M:
             raise ValueError(f"--exponents ({self.k}) must not exceed the state dimension L·M = {cfg.L * cfg.M}")
-        model = DMFTModel.of(cfg)
+        model = model_of(cfg)
         for s in self.starts:
             model.check_start(s)
 

@@ -9,8 +9,9 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from attnphys.dmft.config import BATCHED, check_schedule
+from attnphys.dmft.finite import check_finite_model
 from attnphys.dmft.observables import ObservableName
-from attnphys.dmft.simulate import Schedule, run_batch
+from attnphys.dmft.simulate import Schedule
 from attnphys.dmft.starts import StartSpec, TokenStart
 from attnphys.dmft.tasks._base import (
     DMFTTask,
@@ -38,6 +39,7 @@ class ConvergeTask(DMFTTask):
 
     @model_validator(mode="after")
     def _schedule(self):
+        check_finite_model(self.config)
         check_schedule(self.steps, self.transient)
         if self.horizon > self.steps:
             raise ValueError(f"horizon ({self.horizon}) must not exceed steps ({self.steps})")
@@ -89,12 +91,10 @@ class ConvergeTask(DMFTTask):
         ns = np.asarray(pts["n"]).astype(int)
         mf_pts = {k: v for k, v in pts.items() if k in BATCHED}
         sc = self.scalars(model, mf_pts, n)
-        _, recs, _ = run_batch(
-            model.couplings,
+        _, recs, _ = model.run_batch(
             sc,
             model.initial_states(self.start, sc),
             Schedule(steps=self.steps, record=(self.observable,)),
-            model.convention,
             labels=self.labels(pts, n),
         )
         mf = np.asarray(recs[self.observable])  # (n, T, M)

@@ -8,7 +8,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from attnphys.dmft.config import check_schedule
-from attnphys.dmft.finite import check_finite_record, finite_observables
+from attnphys.dmft.finite import check_finite_model, check_finite_record, finite_observables
 from attnphys.dmft.observables import OBSERVABLE_TABLE, OBSERVABLES, ObservableName
 from attnphys.dmft.starts import StartSpec, TokenStart
 from attnphys.dmft.tasks._base import (
@@ -37,6 +37,7 @@ class FiniteTask(DMFTTask):
 
     @model_validator(mode="after")
     def _schedule(self):
+        check_finite_model(self.config)
         check_schedule(self.steps, self.transient)
         check_finite_record(self.record)
         if not isinstance(self.start, TokenStart):

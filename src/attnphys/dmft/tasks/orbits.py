@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 from pydantic import Field, model_validator
 
-from attnphys.dmft.config import BATCHED, DMFTConfig, check_schedule
+from attnphys.dmft.config import DMFTConfig, check_schedule
 from attnphys.dmft.observables import ObservableName
 from attnphys.dmft.simulate import raise_if_nonfinite
 from attnphys.dmft.starts import TokenStart, parse_start
@@ -95,7 +95,11 @@ class OrbitTask(DMFTTask):
 
     def check_grid(self, grid: Grid) -> None:
         if "direction" in grid.names:
-            if grid.names[0] != "direction" or len(grid.names) != 2 or grid.names[1] not in BATCHED:
+            if (
+                grid.names[0] != "direction"
+                or len(grid.names) != 2
+                or grid.names[1] not in self.config.batched_fields()
+            ):
                 raise ValueError("a continuation grid is (direction, one of beta_o, beta_att, epsilon)")
             bad = set(grid.axes[0].values) - {"up", "down"}
             if bad:

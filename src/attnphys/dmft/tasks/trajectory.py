@@ -11,9 +11,9 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from attnphys.dmft.config import check_schedule
-from attnphys.dmft.model import DMFTModel
+from attnphys.dmft.model import model_of
 from attnphys.dmft.observables import OBSERVABLE_TABLE, OBSERVABLES, ObservableName
-from attnphys.dmft.simulate import Schedule, run_batch
+from attnphys.dmft.simulate import Schedule
 from attnphys.dmft.starts import StartSpec, TokenStart
 from attnphys.dmft.tasks._base import (
     DMFTTask,
@@ -52,7 +52,7 @@ class TrajectoryTask(DMFTTask):
         super().check_grid(grid)
         for cfg in self.configs(grid):
             for s in self.starts:
-                DMFTModel.of(cfg).check_start(s)
+                model_of(cfg).check_start(s)
         if "ic" in grid.names:
             ics = dict(zip(grid.names, (a.values for a in grid.axes)))["ic"]
             if not self.starts or any(isinstance(i, str) or int(i) != i or not 0 <= i < len(self.starts) for i in ics):
@@ -132,7 +132,7 @@ class TrajectoryTask(DMFTTask):
             st = jax.tree_util.tree_map(lambda *xs: jnp.stack(xs)[ic, jnp.arange(n)], *per)
         else:
             st = model.initial_states(self.starts_for(idx), sc)
-        final, recs, _ = run_batch(model.couplings, sc, st, self.schedule, model.convention, labels=self.labels(pts, n))
+        final, recs, _ = model.run_batch(sc, st, self.schedule, labels=self.labels(pts, n))
         out = {name: recs[name] for name in self.record}
         out.update(
             final_A=final.A,
