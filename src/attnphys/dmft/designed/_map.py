@@ -35,13 +35,13 @@ from attnphys.dmft.initial import token_positions
 from attnphys.dmft.meanfield import Scalars, State, Window, attention
 from attnphys.dmft.observables import OBSERVABLES, check_observable, observe
 from attnphys.dmft.observables import records as table_records
+from attnphys.dmft.simulate import Schedule, raise_if_nonfinite
+from attnphys.dynamics.maps import AbstractMap
+from attnphys.runtime import shard_batch
 
 RECORDING = "paper"
 """How the designed map's ``mo_se`` is recorded: as computed, the unweighted semantic overlap (the ``paper``
 convention of :func:`~attnphys.dmft.observables.record_mo_se` rescales nothing)."""
-from attnphys.dmft.simulate import Schedule, raise_if_nonfinite
-from attnphys.dynamics.maps import AbstractMap
-from attnphys.runtime import shard_batch
 
 TO_FAMILIES = np.array([FEATURES.index(f) for f in FAMILIES])
 """Rows of a design's (q, k, v, o) arrays in the project's family order (o, v, q, k)."""
