@@ -1,7 +1,8 @@
 """Token clouds: operators on N tokens as an empirical distribution, layers, statistics, and tokens as
 interacting particles in continuous time (theory: docs/theory/clouds.md, docs/theory/particles.md).
 
-Nothing here imports torch; :mod:`attnphys.clouds.through_model` loads a real model only when called.
+Nothing here imports torch; :func:`through_model` (a cloud pushed through a pretrained model's layers)
+loads a real model only when called.
 """
 
 from attnphys.clouds.attention import (
@@ -50,6 +51,7 @@ from attnphys.clouds.ops import (
     untied_layers,
 )
 from attnphys.clouds.run import INITS, initial_cloud, run_cloud
+from attnphys.clouds.through_model import through_model
 from attnphys.clouds.stats import (
     STATISTICS,
     cloud_statistics,
@@ -124,4 +126,5 @@ __all__ = [
     "gaussian_entropy",
     "knn_entropy",
     "mardia",
+    "through_model",
 ]
