@@ -164,7 +164,7 @@ def test_standard_errors_exist_or_are_reported_missing(n_sentences, tmp_path):
     from attnphys.probes.run import summary
 
     logged = []
-    ds = probe("tiny", SENTENCES[:n_sentences], model=tiny("bert"), tokenizer=CharTokenizer(), log=logged.append)
+    ds = probe(tiny("bert"), SENTENCES[:n_sentences], tokenizer=CharTokenizer(), log=logged.append)
     warned = any("no standard error" in line for line in logged)
     assert np.all(np.isfinite(ds.stat.sel(statistic="energy_distance_gaussian").values))
     text = report(ds, summary(ds), [])

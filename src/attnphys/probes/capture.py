@@ -155,19 +155,18 @@ def _capture(torch, model, tokenizer, sentences, batch_size, max_length, keep_at
             stm = enc.pop("special_tokens_mask")
             out = model(**enc, output_attentions=keep_attentions)
             mask = enc["attention_mask"].bool()
+            for key in chunks:  # the real tokens of every sentence of the batch, in order, at once
+                chunks[key].append(store[key][mask].float().numpy())
+            final.append(out.last_hidden_state[mask].float().numpy())
+            special.append(stm[mask].bool().numpy())
+            m_np = mask.numpy()
+            weights = [a.float().numpy() for a in out.attentions] if keep_attentions else []
             for b in range(len(batch)):
-                m = mask[b]
-                for key in chunks:
-                    chunks[key].append(store[key][b][m].float().numpy())
-                n = int(m.sum())
-                sent.append(np.full(n, lo + b))
-                pos.append(np.arange(n))
-                special.append(stm[b][m].bool().numpy())
-                final.append(out.last_hidden_state[b][m].float().numpy())
-                if keep_attentions:
-                    idx = torch.nonzero(m).squeeze(1)
-                    for i, a in enumerate(out.attentions):
-                        atts[i].append(a[b][:, idx][:, :, idx].float().numpy())
+                idx = np.flatnonzero(m_np[b])
+                sent.append(np.full(idx.size, lo + b))
+                pos.append(np.arange(idx.size))
+                for i, a in enumerate(weights):
+                    atts[i].append(np.ascontiguousarray(a[b][:, idx][:, :, idx]))
     finally:
         for h in handles:
             h.remove()

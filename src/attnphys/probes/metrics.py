@@ -208,10 +208,11 @@ def _affine_r2(X_tr, Y_tr, X_te, Y_te, ridge: float = 1e-3) -> float:
     return 1.0 - np.sum((Y_te - pred) ** 2) / np.sum((Y_te - Y_te.mean(0)) ** 2)
 
 
-def random_twin(mlp, rng, init_std: float) -> np.ndarray:
+def random_twin(mlp, rng, init_std: float):
     """Weights of a random-initialised MLP of the same shape and activation as ``mlp`` (an
     :class:`~attnphys.clouds.mlp.MLP` or :class:`~attnphys.clouds.mlp.GatedMLP`, or None: a GELU MLP of
-    width 4D), i.i.d. N(0, init_std²), zero biases, as a function X (T, D) → (T, D) in numpy."""
+    width 4D), i.i.d. N(0, init_std²), zero biases, as a function X (T, D) → (T, D) in numpy, computed in the
+    precision of X."""
     from attnphys.clouds.mlp import GatedMLP
 
     def act(name, Z):
@@ -228,13 +229,13 @@ def random_twin(mlp, rng, init_std: float) -> np.ndarray:
     if isinstance(mlp, GatedMLP):
         F, D = mlp.Wg.shape
         Wg, Wu, Wd = rng.normal(0, init_std, (D, F)), rng.normal(0, init_std, (D, F)), rng.normal(0, init_std, (F, D))
-        return lambda X: (act(mlp.activation, X @ Wg) * (X @ Wu)) @ Wd
+        return lambda X: (act(mlp.activation, X @ Wg.astype(X.dtype)) * (X @ Wu.astype(X.dtype))) @ Wd.astype(X.dtype)
     name = "gelu_tanh" if mlp is None else mlp.activation
 
     def plain(X):
         D = X.shape[1]
         F = 4 * D if mlp is None else mlp.W1.shape[0]
-        W1, W2 = rng.normal(0, init_std, (D, F)), rng.normal(0, init_std, (F, D))
+        W1, W2 = rng.normal(0, init_std, (D, F)).astype(X.dtype), rng.normal(0, init_std, (F, D)).astype(X.dtype)
         return act(name, X @ W1) @ W2
 
     return plain
@@ -268,24 +269,33 @@ def mlp_linearity(cap: Capture, init_std: float = 0.02, seed: int = 0, mlps: lis
         out["r2_affine_se"][layer] = np.std(r2s, ddof=1) / np.sqrt(len(r2s)) if len(r2s) > 1 else np.nan
         out["r2_identity"][layer] = 1.0 - np.sum((Y - X) ** 2) / np.sum((Y - Y.mean(0)) ** 2)
         out["rel_update"][layer] = float(np.mean(np.linalg.norm(Y, axis=1) / np.linalg.norm(X, axis=1)))
-        Yr = random_twin(None if mlps is None else mlps[layer], rng, init_std)(X)
+        Yr = random_twin(None if mlps is None else mlps[layer], rng, init_std)(X.astype(np.float32))
         te = np.isin(cap.sentence, held_out[0])
         out["r2_random_mlp"][layer] = _affine_r2(X[~te], Yr[~te], X[te], Yr[te])
     out["splits"] = len(distinct)
     return out
 
 
+def project(W: np.ndarray, b: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """(H, n, d) per-head projections W_h x + b_h of the tokens X (n, D), W (H, d, D), b (H, d)."""
+    return np.matmul(W, X.T).transpose(0, 2, 1) + b[:, None, :]
+
+
 def head_scores(hw, X: np.ndarray, positions: np.ndarray, rotary=None, causal: bool = False) -> np.ndarray:
     """(H, n, n) scores s_ij = (R_i q_i)·(R_j k_j)/√d_h of one sentence's attention input X (n, D), with
     q = W_q x + b_q, k = W_k x + b_k of each query head and its key/value head, R_p the rotary rotation at
     position p (None: no rotation), and −∞ where j > i when ``causal`` (theory: docs/theory/probes.md §2.3)."""
-    Q = np.einsum("hcd,nd->hnc", hw.Wq, X) + hw.bq[:, None, :]
-    K = np.einsum("hcd,nd->hnc", hw.Wk, X) + hw.bk[:, None, :]
+    Q, K = project(hw.Wq, hw.bq, X), project(hw.Wk, hw.bk, X)
     if rotary is not None:
         Q, K = rotary.apply(Q, positions), rotary.apply(K, positions)
-    S = np.einsum("hic,hjc->hij", Q, K) / np.sqrt(hw.head_dim)
+    return scores_of(Q, K, hw.head_dim, causal)
+
+
+def scores_of(Q: np.ndarray, K: np.ndarray, head_dim: int, causal: bool) -> np.ndarray:
+    """(H, n, n) scores q_i·k_j/√d_h of (rotated) queries and keys (H, n, d); −∞ where j > i if ``causal``."""
+    S = np.matmul(Q, K.transpose(0, 2, 1)) / np.sqrt(head_dim)
     if causal:
-        n = X.shape[0]
+        n = Q.shape[1]
         S = np.where(np.tril(np.ones((n, n), bool)), S, -np.inf)
     return S
 
@@ -295,12 +305,12 @@ def log_z_gradient(hw, X: np.ndarray, P: np.ndarray, positions: np.ndarray, rota
     x_i (keys held fixed): W_qᵀ R_iᵀ Σ_j P_ij R_j k_j / √d_h, with P (H, n, n) the head's attention weights
     (causal where the model is), k = W_k x + b_k and R_p the rotary rotation at position p (None: no
     rotation) (theory: docs/theory/probes.md §3.6)."""
-    K = np.einsum("hcd,nd->hnc", hw.Wk, X) + hw.bk[:, None, :]
+    K = project(hw.Wk, hw.bk, X)
     if rotary is None:
-        ctx = np.einsum("hij,hjc->hic", P, K)
+        ctx = np.matmul(P, K)
     else:  # rotate the keys at their positions, average, rotate back at the query's position (R_pᵀ = R_{−p})
-        ctx = rotary.apply(np.einsum("hij,hjc->hic", P, rotary.apply(K, positions)), -np.asarray(positions))
-    return np.einsum("hcd,hnc->hnd", hw.Wq, ctx) / np.sqrt(hw.head_dim)
+        ctx = rotary.apply(np.matmul(P, rotary.apply(K, positions)), -np.asarray(positions))
+    return np.matmul(ctx, hw.Wq) / np.sqrt(hw.head_dim)
 
 
 def update_vs_gradient(cap: Capture, heads: list, rotary=None) -> dict:
@@ -315,23 +325,25 @@ def update_vs_gradient(cap: Capture, heads: list, rotary=None) -> dict:
     """
     L, H = cap.n_layers, heads[0].n_heads
     mats = np.zeros((L, H, H))
+    pos = cap.position
+    spans = cap.sentences()
     for layer in range(L):
         hw = heads[layer]
-        X_all = cap.get(layer, cap.adapter.attn_input_stage).astype(np.float64)
-        sums = np.zeros((H, H))
-        count = 0
-        for P, (a, b) in zip(cap.attentions[layer], cap.sentences()):  # P: (H, n, n) per sentence
-            X = X_all[a:b]
-            pos = cap.position[a:b]
+        X = cap.get(layer, cap.adapter.attn_input_stage).astype(np.float64)
+        K, V = project(hw.Wk, hw.bk, X), project(hw.Wv, hw.bv, X)  # (H, T, d) for every token at once
+        if rotary is not None:
+            K = rotary.apply(K, pos)
+        ck, cv = np.empty_like(K), np.empty_like(V)
+        for P, (a, b) in zip(cap.attentions[layer], spans):  # P: (H, n, n) per sentence
             P = P.astype(np.float64)
-            V = np.einsum("hcd,nd->hnc", hw.Wv, X) + hw.bv[:, None, :]
-            U = np.einsum("hdc,hnc->hnd", hw.Wo, np.einsum("hij,hjc->hic", P, V))  # head updates (H, n, D)
-            G = log_z_gradient(hw, X, P, pos, rotary)
-            Un = U / (np.linalg.norm(U, axis=2, keepdims=True) + 1e-300)
-            Gn = G / (np.linalg.norm(G, axis=2, keepdims=True) + 1e-300)
-            sums += np.einsum("hnd,gnd->hg", Un, Gn)
-            count += b - a
-        mats[layer] = sums / max(count, 1)
+            ck[:, a:b], cv[:, a:b] = np.matmul(P, K[:, a:b]), np.matmul(P, V[:, a:b])
+        if rotary is not None:
+            ck = rotary.apply(ck, -pos)
+        U = np.matmul(cv, hw.Wo.transpose(0, 2, 1))  # head updates (H, T, D)
+        G = np.matmul(ck, hw.Wq) / np.sqrt(hw.head_dim)  # gradients (H, T, D)
+        U /= np.linalg.norm(U, axis=2, keepdims=True) + 1e-300
+        G /= np.linalg.norm(G, axis=2, keepdims=True) + 1e-300
+        mats[layer] = np.einsum("htd,gtd->hg", U, G, optimize=True) / max(X.shape[0], 1)
     own = np.diagonal(mats, axis1=1, axis2=2).copy()
     null = (mats.sum(2) - own) / max(H - 1, 1)
     return dict(cos_update_gradient=own, cos_null_other_heads=null, matrix=mats)
@@ -374,6 +386,9 @@ def _swap_forward(norm: AbstractNorm, mask):
     return forward
 
 
+SWAP_SENTENCES = 64
+"""Sentences (the first ones) run through the models with swapped normalizations, as one batch."""
+
 SWAPS = ("rmsnorm", "sphere", "rn", "diagonal_rn", "none")
 """Replacement normalizations tried by :func:`swap_normalization` (names of :data:`attnphys.clouds.norms.NORMS`)."""
 
@@ -388,15 +403,24 @@ NOT_CAUSAL_REASON = (
 )
 
 
-def swap_normalization(model, tokenizer, sentences: list[str], adapter, kinds=SWAPS, max_length: int = 64) -> dict:
+def swap_normalization(
+    model, tokenizer, sentences: list[str], adapter, kinds=SWAPS, max_length: int = 64, max_sentences: int = SWAP_SENTENCES
+) -> dict:
     """Per variant: mean cosine similarity of the final token embeddings with the original ones, relative
     L2 change, and the same for mean-pooled sentence embeddings; plus the per-layer relative change
-    (theory: docs/theory/probes.md §3.5). Variants that a causal model cannot take (:data:`NOT_CAUSAL`)
-    are NaN, with the reason in ``not_run``."""
+    (theory: docs/theory/probes.md §3.5), on the first ``max_sentences`` sentences as one batch. Variants
+    that a causal model cannot take (:data:`NOT_CAUSAL`) are NaN, with the reason in ``not_run``."""
     import torch
 
-    with torch.no_grad():
-        return _swap_normalization(torch, model, tokenizer, sentences, adapter, kinds, max_length)
+    side = getattr(tokenizer, "padding_side", None)
+    if side not in (None, "right"):
+        tokenizer.padding_side = "right"
+    try:
+        with torch.no_grad():
+            return _swap_normalization(torch, model, tokenizer, sentences[:max_sentences], adapter, kinds, max_length)
+    finally:
+        if side not in (None, "right"):
+            tokenizer.padding_side = side
 
 
 def _swap_normalization(torch, model, tokenizer, sentences, adapter, kinds, max_length) -> dict:

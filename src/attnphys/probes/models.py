@@ -166,7 +166,7 @@ def _conversion_lock(folder: Path, log: Callable[[str], Any]):
         os.close(fd)  # releases the lock
 
 
-def _convert_smollm2(source: Path, out: Path, progress: bool) -> None:
+def convert_smollm2(source: Path, out: Path, progress: bool) -> None:
     """Dequantize the GGUF file into ``out``: safetensors weights (float32), config and tokenizer,
     then the manifest."""
     import torch
@@ -194,18 +194,22 @@ def _convert_smollm2(source: Path, out: Path, progress: bool) -> None:
     tok.save_pretrained(out)
     import transformers
 
-    files = {p.name: {"size": p.stat().st_size, "sha256": _sha256(p)} for p in sorted(out.iterdir()) if p.is_file()}
+    write_manifest(out, source, model="SmolLM2-135M-Instruct", transformers=transformers.__version__, torch=torch.__version__)
+
+
+def write_manifest(folder: Path, source: Path, **info) -> None:
+    """The manifest of a converted model folder, written last: the size and SHA-256 of every file in it and
+    of the ``source`` file it was made from, with ``info``."""
+    files = {p.name: {"size": p.stat().st_size, "sha256": _sha256(p)} for p in sorted(folder.iterdir()) if p.is_file()}
     manifest = {
         "format": MANIFEST_FORMAT,
-        "model": "SmolLM2-135M-Instruct",
-        "source": SMOLLM2_GGUF,
+        "source": source.name,
         "source_size": source.stat().st_size,
         "source_sha256": _sha256(source),
-        "transformers": transformers.__version__,
-        "torch": torch.__version__,
+        **info,
         "files": files,
     }
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=1))
+    (folder / MANIFEST).write_text(json.dumps(manifest, indent=1))
 
 
 def smollm2_folder(option: str = "--model", progress: bool = False, log: Callable[[str], Any] | None = None) -> Path:
@@ -236,7 +240,7 @@ def smollm2_folder(option: str = "--model", progress: bool = False, log: Callabl
         log(f"smollm2: {why}; converting the GGUF weights once into {folder} (about a minute)")
         t0 = time.perf_counter()
         with staged(folder, replace=True) as tmp:
-            _convert_smollm2(source, tmp, progress)
+            convert_smollm2(source, tmp, progress)
         log(f"smollm2: converted in {time.perf_counter() - t0:.0f} s")
     return folder
 
@@ -393,6 +397,8 @@ __all__ = [
     "smollm2_source",
     "smollm2_folder",
     "cache_problem",
+    "convert_smollm2",
+    "write_manifest",
     "hub_status",
     "model_path",
     "load_model",

@@ -221,8 +221,8 @@ def report(ds: xr.Dataset, s: dict, figures) -> str:
     lines += [
         "## 6. Swapping the normalization without retraining",
         "",
-        "- a measurement, not a claim (no null hypothesis): mean cosine similarity of the final token embeddings "
-        "with the original model: "
+        f"- a measurement, not a claim (no null hypothesis), on {ds.attrs.get('swap_sentences', ds.attrs['n_sentences'])} "
+        "sentences: mean cosine similarity of the final token embeddings with the original model: "
         + ", ".join(f"{k}: {v:.3f}" for k, v in sw.items() if k not in not_run and v is not None and np.isfinite(v))
         + ";",
     ]

@@ -212,6 +212,7 @@ def probe(
             stat_se_folds_no_special=clouds["folds"][1],
             mlp_se_splits=mlp["splits"],
             swap_not_run=swap["not_run"],
+            swap_sentences=min(len(sentences), metrics.SWAP_SENTENCES),
             seed=seed,
             wall_time_s=round(time.perf_counter() - t0, 2),
             **temp_attrs,

@@ -61,9 +61,9 @@ def rotation_null(A: np.ndarray, T: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
     A₀ = A − (tr A / D) I the traceless part (theory: docs/theory/probes.md §4)."""
     D = A.shape[-1]
-    ta, tt = np.trace(A, axis1=-2, axis2=-1), np.trace(T, axis1=-2, axis2=-1)
-    a0 = np.sum(A * A, axis=(-2, -1)) - ta**2 / D
-    t0 = np.sum(T * T, axis=(-2, -1)) - tt**2 / D
+    ta, tt = np.trace(A, axis1=-2, axis2=-1), np.trace(T, axis1=-2, axis2=-1)  # each on its own batch shape
+    a0 = np.einsum("...ij,...ij->...", A, A) - ta**2 / D
+    t0 = np.einsum("...ij,...ij->...", T, T) - tt**2 / D
     return ta * tt / D, np.sqrt(np.maximum(2 * a0 * t0 / ((D - 1) * (D + 2)), 0.0))
 
 

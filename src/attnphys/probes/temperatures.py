@@ -21,11 +21,15 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import equinox as eqx
+import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
+from attnphys.clouds.attention import SoftmaxAttention
+from attnphys.clouds.flow import solve_many
 from attnphys.probes.capture import Capture
-from attnphys.probes.metrics import head_scores
+from attnphys.probes.metrics import project, scores_of
 
 FLOW_TOKENS = 16
 """Tokens per particle cloud: the first ones of each sentence that has at least as many."""
@@ -65,14 +69,16 @@ def head_temperatures(cap: Capture, heads: list, rotary=None) -> dict[str, np.nd
     for layer in range(L):
         hw = heads[layer]
         X_all = cap.get(layer, cap.adapter.attn_input_stage).astype(np.float64)
+        Q_all, K_all = project(hw.Wq, hw.bq, X_all), project(hw.Wk, hw.bk, X_all)
+        if rotary is not None:
+            Q_all, K_all = rotary.apply(Q_all, cap.position), rotary.apply(K_all, cap.position)
+        U_all = X_all / np.linalg.norm(X_all, axis=1, keepdims=True)
         for a, b in cap.sentences():
             n = b - a
             if n < 2:
                 continue
-            X = X_all[a:b]
-            S = head_scores(hw, X, cap.position[a:b], rotary, causal)
-            U = X / np.linalg.norm(X, axis=1, keepdims=True)
-            C = U @ U.T
+            S = scores_of(Q_all[:, a:b], K_all[:, a:b], hw.head_dim, causal)
+            C = U_all[a:b] @ U_all[a:b].T
             keep = np.tril(np.ones((n, n), bool)) if causal else np.ones((n, n), bool)
             m = keep.sum(1, keepdims=True)
             rows = m[:, 0] > 1
@@ -124,26 +130,20 @@ def cloud_observables(X: np.ndarray, delta: float = CLUSTER_DELTA) -> tuple[np.n
     return mean_cos, clusters
 
 
+@eqx.filter_jit
+def _flow_ends(betas, X0s, ts, causal: bool):
+    def one(beta):
+        ys, _, ok = solve_many(SoftmaxAttention(beta=beta, causal=causal), X0s, ts, rtol=FLOW_RTOL, atol=FLOW_ATOL)
+        return ys[:, -1], ok
+
+    return eqx.filter_vmap(one)(betas)
+
+
 def _flows(betas, X0s, t1: float, causal: bool):
     """End states (B, S, n, D) of the particle flow at every β of ``betas`` (B,) from the clouds X0s
-    (S, n, D) after the time t1."""
-    import equinox as eqx
-    import jax.numpy as jnp
-
-    from attnphys.clouds.attention import SoftmaxAttention
-    from attnphys.clouds.flow import solve_many
-
-    ts = jnp.asarray([0.0, float(t1)])
-
-    @eqx.filter_jit
-    def run(b, X):
-        def one(beta):
-            ys, _, ok = solve_many(SoftmaxAttention(beta=beta, causal=causal), X, ts, rtol=FLOW_RTOL, atol=FLOW_ATOL)
-            return ys[:, -1], ok
-
-        return eqx.filter_vmap(one)(b)
-
-    ys, ok = run(jnp.asarray(betas, dtype=jnp.asarray(X0s).dtype), jnp.asarray(X0s))
+    (S, n, D) after the time t1 (NaN where the solver failed); compiled once per shape."""
+    X0s = jnp.asarray(X0s)
+    ys, ok = _flow_ends(jnp.asarray(betas, X0s.dtype), X0s, jnp.asarray([0.0, float(t1)], X0s.dtype), bool(causal))
     ys = np.array(ys)
     ys[~np.asarray(ok)] = np.nan
     return ys
