@@ -153,7 +153,7 @@ def test_temperature_of_the_particle_form_is_its_beta():
     """A head whose scores are β·cos(x_i, x_j) (unit tokens, W_qᵀW_k = β√d I) has β and alignment 1."""
     from attnphys.probes.adapters import HeadWeights
     from attnphys.probes.capture import Capture
-    from attnphys.probes.temperatures import head_temperatures
+    from attnphys.probes.particle import head_temperatures
 
     rng = np.random.default_rng(0)
     Dm, beta = 6, 3.7

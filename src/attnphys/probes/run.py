@@ -16,7 +16,7 @@ from attnphys.metadata import base_attrs
 from attnphys.probes import metrics
 from attnphys.probes.capture import Capture, builtin_corpus, capture
 from attnphys.probes.claims import CLAIMS, evaluate_claims
-from attnphys.probes.temperatures import temperature_variables
+from attnphys.probes.particle import temperature_variables
 
 LONG_NAMES = {
     "stat": "token-cloud statistic at a stage of a layer",
@@ -49,7 +49,7 @@ LONG_NAMES = {
     "claim_training": "1 for a claim that a randomly initialised model of the family does not satisfy",
 }
 """CF ``long_name`` of every variable of a probe dataset (the temperature section's are in
-:data:`attnphys.probes.temperatures.TEMPERATURE_LONG_NAMES`)."""
+:data:`attnphys.probes.particle.TEMPERATURE_LONG_NAMES`)."""
 
 STEPS = ("capture", "cloud statistics", "W_qᵀW_k vs Σ⁻¹", "MLP linearity", "updates vs ∇ log Z",
          "swapped norms", "temperatures", "claims")  # fmt: skip
