@@ -45,13 +45,17 @@ def main() -> None:
     if not args.skip_conversion:
         with tempfile.TemporaryDirectory() as cache:
             wall, inner = timed_load({**env, "ATTNPHYS_MODEL_CACHE": cache})
-            print(f"first load, converting the GGUF weights into an empty cache: {wall:.1f} s in all "
-                  f"({inner:.1f} s after the imports); load average {load_avg()}")
+            print(
+                f"first load, converting the GGUF weights into an empty cache: {wall:.1f} s in all "
+                f"({inner:.1f} s after the imports); load average {load_avg()}"
+            )
     timed_load(env)  # make sure the user's cache holds the converted model
     for i in range(3):
         wall, inner = timed_load(env)
-        print(f"later load {i + 1}: {wall:.1f} s in a fresh process ({inner:.1f} s after the interpreter started); "
-              f"load average {load_avg()}  [{'PASS' if wall <= 10 else 'SLOWER THAN'} the 10 s target]")
+        print(
+            f"later load {i + 1}: {wall:.1f} s in a fresh process ({inner:.1f} s after the interpreter started); "
+            f"load average {load_avg()}  [{'PASS' if wall <= 10 else 'SLOWER THAN'} the 10 s target]"
+        )
 
     os.environ["HF_HUB_OFFLINE"] = "1"
     from attnphys.runtime import configure
@@ -64,9 +68,11 @@ def main() -> None:
     ds = probe("smollm2", max_sentences=args.sentences, log=lambda m: stamps.append((m, time.perf_counter() - t0)))
     write_outputs(ds, args.out or tempfile.mkdtemp())
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    print(f"full probe of smollm2 on {ds.attrs['n_sentences']} sentences ({ds.attrs['n_tokens']} tokens, "
-          f"{ds.sizes['layer']} layers), outputs written: {wall:.1f} s, {cpu:.1f} s CPU; load average {load_avg()}  "
-          f"[{'PASS' if wall <= 300 else 'SLOWER THAN'} the 5 min target]")
+    print(
+        f"full probe of smollm2 on {ds.attrs['n_sentences']} sentences ({ds.attrs['n_tokens']} tokens, "
+        f"{ds.sizes['layer']} layers), outputs written: {wall:.1f} s, {cpu:.1f} s CPU; load average {load_avg()}  "
+        f"[{'PASS' if wall <= 300 else 'SLOWER THAN'} the 5 min target]"
+    )
     for m, t in stamps:
         print(f"  {t:7.1f} s  {m}")
 

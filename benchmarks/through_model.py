@@ -26,14 +26,18 @@ for init in ("gaussian", "tokens"):
     stamps: list[str] = []
     ds = through_model(args.model, init=init, tokens=args.tokens, log=stamps.append)
     total, cpu = time.perf_counter() - t0, time.process_time() - c0
-    print(f"through-model {args.model}, init={init}, {args.tokens} tokens: {total:.1f} s in all, {cpu:.1f} s CPU "
-          f"(model loading and weights {ds.attrs['load_time_s']:.1f} s); "
-          f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(
+        f"through-model {args.model}, init={init}, {args.tokens} tokens: {total:.1f} s in all, {cpu:.1f} s CPU "
+        f"(model loading and weights {ds.attrs['load_time_s']:.1f} s); "
+        f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
     for m in stamps:
         print(f"  {m}")
     st = ds.stat.sel(statistic="cov_trace")
     for op in ds.operator.values:
-        print(f"  cov trace {op}: {float(st.sel(operator=op).isel(layer=0, stage=0)):.4g} -> "
-              f"{float(st.sel(operator=op).isel(layer=-1, stage=-1)):.4g}")
+        print(
+            f"  cov trace {op}: {float(st.sel(operator=op).isel(layer=0, stage=0)):.4g} -> "
+            f"{float(st.sel(operator=op).isel(layer=-1, stage=-1)):.4g}"
+        )
     if args.model == "minilm":
         print(f"  {'PASS' if total <= 60 else 'SLOWER THAN'} the 60 s target")

@@ -7,7 +7,6 @@ import torch
 
 from attnphys.probes import CLAIMS, builtin_corpus, capture, probe
 from attnphys.probes.significance import head_permutation_test, holm, log_cov_trace_ratio, rotation_null
-
 from tests.probes.test_probes import CharTokenizer
 
 transformers = pytest.importorskip("transformers")

@@ -51,7 +51,6 @@ from attnphys.clouds.ops import (
     untied_layers,
 )
 from attnphys.clouds.run import INITS, initial_cloud, run_cloud
-from attnphys.clouds.through_model import through_model
 from attnphys.clouds.stats import (
     STATISTICS,
     cloud_statistics,
@@ -61,6 +60,7 @@ from attnphys.clouds.stats import (
     knn_entropy,
     mardia,
 )
+from attnphys.clouds.through_model import through_model
 
 __all__ = [
     "ATTENTIONS",

@@ -127,7 +127,12 @@ def random_operators(ops: list[LayerOperators], seed: int = 0) -> list[LayerOper
         key, *ks = jax.random.split(key, 8)
         a = op.attention
         attn = _attention(
-            a, beta=a.beta, Q=_matched(ks[0], a.Q), K=_matched(ks[1], a.K), V=_matched(ks[2], a.V), O=_matched(ks[3], a.O)
+            a,
+            beta=a.beta,
+            Q=_matched(ks[0], a.Q),
+            K=_matched(ks[1], a.K),
+            V=_matched(ks[2], a.V),
+            O=_matched(ks[3], a.O),
         )
         m = op.mlp
         if isinstance(m, GatedMLP):
@@ -311,8 +316,12 @@ def through_model(
         wall_time_s=round(time.perf_counter() - t0, 2),
         operators="model: the model's weights; random: Gaussian weights with the model's Frobenius norms; "
         "theory: identity weights, beta = 1/sqrt(D), norm without affine, no MLP"
-        + ("; a decoder's cloud is a sequence in the sampled order: causal mask, rotary positions 0..N-1 in the "
-           "model and random sets" if ad.causal else ""),
+        + (
+            "; a decoder's cloud is a sequence in the sampled order: causal mask, rotary positions 0..N-1 in the "
+            "model and random sets"
+            if ad.causal
+            else ""
+        ),
     )
     return ds
 

@@ -97,12 +97,13 @@ def temperatures_figure(ds: xr.Dataset, fig: Figure | None = None) -> Figure:
     norm = LogNorm(vmin=float(finite.min()), vmax=float(finite.max())) if finite.size else None
     im = axes[0].imshow(beta, aspect="auto", cmap="magma", norm=norm, origin="lower")
     yy, xx = np.nonzero(ds.beta_one_cluster.values > 0)
-    axes[0].plot(xx, yy, "o", ms=3, color="cyan", label="flow: one cluster")
+    axes[0].plot(xx, yy, "o", ms=3, color="cyan")
     axes[0].set_xlabel("head")
     axes[0].set_ylabel("layer")
-    axes[0].set_title(f"effective β (flow horizon t = {ds.attrs.get('flow_horizon', '?')})", fontsize=9)
-    if yy.size:
-        axes[0].legend(fontsize=7, loc="upper right")
+    axes[0].set_title(
+        f"effective β; dots: the particle flow at β ends in one cluster by t = {ds.attrs.get('flow_horizon', '?'):g}",
+        fontsize=8,
+    )
     fig.colorbar(im, ax=axes[0])
     im = axes[1].imshow(ds.beta_alignment.values, aspect="auto", cmap="RdBu_r", vmin=-1, vmax=1, origin="lower")
     axes[1].set_xlabel("head")
@@ -118,7 +119,7 @@ def temperatures_figure(ds: xr.Dataset, fig: Figure | None = None) -> Figure:
     ax2.semilogy(x, ds.beta_layer.values, ":", color="gray", label="β of the layer (median over heads)")
     ax2.set_ylabel("β", color="gray")
     axes[2].legend(fontsize=7, loc="lower right")
-    axes[2].set_title("clustering of the token clouds", fontsize=9)
+    axes[2].set_title("clustering of the token clouds (dotted: the layer's β)", fontsize=9)
     fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     return fig

@@ -90,11 +90,13 @@ CLAIMS: dict[str, Claim] = {
 
 def _fold_delta(clouds: dict, layer: int, after: str, before: str, stat: str = "knn_entropy") -> np.ndarray:
     st, fv = clouds["stages"], clouds["folds_values"]
-    k = list(STATISTICS).index(stat)
+    k = [str(x) for x in STATISTICS].index(stat)
     return fv[:, layer, st.index(after), 0, k] - fv[:, layer, st.index(before), 0, k]
 
 
-def evaluate_claims(cap: Capture, clouds: dict, qk: dict, mlp: dict, grad: dict, seed: int = 0) -> dict[str, np.ndarray]:
+def evaluate_claims(
+    cap: Capture, clouds: dict, qk: dict, mlp: dict, grad: dict, seed: int = 0
+) -> dict[str, np.ndarray]:
     """Statistic, z (or t), p-value, Holm-adjusted p-value and verdict of every claim of :data:`CLAIMS`
     in every layer, from the capture and the experiments' outputs.
 
@@ -126,7 +128,13 @@ def evaluate_claims(cap: Capture, clouds: dict, qk: dict, mlp: dict, grad: dict,
         t, p = t_test(d, 0.0, greater=False)
         put("norm_contracts_knn", layer, float(np.nanmean(d)) if np.isfinite(d).any() else np.nan, -t, p)
         z = (qk["similarity"][layer, -1] - qk["null_rotation_mean"][layer, -1]) / qk["null_rotation_std"][layer, -1]
-        put("qk_inverse_covariance", layer, float(np.max(z)), float(np.max(z)), float(min(1.0, lams * normal_sf(np.max(z)))))
+        put(
+            "qk_inverse_covariance",
+            layer,
+            float(np.max(z)),
+            float(np.max(z)),
+            float(min(1.0, lams * normal_sf(np.max(z)))),
+        )
         r2 = mlp["r2_splits"][layer]
         t, p = t_test(r2, MLP_AFFINE_R2, greater=True)
         put("mlp_affine", layer, float(mlp["r2_affine"][layer]) - MLP_AFFINE_R2, t, p)

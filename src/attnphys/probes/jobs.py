@@ -49,7 +49,12 @@ class ProbeJob(AbstractJob):
 
         lines = read_text(self.text) if self.text is not None else None
         ds = probe(
-            self.model, lines, max_sentences=self.sentences, max_tokens=self.max_tokens, seed=self.seed, progress=progress
+            self.model,
+            lines,
+            max_sentences=self.sentences,
+            max_tokens=self.max_tokens,
+            seed=self.seed,
+            progress=progress,
         )
         ds.attrs.update(self.provenance())
         written: list[Path] = []

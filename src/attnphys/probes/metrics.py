@@ -118,7 +118,10 @@ def cloud_stages(cap: Capture, max_tokens: int = 1024, seed: int = 0) -> dict:
 
     # layers are independent: two at a time keep both cores busy through the statistics' serial parts
     # (each writes its own slice of the arrays; the values do not depend on the schedule)
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=max(1, min(2, os.cpu_count() or 1))) as pool:
+    with (
+        threadpool_limits(limits=1, user_api="blas"),
+        ThreadPoolExecutor(max_workers=max(1, min(2, os.cpu_count() or 1))) as pool,
+    ):
         list(pool.map(one_layer, range(L)))
     return dict(
         values=val,
@@ -412,7 +415,13 @@ NOT_CAUSAL_REASON = (
 
 
 def swap_normalization(
-    model, tokenizer, sentences: list[str], adapter, kinds=SWAPS, max_length: int = 64, max_sentences: int = SWAP_SENTENCES
+    model,
+    tokenizer,
+    sentences: list[str],
+    adapter,
+    kinds=SWAPS,
+    max_length: int = 64,
+    max_sentences: int = SWAP_SENTENCES,
 ) -> dict:
     """Per variant: mean cosine similarity of the final token embeddings with the original ones, relative
     L2 change, and the same for mean-pooled sentence embeddings; plus the per-layer relative change

