@@ -21,15 +21,11 @@ import jax
 import numpy as np
 
 import attnphys
-from attnphys.dmft.attractors import AttractorTask
-from attnphys.dmft.config import preset
-from attnphys.sweeps import Axis, Grid, Sweep, run_sweep
+from attnphys.dmft import attractors, basins, preset
 
 
 def census_once(K: int, seed: int, steps: int, transient: int):
-    task = AttractorTask(config=preset("paper"), n_ics=K, steps=steps, transient=transient, seed=seed)
-    grid = Grid(axes=(Axis(name="beta_o", values=(1.27,)),), chunk=1)
-    return run_sweep(Sweep(grid=grid, task=task), None, progress=False).isel(beta_o=0)
+    return attractors(preset("paper", beta_o=1.27), ics=K, steps=steps, transient=transient, seed=seed)
 
 
 def main() -> None:
@@ -60,11 +56,9 @@ def main() -> None:
     B, run = args.basins_values, args.basins_run or args.basins_values
     values = np.linspace(1.24, 1.30, B)[:run]
     steps = args.basins_steps
-    task = AttractorTask(config=preset("paper"), n_ics=args.basins_ics, steps=steps, transient=steps // 2)
-    sweep = Sweep(grid=Grid(axes=(Axis(name="beta_o", values=tuple(float(v) for v in values)),), chunk=args.chunk),
-                  task=task)
     t0 = time.perf_counter()
-    res = run_sweep(sweep, None, progress=True)
+    res = basins(preset("paper"), {"beta_o": values}, ics=args.basins_ics, steps=steps, transient=steps // 2,
+                 chunk=args.chunk, progress=True)
     dt = time.perf_counter() - t0
     total = dt * B / run
     note = "" if run == B else f" (ran {run} of {B} values; extrapolated linearly)"

@@ -21,26 +21,37 @@ def main() -> None:
     args = ap.parse_args()
     configure(x64=True, host_devices=1)
 
-    from attnphys.dmft import preset
-    from attnphys.dmft.finite import finite_trajectories
+    import jax
+
+    from attnphys.dmft import DMFTModel, finite_trajectories, preset
+    from attnphys.dmft.finite import random_network, simulate_paths
 
     cfg = preset("paper", beta_o=1.0)
     n = max(1, round(args.n / cfg.n_se)) * cfg.n_se
-    from attnphys.dmft.finite import random_network, repeated_network
 
-    paper_net = repeated_network(cfg, n)
-    random_net = random_network(cfg.M, cfg.P, n, seed=0)
-    runs = [("class binomial, paper weights", paper_net, False, args.steps),
-            ("class binomial, random weights", random_net, False, args.steps)]
-    if args.per_bit_steps:
-        runs.append(("per-bit Bernoulli, paper weights", paper_net, True, args.per_bit_steps))
-    for name, net, per_bit, steps in runs:
-        finite_trajectories(cfg, n, paths=1, steps=steps, per_bit=per_bit, network=net)  # compile
-        t0 = time.perf_counter()
-        ds = finite_trajectories(cfg, n, paths=1, steps=steps, per_bit=per_bit, seed=1, network=net)
-        wall = time.perf_counter() - t0
+    def report(name, wall, steps, classes):
         print(f"{name:>32}: N = {n} semantic bits x {steps} steps, one path: {wall:.2f} s ({steps / wall:.0f} steps/s, "
-              f"{ds.attrs['classes']} classes; {args.steps} steps would take {wall * args.steps / steps:.1f} s)", flush=True)
+              f"{classes} classes; {args.steps} steps would take {wall * args.steps / steps:.1f} s)", flush=True)
+
+    # the paper's weights (each of the n_se columns repeated N/n_se times): the library's function
+    runs = [("class binomial, paper weights", False, args.steps)]
+    if args.per_bit_steps:
+        runs.append(("per-bit Bernoulli, paper weights", True, args.per_bit_steps))
+    for name, per_bit, steps in runs:
+        finite_trajectories(cfg, n, paths=1, steps=steps, per_bit=per_bit)  # compile
+        t0 = time.perf_counter()
+        ds = finite_trajectories(cfg, n, paths=1, steps=steps, per_bit=per_bit, seed=1)
+        report(name, time.perf_counter() - t0, steps, ds.attrs["classes"])
+    # N independent random columns (up to 2^(4M+P) distinct classes): the network engine itself
+    net = random_network(cfg.M, cfg.P, n, seed=0)
+    model = DMFTModel.of(cfg)
+    sc = jax.tree_util.tree_map(lambda a: a[0], model.scalars(n=1))
+    for seed in (0, 1):  # compile, then time
+        t0 = time.perf_counter()
+        keys = jax.random.fold_in(jax.random.PRNGKey(1), seed)[None]
+        out = simulate_paths(net, sc, keys, steps=args.steps, transient=0, L=cfg.L, convention=model.convention)
+        jax.block_until_ready(out)
+    report("class binomial, random weights", time.perf_counter() - t0, args.steps, net.W.shape[2])
 
 
 if __name__ == "__main__":

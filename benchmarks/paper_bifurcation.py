@@ -48,10 +48,8 @@ def main() -> None:
     import jax
     import numpy as np
 
-    from attnphys.dmft import preset
-    from attnphys.dmft.tasks import OrbitTask, orbit_spec
+    from attnphys.dmft import bifurcation, preset
     from attnphys.dynamics.classify import REGIMES
-    from attnphys.sweeps import Axis, Grid, Sweep, run_sweep
 
     cfg = preset("paper")
     betas = np.linspace(0.0, 3.0, args.num)
@@ -59,13 +57,10 @@ def main() -> None:
           f"{args.steps} steps, {args.transient} transient, from the checkpoint")
     results = {}
     for k in (3,) if args.skip_full else (3, 12):
-        spec = orbit_spec(cfg, steps=args.steps, transient=args.transient, k=k)
-        task = OrbitTask(config=cfg, start="checkpoint", steps=args.steps, transient=args.transient, lyapunov=k,
-                         n_orbit=spec.n_orbit, keep_orbit=True, adaptive=args.adaptive,
-                         reortho_every=args.reortho_every)
-        grid = Grid(axes=(Axis(name="beta_o", values=tuple(betas)),), chunk=args.chunk)
         t0 = time.perf_counter()
-        ds = run_sweep(Sweep(grid=grid, task=task), progress=True)
+        ds = bifurcation(cfg, {"beta_o": betas}, start="checkpoint", steps=args.steps, transient=args.transient,
+                         exponents=k, adaptive=args.adaptive, reortho_every=args.reortho_every, chunk=args.chunk,
+                         progress=True)
         wall = time.perf_counter() - t0
         results[k] = wall
         counts = {REGIMES[c]: int(n) for c, n in zip(*np.unique(ds.regime.values, return_counts=True))}

@@ -49,10 +49,8 @@ def main() -> None:
 
     import numpy as np
 
-    from attnphys.dmft import preset
-    from attnphys.dmft.tasks import OrbitTask
+    from attnphys.dmft import phase_diagram, preset
     from attnphys.dynamics.classify import REGIMES
-    from attnphys.sweeps import Axis, Grid, Sweep, run_sweep
 
     tmp = None
     out = args.out
@@ -61,25 +59,25 @@ def main() -> None:
         out = Path(tmp) / "phase.zarr"
     elif out.exists():
         shutil.rmtree(out)  # a benchmark measures a full run, not a resume
-    task = OrbitTask(config=preset("paper"), start="checkpoint", steps=args.steps, transient=args.transient,
-                     lyapunov=2, adaptive=args.adaptive, reortho_every=args.reortho_every)
-    grid = Grid(axes=(Axis.linspace("beta_o", 0, 3, args.num), Axis.linspace("beta_att", 0, 3, args.num)),
-                chunk=args.chunk)
+    grid = {"beta_o": np.linspace(0, 3, args.num), "beta_att": np.linspace(0, 3, args.num)}
+    size = args.num**2
     t0 = time.perf_counter()
-    ds = run_sweep(Sweep(grid=grid, task=task), out, args.executor)
+    ds = phase_diagram(preset("paper"), grid, start="checkpoint", steps=args.steps, transient=args.transient,
+                       exponents=2, adaptive=args.adaptive, reortho_every=args.reortho_every, store=out,
+                       chunk=args.chunk, executor=args.executor, progress=True)
     wall = time.perf_counter() - t0
     codes, counts = np.unique(ds.regime.values, return_counts=True)
-    print(f"{grid.size} points ({args.num}×{args.num}), {args.steps} steps ({args.transient} transient), top 2 "
+    print(f"{size} points ({args.num}×{args.num}), {args.steps} steps ({args.transient} transient), top 2 "
           f"exponents, executor {args.executor}: wall time {wall:.1f} s ({wall / 60:.2f} min), "
-          f"{grid.size / wall:.1f} points/s, {grid.size * args.steps / wall:.3e} point-steps/s")
+          f"{size / wall:.1f} points/s, {size * args.steps / wall:.3e} point-steps/s")
     print("regimes: " + ", ".join(f"{REGIMES[c]}: {n}" for c, n in zip(codes, counts)))
     import resource
 
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # kB on Linux
     print(f"peak resident memory {peak:.2f} GiB; load average {os.getloadavg()[0]:.2f}")
     if args.adaptive:
-        print(f"stopped early {int(ds.stopped_early.sum())}/{grid.size}, steps run "
-              f"{ds.stop_step.values.sum() / (grid.size * args.steps):.1%}")
+        print(f"stopped early {int(ds.stopped_early.sum())}/{size}, steps run "
+              f"{ds.stop_step.values.sum() / (size * args.steps):.1%}")
     if args.plot:
         from attnphys.plots.phase import plot_phase_diagram
 

@@ -97,7 +97,7 @@ def main() -> None:
         def one(s, x):
             carry = (x.mv, x.mk, x.m0[2], x.pe, x.n)
             out = jax.lax.fori_loop(
-                0, n, lambda i, c: entrywise_step(cp, s.gamma, s.beta_o, s.eps, *c), carry, unroll=8
+                0, n, lambda i, c: entrywise_step(cp, s.gamma, s.gain_o, s.eps, *c), carry, unroll=8
             )
             return out[0][0]  # m^v of the newest token (M,)
 
@@ -108,7 +108,7 @@ def main() -> None:
             carry = (x.mv, x.mk, x.m0[2], x.pe, x.n)
             out = jax.lax.while_loop(
                 lambda c: c[0] < n,
-                lambda c: (c[0] + 1, entrywise_step(cp, s.gamma, s.beta_o, s.eps, *c[1])),
+                lambda c: (c[0] + 1, entrywise_step(cp, s.gamma, s.gain_o, s.eps, *c[1])),
                 (0, carry),
             )
             return out[1][0][0]

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
 
 # the modules a command-line run imports before any job executes
-JOB_MODULES = ("attnphys.dmft.jobs", "attnphys.clouds.jobs", "attnphys.probes.jobs", "attnphys.expfam.jobs",
+JOB_MODULES = ("attnphys.dmft._commands.trajectory", "attnphys.dmft._commands.diagrams", "attnphys.clouds.jobs", "attnphys.probes.jobs", "attnphys.expfam.jobs",
                "attnphys.reproduce", "attnphys.demo", "attnphys.cli")
 
 # makes ``import torch`` and ``import transformers`` fail as if the probes extra were not installed

@@ -30,6 +30,9 @@ def _path(module: str) -> Path:
 
 
 def _has_all(path: Path) -> bool:
+    stub = path.with_suffix(".pyi")  # a lazily loaded package lists its public names in its stub
+    if stub.is_file():
+        path = stub
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
         if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):

@@ -6,7 +6,6 @@ import time
 from pathlib import Path
 from typing import ClassVar
 
-import numpy as np
 from pydantic import Field
 
 from attnphys.jobs import AbstractJob, Report, register_job
@@ -29,7 +28,9 @@ class DemoJob(AbstractJob):
         return Report(f"attnphys demo → {self.out}", rows, [self.out])
 
     def _fill(self, out: Path, rows: dict, progress: bool) -> None:
-        from attnphys.dmft import analyse, orbit_spec, preset, trajectories
+        import numpy as np
+
+        from attnphys.dmft import bifurcation, preset, trajectories
         from attnphys.io import write_dataset
         from attnphys.plots.bifurcation import plot_bifurcation
         from attnphys.plots.trajectory import plot_trajectory
@@ -47,11 +48,13 @@ class DemoJob(AbstractJob):
         )
         num, steps, transient = (101, 6_000, 4_000) if self.quick else (401, 30_000, 20_000)
         t0 = time.perf_counter()
-        bif = analyse(
+        bif = bifurcation(
             cfg,
             {"beta_o": np.linspace(0.0, 3.0, num)},
-            orbit_spec(cfg, steps=steps, transient=transient, k=3),
             start="checkpoint",
+            steps=steps,
+            transient=transient,
+            exponents=3,
             progress=progress,
         )
         write_dataset(bif, out / "bifurcation.zarr")

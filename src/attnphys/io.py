@@ -31,20 +31,8 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from attnphys._contract import COMMAND, COMPLETE, CONTENTS, MARKER
 from attnphys.errors import IncompleteResultError, OutputError
-
-COMPLETE = "attnphys_complete"
-"""Dataset attribute set (to 1) on every completely written result."""
-
-COMMAND = "attnphys_command"
-"""Dataset attribute (and marker-file key) naming the command that wrote a result."""
-
-MARKER = ".attnphys-output.json"
-"""Marker file inside an output folder (probe reports, reproductions): its command and completion."""
-
-CONTENTS = "contents"
-"""Marker-file key listing the entries the result wrote into its folder (``--overwrite`` replaces a folder
-only while it holds nothing else)."""
 
 _ACTIVE_PARTIALS: set[Path] = set()
 """Hidden partial outputs of this process, removed by :func:`cleanup_partials` on an interrupt."""
@@ -556,3 +544,46 @@ def write_marker(folder: Path, command: str, **extra) -> None:
             {COMMAND: command, COMPLETE: 1, "attnphys_version": __version__, CONTENTS: contents, **extra}, indent=1
         )
     )
+
+
+def stamp_result(path: str | Path, attrs: dict, folder: bool = False) -> None:
+    """Give the result at ``path`` (a Zarr store, a NetCDF file, or an output folder) every attribute of
+    ``attrs`` and of :func:`attnphys.metadata.base_attrs` that it lacks, keeping those it has: the result
+    contract of a command (theory: docs/theory/sweeps.md §5). A NetCDF file is rewritten atomically; a
+    store's attributes are updated in place and its metadata consolidated again."""
+    from attnphys.metadata import base_attrs
+
+    path = Path(path)
+    wanted = {**base_attrs(), **attrs, COMPLETE: 1}
+    wanted.pop("created", None)
+    if folder:
+        if not path.is_dir():
+            return
+        marker = path / MARKER
+        info = json.loads(marker.read_text()) if marker.is_file() else {}
+        missing = {k: v for k, v in wanted.items() if k not in info}
+        if missing or COMPLETE not in info:
+            contents = sorted(n for n in os.listdir(path) if n != MARKER)
+            info = {COMPLETE: 1, CONTENTS: contents, **missing, **info}
+            marker.write_text(json.dumps(info, indent=1))
+        return
+    if path.suffix == ".nc" and path.is_file():
+        with xr.open_dataset(path) as ds:
+            missing = {k: v for k, v in wanted.items() if k not in ds.attrs}
+            if not missing:
+                return
+            ds = ds.load()
+        ds.attrs.update(missing)
+        with staged(path, replace=True) as tmp:
+            write_dataset(ds, tmp, netcdf=True)
+        return
+    if path.is_dir():
+        import zarr
+
+        g = zarr.open_group(str(path), mode="r+")
+        missing = {k: v for k, v in wanted.items() if k not in g.attrs}
+        if missing:
+            g.attrs.update(missing)
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=".*Consolidated metadata.*")
+                zarr.consolidate_metadata(str(path))

@@ -20,27 +20,23 @@ import abc
 import json
 import math
 import tomllib
-import types
 import typing
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, TypeVar
 
-import xarray as xr
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
+from attnphys._contract import COMMAND, GIVEN, JOB
+from attnphys._messages import format_validation, members, option_name
 from attnphys.errors import InputError
-from attnphys.io import (
-    COMMAND,
-    OutputLock,
-    check_figure_path,
-    check_output,
-    check_plain_file,
-    staged,
-    write_dataset,
-    write_marker,
-)
+
+if typing.TYPE_CHECKING:
+    import xarray as xr
+
+# The job layer is imported by the command line to list and parse commands: it stays light (no JAX, xarray
+# or Zarr at import); the modules that compute and write are imported when a job runs.
 
 RESULT_SUFFIXES = ("", ".zarr", ".nc")
 """Name endings of a dataset result: a Zarr store (``.zarr``, or a plain folder name) or a NetCDF file."""
@@ -58,35 +54,41 @@ def register_job(cls: J) -> J:
     return cls
 
 
+ENTRY_POINT_GROUP = "attnphys.commands"
+"""Entry-point group of the commands: name = the command (``"dmft trajectory"``), value = its job class
+(``"module:Class"``). A package adds commands by declaring entry points; nothing here names them."""
+
+
+def command_names() -> list[str]:
+    """Every command: the registered jobs and the entry points (nothing is imported)."""
+    from importlib.metadata import entry_points
+
+    return sorted(set(JOBS) | {ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)})
+
+
 def job_class(command: str) -> type[AbstractJob]:
-    """The job registered for ``command``, importing the pillars' job modules on first use."""
-    load_jobs()
+    """The job of ``command``: registered in this process, or loaded from its entry point (importing only
+    its module, which registers it).
+
+    Raises:
+        InputError: no such command.
+    """
     if command not in JOBS:
-        raise InputError(f"unknown command {command!r}; known: {', '.join(sorted(JOBS))}")
+        from importlib.metadata import entry_points
+
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            if ep.name == command:
+                JOBS.setdefault(command, ep.load())
+                break
+    if command not in JOBS:
+        raise InputError(f"unknown command {command!r}; known: {', '.join(command_names())}")
     return JOBS[command]
 
 
-_JOB_MODULES = (
-    "attnphys.dmft.jobs",
-    "attnphys.dmft.attractor_jobs",
-    "attnphys.clouds.jobs",
-    "attnphys.probes.jobs",
-    "attnphys.expfam.jobs",
-    "attnphys.reproduce",
-    "attnphys.demo",
-)
-
-
 def load_jobs() -> dict[str, type[AbstractJob]]:
-    """Import every module that registers jobs (cheap: none imports torch at import time)."""
-    import importlib
-
-    for name in _JOB_MODULES:
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as e:
-            if e.name != name:
-                raise
+    """Every command's job class (each module imported once; none imports JAX or torch at import time)."""
+    for name in command_names():
+        job_class(name)
     return JOBS
 
 
@@ -284,7 +286,7 @@ class AbstractJob(BaseModel, abc.ABC):
         for _opt, path, kind in self.outputs():
             if kind == "sweep" and path.exists():
                 info = result_info(path)
-                if info is not None and info.get(COMMAND) == self.command and "attnphys_given" not in info:
+                if info is not None and info.get(COMMAND) == self.command and GIVEN not in info:
                     return True
         return False
 
@@ -320,6 +322,8 @@ class AbstractJob(BaseModel, abc.ABC):
         self.inputs_check()
 
     def _check_outputs(self, kinds: tuple[str, ...] | None = None) -> None:
+        from attnphys.io import check_figure_path, check_output, check_plain_file
+
         for opt, path, kind in self.outputs():
             if kinds is not None and kind not in kinds:
                 continue
@@ -338,7 +342,9 @@ class AbstractJob(BaseModel, abc.ABC):
 
     def run(self, progress: bool = True) -> Report:
         """Preflight, lock the outputs, check them again under the locks (another run may have written
-        them meanwhile), execute."""
+        them meanwhile), execute, and seal the outputs with the result contract (:meth:`seal`)."""
+        from attnphys.io import OutputLock
+
         self.preflight()
         with ExitStack() as stack:
             locked = ("result", "folder", "sweep")
@@ -346,19 +352,53 @@ class AbstractJob(BaseModel, abc.ABC):
                 if kind in locked:
                     stack.enter_context(OutputLock(path, opt))
             self._check_outputs(locked)
-            return self.execute(progress)
+            report = self.execute(progress)
+            self.seal()
+            return report
+
+    def option_error(self, e: InputError) -> InputError:
+        """An error of the library, worded for the command line: its field and every argument named in
+        backticks (```start_value```) become this job's options (``--start-value``)."""
+        import re
+
+        fields = type(self).model_fields
+
+        def opt(name: str) -> str:
+            return option_name(name) if name in fields else name
+
+        detail = re.sub(r"`(\w+)`", lambda m: opt(m.group(1)), e.detail)
+        return InputError(detail, opt(e.field) if e.field else None)
+
+    def seal(self) -> None:
+        """The result contract, for every command: each result, sweep store and output folder this job
+        wrote carries the package version, the command and the job's options (so that ``--overwrite``
+        recognises it and :func:`rerun` repeats it) and its completion marker. Outputs written by
+        :meth:`write_result`, :meth:`write_folder` or with :meth:`store_attrs` have them already; anything
+        else a job wrote is stamped here (theory: docs/theory/sweeps.md §5)."""
+        from attnphys.io import stamp_result
+
+        for _opt, path, kind in self.outputs():
+            if kind in ("result", "sweep", "folder") and path.exists():
+                stamp_result(path, self.provenance(), folder=kind == "folder")
+
+    def store_attrs(self) -> dict[str, Any]:
+        """The attributes of a sweep store this job creates (its provenance); pass them to the analysis
+        as ``store_attrs`` so that an interrupted store already names its command."""
+        return self.provenance()
 
     # -- provenance ------------------------------------------------------------------------------
     def provenance(self) -> dict[str, Any]:
         """Attributes that let :func:`rerun` repeat this job: its command and its full options."""
         return {
             COMMAND: self.command,
-            "attnphys_job": self.model_dump_json(),
-            "attnphys_given": json.dumps(sorted(self.given_options())),
+            JOB: self.model_dump_json(),
+            GIVEN: json.dumps(sorted(self.given_options())),
         }
 
     def write_result(self, ds: xr.Dataset, path: str | Path) -> Path:
         """Write a dataset result atomically, stamped with the job's provenance."""
+        from attnphys.io import staged, write_dataset
+
         path = Path(path)
         ds = ds.copy()
         ds.attrs.update(self.provenance())
@@ -368,6 +408,8 @@ class AbstractJob(BaseModel, abc.ABC):
 
     def write_folder(self, path: str | Path, fill) -> Path:
         """Write an output folder atomically: ``fill(tmp_folder)`` creates its contents."""
+        from attnphys.io import staged, write_marker
+
         path = Path(path)
         with staged(path, replace=self.overwrite) as tmp:
             tmp.mkdir(parents=True)
@@ -375,11 +417,6 @@ class AbstractJob(BaseModel, abc.ABC):
             info = self.provenance()
             write_marker(tmp, info.pop(COMMAND), **info)
         return path
-
-
-def option_name(field_name: str) -> str:
-    """The command-line option of a field: ``beta_o`` → ``--beta-o``."""
-    return "--" + field_name.replace("_", "-")
 
 
 # -- options files and validation messages ------------------------------------------------------------
@@ -416,68 +453,10 @@ def read_options_file(path: str | Path) -> dict:
     return data
 
 
-def _members(ann: Any) -> list[Any]:
-    """The types a field annotation admits: ``Annotated`` unwrapped and unions flattened (``None`` kept)."""
-    out, stack = [], [ann]
-    while stack:
-        a = stack.pop()
-        if typing.get_origin(a) is typing.Annotated:
-            stack.append(typing.get_args(a)[0])
-        elif typing.get_origin(a) in (typing.Union, types.UnionType):
-            stack.extend(reversed(typing.get_args(a)))
-        else:
-            out.append(a)
-    return out
-
-
-def _union_field(cls: type[BaseModel] | None, name: str) -> bool:
-    """Whether field ``name`` of ``cls`` is a union of several types (pydantic then puts the member's tag,
-    e.g. ``file`` or ``literal[...]``, after the field name in an error's location)."""
-    f = getattr(cls, "model_fields", {}).get(name)
-    if f is None:
-        return False
-    return len([a for a in _members(f.annotation) if a is not type(None)]) > 1
-
-
 def _admits_bool(cls: type[BaseModel], name: str) -> bool:
     """Whether field ``name`` takes a boolean (YAML's ``yes``/``no`` would otherwise become 1 and 0 in a
     number field)."""
-    return any(a is bool or a is Any for a in _members(cls.model_fields[name].annotation))
-
-
-def format_validation(e: ValidationError, cls: type[BaseModel] | None = None, source: str | None = None) -> str:
-    """A pydantic error as lines ``--option: message (got value)``, without documentation links.
-
-    The tags of union members are left out of the location, and only the first error of each option is
-    kept (a value that fits no member of a union fails once per member)."""
-    lines = []
-    named = set()
-    fields = set(getattr(cls, "model_fields", {})) if cls is not None else set()
-    for err in e.errors():
-        loc = [str(x) for x in err["loc"]]
-        msg = err["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
-        if err["type"] == "extra_forbidden":
-            where = f" in {source}" if source else ""
-            known = ", ".join(sorted(fields)) if fields else ""
-            lines.append(f"unknown option {'.'.join(loc)!r}{where}" + (f" (known: {known})" if known else ""))
-            continue
-        if loc and loc[0] in fields:
-            if len(loc) > 1 and _union_field(cls, loc[0]):
-                loc = [loc[0]] + loc[2:]
-            positional = loc[0] in getattr(cls, "cli_arguments", ())
-            opt = loc[0].upper() if positional else option_name(loc[0])
-            name = (
-                f"{opt} ({loc[0]} in {source or 'a config file'})" if opt[2:] != loc[0] and not positional else opt
-            ) + ("." + ".".join(loc[1:]) if len(loc) > 1 else "")
-            if name in named:
-                continue
-            named.add(name)
-        else:
-            name = ".".join(loc)
-        got = err.get("input")
-        shown = "" if got is None or isinstance(got, (dict, BaseModel)) or "got " in msg else f" (got {got!r})"
-        lines.append(f"{name}: {msg}{shown}" if name else f"{msg}")
-    return "\n".join(lines)
+    return any(a is bool or a is Any for a in members(cls.model_fields[name].annotation))
 
 
 def build_job(cls: type[AbstractJob], given: dict[str, Any], config: str | Path | None = None) -> AbstractJob:
@@ -509,11 +488,11 @@ def rerun(store: str | Path, out: str | Path, overwrite: bool = False) -> Abstra
     if not Path(store).exists():
         raise InputError(f"{store} does not exist", "STORE")
     info = result_info(store)
-    if info is None or "attnphys_job" not in info or COMMAND not in info:
+    if info is None or JOB not in info or COMMAND not in info:
         raise InputError(f"{store} is not an attnphys result that records the job that made it", "STORE")
     cls = job_class(info[COMMAND])
     try:
-        data = json.loads(info["attnphys_job"])
+        data = json.loads(info[JOB])
     except json.JSONDecodeError as e:
         raise InputError(f"{store} records its job in a form that cannot be read ({e})", "STORE") from None
     if not isinstance(data, dict):
@@ -531,7 +510,7 @@ def rerun(store: str | Path, out: str | Path, overwrite: bool = False) -> Abstra
     # the options the user gave then (stores written before they were recorded: none), for the checks of
     # options that have no effect; the stored job holds every value
     try:
-        given = set(json.loads(info.get("attnphys_given", "[]"))) & set(cls.model_fields)
+        given = set(json.loads(info.get(GIVEN, "[]"))) & set(cls.model_fields)
     except (json.JSONDecodeError, TypeError):
         given = set()
     # options that applied then but not now (the figure options, figures being switched off) are not given

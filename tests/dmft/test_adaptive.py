@@ -4,10 +4,11 @@ import jax
 import numpy as np
 import pytest
 
-from attnphys.dmft import preset, tasks
+from attnphys.dmft import preset
+from attnphys.dmft.tasks import _floquet
 from attnphys.dmft.model import DMFTModel
 from attnphys.dmft.simulate import Schedule, run_batch, run_segments
-from attnphys.dmft.tasks import OrbitTask, _in_blocks
+from attnphys.dmft.tasks import OrbitTask
 from attnphys.dynamics.periodic import monodromy
 from attnphys.sweeps import Axis, Grid, Sweep, run_sweep
 
@@ -103,7 +104,7 @@ def test_leading_exponents_of_weakly_driven_fixed_points_are_the_monodromy_eigen
                          Schedule(steps=4000, transient=4000, record=()), model.convention)
     m = model.map("mo_se")
     x, aux = m.state(st.window)
-    ok, orb, ex = tasks.periodic_exponents(m, model.couplings, x, aux, sc, np.full(bo.size, 4), 3,
+    ok, orb, ex = _floquet.periodic_exponents(m, model.couplings, x, aux, sc, np.full(bo.size, 4), 3,
                                            ClassifyOptions().theta)
     assert ok.all()
     for i in range(bo.size):
@@ -121,7 +122,7 @@ def test_adaptive_refuses_continuation_chains():
 
 
 def test_blocks_give_the_rows_of_one_call(monkeypatch):
-    monkeypatch.setattr(tasks, "LANE_BLOCK", 3)  # blocks of 4 lanes (a power of two, two per device)
+    monkeypatch.setattr(_floquet, "LANE_BLOCK", 3)  # blocks of 4 lanes (a power of two, two per device)
     rng = np.random.default_rng(0)
     tree = (rng.normal(size=(20, 5)), {"a": rng.normal(size=(20, 2, 3)), "b": (np.arange(20),)})
     calls = []
@@ -132,7 +133,7 @@ def test_blocks_give_the_rows_of_one_call(monkeypatch):
         return {"x": np.tanh(x), "aux": {"a": aux["a"] * 2, "b": (aux["b"][0] + 1,)}}
 
     rows = np.asarray([3, 17, 0, 9, 9, 12, 5])
-    got = _in_blocks(f, tree, rows)
+    got = _floquet.in_blocks(f, tree, rows)
     want = f(jax.tree_util.tree_map(lambda a: a[rows], tree))
     assert calls[:-1] == [4, 4]  # 7 rows: a full block, then 3 padded to 4
     jax.tree_util.tree_map(np.testing.assert_array_equal, got, want)
@@ -151,7 +152,7 @@ def test_all_exponents_of_a_clustered_fixed_point_from_the_monodromy():
                          Schedule(steps=4000, transient=4000, record=()), model.convention)
     m = model.map("mo_se")
     x, aux = m.state(st.window)
-    ok, orb, ex = tasks.periodic_exponents(m, model.couplings, x, aux, sc, np.asarray([4, 4]), 12,
+    ok, orb, ex = _floquet.periodic_exponents(m, model.couplings, x, aux, sc, np.asarray([4, 4]), 12,
                                            ClassifyOptions().theta)
     assert ok.all() and ex.shape == (2, 12)
     it = floquet_batch(m, orb.points, orb.aux_points, sc, orb.period, shared=model.couplings, max_cycles=250)

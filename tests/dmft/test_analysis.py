@@ -5,8 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from attnphys.dmft import preset
-from attnphys.dmft.analysis import PAPER_SECTION_PAIRS, analyse, lyapunov_spectrum, orbit_spec
+from attnphys.dmft import bifurcation, lyapunov_spectrum, preset
+from attnphys.dmft.tasks import PAPER_SECTION_PAIRS
 from attnphys.dynamics.classify import REGIMES
 
 
@@ -17,7 +17,7 @@ def cfg():
 
 def test_reference_exponents_at_1_26(cfg):
     """Spec §5: from the token at β_o = 1.26, 10 000 steps after 10 000 transient: λ1 = +1.7e-4, λ2 = −0.0106."""
-    ds = lyapunov_spectrum(cfg.replace(beta_o=1.26), steps=20_000, transient=10_000, k=3, start="token")
+    ds = lyapunov_spectrum(cfg.replace(beta_o=1.26), steps=20_000, transient=10_000, exponents=3, start="token")
     lam = ds.exponents.values
     assert lam[0] == pytest.approx(1.7e-4, abs=1e-5)
     assert lam[1] == pytest.approx(-0.0106, abs=2e-4)
@@ -27,8 +27,8 @@ def test_reference_exponents_at_1_26(cfg):
 def test_positional_exponents_are_exactly_zero(cfg):
     """Full state with identity vectors: the L·P positional directions give exactly 0, and the L·M
     attention exponents equal those of the attention block alone."""
-    full = lyapunov_spectrum(cfg, {"beta_o": [1.0, 2.0]}, steps=3000, transient=1000, full_state=True)
-    att = lyapunov_spectrum(cfg, {"beta_o": [1.0, 2.0]}, steps=3000, transient=1000)
+    full = lyapunov_spectrum(cfg, sweep={"beta_o": [1.0, 2.0]}, steps=3000, transient=1000, full_state=True)
+    att = lyapunov_spectrum(cfg, sweep={"beta_o": [1.0, 2.0]}, steps=3000, transient=1000)
     L, M, P = cfg.L, cfg.M, cfg.P
     assert full.sizes["exponent"] == L * (M + P) and att.sizes["exponent"] == L * M
     ex = full.exponents.values
@@ -57,15 +57,15 @@ def test_reorthonormalisation_interval_keeps_the_leading_exponents(cfg):
     leading exponents to round-off — the QR of a product of Jacobians is the product of their QRs — and
     flags none of them."""
     pts = {"beta_o": [1.0, 1.26, 2.0]}
-    one = lyapunov_spectrum(cfg, pts, steps=6000, transient=1000, k=3)
-    eight = lyapunov_spectrum(cfg, pts, steps=6000, transient=1000, k=3, reortho_every=8)
+    one = lyapunov_spectrum(cfg, sweep=pts, steps=6000, transient=1000, exponents=3)
+    eight = lyapunov_spectrum(cfg, sweep=pts, steps=6000, transient=1000, exponents=3, reortho_every=8)
     np.testing.assert_allclose(eight.exponents.values, one.exponents.values, rtol=0, atol=1e-9)
     assert not eight.unreliable.values.any() and not one.unreliable.values.any()
     assert np.abs(eight.exponents.values - one.exponents.values).max() > 0  # other arithmetic, not a copy
 
 
 def test_lyapunov_history_and_sweep_dims(cfg):
-    ds = lyapunov_spectrum(cfg, {"beta_o": [0.5, 1.5], "beta_att": [1.0, 2.2]}, steps=3000, transient=1000, k=2,
+    ds = lyapunov_spectrum(cfg, sweep={"beta_o": [0.5, 1.5], "beta_att": [1.0, 2.2]}, steps=3000, transient=1000, exponents=2,
                            history_every=500)
     assert ds.exponents.dims == ("beta_o", "beta_att", "exponent")
     assert ds.history.shape == (2, 2, 4, 2)
@@ -79,8 +79,7 @@ def test_token_start_needs_a_filled_window(cfg):
 
 
 def test_analyse_regimes_and_evidence(cfg):
-    spec = orbit_spec(cfg, steps=30_000, transient=20_000, k=3)
-    ds = analyse(cfg, {"beta_o": [0.5, 1.27, 2.0]}, spec, start="token")
+    ds = bifurcation(cfg, {"beta_o": [0.5, 1.27, 2.0]}, steps=30_000, transient=20_000, exponents=3, start="token")
     names = [REGIMES[c] for c in ds.regime.values]
     # at small β_o the window settles on the cycle the positional code drives: period L = 4
     assert names[0] == "periodic" and int(ds.period.values[0]) == cfg.L and ds.lambda1.values[0] < -0.1
@@ -96,8 +95,8 @@ def test_analyse_regimes_and_evidence(cfg):
 
 
 def test_section_points_lie_on_the_plane(cfg):
-    spec = orbit_spec(cfg, steps=12_000, transient=2000, k=0, n_orbit=10_000, section_tol=1e-2)
-    ds = analyse(cfg, {"beta_o": [2.0]}, spec, start="checkpoint")
+    ds = bifurcation(cfg, {"beta_o": [2.0]}, steps=12_000, transient=2000, exponents=0, n_orbit=10_000, section_tol=1e-2,
+                     start="checkpoint")
     orbit = ds.orbit.values[0]
     for j, (f, g) in enumerate(PAPER_SECTION_PAIRS):
         hits = orbit[np.abs(orbit[:, g]) <= 1e-2, f]
@@ -107,11 +106,11 @@ def test_section_points_lie_on_the_plane(cfg):
 
 
 def test_continuation_dataset(cfg):
-    spec = orbit_spec(cfg, steps=3000, transient=2000, k=1, n_orbit=200)
-    ds = analyse(cfg, {"beta_o": np.linspace(1.0, 2.0, 5)}, spec, directions=("up", "down"))
+    spec = dict(steps=3000, transient=2000, exponents=1, n_orbit=200)
+    ds = bifurcation(cfg, {"beta_o": np.linspace(1.0, 2.0, 5)}, **spec, continuation="both")
     assert ds.regime.dims == ("direction", "beta_o")
     assert list(ds.direction.values) == ["up", "down"]
     assert ds.attrs["mode"] == "continuation"
     # the down chain's last point (β = 1.0) starts from the β = 1.25 state; the up chain's first from the checkpoint
-    cold = analyse(cfg, {"beta_o": [1.0]}, spec)
+    cold = bifurcation(cfg, {"beta_o": [1.0]}, **spec)
     np.testing.assert_allclose(ds.orbit.sel(direction="up").values[0], cold.orbit.values[0], rtol=1e-12)

@@ -60,15 +60,15 @@ def test_floquet_exponents_equal_benettin_on_the_same_orbit():
     """The checkpoint start settles on one of the coexisting period-28 and period-56 orbits at β_o = 1.27
     (which one depends on the rounding along its chaotic transient); Benettin over whole periods from
     aligned vectors must reproduce log|μ_i|/p."""
-    from attnphys.dmft.attractors import exact_period, params_of
+    from attnphys.dmft._api.attractors import exact_period
     from attnphys.dmft.config import preset
-    from attnphys.dmft.initial import parse_start
+    from attnphys.dmft.starts import parse_start
     from attnphys.dmft.model import DMFTModel
     from attnphys.dynamics.lyapunov import lyapunov
     from attnphys.dynamics.periodic import floquet, refine
 
     model = DMFTModel.of(preset("paper"))
-    par = params_of(model, "beta_o")(jnp.asarray(1.27))
+    par = model.params_of("beta_o")(jnp.asarray(1.27))
     sc = jax.tree_util.tree_map(lambda a: jnp.asarray(a)[None], par[1])
     win = jax.tree_util.tree_map(lambda a: a[0], model.windows_after(parse_start("checkpoint"), sc, 40_000))
     p = exact_period(model, win, par[1], 256)
@@ -89,9 +89,8 @@ def test_floquet_exponents_equal_benettin_on_the_same_orbit():
 def test_orbit_continuation_locates_the_fold_where_the_orbit_is_born(tmp_path):
     """The checkpoint start settles on a period-16 orbit at β_o = 1.25; followed downwards it turns at a
     fold (μ = +1). Independent check: Newton finds the orbit just above the fold and none just below."""
-    from attnphys.dmft.attractors import params_of
     from attnphys.dmft.config import preset
-    from attnphys.dmft.initial import parse_start
+    from attnphys.dmft.starts import parse_start
     from attnphys.dmft.model import DMFTModel
     from attnphys.dynamics.periodic import refine
 
@@ -112,7 +111,7 @@ def test_orbit_continuation_locates_the_fold_where_the_orbit_is_born(tmp_path):
     # the branch turns at the fold: its points stay above it, the nearest within one arclength step
     assert 0 <= float(ds.s.values.min()) - s_fold < 1e-4
     model = DMFTModel.of(preset("paper"))
-    m, pf = model.map(), params_of(model, "beta_o")
+    m, pf = model.map(), model.params_of("beta_o")
     sc = jax.tree_util.tree_map(lambda a: jnp.asarray(a)[None], pf(jnp.asarray(1.25))[1])
     win = jax.tree_util.tree_map(lambda a: a[0], model.windows_after(parse_start("checkpoint"), sc, 40_000))
     aux = m.state(win)[1]  # the positional phase the branch was computed with
@@ -148,7 +147,7 @@ def test_cached_attention_map_follows_the_plain_map_and_settles_alike():
     plain step (theory: docs/theory/dynamics.md §1.1, docs/theory/dmft.md §3.7)."""
     from dataclasses import dataclass
 
-    from attnphys.dmft.attractors import WindowSampler
+    from attnphys.dmft.tasks import WindowSampler
     from attnphys.dmft.config import preset
     from attnphys.dmft.maps import AttentionMap
     from attnphys.dmft.model import DMFTModel

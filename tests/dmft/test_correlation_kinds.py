@@ -5,7 +5,8 @@ import tempfile
 import numpy as np
 import pytest
 
-from attnphys.dmft import AbstractCorrelations, DMFTConfig, couplings, scalars, semantic_overlap
+from attnphys.dmft import AbstractCorrelations, DMFTConfig
+from attnphys.dmft.meanfield import couplings, scalars, semantic_overlap
 from attnphys.dmft.correlations import moments_from_weights, sign_matrix
 from tests.dmft.reference import brute_semantic
 

@@ -3,12 +3,12 @@ import json
 import numpy as np
 import pytest
 
-from attnphys.dmft import (
+from attnphys.dmft import preset
+from attnphys.dmft.correlations import (
     Correlations,
     gaussian_correlations,
     odd_subsets,
     paper_segment_weights,
-    preset,
     random_weights,
     sign_matrix,
     sign_vectors,

@@ -3,12 +3,11 @@
 import numpy as np
 import pytest
 
-from attnphys.dmft import preset, trajectories
-from attnphys.dmft.converge import converge, fitted_slope
+from attnphys.dmft import converge, finite_trajectories, preset, trajectories
+from attnphys.dmft._convergence import fitted_slope
 from attnphys.dmft.correlations import Correlations
 from attnphys.dmft.finite import (
     expand,
-    finite_trajectories,
     network_correlations,
     random_network,
     repeated_network,
@@ -76,7 +75,7 @@ def test_bad_sizes_and_weights(cfg):
 def test_deviation_from_mean_field_falls_like_inverse_sqrt_n():
     """Non-chaotic regime at a small attention gain (fast): slope within 0.1 of -1/2."""
     c = preset("paper", beta_o=0.8, beta_att=0.5)
-    ds = converge(c, [0.8], [99 * 10, 99 * 100, 99 * 1000, 99 * 10_000, 99 * 100_000], paths=32, steps=300,
+    ds = converge(c, [99 * 10, 99 * 100, 99 * 1000, 99 * 10_000, 99 * 100_000], sweep={"beta_o": [0.8]}, paths=32, steps=300,
                   horizon=100, transient=100)
     assert abs(float(ds.slope[0]) + 0.5) < 0.1
     assert np.all(np.diff(ds.rms_deviation.values[0]) < 0)

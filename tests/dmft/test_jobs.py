@@ -117,11 +117,11 @@ def test_phase_diagram_command_and_resume_guard(tmp_path):
 
 
 def test_orbit_commands_pass_the_reorthonormalisation_interval_to_their_task(tmp_path):
-    from attnphys.dmft.jobs import BifurcationJob, PhaseDiagramJob
+    from attnphys.dmft._commands.diagrams import BifurcationJob, PhaseDiagramJob
 
     for job in (BifurcationJob, PhaseDiagramJob):
-        assert job(out=tmp_path / "o.zarr").task().reortho_every == 1
-        task = job(out=tmp_path / "o.zarr", reortho_every=5).task()
+        assert job(out=tmp_path / "o.zarr").analysis(dry_run=True).task.reortho_every == 1
+        task = job(out=tmp_path / "o.zarr", reortho_every=5).analysis(dry_run=True).task
         assert task.reortho_every == 5 and task.spec(task.config).reortho_every == 5
 
 
@@ -146,7 +146,7 @@ def test_finite_and_converge_commands(tmp_path):
 
 def test_a_correlations_mapping_without_a_kind_changes_the_presets_correlations():
     from attnphys.dmft.config import preset
-    from attnphys.dmft.jobs import TrajectoryJob
+    from attnphys.dmft._commands.trajectory import TrajectoryJob
     from attnphys.jobs import build_job
 
     cfg = build_job(TrajectoryJob, {"correlations": {"seed": 5}}).configuration()
@@ -156,7 +156,7 @@ def test_a_correlations_mapping_without_a_kind_changes_the_presets_correlations(
 
 
 def test_an_entry_of_a_correlations_mapping_that_the_kind_lacks_is_refused():
-    from attnphys.dmft.jobs import TrajectoryJob
+    from attnphys.dmft._commands.trajectory import TrajectoryJob
     from attnphys.errors import InputError
 
     job = TrajectoryJob(correlations={"kind": "random", "n_segments": 5})

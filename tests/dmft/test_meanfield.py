@@ -2,21 +2,10 @@ import jax
 import numpy as np
 import pytest
 
-from attnphys.dmft import (
-    Schedule,
-    Window,
-    couplings,
-    from_token,
-    paper_checkpoint,
-    preset,
-    run,
-    run_batch,
-    scalars,
-    step,
-    token_positions,
-)
-from attnphys.dmft.meanfield import fill
-from attnphys.dmft.simulate import broadcast_batch
+from attnphys.dmft import Window, paper_checkpoint, preset
+from attnphys.dmft.initial import from_token, token_positions
+from attnphys.dmft.meanfield import couplings, fill, scalars, step
+from attnphys.dmft.simulate import Schedule, broadcast_batch, run, run_batch
 from attnphys.errors import NonFiniteError
 from tests.dmft.reference import reference_run
 

@@ -13,8 +13,10 @@ from typer.testing import CliRunner
 
 from attnphys.cli import app
 from attnphys.dmft import preset
-from attnphys.dmft.initial import CheckpointStart, FileStart, TokenStart, from_file, paper_checkpoint_path
-from attnphys.dmft.jobs import BifurcationJob, PhaseDiagramJob, TrajectoryJob
+from attnphys.dmft._commands.diagrams import BifurcationJob, PhaseDiagramJob
+from attnphys.dmft._commands.trajectory import TrajectoryJob
+from attnphys.dmft.initial import from_file, paper_checkpoint_path
+from attnphys.dmft.starts import CheckpointStart, FileStart, TokenStart
 from attnphys.dmft.reference import REFERENCE_CHECKPOINTS, REFERENCE_KEYS, reference_checkpoint
 from attnphys.errors import InputError
 from attnphys.io import load
@@ -294,7 +296,7 @@ def test_a_seed_with_a_weights_file_is_refused_not_dropped(tmp_path, data_dir):
 def test_a_census_samples_its_own_starts_from_a_reference_configuration(tmp_path):
     """The reference's start window (its checkpoint) is kept only for the perturb sampler: the other samplers
     draw their own starts, so it would be an option with no effect."""
-    from attnphys.dmft.attractor_jobs import BasinsJob
+    from attnphys.dmft._commands.attractors import BasinsJob
 
     path = write(tmp_path, BIF.replace("compute_lyapunov: True", "compute_lyapunov: False"))
     job = build_job(BasinsJob, {}, path)

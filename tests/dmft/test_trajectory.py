@@ -54,7 +54,18 @@ def test_save_and_load_roundtrip(tmp_path, suffix):
 
 
 def test_bad_sweep_is_rejected():
-    with pytest.raises(ValueError, match="cannot sweep"):
-        trajectories(PAPER, steps=5, sweep={"M": [2, 3]})
+    with pytest.raises(ValueError, match="unknown sweep field 'mo_se_convention'"):
+        trajectories(PAPER, steps=5, sweep={"mo_se_convention": [2, 3]})
+    with pytest.raises(ValueError, match="unknown sweep field 'nope'"):
+        trajectories(PAPER, steps=5, sweep={"nope": [2, 3]})
     with pytest.raises(ValueError, match="non-empty"):
         trajectories(PAPER, steps=5, sweep={"beta_o": []})
+
+
+def test_structural_fields_are_swept_one_model_per_value():
+    """M changes the couplings: every value runs its own model; the feature axis is NaN-padded to the largest M."""
+    ds = trajectories(PAPER, steps=8, sweep={"M": [2, 3]})
+    assert ds.mo_se.dims == ("M", "step", "feature") and ds.sizes["feature"] == 3
+    assert np.isnan(ds.mo_se.sel(M=2).values[..., 2]).all()
+    alone = trajectories(PAPER.replace(M=2), steps=8)
+    np.testing.assert_array_equal(ds.mo_se.sel(M=2).values[..., :2], alone.mo_se.values)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnphys.clouds.through_model import model_operators, push
+from attnphys.clouds.pretrained import model_operators, push
 from attnphys.probes import adapter_for, capture
 from attnphys.probes.metrics import head_scores, log_z_gradient
 from tests.probes.test_probes import SENTENCES, CharTokenizer

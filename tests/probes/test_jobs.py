@@ -74,6 +74,8 @@ def test_hub_names_are_refused_offline_by_both_commands(command, tmp_path, monke
 @pytest.mark.slow
 def test_through_model_on_smollm2(tmp_path, monkeypatch):
     """The decoder's cloud as a sequence: causal and rotary, all 30 layers."""
+    import numpy as np
+
     from attnphys.io import load
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")

@@ -3,7 +3,8 @@
 import re
 from pathlib import Path
 
-from attnphys.jobs import job_class, option_name
+from attnphys._messages import option_name
+from attnphys.jobs import job_class
 from attnphys.reproduce import FIGURES
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from attnphys.dmft import preset
-from attnphys.dmft.analysis import analyse, orbit_spec
+from attnphys.dmft import bifurcation, phase_diagram, preset
 from attnphys.dmft.tasks import OrbitTask as DMFTOrbitTask
 from attnphys.sweeps import Axis, Grid, StoreMismatchError, Sweep, done_mask, open_result, point_seed, run_sweep
 
@@ -62,9 +61,9 @@ def test_point_seed_is_a_pure_function_of_the_index():
 
 
 def test_result_matches_direct_analysis(reference):
-    """The store holds what `analyse` computes for the same grid, reshaped to the grid axes."""
-    spec = orbit_spec(CFG, steps=1500, transient=1000, k=2, n_orbit=200)
-    direct = analyse(CFG, {"beta_o": np.linspace(0.5, 2.5, 5), "beta_att": np.linspace(1.5, 2.2, 3)}, spec)
+    """The store holds what `phase_diagram` computes for the same grid, reshaped to the grid axes."""
+    direct = phase_diagram(CFG, {"beta_o": np.linspace(0.5, 2.5, 5), "beta_att": np.linspace(1.5, 2.2, 3)},
+                           steps=1500, transient=1000, exponents=2, n_orbit=200, keep_orbit=True)
     assert reference.regime.dims == ("beta_o", "beta_att")
     np.testing.assert_array_equal(reference.regime.values, direct.regime.values)
     np.testing.assert_allclose(reference.exponents.values, direct.exponents.values, rtol=0, atol=1e-12)
@@ -144,8 +143,8 @@ def test_structural_axes_group_points(tmp_path):
     assert res.obs_mean.dims == ("seed", "M", "beta_o", "feature") and res.sizes["feature"] == 3
     assert np.isnan(res.obs_mean.sel(M=2).values[..., 2]).all() and np.isfinite(res.obs_mean.sel(M=3).values).all()
     cfg2 = CFG.replace(M=2, correlations={**CFG.correlations.model_dump(), "seed": 2})
-    direct = analyse(cfg2, {"beta_o": [1.0, 2.0]}, orbit_spec(cfg2, steps=1500, transient=1000, k=1, n_orbit=100,
-                                                              start_filled=False), start="token")
+    direct = bifurcation(cfg2, {"beta_o": [1.0, 2.0]}, steps=1500, transient=1000, exponents=1, n_orbit=100,
+                         start="token")
     np.testing.assert_allclose(res.exponents.sel(seed=2, M=2).values, direct.exponents.values, atol=1e-12)
 
 

@@ -561,7 +561,7 @@ class CloudsThroughModelJob(AbstractJob):
         model_path(self.model)
 
     def execute(self, progress: bool = True) -> Report:
-        from attnphys.clouds.through_model import through_model
+        from attnphys.clouds.pretrained import through_model
         from attnphys.metadata import base_attrs
 
         ds = through_model(self.model, self.init, self.tokens, self.noise, self.seed, progress=progress)

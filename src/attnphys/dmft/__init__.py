@@ -1,131 +1,22 @@
 """Dynamical mean-field theory of a simplified self-attention network (theory: docs/theory/dmft.md).
 
-The public surface: a configuration (:class:`DMFTConfig`, :func:`preset`), the model it defines
-(:class:`DMFTModel`), typed starts, the map and its engine, and the analyses — trajectories, Lyapunov
-spectra, orbit diagrams, the finite-N network and its convergence — each also a sweep task.
+What a researcher calls: a configuration (:class:`DMFTConfig`, :func:`preset`), typed starts, and one
+function per analysis, each returning a labelled ``xarray.Dataset``:
+
+* :func:`trajectories` — records of the mean-field map over a parameter grid; :func:`final_windows`;
+* :func:`lyapunov_spectrum` — Lyapunov spectra;
+* :func:`bifurcation` — the orbit diagram along one parameter (cold starts or continuation), with regimes
+  and exponents; :func:`phase_diagram` — the same over two fields;
+* :func:`attractors` — the attractor census at one point; :func:`basins` — censuses along a parameter,
+  matched into tracks; :func:`orbit_continuation` — one periodic orbit and its bifurcations;
+* :func:`finite_trajectories` — the finite-N network; :func:`converge` — its approach to the mean field.
+
+The engine (the map, its cached state, the sweep tasks) lives in the submodules; :class:`DMFTModel` owns a
+configuration's derived state and gives the map to the dynamics toolkit (:mod:`attnphys.dynamics`).
 """
 
-from attnphys.dmft.analysis import analyse, lyapunov_spectrum
-from attnphys.dmft.config import BATCHED, PRESETS, DMFTConfig, preset
-from attnphys.dmft.converge import converge, fitted_slope
-from attnphys.dmft.correlations import (
-    FAMILIES,
-    AbstractCorrelations,
-    Correlations,
-    ExplicitWeights,
-    GaussianCorrelations,
-    RandomWeightCorrelations,
-    SegmentCorrelations,
-    gaussian_correlations,
-    moments_from_weights,
-    odd_subsets,
-    paper_segment_weights,
-    random_weights,
-    sign_matrix,
-    sign_vectors,
-)
-from attnphys.dmft.finite import finite_trajectories, random_network, repeated_network
-from attnphys.dmft.initial import (
-    CheckpointStart,
-    FileStart,
-    Start,
-    TokenStart,
-    WindowStart,
-    from_file,
-    from_json,
-    from_token,
-    from_window,
-    initial_window,
-    paper_checkpoint,
-    parse_start,
-    position_code,
-    save_window,
-    token_positions,
-    window_to_json,
-)
-from attnphys.dmft.maps import AttentionMap, FullStateMap
-from attnphys.dmft.meanfield import (
-    OBSERVABLES,
-    Couplings,
-    Scalars,
-    State,
-    Window,
-    couplings,
-    overlaps,
-    scalars,
-    semantic_overlap,
-    step,
-)
-from attnphys.dmft.model import DMFTModel
-from attnphys.dmft.simulate import Schedule, run, run_batch
-from attnphys.dmft.tasks import ConvergeTask, FiniteTask, LyapunovTask, OrbitTask, TrajectoryTask, orbit_spec
-from attnphys.dmft.trajectory import SWEEPABLE, final_windows, trajectories
+# The names are loaded on first use (the stub ``__init__.pyi`` lists them): the command line imports the light
+# modules of this package (configuration, starts, observables) without loading the numerical engine.
+import lazy_loader as _lazy
 
-__all__ = [
-    "analyse",
-    "lyapunov_spectrum",
-    "BATCHED",
-    "PRESETS",
-    "DMFTConfig",
-    "preset",
-    "converge",
-    "fitted_slope",
-    "FAMILIES",
-    "AbstractCorrelations",
-    "Correlations",
-    "ExplicitWeights",
-    "GaussianCorrelations",
-    "RandomWeightCorrelations",
-    "SegmentCorrelations",
-    "gaussian_correlations",
-    "moments_from_weights",
-    "odd_subsets",
-    "paper_segment_weights",
-    "random_weights",
-    "sign_matrix",
-    "sign_vectors",
-    "finite_trajectories",
-    "random_network",
-    "repeated_network",
-    "CheckpointStart",
-    "FileStart",
-    "Start",
-    "TokenStart",
-    "WindowStart",
-    "from_file",
-    "from_json",
-    "from_token",
-    "from_window",
-    "initial_window",
-    "paper_checkpoint",
-    "parse_start",
-    "position_code",
-    "save_window",
-    "token_positions",
-    "window_to_json",
-    "AttentionMap",
-    "FullStateMap",
-    "OBSERVABLES",
-    "Couplings",
-    "Scalars",
-    "State",
-    "Window",
-    "couplings",
-    "overlaps",
-    "scalars",
-    "semantic_overlap",
-    "step",
-    "DMFTModel",
-    "Schedule",
-    "run",
-    "run_batch",
-    "ConvergeTask",
-    "FiniteTask",
-    "LyapunovTask",
-    "OrbitTask",
-    "TrajectoryTask",
-    "orbit_spec",
-    "SWEEPABLE",
-    "final_windows",
-    "trajectories",
-]
+__getattr__, __dir__, __all__ = _lazy.attach_stub(__name__, __file__)

@@ -102,8 +102,7 @@ class DMFTConfig(BaseModel):
             if "seed" not in type(self.correlations).model_fields:
                 raise ValueError(f"the {self.correlations.kind} correlation kind has no seed to sweep")
             return self.replace(correlations={**self.correlations.model_dump(), "seed": int(value)})
-        if name not in sweepable_fields():
-            raise ValueError(f"unknown sweep field {name!r}; choose from {sorted(sweepable_fields())}")
+        check_sweepable(name)
         if isinstance(getattr(self, name), int) and not isinstance(getattr(self, name), bool):
             if float(value) != int(value):
                 raise ValueError(f"{name} is an integer field, got {value}")
@@ -141,6 +140,30 @@ def sweepable_fields() -> frozenset[str]:
     return frozenset(n for n in DMFTConfig.model_fields if n not in ("correlations", "mo_se_convention", "era")) | {
         "seed"
     }
+
+
+def check_schedule(steps: int, transient: int) -> None:
+    """The one rule relating a run's steps and transient: at least one recorded step (transient < steps).
+
+    Raises:
+        ValueError: naming both options.
+    """
+    if not 0 <= transient < steps:
+        raise ValueError(
+            f"--transient ({transient}) must be smaller than --steps ({steps}): at least one step is recorded"
+        )
+
+
+def check_sweepable(name: str, allowed=None) -> str:
+    """``name`` if it is a field that may be swept (of ``allowed``, default :func:`sweepable_fields`).
+
+    Raises:
+        ValueError: naming the field and the sweepable ones.
+    """
+    names = sorted(sweepable_fields() if allowed is None else allowed)
+    if name not in names:
+        raise ValueError(f"unknown sweep field {name!r}; choose from {names}")
+    return name
 
 
 def gamma_of(beta_att, scaling_att, M: int):

@@ -32,7 +32,8 @@ import numpy as np
 
 from attnphys.dmft.config import DMFTConfig, MoSeConvention
 from attnphys.dmft.correlations import Correlations, odd_subsets
-from attnphys.dmft.meanfield import OBSERVABLES, Scalars, record_mo_se
+from attnphys.dmft.meanfield import Scalars
+from attnphys.dmft.observables import OBSERVABLE_TABLE, check_observable
 
 
 class FiniteNetwork(NamedTuple):
@@ -159,12 +160,68 @@ def initial_state(net: FiniteNetwork, sc: Scalars, L: int) -> FiniteState:
     return FiniteState(z, z, jnp.asarray(0, jnp.int32), m0[1], jnp.asarray(0, jnp.int32))
 
 
+class TokenView(NamedTuple):
+    """What the observables of :data:`~attnphys.dmft.observables.OBSERVABLE_TABLE` read in a step of the
+    finite network: the fields of a mean-field state that it has (theory: docs/theory/dmft.md §2.2).
+
+    A: (1, M) the step's attention output A_{t+1}. m0: (4, M) the overlaps (o, v, q, k) of the token
+    x_{t+1} sampled from A_t; se0: (4, M) their semantic parts, (1 − ε)·(1/N) W^{se}·x^{se}. mv, mk: (L, M)
+    the value and key overlaps of the window's tokens, row 0 newest.
+    """
+
+    A: jax.Array
+    m0: jax.Array
+    se0: jax.Array
+    mv: jax.Array
+    mk: jax.Array
+
+
+def finite_observables() -> tuple[str, ...]:
+    """The observables of the table that the finite network can record: those that read only the fields of
+    :class:`TokenView` (an observable reading anything else, e.g. the positional window, is refused)."""
+    z = np.zeros((4, 2))
+    view = TokenView(A=z[:1], m0=z, se0=z, mv=z, mk=z)
+    names = []
+    for name, obs in OBSERVABLE_TABLE.items():
+        try:
+            obs.value(view, 0.0, "plain")
+        except (AttributeError, IndexError, TypeError):
+            continue
+        names.append(name)
+    return tuple(names)
+
+
+def check_finite_record(record) -> tuple[str, ...]:
+    """``record`` if the finite network can record each of its observables.
+
+    Raises:
+        ValueError: naming the first observable it cannot record, and those it can.
+    """
+    ok = finite_observables()
+    for name in record:
+        check_observable(name)
+        if name not in ok:
+            raise ValueError(
+                f"the finite network cannot record observable {name!r} (it reads a field the network does not "
+                f"have); it records {', '.join(ok)}"
+            )
+    return tuple(record)
+
+
 def finite_step(
-    net: FiniteNetwork, sc: Scalars, state: FiniteState, key, L: int, per_bit: bool, convention: MoSeConvention
+    net: FiniteNetwork,
+    sc: Scalars,
+    state: FiniteState,
+    key,
+    L: int,
+    per_bit: bool,
+    convention: MoSeConvention,
+    record: tuple[str, ...] | None = None,
 ):
-    """One generation step (theory: docs/theory/dmft.md §1.3, §2 with this module's conventions). Returns (state, records)."""
+    """One generation step (theory: docs/theory/dmft.md §1.3, §2 with this module's conventions): returns
+    (state, records), the records read from :class:`TokenView` by the observables' table."""
     n_se = jnp.sum(net.counts)
-    h = sc.beta_o * (state.A @ net.W[0])  # field on each class (C,)
+    h = sc.gain_o * (state.A @ net.W[0])  # field on each class (C,)
     p = 0.5 * (1.0 + jnp.tanh(h))
     if per_bit:
         ones = (jax.random.uniform(key, p.shape, p.dtype) < p).astype(p.dtype)
@@ -184,9 +241,9 @@ def finite_step(
     n = jnp.minimum(state.n + 1, L)
     scores = jnp.where(jnp.arange(L) < n, sc.gamma * (mk @ m[2]), -jnp.inf)
     A = jax.nn.softmax(scores) @ mv
-    rec = dict(
-        att=A, mo=m[0], mo_se=record_mo_se((1.0 - sc.eps) * se[0], sc.eps, convention), mv=m[1], mq=m[2], mk=m[3]
-    )
+    view = TokenView(A=A[None], m0=m, se0=(1.0 - sc.eps) * se, mv=mv, mk=mk)
+    names = finite_observables() if record is None else record
+    rec = {name: OBSERVABLE_TABLE[name].value(view, sc.eps, convention) for name in names}
     return FiniteState(mv, mk, n, A, state.t + 1), rec
 
 
@@ -201,7 +258,7 @@ def simulate_paths(
     L: int,
     per_bit: bool = False,
     convention: MoSeConvention = "paper",
-    record: tuple[str, ...] = OBSERVABLES,
+    record: tuple[str, ...] | None = None,
 ):
     """Sample paths (one per key) of ``steps`` loop steps; records for t ≥ ``transient``.
 
@@ -213,8 +270,7 @@ def simulate_paths(
         s0 = initial_state(net, sc, L)
 
         def body(s, t):
-            s, rec = finite_step(net, sc, s, jax.random.fold_in(key, t), L, per_bit, convention)
-            return s, {k: rec[k] for k in record}
+            return finite_step(net, sc, s, jax.random.fold_in(key, t), L, per_bit, convention, record)
 
         s, _ = jax.lax.scan(body, s0, jnp.arange(transient))
         _, recs = jax.lax.scan(body, s, jnp.arange(transient, steps))
@@ -233,7 +289,7 @@ def sample_points(
     transient: int = 0,
     seed: int = 0,
     per_bit: bool = False,
-    record: tuple[str, ...] = OBSERVABLES,
+    record: tuple[str, ...] | None = None,
     labels=None,
 ) -> dict[str, np.ndarray]:
     """Finite-N sample paths at a batch of points (theory: docs/theory/dmft.md §2).
@@ -249,12 +305,13 @@ def sample_points(
     """
     from attnphys.errors import NonFiniteError
 
+    record = finite_observables() if record is None else check_finite_record(record)
     cfg = model.config
     net = repeated_network(cfg, n)
     if per_bit:
         net = expand(net)
     keys = jax.vmap(lambda i: jax.random.fold_in(jax.random.PRNGKey(seed), i))(jnp.arange(paths))
-    B = int(np.shape(sc.beta_o)[0])
+    B = int(np.shape(sc.gain_o)[0])
     outs = []
     for i in range(B):
         sc_i = Scalars(*(x[i] for x in sc))
@@ -276,38 +333,3 @@ def sample_points(
             first = min(int(np.argmax(~np.isfinite(outs[-1][k]).any(axis=(0, 2)))) for k in bad)
             raise NonFiniteError(step=transient + first, params=where, what="finite-network record")
     return {k: np.stack([o[k] for o in outs]) for k in record}
-
-
-def finite_trajectories(
-    cfg: DMFTConfig,
-    n: int,
-    *,
-    paths: int = 16,
-    steps: int = 1000,
-    transient: int = 0,
-    seed: int = 0,
-    per_bit: bool = False,
-    beta_o=None,
-    progress: bool = False,
-):
-    """Finite-N sample paths as an ``xarray.Dataset`` (dims: ``beta_o`` if several values, path, step,
-    feature; attrs: config, N, seed, engine) (theory: docs/theory/dmft.md §2). Path p uses the key
-    fold_in(PRNGKey(seed), p): a pure function of its index."""
-    from attnphys.dmft.tasks import FiniteTask
-    from attnphys.sweeps import Axis, Grid, Sweep, run_sweep
-
-    several = beta_o is not None and np.ndim(beta_o) > 0
-    if beta_o is not None and not several:
-        cfg = cfg.replace(beta_o=float(beta_o))
-    task = FiniteTask(config=cfg, n=n, paths=paths, steps=steps, transient=transient, seed=seed, per_bit=per_bit)
-    axes = (
-        (Axis(name="beta_o", values=tuple(float(b) for b in np.atleast_1d(beta_o))),)
-        if several and beta_o is not None
-        else ()
-    )
-    ds = run_sweep(
-        Sweep(grid=Grid(axes=axes, chunk=max(1, len(axes and axes[0].values))), task=task), progress=progress
-    )
-    net = repeated_network(cfg, n)
-    ds.attrs.update(n_se_finite=int(n), classes=int(net.W.shape[2]) if not per_bit else int(n))
-    return ds

@@ -16,162 +16,28 @@ leave it), positional rows ±1 and consecutive positions (row d one position bef
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
 import jax.numpy as jnp
 import numpy as np
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from attnphys.dmft.config import DMFTConfig
 from attnphys.dmft.correlations import Correlations
 from attnphys.dmft.meanfield import State, Window
+from attnphys.dmft.starts import (
+    CACHE_KEYS,
+    CheckpointStart,
+    FileStart,
+    PrerunStart,
+    Start,
+    TokenStart,
+    parse_start,
+)
 from attnphys.io import staged
-
-
-class _Start(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class TokenStart(_Start):
-    """From the first token x₀ = row ``row`` of W^o, positional bits −1 (theory: docs/theory/dmft.md §3.5)."""
-
-    kind: Literal["token"] = "token"
-    row: int = Field(default=0, ge=0, description="row of W^o used as the first token")
-
-    def describe(self) -> str:
-        return "token" if self.row == 0 else f"token(row={self.row})"
-
-
-class CheckpointStart(_Start):
-    """From the published β_o = 3 context window (theory: docs/theory/dmft.md §3.5, §8)."""
-
-    kind: Literal["checkpoint"] = "checkpoint"
-
-    def describe(self) -> str:
-        return "checkpoint"
-
-
-class FileStart(_Start):
-    """From a window file, JSON or the reference's ``.npz`` (theory: docs/theory/dmft.md §3.5)."""
-
-    kind: Literal["file"] = "file"
-    path: str = Field(description="absolute path of the window file")
-    sha256: str = Field(default="", description="SHA-256 of the file's bytes when it was first read")
-
-    @model_validator(mode="after")
-    def _read(self):
-        p = Path(self.path)
-        if not p.exists():
-            raise ValueError(f"initial-condition file {self.path} does not exist")
-        if not p.is_file():
-            raise ValueError(f"initial-condition file {self.path} is not a file")
-        digest = hashlib.sha256(p.read_bytes()).hexdigest()
-        if self.sha256 and self.sha256 != digest:
-            raise ValueError(
-                f"initial-condition file {self.path} changed since this run was defined (sha256 "
-                f"{self.sha256[:12]}… now {digest[:12]}…); restore it or start a new run"
-            )
-        object.__setattr__(self, "path", str(p.resolve()))
-        object.__setattr__(self, "sha256", digest)
-        read_window_file(p)  # refuse unreadable content now, before anything runs
-        return self
-
-    def describe(self) -> str:
-        return f"file {self.path} (sha256 {self.sha256[:12]}…)"
-
-
-class WindowStart(_Start):
-    """From an explicit window (theory: docs/theory/dmft.md §3.3)."""
-
-    kind: Literal["window"] = "window"
-    att_window: tuple[tuple[float, ...], ...] = Field(description="(L, M) attention outputs, newest first")
-    pe_window: tuple[tuple[float, ...], ...] = Field(description="(L, P) positional codes")
-    n: int | None = Field(default=None, ge=1, description="filled rows (default: all)")
-    cache: dict[str, tuple[tuple[float, ...], ...]] | None = Field(
-        default=None,
-        description="the engine's cached overlaps (mv, mk, m0, se0) of the state the window was saved from",
-    )
-
-    def describe(self) -> str:
-        return "window"
-
-
-BaseStart = Annotated[TokenStart | CheckpointStart | FileStart | WindowStart, Field(discriminator="kind")]
-
-
-class PrerunStart(_Start):
-    """From the final state of a pre-run: ``steps`` steps at ``beta_o`` (the configuration's other
-    parameters) from ``start``. The 2024 recipe for diagrams: every β started from the final context of a
-    token run at the highest β (theory: docs/theory/dmft.md §5.2)."""
-
-    kind: Literal["prerun"] = "prerun"
-    start: BaseStart = Field(default_factory=TokenStart, description="initial condition of the pre-run")
-    beta_o: float = Field(ge=0, allow_inf_nan=False, description="β_o of the pre-run")
-    steps: int = Field(ge=1, description="steps of the pre-run")
-
-    def describe(self) -> str:
-        return f"prerun(beta_o={self.beta_o:g}, steps={self.steps}, from {self.start.describe()})"
-
-
-Start = Annotated[TokenStart | CheckpointStart | FileStart | WindowStart | PrerunStart, Field(discriminator="kind")]
-
-
-def parse_start(v: Any) -> Any:
-    """A start from the command line or a definition: ``token``, ``checkpoint``, a file path, a window
-    (or an engine state), or a mapping with a ``kind``."""
-    if isinstance(v, (TokenStart, CheckpointStart, FileStart, WindowStart, PrerunStart)):
-        return v
-    if isinstance(v, (Window, State)):
-        return window_start(v)
-    if isinstance(v, Path):
-        v = str(v)
-    if isinstance(v, str):
-        text = v.strip()
-        if text == "token":
-            return {"kind": "token"}
-        if text == "checkpoint":
-            return {"kind": "checkpoint"}
-        if not text:
-            raise ValueError("give token, checkpoint or a window file")
-        return {"kind": "file", "path": text}
-    return v
-
-
-StartSpec = Annotated[Start, BeforeValidator(parse_start)]
-"""Field type of a start: accepts ``"token"``, ``"checkpoint"``, a path, a Window or a mapping."""
-
-
-CACHE_KEYS: tuple[str, ...] = ("mv", "mk", "m0", "se0")
-"""The cached overlaps of an engine :class:`State` (theory: docs/theory/dmft.md §3.7)."""
-
-
-def _nested(a) -> tuple:
-    return tuple(map(tuple, np.asarray(a, dtype=np.float64).tolist()))
-
-
-def window_start(win: Window | State) -> WindowStart:
-    """An explicit start from a window, or from an engine state (then with its cached overlaps, so that a
-    run continued from it at the same parameters is bitwise the uninterrupted one)."""
-    cache = {k: _nested(getattr(win, k)) for k in CACHE_KEYS} if isinstance(win, State) else None
-    return WindowStart(att_window=_nested(win.A), pe_window=_nested(win.pe), n=int(np.asarray(win.n)), cache=cache)
-
-
-def start_cache(start) -> dict[str, np.ndarray] | None:
-    """The cached overlaps a start carries (explicit windows and files written from a state), or None."""
-    start = parse_start(start)
-    if isinstance(start, WindowStart) and start.cache:
-        return {k: np.asarray(start.cache[k]) for k in CACHE_KEYS}
-    if isinstance(start, FileStart):
-        data = read_window_file(start.path)
-        if all(f"cache_{k}" in data for k in CACHE_KEYS):
-            return {k: np.asarray(data[f"cache_{k}"], dtype=np.float64) for k in CACHE_KEYS}
-    return None
-
 
 # -- positions and tokens ------------------------------------------------------------------------------
 

@@ -22,24 +22,9 @@ import jax
 import jax.numpy as jnp
 
 from attnphys.dmft.config import MoSeConvention
-from attnphys.dmft.meanfield import (
-    OBSERVABLES,
-    Slopes,
-    State,
-    Window,
-    advance,
-    advance_tangent,
-    fill,
-    observe,
-    slopes,
-    step,
-)
+from attnphys.dmft.meanfield import Slopes, State, Window, advance, advance_tangent, fill, slopes, step
+from attnphys.dmft.observables import check_observable, observe
 from attnphys.dynamics.maps import AbstractMap
-
-
-def _check_observable(name: str) -> None:
-    if name not in OBSERVABLES:
-        raise ValueError(f"unknown observable {name!r}; choose from {OBSERVABLES}")
 
 
 @dataclass(frozen=True)
@@ -52,7 +37,7 @@ class AttentionMap(AbstractMap):
     convention: MoSeConvention = "paper"
 
     def __post_init__(self):
-        _check_observable(self.observable)
+        check_observable(self.observable)
 
     def window(self, x, aux) -> Window:
         pe, n = aux
@@ -118,7 +103,7 @@ class FullStateMap(AbstractMap):
     convention: MoSeConvention = "paper"
 
     def __post_init__(self):
-        _check_observable(self.observable)
+        check_observable(self.observable)
 
     def window(self, x, n) -> Window:
         L, M, P = self.L, self.M, self.P

@@ -20,7 +20,6 @@ dynamics uses the closed-form Jacobian row of §6.1 with the overlaps' slopes ca
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import NamedTuple
 
 import jax
@@ -29,6 +28,7 @@ import numpy as np
 
 from attnphys.dmft.config import DMFTConfig, MoSeConvention, gamma_of
 from attnphys.dmft.correlations import Correlations, sign_vectors
+from attnphys.dmft.observables import records
 
 
 class Couplings(NamedTuple):
@@ -47,12 +47,12 @@ class Couplings(NamedTuple):
 class Scalars(NamedTuple):
     """Parameters that vary per trajectory (each a scalar, or a batch axis under ``vmap``).
 
-    beta_o: β_o s_o, the output gain (the output multiplier folded in).
+    gain_o: the output gain β_o·s_o (the output inverse temperature times its multiplier).
     gamma: attention gain γ = β_att s_att / √M.
     eps: positional weight ε of the semantic factor (1 - ε).
     """
 
-    beta_o: jax.Array
+    gain_o: jax.Array
     gamma: jax.Array
     eps: jax.Array
 
@@ -125,7 +125,7 @@ def scalars(cfg: DMFTConfig, *, beta_o=None, beta_att=None, epsilon=None, dtype=
     ep = cfg.epsilon if epsilon is None else epsilon
     bo, ba, ep = (np.asarray(x, dtype=np.float64) for x in (bo, ba, ep))
     return Scalars(
-        beta_o=jnp.asarray(bo * cfg.scaling_o, dtype=dtype),
+        gain_o=jnp.asarray(bo * cfg.scaling_o, dtype=dtype),
         gamma=jnp.asarray(gamma_of(ba, cfg.scaling_att, cfg.M), dtype=dtype),
         eps=jnp.asarray(ep, dtype=dtype),
     )
@@ -155,7 +155,7 @@ def semantic_overlap(cp: Couplings, sc: Scalars, A: jax.Array) -> jax.Array:
     Args:
         A: (..., M) attention outputs. Returns (4, ..., M).
     """
-    u = jnp.tanh(sc.beta_o * jnp.einsum("sm,...m->...s", cp.signs, A))
+    u = jnp.tanh(sc.gain_o * jnp.einsum("sm,...m->...s", cp.signs, A))
     return (1.0 - sc.eps) * jnp.einsum("xsa,...s->x...a", cp.K, u)
 
 
@@ -177,8 +177,8 @@ def semantic_slopes(cp: Couplings, sc: Scalars, A: jax.Array) -> jax.Array:
     Args:
         A: (..., M) attention outputs. Returns (4, ..., M, M): [α, …, a, b] = ∂m^α_a/∂A_b.
     """
-    u = jnp.tanh(sc.beta_o * jnp.einsum("sm,...m->...s", cp.signs, A))
-    g = ((1.0 - sc.eps) * sc.beta_o) * (1.0 - u * u)  # (..., S)
+    u = jnp.tanh(sc.gain_o * jnp.einsum("sm,...m->...s", cp.signs, A))
+    g = ((1.0 - sc.eps) * sc.gain_o) * (1.0 - u * u)  # (..., S)
     lead = (1,) * (A.ndim - 1)
     return _sum(
         cp.K[:, s].reshape((4,) + lead + (-1, 1)) * (g[..., s, None] * cp.signs[s])[None, ..., None, :]
@@ -195,60 +195,6 @@ def slopes(cp: Couplings, sc: Scalars, A: jax.Array) -> Slopes:
 def overlaps(cp: Couplings, sc: Scalars, A: jax.Array, pe: jax.Array) -> jax.Array:
     """All four overlaps m^α = m^α_se + m^α_pe of tokens generated from A with codes pe: (4, ..., M)."""
     return semantic_overlap(cp, sc, A) + positional_overlap(cp, sc.eps, pe)
-
-
-def record_mo_se(se_o: jax.Array, eps: jax.Array, convention: MoSeConvention) -> jax.Array:
-    """The ``mo_se`` record from the semantic output overlap se_o = (1-ε)·(1/N_se) W^{o,se}·⟨x^se⟩:
-    as it is (``paper``) or without the factor (1 - ε) (``plain``) (theory: docs/theory/dmft.md §5.1).
-    The one place where the record convention is applied."""
-    if convention == "paper":
-        return se_o
-    if convention == "plain":
-        return se_o / (1.0 - eps)
-    raise ValueError(f"unknown mo_se convention {convention!r}")
-
-
-class Observable(NamedTuple):
-    """value(state, eps, convention) → (M,); ``after``: recorded from the state after the step (the
-    step's own output) rather than before it; long_name for the datasets."""
-
-    value: Callable[[State, jax.Array, MoSeConvention], jax.Array]
-    after: bool
-    long_name: str
-
-
-OBSERVABLE_TABLE: dict[str, Observable] = {
-    "att": Observable(lambda st, eps, conv: st.A[0], True, "attention output A^new of the step"),
-    "mo": Observable(lambda st, eps, conv: st.m0[0], False, "output overlap m^o of the newest token"),
-    "mo_se": Observable(
-        lambda st, eps, conv: record_mo_se(st.se0[0], eps, conv),
-        False,
-        "semantic output overlap of the newest token (convention: attrs mo_se_convention)",
-    ),
-    "mv": Observable(lambda st, eps, conv: st.mv[0], False, "value overlap m^v of the newest token"),
-    "mq": Observable(lambda st, eps, conv: st.m0[2], False, "query overlap m^q of the newest token"),
-    "mk": Observable(lambda st, eps, conv: st.mk[0], False, "key overlap m^k of the newest token"),
-}
-"""What the map records, in one table (theory: docs/theory/dmft.md §3.6): each observable is an M-vector
-read from a :class:`State`; the step's records and the orbit diagrams' observations both use it. Adding
-an observable is one entry here."""
-
-OBSERVABLES: tuple[str, ...] = tuple(OBSERVABLE_TABLE)
-"""Names of the per-step records."""
-
-
-def observe(name: str, st: State, eps, convention: MoSeConvention) -> jax.Array:
-    """The observable ``name`` of a state (theory: docs/theory/dmft.md §3.6)."""
-    if name not in OBSERVABLE_TABLE:
-        raise ValueError(f"unknown observable {name!r}; choose from {OBSERVABLES}")
-    return OBSERVABLE_TABLE[name].value(st, eps, convention)
-
-
-def records(before: State, after: State, eps, convention: MoSeConvention, names=OBSERVABLES) -> dict:
-    """The records of one step (theory: docs/theory/dmft.md §3.6)."""
-    return {
-        n: OBSERVABLE_TABLE[n].value(after if OBSERVABLE_TABLE[n].after else before, eps, convention) for n in names
-    }
 
 
 def fill(cp: Couplings, sc: Scalars, win: Window) -> State:

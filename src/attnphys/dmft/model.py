@@ -18,24 +18,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from attnphys.dmft.config import BATCHED, DMFTConfig, MoSeConvention
+from attnphys.dmft.config import BATCHED, DMFTConfig, MoSeConvention, gamma_of
 from attnphys.dmft.correlations import Correlations
-from attnphys.dmft.initial import (
-    CACHE_KEYS,
-    PrerunStart,
-    Start,
-    TokenStart,
-    check_window,
-    parse_start,
-    start_cache,
-    start_window,
-    token_overlap,
-    token_positions,
-    token_semantic,
-)
+from attnphys.dmft.initial import check_window, start_window, token_overlap, token_positions, token_semantic
 from attnphys.dmft.maps import AttentionMap, FullStateMap
 from attnphys.dmft.meanfield import Couplings, Scalars, State, Window, couplings, fill, scalars, token_state
 from attnphys.dmft.simulate import Schedule, run_batch, stack_windows
+from attnphys.dmft.starts import CACHE_KEYS, PrerunStart, TokenStart, as_start, start_cache
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,7 +68,7 @@ class DMFTModel:
     # -- starts ------------------------------------------------------------------------------------
     def check_start(self, start) -> None:
         """Refuse a start this configuration cannot use (shapes, the paper checkpoint's sizes, …)."""
-        start = _as_start(start)
+        start = as_start(start)
         if isinstance(start, PrerunStart):
             self.config.with_field("beta_o", start.beta_o)
             self.check_start(start.start)
@@ -95,7 +84,7 @@ class DMFTModel:
         the newest row of the window (its overlaps exact), in the head era only its trace A₀ = m^v(x₀) is."""
         if isinstance(start, (list, tuple)) and not isinstance(start, (Window, State)):
             return _per_point(lambda s, p: self.initial_states(s, p), start, sc)
-        start = _as_start(start)
+        start = as_start(start)
         cfg, corr = self.config, self.correlations
         eps = np.asarray(sc.eps)
         if isinstance(start, PrerunStart):
@@ -135,7 +124,7 @@ class DMFTModel:
         """Batched initial windows of a start (head-era semantics: a token start gives A₀ = m^v(x₀))."""
         if isinstance(start, (list, tuple)) and not isinstance(start, (Window, State)):
             return _per_point(lambda s, p: self.initial_windows(s, p), start, sc)
-        start = _as_start(start)
+        start = as_start(start)
         eps = np.asarray(sc.eps)
         if isinstance(start, PrerunStart):
             win = self.prerun_window(start)
@@ -153,7 +142,7 @@ class DMFTModel:
         the point."""
         st = self.initial_states(start, sc)
         token = any(
-            isinstance(_as_start(s), TokenStart)
+            isinstance(as_start(s), TokenStart)
             for s in (start if isinstance(start, (list, tuple)) and not isinstance(start, (Window, State)) else [start])
         )
         if steps == 0:
@@ -182,6 +171,23 @@ class DMFTModel:
             return FullStateMap(cfg.L, cfg.M, cfg.P, observable, self.convention)
         return AttentionMap(cfg.L, cfg.M, observable, self.convention)
 
+    def params_of(self, param: str):
+        """s ↦ the map's parameters (couplings, scalars) with ``param`` (β_o, β_att or ε) set to s, traceable,
+        for continuation in s (theory: docs/theory/dmft.md §5.4): the scalars are linear in each parameter.
+
+        Raises:
+            ValueError: ``param`` is not one of :data:`~attnphys.dmft.config.BATCHED`.
+        """
+        cfg, cp = self.config, self.couplings
+        sc = jax.tree_util.tree_map(lambda a: a[0], self.scalars(n=1))
+        if param == "beta_o":
+            return lambda s: (cp, sc._replace(gain_o=s * cfg.scaling_o))
+        if param == "beta_att":
+            return lambda s: (cp, sc._replace(gamma=gamma_of(s, cfg.scaling_att, cfg.M)))
+        if param == "epsilon":
+            return lambda s: (cp, sc._replace(eps=s))
+        raise ValueError(f"no continuation along {param!r}: the map is continued along beta_o, beta_att or epsilon")
+
     def state_dim(self, full_state: bool = False) -> int:
         """Dimension of the map's state: L·M, or L(M+P) for the full state."""
         return self.config.L * (self.config.M + (self.config.P if full_state else 0))
@@ -192,17 +198,10 @@ class DMFTModel:
         return Window(jnp.asarray(A), jnp.asarray(pe), jnp.asarray(n, jnp.int32))
 
 
-def _as_start(start):
-    from pydantic import TypeAdapter
-
-    start = parse_start(start)
-    return TypeAdapter(Start).validate_python(start) if isinstance(start, dict) else start
-
-
 def _per_point(fn, starts, sc: Scalars):
     """``fn(start, scalars)`` for one start per point, grouped by identical starts, in point order."""
-    starts = [_as_start(s) for s in starts]
-    B = int(np.shape(sc.beta_o)[0])
+    starts = [as_start(s) for s in starts]
+    B = int(np.shape(sc.gain_o)[0])
     if len(starts) != B:
         raise ValueError(f"{len(starts)} starts for {B} points")
     groups: dict = {}

@@ -19,7 +19,6 @@ import numpy as np
 
 from attnphys.dmft.config import MoSeConvention
 from attnphys.dmft.meanfield import (
-    OBSERVABLES,
     Couplings,
     Scalars,
     State,
@@ -29,6 +28,7 @@ from attnphys.dmft.meanfield import (
     fill,
     push_token,
 )
+from attnphys.dmft.observables import OBSERVABLES
 from attnphys.errors import NonFiniteError
 from attnphys.runtime import shard_batch, take_rows
 
@@ -195,7 +195,7 @@ def run_batch(
     Returns:
         (final states (B, …), records name → (B, n_records, M), first non-finite step (B,)).
     """
-    B = int(np.shape(sc.beta_o)[0])
+    B = int(np.shape(sc.gain_o)[0])
     fn = partial(_run_batch_jit, schedule=schedule, convention=convention)
     final, recs, bad = shard_batch(lambda s, w: fn(cp, s, w), (sc, start), B)
     if check:
@@ -265,7 +265,7 @@ def run_segments(
     """
     if window < 1 or segment < window:
         raise ValueError(f"need 1 <= window ({window}) <= segment ({segment})")
-    B = int(np.shape(sc.beta_o)[0])
+    B = int(np.shape(sc.gain_o)[0])
     labels = labels or {"index": np.arange(B)}
     st = (
         as_state(cp, sc, start)

@@ -12,32 +12,8 @@ and take a short name (``minilm``, ``smollm2``; :data:`SHORT_NAMES`), a local mo
 or a loaded model.
 """
 
-from attnphys.probes.adapters import ADAPTERS, AbstractAdapter, HeadWeights, adapter_for
-from attnphys.probes.adapters._base import Rotary
-from attnphys.probes.capture import MIN_SENTENCES, Capture, builtin_corpus, capture, read_text
-from attnphys.probes.claims import CLAIMS
-from attnphys.probes.models import SHORT_NAMES, load_model, model_cache_dir, model_path, require_torch
-from attnphys.probes.run import probe, summary, temperatures, write_outputs
+# The names are loaded on first use (the stub ``__init__.pyi`` lists them), so that the command line imports
+# this package's command module without loading the numerical libraries.
+import lazy_loader as _lazy
 
-__all__ = [
-    "ADAPTERS",
-    "AbstractAdapter",
-    "HeadWeights",
-    "Rotary",
-    "adapter_for",
-    "SHORT_NAMES",
-    "load_model",
-    "model_cache_dir",
-    "model_path",
-    "require_torch",
-    "MIN_SENTENCES",
-    "Capture",
-    "builtin_corpus",
-    "capture",
-    "read_text",
-    "CLAIMS",
-    "probe",
-    "temperatures",
-    "summary",
-    "write_outputs",
-]
+__getattr__, __dir__, __all__ = _lazy.attach_stub(__name__, __file__)

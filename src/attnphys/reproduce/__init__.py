@@ -12,24 +12,8 @@ Every figure is an :class:`AbstractFigure` (one file per kind: the bifurcation d
 trajectory figures 4 and 5, the continuation diagrams).
 """
 
-from attnphys.reproduce._base import AbstractFigure, Rates, Work
-from attnphys.reproduce.continuation import CONTINUATIONS, ContinuationFigure
-from attnphys.reproduce.diagram import FIG3A, FIG3B, DiagramFigure
-from attnphys.reproduce.job import ReproduceJob
-from attnphys.reproduce.trajectories import FIG4, FIG5, PAPER_BETAS, PlanesFigure, SeriesFigure
+# The names are loaded on first use (the stub ``__init__.pyi`` lists them), so that the command line imports
+# the reproduce command without loading the numerical libraries.
+import lazy_loader as _lazy
 
-FIGURES: dict[str, AbstractFigure] = {f.name: f for f in (FIG3A, FIG3B, FIG4, FIG5, *CONTINUATIONS)}
-"""Everything ``attnphys reproduce`` can make, by name."""
-
-__all__ = [
-    "FIGURES",
-    "PAPER_BETAS",
-    "AbstractFigure",
-    "ContinuationFigure",
-    "DiagramFigure",
-    "PlanesFigure",
-    "Rates",
-    "ReproduceJob",
-    "SeriesFigure",
-    "Work",
-]
+__getattr__, __dir__, __all__ = _lazy.attach_stub(__name__, __file__)

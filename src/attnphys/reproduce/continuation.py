@@ -23,7 +23,7 @@ import xarray as xr
 
 from attnphys.dmft.config import preset
 from attnphys.reproduce._base import AbstractFigure, Work, settings_of
-from attnphys.reproduce.diagram import _orbit_diagram
+from attnphys.reproduce.diagram import orbit_diagram
 
 if TYPE_CHECKING:
     from attnphys.plots.bifurcation import Filter
@@ -36,21 +36,26 @@ def pre_chain(cfg, start, values, direction: str, steps: int, progress: bool = T
     Returns:
         Dataset over ``beta_o`` with ``final_A``, ``final_pe``, ``final_n``.
     """
-    from attnphys.dmft.tasks import OrbitTask
-    from attnphys.sweeps import Axis, Grid, Sweep, run_sweep
+    from attnphys.dmft import bifurcation
 
-    values = tuple(float(v) for v in values)
-    task = OrbitTask(config=cfg, start=start, steps=steps, transient=0, lyapunov=0, n_orbit=20, keep_final=True)
-    grid = Grid(
-        axes=(Axis(name="direction", values=(direction,)), Axis(name="beta_o", values=values)), chunk=len(values)
+    ds = bifurcation(
+        cfg,
+        {"beta_o": values},
+        start=start,
+        steps=steps,
+        transient=0,
+        exponents=0,
+        n_orbit=20,
+        continuation=direction,  # pyright: ignore[reportArgumentType]  (up or down)
+        keep_final=True,
+        progress=progress,
     )
-    ds = run_sweep(Sweep(grid=grid, task=task), progress=progress)
     return ds.isel(direction=0)[["final_A", "final_pe", "final_n"]]
 
 
 def window_starts(chain: xr.Dataset) -> list:
     """One explicit start per value from a chain's final windows."""
-    from attnphys.dmft.initial import WindowStart
+    from attnphys.dmft.starts import WindowStart
 
     out = []
     for i in range(chain.sizes["beta_o"]):
@@ -132,7 +137,7 @@ class ContinuationFigure(AbstractFigure):
         parts: list[xr.Dataset] = []
         for direction, chain in (("down", down), ("up", up)):
             starts = window_starts(chain)
-            ds = _orbit_diagram(
+            ds = orbit_diagram(
                 cfg,
                 values,
                 start=starts[0],

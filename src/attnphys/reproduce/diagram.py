@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from attnphys.plots.bifurcation import Filter
 
 
-def _orbit_diagram(
+def orbit_diagram(
     cfg,
     values,
     *,
@@ -29,24 +29,23 @@ def _orbit_diagram(
     progress: bool,
     point_starts=(),
 ) -> xr.Dataset:
-    """Cold-start orbit diagram over β_o (one :class:`~attnphys.dmft.tasks.OrbitTask` sweep in memory)."""
-    from attnphys.dmft.tasks import OrbitTask
-    from attnphys.sweeps import Axis, Grid, Sweep, run_sweep
+    """Cold-start orbit diagram over β_o (:func:`attnphys.dmft.bifurcation` in memory)."""
+    from attnphys.dmft import bifurcation
 
-    task = OrbitTask(
-        config=cfg,
-        start=start,
-        point_starts=tuple(point_starts),
+    ds = bifurcation(
+        cfg,
+        {"beta_o": values},
+        start=list(point_starts) if point_starts else start,
         steps=steps,
         transient=transient,
-        lyapunov=lyapunov,
+        exponents=lyapunov,
         n_orbit=n_orbit,
-        keep_orbit=True,
         max_section=max_section,
         section_tol=section_tol,
+        chunk=chunk,
+        progress=progress,
     )
-    grid = Grid(axes=(Axis(name="beta_o", values=tuple(float(v) for v in values)),), chunk=chunk)
-    ds = run_sweep(Sweep(grid=grid, task=task), progress=progress).drop_vars("point_seed")
+    ds.attrs.pop("mode", None)
     if point_starts:
         ds.attrs.pop("sweep", None)  # the definition holds every start window: they are stored as data instead
     ds.beta_o.attrs.update(long_name="output inverse temperature β_o")
@@ -89,7 +88,7 @@ class DiagramFigure(AbstractFigure):
     def compute(self, settings: dict[str, Any], progress: bool = True) -> xr.Dataset:
         s = settings
         cfg = preset(s["preset"])
-        ds = _orbit_diagram(
+        ds = orbit_diagram(
             cfg,
             np.linspace(s["lo"], s["hi"], s["num"]),
             start=s["start"],

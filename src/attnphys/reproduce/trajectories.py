@@ -20,18 +20,19 @@ def trajectory_set(settings: dict[str, Any], progress: bool = True) -> xr.Datase
     """Records of ``mo_se`` and ``att`` at every β_o of the settings from their start, with the memory
     numbers and the library's regime labels from the last ``n_class`` samples (theory:
     docs/theory/dmft.md §3.6, §7.1)."""
-    from attnphys.dmft.tasks import TrajectoryTask
+    from attnphys.dmft import trajectories
     from attnphys.dynamics.classify import REGIMES, classify
-    from attnphys.sweeps import Axis, Grid, Sweep, run_sweep
 
     s = settings
-    cfg = preset(s["preset"])
-    betas = tuple(float(b) for b in s["betas"])
-    task = TrajectoryTask(
-        config=cfg, start=s["start"], steps=s["steps"], transient=s["transient"], record=("mo_se", "att")
+    ds = trajectories(
+        preset(s["preset"]),
+        sweep={"beta_o": s["betas"]},
+        start=s["start"],
+        steps=s["steps"],
+        transient=s["transient"],
+        record=("mo_se", "att"),
+        progress=progress,
     )
-    grid = Grid(axes=(Axis(name="beta_o", values=betas),), chunk=len(betas))
-    ds = run_sweep(Sweep(grid=grid, task=task), progress=progress).drop_vars("point_seed")
     ds = ds.drop_vars([v for v in ("final_mv", "final_mk", "final_m0", "final_se0") if v in ds])
     cl = classify(ds.mo_se.values[:, -s["n_class"] :, :])
     ds["regime"] = (

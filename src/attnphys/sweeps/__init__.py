@@ -11,6 +11,7 @@ from attnphys.sweeps.engine import (
     prepare,
     run_chunk,
     run_sweep,
+    run_task,
 )
 from attnphys.sweeps.grid import Axis, Grid, point_seed
 from attnphys.sweeps.store import MemoryStore, StoreMismatchError, ZarrStore, done_mask, open_result
@@ -25,6 +26,7 @@ __all__ = [
     "prepare",
     "run_chunk",
     "run_sweep",
+    "run_task",
     "Axis",
     "Grid",
     "point_seed",

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_valid
 from attnphys.errors import check_fits
 from attnphys.metadata import base_attrs
 from attnphys.progress import progress_bar
-from attnphys.sweeps.grid import MAX_GRID_POINTS, Grid, point_seed
+from attnphys.sweeps.grid import MAX_GRID_POINTS, Axis, Grid, point_seed
 from attnphys.sweeps.store import MemoryStore, ZarrStore
 from attnphys.sweeps.task import VarSpec, task_class
 
@@ -158,6 +158,74 @@ def run_sweep(
     return sweep.task.finalize(target.result())
 
 
+def run_task(
+    task,
+    axes: Iterable[Axis] = (),
+    *,
+    store: str | Path | None = None,
+    overwrite: bool = False,
+    chunk: int | None = None,
+    executor: Literal["inprocess", "processes", "dask"] = "inprocess",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    seed: int = 0,
+    store_attrs: dict | None = None,
+    progress: bool = False,
+    dry_run: bool = False,
+) -> xr.Dataset | Sweep:
+    """Run ``task`` at every point of the outer-product grid of ``axes``: the one composition of a task, a
+    grid and a sweep that every analysis of the library calls (theory: docs/theory/sweeps.md §3).
+
+    Args:
+        task: a registered :class:`~attnphys.sweeps.task.AbstractTask`.
+        axes: the grid axes (none: a single point).
+        store: a resumable Zarr store (re-running the same call resumes; a different sweep is refused), or
+            None to compute in memory.
+        overwrite: with ``store``: start over, replacing an existing store.
+        chunk: points per vectorised batch (default: the whole grid at once).
+        executor, workers, scheduler: where chunks run (see :func:`run_sweep`).
+        seed: the base seed of the per-point seeds (:func:`~attnphys.sweeps.grid.point_seed`).
+        store_attrs: extra attributes of a new store (e.g. the command that made it).
+        dry_run: validate the task, every grid point and the sizes, and return the :class:`Sweep` that would
+            run (its grid and task) without computing.
+
+    Returns:
+        The result on the grid axes (after the task's :meth:`~AbstractTask.finalize`); the per-point seeds
+        (``point_seed``) are kept only in stores, where they document a resumed run. A dry run returns the
+        validated :class:`Sweep`.
+
+    Raises:
+        InputError: an invalid grid, chunking or executor, naming the rule.
+    """
+    from pydantic import ValidationError
+
+    from attnphys.errors import InputError
+
+    axes = tuple(axes)
+    size = int(np.prod([len(a.values) for a in axes])) if axes else 1
+    try:
+        sweep = Sweep(grid=Grid(axes=axes, chunk=max(1, size if chunk is None else chunk)), task=task, base_seed=seed)
+    except ValidationError as e:
+        from attnphys._messages import format_validation
+
+        raise InputError(format_validation(e)) from None
+    sweep.check()
+    if dry_run:
+        _stored_schema(sweep)
+        return sweep
+    ds = run_sweep(
+        sweep,
+        store,
+        executor,
+        workers=workers,
+        scheduler=scheduler,
+        progress=progress,
+        attrs=store_attrs,
+        replace=store is not None and overwrite,
+    )
+    return ds.drop_vars("point_seed", errors="ignore") if store is None else ds
+
+
 def finalized(ds: xr.Dataset) -> xr.Dataset:
     """A complete sweep result with its task's derived quantities (:meth:`AbstractTask.finalize`), as
     :func:`run_sweep` returns it; :func:`attnphys.io.load` applies it to the stores it reads (entry point
@@ -178,9 +246,17 @@ def prepare_target(sweep: Sweep, target, extra_attrs: dict | None = None, replac
     attrs["grid_shape"] = json.dumps(list(g.shape))
     attrs["grid_axes"] = json.dumps(g.names)
     coords = sweep.task.coords(g)
+    schema = _stored_schema(sweep)
+    return target.create_or_check(sweep.definition(), g.size, g.chunk, schema, coords, attrs, replace=replace)
+
+
+def _stored_schema(sweep: Sweep) -> dict[str, VarSpec]:
+    """The variables a sweep stores (the task's and the per-point seeds), after checking that the results and
+    one chunk's working memory fit (:func:`_check_size`)."""
+    g = sweep.grid
     schema = {**sweep.task.schema(g), "point_seed": VarSpec((), (), np.uint32, 0, "seed of the point")}
     _check_size(g, schema, sweep.task.working_bytes(g), sweep.task.working_option)
-    return target.create_or_check(sweep.definition(), g.size, g.chunk, schema, coords, attrs, replace=replace)
+    return schema
 
 
 def _execute(executor, definition, store, todo, workers, scheduler) -> Iterable[tuple[int, int, Any]]:
@@ -328,4 +404,14 @@ def _execute_dask(definition, store, todo, n, scheduler, x64, cache=None):
             cluster.close()
 
 
-__all__ = ["EXECUTORS", "Sweep", "prepare", "run_chunk", "run_sweep", "compute_chunk", "check_scheduler", "dask_client"]
+__all__ = [
+    "EXECUTORS",
+    "Sweep",
+    "prepare",
+    "run_chunk",
+    "run_sweep",
+    "run_task",
+    "compute_chunk",
+    "check_scheduler",
+    "dask_client",
+]

@@ -1,5 +1,5 @@
-"""Attractors of the mean-field map: censuses with basins at every grid point, tracks across a parameter,
-and continuation of one periodic orbit with its local bifurcations (theory: docs/theory/dmft.md §7.5;
+"""Attractor censuses of the mean-field map with basins at every grid point, and tracks across a
+parameter (theory: docs/theory/dmft.md §7.5;
 docs/theory/dynamics.md §5–§8).
 
 The map is :class:`~attnphys.dmft.maps.AttentionMap` (state vec(A) ∈ R^{LM}, auxiliary state (pe, n)).
@@ -28,9 +28,12 @@ import jax.numpy as jnp
 import numpy as np
 from pydantic import Field, model_validator
 
-from attnphys.dmft.initial import StartSpec, token_positions
+from attnphys.dmft.config import check_schedule
+from attnphys.dmft.initial import token_positions
 from attnphys.dmft.model import DMFTModel
-from attnphys.dmft.tasks import DMFTTask, Observable, check_schedule
+from attnphys.dmft.observables import ObservableName
+from attnphys.dmft.starts import StartSpec
+from attnphys.dmft.tasks._base import DMFTTask
 from attnphys.dynamics.census import CENSUS_ATTRS, CensusOptions, census_batch
 from attnphys.dynamics.samplers import AbstractSampler, ExplicitSampler, PerturbationSampler
 from attnphys.sweeps.grid import Grid
@@ -118,7 +121,7 @@ class AttractorTask(DMFTTask):
     max_period: int = Field(default=256, ge=1, description="longest period detected exactly")
     max_points: int = Field(default=64, ge=1, description="representative states per attractor")
     lyap_steps: int = Field(default=10_000, ge=20, description="Benettin steps of non-periodic attractors")
-    observable: Observable = Field(default="mo_se", description="observable at the representative states")
+    observable: ObservableName = Field(default="mo_se", description="observable at the representative states")
 
     @model_validator(mode="after")
     def _check(self):
@@ -263,75 +266,3 @@ class AttractorTask(DMFTTask):
             max_attractors=3,
         )
         return task, Grid(axes=(Axis(name="beta_o", values=(0.8, 1.2)),), chunk=2)
-
-
-# ==== continuation of one periodic orbit ==============================================================
-
-
-def params_of(model: DMFTModel, param: str):
-    """s ↦ the map's parameters (couplings, scalars) with ``param`` (β_o, β_att or ε) set to s, traceable
-    (theory: docs/theory/dmft.md §5.4): the scalars are linear in each parameter."""
-    from attnphys.dmft.config import gamma_of
-    from attnphys.dmft.meanfield import Scalars
-
-    cfg, cp = model.config, model.couplings
-    sc = model.scalars(n=1)
-    bo, ga, ep = (x[0] for x in sc)
-    if param == "beta_o":
-        return lambda s: (cp, Scalars(s * cfg.scaling_o, ga, ep))
-    if param == "beta_att":
-        return lambda s: (cp, Scalars(bo, gamma_of(s, cfg.scaling_att, cfg.M), ep))
-    if param == "epsilon":
-        return lambda s: (cp, Scalars(bo, ga, s))
-    raise ValueError(f"unknown parameter {param!r}; choose beta_o, beta_att or epsilon")
-
-
-def exact_period(model: DMFTModel, window, sc, max_period: int, confirmations: int = 3) -> int:
-    """The exact period of the orbit through an (unbatched) window: the classifier's rule
-    (:func:`attnphys.dynamics.classify.detect_period`) applied to the next (confirmations + 1)·max_period
-    states (A and the positional window together, so that the codes return too); 0 when none
-    (theory: docs/theory/dynamics.md §4.1)."""
-    from attnphys.dynamics.classify import detect_period
-
-    m = model.map()
-    par = (model.couplings, sc)
-
-    def body(carry, _):
-        x, aux = m.step(carry[0], carry[1], par)
-        return (x, aux), jnp.concatenate([x, aux[0].reshape(-1)])
-
-    _, ys = jax.lax.scan(body, m.state(window), None, length=(confirmations + 1) * max_period)
-    return int(detect_period(np.asarray(ys), max_period=max_period, confirmations=confirmations))
-
-
-def continue_periodic(
-    model: DMFTModel, start, param: str, s0: float, s_end: float, *, transient: int, max_period: int = 256, **kw
-):
-    """Continue the periodic orbit that ``start`` settles on at ``param`` = s0 towards s_end, with its
-    folds, flips and Neimark–Sacker points (theory: docs/theory/dmft.md §7.5; docs/theory/dynamics.md §6).
-
-    Args:
-        model: the model; start: the initial condition; transient: steps run at s0 before the period is
-            read; max_period: longest period looked for; **kw: :func:`attnphys.dynamics.bifurcations.continue_orbit`.
-
-    Returns:
-        (:class:`attnphys.dynamics.bifurcations.Branch`, period).
-
-    Raises:
-        ValueError: the start has not settled on a periodic orbit of period ≤ max_period after the transient.
-    """
-    from attnphys.dynamics.bifurcations import continue_orbit
-
-    pf = params_of(model, param)
-    sc = pf(jnp.asarray(s0, jnp.result_type(float)))[1]
-    sc_b = jax.tree_util.tree_map(lambda a: jnp.asarray(a)[None], sc)
-    win = jax.tree_util.tree_map(lambda a: a[0], model.windows_after(start, sc_b, transient))
-    p = exact_period(model, win, sc, max_period)
-    if not p:
-        raise ValueError(
-            f"after {transient} steps at {param} = {s0} the start is not on a periodic orbit of period "
-            f"<= {max_period}; raise the transient, or start elsewhere"
-        )
-    m = model.map()
-    x0, aux0 = m.state(win)
-    return continue_orbit(m, x0, aux0, pf, s0, s_end, period=p, **kw), p

@@ -1,8 +1,9 @@
-"""The ``attnphys dmft attractors | basins | orbit-continuation`` commands (theory: docs/theory/dmft.md §7.5;
+"""``attnphys dmft attractors``, ``basins`` and ``orbit-continuation`` (theory: docs/theory/dmft.md §7.5;
 docs/theory/dynamics.md §5–§8)."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import ClassVar, Literal
@@ -10,12 +11,13 @@ from typing import ClassVar, Literal
 import numpy as np
 from pydantic import Field, ValidationError, field_validator
 
-from attnphys.dmft.initial import StartSpec, parse_start
-from attnphys.dmft.jobs import _FIGURE_ONLY, ModelOptions, ParameterRange, _run_sweep, _summary_dims
-from attnphys.dmft.meanfield import OBSERVABLES
-from attnphys.dmft.tasks import check_observable
+from attnphys._messages import format_validation
+from attnphys.dmft._commands._options import FIGURE_ONLY, ModelOptions, ParameterRange, summary_dims
+from attnphys.dmft.config import BATCHED
+from attnphys.dmft.observables import OBSERVABLES, check_observable
+from attnphys.dmft.starts import StartSpec, parse_start
 from attnphys.errors import InputError
-from attnphys.jobs import Applies, Report, format_validation, only_with, register_job
+from attnphys.jobs import Applies, Report, only_with, register_job
 
 _REFERENCE_START = "\0reference start"
 """Key of a reference configuration's start between its translation and the merge with the command line."""
@@ -90,37 +92,35 @@ class _CensusOptions(ModelOptions):
     def _observable(cls, v):
         return check_observable(v)
 
-    def task(self):
-        from attnphys.dmft.attractors import AttractorTask
-
+    def census_options(self) -> dict:
+        """The census options of the analyses (:func:`attnphys.dmft.attractors`, :func:`~attnphys.dmft.basins`)."""
         starts = ()
         if self.start_sampler == "explicit":
             if not self.starts:
                 raise InputError("the explicit sampler needs --starts", "--starts")
             starts = tuple(parse_start(s.strip()) for s in self.starts.split(",") if s.strip())
-        try:
-            return AttractorTask(
-                config=self.configuration(),
-                start=self.start,
-                n_ics=len(starts) or self.ics,
-                steps=self.steps,
-                transient=self.transient,
-                k=self.exponents,
-                sampler=self.start_sampler,
-                amplitude=self.amplitude,
-                radius=self.radius,
-                starts=starts,
-                seed=self.seed,
-                max_attractors=self.max_attractors,
-                max_period=self.max_period,
-                observable=self.observable,
-            )
-        except ValidationError as e:
-            raise InputError(format_validation(e, type(self))) from None
+        return dict(
+            ics=self.ics,
+            sampler=self.start_sampler,
+            amplitude=self.amplitude,
+            radius=self.radius,
+            start=self.start,
+            starts=starts,
+            steps=self.steps,
+            transient=self.transient,
+            exponents=self.exponents,
+            seed=self.seed,
+            max_attractors=self.max_attractors,
+            max_period=self.max_period,
+            observable=self.observable,
+        )
 
     def inputs_check(self) -> None:
         super().inputs_check()
-        self.task()
+        try:
+            self.analysis(dry_run=True)
+        except ValidationError as e:
+            raise InputError(format_validation(e, type(self))) from None
 
 
 def _attractor_rows(ds) -> dict[str, str]:
@@ -157,16 +157,21 @@ class AttractorsJob(_CensusOptions):
         default=None, description="Figure file (PNG): the attractors side by side in the observable's planes."
     )
 
+    def analysis(self, **kw):
+        """The one analysis this command runs (:func:`attnphys.dmft.attractors`) with its options."""
+        from attnphys.dmft import attractors
+
+        return attractors(self.configuration(), **self.census_options(), **kw)
+
     def execute(self, progress: bool = True) -> Report:
         t0 = time.perf_counter()
-        ds = _run_sweep(self, self.task(), (), None, 1, progress=progress).drop_vars("point_seed", errors="ignore")
-        ds.attrs["observable"] = self.observable
+        ds = self.analysis(progress=progress)
         paths = [self.write_result(ds, self.out)]
         if self.plot is not None:
             from attnphys.plots.attractors import plot_attractors
 
             paths += plot_attractors(ds, self.plot)
-        rows = {"dims": _summary_dims(ds), "wall time": f"{time.perf_counter() - t0:.2f} s"} | _attractor_rows(ds)
+        rows = {"dims": summary_dims(ds), "wall time": f"{time.perf_counter() - t0:.2f} s"} | _attractor_rows(ds)
         return Report(f"attractor census → {self.out}", rows, paths, ds)
 
 
@@ -180,7 +185,7 @@ class BasinsJob(_CensusOptions, ParameterRange):
     outputs_spec: ClassVar[dict[str, str]] = {"out": "sweep", "plot": "figure"}
     applies: ClassVar[dict[str, Applies]] = {
         **_CensusOptions.applies,
-        "plot_component": _FIGURE_ONLY,
+        "plot_component": FIGURE_ONLY,
     }
     ics: int = Field(default=128, ge=1, description="Starts per parameter value (explicit starts: their number).")
     chunk: int = Field(default=16, ge=1, description="Parameter values per vectorised batch (times --ics lanes).")
@@ -190,32 +195,41 @@ class BasinsJob(_CensusOptions, ParameterRange):
     )
     plot_component: int = Field(default=0, ge=0, description="Component of the observable drawn.")
 
-    def execute(self, progress: bool = True) -> Report:
-        t0 = time.perf_counter()
+    def analysis(self, **kw):
+        """The one analysis this command runs (:func:`attnphys.dmft.basins`) with its options."""
+        from attnphys.dmft import basins
+
+        return basins(
+            self.configuration(),
+            self.parameter_sweep(),
+            **self.census_options(),
+            store=self.out,
+            overwrite=self.overwrite,
+            chunk=self.chunk,
+            executor=self.executor,
+            workers=self.workers,
+            scheduler=self.scheduler,
+            **kw,
+        )
+
+    def inputs_check(self) -> None:
+        super().inputs_check()
         from attnphys.plots._common import check_component
 
         try:
             check_component(self.plot_component, self.configuration().M)
         except ValueError as e:
             raise InputError(str(e), "--plot-component") from None
-        ds = _run_sweep(
-            self,
-            self.task(),
-            (self.parameter_axis(),),
-            self.out,
-            self.chunk,
-            self.executor,
-            self.workers,
-            self.scheduler,
-            progress=progress,
-        )
-        ds.attrs["observable"] = self.observable
+
+    def execute(self, progress: bool = True) -> Report:
+        t0 = time.perf_counter()
+        ds = self.analysis(store_attrs=self.store_attrs(), progress=progress)
         paths = [self.out]
         if self.plot is not None:
             from attnphys.plots.attractors import plot_basins
 
             paths += plot_basins(ds, self.plot, self.param, self.plot_component)
-        rows = {"dims": _summary_dims(ds), "wall time": f"{time.perf_counter() - t0:.2f} s"}
+        rows = {"dims": summary_dims(ds), "wall time": f"{time.perf_counter() - t0:.2f} s"}
         if "track_id" in ds.dims:
             rows["tracks"] = str(ds.sizes["track_id"])
             rows["most coexisting"] = str(int(ds["n_coexisting"].max()))
@@ -235,7 +249,7 @@ class OrbitContinuationJob(ModelOptions):
 
     command: ClassVar[str] = "dmft orbit-continuation"
     outputs_spec: ClassVar[dict[str, str]] = {"out": "result"}
-    param: Literal["beta_o", "beta_att", "epsilon"] = Field(default="beta_o", description="Continuation parameter.")
+    param: Literal[BATCHED] = Field(default="beta_o", description="Continuation parameter.")  # pyright: ignore[reportInvalidTypeForm]  (the batched fields)
     start_value: float = Field(default=1.27, allow_inf_nan=False, description="Where the orbit is found.")
     stop_value: float = Field(
         default=1.24, allow_inf_nan=False, description="Towards where it is followed (either side)."
@@ -253,54 +267,52 @@ class OrbitContinuationJob(ModelOptions):
     def swept_fields(self) -> tuple[str, ...]:
         return (self.param,)
 
+    def analysis(self, **kw):
+        """The one analysis this command runs (:func:`attnphys.dmft.orbit_continuation`) with its options."""
+        from attnphys.dmft import orbit_continuation
+
+        return orbit_continuation(
+            self.configuration(),
+            self.param,
+            self.start_value,
+            self.stop_value,
+            start=self.start,
+            transient=self.transient,
+            max_period=self.max_period,
+            step=self.step,
+            max_step=self.max_step,
+            max_points=self.max_points,
+            **kw,
+        )
+
     def inputs_check(self) -> None:
         super().inputs_check()
-        if self.start_value == self.stop_value:
-            raise InputError("--start-value and --stop-value must differ", "--stop-value")
-        if self.step > self.max_step:
-            raise InputError(f"{self.step:g} is larger than the largest step --max-step {self.max_step:g}", "--step")
-        cfg = self.configuration()
-        for v, opt in ((self.start_value, "--start-value"), (self.stop_value, "--stop-value")):
-            try:
-                cfg.check_axis(self.param, (v,))
-            except ValueError as e:
-                raise InputError(str(e), opt) from None
+        try:
+            self.analysis(dry_run=True)
+        except InputError as e:
+            raise self.option_error(e) from None
 
     def execute(self, progress: bool = True) -> Report:
-        from attnphys.dmft.attractors import continue_periodic
-        from attnphys.dmft.model import DMFTModel
-
         t0 = time.perf_counter()
-        model = DMFTModel.of(self.configuration())
         try:
-            branch, p = continue_periodic(
-                model,
-                self.start,
-                self.param,
-                self.start_value,
-                self.stop_value,
-                transient=self.transient,
-                max_period=self.max_period,
-                ds=self.step,
-                ds_max=self.max_step,
-                max_steps=self.max_points,
-            )
-        except ValueError as e:
-            raise InputError(str(e), "--transient") from None
-        ds = branch.to_dataset(self.param)
-        ds.attrs.update(model_config=self.configuration().model_dump_json())
+            ds = self.analysis(progress=progress)
+        except InputError as e:
+            raise self.option_error(e) from None
         paths = [self.write_result(ds, self.out)]
         rows = {
-            "period": str(p),
-            "points": str(len(branch.s)),
-            "status": branch.status,
-            "range": f"{branch.s.min():.6g} … {branch.s.max():.6g}",
+            "period": str(ds.attrs["period"]),
+            "points": str(ds.sizes["point"]),
+            "status": ds.attrs["status"],
+            "range": f"{float(ds.s.min()):.6g} … {float(ds.s.max()):.6g}",
             "wall time": f"{time.perf_counter() - t0:.2f} s",
         }
-        for i, e in enumerate(branch.events):
-            rows[f"event {i}"] = f"{e.kind} at {self.param} = {e.s:.10f}, |μ| = " + np.array2string(
-                np.abs(np.asarray(e.multipliers))[:3], precision=6
+        kinds = json.loads(ds.event_kind.attrs["labels"])
+        for i in range(ds.sizes["event"]):
+            mu = np.hypot(ds.event_multiplier_real.values[i], ds.event_multiplier_imag.values[i])
+            rows[f"event {i}"] = (
+                f"{kinds[int(ds.event_kind.values[i])]} at {self.param} = {float(ds.event_s.values[i]):.10f}, "
+                f"|μ| = " + np.array2string(mu[:3], precision=6)
             )
-        if not branch.events:
+        if not ds.sizes["event"]:
             rows["events"] = "none in the range"
-        return Report(f"continuation of a period-{p} orbit → {self.out}", rows, paths, ds)
+        return Report(f"continuation of a period-{ds.attrs['period']} orbit → {self.out}", rows, paths, ds)

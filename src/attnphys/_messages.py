@@ -1,0 +1,74 @@
+"""Messages that name what the user gave: the command-line option of a field, and validation errors as
+``--option: message (got value)`` lines (theory: docs/theory/sweeps.md §5). A light module (pydantic only),
+used by the command layer and by the library's own checks alike."""
+
+from __future__ import annotations
+
+import types
+import typing
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+
+def option_name(field_name: str) -> str:
+    """The command-line option of a field: ``beta_o`` → ``--beta-o``."""
+    return "--" + field_name.replace("_", "-")
+
+
+def members(ann: Any) -> list[Any]:
+    """The types a field annotation admits: ``Annotated`` unwrapped and unions flattened (``None`` kept)."""
+    out, stack = [], [ann]
+    while stack:
+        a = stack.pop()
+        if typing.get_origin(a) is typing.Annotated:
+            stack.append(typing.get_args(a)[0])
+        elif typing.get_origin(a) in (typing.Union, types.UnionType):
+            stack.extend(reversed(typing.get_args(a)))
+        else:
+            out.append(a)
+    return out
+
+
+def _union_field(cls: type[BaseModel] | None, name: str) -> bool:
+    """Whether field ``name`` of ``cls`` is a union of several types (pydantic then puts the member's tag,
+    e.g. ``file`` or ``literal[...]``, after the field name in an error's location)."""
+    f = getattr(cls, "model_fields", {}).get(name)
+    if f is None:
+        return False
+    return len([a for a in members(f.annotation) if a is not type(None)]) > 1
+
+
+def format_validation(e: ValidationError, cls: type[BaseModel] | None = None, source: str | None = None) -> str:
+    """A pydantic error as lines ``--option: message (got value)``, without documentation links.
+
+    The tags of union members are left out of the location, and only the first error of each option is
+    kept (a value that fits no member of a union fails once per member)."""
+    lines = []
+    named = set()
+    fields = set(getattr(cls, "model_fields", {})) if cls is not None else set()
+    for err in e.errors():
+        loc = [str(x) for x in err["loc"]]
+        msg = err["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
+        if err["type"] == "extra_forbidden":
+            where = f" in {source}" if source else ""
+            known = ", ".join(sorted(fields)) if fields else ""
+            lines.append(f"unknown option {'.'.join(loc)!r}{where}" + (f" (known: {known})" if known else ""))
+            continue
+        if loc and loc[0] in fields:
+            if len(loc) > 1 and _union_field(cls, loc[0]):
+                loc = [loc[0]] + loc[2:]
+            positional = loc[0] in getattr(cls, "cli_arguments", ())
+            opt = loc[0].upper() if positional else option_name(loc[0])
+            name = (
+                f"{opt} ({loc[0]} in {source or 'a config file'})" if opt[2:] != loc[0] and not positional else opt
+            ) + ("." + ".".join(loc[1:]) if len(loc) > 1 else "")
+            if name in named:
+                continue
+            named.add(name)
+        else:
+            name = ".".join(loc)
+        got = err.get("input")
+        shown = "" if got is None or isinstance(got, (dict, BaseModel)) or "got " in msg else f" (got {got!r})"
+        lines.append(f"{name}: {msg}{shown}" if name else f"{msg}")
+    return "\n".join(lines)

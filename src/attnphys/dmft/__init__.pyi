@@ -1,0 +1,59 @@
+"""Type stub of the lazily loaded package: the one list of its public names."""
+from ._api.attractors import attractors, basins, orbit_continuation
+from ._api.diagrams import bifurcation, phase_diagram
+from ._api.finite import converge, finite_trajectories
+from ._api.spectra import lyapunov_spectrum
+from ._api.trajectories import final_windows, trajectories
+from .config import BATCHED, PRESETS, DMFTConfig, preset, sweepable_fields
+from .correlations import (
+    AbstractCorrelations,
+    ExplicitWeights,
+    GaussianCorrelations,
+    RandomWeightCorrelations,
+    SegmentCorrelations,
+)
+from .initial import from_file, from_window, paper_checkpoint, save_window
+from .meanfield import Window
+from .model import DMFTModel
+from .observables import OBSERVABLES
+from .starts import CheckpointStart, FileStart, PrerunStart, Start, TokenStart, WindowStart
+
+__all__ = [
+    # configuration
+    "BATCHED",
+    "PRESETS",
+    "DMFTConfig",
+    "preset",
+    "sweepable_fields",
+    "AbstractCorrelations",
+    "ExplicitWeights",
+    "GaussianCorrelations",
+    "RandomWeightCorrelations",
+    "SegmentCorrelations",
+    # starts
+    "CheckpointStart",
+    "FileStart",
+    "PrerunStart",
+    "Start",
+    "TokenStart",
+    "Window",
+    "WindowStart",
+    "from_file",
+    "from_window",
+    "paper_checkpoint",
+    "save_window",
+    # the model
+    "DMFTModel",
+    "OBSERVABLES",
+    # analyses
+    "trajectories",
+    "final_windows",
+    "lyapunov_spectrum",
+    "bifurcation",
+    "phase_diagram",
+    "attractors",
+    "basins",
+    "orbit_continuation",
+    "finite_trajectories",
+    "converge",
+]

@@ -1,0 +1,59 @@
+"""What the DMFT analyses share: reading a ``sweep`` mapping into grid axes, by the configuration's one list
+of sweepable fields (theory: docs/theory/sweeps.md §1)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+import numpy as np
+from pydantic import ValidationError
+
+from attnphys.dmft.config import check_sweepable
+from attnphys.errors import InputError
+
+Sweep = Mapping[str, Sequence[float] | np.ndarray]
+"""A sweep: configuration field → its values (an outer-product grid, dims in the given order). Fields: any of
+:func:`~attnphys.dmft.config.sweepable_fields` (``seed``: the correlations' seed)."""
+
+Executor = Literal["inprocess", "processes", "dask"]
+
+
+def sweep_axes(sweep: Sweep | None, *, allowed: Sequence[str] | None = None, count: int | None = None, what: str = ""):
+    """The grid axes of ``sweep`` (validated names and values, in the given order).
+
+    Args:
+        allowed: the fields this analysis may sweep (default: every sweepable configuration field).
+        count: the number of swept fields the analysis needs (e.g. one for a bifurcation diagram).
+        what: the analysis, for messages.
+
+    Raises:
+        InputError: naming the field: not sweepable, no values, values not numbers, or the wrong count.
+    """
+    from attnphys.sweeps import Axis
+
+    sweep = dict(sweep or {})
+    if count is not None and len(sweep) != count:
+        raise InputError(
+            f"{what or 'this analysis'} sweeps exactly {count} field{'s' if count != 1 else ''}, got "
+            f"{len(sweep)} ({', '.join(sweep) or 'none'})",
+            "sweep",
+        )
+    axes = []
+    for name, values in sweep.items():
+        if allowed is not None:  # else the configuration's own rules check the name with the values
+            try:
+                check_sweepable(name, allowed)
+            except ValueError as e:
+                raise InputError(str(e), name) from None
+        try:
+            v = np.atleast_1d(np.asarray(values, dtype=np.float64))
+        except (TypeError, ValueError):
+            raise InputError(f"the values of {name} must be numbers, got {values!r}", name) from None
+        if v.ndim != 1 or v.size == 0:
+            raise InputError(f"a sweep over {name} needs a non-empty list of values", name)
+        try:
+            axes.append(Axis(name=name, values=tuple(float(x) for x in v)))
+        except ValidationError as e:
+            raise InputError(e.errors()[0]["msg"].removeprefix("Value error, "), name) from None
+    return tuple(axes)

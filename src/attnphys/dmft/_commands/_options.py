@@ -1,0 +1,372 @@
+"""What the ``attnphys dmft …`` commands share: the model options (a preset and overrides of any configuration
+field, one option per field, generated from :class:`~attnphys.dmft.DMFTConfig`), the options of the commands
+that run on a resumable store, and of those that sweep one parameter (theory: docs/theory/dmft.md;
+docs/theory/sweeps.md §5).
+
+A job's model options (``--preset``, ``--M``, ``--beta-o``, …) resolve to one configuration; a field of
+:data:`~attnphys.dmft.config.BATCHED` given several values (``--beta-o 0.5,1,3`` or ``1.2:1.3:11``) becomes a
+swept axis where the command sweeps it. Light: nothing here imports the numerical engine.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar, Literal, Optional
+
+import numpy as np
+from pydantic import Field, ValidationError, create_model, field_validator, model_validator
+
+from attnphys._contract import JOB
+from attnphys._messages import format_validation, option_name
+from attnphys.dmft.config import BATCHED, PRESETS, DMFTConfig, preset
+from attnphys.errors import InputError, check_fits
+from attnphys.jobs import AbstractJob, Applies, Values, only_if_given
+
+
+def _config_options() -> dict[str, Any]:
+    """One optional job field per scalar configuration field (a new configuration field becomes a command
+    option by itself); β_o, β_att and ε take one value or several."""
+    fields: dict[str, Any] = {}
+    for name, f in DMFTConfig.model_fields.items():
+        if name == "correlations":
+            continue
+        ann = Values if name in BATCHED else f.annotation
+        fields[name] = (
+            Optional[ann],
+            Field(None, description=f"{(f.description or name).rstrip('.')}; default: the preset's."),
+        )
+    return fields
+
+
+_ConfigOptions = create_model("_ConfigOptions", __base__=AbstractJob, **_config_options())
+_MODEL_FIELDS = tuple(n for n in DMFTConfig.model_fields if n != "correlations")
+
+
+_CORRELATION_OPTIONS: dict[str, tuple[str, tuple[str, ...], str]] = {
+    "n_segments": (
+        "n_segments",
+        ("segments",),
+        "applies to the segments correlation kind only (the kind here is {kind})",
+    ),
+    "gaussian_scale": (
+        "scale",
+        ("gaussian",),
+        "applies to the gaussian correlation kind only (the kind here is {kind})",
+    ),
+    "corr_seed": (
+        "seed",
+        ("segments", "random", "gaussian"),
+        "the {kind} correlation kind has no seed (its weights come from --weights)",
+    ),
+}
+"""The options that set one entry of the correlations mapping: field → (its key there, the kinds that have
+it, why it is refused under another kind). Under another kind the entry is dropped, so a value given is
+refused."""
+
+
+class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
+    """Options shared by the DMFT commands: a preset and overrides of any configuration field."""
+
+    preset: str = Field("paper", description="Named configuration (see `attnphys dmft presets`).")
+    correlations: Literal["segments", "random", "gaussian", "weights"] | dict | None = Field(
+        None, description="Correlation kind (default: the preset's segments)."
+    )
+    corr_seed: int | None = Field(None, description="Seed of the weights/correlations.")
+    n_segments: int | None = Field(None, description="Segments per weight row (segments kind).")
+    gaussian_scale: float | None = Field(None, description="Standard deviation of the pair moments (gaussian kind).")
+    weights: Path | None = Field(None, description="File of hand-set ±1 weights Wo, Wv, Wq, Wk (.npz or .json).")
+
+    swept: ClassVar[tuple[str, ...]] = ()
+    """Fields this command may sweep (several values); others must have one value."""
+
+    @classmethod
+    def takes_several(cls, name: str) -> bool:
+        return name not in BATCHED or name in cls.swept
+
+    @classmethod
+    def translate_file_options(cls, data: dict, path: Path) -> dict:
+        """The reference implementation's YAML configurations become this command's options
+        (:func:`attnphys.dmft.reference.translate_config`); the library's own options files are read as
+        they are."""
+        from attnphys.dmft.reference import is_reference_config, translate_config
+
+        if is_reference_config(data, set(cls.model_fields)):
+            return translate_config(data, path, cls.model_fields, cls.command)
+        return data
+
+    @field_validator("preset")
+    @classmethod
+    def _preset(cls, v):
+        if v not in PRESETS:
+            raise ValueError(f"unknown preset {v!r}; choose one of {sorted(PRESETS)}")
+        return v
+
+    @model_validator(mode="after")
+    def _single_values(self):
+        for name in BATCHED:
+            v = getattr(self, name)
+            if v is not None and len(v) > 1 and name not in self.swept:
+                raise ValueError(f"{option_name(name)} takes one value in this command, got {len(v)}")
+        return self
+
+    # -- resolution ---------------------------------------------------------------------------------
+    def configuration(self) -> DMFTConfig:
+        """The configuration: the preset, overridden by every option given (first value of a sweep).
+
+        Raises:
+            InputError: naming the option and the rule it breaks.
+        """
+        changes: dict[str, Any] = {}
+        for name in _MODEL_FIELDS:
+            v = getattr(self, name)
+            if v is not None:
+                changes[name] = v[0] if isinstance(v, tuple) else v
+        corr = self._correlations()
+        if corr is not None:
+            changes["correlations"] = corr
+        try:
+            cfg = preset(self.preset, **changes)
+        except ValidationError as e:
+            msg = format_validation(e, type(self))
+            for name, (key, _, _) in _CORRELATION_OPTIONS.items():
+                if getattr(self, name) is not None:  # the value came from this option: name it
+                    msg = msg.replace(f"--correlations.{key}:", f"{option_name(name)}:")
+            if self.weights is not None and str(self.weights) in msg:  # a problem of the weights file
+                raise InputError(msg.removeprefix("--correlations: "), "--weights") from None
+            raise InputError(msg) from None
+        for name in self.swept:
+            v = getattr(self, name)
+            if v is not None and len(v) > 1:
+                cfg.check_axis(name, v)
+        return cfg
+
+    def _correlations(self) -> dict | None:
+        base = dict(PRESETS[self.preset].get("correlations", {}))
+        if isinstance(self.correlations, dict):  # without a kind: changes to the preset's correlations
+            base = {**base, **self.correlations} if "kind" not in self.correlations else dict(self.correlations)
+            if "kind" not in base:
+                raise InputError(
+                    "a mapping of correlations needs a kind: segments, random, gaussian or weights", "--correlations"
+                )
+        elif self.correlations is not None and self.correlations != base.get("kind"):
+            base = {"kind": self.correlations}
+        extra = {key: getattr(self, name) for name, (key, _, _) in _CORRELATION_OPTIONS.items()}
+        extra["path"] = None if self.weights is None else str(self.weights)
+        for key, v in extra.items():
+            if v is not None:
+                if key == "path" and base.get("kind") != "weights":
+                    base = {"kind": "weights"}
+                base[key] = v
+        if base.get("kind") == "weights" and "path" not in base:
+            raise InputError("the weights correlation kind needs --weights FILE", "--correlations")
+        kind = base.get("kind")
+        mapping = set(self.correlations) if isinstance(self.correlations, dict) else set()
+        for name, (key, kinds, why) in _CORRELATION_OPTIONS.items():
+            if kind not in kinds:
+                if getattr(self, name) is not None:  # given, but it would be dropped
+                    raise InputError(why.format(kind=kind), option_name(name))
+                if key in mapping and key in base:  # given in the mapping (not replaced by --weights)
+                    raise InputError(why.format(kind=kind), f"--correlations.{key}")
+                base.pop(key, None)  # the preset's entry, which this kind does not have
+        return base or None
+
+    def sweep(self) -> dict[str, tuple[float, ...]]:
+        """The options given several values, as the analyses take them (``{field: values}``, field order)."""
+        return {n: getattr(self, n) for n in self.swept if getattr(self, n) is not None and len(getattr(self, n)) > 1}
+
+    def axes(self):
+        """Grid axes of the options given several values (in field order)."""
+        from attnphys.sweeps import Axis
+
+        return tuple(
+            Axis(name=n, values=getattr(self, n))
+            for n in self.swept
+            if getattr(self, n) is not None and len(getattr(self, n)) > 1
+        )
+
+    def provenance(self) -> dict[str, Any]:
+        """The job with every model option filled in from the resolved configuration, so that a rerun
+        does not depend on what a preset means in another version."""
+        cfg = self.configuration()
+        filled = {}
+        for n in _MODEL_FIELDS:
+            given = getattr(self, n)
+            if isinstance(given, tuple) and len(given) > 1:
+                filled[n] = given  # a sweep: its values
+            else:
+                filled[n] = (getattr(cfg, n),) if n in BATCHED else getattr(cfg, n)
+        job = self.model_copy(
+            update={
+                **filled,
+                "correlations": cfg.correlations.model_dump(mode="json"),
+                "corr_seed": None,
+                "n_segments": None,
+                "gaussian_scale": None,
+                "weights": None,
+            }
+        )
+        return {**super().provenance(), JOB: job.model_dump_json()}
+
+    eras: ClassVar[tuple[str, ...]] = ("head", "2024")
+    """The eras of the model this command implements (theory: docs/theory/dmft.md §5.2)."""
+
+    def swept_fields(self) -> tuple[str, ...]:
+        """Configuration fields whose values come from this command's grid or continuation (``seed``: the
+        correlations' seed): a fixed value given for one of them is refused."""
+        return ()
+
+    def check_given(self, given: set[str]) -> None:
+        """Besides :attr:`applies`: a fixed value of a swept field, ``--correlations`` next to ``--weights``
+        (which sets the weights kind); and, given or not, an era this command does not implement.
+
+        Raises:
+            InputError: naming the option.
+        """
+        super().check_given(given)
+        given = {n for n in given if getattr(self, n, None) is not None}
+        for name in self.swept_fields():
+            opt = "corr_seed" if name == "seed" else name
+            if opt in given:
+                raise InputError(
+                    f"{name} is swept by this command, so a fixed value would be overridden; set its values "
+                    "with the sweep's options",
+                    option_name(opt),
+                )
+        if (
+            {"weights", "correlations"} <= given
+            and self.correlations != "weights"
+            and not isinstance(self.correlations, dict)
+        ):
+            raise InputError(
+                f"--weights sets the weights correlation kind; it conflicts with --correlations {self.correlations}",
+                "--correlations",
+            )
+        era = self.configuration().era
+        if era not in self.eras:
+            raise InputError(
+                f"this command implements the {' and '.join(self.eras)} era only (the era here is "
+                f"{era}{', from --preset ' + self.preset if 'era' not in given else ''})",
+                "--era" if "era" in given else "--preset",
+            )
+
+    def inputs_check(self) -> None:
+        cfg = self.configuration()
+        start = getattr(self, "start", None)
+        if start is not None:
+            from attnphys.dmft.model import DMFTModel
+
+            try:
+                DMFTModel.of(cfg).check_start(start)
+            except ValueError as e:
+                raise InputError(str(e), "--start") from None
+
+
+def check_records(job, n_records: int, per_record: int = 6, option: str = "--steps") -> None:
+    """Refuse records that cannot fit in memory (points × records × observables × M doubles)."""
+    points = int(np.prod([len(a.values) for a in job.axes()])) if job.axes() else 1
+    check_fits(
+        points * n_records * per_record * job.configuration().M * 8,
+        f"{n_records} recorded steps × {points} point(s)",
+        "record fewer steps (--steps, --transient, --record-every)",
+        option,
+    )
+
+
+
+
+def summary_dims(ds) -> str:
+    """The dims of a result, for a command's summary (``beta_o=5, step=2000, feature=3``)."""
+    return ", ".join(f"{a}={b}" for a, b in ds.sizes.items())
+
+
+class SweepOptions(ModelOptions):
+    """Options of the commands that run on a resumable sweep store."""
+
+    chunk: int = Field(1024, ge=1, description="Points per vectorised batch (one task).")
+    executor: Literal["inprocess", "processes", "dask"] = Field("inprocess", description="Where chunks run.")
+    workers: int | None = Field(None, ge=1, description="Processes / Dask workers (default: CPU count).")
+    scheduler: str | None = Field(None, description="Dask scheduler address, e.g. tcp://host:8786.")
+
+    @model_validator(mode="after")
+    def _executor(self):
+        if self.scheduler is not None and self.executor != "dask":
+            raise ValueError("--scheduler needs --executor dask")
+        if self.workers is not None and self.executor == "inprocess":
+            raise ValueError("--workers needs --executor processes or dask")
+        return self
+
+
+PRERUN_HELP = (
+    " prerun: the 2024 recipe, a token run of --steps steps at the largest β_o whose final window starts "
+    "every value (prerun:BETA:STEPS to choose)."
+)
+
+
+def prerun_start(v: Any, beta_max: float | None, steps: int | None) -> Any:
+    """``prerun`` or ``prerun:BETA:STEPS`` → a pre-run start from the token (the 2024 recipe;
+    theory: docs/theory/dmft.md §5.2); any other value unchanged."""
+    if not (isinstance(v, str) and v.strip().split(":")[0] == "prerun"):
+        return v
+    parts = v.strip().split(":")
+    if len(parts) == 3:
+        try:
+            beta_max, steps = float(parts[1]), int(parts[2])
+        except ValueError:
+            raise ValueError(f"a pre-run start is prerun or prerun:BETA:STEPS, got {v!r}") from None
+    elif len(parts) != 1:
+        raise ValueError(f"a pre-run start is prerun or prerun:BETA:STEPS, got {v!r}")
+    if beta_max is None or steps is None:
+        raise ValueError("prerun needs the largest β_o of the grid: sweep beta_o, or give prerun:BETA:STEPS")
+    return {"kind": "prerun", "start": {"kind": "token"}, "beta_o": beta_max, "steps": steps}
+
+
+REORTHO_HELP = (
+    "Steps between QR re-orthonormalisations of the tangent vectors (more: faster; an exponent whose "
+    "direction became numerically parallel to the leading ones is flagged in `unreliable`)."
+)
+
+ADAPTIVE_HELP = (
+    "Stop a value early once its orbit is confirmed periodic (exponents from its Floquet multipliers); "
+    "cold starts only."
+)
+
+
+class ParameterRange(SweepOptions):
+    """Options of the commands that sweep one parameter over evenly spaced values."""
+
+    param: Literal[BATCHED] = Field("beta_o", description="Swept parameter.")  # pyright: ignore[reportInvalidTypeForm]  (the batched fields)
+    start_value: float = Field(0.0, allow_inf_nan=False, description="First parameter value.")
+    stop_value: float = Field(3.0, allow_inf_nan=False, description="Last parameter value.")
+    num: int = Field(401, ge=1, description="Number of parameter values (evenly spaced, both ends included).")
+
+    @model_validator(mode="after")
+    def _range(self):
+        if self.stop_value < self.start_value:
+            raise ValueError(f"--stop-value ({self.stop_value}) must be >= --start-value ({self.start_value})")
+        if self.num > 1 and self.stop_value == self.start_value:
+            raise ValueError(f"--start-value = --stop-value = {self.start_value} with --num {self.num}: empty range")
+        return self
+
+    def swept_fields(self) -> tuple[str, ...]:
+        return (self.param,)
+
+    def parameter_axis(self):
+        """The swept parameter's grid axis."""
+        from attnphys.sweeps import Axis
+
+        return Axis.linspace(self.param, self.start_value, self.stop_value, self.num)
+
+    def parameter_sweep(self) -> dict[str, tuple[float, ...]]:
+        """The swept parameter's values as the analyses take them (``{param: values}``)."""
+        ax = self.parameter_axis()
+        return {ax.name: ax.values}
+
+
+PLOT_OPTIONS = ("plot_component", "plot_pair", "plot_max_points", "plot_filter")
+"""The bifurcation diagram's figure options."""
+
+FIGURE_ONLY = only_if_given("plot", " (it only changes the figure)")
+"""A figure option of a command whose figure is drawn with ``--plot`` only."""
+
+REORTHO_APPLIES = Applies(lambda job: job.lyapunov > 0, "no exponents are computed (--lyapunov 0)")
+"""``--reortho-every`` of the orbit diagrams: it paces the exponents' QRs."""

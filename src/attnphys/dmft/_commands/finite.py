@@ -1,0 +1,165 @@
+"""``attnphys dmft finite`` and ``attnphys dmft converge``: the finite-N network and its approach to the mean
+field (theory: docs/theory/dmft.md §2)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import Field, model_validator
+
+from attnphys.dmft._commands._options import ModelOptions, summary_dims
+from attnphys.dmft.config import check_schedule
+from attnphys.errors import InputError
+from attnphys.jobs import IntValues, Report, Values, register_job
+
+
+@register_job
+class FiniteJob(ModelOptions):
+    """Sample paths of the finite-N stochastic network with the mean field's conventions.
+
+    The network repeats each of the configuration's n_se weight columns N/n_se times, so N must be a
+    multiple of n_se (the mean field and the finite network then share every correlation tensor)."""
+
+    command: ClassVar[str] = "dmft finite"
+    swept: ClassVar[tuple[str, ...]] = ("beta_o",)
+    eras: ClassVar[tuple[str, ...]] = ("head",)
+
+    n: int = Field(99_000, ge=1, description="Semantic bits N of the finite network (a multiple of n_se).")
+    paths: int = Field(16, ge=1, description="Independent sample paths.")
+    steps: int = Field(5000, ge=1, description="Loop steps.")
+    transient: int = Field(0, ge=0, description="Steps not recorded (fewer than --steps).")
+    seed: int = Field(0, ge=0, lt=2**32, description="Path p uses the key fold_in(PRNGKey(seed), p).")
+    per_bit: bool = Field(False, description="Sample every bit (memory O(N)) instead of one binomial per weight class.")
+    out: Path = Field(Path("finite.zarr"), description="Output store (.zarr or .nc).")
+
+    @model_validator(mode="after")
+    def _schedule(self):
+        check_schedule(self.steps, self.transient)
+        return self
+
+    def analysis(self, **kw):
+        """The one analysis this command runs (:func:`attnphys.dmft.finite_trajectories`) with its options."""
+        from attnphys.dmft import finite_trajectories
+
+        return finite_trajectories(
+            self.configuration(),
+            self.n,
+            sweep=self.sweep(),
+            paths=self.paths,
+            steps=self.steps,
+            transient=self.transient,
+            seed=self.seed,
+            per_bit=self.per_bit,
+            **kw,
+        )
+
+    def inputs_check(self) -> None:
+        from attnphys.dmft.finite import network_size
+
+        network_size(self.configuration(), self.n)
+        if self.per_bit and self.n * self.paths > 50_000_000:
+            raise InputError(
+                f"sampling every bit keeps N × paths = {self.n * self.paths} bits in memory; use fewer or drop "
+                "--per-bit",
+                "--per-bit",
+            )
+        self.analysis(dry_run=True)
+
+    def execute(self, progress: bool = True) -> Report:
+        t0 = time.perf_counter()
+        ds = self.analysis(progress=progress)
+        paths = [self.write_result(ds, self.out)]
+        rows = {
+            "dims": summary_dims(ds),
+            "engine": ds.attrs["engine"],
+            "wall time": f"{time.perf_counter() - t0:.2f} s",
+        }
+        return Report(f"finite network → {self.out}", rows, paths, ds)
+
+
+@register_job
+class ConvergeJob(ModelOptions):
+    """How finite-N paths approach the mean field as N grows; fitted slopes over the largest three decades.
+
+    Each N is rounded to the nearest multiple of n_se (the network repeats the configuration's columns)."""
+
+    command: ClassVar[str] = "dmft converge"
+    outputs_spec: ClassVar[dict[str, str]] = {"out": "result", "plot": "figure"}
+    swept: ClassVar[tuple[str, ...]] = ("beta_o",)
+    eras: ClassVar[tuple[str, ...]] = ("head",)
+
+    beta_o: Values | None = Field((0.5, 1.0, 3.0), description="β_o values.")
+    n: IntValues = Field(
+        (100, 1000, 10_000, 100_000, 1_000_000),
+        description="Network sizes N (each rounded to the nearest multiple of n_se; at least two).",
+    )
+    paths: int = Field(16, ge=1, description="Sample paths per (β_o, N).")
+    steps: int = Field(2000, ge=2, description="Loop steps per path.")
+    horizon: int = Field(200, ge=1, description="Steps over which path deviations are measured.")
+    transient: int = Field(1000, ge=0, description="Steps before the long-run statistics (fewer than --steps).")
+    seed: int = Field(0, ge=0, lt=2**32, description="Path p uses the key fold_in(PRNGKey(seed), p).")
+    out: Path = Field(Path("converge.zarr"), description="Output store (.zarr or .nc).")
+    plot: Path | None = Field(None, description="Figure (PNG): distances vs N, log–log, with fitted slopes.")
+
+    @model_validator(mode="after")
+    def _schedule(self):
+        check_schedule(self.steps, self.transient)
+        if self.horizon > self.steps:
+            raise ValueError(f"--horizon ({self.horizon}) must not exceed --steps ({self.steps})")
+        bad = [v for v in self.n if v < 1]
+        if bad:
+            raise ValueError(f"--n: network sizes must be positive, got {bad}")
+        return self
+
+    def sizes(self) -> list[int]:
+        """The sizes: each N rounded to the nearest multiple of n_se; at least two distinct ones."""
+        n_se = self.configuration().n_se
+        sizes = [max(1, round(int(k) / n_se)) * n_se for k in self.n]
+        if len(set(sizes)) != len(sizes):
+            raise InputError(f"sizes {list(self.n)} round to repeated multiples of n_se = {n_se}: {sizes}", "--n")
+        if len(sizes) < 2:
+            raise InputError("give at least two network sizes (a slope needs two points)", "--n")
+        return sorted(sizes)
+
+    def sweep(self) -> dict[str, tuple[float, ...]]:
+        """Every β_o given, even one: the result always has a ``beta_o`` dim."""
+        return {"beta_o": self.beta_o or (self.configuration().beta_o,)}
+
+    def analysis(self, **kw):
+        """The one analysis this command runs (:func:`attnphys.dmft.converge`) with its options."""
+        from attnphys.dmft import converge
+
+        return converge(
+            self.configuration(),
+            self.sizes(),
+            sweep=self.sweep(),
+            paths=self.paths,
+            steps=self.steps,
+            horizon=self.horizon,
+            transient=self.transient,
+            seed=self.seed,
+            **kw,
+        )
+
+    def inputs_check(self) -> None:
+        super().inputs_check()
+        self.analysis(dry_run=True)
+
+    def execute(self, progress: bool = True) -> Report:
+        t0 = time.perf_counter()
+        ds = self.analysis(progress=progress)
+        paths = [self.write_result(ds, self.out)]
+        rows = {"N": ", ".join(str(k) for k in ds.n.values), "wall time": f"{time.perf_counter() - t0:.1f} s"}
+        for b in ds.beta_o.values:
+            d = ds.sel(beta_o=b)
+            rows[f"β_o={b:g}"] = (
+                f"RMS slope {float(d.slope):+.3f}, long-run statistics slope {float(d.stat_slope):+.3f}; "
+                f"RMS at largest N {float(d.rms_deviation[-1]):.2e}"
+            )
+        if self.plot is not None:
+            from attnphys.plots.converge import plot_converge
+
+            paths.append(plot_converge(ds, self.plot))
+        return Report(f"finite-N convergence → {self.out}", rows, paths, ds)

@@ -1,0 +1,100 @@
+"""``attnphys dmft trajectory``: records of the mean-field map (theory: docs/theory/dmft.md §3.6)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+from pydantic import Field, model_validator
+
+from attnphys.dmft._commands._options import ModelOptions, check_records, summary_dims
+from attnphys.dmft.config import BATCHED, check_schedule
+from attnphys.dmft.starts import StartSpec
+from attnphys.errors import InputError
+from attnphys.jobs import Report, register_job
+
+
+@register_job
+class TrajectoryJob(ModelOptions):
+    """Run the mean-field map and record att, mo, mo_se, mv, mq, mk per step.
+
+    Several values of --beta-o, --beta-att or --epsilon (0.5,1,3 or START:STOP:NUM) run as one
+    vectorised batch over their grid."""
+
+    command: ClassVar[str] = "dmft trajectory"
+    outputs_spec: ClassVar[dict[str, str]] = {"out": "result", "plot": "figures", "save_final": "file"}
+    swept: ClassVar[tuple[str, ...]] = BATCHED
+
+    steps: int = Field(2000, ge=1, description="Loop steps T.")
+    transient: int = Field(0, ge=0, description="Steps discarded before recording (fewer than --steps).")
+    record_every: int = Field(1, ge=1, description="Record every K-th step after the transient.")
+    start: StartSpec = Field(  # pyright: ignore[reportAssignmentType]  (parsed: validate_default)
+        "token",
+        description="Initial condition: token, checkpoint (the published β_o = 3 "
+        "window) or a window FILE (.json or the reference's .npz).",
+    )
+    out: Path = Field(Path("trajectory.zarr"), description="Output store (.zarr, or .nc for NetCDF).")
+    plot: Path | None = Field(None, description="Folder for the trajectory figures.")
+    save_final: Path | None = Field(
+        None, description="Save the final context window here (.npz or .json), readable by --start."
+    )
+
+    @model_validator(mode="after")
+    def _schedule(self):
+        check_schedule(self.steps, self.transient)
+        return self
+
+    def inputs_check(self) -> None:
+        super().inputs_check()
+        if self.save_final is not None:
+            if self.save_final.suffix not in (".npz", ".json"):
+                raise InputError(f"{self.save_final}: the final window is saved as .npz or .json", "--save-final")
+            if self.axes():
+                raise InputError(
+                    "the final window is saved for a single run; give one value per parameter", "--save-final"
+                )
+            if self.save_final.exists():  # replaced only with --overwrite (checked before), and only a window file
+                from attnphys.dmft.initial import read_window_file
+
+                try:
+                    read_window_file(self.save_final)
+                except ValueError:
+                    raise InputError(
+                        f"{self.save_final} exists and is not a window file; refusing to replace it", "--save-final"
+                    ) from None
+        check_records(self, -(-(self.steps - self.transient) // self.record_every))
+
+    def execute(self, progress: bool = True) -> Report:
+        from attnphys.dmft import final_windows, trajectories
+
+        t0 = time.perf_counter()
+        cfg = self.configuration()
+        ds = trajectories(
+            cfg,
+            sweep=self.sweep(),
+            start=self.start,
+            steps=self.steps,
+            transient=self.transient,
+            record_every=self.record_every,
+            progress=progress,
+        )
+        elapsed = time.perf_counter() - t0
+        paths = [self.write_result(ds, self.out)]
+        first = ds.mo_se.isel({d: 0 for d in ds.mo_se.dims if d not in ("step", "feature")})
+        rows = {
+            "dims": summary_dims(ds),
+            "wall time": f"{elapsed:.2f} s",
+            "mo_se at last record": np.array2string(first.values[-1], precision=6),
+        }
+        if self.save_final is not None:
+            from attnphys.dmft.initial import save_window
+
+            [state] = final_windows(ds)
+            paths.append(save_window(state, self.save_final, beta_o=float(cfg.beta_o)))
+        if self.plot is not None:
+            from attnphys.plots.trajectory import plot_trajectory
+
+            paths += plot_trajectory(ds, self.plot)
+        return Report(f"trajectory → {self.out}", rows, paths, ds)

@@ -1,0 +1,134 @@
+"""Finite N against the mean field at every (β_o, …, N) point (theory: docs/theory/dmft.md §2.3)."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+import jax
+import numpy as np
+from pydantic import Field, model_validator
+
+from attnphys.dmft.config import BATCHED, check_schedule
+from attnphys.dmft.observables import ObservableName
+from attnphys.dmft.simulate import Schedule, run_batch
+from attnphys.dmft.starts import StartSpec, TokenStart
+from attnphys.dmft.tasks._base import (
+    DMFTTask,
+)
+from attnphys.sweeps.grid import Grid
+from attnphys.sweeps.task import VarSpec, register_task
+
+
+@register_task
+class ConvergeTask(DMFTTask):
+    """Distances between finite-N paths and the mean field at every (β_o, …, N) point
+    (theory: docs/theory/dmft.md §2.3): ``rms_deviation`` over the first ``horizon`` steps,
+    ``stat_distance`` between long-run statistics; :meth:`finalize` fits the slopes vs N."""
+
+    kind: Literal["dmft-converge"] = "dmft-converge"
+    start: StartSpec = Field(default_factory=TokenStart, description="initial condition (token only)")
+    paths: int = Field(default=16, ge=1)
+    steps: int = Field(default=2000, ge=2)
+    horizon: int = Field(default=200, ge=1)
+    transient: int = Field(default=1000, ge=0)
+    observable: ObservableName = "mo_se"
+    seed: int = Field(default=0, ge=0, lt=2**32)
+
+    extra_axes: ClassVar[tuple[str, ...]] = ("n",)
+
+    @model_validator(mode="after")
+    def _schedule(self):
+        check_schedule(self.steps, self.transient)
+        if self.horizon > self.steps:
+            raise ValueError(f"horizon ({self.horizon}) must not exceed steps ({self.steps})")
+        return self
+
+    def check_grid(self, grid):
+        super().check_grid(grid)
+        if "n" not in grid.names:
+            raise ValueError("a convergence grid needs an axis n (network sizes)")
+        from attnphys.dmft.finite import network_size
+
+        ns = dict(zip(grid.names, (a.values for a in grid.axes)))["n"]
+        for cfg in self.configs(grid):
+            for v in ns:
+                network_size(cfg, int(v))
+
+    @classmethod
+    def example(cls):
+        from attnphys.dmft.config import preset
+        from attnphys.sweeps import Axis
+
+        return (
+            cls(config=preset("paper"), paths=3, steps=60, horizon=20, transient=30),
+            Grid(axes=(Axis(name="beta_o", values=(0.5, 1.0)), Axis(name="n", values=(99.0, 990.0))), chunk=2),
+        )
+
+    def schema(self, grid):
+        return {
+            "rms_deviation": VarSpec(
+                (),
+                (),
+                np.float64,
+                np.nan,
+                f"RMS of {self.observable}(finite) - {self.observable}(MF) over paths, first "
+                f"{self.horizon} steps, features",
+            ),
+            "stat_distance": VarSpec(
+                (),
+                (),
+                np.float64,
+                np.nan,
+                f"max |time mean, time std of {self.observable} (steps >= {self.transient}): finite - MF|",
+            ),
+        }
+
+    def compute_group(self, model, pts, n, idx):
+        from attnphys.dmft.finite import sample_points
+
+        ns = np.asarray(pts["n"]).astype(int)
+        mf_pts = {k: v for k, v in pts.items() if k in BATCHED}
+        sc = self.scalars(model, mf_pts, n)
+        _, recs, _ = run_batch(
+            model.couplings,
+            sc,
+            model.initial_states(self.start, sc),
+            Schedule(steps=self.steps, record=(self.observable,)),
+            model.convention,
+            labels=self.labels(pts, n),
+        )
+        mf = np.asarray(recs[self.observable])  # (n, T, M)
+        rms = np.empty(n)
+        stat = np.empty(n)
+        for i in range(n):
+            sc_i = jax.tree_util.tree_map(lambda a, i=i: a[i : i + 1], sc)
+            fin = sample_points(
+                model,
+                sc_i,
+                int(ns[i]),
+                paths=self.paths,
+                steps=self.steps,
+                transient=0,
+                seed=self.seed,
+                record=(self.observable,),
+            )[self.observable][0]  # (paths, T, M)
+            rms[i] = np.sqrt(np.mean((fin[:, : self.horizon] - mf[i][None, : self.horizon]) ** 2))
+            mf_stats = np.stack([mf[i, self.transient :].mean(0), mf[i, self.transient :].std(0)])
+            fs = np.stack([fin[:, self.transient :].mean(1).mean(0), fin[:, self.transient :].std(1).mean(0)])
+            stat[i] = np.max(np.abs(fs - mf_stats))
+        return {"rms_deviation": rms, "stat_distance": stat}
+
+    def finalize(self, ds):
+        from attnphys.dmft._convergence import fitted_slope
+
+        others = [d for d in ds.rms_deviation.dims if d != "n"]
+        ns = ds["n"].values
+        for name, src in (("slope", "rms_deviation"), ("stat_slope", "stat_distance")):
+            arr = ds[src].transpose(*others, "n").values
+            slopes = np.apply_along_axis(lambda d: fitted_slope(ns, d), -1, arr) if arr.size else arr
+            ds[name] = (
+                others,
+                np.asarray(slopes).reshape([ds.sizes[d] for d in others]),
+                {"long_name": f"log-log slope of {src} vs N over the largest three decades"},
+            )
+        return ds
