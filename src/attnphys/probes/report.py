@@ -230,6 +230,14 @@ def report(ds: xr.Dataset, s: dict, figures) -> str:
     ]
     for k, why in not_run.items():
         lines.append(f"- {k}: {why}.")
+    for k in ds.norm_swap.values:
+        k = str(k)
+        if k in not_run or np.isfinite(ds.swap_token_cosine.sel(norm_swap=k).item()):
+            continue
+        change = ds.swap_per_layer_change.sel(norm_swap=k).values
+        bad = np.flatnonzero(~np.isfinite(change))
+        where = f" from hidden state {bad[0]} on (relative change before it: {_fmt(change[: bad[0]])})" if bad.size else ""
+        lines.append(f"- {k}: the hidden states overflow (non-finite){where}: without it the model diverges.")
     lines.append("")
     lines += _temperature_section(ds)
     lines += ["## Figures", ""] + [f"![{p.stem}]({p.as_posix()})" for p in figures] + [""]
