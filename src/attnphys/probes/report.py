@@ -236,7 +236,9 @@ def report(ds: xr.Dataset, s: dict, figures) -> str:
             continue
         change = ds.swap_per_layer_change.sel(norm_swap=k).values
         bad = np.flatnonzero(~np.isfinite(change))
-        where = f" from hidden state {bad[0]} on (relative change before it: {_fmt(change[: bad[0]])})" if bad.size else ""
+        where = (
+            f" from hidden state {bad[0]} on (relative change before it: {_fmt(change[: bad[0]])})" if bad.size else ""
+        )
         lines.append(f"- {k}: the hidden states overflow (non-finite){where}: without it the model diverges.")
     lines.append("")
     lines += _temperature_section(ds)
