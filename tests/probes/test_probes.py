@@ -128,7 +128,7 @@ def test_attention_average_is_the_gradient_of_log_sum_exp(captured):
     ad = adapter_for(model)
     hw = ad.heads(model, ad.layers(model)[0])
     n = cap.attentions[0][0].shape[1]
-    X = torch.tensor(cap.get(0, ad.attn_input_stage)[:n])
+    X = torch.tensor(cap.get(0, ad.attn_input_stage)[:n].astype(np.float64))
     K = X @ torch.tensor(hw.Wk[0]).T + torch.tensor(hw.bk[0])
     q = (X[-1] @ torch.tensor(hw.Wq[0]).T + torch.tensor(hw.bq[0])).requires_grad_(True)
     d = hw.head_dim
@@ -164,7 +164,7 @@ def test_standard_errors_exist_or_are_reported_missing(n_sentences, tmp_path):
     from attnphys.probes.run import summary
 
     logged = []
-    ds = probe("tiny", SENTENCES[:n_sentences], model=tiny("bert"), tokenizer=CharTokenizer(), log=logged.append)
+    ds = probe(tiny("bert"), SENTENCES[:n_sentences], tokenizer=CharTokenizer(), log=logged.append)
     warned = any("no standard error" in line for line in logged)
     assert np.all(np.isfinite(ds.stat.sel(statistic="energy_distance_gaussian").values))
     text = report(ds, summary(ds), [])

@@ -1,7 +1,8 @@
 """Token clouds: operators on N tokens as an empirical distribution, layers, statistics, and tokens as
 interacting particles in continuous time (theory: docs/theory/clouds.md, docs/theory/particles.md).
 
-Nothing here imports torch; :mod:`attnphys.clouds.through_model` loads a real model only when called.
+Nothing here imports torch; :func:`through_model` (a cloud pushed through a pretrained model's layers,
+:mod:`attnphys.clouds.pretrained`) loads a real model only when called.
 """
 
 # The names are loaded on first use (the stub ``__init__.pyi`` lists them), so that the command line imports

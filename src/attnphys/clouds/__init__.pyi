@@ -44,6 +44,7 @@ from .ops import (
     theorem1_affine,
     untied_layers,
 )
+from .pretrained import through_model
 from .run import INITS, initial_cloud, run_cloud
 from .stats import (
     STATISTICS,
@@ -119,4 +120,5 @@ __all__ = [
     "gaussian_entropy",
     "knn_entropy",
     "mardia",
+    "through_model",
 ]

@@ -533,8 +533,9 @@ class CloudsThroughModelJob(AbstractJob):
 
     model: str = Field(
         "minilm",
-        description="minilm (offline all-MiniLM-L6-v2), a local model folder or a hub name "
-        "(BERT, GPT-2 or Llama family).",
+        description="minilm (offline all-MiniLM-L6-v2, an encoder), smollm2 (offline SmolLM2-135M-Instruct, "
+        "a Llama-family decoder: causal, rotary positions in the sampled order), a local model folder or a "
+        "hub name (BERT, GPT-2 or Llama family).",
     )
     init: Literal["gaussian", "tokens"] = Field(
         "gaussian",
@@ -554,22 +555,24 @@ class CloudsThroughModelJob(AbstractJob):
     plot: Path | None = Field(None, description="Figure file (PNG).")
 
     def inputs_check(self) -> None:
-        from attnphys.probes.adapters import model_path, require_torch
+        from attnphys.probes.models import model_path, require_torch
 
         require_torch("clouds through-model")
         model_path(self.model)
 
     def execute(self, progress: bool = True) -> Report:
-        from attnphys.clouds.through_model import through_model
+        from attnphys.clouds.pretrained import through_model
         from attnphys.metadata import base_attrs
 
-        ds = through_model(self.model, self.init, self.tokens, self.noise, self.seed)
+        ds = through_model(self.model, self.init, self.tokens, self.noise, self.seed, progress=progress)
         ds.attrs.update({k: v for k, v in base_attrs(None).items() if k not in ds.attrs})
         self.write_result(ds, self.out)
         st = ds.stat.sel(statistic="cov_trace")
         rows = {
             "wall time": f"{ds.attrs['wall_time_s']} s (model loading {ds.attrs['load_time_s']} s)",
-            "family": f"{ds.attrs['family']} ({'pre' if ds.attrs['pre_ln'] else 'post'}-norm)",
+            "family": f"{ds.attrs['family']} ({'pre' if ds.attrs['pre_ln'] else 'post'}-norm"
+            + (", causal, rotary" if ds.attrs["rotary"] else ", causal" if ds.attrs["causal"] else "")
+            + ")",
         }
         for op in ds.operator.values:
             s = st.sel(operator=op)

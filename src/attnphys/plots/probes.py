@@ -80,3 +80,46 @@ def plot_probe(ds: xr.Dataset, out_dir: str | Path) -> list[Path]:
     fig.suptitle(title, fontsize=9)
     paths.append(save(fig, out / "mlp_and_norms.png"))
     return paths
+
+
+def temperatures_figure(ds: xr.Dataset, fig: Figure | None = None) -> Figure:
+    """The particle picture's parameters of a probe (theory: docs/theory/probes.md §5): β per layer and
+    head (log colour scale; a dot where the particle flow at that β ends in one cluster by the horizon),
+    the heads' alignment with the token cosines, and the model's clouds layer by layer beside the
+    particle flow at the layers' β (mean cosine between tokens)."""
+    from matplotlib.colors import LogNorm
+
+    fig = fig or Figure(figsize=(15, 4.2))
+    axes = fig.subplots(1, 3)
+    title = f"{ds.attrs.get('model', '')} ({ds.attrs.get('family', '')})"
+    beta = ds.beta.values
+    finite = beta[np.isfinite(beta) & (beta > 0)]
+    norm = LogNorm(vmin=float(finite.min()), vmax=float(finite.max())) if finite.size else None
+    im = axes[0].imshow(beta, aspect="auto", cmap="magma", norm=norm, origin="lower")
+    yy, xx = np.nonzero(ds.beta_one_cluster.values > 0)
+    axes[0].plot(xx, yy, "o", ms=3, color="cyan")
+    axes[0].set_xlabel("head")
+    axes[0].set_ylabel("layer")
+    axes[0].set_title(
+        f"effective β; dots: the particle flow at β ends in one cluster by t = {ds.attrs.get('flow_horizon', '?'):g}",
+        fontsize=8,
+    )
+    fig.colorbar(im, ax=axes[0])
+    im = axes[1].imshow(ds.beta_alignment.values, aspect="auto", cmap="RdBu_r", vmin=-1, vmax=1, origin="lower")
+    axes[1].set_xlabel("head")
+    axes[1].set_title("alignment of the scores with the token cosines", fontsize=9)
+    fig.colorbar(im, ax=axes[1])
+    x = ds.layer.values
+    axes[2].plot(x, ds.cluster_model_mean_cosine.values, "o-", ms=3, label="model's clouds")
+    axes[2].plot(x, ds.cluster_flow_mean_cosine.values, "s--", ms=3, label="particle flow at the layers' β")
+    axes[2].set_xlabel("layer (flow time)")
+    axes[2].set_ylabel("mean cosine between tokens")
+    axes[2].set_ylim(min(0.0, float(np.nanmin(ds.cluster_model_mean_cosine.values))) - 0.02, 1.02)
+    ax2 = axes[2].twinx()
+    ax2.semilogy(x, ds.beta_layer.values, ":", color="gray", label="β of the layer (median over heads)")
+    ax2.set_ylabel("β", color="gray")
+    axes[2].legend(fontsize=7, loc="lower right")
+    axes[2].set_title("clustering of the token clouds (dotted: the layer's β)", fontsize=9)
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    return fig

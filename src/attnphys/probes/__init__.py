@@ -1,5 +1,16 @@
 """Probes of real pretrained transformers (theory: docs/theory/probes.md). Importing this package does
-not import torch; the functions that run a model do."""
+not import torch; the functions that run a model do.
+
+The public functions return labelled xarray Datasets:
+
+* :func:`probe` — every experiment and every claim's test on one model (``attnphys probe``);
+* :func:`temperatures` — the particle picture's parameters read from the weights: per layer and head the
+  effective inverse temperature of the attention, its regime, and the clustering of the model's clouds
+  beside a particle flow;
+
+and take a short name (``minilm``, ``smollm2``; :data:`SHORT_NAMES`), a local model folder, a hub name
+or a loaded model.
+"""
 
 # The names are loaded on first use (the stub ``__init__.pyi`` lists them), so that the command line imports
 # this package's command module without loading the numerical libraries.

@@ -1,21 +1,30 @@
 """Type stub of the lazily loaded package: the one list of its public names."""
-from .adapters import ADAPTERS, AbstractAdapter, HeadWeights, adapter_for, load_model, require_torch
+from .adapters import ADAPTERS, AbstractAdapter, HeadWeights, adapter_for
+from .adapters._base import Rotary
 from .capture import MIN_SENTENCES, Capture, builtin_corpus, capture, read_text
-from .run import probe, summary, write_outputs
+from .claims import CLAIMS
+from .models import SHORT_NAMES, load_model, model_cache_dir, model_path, require_torch
+from .run import probe, summary, temperatures, write_outputs
 
 __all__ = [
     "ADAPTERS",
     "AbstractAdapter",
     "HeadWeights",
+    "Rotary",
     "adapter_for",
+    "SHORT_NAMES",
     "load_model",
+    "model_cache_dir",
+    "model_path",
     "require_torch",
     "MIN_SENTENCES",
     "Capture",
     "builtin_corpus",
     "capture",
     "read_text",
+    "CLAIMS",
     "probe",
+    "temperatures",
     "summary",
     "write_outputs",
 ]

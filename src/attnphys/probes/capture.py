@@ -62,11 +62,13 @@ def _first(x):
 
 @dataclass
 class Capture:
-    """Hidden states of the real tokens of every sentence, stacked over sentences.
+    """Hidden states of the real tokens of every sentence, stacked over sentences, in the model's own
+    precision (float32 for the models of the probes).
 
-    stages: {(layer, stage): (T, D) float64}. sentence, position: (T,) int. special: (T,) bool
-    (tokenizer special tokens: [CLS]/[SEP]/BOS/EOS). attentions: per layer (T_pairs) list of (H, n, n)
-    per sentence. final: (T, D) model output. stage_names: per-family order.
+    stages: {(layer, stage): (T, D)}. sentence, position: (T,) int (position: index of the token in its
+    sentence, 0 first; the rotary positions). special: (T,) bool (tokenizer special tokens:
+    [CLS]/[SEP]/BOS/EOS). attentions: per layer, a list of (H, n, n) attention weights per sentence (the
+    model's own: causal mask and rotary positions included). final: (T, D) model output.
     """
 
     adapter: AbstractAdapter
@@ -82,16 +84,34 @@ class Capture:
         X = self.stages[(layer, stage)]
         return X[~self.special] if drop_special else X
 
+    @property
+    def lengths(self) -> np.ndarray:
+        """(S,) tokens per sentence, in order."""
+        return np.bincount(self.sentence - self.sentence.min()) if self.sentence.size else np.zeros(0, int)
+
+    def sentences(self):
+        """(start, stop) of every sentence's tokens in the stacked arrays."""
+        ends = np.cumsum(self.lengths)
+        return list(zip(np.concatenate([[0], ends[:-1]]).tolist(), ends.tolist()))
+
 
 def capture(
     model, tokenizer, sentences: list[str], batch_size: int = 64, max_length: int = 64, keep_attentions: bool = True
 ) -> Capture:
     """Run ``model`` on ``sentences`` with forward hooks at every stage of every layer
-    (theory: docs/theory/probes.md §1)."""
+    (theory: docs/theory/probes.md §1). Sentences are padded on the right, so that a sentence's tokens
+    sit at positions 0 … n−1 whatever the batch (rotary and causal models)."""
     import torch
 
-    with torch.no_grad():
-        return _capture(torch, model, tokenizer, sentences, batch_size, max_length, keep_attentions)
+    side = getattr(tokenizer, "padding_side", None)
+    if side not in (None, "right"):
+        tokenizer.padding_side = "right"
+    try:
+        with torch.no_grad():
+            return _capture(torch, model, tokenizer, sentences, batch_size, max_length, keep_attentions)
+    finally:
+        if side not in (None, "right"):
+            tokenizer.padding_side = side
 
 
 def _capture(torch, model, tokenizer, sentences, batch_size, max_length, keep_attentions) -> Capture:
@@ -135,19 +155,18 @@ def _capture(torch, model, tokenizer, sentences, batch_size, max_length, keep_at
             stm = enc.pop("special_tokens_mask")
             out = model(**enc, output_attentions=keep_attentions)
             mask = enc["attention_mask"].bool()
+            for key in chunks:  # the real tokens of every sentence of the batch, in order, at once
+                chunks[key].append(store[key][mask].float().numpy())
+            final.append(out.last_hidden_state[mask].float().numpy())
+            special.append(stm[mask].bool().numpy())
+            m_np = mask.numpy()
+            weights = [a.float().numpy() for a in out.attentions] if keep_attentions else []
             for b in range(len(batch)):
-                m = mask[b]
-                for key in chunks:
-                    chunks[key].append(store[key][b][m].to(torch.float64).numpy())
-                n = int(m.sum())
-                sent.append(np.full(n, lo + b))
-                pos.append(np.arange(n))
-                special.append(stm[b][m].bool().numpy())
-                final.append(out.last_hidden_state[b][m].to(torch.float64).numpy())
-                if keep_attentions:
-                    idx = torch.nonzero(m).squeeze(1)
-                    for i, a in enumerate(out.attentions):
-                        atts[i].append(a[b][:, idx][:, :, idx].to(torch.float64).numpy())
+                idx = np.flatnonzero(m_np[b])
+                sent.append(np.full(idx.size, lo + b))
+                pos.append(np.arange(idx.size))
+                for i, a in enumerate(weights):
+                    atts[i].append(np.ascontiguousarray(a[b][:, idx][:, :, idx]))
     finally:
         for h in handles:
             h.remove()

@@ -7,7 +7,6 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from attnphys.errors import InputError
 from attnphys.jobs import AbstractJob, Report, register_job
 
 
@@ -16,16 +15,18 @@ class ProbeJob(AbstractJob):
     """Run the paper's experiments on a real transformer: dataset, summary, figures, report.
 
     Captures every stage of every layer on real text and measures expansion/contraction, W_qᵀW_k vs
-    Σ⁻¹, MLP linearity, updates vs gradients and swapped normalizations, with null baselines
-    (theory: docs/theory/probes.md §3, §4)."""
+    Σ⁻¹, MLP linearity, updates vs gradients and swapped normalizations, each claim tested against its
+    null, and the heads' effective temperatures beside a particle flow (theory: docs/theory/probes.md
+    §3–§5)."""
 
     command: ClassVar[str] = "probe"
     outputs_spec: ClassVar[dict[str, str]] = {"out": "folder"}
 
     model: str = Field(
         "minilm",
-        description="minilm (offline all-MiniLM-L6-v2), a local model folder or a hub name "
-        "(BERT, GPT-2 or Llama family).",
+        description="minilm (offline all-MiniLM-L6-v2, an encoder), smollm2 (offline SmolLM2-135M-Instruct, "
+        "a Llama-family decoder, 4-bit weights), a local model folder or a hub name (BERT, GPT-2 or Llama "
+        "family).",
     )
     text: Path | None = Field(None, description="UTF-8 file, one sentence per line (default: the built-in corpus).")
     sentences: int | None = Field(None, ge=2, description="Use only the first N sentences.")
@@ -34,8 +35,8 @@ class ProbeJob(AbstractJob):
     out: Path = Field(Path("probe-out"), description="Folder for probe.zarr, summary.json, figures/ and report.md.")
 
     def inputs_check(self) -> None:
-        from attnphys.probes.adapters import model_path, require_torch
         from attnphys.probes.capture import read_text
+        from attnphys.probes.models import model_path, require_torch
 
         if self.text is not None:
             read_text(self.text)
@@ -47,13 +48,14 @@ class ProbeJob(AbstractJob):
         from attnphys.probes.run import probe, write_outputs
 
         lines = read_text(self.text) if self.text is not None else None
-        log = (lambda *a: print(*a)) if progress else (lambda *a: None)
-        try:
-            ds = probe(
-                self.model, lines, max_sentences=self.sentences, max_tokens=self.max_tokens, seed=self.seed, log=log
-            )
-        except InputError:
-            raise
+        ds = probe(
+            self.model,
+            lines,
+            max_sentences=self.sentences,
+            max_tokens=self.max_tokens,
+            seed=self.seed,
+            progress=progress,
+        )
         ds.attrs.update(self.provenance())
         written: list[Path] = []
 
@@ -63,7 +65,14 @@ class ProbeJob(AbstractJob):
         self.write_folder(self.out, fill)
         return Report(
             title=f"probe of {self.model} → {self.out}",
-            rows={"tokens": str(ds.attrs["n_tokens"]), "wall time": f"{ds.attrs['wall_time_s']} s"},
+            rows={
+                "tokens": str(ds.attrs["n_tokens"]),
+                "layers": str(ds.sizes["layer"]),
+                "claims supported (layers)": ", ".join(
+                    f"{c}: {int(ds.claim_supported.sel(claim=c).sum())}" for c in ds.claim.values
+                ),
+                "wall time": f"{ds.attrs['wall_time_s']} s",
+            },
             paths=[self.out / p.name for p in written if p.parent.name != "figures"] + [self.out / "figures"],
             result=ds,
         )

@@ -1,33 +1,41 @@
 """The paper's proposed experiments on captured hidden states, each with null baselines and an
-uncertainty (theory: docs/theory/probes.md §3, §4).
+uncertainty (theory: docs/theory/probes.md §3, §4), written for encoders and decoders alike.
 
 (a) :func:`cloud_stages` — all token-cloud statistics per layer and stage, with and without special
-    tokens, norms also without their learned affine; standard errors from sentence folds.
+    tokens, norms also without their learned affine; standard errors and per-fold values from sentence
+    folds.
 (b) :func:`qk_vs_inverse_covariance` — cosine similarity of sym(W_qᵀW_k)/√d_h (per head and summed)
-    with (Σ + λ·tr Σ/D·I)⁻¹ of the attention input, over a λ sweep (LayerNorm outputs have rank D − 1);
-    nulls: random rotations of the target, the other layers' Σ⁻¹, Σ itself, heads of other layers.
+    with (Σ + λ·tr Σ/D·I)⁻¹ of the attention input, over a λ sweep; for rotary models also the form
+    averaged over the causal offsets of the text; nulls: Haar-random rotations of the target (exact mean
+    and spread), the other layers' Σ⁻¹, Σ itself, heads of other layers.
 (c) :func:`mlp_linearity` — held-out R² (split by sentence) of the best affine map from MLP input to
-    output, of the identity, the relative update norm, and the affine R² of a random-initialised MLP.
+    output (plain or gated MLP alike), of the identity, the relative update norm, and the affine R² of a
+    random-initialised MLP of the family's own shape.
 (d) :func:`update_vs_gradient` — cosine between a head's real update W_o,h(W_v,h E_p[x] + b_v) and the
-    gradient ∇_{x_i} log Σ_j e^{score_ij} of its own log-normalizer; null: other heads' gradients.
+    gradient ∇_{x_i} log Σ_j e^{score_ij} of its own log-normalizer (rotary rotations and the causal mask
+    included), against every other head's gradient.
 (e) :func:`swap_normalization` — replace every norm (keeping its affine) by another normalization of
     :mod:`attnphys.clouds.norms` (the same objects and names as the token clouds: ``rmsnorm``,
     ``sphere``, ``rn``, ``diagonal_rn``, ``none``), without retraining; how far the final embeddings move.
-    The cloud-wise norms (``rn``, ``diagonal_rn``) take their statistics over the real (unpadded) tokens
-    of the batch.
+    The cloud-wise norms (``rn``, ``diagonal_rn``) take their statistics over the real tokens of the
+    batch, which a causal model must not see: they are not run on causal models (:data:`NOT_CAUSAL`).
 
 torch is imported only inside the functions that run the model.
 """
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from attnphys.clouds.norms import NORMS, AbstractNorm, Sphere
 from attnphys.clouds.stats import STATISTICS, cloud_statistics
 from attnphys.probes.capture import Capture
+from attnphys.probes.significance import rotation_null
 
 FOLDS = 4
 """Sentence folds of the cloud statistics' standard errors, and held-out splits of the MLP fit."""
@@ -57,7 +65,9 @@ def cloud_stages(cap: Capture, max_tokens: int = 1024, seed: int = 0) -> dict:
     ``moved_apart`` compares each stage with the previous one on identical tokens); folds split it by
     sentence and are trimmed to a common size, so every call has one of a few array shapes (compiled once).
     With fewer than :data:`FOLDS` sentences, or a fold under :data:`MIN_FOLD_TOKENS` tokens, there is no
-    standard error: ``se`` stays NaN and ``folds`` (per token set) is 0.
+    standard error: ``se`` stays NaN and ``folds`` (per token set) is 0. ``folds_values`` (fold, layer,
+    stage, tokens, statistic) keeps each fold's value, for paired tests between stages. Without special
+    tokens the second token set is the first (computed once).
     """
     rng = np.random.default_rng(seed)
     stages = list(cap.adapter.stages) + ["attn_norm_noaffine", "mlp_norm_noaffine"]
@@ -74,15 +84,17 @@ def cloud_stages(cap: Capture, max_tokens: int = 1024, seed: int = 0) -> dict:
         folds = _folds(cap.sentence[sub])
         size = min(int(f.sum()) for f in folds)
         sets.append((sub, [np.flatnonzero(f)[:size] for f in folds] if size >= MIN_FOLD_TOKENS else []))
+    same = not cap.special.any()  # no special tokens (most decoders): both token sets are the same tokens
     L, S = cap.n_layers, len(stages)
     val = np.full((L, S, 2, len(STATISTICS)), np.nan)
     se = np.full_like(val, np.nan)
+    per_fold_all = np.full((FOLDS, L, S, 2, len(STATISTICS)), np.nan)
 
     def stats(X, before):
         st = cloud_statistics(X.astype(np.float32), None if before is None else before.astype(np.float32))
         return [st[k] for k in STATISTICS]
 
-    for layer in range(L):
+    def one_layer(layer: int) -> None:
         prev = None
         for s, stage in enumerate(stages):
             if stage.endswith("_noaffine"):
@@ -91,16 +103,30 @@ def cloud_stages(cap: Capture, max_tokens: int = 1024, seed: int = 0) -> dict:
             else:
                 X, before = cap.get(layer, stage), prev
             for v, (sub, folds) in enumerate(sets):
+                if v == 1 and same:
+                    val[layer, s, 1], se[layer, s, 1] = val[layer, s, 0], se[layer, s, 0]
+                    per_fold_all[:, layer, s, 1] = per_fold_all[:, layer, s, 0]
+                    continue
                 b = None if before is None else before[sub]
                 val[layer, s, v] = stats(X[sub], b)
                 per_fold = [stats(X[sub][f], None if b is None else b[f]) for f in folds]
                 if len(per_fold) > 1:
                     se[layer, s, v] = np.std(per_fold, axis=0, ddof=1) / np.sqrt(len(per_fold))
+                    per_fold_all[: len(per_fold), layer, s, v] = per_fold
             if not stage.endswith("_noaffine"):
                 prev = X
+
+    # layers are independent: two at a time keep both cores busy through the statistics' serial parts
+    # (each writes its own slice of the arrays; the values do not depend on the schedule)
+    with (
+        threadpool_limits(limits=1, user_api="blas"),
+        ThreadPoolExecutor(max_workers=max(1, min(2, os.cpu_count() or 1))) as pool,
+    ):
+        list(pool.map(one_layer, range(L)))
     return dict(
         values=val,
         se=se,
+        folds_values=per_fold_all,
         stages=stages,
         tokens=["all", "no_special"],
         n_tokens=int(sets[0][0].size),
@@ -112,68 +138,78 @@ def _cos(A, B):
     return float(np.sum(A * B) / (np.linalg.norm(A) * np.linalg.norm(B) + 1e-300))
 
 
-def _haar(rng, D):
-    Q, R = np.linalg.qr(rng.normal(size=(D, D)))
-    return Q * np.sign(np.diag(R))
+def causal_offsets(cap: Capture) -> tuple[np.ndarray, np.ndarray]:
+    """Key-minus-query offsets r ≤ 0 of the attended pairs of the captured text (a causal model: every
+    j ≤ i of a sentence) and their frequencies (summing to 1)."""
+    counts = np.zeros(int(cap.lengths.max()) if cap.lengths.size else 1)
+    for n in cap.lengths:
+        counts[:n] += np.arange(n, 0, -1)  # offset −r occurs n − r times in a sentence of n tokens
+    return -np.arange(counts.size), counts / counts.sum()
 
 
-def qk_vs_inverse_covariance(
-    cap: Capture, heads: list, lams=(1e-4, 1e-3, 1e-2, 1e-1, 1.0), n_rot: int = 10, seed: int = 0
-) -> dict:
-    """Similarities (layer, head (H per-head + 1 summed), λ) and their nulls (see module doc)
-    (theory: docs/theory/probes.md §3.3, §4)."""
-    rng = np.random.default_rng(seed)
+def qk_vs_inverse_covariance(cap: Capture, heads: list, lams=(1e-4, 1e-3, 1e-2, 1e-1, 1.0), rotary=None) -> dict:
+    """Similarities (layer, head (H per-head + 1 summed), λ), their z-scores against Haar-random rotations
+    of the target (exact moments, :func:`attnphys.probes.significance.rotation_null`) and the other nulls
+    (see module doc) (theory: docs/theory/probes.md §3.3, §4). With ``rotary`` (a
+    :class:`~attnphys.probes.adapters.Rotary`), ``similarity_offset_average`` compares the form averaged
+    over the text's causal offsets, W_qᵀ R̄ W_k; without, it is NaN."""
     L = cap.n_layers
     H = heads[0].n_heads
     D = heads[0].Wq.shape[2]
-    forms = []
-    for hw in heads:
-        A = hw.bilinear()
+    R = None if rotary is None else rotary.offset_average(*causal_offsets(cap))
+
+    def forms_of(hw, rot):
+        A = hw.bilinear(rot)
         A = 0.5 * (A + A.transpose(0, 2, 1))
-        forms.append(np.concatenate([A, A.sum(0, keepdims=True)]))  # (H + 1, D, D)
-    forms = np.stack(forms)
-    sigmas = [np.cov(cap.get(layer, cap.adapter.attn_input_stage), rowvar=False) for layer in range(L)]
-    targets = np.empty((L, len(lams), D, D))
-    for layer, S in enumerate(sigmas):
+        return np.concatenate([A, A.sum(0, keepdims=True)])  # (H + 1, D, D)
+
+    targets = np.empty((L, len(lams), D, D), np.float32)
+    sigmas = []
+    sim = np.empty((L, H + 1, len(lams)))
+    null_mean, null_std = np.empty_like(sim), np.empty_like(sim)
+    sim_avg = np.full_like(sim, np.nan)
+    sigma_itself = np.empty((L, H + 1))
+    unit_forms = np.empty((L, H + 1, D, D), np.float32)
+    for layer in range(L):
+        S = np.cov(cap.get(layer, cap.adapter.attn_input_stage), rowvar=False)
+        sigmas.append(S)
         w, V = np.linalg.eigh(S)
         w = np.maximum(w, 0)
-        for j, lam in enumerate(lams):
-            targets[layer, j] = (V / (w + lam * w.sum() / D)) @ V.T
-    sim = np.einsum("lhde,lkde->lhk", forms, targets)
-    sim /= np.linalg.norm(forms, axis=(2, 3))[:, :, None] * np.linalg.norm(targets, axis=(2, 3))[:, None, :]
-    rots = [_haar(rng, D) for _ in range(n_rot)]
-    rot = np.empty((n_rot, L, H + 1, len(lams)))
-    for r, Q in enumerate(rots):
-        Tr = Q @ targets @ Q.T  # rotated targets Q T Qᵀ (L, λ, D, D)
-        rot[r] = np.einsum("lhde,lkde->lhk", forms, Tr) / (
-            np.linalg.norm(forms, axis=(2, 3))[:, :, None] * np.linalg.norm(Tr, axis=(2, 3))[:, None, :]
-        )
+        T = np.stack([(V / (w + lam * w.sum() / D)) @ V.T for lam in lams])  # (λ, D, D)
+        Tn = T / np.linalg.norm(T, axis=(1, 2), keepdims=True)
+        targets[layer] = Tn
+        F = forms_of(heads[layer], None)
+        Fn = F / np.linalg.norm(F, axis=(1, 2), keepdims=True)
+        unit_forms[layer] = Fn
+        sim[layer] = np.einsum("hde,kde->hk", Fn, Tn)
+        null_mean[layer], null_std[layer] = rotation_null(Fn[:, None], Tn[None])
+        sigma_itself[layer] = np.einsum("hde,de->h", Fn, S) / np.linalg.norm(S)
+        if R is not None:
+            Fa = forms_of(heads[layer], R)
+            sim_avg[layer] = np.einsum("hde,kde->hk", Fa / np.linalg.norm(Fa, axis=(1, 2), keepdims=True), Tn)
+    # other layers' targets and other layers' heads: all pairs at once (layers × heads against layers × λ)
+    cross = (unit_forms.reshape(L * (H + 1), -1) @ targets.reshape(L * len(lams), -1).T).reshape(L, H + 1, L, len(lams))
     other_layer = np.full((L, H + 1, len(lams)), np.nan)
     mismatched = np.full_like(other_layer, np.nan)
-    sigma_itself = np.empty((L, H + 1))
-    for layer in range(L):
-        others = [m for m in range(L) if m != layer]
-        for h in range(H + 1):
-            sigma_itself[layer, h] = _cos(forms[layer, h], sigmas[layer])
-            if others:
-                other_layer[layer, h] = np.mean(
-                    [[_cos(forms[layer, h], targets[m, j]) for j in range(len(lams))] for m in others], 0
-                )
-                mismatched[layer, h] = np.mean(
-                    [[_cos(forms[m, h], targets[layer, j]) for j in range(len(lams))] for m in others], 0
-                )
+    if L > 1:
+        off = ~np.eye(L, dtype=bool)
+        for layer in range(L):
+            other_layer[layer] = cross[layer][:, off[layer]].mean(1)
+            mismatched[layer] = cross[off[layer], :, layer].mean(0)
     return dict(
         similarity=sim,
-        null_rotation_mean=rot.mean(0),
-        null_rotation_std=rot.std(0, ddof=1),
+        null_rotation_mean=null_mean,
+        null_rotation_std=null_std,
         null_other_layer=other_layer,
         null_mismatched_head=mismatched,
         similarity_to_sigma=sigma_itself,
+        similarity_offset_average=sim_avg,
         lams=np.asarray(lams),
     )
 
 
 def _affine_r2(X_tr, Y_tr, X_te, Y_te, ridge: float = 1e-3) -> float:
+    X_tr, Y_tr, X_te, Y_te = (np.asarray(Z, np.float64) for Z in (X_tr, Y_tr, X_te, Y_te))
     mx, my = X_tr.mean(0), Y_tr.mean(0)
     Xc, Yc = X_tr - mx, Y_tr - my
     G = Xc.T @ Xc
@@ -183,11 +219,45 @@ def _affine_r2(X_tr, Y_tr, X_te, Y_te, ridge: float = 1e-3) -> float:
     return 1.0 - np.sum((Y_te - pred) ** 2) / np.sum((Y_te - Y_te.mean(0)) ** 2)
 
 
-def mlp_linearity(cap: Capture, init_std: float = 0.02, seed: int = 0) -> dict:
-    """Per layer: held-out affine R², identity R², relative update norm, random-MLP affine R², and the
+def random_twin(mlp, rng, init_std: float):
+    """Weights of a random-initialised MLP of the same shape and activation as ``mlp`` (an
+    :class:`~attnphys.clouds.mlp.MLP` or :class:`~attnphys.clouds.mlp.GatedMLP`, or None: a GELU MLP of
+    width 4D), i.i.d. N(0, init_std²), zero biases, as a function X (T, D) → (T, D) in numpy, computed in the
+    precision of X."""
+    from attnphys.clouds.mlp import GatedMLP
+
+    def act(name, Z):
+        if name == "silu":
+            return Z / (1 + np.exp(-Z))
+        if name == "relu":
+            return np.maximum(Z, 0)
+        if name == "gelu":
+            from scipy.special import erf
+
+            return 0.5 * Z * (1 + erf(Z / np.sqrt(2)))
+        return 0.5 * Z * (1 + np.tanh(np.sqrt(2 / np.pi) * (Z + 0.044715 * Z**3)))
+
+    if isinstance(mlp, GatedMLP):
+        F, D = mlp.Wg.shape
+        Wg, Wu, Wd = rng.normal(0, init_std, (D, F)), rng.normal(0, init_std, (D, F)), rng.normal(0, init_std, (F, D))
+        return lambda X: (act(mlp.activation, X @ Wg.astype(X.dtype)) * (X @ Wu.astype(X.dtype))) @ Wd.astype(X.dtype)
+    name = "gelu_tanh" if mlp is None else mlp.activation
+
+    def plain(X):
+        D = X.shape[1]
+        F = 4 * D if mlp is None else mlp.W1.shape[0]
+        W1, W2 = rng.normal(0, init_std, (D, F)).astype(X.dtype), rng.normal(0, init_std, (F, D)).astype(X.dtype)
+        return act(name, X @ W1) @ W2
+
+    return plain
+
+
+def mlp_linearity(cap: Capture, init_std: float = 0.02, seed: int = 0, mlps: list | None = None) -> dict:
+    """Per layer: held-out affine R², identity R², relative update norm, random-MLP affine R² (an MLP of
+    the family's shape, ``mlps``: the layers' MLP objects, plain or gated; None: GELU of width 4D), and the
     standard error of the affine R² over :data:`FOLDS` seeded held-out splits (30 % of the sentences each):
     std/√k over the k distinct ones, NaN when fewer than two are distinct (two or three sentences) (theory:
-    docs/theory/probes.md §3.4). ``splits``: k."""
+    docs/theory/probes.md §3.4). ``splits``: k; ``r2_splits`` (layer, split) the R² of every split."""
     rng = np.random.default_rng(seed)
     in_stage = "mlp_norm" if cap.adapter.pre_ln else "attn_norm"
     ids = np.unique(cap.sentence)
@@ -198,54 +268,96 @@ def mlp_linearity(cap: Capture, init_std: float = 0.02, seed: int = 0) -> dict:
     out: dict[str, Any] = {
         k: np.empty(cap.n_layers) for k in ("r2_affine", "r2_affine_se", "r2_identity", "rel_update", "r2_random_mlp")
     }
+    out["r2_splits"] = np.full((cap.n_layers, FOLDS), np.nan)
     for layer in range(cap.n_layers):
-        X, Y = cap.get(layer, in_stage), cap.get(layer, "mlp_out")
+        X, Y = cap.get(layer, in_stage).astype(np.float64), cap.get(layer, "mlp_out").astype(np.float64)
         r2s = []
         for split in distinct:
             te = np.isin(cap.sentence, held_out[split])
             r2s.append(_affine_r2(X[~te], Y[~te], X[te], Y[te]))
+        out["r2_splits"][layer, : len(r2s)] = r2s
         out["r2_affine"][layer] = r2s[0]
         out["r2_affine_se"][layer] = np.std(r2s, ddof=1) / np.sqrt(len(r2s)) if len(r2s) > 1 else np.nan
         out["r2_identity"][layer] = 1.0 - np.sum((Y - X) ** 2) / np.sum((Y - Y.mean(0)) ** 2)
         out["rel_update"][layer] = float(np.mean(np.linalg.norm(Y, axis=1) / np.linalg.norm(X, axis=1)))
-        D = X.shape[1]
-        W1, W2 = rng.normal(0, init_std, (D, 4 * D)), rng.normal(0, init_std, (4 * D, D))
-        Z = X @ W1
-        Yr = (0.5 * Z * (1 + np.tanh(np.sqrt(2 / np.pi) * (Z + 0.044715 * Z**3)))) @ W2
+        Yr = random_twin(None if mlps is None else mlps[layer], rng, init_std)(X.astype(np.float32))
         te = np.isin(cap.sentence, held_out[0])
         out["r2_random_mlp"][layer] = _affine_r2(X[~te], Yr[~te], X[te], Yr[te])
     out["splits"] = len(distinct)
     return out
 
 
-def update_vs_gradient(cap: Capture, heads: list) -> dict:
-    """Per (layer, head): mean cosine between the head's update and ∇ log Z of its own scores, and the
-    mean over the other heads' gradients (null) (theory: docs/theory/probes.md §3.6)."""
+def project(W: np.ndarray, b: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """(H, n, d) per-head projections W_h x + b_h of the tokens X (n, D), W (H, d, D), b (H, d)."""
+    return np.matmul(W, X.T).transpose(0, 2, 1) + b[:, None, :]
+
+
+def head_scores(hw, X: np.ndarray, positions: np.ndarray, rotary=None, causal: bool = False) -> np.ndarray:
+    """(H, n, n) scores s_ij = (R_i q_i)·(R_j k_j)/√d_h of one sentence's attention input X (n, D), with
+    q = W_q x + b_q, k = W_k x + b_k of each query head and its key/value head, R_p the rotary rotation at
+    position p (None: no rotation), and −∞ where j > i when ``causal`` (theory: docs/theory/probes.md §2.3)."""
+    Q, K = project(hw.Wq, hw.bq, X), project(hw.Wk, hw.bk, X)
+    if rotary is not None:
+        Q, K = rotary.apply(Q, positions), rotary.apply(K, positions)
+    return scores_of(Q, K, hw.head_dim, causal)
+
+
+def scores_of(Q: np.ndarray, K: np.ndarray, head_dim: int, causal: bool) -> np.ndarray:
+    """(H, n, n) scores q_i·k_j/√d_h of (rotated) queries and keys (H, n, d); −∞ where j > i if ``causal``."""
+    S = np.matmul(Q, K.transpose(0, 2, 1)) / np.sqrt(head_dim)
+    if causal:
+        n = Q.shape[1]
+        S = np.where(np.tril(np.ones((n, n), bool)), S, -np.inf)
+    return S
+
+
+def log_z_gradient(hw, X: np.ndarray, P: np.ndarray, positions: np.ndarray, rotary=None) -> np.ndarray:
+    """(H, n, D) the gradient of every head's log-normalizer log Σ_j e^{s_ij} with respect to the query token
+    x_i (keys held fixed): W_qᵀ R_iᵀ Σ_j P_ij R_j k_j / √d_h, with P (H, n, n) the head's attention weights
+    (causal where the model is), k = W_k x + b_k and R_p the rotary rotation at position p (None: no
+    rotation) (theory: docs/theory/probes.md §3.6)."""
+    K = project(hw.Wk, hw.bk, X)
+    if rotary is None:
+        ctx = np.matmul(P, K)
+    else:  # rotate the keys at their positions, average, rotate back at the query's position (R_pᵀ = R_{−p})
+        ctx = rotary.apply(np.matmul(P, rotary.apply(K, positions)), -np.asarray(positions))
+    return np.matmul(ctx, hw.Wq) / np.sqrt(hw.head_dim)
+
+
+def update_vs_gradient(cap: Capture, heads: list, rotary=None) -> dict:
+    """Per layer: C[h, g], the mean over tokens of the cosine between head h's update
+    W_o,h Σ_j P_ij (W_v,h x_j + b_v) and head g's gradient ∇_{x_i} log Σ_j e^{s_ij} with respect to the query
+    token, W_q,gᵀ R_iᵀ Σ_j P_ij R_j k_j / √d_h (R: the rotary rotations, ``rotary``; P: the model's own
+    attention weights, causal where the model is); its diagonal is each head's own alignment, the mean of
+    its off-diagonal row the other heads' (theory: docs/theory/probes.md §3.6).
+
+    Returns:
+        dict: ``cos_update_gradient`` (L, H), ``cos_null_other_heads`` (L, H), ``matrix`` (L, H, H).
+    """
     L, H = cap.n_layers, heads[0].n_heads
-    cos_own = np.zeros((L, H))
-    cos_null = np.zeros((L, H))
+    mats = np.zeros((L, H, H))
+    pos = cap.position
+    spans = cap.sentences()
     for layer in range(L):
         hw = heads[layer]
-        X_all = cap.get(layer, cap.adapter.attn_input_stage)
-        sums = np.zeros((H, H))
-        count = 0
-        start = 0
-        for P in cap.attentions[layer]:  # (H, n, n) per sentence
-            n = P.shape[1]
-            X = X_all[start : start + n]
-            start += n
-            K = np.einsum("hcd,nd->hnc", hw.Wk, X) + hw.bk[:, None, :]
-            V = np.einsum("hcd,nd->hnc", hw.Wv, X) + hw.bv[:, None, :]
-            U = np.einsum("hdc,hnc->hnd", hw.Wo, np.einsum("hij,hjc->hic", P, V))  # head updates (H, n, D)
-            G = np.einsum("hcd,hnc->hnd", hw.Wq, np.einsum("hij,hjc->hic", P, K)) / np.sqrt(hw.head_dim)
-            Un = U / (np.linalg.norm(U, axis=2, keepdims=True) + 1e-300)
-            Gn = G / (np.linalg.norm(G, axis=2, keepdims=True) + 1e-300)
-            sums += np.einsum("hnd,gnd->hg", Un, Gn)
-            count += n
-        C = sums / count
-        cos_own[layer] = np.diag(C)
-        cos_null[layer] = (C.sum(1) - np.diag(C)) / max(H - 1, 1)
-    return dict(cos_update_gradient=cos_own, cos_null_other_heads=cos_null)
+        X = cap.get(layer, cap.adapter.attn_input_stage).astype(np.float64)
+        K, V = project(hw.Wk, hw.bk, X), project(hw.Wv, hw.bv, X)  # (H, T, d) for every token at once
+        if rotary is not None:
+            K = rotary.apply(K, pos)
+        ck, cv = np.empty_like(K), np.empty_like(V)
+        for P, (a, b) in zip(cap.attentions[layer], spans):  # P: (H, n, n) per sentence
+            P = P.astype(np.float64)
+            ck[:, a:b], cv[:, a:b] = np.matmul(P, K[:, a:b]), np.matmul(P, V[:, a:b])
+        if rotary is not None:
+            ck = rotary.apply(ck, -pos)
+        U = np.matmul(cv, hw.Wo.transpose(0, 2, 1))  # head updates (H, T, D)
+        G = np.matmul(ck, hw.Wq) / np.sqrt(hw.head_dim)  # gradients (H, T, D)
+        U /= np.linalg.norm(U, axis=2, keepdims=True) + 1e-300
+        G /= np.linalg.norm(G, axis=2, keepdims=True) + 1e-300
+        mats[layer] = np.einsum("htd,gtd->hg", U, G, optimize=True) / max(X.shape[0], 1)
+    own = np.diagonal(mats, axis1=1, axis2=2).copy()
+    null = (mats.sum(2) - own) / max(H - 1, 1)
+    return dict(cos_update_gradient=own, cos_null_other_heads=null, matrix=mats)
 
 
 def swap_norm(kind: str, dim: int) -> AbstractNorm:
@@ -285,18 +397,47 @@ def _swap_forward(norm: AbstractNorm, mask):
     return forward
 
 
+SWAP_SENTENCES = 64
+"""Sentences (the first ones) run through the models with swapped normalizations, as one batch."""
+
 SWAPS = ("rmsnorm", "sphere", "rn", "diagonal_rn", "none")
 """Replacement normalizations tried by :func:`swap_normalization` (names of :data:`attnphys.clouds.norms.NORMS`)."""
 
+NOT_CAUSAL = ("rn", "diagonal_rn")
+"""Cloud-wise normalizations: each token's output depends on every token of the cloud, the later ones
+included, which a causal model must not see; they are not swapped into causal models."""
 
-def swap_normalization(model, tokenizer, sentences: list[str], adapter, kinds=SWAPS, max_length: int = 64) -> dict:
+NOT_CAUSAL_REASON = (
+    "not run: a cloud-wise normalization takes its statistics over every token of the sentence, so it "
+    "would let each token see the tokens after it, which a causal model must not; a causal version "
+    "(statistics of the prefix) is another operator than the theory's"
+)
+
+
+def swap_normalization(
+    model,
+    tokenizer,
+    sentences: list[str],
+    adapter,
+    kinds=SWAPS,
+    max_length: int = 64,
+    max_sentences: int = SWAP_SENTENCES,
+) -> dict:
     """Per variant: mean cosine similarity of the final token embeddings with the original ones, relative
     L2 change, and the same for mean-pooled sentence embeddings; plus the per-layer relative change
-    (theory: docs/theory/probes.md §3.5)."""
+    (theory: docs/theory/probes.md §3.5), on the first ``max_sentences`` sentences as one batch. Variants
+    that a causal model cannot take (:data:`NOT_CAUSAL`) are NaN, with the reason in ``not_run``."""
     import torch
 
-    with torch.no_grad():
-        return _swap_normalization(torch, model, tokenizer, sentences, adapter, kinds, max_length)
+    side = getattr(tokenizer, "padding_side", None)
+    if side not in (None, "right"):
+        tokenizer.padding_side = "right"
+    try:
+        with torch.no_grad():
+            return _swap_normalization(torch, model, tokenizer, sentences[:max_sentences], adapter, kinds, max_length)
+    finally:
+        if side not in (None, "right"):
+            tokenizer.padding_side = side
 
 
 def _swap_normalization(torch, model, tokenizer, sentences, adapter, kinds, max_length) -> dict:
@@ -306,9 +447,15 @@ def _swap_normalization(torch, model, tokenizer, sentences, adapter, kinds, max_
     mask = enc["attention_mask"].bool()
     ref = model(**enc, output_hidden_states=True)
     out: dict[str, Any] = {k: np.empty(len(kinds)) for k in ("token_cosine", "relative_change", "sentence_cosine")}
-    per_layer = np.empty((len(kinds), len(ref.hidden_states)))
+    per_layer = np.full((len(kinds), len(ref.hidden_states)), np.nan)
     norms = adapter.norm_modules(model)
+    for k in out:
+        out[k][:] = np.nan
+    out["not_run"] = {}
     for i, kind in enumerate(kinds):
+        if adapter.causal and kind in NOT_CAUSAL:
+            out["not_run"][kind] = NOT_CAUSAL_REASON
+            continue
         saved = [m.forward for _, m in norms]
         try:
             for _, m in norms:

@@ -43,7 +43,9 @@ class HeadWeights:
     the head's contribution to the sublayer output is W_o,h Σ_y softmax(·) (W_v,h y + b_v,h).
 
     Attributes:
-        Wq, Wk, Wv: (H, d_h, D). bq, bk, bv: (H, d_h). Wo: (H, D, d_h).
+        Wq, Wk, Wv: (H, d_h, D). bq, bk, bv: (H, d_h). Wo: (H, D, d_h). kv_head: (H,) the key/value head
+            each query head reads (grouped-query attention: several query heads share one; W_k, W_v, b_k,
+            b_v are already repeated per query head); None: head h reads key/value head h.
     """
 
     Wq: np.ndarray
@@ -53,6 +55,7 @@ class HeadWeights:
     Wv: np.ndarray
     bv: np.ndarray
     Wo: np.ndarray
+    kv_head: np.ndarray | None = None
 
     @property
     def n_heads(self) -> int:
@@ -62,10 +65,55 @@ class HeadWeights:
     def head_dim(self) -> int:
         return self.Wq.shape[1]
 
-    def bilinear(self) -> np.ndarray:
-        """W_q,hᵀ W_k,h / √d_h per head: (H, D, D), the score form x ↦ xᵀ A y (biases aside)
-        (theory: docs/theory/probes.md §3.3)."""
-        return np.einsum("hcd,hce->hde", self.Wq, self.Wk) / np.sqrt(self.head_dim)
+    def bilinear(self, rotation: np.ndarray | None = None) -> np.ndarray:
+        """W_q,hᵀ R W_k,h / √d_h per head: (H, D, D), the score form x ↦ xᵀ A y (biases aside); R (d_h, d_h)
+        is the identity (offset 0, or no rotary positions) or a rotary rotation averaged over offsets
+        (:meth:`Rotary.offset_average`) (theory: docs/theory/probes.md §2.3, §3.3)."""
+        Wk = self.Wk if rotation is None else np.einsum("ce,hed->hcd", rotation, self.Wk)
+        return np.einsum("hcd,hce->hde", self.Wq, Wk) / np.sqrt(self.head_dim)
+
+    def kv_heads(self) -> np.ndarray:
+        """(H,) the key/value head of every query head."""
+        return np.arange(self.n_heads) if self.kv_head is None else np.asarray(self.kv_head)
+
+
+@dataclass(frozen=True)
+class Rotary:
+    """Rotary positions (theory: docs/theory/probes.md §2.3): at position p, every pair of coordinates
+    (a, a + d_h/2) of a query or key is rotated by the angle p·f_a and scaled by ``scaling`` (the
+    transformers convention, ``rotate_half``), so the score of query position i on key position j is
+    qᵀ R(j − i) k with R(r) = scaling² [[cos rf, −sin rf], [sin rf, cos rf]] blockwise.
+
+    Attributes:
+        inv_freq: (d_h/2,) angular frequencies f_a. scaling: factor on cos and sin (1 for plain rotary).
+    """
+
+    inv_freq: np.ndarray
+    scaling: float = 1.0
+
+    def apply(self, X: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """X (..., n, d_h) rotated at ``positions`` (n,)."""
+        ang = np.asarray(positions, float)[:, None] * np.asarray(self.inv_freq, float)[None, :]
+        cos, sin = np.cos(ang) * self.scaling, np.sin(ang) * self.scaling
+        half = X.shape[-1] // 2
+        x1, x2 = X[..., :half], X[..., half:]
+        return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
+
+    def matrix(self, offset: float) -> np.ndarray:
+        """(d_h, d_h) R(offset): the rotation between a query and a key ``offset`` positions apart."""
+        return self.offset_average(np.array([offset]), np.array([1.0]))
+
+    def offset_average(self, offsets: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """(d_h, d_h) Σ_r w_r R(r) over key-minus-query ``offsets`` r with weights w (summing to 1)."""
+        ang = np.asarray(offsets, float)[:, None] * np.asarray(self.inv_freq, float)[None, :]
+        w = np.asarray(weights, float)[:, None]
+        c, s = (w * np.cos(ang)).sum(0), (w * np.sin(ang)).sum(0)
+        half = c.size
+        R = np.zeros((2 * half, 2 * half))
+        i = np.arange(half)
+        R[i, i] = R[i + half, i + half] = c
+        R[i, i + half], R[i + half, i] = -s, s
+        return R * self.scaling**2
 
 
 def to_numpy(t) -> np.ndarray:
@@ -91,8 +139,8 @@ class AbstractAdapter(abc.ABC):
         family: ``bert``, ``gpt2``, ``llama``. model_types: the ``config.model_type`` values served.
         pre_ln: norms before the sublayers (GPT-2, Llama) rather than after the residual adds (BERT).
         norm: the name of the family's normalization in :data:`attnphys.clouds.norms.NORMS`.
-        attn_input_stage: the stage that feeds the attention. causal: the attention is causal.
-        rotary: the scores carry rotary position rotations.
+        attn_input_stage: the stage that feeds the attention. causal: the attention is causal (a token
+            attends to itself and the tokens before it).
     """
 
     family: ClassVar[str]
@@ -101,7 +149,6 @@ class AbstractAdapter(abc.ABC):
     norm: ClassVar[str]
     attn_input_stage: ClassVar[str]
     causal: ClassVar[bool]
-    rotary: ClassVar[bool] = False
 
     @property
     def stages(self) -> tuple[str, ...]:
@@ -142,4 +189,8 @@ class AbstractAdapter(abc.ABC):
 
     def embedding_norm(self, model):
         """The normalization applied to the embeddings before the first layer (a norm object), or None."""
+        return None
+
+    def rotary(self, model) -> Rotary | None:
+        """The rotary positions of the scores, or None (positions enter through the embeddings)."""
         return None

@@ -7,6 +7,7 @@ from attnphys.probes.adapters._base import (
     HF_ACTIVATIONS,
     AbstractAdapter,
     HeadWeights,
+    Rotary,
     output_heads,
     split_heads,
     to_numpy,
@@ -21,8 +22,8 @@ def _rmsnorm(m):
 
 class LlamaAdapter(AbstractAdapter):
     """Grouped key/value heads are mapped to their query heads (query head h uses key/value head
-    h // (H/H_kv)); the rotary rotation is not part of the weights: W_qᵀW_k is the bilinear form at
-    relative offset 0 (theory: docs/theory/probes.md §2.3)."""
+    h // (H/H_kv)); the rotary rotation is not part of the weights (:meth:`rotary` gives it): W_qᵀW_k is
+    the bilinear form at relative offset 0 (theory: docs/theory/probes.md §2.3)."""
 
     family = "llama"
     model_types = ("llama", "mistral", "qwen2")
@@ -30,7 +31,6 @@ class LlamaAdapter(AbstractAdapter):
     norm = "rmsnorm"
     attn_input_stage = "attn_norm"
     causal = True
-    rotary = True
 
     def layers(self, model):
         return list(model.layers)
@@ -58,7 +58,14 @@ class LlamaAdapter(AbstractAdapter):
         Wv, bv = split_heads(to_numpy(a.v_proj.weight), bias(a.v_proj), Hkv)
         rep = H // Hkv
         Wk, bk, Wv, bv = (np.repeat(x, rep, axis=0) for x in (Wk, bk, Wv, bv))
-        return HeadWeights(Wq, bq, Wk, bk, Wv, bv, output_heads(to_numpy(a.o_proj.weight), H))
+        kv = np.arange(H) // rep
+        return HeadWeights(Wq, bq, Wk, bk, Wv, bv, output_heads(to_numpy(a.o_proj.weight), H), kv_head=kv)
+
+    def rotary(self, model):
+        emb = getattr(model, "rotary_emb", None)
+        if emb is None:  # a model with a head (…ForCausalLM): the rotary module of its base model
+            emb = model.model.rotary_emb
+        return Rotary(to_numpy(emb.inv_freq), float(getattr(emb, "attention_scaling", 1.0)))
 
     def attn_output_bias(self, layer):
         b = layer.self_attn.o_proj.bias

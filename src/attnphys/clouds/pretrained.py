@@ -3,14 +3,17 @@ synthetic operators of the same shape (theory: docs/theory/clouds.md §7).
 
 The model's weights are read once through its family adapter (:mod:`attnphys.probes.adapters`) and
 every sublayer is applied in JAX: attention with the model's per-head W_q, W_k, W_v, W_o and biases
-(β = 1/√d_h, no positions: a cloud is an unordered set of tokens), the model's normalizations with
-their learned affine, and its MLP. Three operator sets are compared on the same initial cloud:
+(β = 1/√d_h), the model's normalizations with their learned affine, and its MLP (plain or gated). An
+encoder's cloud is an unordered set of tokens (no positions enter its attention). A decoder reads its
+cloud as a sequence in the sampled order: causal attention (token i attends to the tokens j ≤ i) and, in
+the Llama family, queries and keys rotated at the positions 0 … N−1 — exactly the model's attention on
+that sequence. Three operator sets are compared on the same initial cloud:
 
 * ``model``: the model's own weights;
 * ``random``: Gaussian matrices with the same Frobenius norm as each of the model's matrices (per head
-  for W_q, W_k, W_v, W_o), no biases, the model's normalizations;
+  for W_q, W_k, W_v, W_o), no biases, the model's normalizations, the same mask and positions;
 * ``theory``: the probabilistic block — one head with Q = K = V = O = I and β = 1/√D, the family's
-  normalization without affine, no MLP.
+  normalization without affine, no MLP; causal for a decoder (docs/theory/particles.md §2.4), no positions.
 
 torch is imported only to read the model.
 """
@@ -35,6 +38,32 @@ OPERATORS = ("model", "random", "theory")
 THROUGH_INITS = ("gaussian", "tokens")
 
 
+class RotaryAttention(SoftmaxAttention):
+    """Softmax attention whose queries and keys are rotated at the positions 0 … N−1 of the cloud's tokens
+    (rotary positions, docs/theory/probes.md §2.3): s_ij = β (R_i q_i)·(R_j k_j), with R_p rotating every
+    coordinate pair (a, a + d/2) by the angle p·f_a and scaling it by ``scaling``.
+
+    Attributes:
+        inv_freq: (d/2,) angular frequencies f_a. scaling: factor on cos and sin.
+    """
+
+    inv_freq: jax.Array | None = None
+    scaling: float = 1.0
+
+    def _rotate(self, Y):
+        ang = jnp.arange(Y.shape[-2], dtype=Y.dtype)[:, None] * jnp.asarray(self.inv_freq, Y.dtype)[None, :]
+        cos, sin = jnp.cos(ang) * self.scaling, jnp.sin(ang) * self.scaling
+        half = Y.shape[-1] // 2
+        y1, y2 = Y[..., :half], Y[..., half:]
+        return jnp.concatenate([y1 * cos - y2 * sin, y2 * cos + y1 * sin], axis=-1)
+
+    def scores(self, X):
+        q, k = self._rotate(self._maps(self.Q, self.bq, X)), self._rotate(self._maps(self.K, self.bk, X))
+        S = self.beta * jnp.einsum("hik,hjk->hij", q, k)
+        H = self.n_heads
+        return jnp.broadcast_to(S, (H,) + S.shape[1:]) if S.shape[0] != H else S
+
+
 class LayerOperators(eqx.Module):
     """One layer as cloud operators: attention (without residual), the two norms in stage order
     (``attn_norm``, ``mlp_norm``), and the MLP (None: no MLP sublayer)."""
@@ -45,14 +74,23 @@ class LayerOperators(eqx.Module):
     mlp: Any
 
 
-def model_operators(model, adapter, causal: bool = False) -> list[LayerOperators]:
-    """The model's layers as cloud operators (theory: docs/theory/clouds.md §7). ``causal`` applies the
-    family's causal mask (used to check the operators against the model on real sentences)."""
+def _attention(like, **weights):
+    """Attention of the same kind, mask and positions as ``like`` with other weights."""
+    if isinstance(like, RotaryAttention):
+        return RotaryAttention(causal=like.causal, inv_freq=like.inv_freq, scaling=like.scaling, **weights)
+    return SoftmaxAttention(causal=like.causal, **weights)
+
+
+def model_operators(model, adapter, causal: bool | None = None) -> list[LayerOperators]:
+    """The model's layers as cloud operators (theory: docs/theory/clouds.md §7): the family's causal mask
+    (``causal``: None for the family's own, or forced on or off) and its rotary positions, if any."""
+    causal = adapter.causal if causal is None else causal
+    rot = adapter.rotary(model)
     ops = []
     for layer in adapter.layers(model):
         hw = adapter.heads(model, layer)
         bo = adapter.attn_output_bias(layer)
-        attn = SoftmaxAttention(
+        weights = dict(
             beta=1.0 / np.sqrt(hw.head_dim),
             Q=jnp.asarray(hw.Wq),
             K=jnp.asarray(hw.Wk),
@@ -62,8 +100,11 @@ def model_operators(model, adapter, causal: bool = False) -> list[LayerOperators
             bk=jnp.asarray(hw.bk),
             bv=jnp.asarray(hw.bv),
             bo=None if bo is None else jnp.asarray(bo),
-            causal=causal,
         )
+        if rot is None:
+            attn = SoftmaxAttention(causal=causal, **weights)
+        else:
+            attn = RotaryAttention(causal=causal, inv_freq=jnp.asarray(rot.inv_freq), scaling=rot.scaling, **weights)
         n1, n2 = adapter.layer_norms(layer)
         ops.append(LayerOperators(attn, n1, n2, adapter.mlp(model, layer)))
     return ops
@@ -79,14 +120,19 @@ def _matched(key, M):
 
 def random_operators(ops: list[LayerOperators], seed: int = 0) -> list[LayerOperators]:
     """Random weights of the same shapes and Frobenius norms as ``ops`` (per head, per matrix), no biases,
-    the same normalizations (theory: docs/theory/clouds.md §6.3, §7)."""
+    the same normalizations, mask and positions (theory: docs/theory/clouds.md §6.3, §7)."""
     key = jax.random.PRNGKey(seed)
     out = []
     for op in ops:
         key, *ks = jax.random.split(key, 8)
         a = op.attention
-        attn = SoftmaxAttention(
-            beta=a.beta, Q=_matched(ks[0], a.Q), K=_matched(ks[1], a.K), V=_matched(ks[2], a.V), O=_matched(ks[3], a.O)
+        attn = _attention(
+            a,
+            beta=a.beta,
+            Q=_matched(ks[0], a.Q),
+            K=_matched(ks[1], a.K),
+            V=_matched(ks[2], a.V),
+            O=_matched(ks[3], a.O),
         )
         m = op.mlp
         if isinstance(m, GatedMLP):
@@ -102,10 +148,11 @@ def random_operators(ops: list[LayerOperators], seed: int = 0) -> list[LayerOper
     return out
 
 
-def theory_operators(n_layers: int, dim: int, norm: str) -> list[LayerOperators]:
+def theory_operators(n_layers: int, dim: int, norm: str, causal: bool = False) -> list[LayerOperators]:
     """The probabilistic block of the same depth: identity weights, β = 1/√D, the family's norm
-    without affine, no MLP (theory: docs/theory/clouds.md §2, §7)."""
-    attn = SoftmaxAttention(beta=1.0 / np.sqrt(dim))
+    without affine, no MLP; ``causal`` for a decoder (theory: docs/theory/clouds.md §2, §7,
+    docs/theory/particles.md §2.4)."""
+    attn = SoftmaxAttention(beta=1.0 / np.sqrt(dim), causal=causal)
     n = NORMS[norm]()
     return [LayerOperators(attn, n, n, None)] * n_layers
 
@@ -170,27 +217,56 @@ def initial_model_cloud(adapter, model, init: str, tokens: int, noise: float = 0
     return np.asarray(n(jnp.asarray(X))) if n is not None else X
 
 
+def _statistics(states, stages, key, out, name) -> None:
+    """Cloud statistics of every stage of every layer into ``out`` (layer, stage, statistic)."""
+    for layer, st in enumerate(states):
+        prev = None
+        for s, stage in enumerate(stages):
+            X = st[stage]
+            if X is None:
+                continue
+            if not bool(jnp.all(jnp.isfinite(X))):
+                raise FloatingPointError(f"non-finite cloud at layer {layer}, stage {stage} ({name} operators)")
+            X = X.astype(jnp.float32)  # statistics in single precision, as the probes
+            r = cloud_statistics(X, prev, jax.random.fold_in(key, s))
+            out[layer, s] = [r[k] for k in STATISTICS]
+            prev = X
+
+
 def through_model(
-    model_name: str = "minilm",
+    model="minilm",
     init: str = "gaussian",
     tokens: int = 1024,
     noise: float = 0.1,
     seed: int = 0,
-    model=None,
+    *,
+    progress: bool = False,
     log=None,
 ) -> xr.Dataset:
     """Push a sampled cloud through every sublayer of a pretrained model and of the synthetic operator
     sets; statistics at every stage (theory: docs/theory/clouds.md §7).
 
+    Args:
+        model: a short name (``minilm``, ``smollm2``), a local model folder, a hub name, or a loaded
+            transformers model. init: ``gaussian`` or ``tokens`` (:func:`initial_model_cloud`). tokens:
+            cloud size N. noise: with ``tokens``, the noise in units of each feature's standard
+            deviation. seed: seed of the cloud and of the random operators. progress: a progress bar over
+            the operator sets. log: called with a line per operator set.
+
     Returns:
         Dataset: ``stat`` (operator, layer, stage, statistic), with coordinates and attributes
-        (model, family, init, tokens, timings).
+        (model, family, causal, rotary, init, tokens, timings).
     """
-    from attnphys.probes.adapters import adapter_for, load_model
+    from attnphys.probes.adapters import adapter_for
+    from attnphys.probes.models import load_model
+    from attnphys.progress import progress_bar
 
     t0 = time.perf_counter()
-    if model is None:
-        model, _ = load_model(model_name)
+    if isinstance(model, str):
+        model_name = model
+        model, _ = load_model(model, progress=progress, log=log)
+    else:
+        model_name = str(getattr(model.config, "name_or_path", "") or type(model).__name__)
     ad = adapter_for(model)
     real = model_operators(model, ad)
     X0 = jnp.asarray(initial_model_cloud(ad, model, init, tokens, noise, seed))
@@ -199,26 +275,18 @@ def through_model(
     sets = {
         "model": real,
         "random": random_operators(real, seed + 1),
-        "theory": theory_operators(len(real), D, ad.norm),
+        "theory": theory_operators(len(real), D, ad.norm, ad.causal),
     }
     stages = list(ad.stages)
     val = np.full((len(OPERATORS), len(real), len(stages), len(STATISTICS)), np.nan)
     key = jax.random.PRNGKey(seed)
     run = eqx.filter_jit(lambda ops, X: push(ops, X, ad.pre_ln))
-    for o, name in enumerate(OPERATORS):
-        for layer, st in enumerate(run(sets[name], X0)):
-            prev = None
-            for s, stage in enumerate(stages):
-                X = st[stage]
-                if X is not None:
-                    if not bool(jnp.all(jnp.isfinite(X))):
-                        raise FloatingPointError(f"non-finite cloud at layer {layer}, stage {stage} ({name} operators)")
-                    X = X.astype(jnp.float32)  # statistics in single precision, as the probes
-                    r = cloud_statistics(X, prev, jax.random.fold_in(key, s))
-                    val[o, layer, s] = [r[k] for k in STATISTICS]
-                    prev = X
-        if log:
-            log(f"{name} operators: {len(real)} layers ({time.perf_counter() - t0:.1f} s)")
+    with progress_bar(len(OPERATORS), "operator sets", enabled=progress) as advance:
+        for o, name in enumerate(OPERATORS):
+            _statistics(run(sets[name], X0), stages, key, val[o], name)
+            advance()
+            if log:
+                log(f"{name} operators: {len(real)} layers ({time.perf_counter() - t0:.1f} s)")
     ds = xr.Dataset(
         {"stat": (("operator", "layer", "stage", "statistic"), val)},
         coords={
@@ -237,6 +305,8 @@ def through_model(
         family=ad.family,
         pre_ln=int(ad.pre_ln),
         norm=ad.norm,
+        causal=int(ad.causal),
+        rotary=int(ad.rotary(model) is not None),
         init=init,
         tokens=tokens,
         noise=noise,
@@ -245,7 +315,13 @@ def through_model(
         load_time_s=round(t_load, 2),
         wall_time_s=round(time.perf_counter() - t0, 2),
         operators="model: the model's weights; random: Gaussian weights with the model's Frobenius norms; "
-        "theory: identity weights, beta = 1/sqrt(D), norm without affine, no MLP",
+        "theory: identity weights, beta = 1/sqrt(D), norm without affine, no MLP"
+        + (
+            "; a decoder's cloud is a sequence in the sampled order: causal mask, rotary positions 0..N-1 in the "
+            "model and random sets"
+            if ad.causal
+            else ""
+        ),
     )
     return ds
 
@@ -253,6 +329,7 @@ def through_model(
 __all__ = [
     "OPERATORS",
     "THROUGH_INITS",
+    "RotaryAttention",
     "LayerOperators",
     "model_operators",
     "random_operators",
