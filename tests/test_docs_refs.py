@@ -193,9 +193,10 @@ def _check_command_line(root, words: list[str]) -> list[str]:
                 problems.append(f"unknown global option {w}")
             words = words[1:]
             continue
-        if w not in cmd.commands:
+        sub = cmd.get_command(None, w)  # the command groups load their commands on demand
+        if sub is None:
             return [f"unknown command {w!r}"]
-        cmd, words = cmd.commands[w], words[1:]
+        cmd, words = sub, words[1:]
     opts = {o for p in cmd.params for o in (*p.opts, *p.secondary_opts)} | {"--help"}
     for w in words:
         if w.startswith("--") and w.split("=")[0] not in opts:
