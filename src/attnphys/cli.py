@@ -62,8 +62,36 @@ def _setup(
         help="Keep compiled programs on disk, so that a later run skips their compilation (directory: "
         "$ATTNPHYS_COMPILATION_CACHE, default ~/.cache/attnphys/xla; results are bitwise the same).",
     ),
+    max_memory: str | None = typer.Option(
+        None,
+        envvar="ATTNPHYS_MAX_MEMORY",
+        help="The most memory a run may use (8G, 512M, …): a run whose arrays would need more is refused "
+        "before computing, naming the option to lower (default: the memory available).",
+    ),
+    dask_no_workers: str = typer.Option(
+        "wait",
+        envvar="ATTNPHYS_DASK_NO_WORKERS",
+        help="What a Dask run does when no worker has been connected for --dask-no-workers-timeout seconds: "
+        "wait (report it and keep waiting) or stop (the finished chunks are kept; re-run to resume).",
+    ),
+    dask_no_workers_timeout: float = typer.Option(
+        60.0, envvar="ATTNPHYS_DASK_NO_WORKERS_TIMEOUT", help="Seconds without a Dask worker before it is reported."
+    ),
 ) -> None:
+    from attnphys.errors import AttnphysError, parse_size
     from attnphys.runtime import configure, default_compilation_cache, max_host_devices
+    from attnphys.sweeps._executors import NO_WORKERS_ENV, NO_WORKERS_TIMEOUT_ENV, no_workers_policy
+
+    try:
+        # the environment says it to this process and its workers (typer reads it back as the default)
+        if max_memory is None:
+            os.environ.pop("ATTNPHYS_MAX_MEMORY", None)
+        else:
+            os.environ["ATTNPHYS_MAX_MEMORY"] = str(parse_size(max_memory, "--max-memory"))
+        os.environ[NO_WORKERS_ENV], os.environ[NO_WORKERS_TIMEOUT_ENV] = dask_no_workers, repr(dask_no_workers_timeout)
+        no_workers_policy()
+    except AttnphysError as e:
+        fail(str(e), e.exit_code)
 
     if devices is not None and devices > max_host_devices():
         fail(
@@ -79,7 +107,16 @@ def _setup(
         console.print(f"warning: {w.message}", markup=False, highlight=False)
 
 
-_GLOBAL_OPTIONS = ("--devices", "--x64", "--no-x64", "--compilation-cache", "--no-compilation-cache")
+_GLOBAL_OPTIONS = (
+    "--devices",
+    "--x64",
+    "--no-x64",
+    "--compilation-cache",
+    "--no-compilation-cache",
+    "--max-memory",
+    "--dask-no-workers",
+    "--dask-no-workers-timeout",
+)
 """Options of ``attnphys`` itself (given before the command)."""
 
 
@@ -257,10 +294,31 @@ def make_command(cls: type[AbstractJob]):
 
 
 def fail(message: str, code: int = 2) -> typing.NoReturn:
+    """Print ``error: message`` (at most :data:`attnphys.errors.MAX_MESSAGE` characters) and exit with ``code``."""
     from rich.markup import escape
 
-    console.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False)
+    from attnphys.errors import cap_message
+
+    console.print(f"[bold red]error:[/] {escape(cap_message(message))}", markup=True, highlight=False)
     raise typer.Exit(code=code)
+
+
+@contextmanager
+def user_warnings():
+    """Warnings meant for the user (a damaged store being repaired, no Dask workers, float32) printed as one
+    ``warning: …`` line each, without the source line Python would show."""
+    from attnphys.errors import cap_message
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        console.print(f"warning: {cap_message(str(message))}", markup=False, highlight=False)
+
+    with warnings.catch_warnings():
+        previous = warnings.showwarning
+        warnings.showwarning = show
+        try:
+            yield
+        finally:
+            warnings.showwarning = previous
 
 
 _STOP_SIGNALS: dict[int, tuple[str, int]] = {signal.SIGINT: ("interrupted", 130), signal.SIGTERM: ("terminated", 143)}
@@ -367,12 +425,14 @@ def execute(make_job: typing.Callable[[], AbstractJob]) -> None:
     file-system errors and exhausted memory)."""
     try:
         job = make_job()
-        with interruptible(interrupt_advice(job)):
+        with interruptible(interrupt_advice(job)), user_warnings():
             report = job.run(progress=True)
     except AttnphysError as e:
         fail(str(e), e.exit_code)
     except ValidationError as e:
         fail(format_validation(e))
+    except RecursionError:
+        fail("an input is nested too deeply to be read (a file of lists within lists?)")
     except (ValueError, OSError) as e:
         fail(str(e))
     except Exception as e:

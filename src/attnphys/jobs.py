@@ -28,15 +28,17 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar, TypeVar
 
 import xarray as xr
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
-from attnphys.errors import InputError
+from attnphys.errors import InputError, short_repr
 from attnphys.io import (
     COMMAND,
     OutputLock,
     check_figure_path,
     check_output,
     check_plain_file,
+    read_limited,
+    resolve_output,
     staged,
     write_dataset,
     write_marker,
@@ -236,6 +238,17 @@ class AbstractJob(BaseModel, abc.ABC):
 
     overwrite: bool = Field(False, description="Replace an existing result of this command at the output path.")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _local_outputs(cls, data: Any) -> Any:
+        """Output paths as every check and the writer see them (:func:`attnphys.io.local_path`: ``~``
+        expanded, ``file://`` read, other URLs refused; links that loop or point nowhere refused)."""
+        if isinstance(data, dict):
+            for name in cls.outputs_spec:
+                if isinstance(data.get(name), (str, Path)):
+                    data = {**data, name: resolve_output(data[name], option_name(name))}
+        return data
+
     # -- hooks -----------------------------------------------------------------------------------
     @classmethod
     def translate_file_options(cls, data: dict, path: Path) -> dict:
@@ -385,35 +398,137 @@ def option_name(field_name: str) -> str:
 # -- options files and validation messages ------------------------------------------------------------
 
 
+MAX_OPTIONS_BYTES = 1 << 20
+"""Largest options file read (1 MiB): options fit in a few kilobytes; more is not an options file."""
+
+MAX_OPTIONS_NODES = 100_000
+"""Most values an options file may hold once YAML aliases are expanded (each use of an alias counts its
+whole value again): a few "billion laughs" lines would otherwise expand to billions."""
+
+MAX_OPTIONS_DEPTH = 100
+"""Deepest nesting of lists and mappings in an options file."""
+
+
+def _count_nodes(value: Any, path: Path, limit: int = MAX_OPTIONS_NODES, depth: int = MAX_OPTIONS_DEPTH) -> None:
+    """Refuse a value with more than ``limit`` items once shared references (YAML aliases) are expanded,
+    or nested deeper than ``depth``; stops counting at the first excess (never expands anything)."""
+    count = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        v, d = stack.pop()
+        count += 1
+        if count > limit:
+            raise InputError(
+                f"{path} expands to more than {limit:,} values (YAML aliases repeat their whole value each "
+                "time they are used); an options file holds a few options",
+                "--config",
+            )
+        if d > depth:
+            raise InputError(f"{path} nests lists or mappings more than {depth} levels deep", "--config")
+        if isinstance(v, dict):
+            stack.extend((x, d + 1) for x in v.values())
+        elif isinstance(v, (list, tuple)):
+            stack.extend((x, d + 1) for x in v)
+
+
+def _yaml_loader():
+    """PyYAML's safe loader that refuses a key given twice in one mapping (instead of keeping the last)."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def mapping(loader, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node, deep=deep)
+            try:
+                twice = key in seen
+            except TypeError:  # an unhashable key: the base constructor reports it
+                break
+            if twice:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"the key {key!r} is given twice", key_node.start_mark
+                )
+            seen.add(key)
+        return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    return Loader
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
+    out: dict = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"the key {k!r} is given twice")
+        out[k] = v
+    return out
+
+
 def read_options_file(path: str | Path) -> dict:
     """A mapping of options from a YAML (``.yaml``/``.yml``), TOML (``.toml``) or JSON file.
 
-    YAML is read with the safe loader (no Python objects, nothing executed)."""
-    path = Path(path)
+    YAML is read with the safe loader (no Python objects, nothing executed). Every format refuses a key
+    given twice, a file larger than :data:`MAX_OPTIONS_BYTES`, and (YAML) aliases that expand to more than
+    :data:`MAX_OPTIONS_NODES` values.
+
+    Raises:
+        InputError: naming ``--config``.
+    """
+    from attnphys.io import local_path
+
+    path = local_path(path, "--config")
     if not path.exists():
         raise InputError(f"{path} does not exist", "--config")
     if path.is_dir():
         raise InputError(f"{path} is a folder, not an options file", "--config")
+    raw = read_limited(path, MAX_OPTIONS_BYTES, "--config", "an options file")
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
         raise InputError(f"cannot read {path}: {e}", "--config") from None
     suffix = path.suffix.lower()
     try:
         if suffix in (".yaml", ".yml"):
             import yaml
 
-            data = yaml.safe_load(text)
+            data = yaml.load(text, Loader=_yaml_loader())  # noqa: S506 - a SafeLoader subclass
         elif suffix == ".toml":
             data = tomllib.loads(text)
         else:
-            data = json.loads(text)
+            data = json.loads(text, object_pairs_hook=_unique_keys)
+    except RecursionError:
+        raise InputError(f"{path} nests lists or mappings too deeply", "--config") from None
     except Exception as e:
         kind = {".yaml": "YAML", ".yml": "YAML", ".toml": "TOML"}.get(suffix, "JSON")
         raise InputError(f"{path} is not valid {kind}: {e}", "--config") from None
+    _count_nodes(data, path)
     if not isinstance(data, dict):
         raise InputError(f"{path} must hold a mapping of option names to values, not {type(data).__name__}", "--config")
     return data
+
+
+INPUT_PATH_FIELDS = ("start", "weights", "text", "starts", "model")
+"""Fields that may name input files: a relative path in an options file is relative to the file's folder."""
+
+
+def relative_to_file(cls: type[BaseModel], data: dict, folder: Path) -> dict:
+    """Input paths of an options file resolved against the file's folder (not the current one): a relative
+    ``start``, ``weights``, … that names something beside the options file, or that is written as a path
+    (with a ``/`` or a suffix such as ``.json``), is made absolute. Words (``token``, ``checkpoint``,
+    ``minilm``) and outputs are left as they are."""
+    out = dict(data)
+    for name in INPUT_PATH_FIELDS:
+        if name not in cls.model_fields or not isinstance(out.get(name), str):
+            continue
+        text = out[name].strip()
+        if not text or text.startswith("~") or Path(text).is_absolute() or ":" in text:
+            continue
+        candidate = folder / text
+        if candidate.exists() or "/" in text or Path(text).suffix:
+            out[name] = str(candidate.absolute())
+    return out
 
 
 def _members(ann: Any) -> list[Any]:
@@ -475,7 +590,9 @@ def format_validation(e: ValidationError, cls: type[BaseModel] | None = None, so
         else:
             name = ".".join(loc)
         got = err.get("input")
-        shown = "" if got is None or isinstance(got, (dict, BaseModel)) or "got " in msg else f" (got {got!r})"
+        shown = (
+            "" if got is None or isinstance(got, (dict, BaseModel)) or "got " in msg else f" (got {short_repr(got)})"
+        )
         lines.append(f"{name}: {msg}{shown}" if name else f"{msg}")
     return "\n".join(lines)
 
@@ -490,7 +607,8 @@ def build_job(cls: type[AbstractJob], given: dict[str, Any], config: str | Path 
     source = None
     if config is not None:
         source = str(config)
-        data = cls.translate_file_options(read_options_file(config), Path(config))
+        from_file = read_options_file(config)
+        data = cls.translate_file_options(relative_to_file(cls, from_file, Path(config).parent), Path(config))
     data = cls.merge_options(data, {k: v for k, v in given.items() if v is not None})
     for name, value in data.items():
         if isinstance(value, bool) and name in cls.model_fields and not _admits_bool(cls, name):

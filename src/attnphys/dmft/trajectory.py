@@ -9,13 +9,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
 from attnphys.dmft.config import BATCHED, DMFTConfig
+from attnphys.dmft.initial import split_starts
 from attnphys.dmft.meanfield import OBSERVABLES, State, Window
 from attnphys.errors import InputError
 
@@ -68,18 +68,17 @@ def trajectories(
     from attnphys.sweeps import Axis, Grid, Sweep, run_sweep
 
     axes = grid_axes(sweep)
-    several = isinstance(start, (list, tuple)) and not isinstance(start, (Window, State))
-    starts: tuple[Any, ...] = tuple(start) if several else ()
+    first, starts = split_starts(start)
     task = TrajectoryTask(
         config=cfg,
-        start=starts[0] if several else start,  # pyright: ignore[reportArgumentType]  (validated by the task)
+        start=first,  # pyright: ignore[reportArgumentType]  (validated by the task)
         starts=starts,
         steps=steps,
         transient=transient,
         record_every=record_every,
         record=tuple(record),
     )
-    if several and len(starts) > 1:
+    if len(starts) > 1:
         axes = (Axis(name="ic", values=tuple(float(i) for i in range(len(starts)))),) + axes
     size = int(np.prod([len(a.values) for a in axes])) if axes else 1
     ds = run_sweep(Sweep(grid=Grid(axes=axes, chunk=max(size, 1)), task=task), progress=progress)
