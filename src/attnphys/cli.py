@@ -87,7 +87,8 @@ def _setup(
         if max_memory is None:
             os.environ.pop("ATTNPHYS_MAX_MEMORY", None)
         else:
-            os.environ["ATTNPHYS_MAX_MEMORY"] = str(parse_size(max_memory, "--max-memory"))
+            parse_size(max_memory, "--max-memory")
+            os.environ["ATTNPHYS_MAX_MEMORY"] = max_memory.strip()
         os.environ[NO_WORKERS_ENV], os.environ[NO_WORKERS_TIMEOUT_ENV] = dask_no_workers, repr(dask_no_workers_timeout)
         no_workers_policy()
     except AttnphysError as e:
@@ -210,7 +211,9 @@ def _cli_annotation(ann: Any) -> Any:
         return _cli_annotation(args[0])
     if origin is tuple and args and args[-1] is not Ellipsis:
         return Optional[ann]  # a fixed number of values, e.g. an axis FIELD START STOP NUM
-    if ann in (int, float, str, bool, Path):
+    if ann is Path:
+        return Optional[str]  # as typed: a Path would fold ``file://host/x`` into ``file:/host/x`` before the checks
+    if ann in (int, float, str, bool):
         return Optional[ann]
     return Optional[str]
 
@@ -473,9 +476,15 @@ def rerun_cmd(
     overwrite: bool = typer.Option(
         False, "--overwrite", help="Replace an existing result of the same command at --out."
     ),
+    executor: Optional[str] = typer.Option(
+        None, "--executor", help="Where a sweep's chunks run now (default: in this process, whatever made STORE)."
+    ),
+    workers: Optional[int] = typer.Option(None, "--workers", help="Processes / Dask workers for --executor."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Dask scheduler address for --executor dask."),
 ) -> None:
-    """Re-run the job that produced STORE, writing to --out (figures are not redrawn)."""
-    execute(lambda: rerun(store, out, overwrite))
+    """Re-run the job that produced STORE, writing to --out (figures are not redrawn). Where a sweep's chunks
+    ran is not repeated: --executor, --workers and --scheduler choose it now."""
+    execute(lambda: rerun(store, out, overwrite, executor, workers, scheduler))
 
 
 _register_all()

@@ -642,11 +642,7 @@ def load(path: str | Path) -> xr.Dataset:
             raise IncompleteResultError(f"{path} is not a readable result ({type(e).__name__}: {e})") from None
     else:
         check_store(path)
-        try:
-            with xr.open_zarr(path, consolidated=False) as ds:
-                ds = ds.load()
-        except Exception as e:
-            raise IncompleteResultError(f"{path} is not a readable result ({type(e).__name__}: {e})") from None
+        ds = read_store(path)
     if not ds.attrs.get(COMPLETE):
         raise IncompleteResultError(
             f"{path} is incomplete (no completion marker): it was interrupted while being "
@@ -680,6 +676,26 @@ def read_done(path: str | Path) -> np.ndarray:
             except Exception:  # noqa: BLE001
                 out[i] = False
         return out
+
+
+def read_store(path: str | Path, what: str = "result") -> xr.Dataset:
+    """A Zarr store loaded into memory; a sweep store's ``done`` flags read one by one where needed
+    (:func:`read_done`) and its chunk sums left out.
+
+    Raises:
+        IncompleteResultError: the store cannot be read.
+    """
+    from attnphys._integrity import CHUNK_SUMS
+
+    try:
+        with xr.open_zarr(path, consolidated=False) as ds:
+            sweep = "sweep" in ds.attrs and "done" in ds
+            ds = ds.drop_vars([v for v in ("done", CHUNK_SUMS) if v in ds] if sweep else []).load()
+    except Exception as e:
+        raise IncompleteResultError(f"{path} is not a readable {what} ({type(e).__name__}: {e})") from None
+    if sweep:
+        ds["done"] = (("chunk",), read_done(path).astype(np.int8), {"long_name": "chunk completely written (1)"})
+    return ds
 
 
 def check_store(path: str | Path, what: str | None = None) -> None:

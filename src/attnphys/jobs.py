@@ -120,6 +120,8 @@ def parse_values(v: Any) -> Any:
                 raise ValueError(f"a range has at most {MAX_VALUES:,} values, got NUM = {n:,}")
             if n > 1 and b <= a:
                 raise ValueError(f"a range needs STOP > START, got {v!r}")
+            if n == 1 and b != a:
+                raise ValueError(f"a range of one value (NUM = 1) needs STOP = START, got {v!r}")
             v = [a + (b - a) * i / (n - 1) for i in range(n)] if n > 1 else [a]
         else:
             items = text.split(",") if "," in text else text.split()
@@ -620,8 +622,23 @@ def build_job(cls: type[AbstractJob], given: dict[str, Any], config: str | Path 
         raise InputError(format_validation(e, cls, source)) from None
 
 
-def rerun(store: str | Path, out: str | Path, overwrite: bool = False) -> AbstractJob:
-    """The job that produced ``store``, with its output moved to ``out`` and its figures switched off."""
+EXECUTION_FIELDS = ("executor", "workers", "scheduler")
+"""Where a sweep's chunks run: not part of its result (docs/theory/sweeps.md §4), so :func:`rerun` does not
+repeat it."""
+
+
+def rerun(
+    store: str | Path,
+    out: str | Path,
+    overwrite: bool = False,
+    executor: str | None = None,
+    workers: int | None = None,
+    scheduler: str | None = None,
+) -> AbstractJob:
+    """The job that produced ``store``, with its output moved to ``out`` and its figures switched off.
+
+    Where the chunks run is not repeated: a sweep made on a Dask cluster reruns in this process, or with
+    the ``executor``, ``workers`` and ``scheduler`` given now."""
     from attnphys.io import result_info
 
     if not Path(store).exists():
@@ -642,6 +659,16 @@ def rerun(store: str | Path, out: str | Path, overwrite: bool = False) -> Abstra
     first = next(iter(cls.outputs_spec))
     data[first] = str(out)
     data["overwrite"] = overwrite
+    now = {"executor": executor, "workers": workers, "scheduler": scheduler}
+    if not set(EXECUTION_FIELDS) <= set(cls.model_fields):
+        for name, v in now.items():
+            if v is not None:
+                raise InputError(
+                    f"`attnphys {info[COMMAND]}` runs no sweep chunks; this option has no effect", option_name(name)
+                )
+    else:
+        for name in EXECUTION_FIELDS:
+            data[name] = now[name] if now[name] is not None else cls.model_fields[name].default
     try:
         job = cls.model_validate(data)
     except ValidationError as e:
@@ -653,6 +680,7 @@ def rerun(store: str | Path, out: str | Path, overwrite: bool = False) -> Abstra
     except (json.JSONDecodeError, TypeError):
         given = set()
     # options that applied then but not now (the figure options, figures being switched off) are not given
-    given = {n for n in given if n not in cls.applies or cls.applies[n].when(job)}
+    given = {n for n in given if n not in cls.applies or cls.applies[n].when(job)} - set(EXECUTION_FIELDS)
+    given |= {n for n, v in now.items() if v is not None}
     object.__setattr__(job, "__pydantic_fields_set__", given | {first, "overwrite"})
     return job

@@ -13,7 +13,14 @@ from attnphys.sweeps.engine import (
     run_sweep,
 )
 from attnphys.sweeps.grid import Axis, Grid, point_seed
-from attnphys.sweeps.store import MemoryStore, StoreMismatchError, ZarrStore, done_mask, open_result
+from attnphys.sweeps.store import (
+    DamagedStoreWarning,
+    MemoryStore,
+    StoreMismatchError,
+    ZarrStore,
+    done_mask,
+    open_result,
+)
 from attnphys.sweeps.task import AbstractTask, VarSpec, register_task, task_class
 
 __all__ = [
@@ -28,6 +35,7 @@ __all__ = [
     "Axis",
     "Grid",
     "point_seed",
+    "DamagedStoreWarning",
     "MemoryStore",
     "StoreMismatchError",
     "ZarrStore",

@@ -38,7 +38,16 @@ from attnphys._integrity import (
     store_files,
 )
 from attnphys.errors import DamagedResultError, IncompleteResultError, OutputError
-from attnphys.io import COMPLETE, _recover_stale, check_store, local_path, read_done, staged, unflatten_points
+from attnphys.io import (
+    COMPLETE,
+    _recover_stale,
+    check_store,
+    local_path,
+    read_done,
+    read_store,
+    staged,
+    unflatten_points,
+)
 from attnphys.sweeps.task import VarSpec
 
 
@@ -306,11 +315,7 @@ def open_result(path: str | Path, require_complete: bool = True) -> xr.Dataset:
     if not path.exists():
         raise IncompleteResultError(f"{path} does not exist")
     check_store(path)
-    try:
-        with xr.open_zarr(str(path), consolidated=False) as ds:
-            ds = ds.load()
-    except Exception as e:
-        raise IncompleteResultError(f"{path} is not a readable sweep store ({type(e).__name__}: {e})") from None
+    ds = read_store(path, "sweep store")
     if "sweep" not in ds.attrs or "done" not in ds:
         raise IncompleteResultError(f"{path} is not a sweep store")
     return _reshape(ds, path, require_complete)
