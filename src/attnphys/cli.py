@@ -64,36 +64,27 @@ def _setup(
     ),
     max_memory: str | None = typer.Option(
         None,
-        envvar="ATTNPHYS_MAX_MEMORY",
         help="The most memory a run may use (8G, 512M, …): a run whose arrays would need more is refused "
-        "before computing, naming the option to lower (default: the memory available).",
+        "before computing, naming the option to lower (default: $ATTNPHYS_MAX_MEMORY, else the memory available).",
     ),
-    dask_no_workers: str = typer.Option(
-        "wait",
-        envvar="ATTNPHYS_DASK_NO_WORKERS",
+    dask_no_workers: str | None = typer.Option(
+        None,
         help="What a Dask run does when no worker has been connected for --dask-no-workers-timeout seconds: "
-        "wait (report it and keep waiting) or stop (the finished chunks are kept; re-run to resume).",
+        "wait (report it and keep waiting; the default) or stop (the finished chunks are kept; re-run to resume).",
     ),
-    dask_no_workers_timeout: float = typer.Option(
-        60.0, envvar="ATTNPHYS_DASK_NO_WORKERS_TIMEOUT", help="Seconds without a Dask worker before it is reported."
+    dask_no_workers_timeout: float | None = typer.Option(
+        None, help="Seconds without a Dask worker before it is reported (default: 60)."
     ),
 ) -> None:
-    from attnphys.errors import AttnphysError, parse_size
+    from attnphys.errors import AttnphysError, set_max_memory
     from attnphys.runtime import configure, default_compilation_cache, max_host_devices
-    from attnphys.sweeps._executors import NO_WORKERS_ENV, NO_WORKERS_TIMEOUT_ENV, no_workers_policy
+    from attnphys.sweeps._executors import set_no_workers_policy
 
-    try:
-        # the environment says it to this process and its workers (typer reads it back as the default)
-        if max_memory is None:
-            os.environ.pop("ATTNPHYS_MAX_MEMORY", None)
-        else:
-            parse_size(max_memory, "--max-memory")
-            os.environ["ATTNPHYS_MAX_MEMORY"] = max_memory.strip()
-        os.environ[NO_WORKERS_ENV], os.environ[NO_WORKERS_TIMEOUT_ENV] = dask_no_workers, repr(dask_no_workers_timeout)
-        no_workers_policy()
+    try:  # set for every call (None: the defaults), so that nothing of an earlier call in this process lingers
+        set_max_memory(max_memory)
+        set_no_workers_policy(dask_no_workers, dask_no_workers_timeout)
     except AttnphysError as e:
         fail(str(e), e.exit_code)
-
     if devices is not None and devices > max_host_devices():
         fail(
             f"--devices: at most {max_host_devices()} XLA CPU devices (this machine has {os.cpu_count()} cores), "

@@ -119,8 +119,24 @@ def short_repr(value, limit: int = 80) -> str:
 # -- memory ------------------------------------------------------------------------------------------
 
 MAX_MEMORY_ENV = "ATTNPHYS_MAX_MEMORY"
-"""Environment variable with the most memory one run may use (``8G``, ``512M``, ``1.5GiB`` or bytes); the
-command line's ``--max-memory`` sets it, so that worker processes inherit it."""
+"""Environment variable with the most memory one run may use (``8G``, ``512M``, ``1.5GiB`` or bytes), where
+:func:`set_max_memory` (the command line's ``--max-memory``) set none."""
+
+_SETTINGS: dict[str, str | None] = {"max_memory": None}
+"""This process's memory limit, set by :func:`set_max_memory` (a process-level setting, like
+:func:`attnphys.configure`'s)."""
+
+
+def set_max_memory(size: str | int | None) -> None:
+    """Set the most memory a run of this process may use (``8G``, ``512M``, bytes; None: the environment's
+    :data:`MAX_MEMORY_ENV`, else only what is available). Checked by :func:`check_fits` before computing.
+
+    Raises:
+        InputError: not a size, naming ``--max-memory``.
+    """
+    if size is not None:
+        parse_size(size, "--max-memory")
+    _SETTINGS["max_memory"] = None if size is None else str(size).strip()
 
 _UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 
@@ -213,11 +229,12 @@ def _rlimit_room() -> int | None:
 def memory_budget() -> tuple[int | None, str]:
     """(bytes, where the bound comes from) that a run may still allocate: the least of the memory this
     machine has available now (MemAvailable), the room under a cgroup limit and under ``ulimit -v``, and
-    the user's ``--max-memory`` (:data:`MAX_MEMORY_ENV`); (None, "") where nothing is known."""
+    the user's limit (:func:`set_max_memory`, ``--max-memory``, :data:`MAX_MEMORY_ENV`); (None, "") where
+    nothing is known."""
     import os
 
     found: list[tuple[int, str]] = []
-    user = os.environ.get(MAX_MEMORY_ENV, "").strip()
+    user = _SETTINGS["max_memory"] or os.environ.get(MAX_MEMORY_ENV, "").strip()
     if user:
         found.append((parse_size(user, "--max-memory"), f"--max-memory {user}"))
     for value, source in (

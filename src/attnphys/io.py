@@ -198,7 +198,7 @@ def check_figure_path(path: str | Path, option: str = "--plot", folder: bool = F
     _check_name(path, option)
     _check_link(path, option)
     if not path.exists():
-        check_writable_place(path / "figure.png" if folder else path, option)
+        check_writable_place(path, option)
     if folder:
         if path.exists() and not path.is_dir():
             raise OutputError(f"{option} {path} is a file; give a folder for the figures")

@@ -30,12 +30,26 @@ PARENT_POLL_S = 0.2
 
 NO_WORKERS_ENV = "ATTNPHYS_DASK_NO_WORKERS"
 """Environment variable: what a Dask run does when no worker has been connected for the timeout, ``wait``
-(report it and keep waiting; the default) or ``stop`` (end with a message; the finished chunks are kept).
-Set by the command line's ``--dask-no-workers``."""
+(report it and keep waiting; the default) or ``stop`` (end with a message; the finished chunks are kept),
+where :func:`set_no_workers_policy` (the command line's ``--dask-no-workers``) set nothing."""
 
 NO_WORKERS_TIMEOUT_ENV = "ATTNPHYS_DASK_NO_WORKERS_TIMEOUT"
 """Environment variable: seconds without a connected worker before that is reported (default
-:data:`NO_WORKERS_TIMEOUT_S`). Set by the command line's ``--dask-no-workers-timeout``."""
+:data:`NO_WORKERS_TIMEOUT_S`), where :func:`set_no_workers_policy` set none."""
+
+_POLICY: dict[str, str | None] = {"action": None, "timeout": None}
+"""This process's choice, set by :func:`set_no_workers_policy`."""
+
+
+def set_no_workers_policy(action: str | None = None, timeout: float | None = None) -> None:
+    """Choose what a Dask run of this process does without workers (None: the environment's, else wait
+    60 s and report).
+
+    Raises:
+        InputError: naming ``--dask-no-workers`` or ``--dask-no-workers-timeout``.
+    """
+    no_workers_policy(action, timeout)
+    _POLICY.update(action=action, timeout=None if timeout is None else repr(float(timeout)))
 
 NO_WORKERS_TIMEOUT_S = 60.0
 """Default seconds without a connected Dask worker before a run reports it."""
@@ -109,16 +123,20 @@ def run_processes(run_chunk, definition: str, store: str | None, todo: list[int]
 # -- Dask ----------------------------------------------------------------------------------------------
 
 
-def no_workers_policy() -> tuple[float, str]:
-    """(seconds, ``"wait"`` or ``"stop"``) from :data:`NO_WORKERS_TIMEOUT_ENV` and :data:`NO_WORKERS_ENV`.
+def no_workers_policy(action: str | None = None, timeout: str | float | None = None) -> tuple[float, str]:
+    """(seconds, ``"wait"`` or ``"stop"``): the values given, else :data:`NO_WORKERS_TIMEOUT_ENV` and
+    :data:`NO_WORKERS_ENV`.
 
     Raises:
         InputError: a value that is neither, naming the command-line option.
     """
-    action = os.environ.get(NO_WORKERS_ENV, "wait").strip().lower() or "wait"
+    action = action if action is not None else _POLICY["action"] or os.environ.get(NO_WORKERS_ENV, "wait")
+    action = action.strip().lower() or "wait"
     if action not in ("wait", "stop"):
         raise InputError(f"must be wait or stop, got {action!r}", "--dask-no-workers")
-    text = os.environ.get(NO_WORKERS_TIMEOUT_ENV, "").strip()
+    if timeout is None:
+        timeout = _POLICY["timeout"] or os.environ.get(NO_WORKERS_TIMEOUT_ENV, "")
+    text = str(timeout).strip()
     try:
         timeout = float(text) if text else NO_WORKERS_TIMEOUT_S
     except ValueError:
@@ -279,4 +297,5 @@ __all__ = [
     "gather_dask",
     "no_workers_policy",
     "run_processes",
+    "set_no_workers_policy",
 ]
