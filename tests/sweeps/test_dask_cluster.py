@@ -223,7 +223,7 @@ def test_a_dead_scheduler_ends_with_a_clear_message_and_the_run_resumes(referenc
     text = " ".join(stderr.split())
     assert proc.returncode == 2, stderr
     assert f"the Dask scheduler at {address} stopped answering" in text
-    assert "are kept in the store: start a scheduler and workers, and re-run the same command" in text
+    assert "chunks are finished and kept: start a scheduler and workers, and re-run the same command" in text
     assert "Traceback" not in stderr + stdout and len(stderr.splitlines()) < 15, stderr
     done = done_mask(out)
     assert 0 < done.sum() < done.size

@@ -51,6 +51,7 @@ def set_no_workers_policy(action: str | None = None, timeout: float | None = Non
     no_workers_policy(action, timeout)
     _POLICY.update(action=action, timeout=None if timeout is None else repr(float(timeout)))
 
+
 NO_WORKERS_TIMEOUT_S = 60.0
 """Default seconds without a connected Dask worker before a run reports it."""
 
@@ -183,6 +184,43 @@ def check_workers_see(client, store: str) -> None:
         )
 
 
+@contextlib.contextmanager
+def quiet_dask_logs():
+    """Dask's own log records (a lost connection logged with its traceback, retries) silenced while a run
+    reports what happened itself; restored afterwards, except after an :class:`ExecutorError` (the client
+    of a lost scheduler keeps trying to reconnect in its own thread, and would log each try)."""
+    import logging
+
+    prefixes = ("distributed", "tornado", "asyncio")
+    known = [n for n in logging.root.manager.loggerDict if n.split(".")[0] in prefixes]
+    names = sorted(set(prefixes) | set(known))  # children with a level of their own (distributed.client) too
+    previous = {n: logging.getLogger(n).level for n in names}
+    for n in names:
+        logging.getLogger(n).setLevel(logging.CRITICAL + 1)
+    failed = False
+    try:
+        yield
+    except ExecutorError:
+        failed = True
+        raise
+    finally:
+        if not failed:
+            for n, level in previous.items():
+                logging.getLogger(n).setLevel(level)
+
+
+def _finished(store: str | None, fallback: int) -> int:
+    """Chunks flagged done in the store (what a resumed run keeps), else those received."""
+    if store is None:
+        return fallback
+    try:
+        from attnphys.io import read_done
+
+        return int(read_done(store).sum())
+    except Exception:  # noqa: BLE001 - the store is unreadable: say what was received
+        return fallback
+
+
 def lost_scheduler(scheduler: str | None, e: BaseException | None, done: int, total: int) -> ExecutorError:
     where = f"the Dask scheduler at {scheduler}" if scheduler else "the local Dask cluster"
     first = str(e).strip().splitlines()[0][:120] if e is not None and str(e).strip() else ""
@@ -192,9 +230,7 @@ def lost_scheduler(scheduler: str | None, e: BaseException | None, done: int, to
         if scheduler
         else "re-run the same command to resume"
     )
-    return ExecutorError(
-        f"{where} stopped answering{why}; {done} of {total} chunks were finished and are kept in the store: {again}"
-    )
+    return ExecutorError(f"{where} stopped answering{why}; {done} of {total} chunks are finished and kept: {again}")
 
 
 def comm_errors() -> tuple[type[BaseException], ...]:
@@ -216,15 +252,20 @@ def _n_workers(client) -> int:
     return len(client.nthreads())
 
 
-def gather_dask(client, futures: list, scheduler: str | None, total: int) -> Iterable[Any]:
+def gather_dask(client, futures: list, scheduler: str | None, total: int, store: str | None = None) -> Iterable[Any]:
     """Results of ``futures`` as they finish; reports (or stops on) a cluster without workers and turns a
-    lost scheduler into :class:`ExecutorError`."""
+    lost scheduler into :class:`ExecutorError` (counting the chunks finished in ``store``; ``total``: all
+    chunks of the sweep)."""
     from distributed import wait
 
     timeout, action = no_workers_policy()
     comm = comm_errors()
     pending = set(futures)
-    finished = 0
+    received = 0
+
+    def lost(e: BaseException | None) -> ExecutorError:
+        return lost_scheduler(scheduler, e, _finished(store, received), total)
+
     alone_since: float | None = None
     reported = 0.0
     while pending:
@@ -233,15 +274,15 @@ def gather_dask(client, futures: list, scheduler: str | None, total: int) -> Ite
         except TimeoutError:
             done = set()
         except comm as e:
-            raise lost_scheduler(scheduler, e, finished, total) from None
+            raise lost(e) from None
         for f in done:
             if f.status == "cancelled":
-                raise lost_scheduler(scheduler, None, finished, total)
+                raise lost(None)
             try:
                 result = f.result()
             except comm as e:
-                raise lost_scheduler(scheduler, e, finished, total) from None
-            finished += 1
+                raise lost(e) from None
+            received += 1
             yield result
         if done or not pending:
             alone_since = None
@@ -249,9 +290,9 @@ def gather_dask(client, futures: list, scheduler: str | None, total: int) -> Ite
         try:
             n = _n_workers(client)
         except comm as e:
-            raise lost_scheduler(scheduler, e, finished, total) from None
+            raise lost(e) from None
         if client.status not in ("running", "connecting", "newly-created"):
-            raise lost_scheduler(scheduler, None, finished, total)
+            raise lost(None)
         now = time.monotonic()
         if n:
             alone_since = None
@@ -264,14 +305,15 @@ def gather_dask(client, futures: list, scheduler: str | None, total: int) -> Ite
         if action == "stop":
             raise ExecutorError(
                 f"no Dask worker has been connected to {where} for {timeout:g} s ({start}); stopped as "
-                f"--dask-no-workers stop asks. {finished} of {total} chunks were finished and are kept: re-run the "
-                "same command to resume"
+                f"--dask-no-workers stop asks. {_finished(store, received)} of {total} chunks are finished and kept: "
+                "re-run the same command to resume"
             )
         if now - reported >= timeout:
             reported = now
             warnings.warn(
                 f"no Dask worker has been connected to {where} for {now - alone_since:.0f} s ({start}); still "
-                f"waiting ({finished} of {total} chunks finished). Ctrl-C stops (the finished chunks are kept); "
+                f"waiting ({_finished(store, received)} of {total} chunks finished). Ctrl-C stops (the finished "
+                "chunks are kept); "
                 "`attnphys --dask-no-workers stop …` stops by itself",
                 NoWorkersWarning,
                 stacklevel=2,

@@ -357,25 +357,28 @@ def _execute_dask(definition, store, todo, n, scheduler, x64, cache=None):
         gather_dask,
         lost_scheduler,
         no_workers_policy,
+        quiet_dask_logs,
         store_for_workers,
     )
 
     no_workers_policy()  # a bad setting is reported before connecting
     store = store_for_workers(store)
-    client, cluster = dask_client(scheduler, n)
-    try:
-        if store is not None and scheduler is not None:
-            check_workers_see(client, store)
-        k = len(todo)
+    total = Sweep.model_validate_json(definition).grid.n_chunks
+    with quiet_dask_logs():
+        client, cluster = dask_client(scheduler, n)
         try:
-            futures = client.map(
-                _dask_chunk, [definition] * k, [store] * k, todo, [x64] * k, [cache] * k, pure=False, retries=3
-            )
-        except comm_errors() as e:
-            raise lost_scheduler(scheduler, e, 0, k) from None
-        yield from gather_dask(client, futures, scheduler, k)
-    finally:
-        close_quietly(client, cluster)
+            if store is not None and scheduler is not None:
+                check_workers_see(client, store)
+            k = len(todo)
+            try:
+                futures = client.map(
+                    _dask_chunk, [definition] * k, [store] * k, todo, [x64] * k, [cache] * k, pure=False, retries=3
+                )
+            except comm_errors() as e:
+                raise lost_scheduler(scheduler, e, total - k, total) from None
+            yield from gather_dask(client, futures, scheduler, total, store)
+        finally:
+            close_quietly(client, cluster)
 
 
 __all__ = ["EXECUTORS", "Sweep", "prepare", "run_chunk", "run_sweep", "compute_chunk", "check_scheduler", "dask_client"]
