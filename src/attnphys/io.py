@@ -77,6 +77,21 @@ def read_limited(path: Path, limit: int, option: str, what: str) -> bytes:
     return data
 
 
+def unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    """A JSON object's pairs as a dict, refusing a key given twice (``json.loads(…, object_pairs_hook=…)``;
+    by default the last would silently win).
+
+    Raises:
+        ValueError: naming the key.
+    """
+    out: dict = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"the key {k!r} is given twice")
+        out[k] = v
+    return out
+
+
 def resolve_output(path: str | os.PathLike, option: str = "--out") -> Path:
     """An output path as every check and the writer use it (:func:`local_path`), refusing at once what no
     check could look at: a symbolic link that loops or points nowhere, a relative path while the current

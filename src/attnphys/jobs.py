@@ -40,6 +40,7 @@ from attnphys.io import (
     read_limited,
     resolve_output,
     staged,
+    unique_keys,
     write_dataset,
     write_marker,
 )
@@ -459,14 +460,6 @@ def _yaml_loader():
     return Loader
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
-    out: dict = {}
-    for k, v in pairs:
-        if k in out:
-            raise ValueError(f"the key {k!r} is given twice")
-        out[k] = v
-    return out
-
 
 def read_options_file(path: str | Path) -> dict:
     """A mapping of options from a YAML (``.yaml``/``.yml``), TOML (``.toml``) or JSON file.
@@ -499,7 +492,7 @@ def read_options_file(path: str | Path) -> dict:
         elif suffix == ".toml":
             data = tomllib.loads(text)
         else:
-            data = json.loads(text, object_pairs_hook=_unique_keys)
+            data = json.loads(text, object_pairs_hook=unique_keys)
     except RecursionError:
         raise InputError(f"{path} nests lists or mappings too deeply", "--config") from None
     except Exception as e:

@@ -5,6 +5,7 @@ process pool, whose workers must end with the process that started them.
 Every run that is interrupted here is resumed, and the result compared with an uninterrupted in-process
 run of the same sweep."""
 
+import contextlib
 import json
 import os
 import signal
@@ -92,17 +93,24 @@ def reference(tmp_path_factory):
     return open_result(path)
 
 
-@pytest.fixture
-def cluster(tmp_path):
-    """A scheduler and one worker, as processes, in folders of their own."""
-    sched, address = start_scheduler(tmp_path / "scheduler")
-    worker = start_worker(address, tmp_path / "worker")
+@contextlib.contextmanager
+def processes_cluster(folder: Path):
+    """A scheduler and one worker, as processes, in folders of their own under ``folder``: yields the
+    address and the processes by name (a test may replace them); all are stopped at the end."""
+    sched, address = start_scheduler(folder / "scheduler")
+    procs = {"scheduler": sched, "worker": start_worker(address, folder / "worker")}
     try:
         wait_for_workers(address)
-        yield address, sched, worker
+        yield address, procs
     finally:
-        stop(worker)
-        stop(sched)
+        for proc in procs.values():
+            stop(proc)
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    with processes_cluster(tmp_path) as (address, procs):
+        yield address, procs["scheduler"], procs["worker"]
 
 
 def attnphys(*args, cwd: Path) -> subprocess.Popen:
@@ -205,21 +213,24 @@ def _after_first_chunk(store: Path, proc: subprocess.Popen, timeout: float = 300
     raise AssertionError("no chunk was finished in time")
 
 
+def _resume(out: Path, folder: Path, reference) -> None:
+    """The same command on a new cluster finishes the store, identical to the uninterrupted run."""
+    with processes_cluster(folder) as (address, _):
+        proc = attnphys(*PHASE, "--executor", "dask", "--scheduler", address, "--out", out.name, cwd=out.parent)
+        stdout, stderr = proc.communicate(timeout=600)
+    assert proc.returncode == 0, stderr
+    assert_same_store(open_result(out).drop_attrs(), reference.drop_attrs())
+
+
 @pytest.mark.slow
 def test_a_dead_scheduler_ends_with_a_clear_message_and_the_run_resumes(reference, tmp_path):
-    sched, address = start_scheduler(tmp_path / "scheduler")
-    worker = start_worker(address, tmp_path / "worker")
     (tmp_path / "driver").mkdir()
     out = tmp_path / "driver" / "s.zarr"
-    try:
-        wait_for_workers(address)
+    with processes_cluster(tmp_path / "first") as (address, procs):
         proc = attnphys(*PHASE, "--executor", "dask", "--scheduler", address, "--out", "s.zarr", cwd=out.parent)
         _after_first_chunk(out, proc)
-        stop(sched)
+        stop(procs["scheduler"])
         stdout, stderr = proc.communicate(timeout=180)
-    finally:
-        stop(worker)
-        stop(sched)
     text = " ".join(stderr.split())
     assert proc.returncode == 2, stderr
     assert f"the Dask scheduler at {address} stopped answering" in text
@@ -227,49 +238,28 @@ def test_a_dead_scheduler_ends_with_a_clear_message_and_the_run_resumes(referenc
     assert "Traceback" not in stderr + stdout and len(stderr.splitlines()) < 15, stderr
     done = done_mask(out)
     assert 0 < done.sum() < done.size
-    sched, address = start_scheduler(tmp_path / "scheduler2")
-    worker = start_worker(address, tmp_path / "worker2")
-    try:
-        wait_for_workers(address)
-        proc = attnphys(*PHASE, "--executor", "dask", "--scheduler", address, "--out", "s.zarr", cwd=out.parent)
-        stdout, stderr = proc.communicate(timeout=600)
-    finally:
-        stop(worker)
-        stop(sched)
-    assert proc.returncode == 0, stderr
-    assert_same_store(open_result(out).drop_attrs(), reference.drop_attrs())
+    _resume(out, tmp_path / "second", reference)
 
 
 @pytest.mark.slow
 def test_workers_killed_mid_run_are_reported_and_the_run_resumes(reference, tmp_path):
     """Every worker killed (SIGKILL of the worker and its nanny) after the first chunk: with
-    --dask-no-workers stop the run ends after the stated time with what to do; a new worker and the same
+    --dask-no-workers stop the run ends after the stated time with what to do; a new cluster and the same
     command finish it, identical to an uninterrupted run."""
-    sched, address = start_scheduler(tmp_path / "scheduler")
-    worker = start_worker(address, tmp_path / "worker")
     (tmp_path / "driver").mkdir()
     out = tmp_path / "driver" / "s.zarr"
-    try:
-        wait_for_workers(address)
+    with processes_cluster(tmp_path / "first") as (address, procs):
         proc = attnphys("--dask-no-workers", "stop", "--dask-no-workers-timeout", "5", *PHASE, "--executor", "dask",
                         "--scheduler", address, "--out", "s.zarr", cwd=out.parent)
         _after_first_chunk(out, proc)
-        stop(worker)
+        stop(procs["worker"])
         stdout, stderr = proc.communicate(timeout=180)
-        text = " ".join(stderr.split())
-        assert proc.returncode == 2, stderr
-        assert f"no Dask worker has been connected to the Dask scheduler at {address} for 5 s" in text
-        assert "Traceback" not in stderr + stdout
-        assert done_mask(out).any()
-        worker = start_worker(address, tmp_path / "worker2")
-        wait_for_workers(address)
-        proc = attnphys(*PHASE, "--executor", "dask", "--scheduler", address, "--out", "s.zarr", cwd=out.parent)
-        stdout, stderr = proc.communicate(timeout=600)
-        assert proc.returncode == 0, stderr
-    finally:
-        stop(worker)
-        stop(sched)
-    assert_same_store(open_result(out).drop_attrs(), reference.drop_attrs())
+    text = " ".join(stderr.split())
+    assert proc.returncode == 2, stderr
+    assert f"no Dask worker has been connected to the Dask scheduler at {address} for 5 s" in text
+    assert "re-run the same command to resume" in text and "Traceback" not in stderr + stdout
+    assert done_mask(out).any()
+    _resume(out, tmp_path / "second", reference)
 
 
 # -- the local process pool ------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from attnphys.dmft.config import DMFTConfig
 from attnphys.dmft.correlations import Correlations
 from attnphys.dmft.meanfield import State, Window
 from attnphys.errors import InputError
-from attnphys.io import local_path, read_limited, staged
+from attnphys.io import local_path, read_limited, staged, unique_keys
 
 MAX_START_BYTES = 16 << 20
 """Largest window file read (16 MiB): a window holds L·(M + P) numbers and a few cached overlaps."""
@@ -349,7 +349,7 @@ def read_window_file(path: str | Path) -> dict:
             raise ValueError(f"initial-condition file {path} is not a readable .npz archive: {e}") from None
     else:
         try:
-            data = json.loads(raw.decode("utf-8"), object_pairs_hook=_unique_keys)
+            data = json.loads(raw.decode("utf-8"), object_pairs_hook=unique_keys)
         except UnicodeDecodeError:
             raise ValueError(f"initial-condition file {path} is not a text (JSON) file") from None
         except RecursionError:
@@ -375,14 +375,6 @@ def _read_start_bytes(path: Path) -> bytes:
     except InputError as e:
         raise ValueError(f"initial-condition file {e.detail}") from None
 
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
-    out: dict = {}
-    for k, v in pairs:
-        if k in out:
-            raise ValueError(f"the key {k!r} is given twice")
-        out[k] = v
-    return out
 
 
 def _check_depth(data: Any, path: Path) -> None:
