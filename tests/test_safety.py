@@ -569,3 +569,25 @@ def test_a_signal_during_the_final_write_leaves_no_debris(tmp_path, signame, cod
         while time.time() < deadline and list(tmp_path.iterdir()):
             time.sleep(0.05)
         assert list(tmp_path.iterdir()) == []
+
+
+def test_a_folder_that_refuses_new_files_is_named_with_the_option(tmp_path, monkeypatch):
+    """An immutable folder (or any file system that refuses a new file) is told about --out, not about the
+    lock file, and leaves nothing behind."""
+    import errno
+
+    import attnphys.io as io
+
+    real = os.open
+
+    def refuse(path, *args, **kwargs):
+        if str(path).endswith(".lock"):
+            raise PermissionError(errno.EPERM, "Operation not permitted", str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(io.os, "open", refuse)
+    res = invoke(*TRAJ, "--out", tmp_path / "r.zarr")
+    assert res.exit_code == 2, res.output
+    assert f"--out {tmp_path / 'r.zarr'}: cannot create files in {tmp_path} (Operation not permitted)" in \
+        " ".join(res.output.split())
+    assert list(tmp_path.iterdir()) == []

@@ -20,9 +20,9 @@ from attnphys.errors import InputError
 def is_concrete(x: Any) -> bool:
     """Whether ``x`` holds values now (not a tracer of ``jax.jit``/``vmap``)."""
     try:
-        import jax
+        from jax.core import Tracer
 
-        return not isinstance(x, jax.core.Tracer)
+        return not isinstance(x, Tracer)
     except ImportError:  # pragma: no cover
         return True
 

@@ -138,6 +138,7 @@ def set_max_memory(size: str | int | None) -> None:
         parse_size(size, "--max-memory")
     _SETTINGS["max_memory"] = None if size is None else str(size).strip()
 
+
 _UNITS = {"": 1, "B": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
 
 

@@ -606,7 +606,7 @@ def mark_complete(path: str | Path, manifest: dict[str, str] | None = None) -> N
     of the files it holds (``manifest``, :func:`attnphys._integrity.store_files`) that :func:`load` verifies."""
     import zarr
 
-    attrs = {COMPLETE: 1}
+    attrs: dict[str, int | str] = {COMPLETE: 1}
     if manifest is not None:
         attrs[MANIFEST] = json.dumps(manifest, sort_keys=True)
     zarr.open_group(str(path), mode="r+").attrs.update(attrs)
@@ -680,7 +680,7 @@ def read_done(path: str | Path) -> np.ndarray:
     with other bytes) counts as not done."""
     import zarr
 
-    arr = zarr.open_group(str(path), mode="r")["done"]
+    arr = zarr.open_array(store=str(path), path="done", mode="r")
     try:
         return np.asarray(arr[:]).astype(bool)  # pyright: ignore[reportArgumentType,reportIndexIssue]
     except Exception:  # noqa: BLE001 - read flag by flag

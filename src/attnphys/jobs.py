@@ -460,7 +460,6 @@ def _yaml_loader():
     return Loader
 
 
-
 def read_options_file(path: str | Path) -> dict:
     """A mapping of options from a YAML (``.yaml``/``.yml``), TOML (``.toml``) or JSON file.
 

@@ -376,7 +376,6 @@ def _read_start_bytes(path: Path) -> bytes:
         raise ValueError(f"initial-condition file {e.detail}") from None
 
 
-
 def _check_depth(data: Any, path: Path) -> None:
     """Refuse lists nested deeper than :data:`MAX_START_DEPTH` (a window is a list of rows)."""
     stack: list[tuple[Any, int]] = [(data, 0)]

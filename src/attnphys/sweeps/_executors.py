@@ -270,7 +270,7 @@ def gather_dask(client, futures: list, scheduler: str | None, total: int, store:
     reported = 0.0
     while pending:
         try:
-            done, pending = wait(pending, timeout=POLL_S, return_when="FIRST_COMPLETED")
+            done, pending = wait(pending, timeout=POLL_S, return_when="FIRST_COMPLETED")  # pyright: ignore[reportGeneralTypeIssues]  (synchronous outside an event loop)
         except TimeoutError:
             done = set()
         except comm as e:

@@ -241,7 +241,7 @@ class ZarrStore:
         if bad:
             w = zarr.open_group(str(path), mode="r+")
             for i in bad:
-                w["done"][i] = 0  # pyright: ignore[reportIndexIssue]
+                w["done"][i] = 0  # pyright: ignore[reportIndexIssue,reportArgumentType]  (an array, not a group)
             warnings.warn(
                 f"{path}: {len(bad)} chunk(s) flagged done were damaged and are computed again: {describe_chunks(bad)}",
                 DamagedStoreWarning,
