@@ -192,7 +192,7 @@ def orbit(m: Map, spec: OrbitSpec, x0, aux0, params) -> dict:
     ``roundoff``, ``zero_hits``, ``parallel``, ``unreliable`` (k,), ``tangent_nonfinite`` ().
 
     Raises:
-        ValueError: the spec breaks a rule (:meth:`OrbitSpec.validate`, e.g. ``n_orbit`` > ``steps``), or
+        ValueError: ``spec`` breaks a rule (:meth:`OrbitSpec.validate`, e.g. ``n_orbit`` > ``steps``), or
             ``x0`` is not a (D,) state (k exponents need k <= D).
     """
     spec.validate()
