@@ -13,12 +13,28 @@ import time
 from pathlib import Path
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 import xarray as xr
 from typer.testing import CliRunner
 
+import attnphys
 from attnphys.cli import app
+from attnphys.clouds import LayerNorm, run_cloud
+from attnphys.clouds.attention import SoftmaxAttention
+from attnphys.clouds.ensembles import ENSEMBLES, layer_weights
+from attnphys.clouds.flow import solve_flow
+from attnphys.clouds.mlp import MLP
+from attnphys.clouds.run import initial_cloud
+from attnphys.dmft import preset, trajectories
+from attnphys.dmft.initial import read_window_file
+from attnphys.dynamics import EXAMPLES, OrbitSpec, orbit, refine
+from attnphys.dynamics.lyapunov import lyapunov
+from attnphys.dynamics.spectra import autocorrelation, power_spectrum
+from attnphys.errors import InputError, OutputError
+from attnphys.expfam import Discrete, Gaussian, GaussianMixture
+from attnphys.io import load
 
 runner = CliRunner()
 
@@ -638,6 +654,103 @@ CASES = [
      2, "--calibrate: applies to list only"),
     ("presets overwrite", ["dmft", "presets", "--overwrite"],
      2, "--overwrite: this command writes nothing"),
+    # --- round two: unbounded resources (each also run under a memory limit: test_unbounded_cases_...)
+    ("traj n-se huge", T + ["--n-se", "1000000000"],
+     2, "--n-se: the weights of N_se = 1000000000 semantic bits × M = 3 features and their moments need"),
+    ("finite paths huge", ["dmft", "finite", "--steps", "5", "--paths", "1000000000"],
+     2, "--paths: the results of one point (the largest, att, holds path=1000000000, step=5, feature=3"),
+    ("config /dev/zero", T + ["--config", "/dev/zero"],
+     2, "--config: /dev/zero is larger than 1 MiB; that is not an options file"),
+    ("config billion laughs", T + ["--config", "{tmp}/laughs.yaml"],
+     2, "--config: {tmp}/laughs.yaml expands to more than 100,000 values (YAML aliases repeat"),
+    ("config nested too deep", T + ["--config", "{tmp}/deep.json"],
+     2, "--config: {tmp}/deep.json nests lists or mappings too deeply"),
+    ("start file huge", T + ["--start", "{tmp}/w_huge.json"],
+     2, "--start: initial-condition file {tmp}/w_huge.json is larger than 16 MiB; that is not a window file"),
+    ("max-memory exceeded", ["--max-memory", "1K", "dmft", "trajectory", "--steps", "100000"],
+     2, "more than --max-memory 1K ("),
+    ("max-memory not a size", ["--max-memory", "lots", "dmft", "presets"],
+     2, "--max-memory: a size such as 8G, 512M or 1000000 (bytes), got 'lots'"),
+    ("dask-no-workers unknown", ["--dask-no-workers", "maybe", "dmft", "presets"],
+     2, "--dask-no-workers: must be wait or stop, got 'maybe'"),
+    ("dask-no-workers-timeout 0", ["--dask-no-workers-timeout", "0", "dmft", "presets"],
+     2, "--dask-no-workers-timeout: must be a positive number of seconds, got '0.0'"),
+    # --- round two: tracebacks
+    ("traj record-every huge", T + ["--record-every", "99999999999999999999"],
+     2, "--record-every: must be at most steps - transient = 5 (a larger interval records the same single"),
+    ("start nested too deep", T + ["--start", "{tmp}/w_deep.json"],
+     2, "--start: initial-condition file {tmp}/w_deep.json nests lists too deeply"),
+    ("out symlink to itself", T + ["--out", "{tmp}/loop.zarr"],
+     2, "--out {tmp}/loop.zarr is a symbolic link that points (through others) to itself"),
+    ("out dangling symlink", T + ["--out", "{tmp}/dangling.zarr"],
+     2, "--out {tmp}/dangling.zarr is a symbolic link to nowhere.zarr, which does not exist"),
+    # --- round two: silently accepted
+    ("config key twice (YAML)", T + ["--config", "{tmp}/dup.yaml"],
+     2, "--config: {tmp}/dup.yaml is not valid YAML: the key 'steps' is given twice"),
+    ("config key twice (JSON)", T + ["--config", "{tmp}/dup.json"],
+     2, "--config: {tmp}/dup.json is not valid JSON: the key 'steps' is given twice"),
+    ("start booleans", T + ["--start", "{tmp}/w_bool.json"],
+     2, "--start: {tmp}/w_bool.json: att_window must be a rectangular array of numbers, not bool True"),
+    ("start numbers as text", T + ["--start", "{tmp}/w_text.json"],
+     2, "--start: {tmp}/w_text.json: att_window must be a rectangular array of numbers, not str '0.1'"),
+    ("start complex numbers", T + ["--start", "{tmp}/w_complex.npz"],
+     2, "--start: {tmp}/w_complex.npz: att_window must hold real numbers, not complex numbers"),
+    ("start boolean array", T + ["--start", "{tmp}/w_boolarr.npz"],
+     2, "--start: {tmp}/w_boolarr.npz: pe_window must hold real numbers, not booleans"),
+    ("start NaN in the cached overlaps", T + ["--start", "{tmp}/w_cache_nan.json"],
+     2, "--start: {tmp}/w_cache_nan.json: cache_m0 contains non-finite values"),
+    ("start n boolean", T + ["--start", "{tmp}/w_nbool.json"],
+     2, "--start: {tmp}/w_nbool.json: the fill count n must be an integer, got True"),
+    ("start key twice", T + ["--start", "{tmp}/w_dup.json"],
+     2, "--start: initial-condition file {tmp}/w_dup.json is not valid JSON: the key 'n' is given twice"),
+    ("bif one value for a range", B + ["--num", "1", "--start-value", "1", "--stop-value", "2"],
+     2, "--num 1 is one value, but --start-value (1.0) and --stop-value (2.0) differ"),
+    ("pd one value for a range", P + ["--x", "beta_o", "0", "1", "1"] + Y,
+     2, "--x: axis beta_o: one value (num = 1) cannot run from 0.0 to 1.0; give num >= 2"),
+    ("traj range of one value", T + ["--beta-o", "1:2:1"],
+     2, "--beta-o (beta_o in a config file): a range of one value (NUM = 1) needs STOP = START"),
+    ("run beta -1", R + ["--beta", "-1"],
+     2, "--beta: Input should be greater than 0 (got -1.0)"),
+    ("out --help", T + ["--out", "--help"],
+     2, "--out --help: a name that starts with '-' looks like an option (was a value forgotten after --out?)"),
+    ("out memory URL", T + ["--out", "memory://x.zarr"],
+     2, "--out memory://x.zarr: only local paths are supported (a file or folder name, or file:///abs/path)"),
+    ("out zip URL", T + ["--out", "zip://x.zarr"],
+     2, "--out zip://x.zarr: only local paths are supported"),
+    ("out file URL of another host", T + ["--out", "file://elsewhere/x.zarr"],
+     2, "--out file://elsewhere/x.zarr: a file:// URL must name an absolute path on this machine"),
+    ("out chained URL", T + ["--out", "simplecache::x.zarr"],
+     2, "--out simplecache::x.zarr: only local paths are supported"),
+    # --- round two: vague messages
+    ("traj n-se 1", T + ["--n-se", "1"],
+     2, "n_se = 1 must be >= P = 2: the segment weights copy their P positional columns from the semantic"),
+    ("traj weights folder", T + ["--weights", "{tmp}/data"],
+     2, "--weights: weights file {tmp}/data is a folder; give an .npz or .json file"),
+    ("traj weights of mixed shapes", T + ["--weights", "{tmp}/weights_mixed.npz"],
+     2, "--weights: weights file {tmp}/weights_mixed.npz: Wo, Wv, Wq, Wk must have one shape (M, N), got"),
+    ("traj weights not numbers", T + ["--weights", "{tmp}/weights_text.json"],
+     2, "--weights: weights file {tmp}/weights_text.json: Wo must be a rectangular array of ±1 numbers"),
+    ("start cached overlaps mis-shaped", T + ["--start", "{tmp}/w_cache.json"],
+     2, "--start: {tmp}/w_cache.json: cache_mv must have shape (4, 3), got (2, 3)"),
+    ("out in /proc", T + ["--out", "/proc/x.zarr"],
+     2, "--out /proc/x.zarr: /proc belongs to the kernel's process information (proc), not to storage"),
+    ("out in /sys", T + ["--out", "/sys/x.zarr"],
+     2, "--out /sys/x.zarr: /sys belongs to the kernel's device information (sysfs), not to storage"),
+    ("out name too long", T + ["--out", "{tmp}/" + "a" * 250 + ".zarr"],
+     2, "the name is too long for this file system (at most"),
+    ("out two levels under a file", T + ["--out", "{tmp}/notes.txt/sub/x.zarr"],
+     2, "--out {tmp}/notes.txt/sub/x.zarr: its parent {tmp}/notes.txt is a file"),
+    ("plot two levels under a file", T + ["--plot", "{tmp}/notes.txt/sub/figs", "--out", "{tmp}/t.zarr"],
+     2, "--plot {tmp}/notes.txt/sub/figs: its parent {tmp}/notes.txt is a file"),
+    ("out a device", T + ["--out", "/dev/null"],
+     2, "--out /dev/null is a device that is not an attnphys result; refusing to touch it"),
+    ("plot in /proc", T + ["--plot", "/proc/figs", "--out", "{tmp}/t.zarr"],
+     2, "--plot /proc/figs: /proc belongs to the kernel's process information (proc), not to storage"),
+    ("save-final name too long", T + ["--save-final", "{tmp}/" + "w" * 250 + ".json", "--out", "{tmp}/t.zarr"],
+     2, "the name is too long for this file system"),
+    ("rerun executor of a single result", ["rerun", "{tmp}/traj_result.zarr", "--out", "{tmp}/x.zarr",
+                                           "--executor", "dask"],
+     2, "--executor: `attnphys dmft trajectory` runs no sweep chunks; this option has no effect"),
 ]
 
 
@@ -676,6 +789,37 @@ def make_inputs(d: Path) -> None:
         (d / name).write_text(text)
     for name, obj in windows.items():
         (d / name).write_text(json.dumps(obj))
+    laughs = ["a0: &a0 [1, 1, 1, 1, 1, 1, 1, 1, 1]"] + [
+        f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 9)
+    ]
+    (d / "laughs.yaml").write_text("\n".join(laughs) + "\nsteps: *a8\n")  # 9 levels: 9^9 values
+    (d / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    (d / "w_deep.json").write_text('{"att_window": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with open(d / "w_huge.json", "wb") as f:
+        f.truncate(17 << 20)  # sparse: 17 MiB of zeros
+    (d / "dup.yaml").write_text("steps: 5\nsteps: 7\n")
+    (d / "dup.json").write_text('{"steps": 5, "steps": 7}')
+    (d / "w_dup.json").write_text(f'{{"att_window": {ATT}, "pe_window": {PE}, "n": 4, "n": 2}}')
+    (d / "loop.zarr").symlink_to("loop.zarr")
+    (d / "dangling.zarr").symlink_to("nowhere.zarr")
+    cache = {"cache_mv": [[0.1] * 3] * 4, "cache_mk": [[0.1] * 3] * 4, "cache_m0": [[0.1] * 3] * 4,
+             "cache_se0": [[0.1] * 3] * 4}
+    more = {
+        "w_bool.json": {"att_window": [[True, 0.2, 0.3]] + ATT[1:], "pe_window": PE},
+        "w_text.json": {"att_window": [["0.1", 0.2, 0.3]] + ATT[1:], "pe_window": PE},
+        "w_nbool.json": {"att_window": ATT, "pe_window": PE, "n": True},
+        "w_cache.json": {"att_window": ATT, "pe_window": PE, **cache, "cache_mv": [[0.1] * 3] * 2},
+        "weights_text.json": {"Wo": [["+", "-"]], "Wv": [[1, 1]], "Wq": [[1, 1]], "Wk": [[1, 1]]},
+    }
+    for name, obj in more.items():
+        (d / name).write_text(json.dumps(obj))
+    (d / "w_cache_nan.json").write_text(
+        json.dumps({"att_window": ATT, "pe_window": PE, **cache}).replace('"cache_m0": [[0.1', '"cache_m0": [[NaN', 1)
+    )
+    np.savez(d / "w_complex.npz", att_window=np.full((4, 3), 0.1 + 0.5j), pe_window=np.array(PE, float))
+    np.savez(d / "w_boolarr.npz", att_window=np.zeros((4, 3)), pe_window=np.array(PE) > 0)
+    np.savez(d / "weights_mixed.npz", Wo=np.ones((3, 101)), Wv=np.ones((3, 101)), Wq=np.ones((3, 100)),
+             Wk=np.ones((3, 101)))
     binary = bytes(range(256)) * 4
     for name in ("bin.json", "w_bin.json", "bin.txt"):
         (d / name).write_bytes(binary)
@@ -692,7 +836,9 @@ def make_inputs(d: Path) -> None:
 
 def listing(d: Path) -> dict:
     """Every path under ``d`` with its size and modification time (hidden partials and locks included)."""
-    return {str(p.relative_to(d)): (p.stat().st_size if p.is_file() else -1, p.stat().st_mtime_ns) for p in d.rglob("*")}
+    return {
+        str(p.relative_to(d)): (p.lstat().st_size if p.is_file() else -1, p.lstat().st_mtime_ns) for p in d.rglob("*")
+    }
 
 
 @pytest.fixture(scope="module")
@@ -739,6 +885,159 @@ def test_the_table_covers_every_command():
     tried = {" ".join(a for a in c[1][:2] if not a.startswith("-")) for c in CASES} | {c[1][0] for c in CASES}
     for command in load_jobs():
         assert command in tried, command
+
+
+# -- the library: bad arguments of public functions ------------------------------------------------------
+
+
+def _henon_orbit(params, spec=None):
+    return orbit(EXAMPLES["henon"], spec or OrbitSpec(steps=5, n_orbit=5), jnp.array([0.1, 0.1]), None,
+                 jnp.asarray(params))
+
+
+henon, lin = EXAMPLES["henon"], EXAMPLES["linear"]
+x = jnp.array([0.1, 0.1])
+cloud = jnp.ones((5, 3)) / 3
+key = jnp.array([0, 1], dtype=jnp.uint32)
+LIBRARY = [
+    ("configure host_devices 0", lambda: attnphys.configure(host_devices=0), InputError,
+     "host_devices: the number of XLA CPU devices must be an integer >= 1, got 0"),
+    ("configure host_devices 1.5", lambda: attnphys.configure(host_devices=1.5), InputError,
+     "host_devices: the number of XLA CPU devices must be an integer >= 1, got 1.5"),
+    ("orbit n_orbit > steps", lambda: _henon_orbit([1.4, 0.3], OrbitSpec(steps=5, n_orbit=10)), ValueError,
+     "n_orbit must be in [1, steps=5], got 10"),
+    ("orbit k > D", lambda: _henon_orbit([1.4, 0.3], OrbitSpec(steps=5, n_orbit=5, k=3)), InputError,
+     "k: must be at most the state dimension D = 2, got 3"),
+    ("henon three parameters", lambda: _henon_orbit([1.4, 0.3, 7.0]), InputError,
+     "params: must have shape (2,) (the parameters of the Henon map), got (3,)"),
+    ("henon one parameter", lambda: lyapunov(henon, x, None, jnp.array([1.4]), steps=10), InputError,
+     "params: must have shape (2,) (the parameters of the Henon map), got (1,)"),
+    ("henon state of three", lambda: lyapunov(henon, jnp.ones(3), None, jnp.array([1.4, 0.3]), steps=10),
+     InputError, "x: must have shape (2,) (the state of the Henon map), got (3,)"),
+    ("linear matrix not square", lambda: lyapunov(lin, x, None, jnp.ones((2, 3)), steps=10), InputError,
+     "params: must have shape (2, 2) (the matrix A of the Linear map, D × D), got (2, 3)"),
+    ("lyapunov batch of states", lambda: lyapunov(henon, jnp.ones((2, 2)), None, jnp.array([1.4, 0.3]), steps=10),
+     InputError, "x0: must have 1 axis (one state (D,)), got shape (2, 2)"),
+    ("lyapunov steps 2.5", lambda: lyapunov(henon, x, None, jnp.array([1.4, 0.3]), steps=2.5), InputError,
+     "steps: must be an integer >= 1, got 2.5"),
+    ("refine period 0", lambda: refine(henon, x, None, jnp.array([1.0, 0.3]), 0), InputError,
+     "period: must be >= 1, got 0"),
+    ("power spectrum of a matrix", lambda: power_spectrum(np.ones((3, 4))), InputError,
+     "x: must have 1 axis (one series of samples), got shape (3, 4)"),
+    ("power spectrum dt 0", lambda: power_spectrum(np.arange(8.0), dt=0), InputError,
+     "dt: must be a finite number > 0, got 0.0"),
+    ("autocorrelation of NaN", lambda: autocorrelation(np.array([1.0, np.nan, 2.0])), InputError,
+     "x: contains NaN or infinite values"),
+    ("gaussian negative-definite covariance", lambda: Gaussian(jnp.zeros(2), -jnp.eye(2)).log_normalizer(
+        jnp.ones(2)), InputError, "cov: must be positive definite (a covariance), its smallest eigenvalue is -1"),
+    ("gaussian covariance of another size", lambda: Gaussian(jnp.zeros(2), jnp.eye(3)), InputError,
+     "cov: must have shape (2, 2) (the covariance Σ, D × D), got (3, 3)"),
+    ("gaussian eta of another size", lambda: Gaussian(jnp.zeros(2), jnp.eye(2)).mean(jnp.ones(3)), InputError,
+     "eta: must have shape (2,) (the natural parameter η of dimension D), got (3,)"),
+    ("discrete points of one axis", lambda: Discrete(jnp.ones(4)), InputError,
+     "points: must have 2 axes (N support points × D), got shape (4,)"),
+    ("discrete weights not summing to 1", lambda: Discrete(jnp.ones((3, 2)), jnp.array([0.5, 0.5, 0.5])),
+     InputError, "weights: must be finite, >= 0 and sum to 1, got sum 1.5"),
+    ("mixture covariance not symmetric", lambda: GaussianMixture(jnp.zeros((2, 2)), jnp.array([[1.0, 0.5],
+                                                                                               [0.0, 1.0]])),
+     InputError, "cov: must be symmetric"),
+    ("trajectories from no start", lambda: trajectories(preset("paper"), steps=5, start=[]), InputError,
+     "start: an empty list; give one start, or a list of one start per point"),
+    ("layernorm of one token vector", lambda: LayerNorm()(jnp.ones(3)), InputError,
+     "X: must have 2 axes (tokens × dimensions (N, D)), got shape (3,)"),
+    ("attention of a cloud of another width", lambda: SoftmaxAttention(Q=jnp.ones((1, 2, 4)))(cloud), InputError,
+     "X: must have shape (…, 4) (tokens × dimensions (N, D)), got (5, 3)"),
+    ("mlp of a cloud of another width", lambda: MLP(jnp.ones((8, 4)), jnp.ones((4, 8)))(cloud), InputError,
+     "X: must have shape (…, 4) (tokens × dimensions (N, D)), got (5, 3)"),
+    ("layer weights of dimension 0", lambda: layer_weights(ENSEMBLES["gaussian"](), key, 2, 1, 0), InputError,
+     "dim: must be >= 1, got 0"),
+    ("initial cloud of 0 tokens", lambda: initial_cloud("gaussian", 0, 3), InputError,
+     "tokens: must be >= 1, got 0"),
+    ("run a cloud with NaN", lambda: run_cloud(cloud.at[0, 0].set(jnp.nan), lambda X: X, 2), InputError,
+     "X0: contains NaN or infinite values"),
+    ("flow over decreasing times", lambda: solve_flow(SoftmaxAttention(), cloud, [1.0, 0.5, 0.0]), ValueError,
+     "ts: the saved times must be (T,) finite and strictly increasing"),
+    ("load a memory URL", lambda: load("memory://x.zarr"), OutputError,
+     "path memory://x.zarr: only local paths are supported"),
+]
+"""(id, call, exception type, fragment of the message): every bad argument of a public function is
+refused with a message naming it, never a raw JAX or numpy error and never a number."""
+
+
+
+
+@pytest.mark.parametrize("name, call, kind, fragment", LIBRARY, ids=[c[0] for c in LIBRARY])
+def test_bad_library_argument_is_a_clear_error(name, call, kind, fragment, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(kind) as err:
+        call()
+    assert fragment in str(err.value), (name, str(err.value))
+    assert type(err.value).__module__.startswith("attnphys") or kind is ValueError, (name, type(err.value))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bad_window_files_from_the_library(tmp_path):
+    make_inputs(tmp_path)
+    with pytest.raises(ValueError, match="nests lists too deeply"):
+        read_window_file(tmp_path / "w_deep.json")
+    with pytest.raises(ValueError, match="is larger than 16 MiB"):
+        read_window_file(tmp_path / "w_huge.json")
+
+
+# -- unbounded inputs under a memory limit ----------------------------------------------------------------
+
+UNBOUNDED = [
+    (["dmft", "trajectory", "--steps", "5", "--n-se", "1000000000", "--out", "o1.zarr"], 2, "--n-se: the weights"),
+    (["dmft", "finite", "--paths", "1000000000", "--steps", "5", "--out", "o2.zarr"], 2, "--paths: the results"),
+    (["dmft", "trajectory", "--steps", "5", "--config", "/dev/zero"], 2, "is larger than 1 MiB"),
+    (["dmft", "trajectory", "--config", "laughs.yaml"], 2, "expands to more than 100,000 values"),
+    (["dmft", "trajectory", "--steps", "5", "--start", "w_deep.json"], 2, "nests lists too deeply"),
+    (["dmft", "trajectory", "--steps", "99999999999999999999"], 2, "--steps: 99999999999999999999 recorded steps"),
+    (["dmft", "attractors", "--ics", "100000000"], 2, "--ics: the 1 point(s) of one chunk"),
+    (["dmft", "bifurcation", "--num", "2", "--chunk", "1000000000", "--steps", "30", "--transient", "10",
+      "--n-orbit", "20", "--lyapunov", "0", "--out", "b.zarr"], 0, ""),
+]
+"""Inputs that used to grow without bound (gigabytes, or a 157 MB message): each must end within seconds
+under a 6 GiB address-space limit, refused with its message (or, for a huge chunk of a 2-point grid, run
+in the memory of 2 points)."""
+
+_UNBOUNDED_SCRIPT = """
+import json, resource, sys, time
+resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))
+from typer.testing import CliRunner
+from attnphys.cli import app
+out = []
+for args, _, _ in json.loads(sys.argv[1]):
+    t0 = time.perf_counter()
+    res = CliRunner().invoke(app, ["--devices", "1", "--no-compilation-cache", *args])
+    out.append([res.exit_code, res.output, time.perf_counter() - t0, repr(res.exception)])
+print(json.dumps(out))
+"""
+
+
+def test_unbounded_cases_are_refused_within_seconds_under_a_memory_limit(tmp_path):
+    make_inputs(tmp_path)
+    proc = subprocess.run([sys.executable, "-c", _UNBOUNDED_SCRIPT, json.dumps(UNBOUNDED)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = json.loads(proc.stdout.strip().splitlines()[-1])
+    for (args, code, fragment), (got, output, seconds, exc) in zip(UNBOUNDED, results):
+        assert got == code, (args, output, exc)
+        assert fragment in " ".join(output.split()), (args, output)
+        assert "Traceback" not in output and "out of memory" not in output, (args, output)
+        assert len(output) < 4000, (args, len(output))  # a capped message, not hundreds of megabytes
+        assert seconds < (120 if code == 0 else 30), (args, seconds)
+
+
+def test_every_message_is_capped(tmp_path, monkeypatch):
+    """A value echoed in a message is shortened, and no message printed is longer than MAX_MESSAGE."""
+    from attnphys.errors import MAX_MESSAGE
+
+    (tmp_path / "big.yaml").write_text("steps: [" + ", ".join(["1"] * 50_000) + "]\n")
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(app, T[:2] + ["--config", str(tmp_path / "big.yaml")])
+    assert res.exit_code == 2 and "--steps" in res.output and "Traceback" not in res.output
+    assert len(res.output) < MAX_MESSAGE + 200
 
 
 # -- Dask schedulers that do not answer ------------------------------------------------------------------

@@ -462,3 +462,132 @@ def test_ctrl_c_in_a_long_chunk_acts_at_once(tmp_path):
     assert time.time() - t0 < 5  # not after the chunk
     assert "interrupted; re-run the same command to resume" in output and "Traceback" not in output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.zarr"]
+
+
+# -- one path resolution, and no debris in any exit path -----------------------------------------------------
+
+def test_a_tilde_output_is_written_in_the_home_folder_and_checked_there(tmp_path, monkeypatch):
+    """``--out '~/x.zarr'`` (not expanded by a shell) and ``out: ~/x.zarr`` in an options file: the checks
+    and the writer look at the same place, and nothing is left in ``./~`` or beside the result."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    assert invoke(*TRAJ, "--out", "~/x.zarr").exit_code == 0
+    assert load(home / "x.zarr").sizes["step"] == 40
+    res = invoke(*TRAJ, "--out", "~/x.zarr")  # the check sees the result the writer wrote
+    assert res.exit_code == 2 and "already holds a result" in res.output
+    (work / "opts.yaml").write_text("steps: 40\nstart: checkpoint\nout: ~/y.zarr\n")
+    assert invoke("dmft", "trajectory", "--config", work / "opts.yaml").exit_code == 0
+    assert sorted(p.name for p in home.iterdir()) == ["x.zarr", "y.zarr"]
+    assert sorted(p.name for p in work.iterdir()) == ["opts.yaml"]
+
+
+def test_a_file_url_output_is_the_local_path(tmp_path):
+    out = tmp_path / "u.zarr"
+    assert invoke(*TRAJ, "--out", f"file://{out}").exit_code == 0
+    assert load(out).sizes["step"] == 40 and load(f"file://{out}").sizes["step"] == 40
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["u.zarr"]
+
+
+def test_a_relative_start_in_an_options_file_is_relative_to_the_file(tmp_path, monkeypatch):
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    window = {"att_window": [[0.1, -0.2, 0.3]] * 4, "pe_window": [[1, 1], [1, -1], [-1, 1], [-1, -1]]}
+    (tmp_path / "conf" / "w.json").write_text(json.dumps(window))
+    (tmp_path / "conf" / "opts.yaml").write_text("steps: 5\nstart: w.json\n")
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    res = invoke("dmft", "trajectory", "--config", "../conf/opts.yaml", "--out", "t.zarr")
+    assert res.exit_code == 0, res.output
+    assert load(tmp_path / "elsewhere" / "t.zarr").attrs["start"].startswith(f"file {tmp_path / 'conf' / 'w.json'} ")
+
+
+def test_a_full_disk_when_locking_leaves_no_lock_file(tmp_path, monkeypatch):
+    import errno
+
+    import attnphys.io as io
+
+    real = os.write
+
+    def full(fd, data):
+        if os.readlink(f"/proc/self/fd/{fd}").endswith(".lock"):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(fd, data)
+
+    monkeypatch.setattr(io.os, "write", full)
+    res = invoke(*TRAJ, "--out", tmp_path / "r.zarr")
+    assert res.exit_code == 2, res.output
+    assert f"--out {tmp_path / 'r.zarr'}: cannot create files in {tmp_path} (no space left on the device)" in \
+        " ".join(res.output.split())
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_relative_output_in_a_deleted_folder_is_refused(tmp_path):
+    code = f"""
+import os, sys
+os.makedirs("{tmp_path}/gone")
+os.chdir("{tmp_path}/gone")
+os.rmdir("{tmp_path}/gone")
+from attnphys.cli import main
+main(sys.argv[1:])
+"""
+    proc = subprocess.run([sys.executable, "-c", code, "--devices", "1", *TRAJ, "--out", "r.zarr"],
+                          capture_output=True, text=True, timeout=300, env={**os.environ, **JAX_CACHE})
+    assert proc.returncode == 2, proc.stderr
+    assert "--out r.zarr: the current folder no longer exists; give an absolute path" in " ".join(proc.stderr.split())
+    assert "Traceback" not in proc.stderr and list(tmp_path.iterdir()) == []
+
+
+HOOKS["signal-mid-final-write"] = """
+import os, signal, threading, time, xarray as xr
+_to_zarr = xr.Dataset.to_zarr
+def to_zarr(self, store, *args, **kwargs):
+    # the signal arrives while this (main) thread is still writing the result's variables, one by one
+    names = list(self.data_vars)
+    for i, name in enumerate(names):
+        if i == 1:
+            os.kill(os.getpid(), getattr(signal, os.environ["ATTNPHYS_TEST_SIGNAL"]))
+        _to_zarr(self[[name]], store, *args, **{**kwargs, "mode": "w-" if i == 0 else "a"})
+        time.sleep(0.01)
+    return None
+xr.Dataset.to_zarr = to_zarr
+"""
+
+
+@pytest.mark.parametrize("signame, code", [("SIGTERM", 143), ("SIGINT", 130)])
+def test_a_signal_during_the_final_write_leaves_no_debris(tmp_path, signame, code):
+    """The watcher thread removes the hidden partial while the main thread still writes into it: the removal
+    is repeated, and what the writer adds after the process has ended is removed once it has ended."""
+    out = tmp_path / "r.zarr"
+    for _ in range(3):
+        status, output = finish(attnphys(*TRAJ, "--out", out, hook="signal-mid-final-write", cwd=tmp_path,
+                                         env={"ATTNPHYS_TEST_SIGNAL": signame}))
+        assert status == code, output
+        assert "Traceback" not in output
+        deadline = time.time() + 10
+        while time.time() < deadline and list(tmp_path.iterdir()):
+            time.sleep(0.05)
+        assert list(tmp_path.iterdir()) == []
+
+
+def test_a_folder_that_refuses_new_files_is_named_with_the_option(tmp_path, monkeypatch):
+    """An immutable folder (or any file system that refuses a new file) is told about --out, not about the
+    lock file, and leaves nothing behind."""
+    import errno
+
+    import attnphys.io as io
+
+    real = os.open
+
+    def refuse(path, *args, **kwargs):
+        if str(path).endswith(".lock"):
+            raise PermissionError(errno.EPERM, "Operation not permitted", str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(io.os, "open", refuse)
+    res = invoke(*TRAJ, "--out", tmp_path / "r.zarr")
+    assert res.exit_code == 2, res.output
+    assert f"--out {tmp_path / 'r.zarr'}: cannot create files in {tmp_path} (Operation not permitted)" in \
+        " ".join(res.output.split())
+    assert list(tmp_path.iterdir()) == []

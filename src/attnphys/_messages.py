@@ -10,6 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from attnphys.errors import short_repr
+
 
 def option_name(field_name: str) -> str:
     """The command-line option of a field: ``beta_o`` → ``--beta-o``."""
@@ -69,6 +71,8 @@ def format_validation(e: ValidationError, cls: type[BaseModel] | None = None, so
         else:
             name = ".".join(loc)
         got = err.get("input")
-        shown = "" if got is None or isinstance(got, (dict, BaseModel)) or "got " in msg else f" (got {got!r})"
+        shown = (
+            "" if got is None or isinstance(got, (dict, BaseModel)) or "got " in msg else f" (got {short_repr(got)})"
+        )
         lines.append(f"{name}: {msg}{shown}" if name else f"{msg}")
     return "\n".join(lines)

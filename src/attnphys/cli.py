@@ -113,17 +113,45 @@ def _setup(
         help="Keep compiled programs on disk, so that a later run skips their compilation (directory: "
         "$ATTNPHYS_COMPILATION_CACHE, default ~/.cache/attnphys/xla; results are bitwise the same).",
     ),
+    max_memory: str | None = typer.Option(
+        None,
+        help="The most memory a run may use (8G, 512M, …): a run whose arrays would need more is refused "
+        "before computing, naming the option to lower (default: $ATTNPHYS_MAX_MEMORY, else the memory available).",
+    ),
+    dask_no_workers: str | None = typer.Option(
+        None,
+        help="What a Dask run does when no worker has been connected for --dask-no-workers-timeout seconds: "
+        "wait (report it and keep waiting; the default) or stop (the finished chunks are kept; re-run to resume).",
+    ),
+    dask_no_workers_timeout: float | None = typer.Option(
+        None, help="Seconds without a Dask worker before it is reported (default: 60)."
+    ),
 ) -> None:
     # remembered, and applied only when a command runs: showing help loads no numerical library
     _RUNTIME.clear()
-    _RUNTIME.update(x64=x64, devices=devices, compilation_cache=compilation_cache)
+    _RUNTIME.update(
+        x64=x64,
+        devices=devices,
+        compilation_cache=compilation_cache,
+        max_memory=max_memory,
+        dask_no_workers=dask_no_workers,
+        dask_no_workers_timeout=dask_no_workers_timeout,
+    )
 
 
 def configure_runtime() -> None:
-    """Apply the global options (float64, devices, compilation cache) before a command computes."""
+    """Apply the global options (float64, devices, compilation cache, memory limit, Dask's policy without
+    workers) before a command computes."""
     opts = dict(_RUNTIME)
+    from attnphys.errors import AttnphysError, set_max_memory
     from attnphys.runtime import configure, default_compilation_cache, max_host_devices
+    from attnphys.sweeps._executors import set_no_workers_policy
 
+    try:  # set for every call (None: the defaults), so that nothing of an earlier call in this process lingers
+        set_max_memory(opts.get("max_memory"))
+        set_no_workers_policy(opts.get("dask_no_workers"), opts.get("dask_no_workers_timeout"))
+    except AttnphysError as e:
+        fail(str(e), e.exit_code)
     devices = opts.get("devices")
     if devices is not None and devices > max_host_devices():
         fail(
@@ -141,7 +169,16 @@ def configure_runtime() -> None:
         console.print(f"warning: {w.message}", markup=False, highlight=False)
 
 
-_GLOBAL_OPTIONS = ("--devices", "--x64", "--no-x64", "--compilation-cache", "--no-compilation-cache")
+_GLOBAL_OPTIONS = (
+    "--devices",
+    "--x64",
+    "--no-x64",
+    "--compilation-cache",
+    "--no-compilation-cache",
+    "--max-memory",
+    "--dask-no-workers",
+    "--dask-no-workers-timeout",
+)
 """Options of ``attnphys`` itself (given before the command)."""
 
 
@@ -235,7 +272,9 @@ def _cli_annotation(ann: Any) -> Any:
         return _cli_annotation(args[0])
     if origin is tuple and args and args[-1] is not Ellipsis:
         return Optional[ann]  # a fixed number of values, e.g. an axis FIELD START STOP NUM
-    if ann in (int, float, str, bool, Path):
+    if ann is Path:
+        return Optional[str]  # as typed: a Path would fold ``file://host/x`` into ``file:/host/x`` before the checks
+    if ann in (int, float, str, bool):
         return Optional[ann]
     return Optional[str]
 
@@ -320,10 +359,31 @@ def make_command(cls: type[AbstractJob]):
 
 
 def fail(message: str, code: int = 2) -> typing.NoReturn:
+    """Print ``error: message`` (at most :data:`attnphys.errors.MAX_MESSAGE` characters) and exit with ``code``."""
     from rich.markup import escape
 
-    console.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False)
+    from attnphys.errors import cap_message
+
+    console.print(f"[bold red]error:[/] {escape(cap_message(message))}", markup=True, highlight=False)
     raise typer.Exit(code=code)
+
+
+@contextmanager
+def user_warnings():
+    """Warnings meant for the user (a damaged store being repaired, no Dask workers, float32) printed as one
+    ``warning: …`` line each, without the source line Python would show."""
+    from attnphys.errors import cap_message
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        console.print(f"warning: {cap_message(str(message))}", markup=False, highlight=False)
+
+    with warnings.catch_warnings():
+        previous = warnings.showwarning
+        warnings.showwarning = show
+        try:
+            yield
+        finally:
+            warnings.showwarning = previous
 
 
 _STOP_SIGNALS: dict[int, tuple[str, int]] = {signal.SIGINT: ("interrupted", 130), signal.SIGTERM: ("terminated", 143)}
@@ -430,12 +490,14 @@ def execute(make_job: typing.Callable[[], AbstractJob]) -> None:
     file-system errors and exhausted memory)."""
     try:
         job = make_job()
-        with interruptible(interrupt_advice(job)):
+        with interruptible(interrupt_advice(job)), user_warnings():
             report = job.run(progress=True)
     except AttnphysError as e:
         fail(str(e), e.exit_code)
     except ValidationError as e:
         fail(format_validation(e))
+    except RecursionError:
+        fail("an input is nested too deeply to be read (a file of lists within lists?)")
     except (ValueError, OSError) as e:
         fail(str(e))
     except Exception as e:
@@ -460,10 +522,16 @@ def rerun_cmd(
     overwrite: bool = typer.Option(
         False, "--overwrite", help="Replace an existing result of the same command at --out."
     ),
+    executor: Optional[str] = typer.Option(
+        None, "--executor", help="Where a sweep's chunks run now (default: in this process, whatever made STORE)."
+    ),
+    workers: Optional[int] = typer.Option(None, "--workers", help="Processes / Dask workers for --executor."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler", help="Dask scheduler address for --executor dask."),
 ) -> None:
-    """Re-run the job that produced STORE, writing to --out (figures are not redrawn)."""
+    """Re-run the job that produced STORE, writing to --out (figures are not redrawn). Where a sweep's chunks
+    ran is not repeated: --executor, --workers and --scheduler choose it now."""
     configure_runtime()
-    execute(lambda: rerun(store, out, overwrite))
+    execute(lambda: rerun(store, out, overwrite, executor, workers, scheduler))
 
 
 def main(argv: list[str] | None = None) -> None:

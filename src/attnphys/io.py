@@ -11,6 +11,11 @@ Rules, the same for every command:
 * **One writer.** :class:`OutputLock` holds ``NAME.lock`` (an exclusive ``flock``) while a run writes
   ``NAME``; a second run on the same path gets a clear message. The kernel releases the lock of a
   killed process, so a lock left behind never blocks a later run.
+* **One path resolution.** Every output and input path goes through :func:`local_path` (``~`` expanded,
+  ``file://`` URLs read as local paths, other URLs refused), so that the checks and the writer look at the
+  same place.
+* **Verified on load.** A finished result records the files it holds (:mod:`attnphys._integrity`);
+  :func:`load` refuses a store that lacks or has changed any of them, naming what.
 """
 
 from __future__ import annotations
@@ -32,7 +37,9 @@ import numpy as np
 import xarray as xr
 
 from attnphys._contract import COMMAND, COMPLETE, CONTENTS, MARKER
-from attnphys.errors import IncompleteResultError, OutputError
+from attnphys._integrity import MANIFEST, store_files, verify_store
+from attnphys._paths import _check_link, _check_name, _kind_of, check_writable_place, local_path
+from attnphys.errors import DamagedResultError, IncompleteResultError, InputError, OutputError
 
 _ACTIVE_PARTIALS: set[Path] = set()
 """Hidden partial outputs of this process, removed by :func:`cleanup_partials` on an interrupt."""
@@ -41,13 +48,66 @@ _ACTIVE_LOCKS: set[Path] = set()
 """Lock files held by this process, removed by :func:`release_locks` on an interrupt."""
 
 
+def read_limited(path: Path, limit: int, option: str, what: str) -> bytes:
+    """The bytes of ``path``, refusing more than ``limit`` (read no further: ``/dev/zero`` never ends).
+
+    Raises:
+        InputError: naming ``option``.
+    """
+    try:
+        with open(path, "rb") as f:
+            data = f.read(limit + 1)
+    except OSError as e:
+        raise InputError(f"cannot read {path}: {e.strerror or e}", option) from None
+    if len(data) > limit:
+        size = f"{limit / 2**20:g} MiB" if limit >= 2**20 else f"{limit / 2**10:g} KiB"
+        raise InputError(f"{path} is larger than {size}; that is not {what}", option)
+    return data
+
+
+def unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    """A JSON object's pairs as a dict, refusing a key given twice (``json.loads(…, object_pairs_hook=…)``;
+    by default the last would silently win).
+
+    Raises:
+        ValueError: naming the key.
+    """
+    out: dict = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"the key {k!r} is given twice")
+        out[k] = v
+    return out
+
+
+def resolve_output(path: str | os.PathLike, option: str = "--out") -> Path:
+    """An output path as every check and the writer use it (:func:`local_path`), refusing at once what no
+    check could look at: a symbolic link that loops or points nowhere, a relative path while the current
+    folder no longer exists.
+
+    Raises:
+        OutputError: naming ``option``.
+    """
+    path = local_path(path, option)
+    _check_link(path, option)
+    if not path.is_absolute():
+        try:
+            os.getcwd()
+        except FileNotFoundError:
+            check_writable_place(path, option)
+    return path
+
+
 # -- what is at a path -------------------------------------------------------------------------------
 
 
 def result_info(path: str | Path) -> dict | None:
     """The attnphys attributes of the result at ``path`` (store, NetCDF file or output folder), or None
     when the path holds something else. Never raises for unreadable content."""
-    path = Path(path)
+    try:
+        path = local_path(path)
+    except OutputError:
+        return None
     try:
         if path.is_dir() and (path / MARKER).is_file():
             info = json.loads((path / MARKER).read_text())
@@ -75,17 +135,18 @@ def check_output(
 
     Raises:
         OutputError: the path holds something else, a result of another command, or a result of this
-            command while neither ``overwrite`` nor ``resume`` is set.
+            command while neither ``overwrite`` nor ``resume`` is set; or it cannot be written
+            (:func:`check_writable_place`, a symbolic link that loops or points nowhere, a URL).
     """
-    path = Path(path)
+    path = local_path(path, option)
+    _check_name(path, option)
+    _check_link(path, option)
     if not path.exists():
-        parent = path.parent
-        if parent.exists() and not parent.is_dir():
-            raise OutputError(f"{option} {path}: its parent {parent} is a file")
+        check_writable_place(path, option)
         return "new"
     info = result_info(path)
     if info is None:
-        what = "a file" if path.is_file() else "a folder"
+        what = _kind_of(path)
         raise OutputError(
             f"{option} {path} is {what} that is not an attnphys result; refusing to touch it (choose another path)"
         )
@@ -136,7 +197,11 @@ def check_figure_path(path: str | Path, option: str = "--plot", folder: bool = F
     Raises:
         OutputError: naming ``option``.
     """
-    path = Path(path)
+    path = local_path(path, option)
+    _check_name(path, option)
+    _check_link(path, option)
+    if not path.exists():
+        check_writable_place(path, option)
     if folder:
         if path.exists() and not path.is_dir():
             raise OutputError(f"{option} {path} is a file; give a folder for the figures")
@@ -184,7 +249,11 @@ def check_plain_file(
     Raises:
         OutputError: naming ``option``.
     """
-    path = Path(path)
+    path = local_path(path, option)
+    _check_name(path, option)
+    _check_link(path, option)
+    if not path.exists():
+        check_writable_place(path, option)
     if suffixes and path.suffix.lower() not in suffixes:
         raise OutputError(f"{option} {path}: the file name must end in {' or '.join(suffixes)}")
     if path.is_dir():
@@ -217,16 +286,33 @@ class OutputLock:
     """
 
     def __init__(self, path: str | Path, option: str = "--out"):
-        self.path = Path(path)
+        self.path = local_path(path, option)
         self.lock = self.path.with_name(self.path.name + ".lock")
         self.option = option
         self._fd: int | None = None
 
+    def _cannot(self, e: OSError) -> OutputError:
+        """An OS error while taking the lock, told about the output (not the lock file)."""
+        why = e.strerror or type(e).__name__
+        if e.errno == errno.ENOSPC:
+            why = "no space left on the device"
+        elif e.errno == errno.ENAMETOOLONG:
+            why = "the name is too long for this file system"
+        elif e.errno in (errno.EROFS,):
+            why = "read-only file system"
+        return OutputError(f"{self.option} {self.path}: cannot create files in {self.path.parent} ({why})")
+
     def __enter__(self) -> OutputLock:
-        self.lock.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.lock.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise self._cannot(e) from None
         me = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.time()}
         for _ in range(20):
-            fd = os.open(self.lock, os.O_CREAT | os.O_RDWR, 0o644)
+            try:
+                fd = os.open(self.lock, os.O_CREAT | os.O_RDWR, 0o644)
+            except OSError as e:
+                raise self._cannot(e) from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError as e:
@@ -249,8 +335,13 @@ class OutputLock:
             if not same:
                 os.close(fd)
                 continue
-            os.ftruncate(fd, 0)
-            os.write(fd, json.dumps(me).encode())
+            try:
+                os.ftruncate(fd, 0)
+                os.write(fd, json.dumps(me).encode())
+            except OSError as e:  # e.g. a full disk: leave no empty lock file behind
+                self.lock.unlink(missing_ok=True)
+                os.close(fd)
+                raise self._cannot(e) from None
             self._fd = fd
             _ACTIVE_LOCKS.add(self.lock)
             _recover_stale(self.path)
@@ -268,7 +359,8 @@ class OutputLock:
 def release_locks() -> None:
     """Remove the lock files this process holds (used when a run is interrupted)."""
     for p in list(_ACTIVE_LOCKS):
-        p.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            p.unlink(missing_ok=True)
     _ACTIVE_LOCKS.clear()
 
 
@@ -370,7 +462,7 @@ def staged(path: str | Path, replace: bool = True) -> Iterator[Path]:
             :func:`check_output`, that replacing is allowed; without ``replace`` a path that appeared
             meanwhile is an :class:`OutputError`.
     """
-    path = Path(path)
+    path = local_path(path, "path")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _partial_name(path)
     _rmtree(tmp)
@@ -383,11 +475,72 @@ def staged(path: str | Path, replace: bool = True) -> Iterator[Path]:
         _rmtree(tmp)
 
 
-def cleanup_partials() -> None:
-    """Remove this process's partial outputs (used when a run is interrupted)."""
-    for p in list(_ACTIVE_PARTIALS):
-        _rmtree(p)
+def cleanup_partials(after_exit: bool = True) -> None:
+    """Remove this process's partial outputs (used when a run is interrupted, just before the process ends).
+
+    Another thread may still be writing into a partial while it is removed (the main thread in a Zarr
+    write, when a signal's handler runs in a watcher thread), and recreate files in it. So the removal is
+    repeated until the partial stays gone for a moment, and (``after_exit``) a small process is left that
+    removes whatever is still there once this process has ended."""
+    paths = list(_ACTIVE_PARTIALS)
+    for p in paths:
+        for _ in range(20):
+            _rmtree(p)
+            time.sleep(0.005)
+            if not p.exists():
+                break
     _ACTIVE_PARTIALS.clear()
+    if after_exit and paths:
+        remove_after_exit(paths)
+
+
+_REAPER = """
+import os, shutil, sys, time
+pid, paths = int(sys.argv[1]), sys.argv[2:]
+def alive():
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return False
+        return True
+deadline = time.time() + 60
+while alive() and time.time() < deadline:
+    time.sleep(0.02)
+for p in paths:
+    if os.path.isdir(p) and not os.path.islink(p):
+        shutil.rmtree(p, ignore_errors=True)
+    elif os.path.lexists(p):
+        try:
+            os.unlink(p)
+        except OSError:
+            pass
+"""
+
+
+def remove_after_exit(paths: list[Path]) -> None:
+    """Start a detached process that removes ``paths`` once this process has ended (at most a minute's
+    wait). Only hidden partial outputs named with this process's id are ever handed to it."""
+    import subprocess
+    import sys
+
+    paths = [p for p in paths if p.name.endswith(f".partial-{os.getpid()}")]
+    if not paths:
+        return
+    try:
+        subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", _REAPER, str(os.getpid()), *map(str, paths)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
+    except OSError:  # pragma: no cover - no process can be started: the next run's recovery removes them
+        pass
 
 
 # -- datasets ------------------------------------------------------------------------------------------
@@ -408,7 +561,7 @@ def write_dataset(ds: xr.Dataset, path: Path, netcdf: bool = False) -> None:
         warnings.filterwarnings("ignore", message=".*does not have a Zarr V3 specification.*")
         warnings.filterwarnings("ignore", message=".*Consolidated metadata.*")
         ds.to_zarr(path, mode="w-", consolidated=False)
-        mark_complete(path)
+        mark_complete(path, manifest=store_files(path))
         # last, with the marker in it: ``xr.open_zarr(path)`` reads one metadata document, without a warning
         import zarr
 
@@ -436,11 +589,15 @@ def _netcdf3_types(ds: xr.Dataset) -> xr.Dataset:
     return ds
 
 
-def mark_complete(path: str | Path) -> None:
-    """Set the completion marker of a Zarr store, after everything else in it was written."""
+def mark_complete(path: str | Path, manifest: dict[str, str] | None = None) -> None:
+    """Set the completion marker of a Zarr store, after everything else in it was written, with the record
+    of the files it holds (``manifest``, :func:`attnphys._integrity.store_files`) that :func:`load` verifies."""
     import zarr
 
-    zarr.open_group(str(path), mode="r+").attrs[COMPLETE] = 1
+    attrs: dict[str, int | str] = {COMPLETE: 1}
+    if manifest is not None:
+        attrs[MANIFEST] = json.dumps(manifest, sort_keys=True)
+    zarr.open_group(str(path), mode="r+").attrs.update(attrs)
 
 
 def save(ds: xr.Dataset, path: str | Path, overwrite: bool = False, command: str | None = None) -> Path:
@@ -453,7 +610,7 @@ def save(ds: xr.Dataset, path: str | Path, overwrite: bool = False, command: str
     Raises:
         OutputError: the path holds something that may not be replaced.
     """
-    path = Path(path)
+    path = local_path(path)
     command = command or str(ds.attrs.get(COMMAND, "python"))
     check_output(path, command, overwrite=overwrite)
     with OutputLock(path):
@@ -470,8 +627,10 @@ def load(path: str | Path) -> xr.Dataset:
         FileNotFoundError: nothing at ``path``.
         IncompleteResultError: the result lacks its completion marker, or only the hidden partial output
             of an interrupted first write exists.
+        DamagedResultError: the store lacks or has changed files it held when it was finished, or chunks
+            of a sweep flagged done no longer hold what was written (the message names them).
     """
-    path = Path(path)
+    path = local_path(path, "path")
     if not path.exists():
         if any(path.parent.glob(f".{path.name}.partial-*")):
             raise IncompleteResultError(
@@ -480,13 +639,13 @@ def load(path: str | Path) -> xr.Dataset:
             )
         raise FileNotFoundError(f"no result at {path}")
     if path.suffix == ".nc":
-        ds = xr.load_dataset(path)
-    else:
         try:
-            with xr.open_zarr(path, consolidated=False) as ds:
-                ds = ds.load()
+            ds = xr.load_dataset(path)
         except Exception as e:
             raise IncompleteResultError(f"{path} is not a readable result ({type(e).__name__}: {e})") from None
+    else:
+        check_store(path)
+        ds = read_store(path)
     if not ds.attrs.get(COMPLETE):
         raise IncompleteResultError(
             f"{path} is incomplete (no completion marker): it was interrupted while being "
@@ -502,6 +661,79 @@ def load(path: str | Path) -> xr.Dataset:
         for view in _result_views():
             ds = view(ds)
     return ds
+
+
+def read_done(path: str | Path) -> np.ndarray:
+    """(n_chunks,) bool: the ``done`` flags of a sweep store; a flag whose chunk cannot be read (overwritten
+    with other bytes) counts as not done."""
+    import zarr
+
+    arr = zarr.open_array(store=str(path), path="done", mode="r")
+    try:
+        return np.asarray(arr[:]).astype(bool)  # pyright: ignore[reportArgumentType,reportIndexIssue]
+    except Exception:  # noqa: BLE001 - read flag by flag
+        out = np.zeros(arr.shape[0], dtype=bool)
+        for i in range(arr.shape[0]):
+            try:
+                out[i] = bool(np.asarray(arr[i]))  # pyright: ignore[reportArgumentType,reportIndexIssue]
+            except Exception:  # noqa: BLE001
+                out[i] = False
+        return out
+
+
+def read_store(path: str | Path, what: str = "result") -> xr.Dataset:
+    """A Zarr store loaded into memory; a sweep store's ``done`` flags read one by one where needed
+    (:func:`read_done`) and its chunk sums left out.
+
+    Raises:
+        IncompleteResultError: the store cannot be read.
+    """
+    from attnphys._integrity import CHUNK_SUMS
+
+    try:
+        with xr.open_zarr(path, consolidated=False) as ds:
+            sweep = "sweep" in ds.attrs and "done" in ds
+            ds = ds.drop_vars([v for v in ("done", CHUNK_SUMS) if v in ds] if sweep else []).load()
+    except Exception as e:
+        raise IncompleteResultError(f"{path} is not a readable {what} ({type(e).__name__}: {e})") from None
+    if sweep:
+        ds["done"] = (("chunk",), read_done(path).astype(np.int8), {"long_name": "chunk completely written (1)"})
+    return ds
+
+
+def check_store(path: str | Path, what: str | None = None) -> None:
+    """Refuse a Zarr store that lacks or has changed files it recorded when it was finished, or whose done
+    sweep chunks no longer hold what was written (:mod:`attnphys._integrity`).
+
+    Raises:
+        DamagedResultError: naming every variable and chunk concerned.
+    """
+    import zarr
+
+    try:
+        attrs = dict(zarr.open_group(str(path), mode="r").attrs)
+    except Exception as e:
+        raise IncompleteResultError(f"{path} is not a readable result ({type(e).__name__}: {e})") from None
+    if not attrs.get(COMPLETE):
+        return  # reported as incomplete by the caller
+    done = None
+    if "sweep" in attrs:
+        try:
+            done = read_done(path)
+        except Exception:  # noqa: BLE001 - the done flags' own metadata is gone: the manifest says so
+            done = None
+    problems = verify_store(path, attrs, done)
+    if problems:
+        again = (
+            "re-run the same command: it recomputes the damaged chunks"
+            if "sweep" in attrs
+            else "copy it again from a complete copy, or re-run the command that makes it"
+        )
+        raise DamagedResultError(
+            f"{what or path} is damaged (files missing or changed since it was written, e.g. by an interrupted "
+            f"copy): {'; '.join(problems)}; {again}",
+            problems,
+        )
 
 
 RESULT_VIEWS = "attnphys.result_views"

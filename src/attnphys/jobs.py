@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from attnphys._contract import COMMAND, GIVEN, JOB
 from attnphys._messages import format_validation, members, option_name
@@ -120,6 +120,8 @@ def parse_values(v: Any) -> Any:
                 raise ValueError(f"a range has at most {MAX_VALUES:,} values, got NUM = {n:,}")
             if n > 1 and b <= a:
                 raise ValueError(f"a range needs STOP > START, got {v!r}")
+            if n == 1 and b != a:
+                raise ValueError(f"a range of one value (NUM = 1) needs STOP = START, got {v!r}")
             v = [a + (b - a) * i / (n - 1) for i in range(n)] if n > 1 else [a]
         else:
             items = text.split(",") if "," in text else text.split()
@@ -237,6 +239,19 @@ class AbstractJob(BaseModel, abc.ABC):
     """Whether a ``sweep`` output may also be a NetCDF file (run in memory, written at the end)."""
 
     overwrite: bool = Field(False, description="Replace an existing result of this command at the output path.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _local_outputs(cls, data: Any) -> Any:
+        """Output paths as every check and the writer see them (:func:`attnphys.io.local_path`: ``~``
+        expanded, ``file://`` read, other URLs refused; links that loop or point nowhere refused)."""
+        if isinstance(data, dict) and any(isinstance(data.get(n), (str, Path)) for n in cls.outputs_spec):
+            from attnphys.io import resolve_output
+
+            for name in cls.outputs_spec:
+                if isinstance(data.get(name), (str, Path)):
+                    data = {**data, name: resolve_output(data[name], option_name(name))}
+        return data
 
     # -- hooks -----------------------------------------------------------------------------------
     @classmethod
@@ -422,35 +437,128 @@ class AbstractJob(BaseModel, abc.ABC):
 # -- options files and validation messages ------------------------------------------------------------
 
 
+MAX_OPTIONS_BYTES = 1 << 20
+"""Largest options file read (1 MiB): options fit in a few kilobytes; more is not an options file."""
+
+MAX_OPTIONS_NODES = 100_000
+"""Most values an options file may hold once YAML aliases are expanded (each use of an alias counts its
+whole value again): a few "billion laughs" lines would otherwise expand to billions."""
+
+MAX_OPTIONS_DEPTH = 100
+"""Deepest nesting of lists and mappings in an options file."""
+
+
+def _count_nodes(value: Any, path: Path, limit: int = MAX_OPTIONS_NODES, depth: int = MAX_OPTIONS_DEPTH) -> None:
+    """Refuse a value with more than ``limit`` items once shared references (YAML aliases) are expanded,
+    or nested deeper than ``depth``; stops counting at the first excess (never expands anything)."""
+    count = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        v, d = stack.pop()
+        count += 1
+        if count > limit:
+            raise InputError(
+                f"{path} expands to more than {limit:,} values (YAML aliases repeat their whole value each "
+                "time they are used); an options file holds a few options",
+                "--config",
+            )
+        if d > depth:
+            raise InputError(f"{path} nests lists or mappings more than {depth} levels deep", "--config")
+        if isinstance(v, dict):
+            stack.extend((x, d + 1) for x in v.values())
+        elif isinstance(v, (list, tuple)):
+            stack.extend((x, d + 1) for x in v)
+
+
+def _yaml_loader():
+    """PyYAML's safe loader that refuses a key given twice in one mapping (instead of keeping the last)."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def mapping(loader, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node, deep=deep)
+            try:
+                twice = key in seen
+            except TypeError:  # an unhashable key: the base constructor reports it
+                break
+            if twice:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"the key {key!r} is given twice", key_node.start_mark
+                )
+            seen.add(key)
+        return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    return Loader
+
+
 def read_options_file(path: str | Path) -> dict:
     """A mapping of options from a YAML (``.yaml``/``.yml``), TOML (``.toml``) or JSON file.
 
-    YAML is read with the safe loader (no Python objects, nothing executed)."""
-    path = Path(path)
+    YAML is read with the safe loader (no Python objects, nothing executed). Every format refuses a key
+    given twice, a file larger than :data:`MAX_OPTIONS_BYTES`, and (YAML) aliases that expand to more than
+    :data:`MAX_OPTIONS_NODES` values.
+
+    Raises:
+        InputError: naming ``--config``.
+    """
+    from attnphys.io import local_path, read_limited, unique_keys
+
+    path = local_path(path, "--config")
     if not path.exists():
         raise InputError(f"{path} does not exist", "--config")
     if path.is_dir():
         raise InputError(f"{path} is a folder, not an options file", "--config")
+    raw = read_limited(path, MAX_OPTIONS_BYTES, "--config", "an options file")
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
         raise InputError(f"cannot read {path}: {e}", "--config") from None
     suffix = path.suffix.lower()
     try:
         if suffix in (".yaml", ".yml"):
             import yaml
 
-            data = yaml.safe_load(text)
+            data = yaml.load(text, Loader=_yaml_loader())  # noqa: S506 - a SafeLoader subclass
         elif suffix == ".toml":
             data = tomllib.loads(text)
         else:
-            data = json.loads(text)
+            data = json.loads(text, object_pairs_hook=unique_keys)
+    except RecursionError:
+        raise InputError(f"{path} nests lists or mappings too deeply", "--config") from None
     except Exception as e:
         kind = {".yaml": "YAML", ".yml": "YAML", ".toml": "TOML"}.get(suffix, "JSON")
         raise InputError(f"{path} is not valid {kind}: {e}", "--config") from None
+    _count_nodes(data, path)
     if not isinstance(data, dict):
         raise InputError(f"{path} must hold a mapping of option names to values, not {type(data).__name__}", "--config")
     return data
+
+
+INPUT_PATH_FIELDS = ("start", "weights", "text", "starts", "model")
+"""Fields that may name input files: a relative path in an options file is relative to the file's folder."""
+
+
+def relative_to_file(cls: type[BaseModel], data: dict, folder: Path) -> dict:
+    """Input paths of an options file resolved against the file's folder (not the current one): a relative
+    ``start``, ``weights``, … that names something beside the options file, or that is written as a path
+    (with a ``/`` or a suffix such as ``.json``), is made absolute. Words (``token``, ``checkpoint``,
+    ``minilm``) and outputs are left as they are."""
+    out = dict(data)
+    for name in INPUT_PATH_FIELDS:
+        if name not in cls.model_fields or not isinstance(out.get(name), str):
+            continue
+        text = out[name].strip()
+        if not text or text.startswith("~") or Path(text).is_absolute() or ":" in text:
+            continue
+        candidate = folder / text
+        if candidate.exists() or "/" in text or Path(text).suffix:
+            out[name] = str(candidate.absolute())
+    return out
 
 
 def _admits_bool(cls: type[BaseModel], name: str) -> bool:
@@ -469,7 +577,8 @@ def build_job(cls: type[AbstractJob], given: dict[str, Any], config: str | Path 
     source = None
     if config is not None:
         source = str(config)
-        data = cls.translate_file_options(read_options_file(config), Path(config))
+        from_file = read_options_file(config)
+        data = cls.translate_file_options(relative_to_file(cls, from_file, Path(config).parent), Path(config))
     data = cls.merge_options(data, {k: v for k, v in given.items() if v is not None})
     for name, value in data.items():
         if isinstance(value, bool) and name in cls.model_fields and not _admits_bool(cls, name):
@@ -481,8 +590,23 @@ def build_job(cls: type[AbstractJob], given: dict[str, Any], config: str | Path 
         raise InputError(format_validation(e, cls, source)) from None
 
 
-def rerun(store: str | Path, out: str | Path, overwrite: bool = False) -> AbstractJob:
-    """The job that produced ``store``, with its output moved to ``out`` and its figures switched off."""
+EXECUTION_FIELDS = ("executor", "workers", "scheduler")
+"""Where a sweep's chunks run: not part of its result (docs/theory/sweeps.md §4), so :func:`rerun` does not
+repeat it."""
+
+
+def rerun(
+    store: str | Path,
+    out: str | Path,
+    overwrite: bool = False,
+    executor: str | None = None,
+    workers: int | None = None,
+    scheduler: str | None = None,
+) -> AbstractJob:
+    """The job that produced ``store``, with its output moved to ``out`` and its figures switched off.
+
+    Where the chunks run is not repeated: a sweep made on a Dask cluster reruns in this process, or with
+    the ``executor``, ``workers`` and ``scheduler`` given now."""
     from attnphys.io import result_info
 
     if not Path(store).exists():
@@ -503,6 +627,16 @@ def rerun(store: str | Path, out: str | Path, overwrite: bool = False) -> Abstra
     first = next(iter(cls.outputs_spec))
     data[first] = str(out)
     data["overwrite"] = overwrite
+    now = {"executor": executor, "workers": workers, "scheduler": scheduler}
+    if not set(EXECUTION_FIELDS) <= set(cls.model_fields):
+        for name, v in now.items():
+            if v is not None:
+                raise InputError(
+                    f"`attnphys {info[COMMAND]}` runs no sweep chunks; this option has no effect", option_name(name)
+                )
+    else:
+        for name in EXECUTION_FIELDS:
+            data[name] = now[name] if now[name] is not None else cls.model_fields[name].default
     try:
         job = cls.model_validate(data)
     except ValidationError as e:
@@ -514,6 +648,7 @@ def rerun(store: str | Path, out: str | Path, overwrite: bool = False) -> Abstra
     except (json.JSONDecodeError, TypeError):
         given = set()
     # options that applied then but not now (the figure options, figures being switched off) are not given
-    given = {n for n in given if n not in cls.applies or cls.applies[n].when(job)}
+    given = {n for n in given if n not in cls.applies or cls.applies[n].when(job)} - set(EXECUTION_FIELDS)
+    given |= {n for n, v in now.items() if v is not None}
     object.__setattr__(job, "__pydantic_fields_set__", given | {first, "overwrite"})
     return job

@@ -58,7 +58,16 @@ def configure(
     compiles anything. A directory that cannot be created or written, or an empty name, is reported with a
     warning and left out. The cache grows without bound; deleting the directory empties it (and clears an
     entry left truncated by a killed process).
+
+    Raises:
+        InputError: ``host_devices`` is not an integer >= 1.
     """
+    if host_devices is not None and (
+        isinstance(host_devices, bool) or not isinstance(host_devices, (int, np.integer)) or host_devices < 1
+    ):
+        from attnphys.errors import InputError
+
+        raise InputError(f"the number of XLA CPU devices must be an integer >= 1, got {host_devices!r}", "host_devices")
     jax.config.update("jax_enable_x64", x64)
     if host_devices is None:
         host_devices = os.cpu_count() or 1

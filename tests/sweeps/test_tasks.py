@@ -1,9 +1,9 @@
 """Properties every sweep task must have (parametrised over all registered tasks: a new task gets them)."""
 
+from importlib.metadata import entry_points
+
 import numpy as np
 import pytest
-
-from importlib.metadata import entry_points
 
 from attnphys.sweeps import Grid, Sweep, run_sweep
 from attnphys.sweeps.task import ENTRY_POINT_GROUP, task_class

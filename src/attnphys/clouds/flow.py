@@ -126,10 +126,14 @@ def solve_flow(
 
     Raises:
         NonFiniteError: the state became NaN or infinite. RuntimeError: ``max_steps`` was reached
-            (a stiff flow: USA at large β; try ``solver="kvaerno5"``).
+            (a stiff flow: USA at large β; try ``solver="kvaerno5"``). ValueError: ``ts`` is not an
+            increasing series of at least two finite times.
     """
     if solver not in SOLVERS:
         raise ValueError(f"unknown solver {solver!r}; choose from {', '.join(SOLVERS)}")
+    times = np.asarray(ts, dtype=float)
+    if times.ndim != 1 or times.size < 2 or not np.all(np.isfinite(times)) or np.any(np.diff(times) <= 0):
+        raise ValueError(f"ts: the saved times must be (T,) finite and strictly increasing, T >= 2; got {times!r:.80}")
     ts = jnp.asarray(ts, dtype=jnp.result_type(float))
     ys, steps, ok = _solve(
         attn, jnp.asarray(X0, ts.dtype), ts, residual, sphere, float(rtol), float(atol), solver, int(max_steps)

@@ -77,7 +77,7 @@ class CloudsRunJob(AbstractJob):
         "layernorm",
         description="Normalization after each attention step: layernorm, rmsnorm, rn, diagonal_rn, sphere, none.",
     )
-    beta: float = Field(1.0, allow_inf_nan=False, description="Inverse temperature β of the attention scores.")
+    beta: float = Field(1.0, gt=0, allow_inf_nan=False, description="Inverse temperature β of the attention scores.")
     alpha: float = Field(1.0, allow_inf_nan=False, description="Step size α of the residual update.")
     heads: int = Field(0, ge=0, description="0: identity weights; H > 0: H heads with random W = W_qᵀW_k and W_v.")
     ensemble: str = Field(

@@ -30,6 +30,9 @@ class MLP(eqx.Module):
     activation: str = eqx.field(default="gelu", static=True)
 
     def __call__(self, X):
+        from attnphys.clouds.norms._base import check_cloud
+
+        check_cloud(X, "X", self.W1.shape[-1])
         Z = X @ self.W1.T
         if self.b1 is not None:
             Z = Z + self.b1
@@ -51,6 +54,9 @@ class GatedMLP(eqx.Module):
     activation: str = eqx.field(default="silu", static=True)
 
     def __call__(self, X):
+        from attnphys.clouds.norms._base import check_cloud
+
+        check_cloud(X, "X", self.Wg.shape[-1])
         return (ACTIVATIONS[self.activation](X @ self.Wg.T) * (X @ self.Wu.T)) @ self.Wd.T
 
 

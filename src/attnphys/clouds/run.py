@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
+from attnphys._checks import check_array, check_count
 from attnphys.clouds.stats import LONG_NAMES, STATISTICS, cloud_statistics
 from attnphys.metadata import base_attrs
 from attnphys.progress import progress_bar
@@ -20,6 +21,8 @@ INITS = ("gaussian", "sphere", "mixture")
 def initial_cloud(kind: str, tokens: int, dim: int, seed: int = 0, dtype=jnp.float32) -> jax.Array:
     """``gaussian``: centred isotropic N(0, I/D) (unit expected norm); ``sphere``: uniform on the unit
     sphere; ``mixture``: 4 well-separated Gaussian blobs (theory: docs/theory/clouds.md §1)."""
+    check_count(tokens, "tokens")
+    check_count(dim, "dim")
     key = jax.random.PRNGKey(seed)
     if kind == "gaussian":
         return jax.random.normal(key, (tokens, dim), dtype) / np.sqrt(dim)
@@ -59,8 +62,11 @@ def run_cloud(
         Dataset: one variable per statistic over ``layer``; ``snapshot`` (snap_layer, token, dim) of the
         cloud at the requested layers (taken at the nearest recorded layer); attrs with the settings.
     """
-    if layers < 0 or stats_every < 1:
-        raise ValueError("layers must be >= 0 and stats_every >= 1")
+    check_count(layers, "layers", 0)
+    check_count(stats_every, "stats_every")
+    check_array(X0, "X0", ndim=2, what="tokens × dimensions (N, D)", finite=True)
+    for s in snapshots:
+        check_count(s, "snapshots", 0)
     marks = sorted(set(list(range(0, layers + 1, stats_every)) + [layers]))
     snaps = sorted({min(marks, key=lambda m: abs(m - s)) for s in snapshots})
     X = jnp.asarray(X0)

@@ -144,7 +144,19 @@ class DMFTConfig(BaseModel):
                 raise InputError(f"axis {name}={v}: {e}", name) from None
 
     def build_correlations(self) -> Correlations:
-        """The correlation tensors this configuration describes (deterministic, cached)."""
+        """The correlation tensors this configuration describes (deterministic, cached).
+
+        Raises:
+            InputError: naming ``--n-se`` when building them would not fit in the memory available.
+        """
+        from attnphys.errors import check_fits
+
+        check_fits(
+            self.correlations.build_bytes(self.M, self.n_se, self.P),
+            f"the weights of N_se = {self.n_se} semantic bits × M = {self.M} features and their moments",
+            "lower --n-se",
+            "--n-se",
+        )
         return _build_correlations(self.correlations, self.M, self.n_se, self.P)  # pyright: ignore[reportArgumentType]  (frozen pydantic models are hashable)
 
     def to_attrs(self) -> dict:

@@ -37,7 +37,15 @@ from attnphys.dmft.starts import (
     TokenStart,
     parse_start,
 )
-from attnphys.io import staged
+from attnphys.errors import InputError
+from attnphys.io import local_path, read_limited, staged, unique_keys
+
+MAX_START_BYTES = 16 << 20
+"""Largest window file read (16 MiB): a window holds L·(M + P) numbers and a few cached overlaps."""
+
+MAX_START_DEPTH = 8
+"""Deepest nesting of lists in a JSON window file (a window is a list of rows)."""
+
 
 # -- positions and tokens ------------------------------------------------------------------------------
 
@@ -140,6 +148,24 @@ def check_window(
 
 
 def _numbers(a, name: str, where: str) -> np.ndarray:
+    """``a`` as a float array, refusing what is not real numbers: booleans, strings, complex numbers
+    (their imaginary part would be dropped) and ragged rows."""
+    if isinstance(a, np.ndarray):
+        if a.dtype.kind not in "iuf":
+            kind = {"b": "booleans", "c": "complex numbers", "U": "text", "S": "text", "O": "objects"}.get(
+                a.dtype.kind, str(a.dtype)
+            )
+            raise ValueError(f"{where}: {name} must hold real numbers, not {kind}")
+        return a.astype(np.float64)
+    stack = [a]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+            raise ValueError(
+                f"{where}: {name} must be a rectangular array of numbers, not {type(v).__name__} {v!r:.40}"
+            )
     try:
         return np.asarray(a, dtype=np.float64)
     except (TypeError, ValueError):
@@ -155,24 +181,35 @@ def from_window(cfg: DMFTConfig, att_window, pe_window, n: int | None = None) ->
 def read_window_file(path: str | Path) -> dict:
     """A window file: JSON with ``att_window``, ``pe_window`` (optional ``n``, ``beta_o``), or the
     reference's ``.npz`` checkpoint (``att_window``, ``pe_window``, ``mo_window``, …, ``beta``)."""
-    path = Path(path)
+    path = local_path(path, "--start")
     if not path.exists():
         raise ValueError(f"initial-condition file {path} does not exist")
     if path.is_dir():
         raise ValueError(f"initial-condition file {path} is a folder")
+    raw = read_start_bytes(path)
     if path.suffix == ".npz":
+        import io as _bytes_io
+
         try:
-            with np.load(path, allow_pickle=False) as z:
-                data = {k: z[k] for k in z.files}
+            with np.load(_bytes_io.BytesIO(raw), allow_pickle=False) as z:
+                data = {}
+                for k in z.files:
+                    info = z.zip.getinfo(k if k.endswith(".npy") else f"{k}.npy")
+                    if info.file_size > MAX_START_BYTES:
+                        raise ValueError(f"its array {k} unpacks to more than {MAX_START_BYTES >> 20} MiB")
+                    data[k] = z[k]
         except Exception as e:
             raise ValueError(f"initial-condition file {path} is not a readable .npz archive: {e}") from None
     else:
         try:
-            data = json.loads(path.read_text())
+            data = json.loads(raw.decode("utf-8"), object_pairs_hook=unique_keys)
         except UnicodeDecodeError:
             raise ValueError(f"initial-condition file {path} is not a text (JSON) file") from None
-        except json.JSONDecodeError as e:
+        except RecursionError:
+            raise ValueError(f"initial-condition file {path} nests lists too deeply") from None
+        except (json.JSONDecodeError, ValueError) as e:
             raise ValueError(f"initial-condition file {path} is not valid JSON: {e}") from None
+        _check_depth(data, path)
     if not isinstance(data, dict):
         raise ValueError(
             f"initial-condition file {path} must hold an object with att_window and pe_window, "
@@ -184,12 +221,64 @@ def read_window_file(path: str | Path) -> dict:
     return data
 
 
+def read_start_bytes(path: Path) -> bytes:
+    """A window file's bytes, at most :data:`MAX_START_BYTES` (as a ValueError naming the file)."""
+    try:
+        return read_limited(path, MAX_START_BYTES, "--start", "a window file")
+    except InputError as e:
+        raise ValueError(f"initial-condition file {e.detail}") from None
+
+
+def _check_depth(data: Any, path: Path) -> None:
+    """Refuse lists nested deeper than :data:`MAX_START_DEPTH` (a window is a list of rows)."""
+    stack: list[tuple[Any, int]] = [(data, 0)]
+    while stack:
+        v, d = stack.pop()
+        if d > MAX_START_DEPTH:
+            raise ValueError(f"initial-condition file {path} nests lists more than {MAX_START_DEPTH} levels deep")
+        if isinstance(v, dict):
+            stack.extend((x, d + 1) for x in v.values())
+        elif isinstance(v, list):
+            stack.extend((x, d + 1) for x in v)
+
+
+def check_cache(cfg: DMFTConfig, data: dict, where: str) -> dict[str, np.ndarray] | None:
+    """The cached overlaps of a window file (``cache_mv``, ``cache_mk``, ``cache_m0``, ``cache_se0``),
+    validated: all four or none, real finite numbers, of the shapes of an engine state of ``cfg``
+    (theory: docs/theory/dmft.md §3.7).
+
+    Raises:
+        ValueError: naming the key, the expected and the given shape.
+    """
+    keys = [f"cache_{k}" for k in CACHE_KEYS]
+    present = [k for k in keys if k in data]
+    if not present:
+        return None
+    if len(present) != len(keys):
+        raise ValueError(
+            f"{where}: the cached overlaps come together ({', '.join(keys)}); missing {sorted(set(keys) - set(present))}"
+        )
+    L, M = cfg.L, cfg.M
+    expected = {"mv": (L, M), "mk": (L, M), "m0": (4, M), "se0": (4, M)}  # meanfield.State
+    out = {}
+    for k in CACHE_KEYS:
+        a = _numbers(data[f"cache_{k}"], f"cache_{k}", where)
+        if a.shape != expected[k]:
+            raise ValueError(f"{where}: cache_{k} must have shape {expected[k]}, got {a.shape}")
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"{where}: cache_{k} contains non-finite values")
+        out[k] = a
+    return out
+
+
 def from_file(cfg: DMFTConfig, path: str | Path) -> Window:
     """Window stored in a file (JSON or the reference's ``.npz``), validated against the configuration."""
     data = read_window_file(path)
     n = data.get("n")
     if n is not None:
         try:
+            if isinstance(n, (bool, str)) or np.asarray(n).dtype.kind not in "iuf":
+                raise TypeError
             n_float = float(np.asarray(n))
         except (TypeError, ValueError):
             n_float = math.nan
@@ -197,6 +286,7 @@ def from_file(cfg: DMFTConfig, path: str | Path) -> Window:
             raise ValueError(f"{path}: the fill count n must be an integer, got {n!r}")
         n = int(n_float)
     A, pe, n = check_window(cfg, data["att_window"], data["pe_window"], n, where=str(path))
+    check_cache(cfg, data, str(path))
     return Window(A=jnp.asarray(A), pe=jnp.asarray(pe), n=jnp.asarray(n, jnp.int32))
 
 
@@ -272,6 +362,8 @@ def start_window(cfg: DMFTConfig, start: Any, corr: Correlations | None = None, 
         return from_file(cfg, start.path)
     if isinstance(start, PrerunStart):
         raise TypeError("a pre-run start needs the engine: use DMFTModel.initial_states")
+    if start.cache:
+        check_cache(cfg, {f"cache_{k}": v for k, v in start.cache.items()}, "window")
     return from_window(cfg, start.att_window, start.pe_window, start.n)
 
 

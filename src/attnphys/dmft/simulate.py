@@ -29,7 +29,7 @@ from attnphys.dmft.meanfield import (
     push_token,
 )
 from attnphys.dmft.observables import OBSERVABLES
-from attnphys.errors import NonFiniteError
+from attnphys.errors import InputError, NonFiniteError
 from attnphys.runtime import shard_batch, take_rows
 
 
@@ -53,6 +53,12 @@ class Schedule:
             raise ValueError(f"transient must be in [0, steps={self.steps}], got {self.transient}")
         if self.record_every < 1:
             raise ValueError(f"record_every must be >= 1, got {self.record_every}")
+        if self.record_every > max(1, self.steps - self.transient):
+            raise InputError(
+                f"must be at most steps - transient = {self.steps - self.transient} (a larger interval records "
+                f"the same single step), got {self.record_every}",
+                "--record-every",
+            )
         unknown = set(self.record) - set(OBSERVABLES)
         if unknown:
             raise ValueError(f"unknown observables {sorted(unknown)}; choose from {OBSERVABLES}")

@@ -48,12 +48,15 @@ class FileStart(_Start):
 
     @model_validator(mode="after")
     def _read(self):
-        p = Path(self.path)
+        from attnphys.dmft.initial import read_start_bytes, read_window_file
+        from attnphys.io import local_path
+
+        p = local_path(self.path, "--start")
         if not p.exists():
             raise ValueError(f"initial-condition file {self.path} does not exist")
         if not p.is_file():
             raise ValueError(f"initial-condition file {self.path} is not a file")
-        digest = hashlib.sha256(p.read_bytes()).hexdigest()
+        digest = hashlib.sha256(read_start_bytes(p)).hexdigest()
         if self.sha256 and self.sha256 != digest:
             raise ValueError(
                 f"initial-condition file {self.path} changed since this run was defined (sha256 "
@@ -61,8 +64,6 @@ class FileStart(_Start):
             )
         object.__setattr__(self, "path", str(p.resolve()))
         object.__setattr__(self, "sha256", digest)
-        from attnphys.dmft.initial import read_window_file
-
         read_window_file(p)  # refuse unreadable content now, before anything runs
         return self
 
@@ -170,3 +171,27 @@ def start_cache(start) -> dict[str, np.ndarray] | None:
         if all(f"cache_{k}" in data for k in CACHE_KEYS):
             return {k: np.asarray(data[f"cache_{k}"], dtype=np.float64) for k in CACHE_KEYS}
     return None
+
+
+def split_starts(start: Any) -> tuple[Any, tuple[Any, ...]]:
+    """(the start of a run, its per-point starts) from a ``start`` argument: one start (``"token"``, a path,
+    a :class:`Window`, …; no per-point starts), or a list of one start per point (the first, and all).
+
+    Raises:
+        InputError: an empty list, naming ``start``.
+    """
+    if isinstance(start, (list, tuple)) and not hasattr(start, "pe"):  # not a Window or an engine State
+        if not start:
+            from attnphys.errors import InputError
+
+            raise InputError("an empty list; give one start, or a list of one start per point", "start")
+        return start[0], tuple(start)
+    return start, ()
+
+
+StartSpec = Annotated[Start, BeforeValidator(parse_start)]
+"""Field type of a start: accepts ``"token"``, ``"checkpoint"``, a path, a Window or a mapping."""
+
+
+CACHE_KEYS: tuple[str, ...] = ("mv", "mk", "m0", "se0")
+"""The cached overlaps of an engine :class:`State` (theory: docs/theory/dmft.md §3.7)."""

@@ -344,12 +344,19 @@ def lyapunov(
         attnphys.errors.NonFiniteError: the state or a tangent vector became NaN/±∞ (``check``; the error
             names the step and the parameters).
     """
-    D = jnp.shape(x0)[0]
+    from attnphys._checks import check_array, check_count
+
+    D = check_array(x0, "x0", ndim=1, what="one state (D,)")[0]
     k = D if k is None else k
+    check_count(k, "k")
     if not 1 <= k <= D:
         raise ValueError(f"k must be in [1, D={D}], got {k}")
-    if steps < 1 or align < 0 or reortho_every < 1 or history_every < 0:
-        raise ValueError("steps and reortho_every must be >= 1, align and history_every >= 0")
+    check_count(steps, "steps")
+    check_count(reortho_every, "reortho_every")
+    check_count(align, "align", 0)
+    check_count(history_every, "history_every", 0)
+    if init not in ("random", "identity"):
+        raise ValueError(f"init must be 'random' or 'identity', got {init!r}")
     warn_if_single_precision(x0)
     res = _lyapunov(
         m,

@@ -29,9 +29,11 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from attnphys._checks import check_array
 from attnphys.dynamics.fingerprint import fingerprint
 from attnphys.dynamics.lyapunov import advance, initial_vectors, zero_acc
 from attnphys.dynamics.maps import AbstractMap as Map
+from attnphys.errors import InputError
 from attnphys.runtime import shard_batch
 
 
@@ -57,6 +59,11 @@ class OrbitSpec(NamedTuple):
     n_fingerprint: int = 4
 
     def validate(self) -> OrbitSpec:
+        """Refuse a spec that breaks a rule (ValueError naming the field)."""
+        for name in ("steps", "transient", "k", "align", "reortho_every", "n_orbit", "max_section", "n_fingerprint"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise ValueError(f"{name} must be an integer, got {v!r}")
         if self.steps < 1:
             raise ValueError(f"steps must be >= 1, got {self.steps}")
         if self.transient < 0:
@@ -174,12 +181,25 @@ def _single(m: Map, spec: OrbitSpec, x0, aux0, params):
 
 
 @partial(jax.jit, static_argnames=("m", "spec"))
+def _orbit(m: Map, spec: OrbitSpec, x0, aux0, params) -> dict:
+    return _single(m, spec, x0, aux0, params)
+
+
 def orbit(m: Map, spec: OrbitSpec, x0, aux0, params) -> dict:
     """One orbit (theory: docs/theory/dynamics.md §3); see the module docstring for what is returned:
     ``orbit`` (n_orbit, F), ``fingerprint`` (n_orbit, G), ``section`` (n_pairs, max_section),
     ``section_count`` (n_pairs,), ``nonfinite_step`` (), final ``x``/``aux`` and, if k > 0, ``exponents``,
-    ``roundoff``, ``zero_hits``, ``parallel``, ``unreliable`` (k,), ``tangent_nonfinite`` ()."""
-    return _single(m, spec, x0, aux0, params)
+    ``roundoff``, ``zero_hits``, ``parallel``, ``unreliable`` (k,), ``tangent_nonfinite`` ().
+
+    Raises:
+        ValueError: ``spec`` breaks a rule (:meth:`OrbitSpec.validate`, e.g. ``n_orbit`` > ``steps``), or
+            ``x0`` is not a (D,) state (k exponents need k <= D).
+    """
+    spec.validate()
+    D = check_array(x0, "x0", ndim=1, what="one state (D,); orbit_sweep takes a batch")[0]
+    if spec.k > D:
+        raise InputError(f"must be at most the state dimension D = {D}, got {spec.k}", "k")
+    return _orbit(m, spec, x0, aux0, params)
 
 
 def _with_shared(shared, p):
@@ -191,6 +211,16 @@ def _sweep(m, spec, x0, aux0, params, shared):
     return jax.vmap(lambda x, a, p: _single(m, spec, x, a, _with_shared(shared, p)))(x0, aux0, params)
 
 
+def _check_batch(tree, B: int, name: str) -> None:
+    """Every leaf of ``tree`` has the leading batch axis B."""
+    for leaf in jax.tree_util.tree_leaves(tree):
+        shape = jnp.shape(leaf)
+        if not shape or shape[0] != B:
+            raise InputError(
+                f"every leaf needs a leading batch axis of {B} (one per state of x0), got shape {shape}", name
+            )
+
+
 def orbit_sweep(m: Map, spec: OrbitSpec, x0, aux0, params, shared=None) -> dict:
     """Cold-start orbits for a batch (theory: docs/theory/dynamics.md §3): every leaf of x0, aux0 and
     params has a leading batch axis B; every output gets that leading axis.
@@ -199,7 +229,11 @@ def orbit_sweep(m: Map, spec: OrbitSpec, x0, aux0, params, shared=None) -> dict:
     is split over the available devices.
     """
     spec.validate()
-    B = int(jnp.shape(x0)[0])
+    B, D = check_array(x0, "x0", ndim=2, what="a batch of states (B, D)")
+    if spec.k > D:
+        raise InputError(f"must be at most the state dimension D = {D}, got {spec.k}", "k")
+    _check_batch(params, B, "params")
+    _check_batch(aux0, B, "aux0")
     return shard_batch(lambda x, a, p: _sweep(m, spec, x, a, p, shared), (x0, aux0, params), B)
 
 

@@ -237,9 +237,17 @@ def refine_batch(
     Returns:
         :class:`PeriodicOrbit` with a leading axis B (``points`` (B, P, D)).
     """
+    from attnphys._checks import check_array
+
+    B = check_array(x0, "x0", ndim=2, what="a batch of states (B, D)")[0]
+    check_array(periods, "periods", ndim=(0, 1))
     warn_if_single_precision(x0)
     x0 = np.asarray(x0)  # host arrays go to the jitted kernels as they are (no per-shape copy program)
+    if np.asarray(periods).dtype.kind not in "iu" and not np.all(np.mod(np.asarray(periods, dtype=float), 1) == 0):
+        raise ValueError(f"periods must be integers, got {np.asarray(periods).ravel()[:5].tolist()}")
     periods = np.asarray(periods, dtype=np.int64).reshape(-1)
+    if periods.size != B:
+        raise ValueError(f"periods must hold one period per state of x0 ({B}), got {periods.size}")
     if periods.size and periods.min() < 1:
         raise ValueError(f"periods must be >= 1, got {periods.min()}")
     if P is None:
@@ -409,6 +417,10 @@ def refine(m: Map, x0, aux0, params, period: int, **kw) -> PeriodicOrbit:
     Returns:
         :class:`PeriodicOrbit` (``points`` (P, D), NaN beyond p).
     """
+    from attnphys._checks import check_array, check_count
+
+    check_array(x0, "x0", ndim=1, what="one state (D,); refine_batch takes a batch")
+    check_count(period, "period")
     out = refine_batch(m, _batch1(x0), _batch1(aux0), _batch1(params), [period], **kw)
     return _unbatch(out)
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from attnphys._checks import check_array, check_count, check_positive
+from attnphys.errors import InputError
+
 
 def power_spectrum(x: np.ndarray, dt: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     """One-sided power spectrum |X(f)|²/n of the mean-removed series (theory: docs/theory/dynamics.md §3).
@@ -15,7 +18,11 @@ def power_spectrum(x: np.ndarray, dt: float = 1.0) -> tuple[np.ndarray, np.ndarr
     Returns:
         (frequencies in cycles per step, power), each (n//2 + 1,).
     """
+    check_array(x, "x", ndim=1, what="one series of samples", finite=True)
+    check_positive(dt, "dt")
     x = np.asarray(x, dtype=np.float64)
+    if x.size < 2:
+        raise InputError(f"needs at least 2 samples, got {x.size}", "x")
     x = x - x.mean()
     X = np.fft.rfft(x)
     return np.fft.rfftfreq(x.size, d=dt), np.abs(X) ** 2 / max(x.size, 1)
@@ -27,8 +34,13 @@ def autocorrelation(x: np.ndarray, max_lag: int | None = None) -> np.ndarray:
 
     A constant series has ρ ≡ 1 at τ = 0 and 0 elsewhere by convention.
     """
+    check_array(x, "x", ndim=1, what="one series of samples", finite=True)
     x = np.asarray(x, dtype=np.float64)
     n = x.size
+    if n < 1:
+        raise InputError("needs at least 1 sample", "x")
+    if max_lag is not None:
+        check_count(max_lag, "max_lag", 0)
     max_lag = n - 1 if max_lag is None else min(max_lag, n - 1)
     d = x - x.mean()
     f = np.fft.rfft(d, 2 * n)

@@ -14,7 +14,14 @@ from attnphys.sweeps.engine import (
     run_task,
 )
 from attnphys.sweeps.grid import Axis, Grid, point_seed
-from attnphys.sweeps.store import MemoryStore, StoreMismatchError, ZarrStore, done_mask, open_result
+from attnphys.sweeps.store import (
+    DamagedStoreWarning,
+    MemoryStore,
+    StoreMismatchError,
+    ZarrStore,
+    done_mask,
+    open_result,
+)
 from attnphys.sweeps.task import AbstractTask, VarSpec, register_task, task_class
 
 __all__ = [
@@ -30,6 +37,7 @@ __all__ = [
     "Axis",
     "Grid",
     "point_seed",
+    "DamagedStoreWarning",
     "MemoryStore",
     "StoreMismatchError",
     "ZarrStore",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import threading
 from collections.abc import Iterable
@@ -98,6 +99,10 @@ def run_chunk(definition: str, store: str | None, i: int):
     Returns:
         (chunk index, points computed, values or None when written to ``store``).
     """
+    if store is not None and not os.path.isdir(store):
+        from attnphys.sweeps._executors import check_store_visible
+
+        check_store_visible(store)  # a worker on another file system: say so before computing
     sweep = Sweep.model_validate_json(definition)
     lo, hi, values = compute_chunk(sweep, i)
     if store is None:
@@ -245,8 +250,8 @@ def prepare_target(sweep: Sweep, target, extra_attrs: dict | None = None, replac
     attrs.update(extra_attrs or {})
     attrs["grid_shape"] = json.dumps(list(g.shape))
     attrs["grid_axes"] = json.dumps(g.names)
-    coords = sweep.task.coords(g)
     schema = _stored_schema(sweep)
+    coords = sweep.task.coords(g)  # after the size check: coordinates are as large as the results' axes
     return target.create_or_check(sweep.definition(), g.size, g.chunk, schema, coords, attrs, replace=replace)
 
 
@@ -255,7 +260,7 @@ def _stored_schema(sweep: Sweep) -> dict[str, VarSpec]:
     one chunk's working memory fit (:func:`_check_size`)."""
     g = sweep.grid
     schema = {**sweep.task.schema(g), "point_seed": VarSpec((), (), np.uint32, 0, "seed of the point")}
-    _check_size(g, schema, sweep.task.working_bytes(g), sweep.task.working_option)
+    _check_size(g, schema, sweep.task.working_bytes(g), sweep.task.working_option, _dim_options(sweep.task))
     return schema
 
 
@@ -274,34 +279,53 @@ def _execute(executor, definition, store, todo, workers, scheduler) -> Iterable[
     cache = compilation_cache()
     n = workers or os.cpu_count() or 1
     if executor == "processes":
-        import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor, as_completed
+        from attnphys.sweeps._executors import run_processes
 
-        with ProcessPoolExecutor(
-            max_workers=n, mp_context=mp.get_context("spawn"), initializer=_jax_setup, initargs=(x64, cache)
-        ) as pool:
-            futures = [pool.submit(run_chunk, definition, store, i) for i in todo]
-            for f in as_completed(futures):
-                yield f.result()
+        yield from run_processes(run_chunk, definition, store, todo, n, x64, cache)
         return
     yield from _execute_dask(definition, store, todo, n, scheduler, x64, cache)
 
 
-def _check_size(grid: Grid, schema: dict[str, VarSpec], working: int = 0, option: str | None = None) -> None:
+def _dim_options(task) -> dict[str, str]:
+    """The options that set the sizes of a task's result dimensions (``{"path": "--paths"}``), where the task
+    declares them (``dim_options``), for messages."""
+    return dict(getattr(type(task), "dim_options", {}) or {})
+
+
+def _check_size(
+    grid: Grid,
+    schema: dict[str, VarSpec],
+    working: int = 0,
+    option: str | None = None,
+    dim_options: dict[str, str] | None = None,
+) -> None:
     """Refuse a sweep whose results cannot fit in memory (they are assembled there at the end), or whose
-    chunk needs more working memory than fits (``working``: bytes per point while it is computed)."""
-    per_point = sum(int(np.prod(v.shape, dtype=np.int64)) * v.dtype.itemsize for v in schema.values())
-    shape = " × ".join(map(str, grid.shape)) or "1"
+    chunk needs more memory than fits while it is computed (``working``: bytes per point beyond its
+    results; a chunk is never larger than the grid). The message names the largest result variable with
+    its dimensions, and the option that sets the largest of them where known (``dim_options``)."""
+
+    def nbytes(v: VarSpec) -> int:  # exact integers: a shape of 10⁹ × 10⁹ does not wrap around
+        return math.prod(int(n) for n in v.shape) * v.dtype.itemsize
+
+    per_point = float(sum(nbytes(v) for v in schema.values()))
+    big = max(schema, key=lambda n: nbytes(schema[n]))
+    spec = schema[big]
+    dims = ", ".join(f"{d}={n}" for d, n in zip(spec.dims, spec.shape)) or "one value"
+    named = [(int(n), d) for d, n in zip(spec.dims, spec.shape) if d in (dim_options or {})]
+    field = (dim_options or {})[max(named)[1]] if named else None
+    hint = f"lower {field}, or use fewer grid points" if field else "use fewer grid points or fewer recorded values"
+    where = f"{grid.size} grid point(s) ({' × '.join(map(str, grid.shape))}; " if grid.axes else "one point ("
     check_fits(
         per_point * grid.size,
-        f"the results of {grid.size} grid points ({shape})",
-        "use fewer points or fewer recorded values",
+        f"the results of {where}the largest, {big}, holds {dims} per point)",
+        hint,
+        field,
     )
     n = min(grid.chunk, grid.size)
     check_fits(
-        working * n,
+        (float(working) + per_point) * n,
         f"the {n} point(s) of one chunk, while they are computed,",
-        f"lower {option}" if option else "compute fewer points at once",
+        f"lower {option}" if option else "compute fewer points at once (a smaller chunk)",
         option,
     )
 
@@ -383,25 +407,54 @@ def dask_client(scheduler: str | None, workers: int):
     return client, None
 
 
+_WORKER_CONFIGURED: list[bool] = []
+"""Whether this (Dask worker) process has configured JAX for chunks (:func:`_dask_chunk`)."""
+
+
+def _dask_chunk(definition: str, store: str | None, i: int, x64: bool, cache: str | None):
+    """:func:`run_chunk` in a Dask worker, which configures JAX as the driver did before its first chunk
+    (float64, one device per worker, the compilation cache). Done here rather than in a worker plugin,
+    whose registration fails when a worker dies while it is being set up."""
+    if not _WORKER_CONFIGURED:
+        _jax_setup(x64, cache)
+        _WORKER_CONFIGURED.append(True)
+    return run_chunk(definition, store, i)
+
+
 def _execute_dask(definition, store, todo, n, scheduler, x64, cache=None):
-    from dask.distributed import WorkerPlugin, as_completed
+    """Chunks on a Dask cluster (theory: docs/theory/sweeps.md §3.1): the store path made absolute and
+    checked visible from the workers, workers that go missing reported (or the run stopped, see
+    :func:`~attnphys.sweeps._executors.no_workers_policy`), a lost scheduler turned into a message that says
+    how to resume."""
+    from attnphys.sweeps._executors import (
+        check_workers_see,
+        close_quietly,
+        comm_errors,
+        gather_dask,
+        lost_scheduler,
+        no_workers_policy,
+        quiet_dask_logs,
+        store_for_workers,
+    )
 
-    class JaxSetup(WorkerPlugin):
-        name = "attnphys-jax-setup"
-
-        def setup(self, worker):
-            _jax_setup(x64, cache)
-
-    client, cluster = dask_client(scheduler, n)
-    try:
-        client.register_plugin(JaxSetup())
-        futures = client.map(run_chunk, [definition] * len(todo), [store] * len(todo), todo, pure=False, retries=3)
-        for f in as_completed(futures):
-            yield f.result()
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()
+    no_workers_policy()  # a bad setting is reported before connecting
+    store = store_for_workers(store)
+    total = Sweep.model_validate_json(definition).grid.n_chunks
+    with quiet_dask_logs():
+        client, cluster = dask_client(scheduler, n)
+        try:
+            if store is not None and scheduler is not None:
+                check_workers_see(client, store)
+            k = len(todo)
+            try:
+                futures = client.map(
+                    _dask_chunk, [definition] * k, [store] * k, todo, [x64] * k, [cache] * k, pure=False, retries=3
+                )
+            except comm_errors() as e:
+                raise lost_scheduler(scheduler, e, total - k, total) from None
+            yield from gather_dask(client, futures, scheduler, total, store)
+        finally:
+            close_quietly(client, cluster)
 
 
 __all__ = [

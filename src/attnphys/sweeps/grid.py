@@ -40,8 +40,8 @@ class Axis(BaseModel):
 
     @classmethod
     def linspace(cls, name: str, start: float, stop: float, num: int) -> Axis:
-        """``num`` evenly spaced values from ``start`` to ``stop`` (inclusive); a reversed or empty range
-        is an error naming the axis."""
+        """``num`` evenly spaced values from ``start`` to ``stop`` (inclusive); a reversed or empty range,
+        and one value for two different ends (the stop would be dropped), are errors naming the axis."""
         if not (np.isfinite(start) and np.isfinite(stop)):
             raise ValueError(f"axis {name}: start and stop must be finite numbers, got {start}, {stop}")
         if num < 1:
@@ -52,6 +52,11 @@ class Axis(BaseModel):
             raise ValueError(f"axis {name}: reversed range (stop {stop} < start {start})")
         if num > 1 and stop == start:
             raise ValueError(f"axis {name}: empty range (start = stop = {start}) with num = {num}")
+        if num == 1 and stop != start:
+            raise ValueError(
+                f"axis {name}: one value (num = 1) cannot run from {start} to {stop}; give num >= 2, or the same "
+                "start and stop"
+            )
         return cls(name=name, values=tuple(np.linspace(start, stop, num).tolist()))
 
 

@@ -9,11 +9,17 @@ the full sweep definition; a run with a different definition refuses to write in
 Creation is atomic: the template (with its definition and completion marker) is written into a hidden
 sibling and moved into place, so a run killed while creating leaves nothing half-made.
 :func:`open_result` reshapes ``point`` back into the grid axes.
+
+Damage is detected (theory: docs/theory/sweeps.md §2.3): the template records the files it holds (its
+manifest), and every chunk records the CRC-32 of each variable's chunk file (``chunk_sums``) before its
+flag. Opening a store verifies both; a resumed run repairs a lost variable from the template and
+recomputes the chunks whose files are missing or changed, whatever their flag says.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -21,13 +27,45 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from attnphys.errors import IncompleteResultError, OutputError
-from attnphys.io import COMPLETE, _recover_stale, staged, unflatten_points
+from attnphys._integrity import (
+    CHUNK_SUMS,
+    CHUNK_VARS,
+    MANIFEST,
+    check_manifest,
+    chunk_sums,
+    damaged_chunks,
+    describe_chunks,
+    store_files,
+)
+from attnphys.errors import DamagedResultError, IncompleteResultError, OutputError
+from attnphys.io import (
+    COMPLETE,
+    _recover_stale,
+    check_store,
+    local_path,
+    read_done,
+    read_store,
+    staged,
+    unflatten_points,
+)
 from attnphys.sweeps.task import VarSpec
 
 
 class StoreMismatchError(OutputError, ValueError):
     """The store was created by a different sweep."""
+
+
+class DamagedStoreWarning(UserWarning):
+    """A resumed store had damaged chunks (missing or changed files): they are computed again."""
+
+
+def _record_template(path: Path, written_later: list[str]) -> None:
+    """Record the template's files (metadata and coordinates; not the chunks written later) as its manifest."""
+    import zarr
+
+    zarr.open_group(str(path), mode="r+").attrs[MANIFEST] = json.dumps(
+        store_files(path, skip=written_later), sort_keys=True
+    )
 
 
 def _diff(a: dict, b: dict, prefix: str = "") -> list[str]:
@@ -41,6 +79,21 @@ def _diff(a: dict, b: dict, prefix: str = "") -> list[str]:
     return out
 
 
+def _same_sweep(stored: dict, definition: dict) -> bool:
+    """Whether two definitions describe the same sweep: equal, or equal but for a chunk size beyond the
+    number of points (one chunk either way)."""
+    if stored == definition:
+        return True
+    try:
+        a, b = json.loads(json.dumps(stored)), json.loads(json.dumps(definition))
+        for d in (a, b):
+            n = int(np.prod([len(ax["values"]) for ax in d["grid"]["axes"]], dtype=np.int64))
+            d["grid"]["chunk"] = min(int(d["grid"]["chunk"]), max(n, 1))
+        return a == b
+    except (KeyError, TypeError, ValueError):
+        return False
+
+
 def _template(
     definition: dict,
     n_points: int,
@@ -48,8 +101,10 @@ def _template(
     schema: Mapping[str, VarSpec],
     coords: Mapping[str, tuple[tuple[str, ...], np.ndarray]],
     attrs: dict,
+    sums: bool = False,
 ) -> tuple[xr.Dataset, dict]:
     n_chunks = -(-n_points // chunk)
+    zchunk = max(1, min(chunk, n_points))  # a Zarr chunk never larger than the grid (its buffer is allocated whole)
     data, encoding = {}, {}
     for name, spec in schema.items():
         data[name] = (
@@ -57,13 +112,22 @@ def _template(
             np.full((n_points,) + spec.shape, spec.fill, dtype=spec.dtype),
             spec.attrs,
         )
-        encoding[name] = {"chunks": (chunk,) + spec.shape}
+        encoding[name] = {"chunks": (zchunk,) + spec.shape}
     data["done"] = (("chunk",), np.zeros(n_chunks, np.int8), {"long_name": "chunk completely written (1)"})
     encoding["done"] = {"chunks": (1,)}
+    if sums:
+        data[CHUNK_SUMS] = (
+            ("chunk", "chunk_variable"),
+            np.zeros((n_chunks, len(schema)), np.uint32),
+            {"long_name": "CRC-32 of each variable's chunk file, written with the chunk (0: no file)"},
+        )
+        encoding[CHUNK_SUMS] = {"chunks": (1, len(schema))}
     ds = xr.Dataset(data, coords=dict(coords))
     ds.attrs.update(attrs)
     ds.attrs["sweep"] = json.dumps(definition, sort_keys=True)
     ds.attrs["chunk_size"] = chunk
+    if sums:
+        ds.attrs[CHUNK_VARS] = json.dumps(list(schema))
     return ds, encoding
 
 
@@ -71,7 +135,7 @@ class ZarrStore:
     """A resumable sweep store at ``path``."""
 
     def __init__(self, path: str | Path):
-        self.path = Path(path)
+        self.path = local_path(path)
 
     def create_or_check(
         self,
@@ -89,9 +153,14 @@ class ZarrStore:
         Returns:
             True if the store was created now.
 
+        An existing store of the same sweep is verified first (:meth:`repair`): variables lost since it was
+        created are written again from the template, and chunks whose files are missing or changed lose
+        their flag, so that this run recomputes them.
+
         Raises:
             StoreMismatchError: the store exists and was written by a different sweep definition (the
                 message lists the differing fields), or ``path`` is not a sweep store.
+            DamagedResultError: the store's own structure is damaged beyond what a run can repair.
         """
         path = self.path
         if path.exists() and not replace:
@@ -103,7 +172,7 @@ class ZarrStore:
                 raise StoreMismatchError(
                     f"{path} exists and is not a sweep store ({type(e).__name__}); choose another --out"
                 ) from None
-            if stored != definition:
+            if not _same_sweep(stored, definition):
                 diff = _diff(stored, definition)
                 lines = "\n  ".join(diff) or "(definitions differ)"
                 changed = [d.split(":")[0] for d in diff if d.split(":")[0].endswith(".sha256")]
@@ -116,14 +185,69 @@ class ZarrStore:
                 raise StoreMismatchError(
                     f"{path} holds a different sweep; refusing to write into it:\n  {lines}\n{hint}"
                 )
+            self.repair(definition, n_points, chunk, schema, coords, attrs)
             return False
-        ds, encoding = _template(definition, n_points, chunk, schema, coords, attrs)
+        ds, encoding = _template(definition, n_points, chunk, schema, coords, attrs, sums=True)
         ds.attrs[COMPLETE] = 1  # the template is complete; the ``done`` flags say which data are
         _recover_stale(path)  # hidden partial templates of killed runs
         with staged(path, replace=replace) as tmp, warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*does not have a Zarr V3 specification.*")
             ds.to_zarr(tmp, mode="w-", consolidated=False, encoding=encoding, compute=True)
+            _record_template(tmp, [*schema, "done", CHUNK_SUMS])
         return True
+
+    def repair(self, definition, n_points, chunk, schema, coords, attrs) -> dict[int, list[str]]:
+        """Make a resumed store whole again: variables whose files the template listed and that are gone
+        or changed are written again from the template (all their chunks then count as damaged), and
+        every done chunk whose files no longer match its sums loses its flag.
+
+        Returns:
+            The chunks unflagged: chunk → variables.
+
+        Raises:
+            DamagedResultError: the template cannot be restored (``done`` or ``chunk_sums`` lost, or
+                coordinates changed); start over with ``--overwrite``.
+        """
+        import zarr
+
+        path = self.path
+        g = zarr.open_group(str(path), mode="r")
+        stored = dict(g.attrs)
+        manifest = json.loads(str(stored.get(MANIFEST, "{}")))
+        lost = sorted({rel.split("/", 1)[0] for rel in manifest} - {"zarr.json"})
+        lost = [v for v in lost if check_manifest(path, {k: m for k, m in manifest.items() if k.split("/")[0] == v})]
+        if lost:
+            if not set(lost) <= set(schema):
+                raise DamagedResultError(
+                    f"{path} is damaged beyond repair by a run ({', '.join(lost)} missing or changed); pass "
+                    "--overwrite to start over, or choose another --out",
+                    lost,
+                )
+            tmpl, encoding = _template(definition, n_points, chunk, schema, coords, attrs)
+            for name in lost:
+                shutil.rmtree(path / name, ignore_errors=True)
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", message=".*does not have a Zarr V3 specification.*")
+                    part = tmpl[[name]].drop_vars(list(tmpl[[name]].coords))
+                    part.attrs = {}
+                    part.to_zarr(path, mode="a", consolidated=False, encoding={name: encoding[name]})
+            zarr.open_group(str(path), mode="r+").attrs.update(stored)  # as they were, whatever the writer did
+            if check_manifest(path, manifest):
+                raise DamagedResultError(
+                    f"{path} is damaged beyond repair by a run; pass --overwrite to start over", lost
+                )
+        done = read_done(path)
+        bad = damaged_chunks(path, stored, done)
+        if bad:
+            w = zarr.open_group(str(path), mode="r+")
+            for i in bad:
+                w["done"][i] = 0  # pyright: ignore[reportIndexIssue,reportArgumentType]  (an array, not a group)
+            warnings.warn(
+                f"{path}: {len(bad)} chunk(s) flagged done were damaged and are computed again: {describe_chunks(bad)}",
+                DamagedStoreWarning,
+                stacklevel=3,
+            )
+        return bad
 
     def done_mask(self) -> np.ndarray:
         return done_mask(self.path)
@@ -161,19 +285,21 @@ class MemoryStore:
 
 
 def done_mask(path: str | Path) -> np.ndarray:
-    """(n_chunks,) bool: chunks whose data are complete."""
-    import zarr
-
-    return np.asarray(zarr.open_group(str(path), mode="r")["done"][:]).astype(bool)  # pyright: ignore[reportArgumentType]  (an array, not a group)
+    """(n_chunks,) bool: chunks whose data are complete (a flag that cannot be read counts as not done)."""
+    return read_done(local_path(path, "path"))
 
 
 def write_chunk(path: str | Path, i: int, lo: int, hi: int, values: Mapping[str, np.ndarray]) -> None:
-    """Write one chunk's data into its region, then (only then) its ``done`` flag."""
+    """Write one chunk's data into its region, then the CRC-32 of its files (``chunk_sums``), then (only
+    then) its ``done`` flag."""
     import zarr
 
     g = zarr.open_group(str(path), mode="r+")
     for name, v in values.items():
         g[name][lo:hi] = np.asarray(v)  # pyright: ignore[reportArgumentType]  (an array, not a group)
+    names = json.loads(str(g.attrs.get(CHUNK_VARS, "[]")))
+    if names and CHUNK_SUMS in g:
+        g[CHUNK_SUMS][i] = chunk_sums(path, names, i)  # pyright: ignore[reportArgumentType]  (an array, not a group)
     g["done"][i] = 1  # pyright: ignore[reportArgumentType]  (an array, not a group)
 
 
@@ -182,12 +308,14 @@ def open_result(path: str | Path, require_complete: bool = True) -> xr.Dataset:
 
     Raises:
         IncompleteResultError: chunks are missing and ``require_complete``, or the store is not one.
+        DamagedResultError: files the store held are missing or changed (an interrupted copy, a deleted or
+            overwritten chunk): the message names the variables and chunks; re-running the sweep repairs it.
     """
-    try:
-        with xr.open_zarr(str(path), consolidated=False) as ds:
-            ds = ds.load()
-    except Exception as e:
-        raise IncompleteResultError(f"{path} is not a readable sweep store ({type(e).__name__}: {e})") from None
+    path = local_path(path, "path")
+    if not path.exists():
+        raise IncompleteResultError(f"{path} does not exist")
+    check_store(path)
+    ds = read_store(path, "sweep store")
     if "sweep" not in ds.attrs or "done" not in ds:
         raise IncompleteResultError(f"{path} is not a sweep store")
     return _reshape(ds, path, require_complete)
@@ -202,4 +330,13 @@ def _reshape(ds: xr.Dataset, where, require_complete: bool) -> xr.Dataset:
     return unflatten_points(ds)
 
 
-__all__ = ["StoreMismatchError", "VarSpec", "ZarrStore", "MemoryStore", "done_mask", "open_result", "write_chunk"]
+__all__ = [
+    "DamagedStoreWarning",
+    "StoreMismatchError",
+    "VarSpec",
+    "ZarrStore",
+    "MemoryStore",
+    "done_mask",
+    "open_result",
+    "write_chunk",
+]

@@ -72,6 +72,10 @@ class AbstractAttention(eqx.Module):
 
     def scores(self, X: jax.Array) -> jax.Array:
         """(H, N, N) scores s^h_ij = β (Q_h x_i + b^q_h)·(K_h x_j + b^k_h) of the cloud X (N, D)."""
+        from attnphys.clouds.norms._base import check_cloud
+
+        D = self.Q.shape[-1] if self.Q is not None else self.K.shape[-1] if self.K is not None else None
+        check_cloud(X, "X", D)
         q, k = self._maps(self.Q, self.bq, X), self._maps(self.K, self.bk, X)
         S = self.beta * jnp.einsum("hik,hjk->hij", q, k)
         H = self.n_heads

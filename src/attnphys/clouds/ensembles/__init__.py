@@ -20,8 +20,12 @@ def layer_weights(
 ) -> jax.Array:
     """(layers, heads, D, D) weights: a fresh draw every ``resample_every`` layers (1: untied layers,
     every layer its own weights), or one draw for all layers (0: tied) (theory: docs/theory/clouds.md §6.4)."""
-    if resample_every < 0:
-        raise ValueError(f"resample_every must be >= 0, got {resample_every}")
+    from attnphys._checks import check_count
+
+    check_count(layers, "layers", 0)
+    check_count(heads, "heads")
+    check_count(dim, "dim")
+    check_count(resample_every, "resample_every", 0)
     draws = 1 if resample_every == 0 else -(-layers // resample_every)
     W = ensemble.sample(key, (draws, heads), dim, dtype)
     idx = jnp.zeros(layers, int) if resample_every == 0 else jnp.arange(layers) // resample_every

@@ -35,3 +35,16 @@ class AbstractNorm(eqx.Module):
         Returns:
             (N, D) normalized tokens.
         """
+
+
+def check_cloud(X, name: str = "X", dim: int | None = None) -> tuple[int, int]:
+    """Refuse a cloud that is not (N, D) real numbers (``dim``: the D required); returns (N, D).
+    Static shapes only: works on traced arrays (theory: docs/theory/clouds.md §1).
+
+    Raises:
+        attnphys.errors.InputError: naming ``name`` with the expected and the given shape.
+    """
+    from attnphys._checks import check_array
+
+    N, D = check_array(X, name, (None, dim) if dim is not None else None, ndim=2, what="tokens × dimensions (N, D)")
+    return N, D

@@ -8,7 +8,7 @@ from typing import ClassVar
 import jax
 import jax.numpy as jnp
 
-from attnphys.clouds.norms._base import AbstractNorm
+from attnphys.clouds.norms._base import AbstractNorm, check_cloud
 
 
 class DiagonalRN(AbstractNorm):
@@ -29,6 +29,7 @@ class DiagonalRN(AbstractNorm):
     tokenwise: ClassVar[bool] = False
 
     def __call__(self, X):
+        check_cloud(X)
         Y = (X - jnp.mean(X, axis=0)) / jnp.maximum(jnp.std(X, axis=0), self.floor)
         if self.lambda0 is not None:
             Y = Y * jnp.sqrt(self.lambda0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from attnphys.clouds.norms._base import AbstractNorm
+from attnphys.clouds.norms._base import AbstractNorm, check_cloud
 
 
 class Identity(AbstractNorm):
@@ -14,4 +14,5 @@ class Identity(AbstractNorm):
     tokenwise: ClassVar[bool] = True
 
     def __call__(self, X):
+        check_cloud(X)
         return X

@@ -7,7 +7,7 @@ from typing import ClassVar
 import jax
 import jax.numpy as jnp
 
-from attnphys.clouds.norms._base import AbstractNorm
+from attnphys.clouds.norms._base import AbstractNorm, check_cloud
 
 
 class LayerNorm(AbstractNorm):
@@ -25,6 +25,7 @@ class LayerNorm(AbstractNorm):
     tokenwise: ClassVar[bool] = True
 
     def __call__(self, X):
+        check_cloud(X)
         mu = jnp.mean(X, axis=-1, keepdims=True)
         var = jnp.var(X, axis=-1, keepdims=True)
         Y = (X - mu) / jnp.sqrt(var + self.eps)

@@ -7,7 +7,7 @@ from typing import ClassVar
 import jax
 import jax.numpy as jnp
 
-from attnphys.clouds.norms._base import AbstractNorm
+from attnphys.clouds.norms._base import AbstractNorm, check_cloud
 
 
 class RMSNorm(AbstractNorm):
@@ -23,5 +23,6 @@ class RMSNorm(AbstractNorm):
     tokenwise: ClassVar[bool] = True
 
     def __call__(self, X):
+        check_cloud(X)
         Y = X / jnp.sqrt(jnp.mean(X**2, axis=-1, keepdims=True) + self.eps)
         return Y if self.gamma is None else Y * self.gamma

@@ -7,7 +7,7 @@ from typing import ClassVar
 import jax
 import jax.numpy as jnp
 
-from attnphys.clouds.norms._base import AbstractNorm
+from attnphys.clouds.norms._base import AbstractNorm, check_cloud
 
 
 def sym_power(S: jax.Array, p: float, floor: float = 1e-12) -> jax.Array:
@@ -35,6 +35,7 @@ class RN(AbstractNorm):
     tokenwise: ClassVar[bool] = False
 
     def __call__(self, X):
+        check_cloud(X)
         D = X.shape[1]
         xbar = jnp.mean(X, axis=0)
         Sig = jnp.cov(X, rowvar=False, bias=True).reshape(D, D)

@@ -6,7 +6,7 @@ from typing import ClassVar
 
 import jax.numpy as jnp
 
-from attnphys.clouds.norms._base import AbstractNorm
+from attnphys.clouds.norms._base import AbstractNorm, check_cloud
 
 
 class Sphere(AbstractNorm):
@@ -22,5 +22,6 @@ class Sphere(AbstractNorm):
     tokenwise: ClassVar[bool] = True
 
     def __call__(self, X):
+        check_cloud(X)
         n = jnp.linalg.norm(X, axis=-1, keepdims=True)
         return self.radius * X / jnp.where(n > 0, n, 1.0)

@@ -9,7 +9,7 @@ from typing import Any, Literal
 import xarray as xr
 
 from attnphys.dmft._api._common import Config, Executor, Sweep, sweep_axes
-from attnphys.dmft.meanfield import State, Window
+from attnphys.dmft.starts import split_starts
 from attnphys.dynamics.classify import ClassifyOptions
 
 
@@ -48,11 +48,11 @@ def _orbits(
     from attnphys.dmft.tasks import OrbitTask
     from attnphys.sweeps import run_task
 
-    several = isinstance(start, (list, tuple)) and not isinstance(start, (Window, State))
+    first, point_starts = split_starts(start)
     task = OrbitTask(
         config=cfg,
-        start=start[0] if several else start,
-        point_starts=tuple(start) if several else (),
+        start=first,
+        point_starts=point_starts,
         steps=steps,
         transient=transient,
         lyapunov=exponents,

@@ -12,6 +12,7 @@ import xarray as xr
 from attnphys.dmft._api._common import Config, Sweep, sweep_axes
 from attnphys.dmft.meanfield import State, Window
 from attnphys.dmft.observables import OBSERVABLES
+from attnphys.dmft.starts import split_starts
 
 
 def trajectories(
@@ -55,22 +56,17 @@ def trajectories(
     from attnphys.sweeps import Axis, run_task
 
     axes = sweep_axes(sweep)
-    several = isinstance(start, (list, tuple)) and not isinstance(start, (Window, State))
-    starts: tuple[Any, ...] = tuple(start) if several else ()
-    if several and not starts:
-        from attnphys.errors import InputError
-
-        raise InputError("give at least one start (an empty list was given)", "start")
+    first, starts = split_starts(start)
     task = TrajectoryTask(
         config=cfg,
-        start=starts[0] if several else start,  # pyright: ignore[reportArgumentType]  (validated by the task)
+        start=first,  # pyright: ignore[reportArgumentType]  (validated by the task)
         starts=starts,
         steps=steps,
         transient=transient,
         record_every=record_every,
         record=tuple(record),
     )
-    if several and len(starts) > 1:
+    if len(starts) > 1:
         axes = (Axis(name="ic", values=tuple(float(i) for i in range(len(starts)))),) + axes
     ds = run_task(task, axes, progress=progress, dry_run=dry_run)
     if not dry_run and "ic" in ds.dims:

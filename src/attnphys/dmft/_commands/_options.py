@@ -416,6 +416,11 @@ class ParameterRange(SweepOptions):
             raise ValueError(f"--stop-value ({self.stop_value}) must be >= --start-value ({self.start_value})")
         if self.num > 1 and self.stop_value == self.start_value:
             raise ValueError(f"--start-value = --stop-value = {self.start_value} with --num {self.num}: empty range")
+        if self.num == 1 and self.stop_value != self.start_value:
+            raise ValueError(
+                f"--num 1 is one value, but --start-value ({self.start_value}) and --stop-value ({self.stop_value}) "
+                "differ: give --num >= 2, or the same start and stop"
+            )
         return self
 
     def swept_fields(self) -> tuple[str, ...]:

@@ -36,6 +36,12 @@ class AbstractCorrelations(BaseModel, abc.ABC):
     def check(self, M: int, n_se: int, P: int) -> None:
         """Raise ValueError if this kind cannot build correlations of these sizes."""
 
+    def build_bytes(self, M: int, n_se: int, P: int) -> int:
+        """Memory :meth:`build` needs at its peak, in bytes, estimated from the sizes (the memory check's
+        rule): the (4, M, N_se + P) weights as floats with their integer draws, and the products over the
+        2^{M-1} odd subsets, (2^{M-1}, N_se), that the moments are averaged from (theory: docs/theory/dmft.md §3.1)."""
+        return 8 * (n_se + P) * (6 * M + 2 * 2 ** (M - 1))
+
     @classmethod
     @abc.abstractmethod
     def example(cls) -> AbstractCorrelations:

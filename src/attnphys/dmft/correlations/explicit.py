@@ -18,6 +18,8 @@ def read_weights(path: str | Path) -> np.ndarray:
     """(4, M, N) ±1 weights from ``.npz`` or ``.json`` with keys ``Wo``, ``Wv``, ``Wq``, ``Wk`` (each
     (M, N): semantic columns first, then the P positional columns), or one key ``W`` of shape (4, M, N)."""
     path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"weights file {path} is a folder; give an .npz or .json file")
     try:
         if path.suffix == ".npz":
             with np.load(path, allow_pickle=False) as z:
@@ -30,18 +32,41 @@ def read_weights(path: str | Path) -> np.ndarray:
         raise ValueError(f"cannot read weights file {path}: {e}") from None
     if not isinstance(data, dict):
         raise ValueError(f"weights file {path} must hold a mapping with Wo, Wv, Wq, Wk (or W)")
+
+    def numbers(key: str) -> np.ndarray:
+        a = np.asarray(data[key]) if not isinstance(data[key], np.ndarray) else data[key]
+        if a.dtype.kind not in "iuf":
+            raise ValueError(
+                f"weights file {path}: {key} must be a rectangular array of ±1 numbers (got {a.dtype.kind!r} data)"
+            )
+        return a.astype(np.float64)
+
     if "W" in data:
-        W = np.asarray(data["W"], dtype=np.float64)
+        W = _rectangular(data, "W", path, numbers)
     else:
         missing = [f"W{x}" for x in FAMILIES if f"W{x}" not in data]
         if missing:
             raise ValueError(f"weights file {path} lacks {missing}")
-        W = np.stack([np.asarray(data[f"W{x}"], dtype=np.float64) for x in FAMILIES])
+        parts = [_rectangular(data, f"W{x}", path, numbers) for x in FAMILIES]
+        shapes = {f"W{x}": a.shape for x, a in zip(FAMILIES, parts)}
+        if len(set(shapes.values())) > 1:
+            raise ValueError(f"weights file {path}: Wo, Wv, Wq, Wk must have one shape (M, N), got {shapes}")
+        W = np.stack(parts)
     if W.ndim != 3 or W.shape[0] != 4:
         raise ValueError(f"weights in {path} must have shape (4, M, N), got {W.shape}")
     if not np.all(np.abs(W) == 1):
         raise ValueError(f"weights in {path} must all be +1 or -1")
     return W
+
+
+def _rectangular(data: dict, key: str, path: Path, numbers) -> np.ndarray:
+    """``data[key]`` as floats, with a message naming the file and key for ragged rows or non-numbers."""
+    try:
+        return numbers(key)
+    except (TypeError, ValueError) as e:
+        if str(e).startswith("weights file"):
+            raise
+        raise ValueError(f"weights file {path}: {key} must be a rectangular array of ±1 numbers") from None
 
 
 def file_sha256(path: str | Path) -> str:
@@ -60,6 +85,8 @@ class ExplicitWeights(AbstractCorrelations):
     @model_validator(mode="after")
     def _hash(self):
         p = Path(self.path)
+        if p.is_dir():
+            raise ValueError(f"weights file {self.path} is a folder; give an .npz or .json file")
         if not p.is_file():
             raise ValueError(f"weights file {self.path} does not exist")
         digest = file_sha256(p)

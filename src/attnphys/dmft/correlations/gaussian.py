@@ -38,6 +38,10 @@ class GaussianCorrelations(AbstractCorrelations):
     def build(self, M: int, n_se: int, P: int) -> Correlations:
         return gaussian_correlations(self.seed, M, P, self.scale)
 
+    def build_bytes(self, M: int, n_se: int, P: int) -> int:
+        """Moments only: (4, 2^{M-1}, M) and (4, M, P) floats, whatever N_se."""
+        return 8 * 4 * M * (2 ** (M - 1) + P) * 4
+
     @classmethod
     def example(cls) -> GaussianCorrelations:
         return cls(seed=2, scale=0.4)

@@ -49,9 +49,15 @@ class SegmentCorrelations(AbstractCorrelations):
 
     def check(self, M: int, n_se: int, P: int) -> None:
         if P > n_se:
-            raise ValueError(f"segment weights copy P = {P} positional columns from n_se = {n_se}")
+            raise ValueError(
+                f"n_se = {n_se} must be >= P = {P}: the segment weights copy their P positional columns from the "
+                "semantic ones; raise --n-se or lower --P"
+            )
         if self.n_segments > n_se:
-            raise ValueError(f"correlations.n_segments = {self.n_segments} exceeds n_se = {n_se}")
+            raise ValueError(
+                f"n_segments = {self.n_segments} exceeds n_se = {n_se} (a segment holds at least one semantic "
+                "bit); lower --n-segments or raise --n-se"
+            )
 
     def build(self, M: int, n_se: int, P: int) -> Correlations:
         W = paper_segment_weights(self.seed, M, n_se, P, self.n_segments)["W"]

@@ -174,13 +174,37 @@ class Map(AbstractMap):
 @dataclass(frozen=True)
 class AutonomousMap(AbstractMap):
     """Base of maps x ↦ f(x, params) without auxiliary state: subclasses implement :meth:`f`
-    (theory: docs/theory/dynamics.md §1)."""
+    (theory: docs/theory/dynamics.md §1).
+
+    Class attributes:
+        state_shape: the shape of x (None: any); param_shape: the shape of params (None: any). A state or
+            parameters of another shape are refused by :meth:`check_args`, naming them (instead of JAX
+            clamping an index out of range).
+    """
+
+    state_shape: ClassVar[tuple[int, ...] | None] = None
+    param_shape: ClassVar[tuple[int, ...] | None] = None
 
     @abc.abstractmethod
     def f(self, x: jax.Array, params: Any) -> jax.Array:
         """x' = f(x; params)."""
 
+    def check_args(self, x, params) -> None:
+        """Refuse a state or parameters of the wrong shape or type (static shapes: works when traced).
+
+        Raises:
+            attnphys.errors.InputError: naming ``x`` or ``params`` with the expected shape.
+        """
+        from attnphys._checks import check_array
+
+        name = type(self).__name__
+        if self.state_shape is not None:
+            check_array(x, "x", self.state_shape, what=f"the state of the {name} map")
+        if self.param_shape is not None:
+            check_array(params, "params", self.param_shape, what=f"the parameters of the {name} map")
+
     def step(self, x, aux, params):
+        self.check_args(x, params)
         return self.f(x, params), aux
 
 

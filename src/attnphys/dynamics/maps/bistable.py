@@ -17,6 +17,9 @@ class Bistable(AutonomousMap):
     basins in the invariant interval [−√(a+1), √(a+1)] have equal measure; x = 0 (multiplier a) undergoes
     a pitchfork at a = 1, ±√(a − 1) a flip at a = 2 (theory: docs/theory/dynamics.md §1)."""
 
+    state_shape = (1,)
+    param_shape = ()
+
     analytic_jacobian = True
 
     def f(self, x, a):

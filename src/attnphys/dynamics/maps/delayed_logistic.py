@@ -16,6 +16,9 @@ class DelayedLogistic(AutonomousMap):
     μ² − μ + (a − 1) = 0: a complex pair with |μ|² = a − 1 for a > 5/4, so a Neimark–Sacker bifurcation
     at a = 2 (μ = e^{±iπ/3}); an invariant circle for a slightly above 2 (theory: docs/theory/dynamics.md §1)."""
 
+    state_shape = (2,)
+    param_shape = ()
+
     analytic_jacobian = True
 
     def f(self, x, a):

@@ -15,6 +15,9 @@ class Henon(AutonomousMap):
     """(x, y) ↦ (1 − a x² + y, b x); params (a, b). At a = 1.4, b = 0.3: λ ≈ 0.419, −1.623
     (theory: docs/theory/dynamics.md §1)."""
 
+    state_shape = (2,)
+    param_shape = (2,)
+
     analytic_jacobian = True
 
     def f(self, x, p):

@@ -17,6 +17,12 @@ class Linear(AutonomousMap):
 
     analytic_jacobian = True
 
+    def check_args(self, x, A) -> None:
+        from attnphys._checks import check_array
+
+        D = check_array(x, "x", ndim=1, what="the state of the Linear map")[0]
+        check_array(A, "params", (D, D), what="the matrix A of the Linear map, D × D")
+
     def f(self, x, A):
         return A @ x
 

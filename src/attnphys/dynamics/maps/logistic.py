@@ -15,6 +15,9 @@ class Logistic(AutonomousMap):
     """x ↦ r x (1 − x) on a (1,) state; params r. r = 4: λ = ln 2; period doubling at r = 3 and 1 + √6
     (theory: docs/theory/dynamics.md §1)."""
 
+    state_shape = (1,)
+    param_shape = ()
+
     analytic_jacobian = True
 
     def f(self, x, r):

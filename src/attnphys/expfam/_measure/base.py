@@ -131,6 +131,44 @@ class AbstractBaseMeasure(eqx.Module):
         return eta @ self.grad_log_normalizer(eta, beta) - self.log_normalizer(eta, beta)
 
 
+def check_eta(eta, dim: int, beta=1.0, name: str = "eta") -> None:
+    """Refuse a natural parameter that is not (D,) real numbers, or a scale β that is not a real scalar
+    (theory: docs/theory/expfam.md §1).
+
+    Raises:
+        InputError: naming ``eta`` (or ``name``) or ``beta``, with the expected shape.
+    """
+    from attnphys._checks import check_array
+
+    check_array(eta, name, (dim,), what="the natural parameter η of dimension D")
+    check_array(beta, "beta", ndim=0, what="the scale β")
+
+
+def check_weights(weights, n: int, name: str = "weights") -> None:
+    """(n,) non-negative weights that sum to 1 (concrete values only).
+
+    Raises:
+        InputError: naming ``name``.
+    """
+    from attnphys._checks import check_array, is_concrete
+
+    if weights is None:
+        return
+    check_array(weights, name, (n,), what="one weight per support point or component")
+    if is_concrete(weights):
+        import numpy as np
+
+        w = np.asarray(weights, dtype=float)
+        if not np.all(np.isfinite(w)) or np.any(w < 0) or not np.isclose(w.sum(), 1.0, rtol=1e-6, atol=1e-9):
+            raise_input(f"must be finite, >= 0 and sum to 1, got sum {w.sum():.6g}", name)
+
+
+def raise_input(message: str, name: str):
+    from attnphys.errors import InputError
+
+    raise InputError(message, name)
+
+
 def random_spd(key: jax.Array, dim: int, scale: float = 0.5) -> jax.Array:
     """A random symmetric positive-definite (dim, dim) matrix scale·(AAᵀ/D + I/2), A standard normal, so
     that its eigenvalues are ≥ scale/2; used by the ``example`` constructors (theory: docs/theory/expfam.md §5)."""

@@ -6,7 +6,9 @@ import jax
 import jax.numpy as jnp
 from jax.nn import log_softmax, logsumexp, softmax
 
-from attnphys.expfam._measure.base import AbstractBaseMeasure, as_log_weights
+from attnphys._checks import check_array
+from attnphys.errors import InputError
+from attnphys.expfam._measure.base import AbstractBaseMeasure, as_log_weights, check_eta, check_weights
 
 
 class Discrete(AbstractBaseMeasure):
@@ -25,6 +27,10 @@ class Discrete(AbstractBaseMeasure):
     log_weights: jax.Array  # (N,)
 
     def __init__(self, points, weights=None):
+        N = check_array(points, "points", ndim=2, what="N support points × D")[0]
+        if N < 1:
+            raise InputError("needs at least one support point", "points")
+        check_weights(weights, N)
         self.points = jnp.asarray(points)
         self.log_weights = as_log_weights(weights, self.points.shape[0], self.points.dtype)
 
@@ -37,6 +43,7 @@ class Discrete(AbstractBaseMeasure):
 
     def logits(self, eta, beta=1.0):
         """(N,) β x_nᵀη + log π_n, the attention scores (theory: docs/theory/expfam.md §2.1)."""
+        check_eta(eta, self.points.shape[1], beta)
         return beta * self.points @ eta + self.log_weights
 
     def probs(self, eta, beta=1.0):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from attnphys.expfam._measure.base import AbstractBaseMeasure, random_spd
+from attnphys._checks import check_array, check_spd
+from attnphys.expfam._measure.base import AbstractBaseMeasure, check_eta, random_spd
 
 
 class Gaussian(AbstractBaseMeasure):
@@ -22,6 +23,9 @@ class Gaussian(AbstractBaseMeasure):
     cov: jax.Array  # (D, D)
 
     def __init__(self, mu, cov):
+        D = check_array(mu, "mu", ndim=1, what="the mean m")[0]
+        check_array(cov, "cov", (D, D), what="the covariance Σ, D × D")
+        check_spd(cov, "cov")
         self.mu, self.cov = jnp.asarray(mu), jnp.asarray(cov)
 
     @classmethod
@@ -32,10 +36,12 @@ class Gaussian(AbstractBaseMeasure):
 
     def log_normalizer(self, eta, beta=1.0):
         """G(η) = β mᵀη + ½ β² ηᵀΣη (theory: docs/theory/expfam.md §2.2)."""
+        check_eta(eta, self.mu.shape[0], beta)
         return beta * self.mu @ eta + 0.5 * beta**2 * eta @ self.cov @ eta
 
     def mean(self, eta, beta=1.0):
         """E[x] = m + βΣη (theory: docs/theory/expfam.md §2.2)."""
+        check_eta(eta, self.mu.shape[0], beta)
         return self.mu + beta * self.cov @ eta
 
     def fisher(self, eta, beta=1.0):
@@ -53,4 +59,5 @@ class Gaussian(AbstractBaseMeasure):
     def conjugate_at(self, eta, beta=1.0):
         """G*(∇G(η)) = ½ β² ηᵀΣη = KL(N(m + βΣη, Σ) ‖ N(m, Σ)) (theory: docs/theory/expfam.md §4.2);
         for an arbitrary μ see :func:`attnphys.expfam.conjugate_gaussian`."""
+        check_eta(eta, self.mu.shape[0], beta)
         return 0.5 * beta**2 * eta @ self.cov @ eta

@@ -6,7 +6,8 @@ import jax
 import jax.numpy as jnp
 from jax.nn import logsumexp, softmax
 
-from attnphys.expfam._measure.base import AbstractBaseMeasure, as_log_weights, random_spd
+from attnphys._checks import check_array, check_spd
+from attnphys.expfam._measure.base import AbstractBaseMeasure, as_log_weights, check_eta, check_weights, random_spd
 
 
 class GaussianMixture(AbstractBaseMeasure):
@@ -28,6 +29,10 @@ class GaussianMixture(AbstractBaseMeasure):
     log_weights: jax.Array  # (N,)
 
     def __init__(self, means, cov, weights=None):
+        N, D = check_array(means, "means", ndim=2, what="N component means × D")
+        check_array(cov, "cov", (D, D), what="the shared covariance Σ, D × D")
+        check_spd(cov, "cov")
+        check_weights(weights, N)
         self.means, self.cov = jnp.asarray(means), jnp.asarray(cov)
         self.log_weights = as_log_weights(weights, self.means.shape[0], self.means.dtype)
 
@@ -41,10 +46,12 @@ class GaussianMixture(AbstractBaseMeasure):
     def responsibilities(self, eta, beta=1.0):
         """(N,) r_n = softmax(β m_nᵀη + log π_n), the components' weights in p(· | η)
         (theory: docs/theory/expfam.md §2.3)."""
+        check_eta(eta, self.cov.shape[0], beta)
         return softmax(beta * self.means @ eta + self.log_weights)
 
     def log_normalizer(self, eta, beta=1.0):
         """G(η) = ½ β² ηᵀΣη + log Σ_n π_n e^{β m_nᵀη} (theory: docs/theory/expfam.md §2.3)."""
+        check_eta(eta, self.cov.shape[0], beta)
         return 0.5 * beta**2 * eta @ self.cov @ eta + logsumexp(beta * self.means @ eta + self.log_weights)
 
     def mean(self, eta, beta=1.0):

@@ -7,7 +7,8 @@ import jax
 import jax.numpy as jnp
 from jax.nn import logsumexp, softmax
 
-from attnphys.expfam._measure.base import AbstractBaseMeasure, as_log_weights, random_spd
+from attnphys._checks import check_array, check_spd, is_concrete
+from attnphys.expfam._measure.base import AbstractBaseMeasure, as_log_weights, check_eta, check_weights, random_spd
 
 
 class GaussianMixtureFull(AbstractBaseMeasure):
@@ -28,6 +29,12 @@ class GaussianMixtureFull(AbstractBaseMeasure):
     log_weights: jax.Array  # (N,)
 
     def __init__(self, means, covs, weights=None):
+        N, D = check_array(means, "means", ndim=2, what="N component means × D")
+        check_array(covs, "covs", (N, D, D), what="one D × D covariance per component")
+        if is_concrete(covs):
+            for i in range(N):
+                check_spd(jnp.asarray(covs)[i], f"covs[{i}]")
+        check_weights(weights, N)
         self.means, self.covs = jnp.asarray(means), jnp.asarray(covs)
         self.log_weights = as_log_weights(weights, self.means.shape[0], self.means.dtype)
 
@@ -40,6 +47,7 @@ class GaussianMixtureFull(AbstractBaseMeasure):
         return cls(jax.random.normal(k1, (n, dim)), covs, jax.nn.softmax(jax.random.normal(k3, (n,))))
 
     def _exponents(self, eta, beta):
+        check_eta(eta, self.means.shape[1], beta)
         quad = jnp.einsum("d,nde,e->n", eta, self.covs, eta)
         return beta * self.means @ eta + 0.5 * beta**2 * quad
 

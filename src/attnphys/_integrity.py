@@ -1,0 +1,212 @@
+"""What a finished store holds, recorded and verified (theory: docs/theory/sweeps.md §2.3).
+
+A result store is a folder of files (Zarr: one metadata document per array, one file per chunk). A copy
+or ``rsync`` that was interrupted, a deleted chunk or a chunk overwritten with other bytes leaves a folder
+that Zarr still opens: a missing chunk reads as the fill value (NaN), a missing array is simply absent.
+So that such a store is never taken for a complete one:
+
+* a **finished result** records its *manifest*, ``{file: "size:crc32"}`` of every file except the root
+  metadata (which holds the manifest), in the attribute :data:`MANIFEST`;
+* a **sweep store** records the manifest of its template (metadata and coordinates) when it is created,
+  and per chunk the CRC-32 of each variable's chunk file (the variable ``chunk_sums``, one Zarr chunk per
+  sweep chunk, written after the chunk's data and before its ``done`` flag; 0 where the chunk wrote no
+  file, i.e. only fill values).
+
+:func:`verify_store` compares a store with what it recorded and lists the differences; a store written
+before manifests existed has nothing to compare and passes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zlib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import numpy as np
+
+MANIFEST = "attnphys_manifest"
+"""Root attribute: JSON ``{relative file: "size:crc32"}`` of the files a store held when it was finished
+(results) or created (sweep templates)."""
+
+CHUNK_SUMS = "chunk_sums"
+"""Sweep-store variable (chunk, variable): CRC-32 of each variable's chunk file, written with the chunk."""
+
+CHUNK_VARS = "attnphys_chunk_vars"
+"""Root attribute of a sweep store: JSON list of the variables whose chunk files ``chunk_sums`` covers, in
+its column order."""
+
+ROOT_METADATA = frozenset({"zarr.json", ".zattrs", ".zgroup", ".zmetadata"})
+"""Files of the root group's metadata: they hold the manifest, so they are not in it."""
+
+
+def file_sum(path: str | os.PathLike) -> str:
+    """``"size:crc32"`` of a file's bytes (read in blocks)."""
+    crc, size = 0, 0
+    with open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            crc = zlib.crc32(block, crc)
+            size += len(block)
+    return f"{size}:{crc:08x}"
+
+
+def crc32_of(path: str | os.PathLike) -> int:
+    """CRC-32 of a file's bytes, 0 when there is no such file (a chunk of fill values only)."""
+    try:
+        return int(file_sum(path).split(":")[1], 16)
+    except FileNotFoundError:
+        return 0
+
+
+def store_files(root: str | os.PathLike, skip: Iterable[str] = ()) -> dict[str, str]:
+    """``{relative path: "size:crc32"}`` of every file under a store, except the root metadata and the
+    chunk files of the arrays named in ``skip`` (their metadata documents are kept)."""
+    root = Path(root)
+    skip = set(skip)
+    out = {}
+    for folder, _dirs, files in os.walk(root):
+        rel_folder = Path(folder).relative_to(root)
+        for name in files:
+            rel = (rel_folder / name).as_posix()
+            if rel in ROOT_METADATA:
+                continue
+            top = rel.split("/", 1)[0]
+            if top in skip and name not in ("zarr.json", ".zarray", ".zattrs"):
+                continue
+            out[rel] = file_sum(Path(folder) / name)
+    return out
+
+
+def _variable(rel: str) -> str:
+    return rel.split("/", 1)[0]
+
+
+def check_manifest(root: str | os.PathLike, manifest: Mapping[str, str]) -> list[str]:
+    """What differs between a store and its manifest, one line per variable (empty: none). Files the
+    manifest does not list are not looked at."""
+    root = Path(root)
+    missing: dict[str, list[str]] = {}
+    changed: dict[str, list[str]] = {}
+    for rel, expected in manifest.items():
+        p = root / rel
+        try:
+            got = file_sum(p)
+        except FileNotFoundError:
+            missing.setdefault(_variable(rel), []).append(rel)
+            continue
+        except OSError:
+            got = None
+        if got != expected:
+            changed.setdefault(_variable(rel), []).append(rel)
+    lines = []
+    for var in sorted(set(missing) | set(changed)):
+        parts = []
+        for what, files in (("missing", missing.get(var, [])), ("changed", changed.get(var, []))):
+            if not files:
+                continue
+            meta = [f for f in files if f.rsplit("/", 1)[-1] in ("zarr.json", ".zarray", ".zattrs")]
+            if meta:
+                parts.append(f"its metadata ({meta[0]}) is {what}")
+            n = len(files) - len(meta)
+            if n:
+                shown = ", ".join(f for f in files if f not in meta)[:120]
+                parts.append(f"{n} chunk file{'s' if n > 1 else ''} {what} ({shown})")
+        lines.append(f"variable {var}: " + "; ".join(parts))
+    return lines
+
+
+def chunk_file(root: str | os.PathLike, name: str, index: tuple[int, ...]) -> Path:
+    """Path of the file that holds chunk ``index`` of array ``name`` (local stores)."""
+    import zarr
+
+    arr = zarr.open_array(store=str(root), path=name, mode="r")
+    meta = arr.metadata
+    encode = getattr(meta, "encode_chunk_key", None)
+    if encode is not None:
+        key = encode(index)
+    else:  # pragma: no cover - Zarr v2 metadata without the method
+        key = ".".join(map(str, index))
+    return Path(root) / name / key
+
+
+def _chunk_sum(group, root, name: str, i: int) -> int | None:
+    """CRC-32 of chunk ``i`` of array ``name``; None when the array itself cannot be opened."""
+    try:
+        arr = group[name]
+        index = (i,) + (0,) * (len(arr.shape) - 1)
+        return crc32_of(chunk_file(root, name, index))
+    except Exception:  # noqa: BLE001 - metadata missing or unreadable
+        return None
+
+
+def chunk_sums(root: str | os.PathLike, names: Iterable[str], i: int) -> np.ndarray:
+    """(n_names,) uint32: CRC-32 of chunk ``i`` (along the first axis, the whole of the others) of each
+    array."""
+    import zarr
+
+    g = zarr.open_group(str(root), mode="r")
+    return np.asarray([_chunk_sum(g, root, n, i) or 0 for n in names], dtype=np.uint32)
+
+
+def damaged_chunks(root: str | os.PathLike, attrs: Mapping, done: np.ndarray) -> dict[int, list[str]]:
+    """Chunks flagged done whose files no longer match the sums written with them: chunk → variables.
+    Empty for a store without ``chunk_sums`` (written before they existed)."""
+    import zarr
+
+    names = json.loads(str(attrs.get(CHUNK_VARS, "[]")))
+    if not names:
+        return {}
+    g = zarr.open_group(str(root), mode="r")
+    try:
+        recorded = np.asarray(g[CHUNK_SUMS][:])  # pyright: ignore[reportArgumentType,reportIndexIssue]
+    except Exception:  # noqa: BLE001 - the sums themselves unreadable: every done chunk is suspect
+        recorded = None
+    out: dict[int, list[str]] = {}
+    for i in np.flatnonzero(done):
+        i = int(i)
+        if recorded is None or recorded.shape[0] <= i:
+            out[i] = list(names)
+            continue
+        bad = [n for n, a in zip(names, recorded[i]) if _chunk_sum(g, root, n, i) != int(a)]
+        if bad:
+            out[i] = bad
+    return out
+
+
+def describe_chunks(damaged: Mapping[int, list[str]]) -> str:
+    """``"chunk 0 (mo_se, att), chunk 3 (att)"``, shortened."""
+    items = sorted(damaged.items())
+    shown = ", ".join(f"chunk {i} ({', '.join(v[:3])}{', …' if len(v) > 3 else ''})" for i, v in items[:5])
+    return shown + (f" and {len(items) - 5} more chunks" if len(items) > 5 else "")
+
+
+def verify_store(root: str | os.PathLike, attrs: Mapping, done: np.ndarray | None = None) -> list[str]:
+    """Every difference between a store and what it recorded: its manifest and, for a sweep store, the sums
+    of its done chunks (``done``: the flags, when already read). Empty for an intact store."""
+    problems = []
+    manifest = attrs.get(MANIFEST)
+    if manifest:
+        try:
+            problems += check_manifest(root, json.loads(str(manifest)))
+        except (ValueError, TypeError):
+            problems.append(f"its record of its files ({MANIFEST}) is unreadable")
+    if done is not None:
+        bad = damaged_chunks(root, attrs, done)
+        if bad:
+            problems.append(f"{len(bad)} done chunk(s) no longer match what was written: {describe_chunks(bad)}")
+    return problems
+
+
+__all__ = [
+    "CHUNK_SUMS",
+    "CHUNK_VARS",
+    "MANIFEST",
+    "check_manifest",
+    "chunk_sums",
+    "damaged_chunks",
+    "describe_chunks",
+    "file_sum",
+    "store_files",
+    "verify_store",
+]
