@@ -69,7 +69,7 @@ def analyse(
         axes = (Axis(name="direction", values=tuple(directions)),) + axes
         chunk = len(axes[1].values) * max(1, chunk // len(axes[1].values))
     ds = run_sweep(Sweep(grid=Grid(axes=axes, chunk=chunk), task=task), progress=progress)
-    ds.attrs["mode"] = "cold" if directions is None else "continuation"
+    ds.attrs["run_mode"] = "cold" if directions is None else "continuation"
     return ds.drop_vars("point_seed")
 
 

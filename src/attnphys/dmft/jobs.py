@@ -1004,7 +1004,7 @@ class ConvergeJob(ModelOptions):
         self.sizes()
 
     def execute(self, progress: bool = True) -> Report:
-        from attnphys.dmft.converge import converge
+        from attnphys.dmft.converge import converge, slope_text
 
         t0 = time.perf_counter()
         cfg = self.configuration()
@@ -1019,14 +1019,14 @@ class ConvergeJob(ModelOptions):
             seed=self.seed,
             progress=progress,
         )
-        ds = ds.drop_vars("point_seed")
         paths = [self.write_result(ds, self.out)]
         rows = {"N": ", ".join(str(k) for k in ds.n.values), "wall time": f"{time.perf_counter() - t0:.1f} s"}
         for b in ds.beta_o.values:
             d = ds.sel(beta_o=b)
             rows[f"β_o={b:g}"] = (
-                f"RMS slope {float(d.slope):+.3f}, long-run statistics slope {float(d.stat_slope):+.3f}; "
-                f"RMS at largest N {float(d.rms_deviation[-1]):.2e}"
+                f"RMS slope {slope_text(d, 'slope')}, long-run statistics slope {slope_text(d, 'stat_slope')} "
+                f"(95% intervals); RMS at largest N {float(d.rms_deviation[-1]):.2e}, long-run distance "
+                f"{float(d.stat_distance[-1]):.2e} ± {float(d.stat_noise[-1]):.1e} (sampling noise)"
             )
         if self.plot is not None:
             from attnphys.plots.converge import plot_converge

@@ -29,7 +29,7 @@ from attnphys.dmft.initial import CheckpointStart, StartSpec, TokenStart, parse_
 from attnphys.dmft.meanfield import OBSERVABLE_TABLE, OBSERVABLES
 from attnphys.dmft.model import DMFTModel
 from attnphys.dmft.simulate import Schedule, raise_if_nonfinite, run_batch, run_segments
-from attnphys.dynamics.classify import REGIMES, ClassifyOptions, classify, detect_period
+from attnphys.dynamics.classify import CLASSIFY_ATTRS, REGIMES, ClassifyOptions, classify, detect_period
 from attnphys.dynamics.lyapunov import lyapunov
 from attnphys.dynamics.orbits import OrbitSpec, continuation, orbit_sweep
 from attnphys.errors import InputError, NonFiniteError
@@ -239,22 +239,10 @@ class TrajectoryTask(DMFTTask):
             shape = tuple(4 if d == "family" else s[d] for d in dims)
             sch[f"final_{name}"] = VarSpec(dims, shape, np.float64, np.nan, f"final state: {what} (cached)")
         if "mo_se" in self.record:
-            sch["mo_se_autocorr_time"] = VarSpec(
-                ("feature",),
-                (s["feature"],),
-                np.float64,
-                np.nan,
-                "autocorrelation time of mo_se: lag beyond which |autocorrelation| < 1/e (inf: no decay within "
-                "a quarter of the record)",
-                "step",
-            )
-            sch["mo_se_lowfreq_power"] = VarSpec(
-                ("feature",),
-                (s["feature"],),
-                np.float64,
-                np.nan,
-                "fraction of the power of mo_se at frequencies below 1/L (slower than one pass through the context)",
-            )
+            from attnphys.dmft.memory import MEMORY_ATTRS
+
+            for key, attrs in MEMORY_ATTRS.items():
+                sch[f"mo_se_{key}"] = VarSpec(("feature",), (s["feature"],), np.float64, np.nan, **attrs)
         return sch
 
     def coords(self, grid: Grid) -> dict:
@@ -299,7 +287,7 @@ class TrajectoryTask(DMFTTask):
             from attnphys.dmft.memory import memory_summary
 
             mem = memory_summary(np.swapaxes(np.asarray(recs["mo_se"]), -1, -2), model.config.L, dt=self.record_every)
-            out.update(mo_se_autocorr_time=mem["autocorr_time"], mo_se_lowfreq_power=mem["lowfreq_power"])
+            out.update({f"mo_se_{key}": value for key, value in mem.items()})
         return out
 
 
@@ -915,12 +903,13 @@ class OrbitTask(DMFTTask):
         F = self.sizes(grid)["feature"]
         k = self.lyapunov
         sch = {
-            "regime": VarSpec((), (), np.int8, -1, "attractor type code (labels in attrs)"),
-            "period": VarSpec((), (), np.int64, 0, "exact period of the orbit (0: none found)", "step"),
-            "lambda1": VarSpec((), (), np.float64, np.nan, "leading Lyapunov exponent", "1/step"),
-            "lambda2": VarSpec((), (), np.float64, np.nan, "second Lyapunov exponent", "1/step"),
-            "K": VarSpec((), (), np.float64, np.nan, "0-1 test for chaos statistic"),
-            "agree": VarSpec((), (), np.int8, -1, "0-1 test agrees with the label (1), disagrees (0), undefined (-1)"),
+            "regime": VarSpec((), (), np.int8, -1, **CLASSIFY_ATTRS["regime"]),
+            "regime_reason": VarSpec((), (), np.int8, -1, **CLASSIFY_ATTRS["regime_reason"]),
+            "period": VarSpec((), (), np.int64, 0, **CLASSIFY_ATTRS["period"]),
+            "lambda1": VarSpec((), (), np.float64, np.nan, **CLASSIFY_ATTRS["lambda1"]),
+            "lambda2": VarSpec((), (), np.float64, np.nan, **CLASSIFY_ATTRS["lambda2"]),
+            "K": VarSpec((), (), np.float64, np.nan, **CLASSIFY_ATTRS["K"]),
+            "agree": VarSpec((), (), np.int8, -1, **CLASSIFY_ATTRS["agree"]),
             "nonfinite_step": VarSpec((), (), np.int64, -1, "first non-finite recorded step (-1: none)", "step"),
             "obs_mean": VarSpec(("feature",), (F,), np.float64, np.nan, f"time mean of {self.observable}"),
             "obs_std": VarSpec(("feature",), (F,), np.float64, np.nan, f"time standard deviation of {self.observable}"),
@@ -1045,7 +1034,7 @@ class OrbitTask(DMFTTask):
         res = {k: np.asarray(v) for k, v in res.items() if k not in ("x", "aux")}
         raise_if_nonfinite(np.where(res["nonfinite_step"] >= 0, res["nonfinite_step"] + spec.transient, -1), labels)
         ev = evidence(spec, res, self.options)
-        out = {name: ev[name] for name in ("regime", "period", "lambda1", "lambda2", "K")}
+        out = {name: ev[name] for name in ("regime", "regime_reason", "period", "lambda1", "lambda2", "K")}
         out["agree"] = np.where(np.isnan(np.asarray(ev["K"], float)), -1, np.asarray(ev["agree"]).astype(np.int8))
         out["nonfinite_step"] = res["nonfinite_step"]
         out["obs_mean"] = res["orbit"].mean(axis=-2)
@@ -1222,9 +1211,12 @@ class ConvergeTask(DMFTTask):
                 np.nan,
                 f"max |time mean, time std of {self.observable} (steps >= {self.transient}): finite - MF|",
             ),
+            "rms_noise": VarSpec((), (), np.float64, np.nan, "standard error of rms_deviation over the paths"),
+            "stat_noise": VarSpec((), (), np.float64, np.nan, "sampling noise of stat_distance (spread of the paths)"),
         }
 
     def compute_group(self, model, pts, n, idx):
+        from attnphys.dmft.converge import path_noise
         from attnphys.dmft.finite import sample_points
 
         ns = np.asarray(pts["n"]).astype(int)
@@ -1241,6 +1233,7 @@ class ConvergeTask(DMFTTask):
         mf = np.asarray(recs[self.observable])  # (n, T, M)
         rms = np.empty(n)
         stat = np.empty(n)
+        noise = np.empty((n, 2))
         for i in range(n):
             sc_i = jax.tree_util.tree_map(lambda a, i=i: a[i : i + 1], sc)
             fin = sample_points(
@@ -1257,19 +1250,10 @@ class ConvergeTask(DMFTTask):
             mf_stats = np.stack([mf[i, self.transient :].mean(0), mf[i, self.transient :].std(0)])
             fs = np.stack([fin[:, self.transient :].mean(1).mean(0), fin[:, self.transient :].std(1).mean(0)])
             stat[i] = np.max(np.abs(fs - mf_stats))
-        return {"rms_deviation": rms, "stat_distance": stat}
+            noise[i] = path_noise(fin, mf[i], self.horizon, self.transient)
+        return {"rms_deviation": rms, "stat_distance": stat, "rms_noise": noise[:, 0], "stat_noise": noise[:, 1]}
 
     def finalize(self, ds):
-        from attnphys.dmft.converge import fitted_slope
+        from attnphys.dmft.converge import fit_slopes
 
-        others = [d for d in ds.rms_deviation.dims if d != "n"]
-        ns = ds["n"].values
-        for name, src in (("slope", "rms_deviation"), ("stat_slope", "stat_distance")):
-            arr = ds[src].transpose(*others, "n").values
-            slopes = np.apply_along_axis(lambda d: fitted_slope(ns, d), -1, arr) if arr.size else arr
-            ds[name] = (
-                others,
-                np.asarray(slopes).reshape([ds.sizes[d] for d in others]),
-                {"long_name": f"log-log slope of {src} vs N over the largest three decades"},
-            )
-        return ds
+        return fit_slopes(ds)
