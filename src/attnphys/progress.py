@@ -1,15 +1,26 @@
-"""Progress bars (rich) for long runs: points done, rate and time remaining."""
+"""Progress bars (rich) for long runs: points done, rate and time remaining, with progress reported from
+inside a unit of work (theory: docs/theory/sweeps.md §3).
+
+A bar counts units (sweep points, steps). Work that runs one unit for a long time (a chunk of sweep
+points stepped together, a census, a flow) reports the fraction of it done from the layer that knows
+(a loop over step blocks, rounds of a settle run, segments of an integration) with :func:`report_fraction`;
+the bar of the enclosing :func:`nested_progress` then moves within the unit and its time estimate stays
+live. Where no bar is active, :func:`report_fraction` does nothing.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 
 @contextmanager
 def progress_bar(total: int, unit: str, enabled: bool = True, done: int = 0):
-    """Yield ``advance(n)``; shows done/total, rate, elapsed and remaining time when enabled."""
+    """Yield ``advance(n)`` (n may be fractional); shows done/total, rate, elapsed and remaining time when
+    enabled."""
     if not enabled:
         yield lambda n=1: None
         return
@@ -22,13 +33,81 @@ def progress_bar(total: int, unit: str, enabled: bool = True, done: int = 0):
         TextColumn("eta"),
         TimeRemainingColumn(),
     )
-    with Progress(*columns, transient=False) as prog:
+    with Progress(*columns, transient=False, refresh_per_second=4) as prog:
         task = prog.add_task(unit, total=total, completed=done, rate="")
 
-        def advance(n: int = 1) -> None:
+        def advance(n: float = 1) -> None:
             prog.update(task, advance=n)
             t = prog.tasks[task]
             if t.speed:
                 prog.update(task, rate=f"{t.speed:.3g} {unit}/s")
 
         yield advance
+
+
+class _Nested:
+    """The units of the running piece of work and how much of them inner reports have advanced."""
+
+    def __init__(self, advance: Callable[[float], None]):
+        self.advance = advance
+        self.units = 0.0
+        self.reported = 0.0
+
+    def fraction(self, f: float) -> None:
+        target = self.units * min(max(float(f), 0.0), 1.0)
+        if target > self.reported:
+            self.advance(target - self.reported)
+            self.reported = target
+
+    def complete(self, units: float) -> None:
+        """The piece of ``units`` is done: advance what its inner reports have not."""
+        if units > self.reported:
+            self.advance(units - self.reported)
+        self.units = self.reported = 0.0
+
+
+_CURRENT: ContextVar[_Nested | None] = ContextVar("attnphys_progress", default=None)
+
+
+@contextmanager
+def nested_progress(advance: Callable[[float], None]) -> Iterator[_Nested]:
+    """Let inner layers move the bar of ``advance`` (of :func:`progress_bar`) within each piece of work:
+    bracket each piece with :func:`piece` and finish it with ``tracker.complete(units)``."""
+    tracker = _Nested(advance)
+    token = _CURRENT.set(tracker)
+    try:
+        yield tracker
+    finally:
+        _CURRENT.reset(token)
+
+
+@contextmanager
+def piece(units: float) -> Iterator[None]:
+    """Mark the start of a piece of ``units`` units of the enclosing :func:`nested_progress` bar (a sweep
+    chunk of that many points); a no-op without one."""
+    tracker = _CURRENT.get()
+    if tracker is not None:
+        tracker.units, tracker.reported = float(units), 0.0
+    yield
+
+
+def report_fraction(done: float, total: float) -> None:
+    """Report that ``done`` of ``total`` of the current piece of work is finished (a no-op when no bar is
+    active, e.g. in a worker process)."""
+    tracker = _CURRENT.get()
+    if tracker is not None and total > 0:
+        tracker.fraction(done / total)
+
+
+@contextmanager
+def step_bar(total: float, unit: str, enabled: bool = True) -> Iterator[Callable[[float, float], None]]:
+    """A bar of its own for one long computation that reports through :func:`report_fraction` (a census,
+    a flow): yields ``report(done, total)``; inside an enclosing :func:`nested_progress` the enclosing bar
+    moves instead."""
+    if _CURRENT.get() is not None or not enabled:
+        yield report_fraction
+        return
+    with progress_bar(total, unit, enabled=True) as advance, nested_progress(advance) as tracker:
+        tracker.units = float(total)
+        yield report_fraction
+        tracker.complete(float(total))

@@ -27,7 +27,6 @@ import xarray as xr
 
 from attnphys.dmft.config import DMFTConfig
 
-
 NOISE_FACTOR = 2.0
 """A distance at most this many times its sampling noise is noise-limited."""
 

@@ -59,13 +59,22 @@ from attnphys.dynamics.periodic import floquet_batch, refine_batch
 from attnphys.dynamics.samplers import AbstractSampler, make_sampler
 from attnphys.dynamics.settle import DIVERGENT, EXHAUSTED, PERIODIC, SettleOptions, lane_params, settle
 from attnphys.errors import InputError
-from attnphys.progress import progress_bar
+from attnphys.progress import step_bar
 from attnphys.runtime import take_rows
 
-OUTCOMES: tuple[str, ...] = ("unsettled", "periodic", "divergent", "recurrent", "converging", "transient")
+OUTCOMES: tuple[str, ...] = (
+    "unsettled",
+    "periodic",
+    "divergent",
+    "recurrent",
+    "converging",
+    "transient",
+    "unstable",
+)
 """Per-start outcome codes (``ic_outcome``): unsettled (not recurrent), settled on an exact periodic orbit,
-diverged, settled on a non-periodic attractor, still converging to a periodic orbit (unsettled), or in a
-group whose representative later settled on a periodic orbit (unsettled)."""
+diverged, settled on a non-periodic attractor, still converging to a periodic orbit (unsettled), in a
+group whose representative later settled on a periodic orbit (unsettled), or shadowing an unstable
+periodic orbit (a Floquet multiplier outside the unit circle; unsettled: such an orbit is no attractor)."""
 
 
 CENSUS_ATTRS: dict[str, dict[str, str]] = {
@@ -108,6 +117,15 @@ CENSUS_ATTRS: dict[str, dict[str, str]] = {
 """CF attributes of every census variable (one table: :func:`census_batch` and the sweep tasks built on it)."""
 
 
+RING_COPIES = 5
+"""Copies of a lane's fingerprint ring alive at the peak of the settle run (the stored lanes, the working
+batch, a round's carry and its updated ring, the verification; measured ≈ 4.4 on the Hénon map)."""
+
+UNSTABLE_LOG_MU = 1e-8
+"""A periodic orbit whose leading log|μ| per cycle exceeds this is unstable and never an attractor (a neutral
+orbit, |μ| = 1 to rounding, e.g. of a rational rotation, is kept)."""
+
+
 class CensusOptions(NamedTuple):
     """Schedule and criteria of a census, hashable (theory: docs/theory/dynamics.md §7).
 
@@ -119,7 +137,12 @@ class CensusOptions(NamedTuple):
     non-periodic attractors. converging_tol: relative tolerance of "still converging to a periodic orbit".
     k: exponents per attractor (None: all D). lyap_steps, lyap_align: Benettin run of non-periodic
     attractors. n_classify: window classified. max_points: representative points per attractor.
-    classify: thresholds of the classification.
+    classify: thresholds of the classification. merge_steps, merge_points, merge_coverage: the long run of
+    each non-periodic representative (``merge_points`` fingerprints over ``merge_steps`` steps) and the
+    share of each run that must lie near the other for two such attractors to be one (§7.2).
+    memory_budget: bytes of working memory of the settle run; the starts are settled in chunks that fit
+    (:meth:`lanes_per_chunk`; §7.4). n_state: the state dimension D (set by the census; 0: unknown, the
+    estimate then assumes a full fingerprint).
     """
 
     budget: int = 20_000
@@ -144,6 +167,22 @@ class CensusOptions(NamedTuple):
     n_classify: int = 2_000
     max_points: int = 64
     classify: ClassifyOptions = ClassifyOptions()
+    merge_steps: int = 20_000
+    merge_points: int = 1_000
+    merge_coverage: float = 0.9
+    memory_budget: int = 1 << 30
+    n_state: int = 0
+
+    def lane_bytes(self) -> int:
+        """Peak working memory of one start in the settle run: about :data:`RING_COPIES` copies of its
+        fingerprint ring (W × G float64) plus its state (theory: docs/theory/dynamics.md §7.4)."""
+        so = self.settle_options()
+        G = self.n_fingerprint if self.n_state <= 0 else min(self.n_fingerprint, self.n_state)
+        return RING_COPIES * so.window * G * 8 + 16 * max(self.n_state, 1) * 8
+
+    def lanes_per_chunk(self) -> int:
+        """Starts settled together so that their working memory stays within ``memory_budget`` bytes."""
+        return max(1, int(self.memory_budget // self.lane_bytes()))
 
     def settle_options(self) -> SettleOptions:
         return SettleOptions(
@@ -175,6 +214,8 @@ class CensusOptions(NamedTuple):
             raise InputError(
                 f"n_classify ({self.n_classify}) must not exceed lyap_steps ({self.lyap_steps})", field="census"
             )
+        if not (1 <= self.merge_points <= self.merge_steps and 0 < self.merge_coverage <= 1):
+            raise InputError("1 <= merge_points <= merge_steps and merge_coverage in (0, 1] needed", field="census")
         if not (0 < self.recurrence_quantile <= 1 and self.recurrence_factor > 0 and self.group_tol > 0):
             raise InputError(
                 "recurrence_quantile in (0, 1], recurrence_factor > 0 and group_tol > 0 needed", field="census"
@@ -256,10 +297,11 @@ def _assess(ring, q, factor, P, conf, tol, stride, n_rec, period_tol):
     return rec, h, _converging(ring, P, conf, tol), S
 
 
-@partial(jax.jit, static_argnames=("m", "k", "steps", "align", "n_window", "n_fp"))
-def _rep_run(m, k, steps, align, n_window, n_fp, x, aux, table, pidx, shared):
+@partial(jax.jit, static_argnames=("m", "k", "steps", "align", "n_window", "n_fp", "n_long", "stride"))
+def _rep_run(m, k, steps, align, n_window, n_fp, n_long, stride, x, aux, table, pidx, shared):
     """Per non-periodic representative: Benettin exponents over ``steps`` steps (after ``align``), then a
-    window of n_window observations and fingerprints for the classification, and the final state."""
+    window of n_window observations and fingerprints for the classification, the final state, and a long
+    run of n_long fingerprints ``stride`` steps apart (the point set that merges pieces of one attractor)."""
 
     def one(x, aux, i):
         params = lane_params(table, shared, i)
@@ -270,9 +312,30 @@ def _rep_run(m, k, steps, align, n_window, n_fp, x, aux, table, pidx, shared):
 
         x2, aux2, _, _, (y, f, ok) = advance(m, params, n_window, 1, r.x, r.aux, emit=emit)
         bad = jnp.where(r.nonfinite >= 0, r.nonfinite, jnp.where(jnp.all(ok), -1, steps + jnp.argmin(ok)))
-        return r.exponents, y, f, bad, x2, aux2
+
+        def hop(c, _):
+            xx, aa, _, _, _ = advance(m, params, stride, 1, c[0], c[1])
+            return (xx, aa), fingerprint(xx, n_fp)
+
+        _, long = jax.lax.scan(hop, (x2, aux2), None, length=n_long)
+        return r.exponents, y, f, bad, x2, aux2, long
 
     return jax.vmap(one)(x, aux, pidx)
+
+
+def _covers(X: np.ndarray, Y: np.ndarray, q: float, factor: float) -> float:
+    """Share of the points of X within factor × (the larger q-quantile nearest-neighbour spacing of X and
+    Y) of a point of Y (theory: docs/theory/dynamics.md §7.2): ≈ 1 for two long runs on one attractor,
+    ≈ 0 for runs on disjoint attractors."""
+    import scipy.spatial
+
+    X, Y = X[np.all(np.isfinite(X), axis=1)], Y[np.all(np.isfinite(Y), axis=1)]
+    if X.shape[0] < 2 or Y.shape[0] < 2:
+        return 0.0
+    tx, ty = scipy.spatial.cKDTree(X), scipy.spatial.cKDTree(Y)
+    h = max(float(np.quantile(tx.query(X, k=2)[0][:, 1], q)), float(np.quantile(ty.query(Y, k=2)[0][:, 1], q)))
+    scale = max(1.0, float(np.max(np.abs(X))), float(np.max(np.abs(Y))))
+    return float(np.mean(ty.query(X)[0] <= factor * h + 1e-12 * scale))
 
 
 @partial(jax.jit, static_argnames=("m", "n"))
@@ -303,6 +366,88 @@ def _observe_points(m, xs, auxs, table, pidx, shared):
 
 
 # ---------------------------------------------------------------- the census
+
+
+def _odd_prime_stride(n: int) -> int:
+    """The smallest prime ≥ max(n, 5): the long run of a representative is sampled that many steps apart, so
+    that the samples do not alias with a banded attractor's cycle of 2^k·3 bands (or a map's driving period
+    of 2, 3 or 4), which would leave each run in one band (theory: docs/theory/dynamics.md §7.2)."""
+    p = max(int(n), 5)
+    while any(p % d == 0 for d in range(2, int(p**0.5) + 1)):
+        p += 1
+    return p
+
+
+def _settle_in_chunks(m: Map, x0, aux0, pidx, table, shared, o: CensusOptions, chunk: int, report):
+    """The settle run (:func:`attnphys.dynamics.settle.settle`) over the starts in chunks of ``chunk``
+    lanes, each chunk's fingerprint rings reduced at once to what the grouping needs, so that memory is
+    bounded by the chunk (theory: docs/theory/dynamics.md §7.4): a periodic lane keeps its last p
+    fingerprints, a lane that spent its budget its recurrence evidence and subsampled cloud.
+
+    Returns:
+        (lanes without rings (numpy), {lane: (p, G) last fingerprints} of the periodic lanes,
+        (ex_idx, recurrent, h, converging, clouds) of the lanes that spent their budget).
+    """
+    so = o.settle_options()
+    N = int(np.shape(x0)[0])
+    horizon = so.n_blocks * so.block
+    parts, tails, assessed = [], {}, []
+    for c, lo in enumerate(range(0, N, chunk)):
+        hi = min(N, lo + chunk)
+        sub_aux = jax.tree_util.tree_map(lambda a, lo=lo, hi=hi: a[lo:hi], aux0)
+
+        def progress(n, c=c):
+            report(c * horizon + n, horizon * (-(-N // chunk)) + horizon)
+
+        ln = settle(m, x0[lo:hi], sub_aux, pidx[lo:hi], table, shared, so, progress=progress)
+        ln = jax.tree_util.tree_map(np.asarray, ln)
+        for j in np.flatnonzero(ln.status == PERIODIC):
+            tails[lo + int(j)] = ln.ring[j, -int(ln.period[j]) :].copy()
+        ex = np.flatnonzero(ln.status == EXHAUSTED)
+        if ex.size:
+            nb = _pow2(ex.size, 16)
+            rec, h, cvg, S = _assess(
+                take_rows(ln.ring, ex, nb),
+                o.recurrence_quantile,
+                o.recurrence_factor,
+                so.max_period,
+                so.confirmations,
+                o.converging_tol,
+                max(1, so.window // o.n_recurrence),
+                o.n_recurrence,
+                o.period_tol,
+            )
+            n = ex.size
+            assessed.append((lo + ex, *(np.asarray(a)[:n] for a in (rec, h, cvg, S))))
+        parts.append(ln._replace(ring=None))
+    lanes = jax.tree_util.tree_map(lambda *a: np.concatenate(a), *parts) if len(parts) > 1 else parts[0]
+    G = min(o.n_fingerprint, int(np.shape(x0)[1]))
+    if assessed:
+        ex_idx, rec, h, cvg, clouds = (np.concatenate(a) for a in zip(*assessed))
+    else:
+        ex_idx, rec, h, cvg = np.zeros(0, np.int64), np.zeros(0, bool), np.zeros(0), np.zeros(0, bool)
+        clouds = np.zeros((0, o.n_recurrence, G))
+    return lanes, tails, (ex_idx, rec, h, cvg, clouds)
+
+
+def _merge_pieces(atts: list, o: CensusOptions) -> None:
+    """Merge, in place, non-periodic attractors of one parameter point whose long runs cover each other
+    (:func:`_covers` ≥ ``merge_coverage`` both ways): pieces of one attractor that the ring-based grouping
+    split (intermittent or banded chaos visits its regions unevenly within a ring) (theory:
+    docs/theory/dynamics.md §7.2). The largest piece keeps its representative; members are pooled."""
+    rec = sorted((a for a in atts if a["source"] == "recurrent"), key=lambda a: (-len(a["members"]), a["rep"]))
+    kept: list = []
+    for a in rec:
+        for k in kept:
+            q, f = o.recurrence_quantile, o.recurrence_factor
+            if min(_covers(a["long"], k["long"], q, f), _covers(k["long"], a["long"], q, f)) >= o.merge_coverage:
+                k["members"] = sorted(k["members"] + a["members"])
+                k.setdefault("merged", []).append(a["rep"])
+                a["dropped"] = True
+                break
+        else:
+            kept.append(a)
+    atts[:] = [a for a in atts if not a.get("dropped")]
 
 
 def _pow2(n: int, least: int = 8) -> int:
@@ -400,15 +545,63 @@ def census_batch(
         raise InputError(f"must be in [1, D = {D}] (got {k})", field="k")
     pidx = np.repeat(np.arange(B), K)
 
-    with progress_bar(so.n_blocks * so.block, "steps", enabled=progress) as advance:
-        done = [0]
+    chunk = o._replace(n_state=D).lanes_per_chunk()
+    n_chunks = -(-N // chunk)
+    horizon = so.n_blocks * so.block
+    total = horizon * (n_chunks + 1)  # the settle run, then grouping, refinement and representative runs
+    with step_bar(total, "steps", enabled=progress) as report:
+        lanes, tails, assessed = _settle_in_chunks(m, x0, aux0, pidx, table, shared, o, chunk, report)
+        ds = _group(
+            m,
+            o,
+            lanes,
+            tails,
+            assessed,
+            x0,
+            aux0,
+            pidx,
+            table,
+            shared,
+            B,
+            K,
+            k,
+            D,
+            sampler,
+            seed,
+            param_values,
+            param_name,
+            max_attractors,
+        )
+        report(total, total)
+    return ds
 
-        def report(n):
-            advance(n - done[0])
-            done[0] = n
 
-        lanes = settle(m, x0, aux0, pidx, table, shared, so, progress=report)
-    lanes = jax.tree_util.tree_map(np.asarray, lanes)
+def _group(
+    m,
+    o,
+    lanes,
+    tails,
+    assessed,
+    x0,
+    aux0,
+    pidx,
+    table,
+    shared,
+    B,
+    K,
+    k,
+    D,
+    sampler,
+    seed,
+    param_values,
+    param_name,
+    max_attractors,
+) -> xr.Dataset:
+    """Grouping, refinement, representative runs and the dataset of :func:`census_batch` (theory:
+    docs/theory/dynamics.md §7.2–7.3)."""
+    so = o.settle_options()
+    N = int(x0.shape[0])
+    ex_idx, rec, h, cvg, clouds = assessed
     table_np = jax.tree_util.tree_map(np.asarray, table)
     status = np.asarray(lanes.status)
     period = np.asarray(lanes.period).astype(np.int64)
@@ -427,7 +620,7 @@ def census_batch(
             r = todo[0]
             p = int(period[r])
             same = [j for j in todo if int(period[j]) == p]
-            seqs = np.stack([lanes.ring[j, -p:] for j in same])
+            seqs = np.stack([tails[j] for j in same])
             tol = o.raw_group_tol * max(1.0, float(np.max(np.abs(seqs[0]))))
             members = [j for j, ok in zip(same, _align_match(seqs, seqs[0], tol)) if ok]
             raw_groups.append((b, members))
@@ -452,7 +645,7 @@ def census_batch(
         assert orb is not None  # refined above whenever there are groups
         p = int(orb.period[g])
         conv = bool(orb.converged[g])
-        seq = fps[g, :p] if conv else lanes.ring[members[0], -int(period[members[0]]) :]
+        seq = fps[g, :p] if conv else tails[members[0]]
         for grp in per_groups[b]:
             if grp["period"] == p and grp["conv"] and conv and grp["seq"].shape == seq.shape:
                 tol = o.group_tol * max(1.0, float(np.max(np.abs(grp["seq"]))))
@@ -464,25 +657,7 @@ def census_batch(
         period[members] = p
 
     # ---- other lanes: recurrence and convergence
-    ex_idx = np.flatnonzero(status == EXHAUSTED)
-    clouds = h = None
     if ex_idx.size:
-        nb = _pow2(ex_idx.size, 16)
-        ring_ex = take_rows(lanes.ring, ex_idx, nb)
-        stride = max(1, so.window // o.n_recurrence)
-        rec, h, cvg, S = _assess(
-            ring_ex,
-            o.recurrence_quantile,
-            o.recurrence_factor,
-            so.max_period,
-            so.confirmations,
-            o.converging_tol,
-            stride,
-            o.n_recurrence,
-            o.period_tol,
-        )
-        n = ex_idx.size
-        rec, h, cvg, clouds = np.asarray(rec)[:n], np.asarray(h)[:n], np.asarray(cvg)[:n], np.asarray(S)
         outcome[ex_idx[cvg]] = OUTCOMES.index("converging")
         outcome[ex_idx[~cvg & rec]] = OUTCOMES.index("recurrent")
         settle_step[ex_idx[~cvg & rec]] = t_end[ex_idx[~cvg & rec]] - so.window + 1
@@ -498,18 +673,23 @@ def census_batch(
     while todos:
         rep_of = np.concatenate([np.full(t.size, ex_pos[int(t[0])]) for t in todos.values()])
         js = np.concatenate([[ex_pos[j] for j in t] for t in todos.values()]).astype(np.int64)
-        nb = _pow2(js.size, 16)
-        ok = np.array(
-            _same_cloud(
-                take_rows(clouds, rep_of, nb),
-                take_rows(h, rep_of, nb),
-                take_rows(clouds, js, nb),
-                take_rows(h, js, nb),
-                take_rows(o.period_tol * scale, rep_of, nb),
-                o.recurrence_quantile,
-                o.recurrence_factor,
-            )
-        )[: js.size]
+        # in blocks of lanes, so that the paired clouds stay within the memory budget
+        block = _pow2(max(16, min(js.size, o.memory_budget // (4 * max(1, clouds[0].size) * 8))), 16)
+        ok = np.zeros(js.size, bool)
+        for lo in range(0, js.size, block):
+            r, j = rep_of[lo : lo + block], js[lo : lo + block]
+            nb = _pow2(j.size, 16)
+            ok[lo : lo + j.size] = np.asarray(
+                _same_cloud(
+                    take_rows(clouds, r, nb),
+                    take_rows(h, r, nb),
+                    take_rows(clouds, j, nb),
+                    take_rows(h, j, nb),
+                    take_rows(o.period_tol * scale, r, nb),
+                    o.recurrence_quantile,
+                    o.recurrence_factor,
+                )
+            )[: j.size]
         at = 0
         for b, todo in list(todos.items()):
             ok_b = ok[at : at + todo.size]
@@ -585,6 +765,11 @@ def census_batch(
             a["floquet_abs"] = np.where(seen, np.exp(log_abs[j, :k]), nan)
             a["floquet_angle"] = np.where(seen, ang[j, :k], nan)
             a["stable"] = int(log_abs[j, 0] < 0) if resolved[j] > 0 else -1
+            if resolved[j] > 0 and log_abs[j, 0] > UNSTABLE_LOG_MU:
+                # an unstable orbit is never an attractor: its starts shadowed it for a while, unsettled
+                outcome[a["members"]] = OUTCOMES.index("unstable")
+                settle_step[a["members"]] = -1
+                a["dropped"] = True
             a["aux_closed"] = int(bool(np.asarray(sub.aux_closed)[j]))
             n = min(p, n_pts, pts.shape[1])
             a["points"][:n] = pts[j, :n]
@@ -596,13 +781,15 @@ def census_batch(
         reps = np.asarray([a["rep"] for _, a in rec_atts])
         nb = _pow2(reps.size)
         rep_pidx = take_rows(pidx[reps], np.arange(reps.size), nb)
-        ex, y, f, bad, xf, auxf = _rep_run(
+        ex, y, f, bad, xf, auxf, long = _rep_run(
             m,
             k,
             o.lyap_steps,
             o.lyap_align,
             o.n_classify,
             o.n_fingerprint,
+            o.merge_points,
+            _odd_prime_stride(o.merge_steps // o.merge_points),
             take_rows(lanes.x, reps, nb),
             take_rows(lanes.aux, reps, nb),
             table,
@@ -629,8 +816,10 @@ def census_batch(
             a["exponents"] = exps[j]
             a["points"] = tr_x[j]
             a["observed"] = tr_y[j]
-        for b in range(B):
-            groups[b] = [a for a in groups[b] if not a.get("dropped")]
+            a["long"] = np.asarray(long)[j]
+    for b in range(B):
+        groups[b] = [a for a in groups[b] if not a.get("dropped")]
+        _merge_pieces(groups[b], o)
     F = None
     for _, a in all_atts:
         if a["observed"] is not None:
