@@ -124,9 +124,9 @@ class _CensusOptions(ModelOptions):
 
 
 def _attractor_rows(ds) -> dict[str, str]:
-    import json
+    from attnphys.dynamics.classify import flag_names
 
-    names = json.loads(ds["kind"].attrs["labels"])
+    names = flag_names(ds["kind"].attrs)
     rows = {}
     for a in range(int(ds["n_attractors"].values)):
         if a >= ds.sizes["attractor"]:

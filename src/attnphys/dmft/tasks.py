@@ -165,6 +165,11 @@ class DMFTTask(AbstractTask):
             "era": self.config.era,
         }
 
+    def finalize(self, ds):
+        from attnphys.dmft.annotate import annotate
+
+        return annotate(ds, self.config, self.start)
+
 
 def _feature_coords(sizes: Mapping[str, int], names=("feature", "lag", "bit")) -> dict:
     c = {d: ((d,), np.arange(sizes[d])) for d in names}
@@ -1256,4 +1261,4 @@ class ConvergeTask(DMFTTask):
     def finalize(self, ds):
         from attnphys.dmft.converge import fit_slopes
 
-        return fit_slopes(ds)
+        return super().finalize(fit_slopes(ds))

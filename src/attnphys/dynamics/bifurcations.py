@@ -27,7 +27,6 @@ comes out to ~1e−13, and the event reports the multipliers there.
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -38,6 +37,7 @@ import scipy.optimize
 import xarray as xr
 
 from attnphys.dynamics.checks import warn_if_single_precision
+from attnphys.dynamics.classify import flag_attrs
 from attnphys.dynamics.maps import AbstractMap as Map
 from attnphys.dynamics.periodic import _compose, _floquet_one, _trace
 
@@ -100,7 +100,7 @@ class Branch(NamedTuple):
                 "event_kind": (
                     "event",
                     np.array([EVENT_KINDS.index(e.kind) for e in self.events], np.int8),
-                    {"long_name": "bifurcation kind code", "labels": json.dumps(EVENT_KINDS)},
+                    {"long_name": "bifurcation kind", **flag_attrs(EVENT_KINDS, fill=None)},
                 ),
                 "event_s": (
                     "event",

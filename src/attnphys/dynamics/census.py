@@ -50,7 +50,7 @@ import numpy as np
 import xarray as xr
 
 from attnphys.dynamics.checks import warn_if_single_precision
-from attnphys.dynamics.classify import REGIME_CODE, REGIMES, ClassifyOptions, classify
+from attnphys.dynamics.classify import REGIME_CODE, REGIMES, ClassifyOptions, classify, flag_attrs
 from attnphys.dynamics.fingerprint import fingerprint
 from attnphys.dynamics.intervals import wilson_interval
 from attnphys.dynamics.lyapunov import _lyapunov, advance
@@ -77,35 +77,52 @@ group whose representative later settled on a periodic orbit (unsettled), or sha
 periodic orbit (a Floquet multiplier outside the unit circle; unsettled: such an orbit is no attractor)."""
 
 
-CENSUS_ATTRS: dict[str, dict[str, str]] = {
-    "kind": {"long_name": "attractor kind (regime code; -1: no attractor)", "labels": json.dumps(REGIMES)},
-    "period": {"long_name": "period (0: not periodic; -1: periodic, longer than max_period)", "units": "step"},
+CENSUS_ATTRS: dict[str, dict] = {
+    "kind": {
+        "long_name": "attractor kind (regime)",
+        **flag_attrs(REGIMES, fill_meaning="no_attractor"),
+        "comment": "-1: no attractor (padding of the attractor dim)",
+    },
+    "period": {
+        "long_name": "period",
+        "units": "step",
+        "comment": "0: not periodic (or no attractor); -1: periodic, longer than max_period",
+    },
     "n_members": {"long_name": "number of starts that settled on the attractor"},
-    "basin_fraction": {"long_name": "basin fraction (share of all starts)"},
+    "basin_fraction": {"long_name": "basin fraction (share of all starts)", "comment": "NaN: no attractor"},
     "basin_ci_low": {"long_name": "basin fraction, lower end of the 95% Wilson interval"},
     "basin_ci_high": {"long_name": "basin fraction, upper end of the 95% Wilson interval"},
     "exponents": {
-        "long_name": "Lyapunov exponents, descending (exact from Floquet multipliers for periodic orbits; "
-        "NaN: a multiplier the iteration did not resolve)",
+        "long_name": "Lyapunov exponents, descending (exact from Floquet multipliers for periodic orbits)",
         "units": "1/step",
+        "comment": "NaN: a multiplier the iteration did not resolve, or no attractor",
     },
-    "floquet_abs": {"long_name": "Floquet multiplier modulus |mu| (NaN: not periodic, or not resolved)"},
+    "floquet_abs": {"long_name": "Floquet multiplier modulus |mu|", "comment": "NaN: not periodic, or not resolved"},
     "floquet_angle": {
-        "long_name": "Floquet multiplier argument (NaN: not periodic, or not resolved)",
+        "long_name": "Floquet multiplier argument",
         "units": "rad",
+        "comment": "NaN: not periodic, or not resolved",
     },
-    "stable": {"long_name": "all Floquet multipliers inside the unit circle (1/0; -1: n/a or not resolved)"},
-    "aux_closed": {"long_name": "auxiliary state returns after one period (1/0; -1: n/a)"},
-    "representative": {"long_name": "start (ic index) representing the attractor"},
+    "stable": {
+        "long_name": "all Floquet multipliers inside the unit circle",
+        **flag_attrs(("no", "yes"), fill_meaning="not_applicable"),
+        "comment": "-1: not periodic, or the leading multiplier not resolved",
+    },
+    "aux_closed": {
+        "long_name": "auxiliary state returns after one period",
+        **flag_attrs(("no", "yes"), fill_meaning="not_applicable"),
+        "comment": "-1: not periodic",
+    },
+    "representative": {"long_name": "start (ic index) representing the attractor", "comment": "-1: no attractor"},
     "points": {"long_name": "representative states on the attractor"},
     "observed": {"long_name": "observable at the representative states"},
-    "label": {"long_name": "attractor index of the start (-1: unsettled)"},
+    "label": {"long_name": "attractor index of the start", "comment": "-1: unsettled (see ic_outcome)"},
     "settle_step": {
-        "long_name": "step from which the start is on its attractor (-1: unsettled; non-periodic: start "
-        "of the verified window, an upper bound)",
+        "long_name": "step from which the start is on its attractor",
         "units": "step",
+        "comment": "-1: unsettled; non-periodic attractors: the start of the verified window (an upper bound)",
     },
-    "ic_outcome": {"long_name": "outcome of the start", "labels": json.dumps(OUTCOMES)},
+    "ic_outcome": {"long_name": "outcome of the start", **flag_attrs(OUTCOMES, fill=None)},
     "ic_state": {"long_name": "initial state"},
     "ic_steps": {"long_name": "steps run by the start in the settle run", "units": "step"},
     "n_attractors": {"long_name": "number of attractors found"},

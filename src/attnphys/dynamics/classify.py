@@ -72,6 +72,11 @@ def flag_attrs(names, dtype=np.int8, fill: int | None = -1, fill_meaning: str = 
     return {"flag_values": np.asarray(values, dtype=dtype), "flag_meanings": " ".join(meanings)}
 
 
+def flag_names(attrs: dict) -> dict[int, str]:
+    """code → name from CF ``flag_values`` / ``flag_meanings`` attributes (theory: docs/theory/dynamics.md §4.4)."""
+    return {int(v): m for v, m in zip(np.atleast_1d(attrs["flag_values"]), str(attrs["flag_meanings"]).split())}
+
+
 REGIME_ATTRS: dict = {
     **flag_attrs(REGIMES),
     "comment": "-1: not computed (a sweep point not yet run). undetermined: the evidence does not decide "
