@@ -31,6 +31,7 @@ from attnphys.clouds.observables import (
     directions,
     interaction_energy,
     longest_metastable,
+    plateau_text,
     plateaus,
 )
 from attnphys.clouds.ops import (
@@ -99,6 +100,7 @@ __all__ = [
     "directions",
     "interaction_energy",
     "longest_metastable",
+    "plateau_text",
     "plateaus",
     "Layer",
     "attention_no_residual",

@@ -356,7 +356,7 @@ class CloudsFlowJob(_FlowOptions):
         import numpy as np
 
         from attnphys.clouds.flow import flow_dataset, solve_flow
-        from attnphys.clouds.observables import longest_metastable, plateaus
+        from attnphys.clouds.observables import longest_metastable, plateau_text, plateaus
 
         key = jax.random.PRNGKey(self.seed)
         X0 = jax.random.normal(key, (self.tokens, self.dim))
@@ -412,9 +412,7 @@ class CloudsFlowJob(_FlowOptions):
             "energy": _fmt(float(ds.energy[0]), float(ds.energy[-1])),
             "clusters": f"{int(ds.clusters[0])} → {int(ds.clusters[-1])}",
             "clustered pairs": _fmt(float(ds.clustered_pairs[0]), float(ds.clustered_pairs[-1])),
-            "longest metastable plateau": "none"
-            if best is None
-            else f"{best.clusters} clusters for {best.length:.3g} (t = {best.start:.3g} … {best.end:.3g})",
+            "longest metastable plateau": plateau_text(best),
         }
         paths = [self.out]
         if self.plot is not None:
