@@ -67,6 +67,10 @@ class _Nested:
 
 
 _CURRENT: ContextVar[_Nested | None] = ContextVar("attnphys_progress", default=None)
+_RANGE: ContextVar[tuple[float, float]] = ContextVar("attnphys_progress_range", default=(0.0, 1.0))
+_HOST: list[Callable[[float], None] | None] = []
+"""Reporters reachable from threads that do not see this context (XLA host callbacks run off the main
+thread): the innermost :func:`host_reporter`."""
 
 
 @contextmanager
@@ -91,12 +95,51 @@ def piece(units: float) -> Iterator[None]:
     yield
 
 
+def active() -> bool:
+    """Whether a bar listens to :func:`report_fraction` here."""
+    return _CURRENT.get() is not None
+
+
 def report_fraction(done: float, total: float) -> None:
-    """Report that ``done`` of ``total`` of the current piece of work is finished (a no-op when no bar is
-    active, e.g. in a worker process)."""
+    """Report that ``done`` of ``total`` of the current piece of work (or of the current :func:`subrange`
+    of it) is finished; a no-op when no bar is active (e.g. in a worker process)."""
     tracker = _CURRENT.get()
     if tracker is not None and total > 0:
-        tracker.fraction(done / total)
+        a, b = _RANGE.get()
+        tracker.fraction(a + (b - a) * min(max(done / total, 0.0), 1.0))
+
+
+@contextmanager
+def subrange(lo: float, hi: float) -> Iterator[None]:
+    """Fractions reported inside map to [lo, hi] of the enclosing range (stages of one piece of work:
+    integration, then statistics); on exit the bar stands at ``hi``."""
+    a, b = _RANGE.get()
+    token = _RANGE.set((a + (b - a) * lo, a + (b - a) * hi))
+    try:
+        yield
+    finally:
+        _RANGE.reset(token)
+    tracker = _CURRENT.get()
+    if tracker is not None:
+        tracker.fraction(a + (b - a) * hi)
+
+
+@contextmanager
+def host_reporter() -> Iterator[bool]:
+    """Make this context's bar reachable from other threads for the duration (yields whether a bar is
+    active): :func:`report_from_host` (called by an XLA host callback) then reports into it."""
+    tracker, (a, b) = _CURRENT.get(), _RANGE.get()
+    _HOST.append(None if tracker is None else (lambda f: tracker.fraction(a + (b - a) * min(max(f, 0.0), 1.0))))
+    try:
+        yield tracker is not None
+    finally:
+        _HOST.pop()
+
+
+def report_from_host(fraction) -> None:
+    """:func:`report_fraction` from any thread, into the innermost :func:`host_reporter`."""
+    if _HOST and _HOST[-1] is not None:
+        _HOST[-1](float(fraction))
 
 
 @contextmanager

@@ -374,6 +374,7 @@ class CloudsFlowJob(_FlowOptions):
                 rtol=self.rtol,
                 atol=self.atol,
                 solver=self.solver,
+                progress=progress,
             )
         except RuntimeError as e:
             raise InputError(str(e), "--solver") from None
@@ -402,6 +403,7 @@ class CloudsFlowJob(_FlowOptions):
                 seed=self.seed,
                 title=title,
             ),
+            progress=progress,
         )
         wall = time.perf_counter() - t0
         self.write_result(ds, self.out)

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-from jax.scipy.special import digamma, gammaln
-
 import numpy as np
+from jax.scipy.special import digamma, gammaln
 
 from attnphys.clouds._blas import single_threaded
 from attnphys.errors import InputError, check_fits

@@ -33,6 +33,7 @@ from attnphys.dynamics.classify import CLASSIFY_ATTRS, REGIMES, ClassifyOptions,
 from attnphys.dynamics.lyapunov import lyapunov
 from attnphys.dynamics.orbits import OrbitSpec, continuation, orbit_sweep
 from attnphys.errors import InputError, NonFiniteError
+from attnphys.progress import report_fraction
 from attnphys.runtime import shard_batch, take_rows
 from attnphys.sweeps.grid import Grid
 from attnphys.sweeps.task import AbstractTask, VarSpec, register_task
@@ -702,6 +703,7 @@ def _adaptive_orbits(task: OrbitTask, model: DMFTModel, m, spec: OrbitSpec, sc, 
     refused = np.zeros(n, np.int64)  # period at which a lane's orbit was refused (not an attractor, unresolved)
 
     def stop(rows, att, states, t):
+        report_fraction(t, T)
         per = detect_period(att, o.period_tol, o.max_period, o.confirmations)
         cand = np.flatnonzero((per > 0) & (per != refused[rows]))  # the same orbit is not examined twice
         ret = np.zeros(rows.size, bool)
