@@ -1,8 +1,6 @@
 """Attractors of the mean-field map: census at β_o = 1.27, exact exponents of periodic attractors,
 continuation of a periodic orbit, basins along β_o (through the command line where a command exists)."""
 
-from attnphys.dynamics.classify import flag_names
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -10,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from attnphys.cli import app
+from attnphys.dynamics.classify import flag_names
 from attnphys.io import load
 
 runner = CliRunner()

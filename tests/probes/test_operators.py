@@ -9,7 +9,6 @@ from attnphys.clouds.norms import NORMS
 from attnphys.clouds.through_model import initial_model_cloud, model_operators, push, random_operators, theory_operators
 from attnphys.probes import ADAPTERS, adapter_for, capture
 from attnphys.probes.metrics import SWAPS, swap_norm, swap_normalization
-
 from tests.probes.test_probes import SENTENCES, CharTokenizer, tiny
 
 pytest.importorskip("transformers")

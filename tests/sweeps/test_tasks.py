@@ -1,12 +1,12 @@
 """Properties every sweep task must have (parametrised over all registered tasks: a new task gets them)."""
 
+from importlib.metadata import entry_points
+
 import numpy as np
 import pytest
 
-from importlib.metadata import entry_points
-
 from attnphys.sweeps import Grid, Sweep, run_sweep
-from attnphys.sweeps.task import ENTRY_POINT_GROUP, TASKS, task_class
+from attnphys.sweeps.task import ENTRY_POINT_GROUP, task_class
 
 KINDS = sorted({ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)})
 """Every task the installed package declares (a new task's entry point brings it under these tests)."""

@@ -286,7 +286,7 @@ def flow_dataset(
             num_steps=sol.num_steps,
             pair_tol=pair_tol,
             cluster_delta=cluster_delta,
-            **(attrs or {}),
+            **{"beta": float(beta), **(attrs or {})},
         )
     )
     return ds

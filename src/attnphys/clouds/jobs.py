@@ -219,9 +219,11 @@ class CloudsRunJob(AbstractJob):
             rows[name] = _fmt(float(first[name]), float(last[name]))
         paths = [self.out]
         if self.plot is not None:
-            from attnphys.plots.clouds import plot_clouds
+            from attnphys.plots import clouds_figures, save_figure
 
-            paths += plot_clouds(ds, self.plot)
+            for name, f in clouds_figures(ds).items():
+                stem = self.plot.stem if name == "statistics" else f"{self.plot.stem}_{name}"
+                paths.append(save_figure(f, self.plot.with_name(stem + self.plot.suffix)))
         return Report(title=f"token cloud → {self.out}", rows=rows, paths=paths, result=ds)
 
 
@@ -418,9 +420,9 @@ class CloudsFlowJob(_FlowOptions):
         }
         paths = [self.out]
         if self.plot is not None:
-            from attnphys.plots.particles import plot_flow
+            from attnphys.plots import flow_figure, save_figure
 
-            paths.append(plot_flow(ds, self.plot))
+            paths.append(save_figure(flow_figure(ds), self.plot))
         return Report(title=f"particle flow → {self.out}", rows=rows, paths=paths, result=ds)
 
 
@@ -513,9 +515,9 @@ class CloudsPhaseDiagramJob(_FlowOptions):
             )
         paths = [self.out]
         if self.plot is not None:
-            from attnphys.plots.particles import plot_phase_diagram
+            from attnphys.plots import particles_phase_figure, save_figure
 
-            paths.append(plot_phase_diagram(ds, self.plot))
+            paths.append(save_figure(particles_phase_figure(ds), self.plot))
         return Report(title=f"clustering phase diagram → {self.out}", rows=rows, paths=paths, result=ds)
 
 
@@ -576,9 +578,9 @@ class CloudsThroughModelJob(AbstractJob):
             rows[f"cov trace, {op}"] = _fmt(float(s.isel(layer=0, stage=0)), float(s.isel(layer=-1, stage=-1)))
         paths = [self.out]
         if self.plot is not None:
-            from attnphys.plots.clouds import plot_through_model
+            from attnphys.plots import save_figure, through_model_figure
 
-            paths.append(plot_through_model(ds, self.plot))
+            paths.append(save_figure(through_model_figure(ds), self.plot))
         return Report(title=f"cloud through {self.model} → {self.out}", rows=rows, paths=paths, result=ds)
 
 

@@ -163,9 +163,9 @@ class AttractorsJob(_CensusOptions):
         ds.attrs["observable"] = self.observable
         paths = [self.write_result(ds, self.out)]
         if self.plot is not None:
-            from attnphys.plots.attractors import plot_attractors
+            from attnphys.plots import attractors_figure, save_figure
 
-            paths += plot_attractors(ds, self.plot)
+            paths.append(save_figure(attractors_figure(ds), self.plot))
         rows = {"dims": _summary_dims(ds), "wall time": f"{time.perf_counter() - t0:.2f} s"} | _attractor_rows(ds)
         return Report(f"attractor census → {self.out}", rows, paths, ds)
 
@@ -192,7 +192,7 @@ class BasinsJob(_CensusOptions, ParameterRange):
 
     def execute(self, progress: bool = True) -> Report:
         t0 = time.perf_counter()
-        from attnphys.plots._common import check_component
+        from attnphys.plots import check_component
 
         try:
             check_component(self.plot_component, self.configuration().M)
@@ -212,9 +212,9 @@ class BasinsJob(_CensusOptions, ParameterRange):
         ds.attrs["observable"] = self.observable
         paths = [self.out]
         if self.plot is not None:
-            from attnphys.plots.attractors import plot_basins
+            from attnphys.plots import basins_figure, save_figure
 
-            paths += plot_basins(ds, self.plot, self.param, self.plot_component)
+            paths.append(save_figure(basins_figure(ds, self.param, self.plot_component), self.plot))
         rows = {"dims": _summary_dims(ds), "wall time": f"{time.perf_counter() - t0:.2f} s"}
         if "track_id" in ds.dims:
             rows["tracks"] = str(ds.sizes["track_id"])

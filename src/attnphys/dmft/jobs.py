@@ -402,9 +402,10 @@ class TrajectoryJob(ModelOptions):
             [state] = final_windows(ds)
             paths.append(save_window(state, self.save_final, beta_o=float(self.configuration().beta_o)))
         if self.plot is not None:
-            from attnphys.plots.trajectory import plot_trajectory
+            from attnphys.plots import save_figure, trajectory_figures
 
-            paths += plot_trajectory(ds, self.plot)
+            for name, f in trajectory_figures(ds).items():
+                paths.append(save_figure(f, Path(self.plot) / f"trajectory_{name}.png"))
         return Report(f"trajectory → {self.out}", rows, paths, ds)
 
 
@@ -682,7 +683,7 @@ class BifurcationJob(ParameterRange):
                     raise InputError(f"{p} exists; choose another file", "--save-final")
         if self.plot is not None:
             from attnphys.dmft.tasks import PAPER_SECTION_PAIRS
-            from attnphys.plots.bifurcation import choose_pair
+            from attnphys.plots import choose_pair
 
             F = self.configuration().M
             try:
@@ -736,11 +737,18 @@ class BifurcationJob(ParameterRange):
             paths.append(self._save_chain_end(ds, direction, path))
             rows[f"final window ({direction})"] = f"{path} (filled rows: {self._chain_end(ds, direction)[1]})"
         if self.plot is not None:
-            from attnphys.plots.bifurcation import plot_bifurcation
+            from attnphys.plots import bifurcation_figure, save_figure, sections_figure
 
-            paths += plot_bifurcation(
-                ds, self.plot, self.plot_component, self.plot_pair, self.plot_max_points, self.plot_filter
+            fig = bifurcation_figure(
+                ds,
+                component=self.plot_component,
+                pair=self.plot_pair,
+                max_points=self.plot_max_points,
+                filter=self.plot_filter,
             )
+            paths.append(save_figure(fig, self.plot))
+            if "section" in ds and ds.sizes.get("pair", 0):
+                paths.append(save_figure(sections_figure(ds), self.plot.with_name(self.plot.stem + "_sections.png")))
         return Report(f"bifurcation diagram → {self.out}", rows, paths, ds)
 
     def _chain_end(self, ds, direction: str):
@@ -884,9 +892,9 @@ class PhaseDiagramJob(SweepOptions):
         }
         paths = [self.out]
         if self.plot is not None:
-            from attnphys.plots.phase import plot_phase_diagram
+            from attnphys.plots import phase_diagram_figure, save_figure
 
-            paths.append(plot_phase_diagram(ds, self.plot, self.x[0], self.y[0]))
+            paths.append(save_figure(phase_diagram_figure(ds, self.x[0], self.y[0]), self.plot, dpi=130))
         return Report(f"phase diagram → {self.out}", rows, paths, ds)
 
 
@@ -1029,9 +1037,9 @@ class ConvergeJob(ModelOptions):
                 f"{float(d.stat_distance[-1]):.2e} ± {float(d.stat_noise[-1]):.1e} (sampling noise)"
             )
         if self.plot is not None:
-            from attnphys.plots.converge import plot_converge
+            from attnphys.plots import converge_figure, save_figure
 
-            paths.append(plot_converge(ds, self.plot))
+            paths.append(save_figure(converge_figure(ds), self.plot, dpi=130))
         return Report(f"finite-N convergence → {self.out}", rows, paths, ds)
 
 

@@ -11,7 +11,7 @@ from attnphys.dmft.config import preset
 from attnphys.reproduce._base import AbstractFigure, Work, settings_of
 
 if TYPE_CHECKING:
-    from attnphys.plots.bifurcation import Filter
+    from attnphys.plots import Filter
 
 
 def _orbit_diagram(
@@ -113,7 +113,7 @@ class DiagramFigure(AbstractFigure):
         filter: Filter = "library",
         **_: Any,
     ):
-        from attnphys.plots.bifurcation import bifurcation_figure
+        from attnphys.plots import bifurcation_figure
 
         s = settings_of(ds)
         title = (
