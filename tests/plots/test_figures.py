@@ -175,7 +175,7 @@ def test_phase_diagram_shows_chaos_beside_minus_infinity(phase):
 
 
 def test_trajectory_figures(trajectory):
-    for name, fig in plots.trajectory_figures(trajectory).items():
+    for fig in plots.trajectory_figures(trajectory).values():
         check_figure(fig, title_has=("ε=0.03", "start: token"))
     labels = ["quasi-periodic", "chaotic"]
     check_figure(plots.planes_figure(trajectory, labels), title_has=("ε=0.03",))
