@@ -307,7 +307,7 @@ def finite_trajectories(
     )
     ds = run_sweep(
         Sweep(grid=Grid(axes=axes, chunk=max(1, len(axes and axes[0].values))), task=task), progress=progress
-    )
+    ).drop_vars("point_seed")
     net = repeated_network(cfg, n)
     ds.attrs.update(n_se_finite=int(n), classes=int(net.W.shape[2]) if not per_bit else int(n))
     return ds
