@@ -233,6 +233,8 @@ class CensusOptions(NamedTuple):
             )
         if not (1 <= self.merge_points <= self.merge_steps and 0 < self.merge_coverage <= 1):
             raise InputError("1 <= merge_points <= merge_steps and merge_coverage in (0, 1] needed", field="census")
+        if self.memory_budget < 1:
+            raise InputError(f"must be >= 1 byte (got {self.memory_budget})", field="memory_budget")
         if not (0 < self.recurrence_quantile <= 1 and self.recurrence_factor > 0 and self.group_tol > 0):
             raise InputError(
                 "recurrence_quantile in (0, 1], recurrence_factor > 0 and group_tol > 0 needed", field="census"
