@@ -21,7 +21,7 @@ from attnphys.dmft.config import BATCHED, PRESETS, DMFTConfig, preset
 from attnphys.dmft.initial import StartSpec
 from attnphys.dmft.meanfield import OBSERVABLES
 from attnphys.dmft.tasks import check_observable, check_schedule
-from attnphys.dynamics.classify import regime_counts
+from attnphys.dynamics.classify import regime_counts, undetermined_values
 from attnphys.errors import InputError, check_fits
 from attnphys.jobs import (
     AbstractJob,
@@ -730,7 +730,8 @@ class BifurcationJob(ParameterRange):
         rows = {
             "dims": _summary_dims(ds),
             "wall time": f"{time.perf_counter() - t0:.2f} s",
-            "regimes": regime_counts(ds.regime.values),
+            "regimes": regime_counts(ds.regime.values, ds.regime_reason.values),
+            "undetermined": "; ".join(undetermined_values(ds)) or "none",
         }
         paths = [self.out]
         for direction, path in self.final_paths().items():
@@ -888,7 +889,8 @@ class PhaseDiagramJob(SweepOptions):
         rows = {
             "grid": " × ".join(f"{a}={ds.sizes[a]}" for a in (self.x[0], self.y[0])),
             "wall time": f"{elapsed:.1f} s ({n / max(elapsed, 1e-9):.1f} points/s)",
-            "regimes": regime_counts(ds.regime.values),
+            "regimes": regime_counts(ds.regime.values, ds.regime_reason.values),
+            "undetermined": "; ".join(undetermined_values(ds)) or "none",
         }
         paths = [self.out]
         if self.plot is not None:

@@ -41,19 +41,28 @@ from __future__ import annotations
 
 import json
 from collections.abc import Hashable
-from functools import partial
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
+from attnphys.dynamics._census_geometry import (
+    align_match,
+    assess,
+    merge_pieces,
+    observe_points,
+    odd_prime_stride,
+    pow2,
+    rep_run,
+    same_cloud,
+    trace_observe,
+)
 from attnphys.dynamics.checks import warn_if_single_precision
 from attnphys.dynamics.classify import REGIME_CODE, REGIMES, ClassifyOptions, classify, flag_attrs
 from attnphys.dynamics.fingerprint import fingerprint
 from attnphys.dynamics.intervals import wilson_interval
-from attnphys.dynamics.lyapunov import _lyapunov, advance
 from attnphys.dynamics.maps import AbstractMap as Map
 from attnphys.dynamics.periodic import floquet_batch, refine_batch
 from attnphys.dynamics.samplers import AbstractSampler, make_sampler
@@ -242,159 +251,7 @@ class CensusOptions(NamedTuple):
         return self
 
 
-# ---------------------------------------------------------------- geometry of fingerprint clouds (JAX)
-
-
-def _dist(A, B):
-    """(n, m) Euclidean distances."""
-    return jnp.sqrt(jnp.maximum(jnp.sum(A**2, -1)[:, None] + jnp.sum(B**2, -1)[None, :] - 2 * A @ B.T, 0.0))
-
-
-def _nn_quantile(S, q):
-    d = _dist(S, S) + jnp.diag(jnp.full(S.shape[0], jnp.inf))
-    return jnp.quantile(jnp.min(d, axis=1), q)
-
-
-def _to_quantile(A, B, q):
-    """q-quantile over points of A of the distance to the nearest point of B."""
-    return jnp.quantile(jnp.min(_dist(A, B), axis=1), q)
-
-
-def _recurrence(S, floor, q, factor):
-    """Per lane (S (N, n, G)): (recurrent, h = within-set NN quantile of S)."""
-
-    def one(s, fl):
-        n = s.shape[0] // 2
-        A, B = s[:n], s[n:]
-        hA = _nn_quantile(A, q)
-        return _to_quantile(B, A, q) <= factor * hA + fl, _nn_quantile(s, q)
-
-    return jax.lax.map(lambda a: one(*a), (S, floor), batch_size=64)
-
-
-@partial(jax.jit, static_argnames=("q", "factor"))
-def _same_cloud(Sr, hr, S, h, floor, q, factor):
-    """Pairwise: does the cloud S[i] (n, G) belong to the attractor of the representative cloud Sr[i]?
-    Sr, S: (N, n, G); hr, h: (N,) their within-set NN quantiles; floor: (N,) absolute tolerances."""
-
-    def one(sr, hr_, s, hs, fl):
-        tol = factor * jnp.maximum(hr_, hs) + fl
-        return (_to_quantile(s, sr, q) <= tol) & (_to_quantile(sr, s, q) <= tol)
-
-    return jax.lax.map(lambda a: one(*a), (Sr, hr, S, h, floor), batch_size=64)
-
-
-def _converging(ring, P, conf, tol):
-    """Per lane: does the ring approach a periodic orbit (period ≤ P) without reaching it?"""
-
-    def one(r):
-        W = r.shape[0]
-        lo = jnp.min(jnp.where(jnp.isfinite(r), r, jnp.inf), axis=0)
-        hi = jnp.max(jnp.where(jnp.isfinite(r), r, -jnp.inf), axis=0)
-        thr = tol * jnp.maximum(jnp.max(hi - lo), jnp.finfo(r.dtype).tiny)
-        lags = jnp.arange(1, P + 1)
-        d = jnp.max(jnp.abs(r[W - 1 - lags] - r[-1]), axis=-1)
-        c = jnp.where(jnp.any(d <= thr), lags[jnp.argmax(d <= thr)], P)
-        e = jnp.max(jnp.abs(r - jnp.roll(r, c, axis=0)), axis=-1)
-        idx = jnp.arange(W)
-        near = jnp.all(jnp.where(idx >= W - conf * c, e <= thr, True)) & jnp.any(d <= thr)
-        quarter = (W - c) // 4
-        early = jnp.sum(jnp.where((idx >= c) & (idx < c + quarter), e, 0.0)) / quarter
-        late = jnp.sum(jnp.where(idx >= W - quarter, e, 0.0)) / quarter
-        return near & (late < 0.5 * early)
-
-    return jax.lax.map(one, ring, batch_size=64)
-
-
-@partial(jax.jit, static_argnames=("q", "factor", "P", "conf", "tol", "stride", "n_rec"))
-def _assess(ring, q, factor, P, conf, tol, stride, n_rec, period_tol):
-    """Lanes that spent their budget (ring (N, W, G)): recurrent, within-set NN quantile h, converging, and
-    the subsampled clouds S (N, n_rec, G)."""
-    S = ring[:, ::stride][:, -n_rec:]
-    scale = jnp.maximum(1.0, jnp.max(jnp.where(jnp.isfinite(S), jnp.abs(S), 0.0), axis=(1, 2)))
-    rec, h = _recurrence(S, period_tol * scale, q, factor)
-    return rec, h, _converging(ring, P, conf, tol), S
-
-
-@partial(jax.jit, static_argnames=("m", "k", "steps", "align", "n_window", "n_fp", "n_long", "stride"))
-def _rep_run(m, k, steps, align, n_window, n_fp, n_long, stride, x, aux, table, pidx, shared):
-    """Per non-periodic representative: Benettin exponents over ``steps`` steps (after ``align``), then a
-    window of n_window observations and fingerprints for the classification, the final state, and a long
-    run of n_long fingerprints ``stride`` steps apart (the point set that merges pieces of one attractor)."""
-
-    def one(x, aux, i):
-        params = lane_params(table, shared, i)
-        r = _lyapunov(m, x, aux, params, steps=steps, k=k, reortho_every=1, align=align, history_every=0, init="random")
-
-        def emit(x, aux):
-            return m.observe(x, aux, params), fingerprint(x, n_fp), jnp.all(jnp.isfinite(x))
-
-        x2, aux2, _, _, (y, f, ok) = advance(m, params, n_window, 1, r.x, r.aux, emit=emit)
-        bad = jnp.where(r.nonfinite >= 0, r.nonfinite, jnp.where(jnp.all(ok), -1, steps + jnp.argmin(ok)))
-
-        def hop(c, _):
-            xx, aa, _, _, _ = advance(m, params, stride, 1, c[0], c[1])
-            return (xx, aa), fingerprint(xx, n_fp)
-
-        _, long = jax.lax.scan(hop, (x2, aux2), None, length=n_long)
-        return r.exponents, y, f, bad, x2, aux2, long
-
-    return jax.vmap(one)(x, aux, pidx)
-
-
-def _covers(X: np.ndarray, Y: np.ndarray, q: float, factor: float) -> float:
-    """Share of the points of X within factor × (the larger q-quantile nearest-neighbour spacing of X and
-    Y) of a point of Y (theory: docs/theory/dynamics.md §7.2): ≈ 1 for two long runs on one attractor,
-    ≈ 0 for runs on disjoint attractors."""
-    import scipy.spatial
-
-    X, Y = X[np.all(np.isfinite(X), axis=1)], Y[np.all(np.isfinite(Y), axis=1)]
-    if X.shape[0] < 2 or Y.shape[0] < 2:
-        return 0.0
-    tx, ty = scipy.spatial.cKDTree(X), scipy.spatial.cKDTree(Y)
-    h = max(float(np.quantile(tx.query(X, k=2)[0][:, 1], q)), float(np.quantile(ty.query(Y, k=2)[0][:, 1], q)))
-    scale = max(1.0, float(np.max(np.abs(X))), float(np.max(np.abs(Y))))
-    return float(np.mean(ty.query(X)[0] <= factor * h + 1e-12 * scale))
-
-
-@partial(jax.jit, static_argnames=("m", "n"))
-def _trace_observe(m, n, x, aux, table, pidx, shared):
-    """Per representative: n states from x and the observable at each: (n, D), (n, F)."""
-
-    def one(x, aux, i):
-        params = lane_params(table, shared, i)
-
-        def body(c, _):
-            x, aux = c
-            y = m.observe(x, aux, params)
-            return m.step(x, aux, params), (x, y)
-
-        _, (xs, ys) = jax.lax.scan(body, (x, aux), None, length=n)
-        return xs, ys
-
-    return jax.vmap(one)(x, aux, pidx)
-
-
-@partial(jax.jit, static_argnames=("m",))
-def _observe_points(m, xs, auxs, table, pidx, shared):
-    def one(x, a, i):
-        params = lane_params(table, shared, i)
-        return jax.vmap(lambda xx, aa: m.observe(xx, aa, params))(x, a)
-
-    return jax.vmap(one)(xs, auxs, pidx)
-
-
 # ---------------------------------------------------------------- the census
-
-
-def _odd_prime_stride(n: int) -> int:
-    """The smallest prime ≥ max(n, 5): the long run of a representative is sampled that many steps apart, so
-    that the samples do not alias with a banded attractor's cycle of 2^k·3 bands (or a map's driving period
-    of 2, 3 or 4), which would leave each run in one band (theory: docs/theory/dynamics.md §7.2)."""
-    p = max(int(n), 5)
-    while any(p % d == 0 for d in range(2, int(p**0.5) + 1)):
-        p += 1
-    return p
 
 
 def _settle_in_chunks(m: Map, x0, aux0, pidx, table, shared, o: CensusOptions, chunk: int, report):
@@ -424,8 +281,8 @@ def _settle_in_chunks(m: Map, x0, aux0, pidx, table, shared, o: CensusOptions, c
             tails[lo + int(j)] = ln.ring[j, -int(ln.period[j]) :].copy()
         ex = np.flatnonzero(ln.status == EXHAUSTED)
         if ex.size:
-            nb = _pow2(ex.size, 16)
-            rec, h, cvg, S = _assess(
+            nb = pow2(ex.size, 16)
+            rec, h, cvg, S = assess(
                 take_rows(ln.ring, ex, nb),
                 o.recurrence_quantile,
                 o.recurrence_factor,
@@ -449,45 +306,11 @@ def _settle_in_chunks(m: Map, x0, aux0, pidx, table, shared, o: CensusOptions, c
     return lanes, tails, (ex_idx, rec, h, cvg, clouds)
 
 
-def _merge_pieces(atts: list, o: CensusOptions) -> None:
-    """Merge, in place, non-periodic attractors of one parameter point whose long runs cover each other
-    (:func:`_covers` ≥ ``merge_coverage`` both ways): pieces of one attractor that the ring-based grouping
-    split (intermittent or banded chaos visits its regions unevenly within a ring) (theory:
-    docs/theory/dynamics.md §7.2). The largest piece keeps its representative; members are pooled."""
-    rec = sorted((a for a in atts if a["source"] == "recurrent"), key=lambda a: (-len(a["members"]), a["rep"]))
-    kept: list = []
-    for a in rec:
-        for k in kept:
-            q, f = o.recurrence_quantile, o.recurrence_factor
-            if min(_covers(a["long"], k["long"], q, f), _covers(k["long"], a["long"], q, f)) >= o.merge_coverage:
-                k["members"] = sorted(k["members"] + a["members"])
-                k.setdefault("merged", []).append(a["rep"])
-                a["dropped"] = True
-                break
-        else:
-            kept.append(a)
-    atts[:] = [a for a in atts if not a.get("dropped")]
-
-
-def _pow2(n: int, least: int = 8) -> int:
-    """Batch sizes are padded to powers of two (at least ``least``), so that few shapes get compiled."""
-    return max(least, 1 << max(0, int(n) - 1).bit_length())
-
-
 def _leading(tree) -> int:
     leaves = jax.tree_util.tree_leaves(tree)
     if not leaves:
         raise InputError("params must have a leading batch axis", field="params")
     return int(np.shape(leaves[0])[0])
-
-
-def _align_match(seqs, rep, tol):
-    """seqs (n, p, G) vs rep (p, G): same point set up to a phase shift, within tol (max-norm)."""
-    d0 = np.max(np.abs(seqs - rep[0]), axis=-1)  # (n, p)
-    k = np.argmin(d0, axis=1)
-    p = rep.shape[0]
-    rolled = np.take_along_axis(seqs, ((np.arange(p)[None, :] + k[:, None]) % p)[..., None], axis=1)
-    return np.max(np.abs(rolled - rep), axis=(-2, -1)) <= tol
 
 
 def _recurrent_lanes(outcome, b: int, K: int) -> np.ndarray:
@@ -570,54 +393,37 @@ def census_batch(
     total = horizon * (n_chunks + 1)  # the settle run, then grouping, refinement and representative runs
     with step_bar(total, "steps", enabled=progress) as report:
         lanes, tails, assessed = _settle_in_chunks(m, x0, aux0, pidx, table, shared, o, chunk, report)
-        ds = _group(
-            m,
-            o,
-            lanes,
-            tails,
-            assessed,
-            x0,
-            aux0,
-            pidx,
-            table,
-            shared,
-            B,
-            K,
-            k,
-            D,
-            sampler,
-            seed,
-            param_values,
-            param_name,
-            max_attractors,
+        ctx = _Context(
+            x0, aux0, pidx, table, shared, B, K, k, D, sampler, seed, param_values, param_name, max_attractors
         )
+        ds = _group(m, o, lanes, tails, assessed, ctx)
         report(total, total)
     return ds
 
 
-def _group(
-    m,
-    o,
-    lanes,
-    tails,
-    assessed,
-    x0,
-    aux0,
-    pidx,
-    table,
-    shared,
-    B,
-    K,
-    k,
-    D,
-    sampler,
-    seed,
-    param_values,
-    param_name,
-    max_attractors,
-) -> xr.Dataset:
+class _Context(NamedTuple):
+    """What a census was asked (starts, parameters, sizes, naming), handed from the settle run to grouping."""
+
+    x0: np.ndarray
+    aux0: Any
+    pidx: np.ndarray
+    table: Any
+    shared: Any
+    B: int
+    K: int
+    k: int
+    D: int
+    sampler: AbstractSampler
+    seed: int
+    param_values: Any
+    param_name: str
+    max_attractors: int | None
+
+
+def _group(m, o, lanes, tails, assessed, ctx: _Context) -> xr.Dataset:
     """Grouping, refinement, representative runs and the dataset of :func:`census_batch` (theory:
     docs/theory/dynamics.md §7.2–7.3)."""
+    x0, aux0, pidx, table, shared, B, K, k, D, sampler, seed, param_values, param_name, max_attractors = ctx
     so = o.settle_options()
     N = int(x0.shape[0])
     ex_idx, rec, h, cvg, clouds = assessed
@@ -641,14 +447,14 @@ def _group(
             same = [j for j in todo if int(period[j]) == p]
             seqs = np.stack([tails[j] for j in same])
             tol = o.raw_group_tol * max(1.0, float(np.max(np.abs(seqs[0]))))
-            members = [j for j, ok in zip(same, _align_match(seqs, seqs[0], tol)) if ok]
+            members = [j for j, ok in zip(same, align_match(seqs, seqs[0], tol)) if ok]
             raw_groups.append((b, members))
             taken = set(members)
             todo = [j for j in todo if j not in taken]
     orb = None
     if raw_groups:
         reps = np.asarray([g[1][0] for g in raw_groups])
-        nb = _pow2(reps.size)
+        nb = pow2(reps.size)
         orb = refine_batch(
             m,
             take_rows(lanes.x, reps, nb),
@@ -668,7 +474,7 @@ def _group(
         for grp in per_groups[b]:
             if grp["period"] == p and grp["conv"] and conv and grp["seq"].shape == seq.shape:
                 tol = o.group_tol * max(1.0, float(np.max(np.abs(grp["seq"]))))
-                if _align_match(seq[None], grp["seq"], tol)[0]:
+                if align_match(seq[None], grp["seq"], tol)[0]:
                     grp["members"] += members
                     break
         else:
@@ -693,13 +499,13 @@ def _group(
         rep_of = np.concatenate([np.full(t.size, ex_pos[int(t[0])]) for t in todos.values()])
         js = np.concatenate([[ex_pos[j] for j in t] for t in todos.values()]).astype(np.int64)
         # in blocks of lanes, so that the paired clouds stay within the memory budget
-        block = _pow2(max(16, min(js.size, o.memory_budget // (4 * max(1, clouds[0].size) * 8))), 16)
+        block = pow2(max(16, min(js.size, o.memory_budget // (4 * max(1, clouds[0].size) * 8))), 16)
         ok = np.zeros(js.size, bool)
         for lo in range(0, js.size, block):
             r, j = rep_of[lo : lo + block], js[lo : lo + block]
-            nb = _pow2(j.size, 16)
+            nb = pow2(j.size, 16)
             ok[lo : lo + j.size] = np.asarray(
-                _same_cloud(
+                same_cloud(
                     take_rows(clouds, r, nb),
                     take_rows(h, r, nb),
                     take_rows(clouds, j, nb),
@@ -765,7 +571,7 @@ def _group(
     per_atts = [a for _, a in all_atts if a["source"] == "periodic"]
     if per_atts:
         rows = np.asarray([a["row"] for a in per_atts])
-        nb = _pow2(rows.size)
+        nb = pow2(rows.size)
         sub = take_rows(orb, rows, nb)
         rep_rows = pidx[[a["rep"] for a in per_atts]]
         fl = floquet_batch(
@@ -773,7 +579,7 @@ def _group(
         )
         log_abs, ang = np.asarray(fl.log_abs), np.asarray(fl.angle)
         rep_pidx = take_rows(rep_rows, np.arange(rows.size), nb)
-        obs = np.asarray(_observe_points(m, sub.points, sub.aux_points, table, rep_pidx, shared))
+        obs = np.asarray(observe_points(m, sub.points, sub.aux_points, table, rep_pidx, shared))
         pts = np.asarray(sub.points)
         resolved = np.asarray(fl.resolved)
         for j, a in enumerate(per_atts):
@@ -798,9 +604,9 @@ def _group(
     rec_atts = [(b, a) for b, a in all_atts if a["source"] == "recurrent"]
     if rec_atts:
         reps = np.asarray([a["rep"] for _, a in rec_atts])
-        nb = _pow2(reps.size)
+        nb = pow2(reps.size)
         rep_pidx = take_rows(pidx[reps], np.arange(reps.size), nb)
-        ex, y, f, bad, xf, auxf, long = _rep_run(
+        ex, y, f, bad, xf, auxf, long = rep_run(
             m,
             k,
             o.lyap_steps,
@@ -808,7 +614,7 @@ def _group(
             o.n_classify,
             o.n_fingerprint,
             o.merge_points,
-            _odd_prime_stride(o.merge_steps // o.merge_points),
+            odd_prime_stride(o.merge_steps // o.merge_points),
             take_rows(lanes.x, reps, nb),
             take_rows(lanes.aux, reps, nb),
             table,
@@ -818,7 +624,7 @@ def _group(
         n = reps.size
         exps = -np.sort(-np.asarray(ex)[:n], axis=-1)
         ev = classify(np.asarray(y)[:n], exps, np.asarray(bad)[:n], o.classify, fingerprint=np.asarray(f)[:n])
-        tr_x, tr_y = _trace_observe(m, n_pts, xf, auxf, table, rep_pidx, shared)
+        tr_x, tr_y = trace_observe(m, n_pts, xf, auxf, table, rep_pidx, shared)
         tr_x, tr_y = np.asarray(tr_x), np.asarray(tr_y)
         for j, (_, a) in enumerate(rec_atts):
             code = int(ev["regime"][j])
@@ -838,7 +644,7 @@ def _group(
             a["long"] = np.asarray(long)[j]
     for b in range(B):
         groups[b] = [a for a in groups[b] if not a.get("dropped")]
-        _merge_pieces(groups[b], o)
+        merge_pieces(groups[b], o)
     F = None
     for _, a in all_atts:
         if a["observed"] is not None:

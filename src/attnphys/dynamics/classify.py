@@ -430,6 +430,24 @@ def regime_counts(codes: np.ndarray, reasons: np.ndarray | None = None) -> str:
     return ", ".join(parts)
 
 
+def undetermined_values(ds, limit: int | None = 20) -> list[str]:
+    """The points of a classified dataset (variables ``regime``, ``regime_reason``, ``lambda1``, ``K`` over
+    any grid dims) labelled undetermined, each as ``beta_o=1.445: evidence_disagrees (λ1 = -0.0011, K =
+    0.92)``, in grid order, at most ``limit`` (theory: docs/theory/dynamics.md §4.4)."""
+    reg = ds["regime"]
+    hits = np.argwhere(reg.values == REGIME_CODE["undetermined"])
+    out = []
+    for idx in hits[: None if limit is None else limit]:
+        sel = dict(zip(reg.dims, (int(i) for i in idx)))
+        point = ds.isel(sel)
+        where = ", ".join(f"{d}={point[d].values!s}" for d in reg.dims if d in point.coords)
+        why = REGIME_REASONS[int(point["regime_reason"])] if "regime_reason" in ds else "?"
+        lam = float(point["lambda1"]) if "lambda1" in ds else float("nan")
+        K = float(point["K"]) if "K" in ds else float("nan")
+        out.append(f"{where}: {why} (λ1 = {lam:.2g}, K = {K:.2f})")
+    return out
+
+
 def regime_names(codes: np.ndarray) -> np.ndarray:
     """Integer codes → label strings (theory: docs/theory/dynamics.md §4)."""
     return np.asarray(REGIMES, dtype=object)[np.asarray(codes, dtype=int)]

@@ -158,7 +158,10 @@ def tracks(ds: xr.Dataset, *, tol: float | None = None, rel_tol: float = 0.1, qu
     out["track_kind"] = (
         "track_id",
         tkind,
-        {**{k: v for k, v in ds["kind"].attrs.items() if k.startswith("flag_")}, "long_name": "attractor kind at birth"},
+        {
+            **{k: v for k, v in ds["kind"].attrs.items() if k.startswith("flag_")},
+            "long_name": "attractor kind at birth",
+        },
     )
     out["track_basin_fraction"] = (("param", "track_id"), tfrac, {"long_name": "basin fraction of the track"})
     out["n_coexisting"] = ("param", alive.sum(axis=1), {"long_name": "number of coexisting non-divergent attractors"})

@@ -135,7 +135,7 @@ class DiagramFigure(AbstractFigure):
             f"show every distinct value of their last {s['n_orbit']} samples, the others the zero-plane section "
             f"mo_se[0] where |mo_se[1]| <= {s['section_tol']:g} over all recorded steps (at most "
             f"{s['max_section']} per value). Below: the three leading Lyapunov exponents over the recorded steps.\n"
-            f"Regimes (library labels): {regime_counts(ds.regime.values)}.\n"
+            f"Regimes (library labels): {regime_counts(ds.regime.values, ds.regime_reason.values)}.\n"
         )
 
 
