@@ -430,6 +430,11 @@ def regime_counts(codes: np.ndarray, reasons: np.ndarray | None = None) -> str:
     return ", ".join(parts)
 
 
+def _fmt(v) -> str:
+    v = np.asarray(v).item()
+    return f"{v:.6g}" if isinstance(v, float) else str(v)
+
+
 def undetermined_values(ds, limit: int | None = 20) -> list[str]:
     """The points of a classified dataset (variables ``regime``, ``regime_reason``, ``lambda1``, ``K`` over
     any grid dims) labelled undetermined, each as ``beta_o=1.445: evidence_disagrees (λ1 = -0.0011, K =
@@ -440,7 +445,7 @@ def undetermined_values(ds, limit: int | None = 20) -> list[str]:
     for idx in hits[: None if limit is None else limit]:
         sel = dict(zip(reg.dims, (int(i) for i in idx)))
         point = ds.isel(sel)
-        where = ", ".join(f"{d}={point[d].values!s}" for d in reg.dims if d in point.coords)
+        where = ", ".join(f"{d}={_fmt(point[d].values)}" for d in reg.dims if d in point.coords)
         why = REGIME_REASONS[int(point["regime_reason"])] if "regime_reason" in ds else "?"
         lam = float(point["lambda1"]) if "lambda1" in ds else float("nan")
         K = float(point["K"]) if "K" in ds else float("nan")
