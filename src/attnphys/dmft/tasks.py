@@ -1031,6 +1031,7 @@ class OrbitTask(DMFTTask):
             res = _adaptive_orbits(self, model, m, spec, sc, idx, labels)
         else:
             win = model.windows_after(self.starts_for(idx), sc, spec.transient - spec.align, labels)
+            report_fraction(spec.transient - spec.align, spec.transient + spec.steps)
             x0, aux0 = m.state(win)
             res = orbit_sweep(m, inner, x0, aux0, sc, shared=model.couplings)
         final = (
