@@ -241,6 +241,22 @@ def test_disagreeing_evidence_is_undetermined(which, lam1, regime, reason):
     assert ev["agree"][0] == (-1 if regime == "undetermined" else 1)
 
 
+def test_an_inconclusive_zero_one_test_leaves_the_exponent_to_decide():
+    """K ≈ 0.44 (a regular signal with a weak chaotic part): inconclusive. A resolved exponent decides alone;
+    an exponent within its resolution does not."""
+    from attnphys.dynamics.classify import REGIME_REASONS
+
+    chaos, regular = _windows()[:, :, 0]
+    t = np.arange(regular.size)
+    w = (0.16 * chaos + np.sin(0.7 * t) + 0.5 * np.sin(0.7 * np.sqrt(2) * t))[None, :, None]
+    ev = classify(np.repeat(w, 3, axis=0), np.array([[0.03], [-0.01], [1e-4]]))
+    assert 0.3 < ev["K"][0] < 0.7
+    assert list(regime_names(ev["regime"])) == ["chaotic", "periodic", "undetermined"]
+    assert [REGIME_REASONS[c] for c in ev["regime_reason"]] == [
+        "exponent_alone", "exponent_alone", "exponent_within_resolution"]
+    assert list(ev["agree"]) == [-1, -1, -1]
+
+
 def test_exponent_within_resolution_without_a_zero_one_test_is_undetermined():
     """19 samples: no period and K undefined; λ₁ within θ of 0 decides nothing, λ₁ well above θ decides."""
     from attnphys.dynamics.classify import REGIME_REASONS

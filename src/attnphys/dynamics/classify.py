@@ -8,18 +8,19 @@ Labels (in :data:`REGIMES` order, stored as integer codes; new codes are only ev
   on the fingerprint of the full state (:mod:`attnphys.dynamics.fingerprint`; §4.1): y_{t+p} = y_t within
   ``period_tol`` at every t of the window, with at least ``confirmations`` full repeats (p = 1 is a
   fixed point); a periodic orbit longer than ``max_period`` is ``periodic`` with period −1 when
-  λ₁ < −θ and the window recurs exactly at a long lag or the 0–1 test agrees (K ≤ 0.5);
-* ``quasi_periodic`` — no period, |λ₁| ≤ θ and the 0–1 test agrees (K ≤ 0.5);
-* ``chaotic`` — λ₁ > θ and K > 0.5; ``hyperchaotic`` — also λ₂ > θ;
-* ``undetermined`` — the evidence does not decide (§4.4): the exponent and the 0–1 test disagree; the
-  exponent is within its resolution (|λ₁| ≤ θ) and the 0–1 test is undefined; or, without exponents,
-  the window recurs exactly at a lag too long to confirm or the 0–1 test is undefined.
+  λ₁ < −θ and neither an exact recurrence at a long lag nor the 0–1 test says otherwise;
+* ``quasi_periodic`` — no period, |λ₁| ≤ θ and the 0–1 test says regular (K < ``k_regular``);
+* ``chaotic`` — λ₁ > θ and the 0–1 test does not say regular; ``hyperchaotic`` — also λ₂ > θ;
+* ``undetermined`` — the evidence does not decide (§4.4): the exponent and a clear 0–1 verdict (K below
+  ``k_regular`` or above ``k_chaotic``) disagree; the exponent is within its resolution (|λ₁| ≤ θ) and the
+  0–1 test is undefined or inconclusive; or, without exponents, the window recurs exactly at a lag too long
+  to confirm or the 0–1 test is undefined.
 
 Without exponents, the 0–1 test decides between chaotic (K > 0.5) and quasi-periodic. The 0–1
 test for chaos (Gottwald & Melbourne 2004, 2009; correlation method with the oscillatory term
 removed; §4.3) is computed for every orbit and reported as ``K``; ``agree`` (int8) is 1 when its verdict
-(K > 0.5: chaos) matches the label, 0 when it does not, and −1 (undefined) when K is NaN or the label
-is divergent or undetermined. ``regime_reason`` (codes of :data:`REGIME_REASONS`) says which evidence
+matches the label, 0 when it does not, and −1 (undefined) when K is NaN or inconclusive or the label is
+divergent or undetermined. ``regime_reason`` (codes of :data:`REGIME_REASONS`) says which evidence
 decided the label. The CF attributes of these variables (``flag_values``/``flag_meanings`` for the
 codes, a ``comment`` for every sentinel) are defined once here (:data:`CLASSIFY_ATTRS`).
 """
@@ -57,10 +58,11 @@ REGIME_REASONS: tuple[str, ...] = (
     "no_evidence",
 )
 """Why a label was given (``regime_reason`` codes; theory: docs/theory/dynamics.md §4.4): an exact period;
-divergence; the exponent and the 0–1 test agree; the exponent alone (0–1 test undefined, |λ₁| > θ); the
-0–1 test alone (no exponents); a contracting orbit that recurs exactly at a lag too long to confirm
-(period −1). Undetermined: exponent and 0–1 test disagree; |λ₁| ≤ θ with the 0–1 test undefined; no
-exponents and a recurrence too long to confirm; no exponents and no 0–1 test."""
+divergence; the exponent and the 0–1 test agree; the exponent alone (|λ₁| > θ, the 0–1 test undefined or
+inconclusive); the 0–1 test alone (no exponents); a contracting orbit that recurs exactly at a lag too long
+to confirm (period −1). Undetermined: the exponent and a clear 0–1 verdict disagree; |λ₁| ≤ θ with the 0–1
+test undefined or inconclusive; no exponents and a recurrence too long to confirm; no exponents and no 0–1
+test."""
 REASON_CODE = {name: i for i, name in enumerate(REGIME_REASONS)}
 
 
@@ -117,7 +119,8 @@ CLASSIFY_ATTRS: dict[str, dict] = {
     "agree": {
         "long_name": "0-1 test verdict agrees with the attractor type",
         **flag_attrs(("disagrees", "agrees"), fill=-1, fill_meaning="undefined"),
-        "comment": "-1: undefined (K is NaN, or the type is divergent or undetermined)",
+        "comment": "-1: undefined (K is NaN or, beside exponents, inconclusive: between k_regular and k_chaotic; "
+        "or the type is divergent or undetermined)",
     },
 }
 """CF attributes of every variable :func:`classify` returns (one table: the sweep tasks' schemas and
@@ -139,6 +142,9 @@ class ClassifyOptions:
     max_period: longest period searched. confirmations: full repeats required beyond the first period.
     bound: |y| beyond this is divergent. n_c, seed: the 0–1 test's frequencies.
     min_overlap: shortest overlap for the recurrence at a lag too long to confirm (``undetermined``).
+    k_regular, k_chaotic: beside exponents, the 0–1 test says regular below ``k_regular``, chaotic above
+        ``k_chaotic`` and is inconclusive between (K tends to 0 or 1 only as the record grows; §4.4): it can
+        contradict an exponent only outside that band. Without exponents the verdict is K > 0.5.
     """
 
     theta: float = 5e-4
@@ -149,6 +155,8 @@ class ClassifyOptions:
     n_c: int = 64
     seed: int = 0
     min_overlap: int = 8
+    k_regular: float = 0.3
+    k_chaotic: float = 0.7
 
 
 def detect_period(y: np.ndarray, tol: float = 1e-8, max_period: int = 256, confirmations: int = 3) -> np.ndarray:
@@ -358,13 +366,15 @@ def classify(
         lam2 = ex[..., 1] if ex.shape[-1] > 1 else np.full(batch, np.nan)
     have_lyap = ~np.isnan(lam1)
     have_k = ~np.isnan(K)
-    k_chaos = K > 0.5
+    k_chaos = K > 0.5  # the verdict without exponents, and that of ``agree``
+    k_says_chaos, k_says_regular = K > o.k_chaotic, K < o.k_regular  # clear verdicts (False for NaN)
+    k_decides = k_says_chaos | k_says_regular
     # the exponent's verdict: chaos above θ, contraction below −θ, λ₁ ≈ 0 (within its resolution) between
     exp_chaos = have_lyap & (lam1 > o.theta)
     contracting = have_lyap & (lam1 < -o.theta)
     resolved_zero = have_lyap & ~exp_chaos & ~contracting
     long_recurrence = contracting & (recurrence > 0)
-    disagree = have_lyap & have_k & (exp_chaos != k_chaos) & ~long_recurrence
+    disagree = have_lyap & ((exp_chaos & k_says_regular) | (~exp_chaos & k_says_chaos)) & ~long_recurrence
 
     regime = np.full(batch, REGIME_CODE["quasi_periodic"], dtype=np.int8)
     reason = np.full(batch, REASON_CODE["exponent_and_zero_one_test"], dtype=np.int8)
@@ -373,13 +383,13 @@ def classify(
     hyper = exp_chaos & ~np.isnan(lam2) & (lam2 > o.theta)
     regime[hyper] = REGIME_CODE["hyperchaotic"]
     regime[contracting] = REGIME_CODE["periodic"]  # a periodic orbit longer than max_period (period −1)
-    reason[have_lyap & ~have_k] = REASON_CODE["exponent_alone"]
+    reason[have_lyap & ~k_decides] = REASON_CODE["exponent_alone"]
     reason[~have_lyap] = REASON_CODE["zero_one_test_alone"]
     reason[long_recurrence] = REASON_CODE["long_recurrence_and_exponent"]
     undetermined = np.zeros(batch, bool)
     for mask, why in (
         (disagree, "evidence_disagrees"),
-        (resolved_zero & ~have_k, "exponent_within_resolution"),
+        (resolved_zero & ~k_decides, "exponent_within_resolution"),
         (~have_lyap & (recurrence > 0), "recurrence_too_long"),
         (~have_lyap & (recurrence == 0) & ~have_k, "no_evidence"),
     ):
@@ -396,8 +406,9 @@ def classify(
     reason[divergent] = REASON_CODE["divergent"]
     period = np.where(divergent, 0, period)
     chaos_like = np.isin(regime, [REGIME_CODE["chaotic"], REGIME_CODE["hyperchaotic"]])
-    undefined = np.isnan(K) | divergent | (regime == REGIME_CODE["undetermined"])
-    agree = np.where(undefined, -1, ((K > 0.5) == chaos_like).astype(np.int8)).astype(np.int8)
+    undefined = np.isnan(K) | divergent | (regime == REGIME_CODE["undetermined"]) | (have_lyap & ~k_decides)
+    verdict = np.where(have_lyap, k_says_chaos, k_chaos)
+    agree = np.where(undefined, -1, (verdict == chaos_like).astype(np.int8)).astype(np.int8)
     return dict(
         regime=regime,
         regime_reason=reason,
