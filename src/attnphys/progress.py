@@ -18,11 +18,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 
 @contextmanager
-def progress_bar(total: int, unit: str, enabled: bool = True, done: int = 0):
+def progress_bar(total: float, unit: str, enabled: bool = True, done: float = 0):
     """Yield ``advance(n)`` (n may be fractional); shows done/total, rate, elapsed and remaining time when
     enabled."""
     if not enabled:
-        yield lambda n=1: None
+
+        def skip(n: float = 1) -> None:
+            return None
+
+        yield skip
         return
     columns = (
         TextColumn("[bold]{task.description}"),
@@ -34,7 +38,7 @@ def progress_bar(total: int, unit: str, enabled: bool = True, done: int = 0):
         TimeRemainingColumn(),
     )
     with Progress(*columns, transient=False, refresh_per_second=4) as prog:
-        task = prog.add_task(unit, total=total, completed=done, rate="")
+        task = prog.add_task(unit, total=total, completed=int(done), rate="")
 
         def advance(n: float = 1) -> None:
             prog.update(task, advance=n)

@@ -137,7 +137,7 @@ def fit_slopes(ds: xr.Dataset) -> xr.Dataset:
         nz = ds[noise].transpose(*others, "n").values.reshape(-1, ns.size) if noise in ds else None
         fits = [slope_fit(ns, arr[i], None if nz is None else nz[i]) for i in range(arr.shape[0])]
 
-        def col(key, dtype=float, fits=fits):
+        def col(key, dtype: type = float, fits=fits):
             return np.asarray([f[key] for f in fits], dtype=dtype).reshape(shape)
 
         what = f"log-log slope of {src} vs N over the largest three decades"

@@ -117,12 +117,12 @@ def covers(X: np.ndarray, Y: np.ndarray, q: float, factor: float) -> float:
     """Share of the points of X within factor × (the larger q-quantile nearest-neighbour spacing of X and
     Y) of a point of Y (theory: docs/theory/dynamics.md §7.2): ≈ 1 for two long runs on one attractor,
     ≈ 0 for runs on disjoint attractors."""
-    import scipy.spatial
+    from scipy.spatial import cKDTree  # pyright: ignore[reportAttributeAccessIssue]  (re-exported at runtime)
 
     X, Y = X[np.all(np.isfinite(X), axis=1)], Y[np.all(np.isfinite(Y), axis=1)]
     if X.shape[0] < 2 or Y.shape[0] < 2:
         return 0.0
-    tx, ty = scipy.spatial.cKDTree(X), scipy.spatial.cKDTree(Y)
+    tx, ty = cKDTree(X), cKDTree(Y)
     h = max(float(np.quantile(tx.query(X, k=2)[0][:, 1], q)), float(np.quantile(ty.query(Y, k=2)[0][:, 1], q)))
     scale = max(1.0, float(np.max(np.abs(X))), float(np.max(np.abs(Y))))
     return float(np.mean(ty.query(X)[0] <= factor * h + 1e-12 * scale))

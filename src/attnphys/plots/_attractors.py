@@ -113,7 +113,7 @@ def basins_figure(ds: xr.Dataset, param: str, component: int = 0, *, fig=None) -
 
         sm = ScalarMappable(norm=BoundaryNorm(np.arange(n_tracks + 1) - 0.5, n_tracks), cmap=ListedColormap(colors))
         cb = fig.colorbar(sm, ax=[ax, bx], label="track id")
-        cb.set_ticks(np.arange(0, n_tracks, max(1, -(-n_tracks // 10))))
+        cb.set_ticks(list(range(0, n_tracks, max(1, -(-n_tracks // 10)))))
         bx.legend(handles=[bx.get_lines()[-1]], fontsize=7, loc="upper right")
     suptitle(fig, ds, config_title(ds))
     return root(fig)

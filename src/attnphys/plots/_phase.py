@@ -53,11 +53,12 @@ def phase_diagram_figure(ds: xr.Dataset, x: str, y: str, *, fig=None) -> Figure:
     if "lambda1" in d and np.isfinite(d.lambda1.values).any():
         lam = d.lambda1.values
         norm1, _ = exponent_norm(lam)
+        vmin = float(norm1.vmin if norm1.vmin is not None else -1.0)
         cm = _lambda_cmap()
-        shown = np.where(np.isneginf(lam), norm1.vmin - 1.0, lam)  # −∞: below the range (the "under" colour)
+        shown = np.where(np.isneginf(lam), vmin - 1.0, lam)  # −∞: below the range (the "under" colour)
         im = axes[1].pcolormesh(xs, ys, shown, cmap=cm, norm=norm1, shading="nearest")
         cb = fig.colorbar(im, ax=axes[1], extend="min")
-        cb.set_label(f"λ₁ per step (negative side to {norm1.vmin:.3g}, −∞ and below in the end colour)", fontsize=8)
+        cb.set_label(f"λ₁ per step (negative side to {vmin:.3g}, −∞ and below in the end colour)", fontsize=8)
         n_inf = int(np.sum(np.isneginf(lam)))
         axes[1].set_title(
             "leading Lyapunov exponent" + (f" ({n_inf} points with λ₁ = −∞)" if n_inf else ""), fontsize=9
