@@ -48,17 +48,7 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
-from attnphys.dynamics._census_geometry import (
-    align_match,
-    assess,
-    merge_pieces,
-    observe_points,
-    odd_prime_stride,
-    pow2,
-    rep_run,
-    same_cloud,
-    trace_observe,
-)
+from attnphys.dynamics import _census_geometry as geo
 from attnphys.dynamics.checks import warn_if_single_precision
 from attnphys.dynamics.classify import REGIME_CODE, REGIMES, ClassifyOptions, classify, flag_attrs
 from attnphys.dynamics.fingerprint import fingerprint
@@ -281,8 +271,8 @@ def _settle_in_chunks(m: Map, x0, aux0, pidx, table, shared, o: CensusOptions, c
             tails[lo + int(j)] = ln.ring[j, -int(ln.period[j]) :].copy()
         ex = np.flatnonzero(ln.status == EXHAUSTED)
         if ex.size:
-            nb = pow2(ex.size, 16)
-            rec, h, cvg, S = assess(
+            nb = geo.pow2(ex.size, 16)
+            rec, h, cvg, S = geo.assess(
                 take_rows(ln.ring, ex, nb),
                 o.recurrence_quantile,
                 o.recurrence_factor,
@@ -447,14 +437,14 @@ def _group(m, o, lanes, tails, assessed, ctx: _Context) -> xr.Dataset:
             same = [j for j in todo if int(period[j]) == p]
             seqs = np.stack([tails[j] for j in same])
             tol = o.raw_group_tol * max(1.0, float(np.max(np.abs(seqs[0]))))
-            members = [j for j, ok in zip(same, align_match(seqs, seqs[0], tol)) if ok]
+            members = [j for j, ok in zip(same, geo.align_match(seqs, seqs[0], tol)) if ok]
             raw_groups.append((b, members))
             taken = set(members)
             todo = [j for j in todo if j not in taken]
     orb = None
     if raw_groups:
         reps = np.asarray([g[1][0] for g in raw_groups])
-        nb = pow2(reps.size)
+        nb = geo.pow2(reps.size)
         orb = refine_batch(
             m,
             take_rows(lanes.x, reps, nb),
@@ -474,7 +464,7 @@ def _group(m, o, lanes, tails, assessed, ctx: _Context) -> xr.Dataset:
         for grp in per_groups[b]:
             if grp["period"] == p and grp["conv"] and conv and grp["seq"].shape == seq.shape:
                 tol = o.group_tol * max(1.0, float(np.max(np.abs(grp["seq"]))))
-                if align_match(seq[None], grp["seq"], tol)[0]:
+                if geo.align_match(seq[None], grp["seq"], tol)[0]:
                     grp["members"] += members
                     break
         else:
@@ -499,13 +489,13 @@ def _group(m, o, lanes, tails, assessed, ctx: _Context) -> xr.Dataset:
         rep_of = np.concatenate([np.full(t.size, ex_pos[int(t[0])]) for t in todos.values()])
         js = np.concatenate([[ex_pos[j] for j in t] for t in todos.values()]).astype(np.int64)
         # in blocks of lanes, so that the paired clouds stay within the memory budget
-        block = pow2(max(16, min(js.size, o.memory_budget // (4 * max(1, clouds[0].size) * 8))), 16)
+        block = geo.pow2(max(16, min(js.size, o.memory_budget // (4 * max(1, clouds[0].size) * 8))), 16)
         ok = np.zeros(js.size, bool)
         for lo in range(0, js.size, block):
             r, j = rep_of[lo : lo + block], js[lo : lo + block]
-            nb = pow2(j.size, 16)
+            nb = geo.pow2(j.size, 16)
             ok[lo : lo + j.size] = np.asarray(
-                same_cloud(
+                geo.same_cloud(
                     take_rows(clouds, r, nb),
                     take_rows(h, r, nb),
                     take_rows(clouds, j, nb),
@@ -571,7 +561,7 @@ def _group(m, o, lanes, tails, assessed, ctx: _Context) -> xr.Dataset:
     per_atts = [a for _, a in all_atts if a["source"] == "periodic"]
     if per_atts:
         rows = np.asarray([a["row"] for a in per_atts])
-        nb = pow2(rows.size)
+        nb = geo.pow2(rows.size)
         sub = take_rows(orb, rows, nb)
         rep_rows = pidx[[a["rep"] for a in per_atts]]
         fl = floquet_batch(
@@ -579,7 +569,7 @@ def _group(m, o, lanes, tails, assessed, ctx: _Context) -> xr.Dataset:
         )
         log_abs, ang = np.asarray(fl.log_abs), np.asarray(fl.angle)
         rep_pidx = take_rows(rep_rows, np.arange(rows.size), nb)
-        obs = np.asarray(observe_points(m, sub.points, sub.aux_points, table, rep_pidx, shared))
+        obs = np.asarray(geo.observe_points(m, sub.points, sub.aux_points, table, rep_pidx, shared))
         pts = np.asarray(sub.points)
         resolved = np.asarray(fl.resolved)
         for j, a in enumerate(per_atts):
@@ -604,9 +594,9 @@ def _group(m, o, lanes, tails, assessed, ctx: _Context) -> xr.Dataset:
     rec_atts = [(b, a) for b, a in all_atts if a["source"] == "recurrent"]
     if rec_atts:
         reps = np.asarray([a["rep"] for _, a in rec_atts])
-        nb = pow2(reps.size)
+        nb = geo.pow2(reps.size)
         rep_pidx = take_rows(pidx[reps], np.arange(reps.size), nb)
-        ex, y, f, bad, xf, auxf, long = rep_run(
+        ex, y, f, bad, xf, auxf, long = geo.rep_run(
             m,
             k,
             o.lyap_steps,
@@ -614,7 +604,7 @@ def _group(m, o, lanes, tails, assessed, ctx: _Context) -> xr.Dataset:
             o.n_classify,
             o.n_fingerprint,
             o.merge_points,
-            odd_prime_stride(o.merge_steps // o.merge_points),
+            geo.odd_prime_stride(o.merge_steps // o.merge_points),
             take_rows(lanes.x, reps, nb),
             take_rows(lanes.aux, reps, nb),
             table,
@@ -624,7 +614,7 @@ def _group(m, o, lanes, tails, assessed, ctx: _Context) -> xr.Dataset:
         n = reps.size
         exps = -np.sort(-np.asarray(ex)[:n], axis=-1)
         ev = classify(np.asarray(y)[:n], exps, np.asarray(bad)[:n], o.classify, fingerprint=np.asarray(f)[:n])
-        tr_x, tr_y = trace_observe(m, n_pts, xf, auxf, table, rep_pidx, shared)
+        tr_x, tr_y = geo.trace_observe(m, n_pts, xf, auxf, table, rep_pidx, shared)
         tr_x, tr_y = np.asarray(tr_x), np.asarray(tr_y)
         for j, (_, a) in enumerate(rec_atts):
             code = int(ev["regime"][j])
@@ -644,7 +634,7 @@ def _group(m, o, lanes, tails, assessed, ctx: _Context) -> xr.Dataset:
             a["long"] = np.asarray(long)[j]
     for b in range(B):
         groups[b] = [a for a in groups[b] if not a.get("dropped")]
-        merge_pieces(groups[b], o)
+        geo.merge_pieces(groups[b], o)
     F = None
     for _, a in all_atts:
         if a["observed"] is not None:

@@ -425,8 +425,8 @@ def classify(
 def regime_counts(codes: np.ndarray, reasons: np.ndarray | None = None) -> str:
     """``name: count`` of every regime among the codes, in code order, padding (−1) left out; with
     ``reasons`` (``regime_reason`` codes), the undetermined count is followed by why, e.g.
-    ``undetermined: 3 (evidence_disagrees: 2, exponent_within_resolution: 1)`` (theory:
-    docs/theory/dynamics.md §4)."""
+    ``undetermined: 3 (evidence_disagrees: 2, exponent_within_resolution: 1)``
+    (theory: docs/theory/dynamics.md §4.4)."""
     codes = np.asarray(codes).ravel()
     values, counts = np.unique(codes, return_counts=True)
     parts = []
