@@ -913,6 +913,7 @@ class OrbitTask(DMFTTask):
             "regime": VarSpec((), (), np.int8, -1, **CLASSIFY_ATTRS["regime"]),
             "regime_reason": VarSpec((), (), np.int8, -1, **CLASSIFY_ATTRS["regime_reason"]),
             "period": VarSpec((), (), np.int64, 0, **CLASSIFY_ATTRS["period"]),
+            "recurrence": VarSpec((), (), np.int64, 0, **CLASSIFY_ATTRS["recurrence"]),
             "lambda1": VarSpec((), (), np.float64, np.nan, **CLASSIFY_ATTRS["lambda1"]),
             "lambda2": VarSpec((), (), np.float64, np.nan, **CLASSIFY_ATTRS["lambda2"]),
             "K": VarSpec((), (), np.float64, np.nan, **CLASSIFY_ATTRS["K"]),
@@ -1042,7 +1043,9 @@ class OrbitTask(DMFTTask):
         res = {k: np.asarray(v) for k, v in res.items() if k not in ("x", "aux")}
         raise_if_nonfinite(np.where(res["nonfinite_step"] >= 0, res["nonfinite_step"] + spec.transient, -1), labels)
         ev = evidence(spec, res, self.options)
-        out = {name: ev[name] for name in ("regime", "regime_reason", "period", "lambda1", "lambda2", "K")}
+        out = {
+            name: ev[name] for name in ("regime", "regime_reason", "period", "recurrence", "lambda1", "lambda2", "K")
+        }
         out["agree"] = np.where(np.isnan(np.asarray(ev["K"], float)), -1, np.asarray(ev["agree"]).astype(np.int8))
         out["nonfinite_step"] = res["nonfinite_step"]
         out["obs_mean"] = res["orbit"].mean(axis=-2)

@@ -97,7 +97,8 @@ CLASSIFY_ATTRS: dict[str, dict] = {
         "long_name": "exact period of the orbit",
         "units": "step",
         "comment": "0: no period found (or divergent); -1: periodic with a period longer than max_period "
-        "(contracting, lambda1 < -theta, without a confirmed period)",
+        "(contracting, lambda1 < -theta, without a confirmed period; the lag at which the window recurs "
+        "exactly, when it does, is in recurrence)",
     },
     "period_observable": {
         "long_name": "exact period of the observable alone",
