@@ -37,7 +37,7 @@ def newton_step(x, aux, p):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=500, help="grid points per side")
-    ap.add_argument("--memory-budget", type=float, default=float(1 << 30), help="bytes for the settle run")
+    ap.add_argument("--memory-budget", type=float, default=float(1 << 28), help="bytes for the settle run")
     ap.add_argument("--budget", type=int, default=2_000, help="most steps per start")
     args = ap.parse_args()
     o = CensusOptions(budget=args.budget, max_period=16, block=64, memory_budget=int(args.memory_budget))

@@ -186,7 +186,7 @@ class CensusOptions(NamedTuple):
     merge_steps: int = 20_000
     merge_points: int = 1_000
     merge_coverage: float = 0.9
-    memory_budget: int = 1 << 30
+    memory_budget: int = 1 << 28
     n_state: int = 0
 
     def lane_bytes(self) -> int:
