@@ -79,9 +79,9 @@ def main() -> None:
         print(f"stopped early {int(ds.stopped_early.sum())}/{size}, steps run "
               f"{ds.stop_step.values.sum() / (size * args.steps):.1%}")
     if args.plot:
-        from attnphys.plots.phase import plot_phase_diagram
+        from attnphys.plots import phase_diagram_figure, save_figure
 
-        print("figure:", plot_phase_diagram(ds, args.plot, "beta_o", "beta_att"))
+        print("figure:", save_figure(phase_diagram_figure(ds, "beta_o", "beta_att"), args.plot, dpi=130))
     if tmp:
         shutil.rmtree(tmp)
 

@@ -899,6 +899,55 @@ def test_bad_input_is_a_clear_error_and_writes_nothing(tmp_path, monkeypatch, re
     assert listing(tmp_path) == before
 
 
+def _api_cases():
+    """Bad inputs to the Python functions: (id, call, exception type, fragment of the message)."""
+    import jax.numpy as jnp
+
+    from attnphys.clouds import cloud_statistics
+    from attnphys.dmft.memory import white_noise_pvalue
+    from attnphys.dynamics.census import CensusOptions, census
+    from attnphys.dynamics.maps import LOGISTIC
+    from attnphys.dynamics.samplers import GridSampler, make_sampler
+    from attnphys.errors import InputError
+    from attnphys.plots import choose_pair
+
+    nan_cloud = np.ones((8, 3))
+    nan_cloud[2, 1] = np.nan
+    return [
+        ("cloud statistics of a NaN cloud", lambda: cloud_statistics(nan_cloud), InputError,
+         "tokens: the cloud has non-finite entries (1; the first at token 2, dimension 1)"),
+        ("grid sampler hi < lo", lambda: GridSampler(lo=[1.0], hi=[0.0], shape=(3,)), InputError,
+         "grid: the grid box must be finite with hi >= lo"),
+        ("grid sampler lengths", lambda: GridSampler(lo=[0.0, 0.0], hi=[1.0], shape=(3,)), InputError,
+         "grid: a grid needs lo, hi and shape of one length each"),
+        ("grid sampler 0 points", lambda: GridSampler(lo=[0.0], hi=[1.0], shape=(0,)), InputError,
+         "grid: points per dimension must be >= 1"),
+        ("grid sampler by name without a box", lambda: make_sampler("grid"), InputError, "grid:"),
+        ("grid sampler count", lambda: census(LOGISTIC, jnp.asarray(3.2), GridSampler(lo=[0.1], hi=[0.9], shape=(4,)),
+                                              n_ics=5), InputError, "ics: the grid has 4 points but 5 starts"),
+        ("census memory budget 0", lambda: CensusOptions(memory_budget=0).validate(), InputError,
+         "memory_budget: must be >= 1 byte"),
+        ("census merge points", lambda: CensusOptions(merge_points=5, merge_steps=4).validate(), InputError,
+         "merge_points <= merge_steps"),
+        ("section pair not stored", lambda: choose_pair(["0|1"], 3, None, "0|2"), ValueError,
+         "section pair 0|2 is not stored; stored pairs: 0|1"),
+        ("white-noise p-value of NaN", lambda: None if np.isnan(white_noise_pvalue(np.nan, 100, 4)) else 1 / 0,
+         None, ""),
+    ]
+
+
+@pytest.mark.parametrize("case", range(10))
+def test_bad_python_input_is_a_clear_error(case):
+    name, call, exc, fragment = _api_cases()[case]
+    if exc is None:
+        call()  # reported (NaN), not raised
+        return
+    with pytest.raises(exc) as e:
+        call()
+    assert fragment in str(e.value), (name, str(e.value))
+    assert len(_api_cases()) == 10
+
+
 def test_the_table_covers_every_command():
     from attnphys.jobs import load_jobs
 

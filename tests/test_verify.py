@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 
 from attnphys.errors import InputError
-from attnphys.verify import CLAIMS, Claim, random_measures, run_claims
 from attnphys.expfam import measure_classes
+from attnphys.verify import CLAIMS, Claim, random_measures, run_claims
 
 
 def test_every_claim_holds():

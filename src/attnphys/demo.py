@@ -32,8 +32,7 @@ class DemoJob(AbstractJob):
 
         from attnphys.dmft import bifurcation, preset, trajectories
         from attnphys.io import write_dataset
-        from attnphys.plots.bifurcation import plot_bifurcation
-        from attnphys.plots.trajectory import plot_trajectory
+        from attnphys.plots import bifurcation_figure, save_figure, sections_figure, trajectory_figures
 
         figs = out / "figures"
         cfg = preset("paper", beta_o=1.26)
@@ -41,7 +40,8 @@ class DemoJob(AbstractJob):
         t0 = time.perf_counter()
         ds = trajectories(cfg, start="checkpoint", steps=steps, transient=transient)
         write_dataset(ds, out / "trajectory.zarr")
-        plot_trajectory(ds, figs)
+        for name, f in trajectory_figures(ds).items():
+            save_figure(f, figs / f"trajectory_{name}.png")
         rows["1. DMFT trajectory"] = (
             f"paper preset, β_o = 1.26 from the published checkpoint, {steps} steps in "
             f"{time.perf_counter() - t0:.2f} s → trajectory.zarr, figures/"
@@ -58,7 +58,8 @@ class DemoJob(AbstractJob):
             progress=progress,
         )
         write_dataset(bif, out / "bifurcation.zarr")
-        plot_bifurcation(bif, figs / "bifurcation.png")
+        save_figure(bifurcation_figure(bif), figs / "bifurcation.png")
+        save_figure(sections_figure(bif), figs / "bifurcation_sections.png")
         rows["2. bifurcation diagram"] = (
             f"{num} values of β_o in [0, 3], {steps} steps each with the top 3 Lyapunov "
             f"exponents and regimes, {time.perf_counter() - t0:.2f} s → bifurcation.zarr"
@@ -73,7 +74,7 @@ class DemoJob(AbstractJob):
             f"({time.perf_counter() - t0:.1f} s)"
         )
         from attnphys.clouds import initial_cloud, run_cloud, standard_layer
-        from attnphys.plots.clouds import plot_clouds
+        from attnphys.plots import clouds_figures
 
         t0 = time.perf_counter()
         spread = []
@@ -88,7 +89,8 @@ class DemoJob(AbstractJob):
                 attrs=dict(title=f"gaussian cloud, norm={norm}"),
             )
             write_dataset(ds, out / f"clouds_{norm}.zarr")
-            plot_clouds(ds, figs / f"clouds_{norm}.png")
+            for name, f in clouds_figures(ds).items():
+                save_figure(f, figs / (f"clouds_{norm}.png" if name == "statistics" else f"clouds_{norm}_{name}.png"))
             spread.append(
                 f"{norm}: angular spread {float(ds.angular_spread[0]):.3f} → {float(ds.angular_spread[-1]):.3f}"
             )

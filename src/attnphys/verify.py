@@ -297,13 +297,14 @@ CLAIMS: tuple[Claim, ...] = (
 """The claims that ``attnphys verify`` checks, in the order it prints them."""
 
 
-def run_claims(seed: int = 0, claims: tuple[Claim, ...] | None = None) -> list[dict]:
+def run_claims(seed: int = 0, claims: tuple[Claim, ...] | None = None, progress: bool = False) -> list[dict]:
     """Evaluate every claim (theory: docs/theory/expfam.md §5); claim i draws its instances from
     ``numpy.random.default_rng([seed, i])``.
 
     Args:
         seed: integer ≥ 0.
         claims: the claims to check (default :data:`CLAIMS`).
+        progress: show a bar that advances with every claim checked.
 
     Returns:
         One dict per claim: ``claim``, ``reference``, ``max_error``, ``tolerance``, ``passed``
@@ -316,20 +317,27 @@ def run_claims(seed: int = 0, claims: tuple[Claim, ...] | None = None) -> list[d
         raise InputError(f"must be an integer >= 0 (got {seed!r})", "seed")
     if not jax.config.jax_enable_x64:  # pyright: ignore[reportAttributeAccessIssue]
         warnings.warn("the exact claims need float64: call attnphys.configure() first", PrecisionWarning, stacklevel=2)
+    from attnphys.progress import progress_bar
+
     rows = []
-    for i, c in enumerate(CLAIMS if claims is None else claims):
-        rng = np.random.default_rng([seed, i])
-        err = float(c.check(rng))
-        rows.append(
-            dict(
-                claim=c.name,
-                reference=c.reference,
-                max_error=err,
-                tolerance=c.tol,
-                passed=bool(np.isfinite(err) and err <= c.tol),
-            )
-        )
+    todo = CLAIMS if claims is None else claims
+    with progress_bar(len(todo), "claims", enabled=progress) as advance:
+        for i, c in enumerate(todo):
+            rows.append(_check(c, np.random.default_rng([seed, i])))
+            advance(1)
     return rows
+
+
+def _check(c: Claim, rng: np.random.Generator) -> dict:
+    """One row of :func:`run_claims`."""
+    err = float(c.check(rng))
+    return dict(
+        claim=c.name,
+        reference=c.reference,
+        max_error=err,
+        tolerance=c.tol,
+        passed=bool(np.isfinite(err) and err <= c.tol),
+    )
 
 
 __all__ = ["Claim", "CLAIMS", "ClaimsFailedError", "random_measures", "run_claims"]

@@ -65,6 +65,20 @@ def test_plateaus_partition_the_time_axis():
     assert longest_metastable(pl).clusters == 3
 
 
+def test_the_plateau_a_run_ends_on_is_reported_censored():
+    """A run ending on 3 clusters for 6 of its 7 time units: the longest plateau is that one, at least 6 long
+    (not the closed 5-cluster plateau of length 1)."""
+    from attnphys.clouds.observables import plateau_text
+
+    pl = plateaus(np.arange(8.0), [5, 3, 3, 3, 3, 3, 3, 3])
+    best = longest_metastable(pl)
+    assert (best.clusters, best.length, best.closed) == (3, 6.0, False)
+    assert plateau_text(best).startswith("3 clusters for ≥ 6") and "ends on it" in plateau_text(best)
+    assert longest_metastable(pl, censored=False).clusters == 5
+    assert plateau_text(longest_metastable(pl, censored=False)) == "5 clusters for 1 (t = 0 … 1)"
+    assert plateau_text(None) == "none"
+
+
 def test_free_space_flows_have_closed_forms():
     """β = 0 SA in R^d: with the residual x_i(t) = x_i + x̄(e^t − 1); without it x_i(t) = x̄ + (x_i − x̄)e^{−t}."""
     X0 = jax.random.normal(jax.random.PRNGKey(3), (16, 4))

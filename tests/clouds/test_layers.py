@@ -5,7 +5,15 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from attnphys.clouds import ENSEMBLES, NORMS, attention_no_residual, initial_cloud, layer_weights, run_cloud, untied_layers
+from attnphys.clouds import (
+    ENSEMBLES,
+    NORMS,
+    attention_no_residual,
+    initial_cloud,
+    layer_weights,
+    run_cloud,
+    untied_layers,
+)
 
 
 @pytest.mark.parametrize("name", sorted(NORMS))

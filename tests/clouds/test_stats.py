@@ -96,3 +96,66 @@ def test_energy_distance_of_a_singular_gaussian_cloud(N, D, dtype):
     assert np.isfinite(e) and -0.05 < e < (0.05 if N > D else 1.5)
     far = cloud_statistics(np.sign(X).astype(dtype))["energy_distance_gaussian"]
     assert far > e  # a cloud on the corners of a cube is farther from its fitted Gaussian
+
+
+def _mardia_direct(X):
+    """b1, b2/(D(D+2)) straight from the N × N matrix G = Z S⁻¹ Zᵀ."""
+    Z = X - X.mean(0)
+    S = np.cov(X, rowvar=False, bias=True)
+    G = Z @ np.linalg.solve(S, Z.T)
+    D = X.shape[1]
+    return np.mean(G**3), np.mean(np.diag(G) ** 2) / (D * (D + 2))
+
+
+def test_mardia_in_blocks_matches_the_direct_formula(monkeypatch):
+    import attnphys.clouds.stats as st
+
+    X = np.random.default_rng(4).standard_t(5, size=(1500, 4))
+    monkeypatch.setattr(st, "MARDIA_BLOCK_ELEMENTS", 1500 * 7)  # 7 rows per block, the last one padded
+    b1, b2 = st.mardia(jnp.asarray(X))
+    np.testing.assert_allclose([float(b1), float(b2)], _mardia_direct(X), rtol=1e-10)
+
+
+def test_mardia_gaussian_null_is_the_mean_over_gaussian_samples():
+    """Monte Carlo over 400 Gaussian samples of 60 points in 3 dimensions against Mardia's exact means."""
+    from attnphys.clouds.stats import mardia_null
+
+    rng = np.random.default_rng(5)
+    vals = np.array([_mardia_direct(rng.normal(size=(60, 3))) for _ in range(400)])
+    null = mardia_null(60, 3)
+    se = vals.std(0) / np.sqrt(len(vals))
+    assert np.all(np.abs(vals.mean(0) - null) < 4 * se)
+    s = cloud_statistics(rng.normal(size=(60, 3)))
+    assert (s["mardia_skewness_null"], s["mardia_kurtosis_ratio_null"]) == pytest.approx(null)
+
+
+def test_knn_entropy_is_undefined_where_tokens_coincide():
+    X = np.random.default_rng(6).normal(size=(200, 4))
+    assert np.isfinite(float(knn_entropy(jnp.asarray(X))))
+    X[:4] = X[0]  # four tokens at one point: the 3rd neighbour of each is at distance 0
+    assert np.isnan(float(knn_entropy(jnp.asarray(X))))
+    X[:4] = X[0] + 1e-6 * np.arange(4)[:, None]  # close, not coincident: defined (and small)
+    assert np.isfinite(float(knn_entropy(jnp.asarray(X))))
+
+
+def test_a_cloud_with_nan_has_no_statistics():
+    from attnphys.clouds.stats import _device_stats
+    from attnphys.errors import InputError
+
+    X = np.random.default_rng(7).normal(size=(50, 3))
+    X[3, 1] = np.nan
+    with pytest.raises(InputError, match="non-finite entries .*token 3, dimension 1"):
+        cloud_statistics(X)
+    import jax
+
+    out, _ = _device_stats(jnp.asarray(X), jnp.asarray(X), jax.random.PRNGKey(0))
+    assert all(np.isnan(float(v)) for v in out.values())
+
+
+def test_a_cloud_too_large_for_pairwise_statistics_is_refused(monkeypatch):
+    import attnphys.errors as errors
+    from attnphys.errors import InputError
+
+    monkeypatch.setattr(errors, "machine_memory", lambda: 2**20)
+    with pytest.raises(InputError, match="pairwise statistics of 400 tokens"):
+        cloud_statistics(np.zeros((400, 3)))

@@ -110,7 +110,7 @@ def test_continuation_dataset(cfg):
     ds = bifurcation(cfg, {"beta_o": np.linspace(1.0, 2.0, 5)}, **spec, continuation="both")
     assert ds.regime.dims == ("direction", "beta_o")
     assert list(ds.direction.values) == ["up", "down"]
-    assert ds.attrs["mode"] == "continuation"
+    assert ds.attrs["run_mode"] == "continuation"
     # the down chain's last point (β = 1.0) starts from the β = 1.25 state; the up chain's first from the checkpoint
     cold = bifurcation(cfg, {"beta_o": [1.0]}, **spec)
     np.testing.assert_allclose(ds.orbit.sel(direction="up").values[0], cold.orbit.values[0], rtol=1e-12)

@@ -1,8 +1,6 @@
 """Attractors of the mean-field map: census at β_o = 1.27, exact exponents of periodic attractors,
 continuation of a periodic orbit, basins along β_o (through the command line where a command exists)."""
 
-import json
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -10,6 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from attnphys.cli import app
+from attnphys.dynamics.classify import flag_names
 from attnphys.io import load
 
 runner = CliRunner()
@@ -34,7 +33,7 @@ def test_census_finds_the_coexisting_period_28_and_56_orbits(census_127):
     n = int(ds.n_attractors)
     found = ds.isel(attractor=slice(0, n))
     assert {28, 56} <= set(found.period.values.tolist())
-    names = json.loads(ds.kind.attrs["labels"])
+    names = flag_names(ds.kind.attrs)
     assert all(names[k] == "periodic" for k in found.kind.values)
     # every start is counted once: basins and the unsettled share add up to 1
     assert float(found.basin_fraction.sum() + ds.unsettled_fraction) == pytest.approx(1.0, abs=1e-12)
@@ -100,7 +99,7 @@ def test_orbit_continuation_locates_the_fold_where_the_orbit_is_born(tmp_path):
     assert res.exit_code == 0, res.output
     ds = load(out)
     assert ds.attrs["period"] == 16
-    names = json.loads(ds.event_kind.attrs["labels"])
+    names = flag_names(ds.event_kind.attrs)
     folds = [i for i, k in enumerate(ds.event_kind.values) if names[k] == "fold"]
     assert folds
     i = folds[0]

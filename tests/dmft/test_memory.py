@@ -74,3 +74,58 @@ def test_trajectory_dataset_carries_the_memory_numbers():
     # decorrelates, but only after many context lengths
     assert np.isinf(ds.mo_se_autocorr_time.sel(beta_o=1.255, feature=0))
     assert 4 < float(ds.mo_se_autocorr_time.sel(beta_o=1.28, feature=0)) < 1000
+
+
+# ---------------------------------------------------------------- the white-noise baseline and its test
+
+
+@pytest.mark.parametrize("n,L,dt", [(200, 4, 1), (201, 4, 1), (200, 32, 1), (300, 4, 3)])
+def test_white_noise_baseline_is_the_estimators_mean(n, L, dt):
+    """Monte Carlo over 20,000 records of Gaussian white noise against the exact mean (4 standard errors)."""
+    from attnphys.dmft.memory import white_noise_baseline
+
+    phi = low_frequency_fraction(np.random.default_rng(n + L).standard_normal((20_000, n)), L, dt=dt)
+    assert abs(phi.mean() - white_noise_baseline(n, L, dt)) <= 4 * phi.std() / np.sqrt(phi.size) + 1e-12
+
+
+def test_white_noise_baseline_closed_forms():
+    from attnphys.dmft.memory import white_noise_baseline
+
+    # odd n: no Nyquist ordinate, Φ ~ Beta(m_l, m_h); n = 1001, L = 4: k = 1…500, k < 250.25 → 250 of 500
+    assert white_noise_baseline(1001, 4) == 0.5
+    assert white_noise_baseline(75_001, 4) == pytest.approx(0.5, abs=1e-4)
+    # even n: the Nyquist ordinate (one more, heavier-tailed, in the upper band) lowers the mean below m_l/M
+    assert 0.4975 < white_noise_baseline(1000, 4) < 249 / 499
+    assert white_noise_baseline(64, 4, dt=3) == 1.0  # every frequency (up to 1/6 per step) below 1/L
+    assert white_noise_baseline(64, 4, dt=2) < 1.0  # the Nyquist frequency 1/4 is not below 1/L = 1/4
+    assert white_noise_baseline(3, 4) == 0.0
+
+
+def test_white_noise_pvalue_is_uniform_under_the_null_and_small_for_memory():
+    from attnphys.dmft.memory import white_noise_pvalue
+
+    n = 200
+    phi = low_frequency_fraction(np.random.default_rng(7).standard_normal((3000, n)), 4)
+    p = white_noise_pvalue(phi, n, 4)
+    for a in (0.05, 0.2, 0.5):
+        assert abs(np.mean(p < a) - a) < 4 * np.sqrt(a * (1 - a) / p.size)
+    # odd n: exactly the Beta survival function
+    from scipy.stats import beta
+
+    assert white_noise_pvalue(0.55, 201, 4) == pytest.approx(beta.sf(0.55, 50, 50), rel=1e-12)
+    # an AR(1) series has memory: its low-frequency excess is far beyond white noise
+    x = ar1(0.9, 75_000)
+    assert white_noise_pvalue(low_frequency_fraction(x, 4), 75_000, 4) < 1e-100
+    assert np.isnan(white_noise_pvalue(np.nan, 100, 4))
+
+
+def test_trajectory_dataset_carries_the_baseline_and_the_test():
+    ds = trajectories(preset("paper"), start="checkpoint", steps=3000, transient=1000, sweep={"beta_o": [1.28]})
+    from attnphys.dmft.memory import white_noise_baseline, white_noise_pvalue
+
+    n = ds.sizes["step"]
+    np.testing.assert_allclose(ds.mo_se_lowfreq_baseline.values, white_noise_baseline(n, 4))
+    np.testing.assert_allclose(
+        ds.mo_se_lowfreq_pvalue.values, white_noise_pvalue(ds.mo_se_lowfreq_power.values, n, 4), rtol=1e-12
+    )
+    assert "white" in ds.mo_se_lowfreq_baseline.attrs["long_name"]

@@ -60,6 +60,19 @@ def test_fold_of_the_cusp_map():
     assert complex(e.multipliers[0]) == pytest.approx(1.0, abs=1e-9)
 
 
+def test_continuation_stops_at_a_turning_point_unless_asked_to_go_on():
+    """Past the cusp map's fold the branch runs back along its middle (unstable) side: by default the
+    continuation stops there, just past the turning point; with past_folds it goes on towards c = 0.2."""
+    b = continue_orbit(CUSP, jnp.array([1.2]), None, ident, 0.2, -0.6, max_steps=300)
+    c_fold = -2 / (3 * np.sqrt(3))
+    assert b.status == "fold" and [e.kind for e in b.events] == ["fold"]
+    assert b.s.min() == pytest.approx(c_fold, abs=1e-3) and b.stable[:-1].all()
+    assert b.s.size < 100
+    on = continue_orbit(CUSP, jnp.array([1.2]), None, ident, 0.2, -0.6, max_steps=300, past_folds=True)
+    assert on.status in ("end", "max_steps") and on.s.size > b.s.size
+    assert not on.stable[-1]  # the middle branch
+
+
 @pytest.mark.slow
 def test_logistic_period3_fold():
     """The period-3 window opens in a fold at r = 1 + √8."""

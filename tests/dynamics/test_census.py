@@ -184,3 +184,76 @@ def test_chunks_combine_along_the_parameter(bistable_batch):
     assert ds["kind"].values[0].tolist() == [-1, -1] and np.all(ds["kind"].values[1] >= 0)
     np.testing.assert_array_equal(ds["label"].values[1], b["label"].values[0])
     assert ds["basin_fraction"].attrs["long_name"] == b["basin_fraction"].attrs["long_name"]
+
+
+# ---------------------------------------------------------------- known numbers of attractors across ranges
+
+
+RANGE_OPTS = CensusOptions(budget=8000, lyap_steps=4000, n_classify=1000, merge_steps=8000, merge_points=500)
+
+
+@pytest.fixture(scope="module")
+def logistic_range():
+    """r over [3.6, 4] with the points where pieces of one banded attractor and unstable orbits were
+    reported as attractors (3.85, 3.854, 3.857)."""
+    rs = np.sort(np.r_[np.linspace(3.6, 4.0, 17), 3.85, 3.854, 3.857])
+    return census_batch(LOGISTIC, rs, n_ics=48, options=RANGE_OPTS, param_values=rs, param_name="r")
+
+
+def test_logistic_has_one_attractor_at_every_r(logistic_range):
+    """Singer's theorem: the logistic map has one attractor at every r; censuses and tracks say so."""
+    from attnphys.dynamics.tracks import tracks
+
+    ds = logistic_range
+    assert np.all(ds["n_attractors"].values == 1), ds["n_attractors"].values
+    assert np.all(ds["stable"].values[:, 0] != 0)  # never an unstable orbit
+    assert int(tracks(ds)["n_coexisting"].max()) == 1
+
+
+@pytest.mark.slow
+def test_logistic_has_one_attractor_at_every_r_finely():
+    rs = np.sort(np.r_[np.linspace(3.4, 4.0, 61), 3.85, 3.854, 3.857])
+    ds = census_batch(LOGISTIC, rs, n_ics=64, param_values=rs, param_name="r")
+    assert np.all(ds["n_attractors"].values == 1)
+
+
+def test_bistable_has_two_attractors_across_its_range():
+    a = np.linspace(1.1, 1.95, 9)
+    ds = census_batch(BISTABLE, a, n_ics=64, options=OPTS, param_values=a)
+    assert np.all(ds["n_attractors"].values == 2)
+
+
+def test_a_start_on_an_unstable_orbit_has_not_settled():
+    """r = 3.02: the fixed point 1 − 1/r has μ = 2 − r = −1.02; a start on it looks periodic for a few
+    hundred steps but is no attractor: unsettled (outcome ``unstable``); the period-2 orbit is the attractor."""
+    r = 3.02
+    starts = np.array([[1 - 1 / r], [0.3], [0.5], [0.9]])
+    ds = census(LOGISTIC, jnp.asarray(r), ExplicitSampler(x=starts), n_ics=4, options=OPTS)
+    assert int(ds["n_attractors"]) == 1 and int(ds["period"][0]) == 2 and int(ds["stable"][0]) == 1
+    assert int(ds["label"][0]) == -1 and OUTCOMES[int(ds["ic_outcome"][0])] == "unstable"
+    assert float(ds["unsettled_fraction"]) == 0.25
+
+
+def test_chunks_within_a_memory_budget_give_the_same_census():
+    """A budget that fits 5 starts per settle call: the same attractors, labels and steps as one call."""
+    rs = np.array([3.5, 3.9])
+    small = OPTS._replace(memory_budget=5 * OPTS._replace(n_state=1).lane_bytes())
+    assert small._replace(n_state=1).lanes_per_chunk() == 5
+    a = census_batch(LOGISTIC, rs, n_ics=16, options=OPTS, param_values=rs)
+    b = census_batch(LOGISTIC, rs, n_ics=16, options=small, param_values=rs)
+    for v in ("label", "settle_step", "ic_outcome", "kind", "period", "basin_fraction"):
+        np.testing.assert_array_equal(a[v].values, b[v].values)
+
+
+def test_grid_sampler_basins_of_the_bistable_map():
+    """Starts on a symmetric grid of [−1.5, 1.5]: the two basins are mirror images (x ↦ −x)."""
+    from attnphys.dynamics.samplers import GridSampler
+
+    g = GridSampler(lo=[-1.5], hi=[1.5], shape=(61,))
+    ds = census(BISTABLE, jnp.asarray(1.8), g, n_ics=g.size, options=OPTS)
+    lab = ds["label"].values
+    plus = int(np.argmax(ds["points"].values[:, 0, 0]))
+    mirror = np.where(lab >= 0, 1 - lab, lab)
+    np.testing.assert_array_equal(lab, mirror[::-1])
+    assert lab[40] == plus and lab[20] == 1 - plus
+    assert "grid" in ds.attrs["sampler"]

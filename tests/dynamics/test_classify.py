@@ -204,3 +204,84 @@ def test_thresholds_are_documented():
     page = (pathlib.Path(__file__).parents[2] / "docs/theory/dynamics.md").read_text()
     sec = page[page.index("### 4.2"):page.index("### 4.3")]
     assert "10^{-4}" in sec and "5\\times10^{-4}" in sec
+
+
+# ---------------------------------------------------------------- evidence that disagrees: undetermined
+
+
+def _windows():
+    """A chaotic window (logistic r = 4) and a regular one (two incommensurate sines), 2000 samples."""
+    x = [0.3]
+    for _ in range(3000):
+        x.append(4.0 * x[-1] * (1 - x[-1]))
+    t = np.arange(2000)
+    regular = np.sin(0.7 * t) + 0.5 * np.sin(0.7 * np.sqrt(2) * t)
+    return np.stack([np.asarray(x[1001:]), regular])[..., None]
+
+
+@pytest.mark.parametrize(
+    "which,lam1,regime,reason",
+    [
+        (0, -0.0011, "undetermined", "evidence_disagrees"),  # contracting exponent, K ≈ 1 (seed 4, β_o = 1.445)
+        (1, +0.0015, "undetermined", "evidence_disagrees"),  # positive exponent, K ≈ 0
+        (0, +0.0015, "chaotic", "exponent_and_zero_one_test"),
+        (1, -0.0011, "periodic", "exponent_and_zero_one_test"),  # period −1: longer than the window confirms
+        (1, +0.0001, "quasi_periodic", "exponent_and_zero_one_test"),
+        (0, +0.0001, "undetermined", "evidence_disagrees"),  # λ₁ ≈ 0 but K ≈ 1
+    ],
+)
+def test_disagreeing_evidence_is_undetermined(which, lam1, regime, reason):
+    from attnphys.dynamics.classify import REGIME_REASONS
+
+    w = _windows()[which : which + 1]
+    ev = classify(w, np.array([[lam1, -1.0]]))
+    assert regime_names(ev["regime"])[0] == regime
+    assert REGIME_REASONS[ev["regime_reason"][0]] == reason
+    assert ev["period"][0] == (-1 if regime == "periodic" else 0)
+    assert ev["agree"][0] == (-1 if regime == "undetermined" else 1)
+
+
+def test_an_inconclusive_zero_one_test_leaves_the_exponent_to_decide():
+    """K ≈ 0.44 (a regular signal with a weak chaotic part): inconclusive. A resolved exponent decides alone;
+    an exponent within its resolution does not."""
+    from attnphys.dynamics.classify import REGIME_REASONS
+
+    chaos, regular = _windows()[:, :, 0]
+    t = np.arange(regular.size)
+    w = (0.16 * chaos + np.sin(0.7 * t) + 0.5 * np.sin(0.7 * np.sqrt(2) * t))[None, :, None]
+    ev = classify(np.repeat(w, 3, axis=0), np.array([[0.03], [-0.01], [1e-4]]))
+    assert 0.3 < ev["K"][0] < 0.7
+    assert list(regime_names(ev["regime"])) == ["chaotic", "periodic", "undetermined"]
+    assert [REGIME_REASONS[c] for c in ev["regime_reason"]] == [
+        "exponent_alone", "exponent_alone", "exponent_within_resolution"]
+    assert list(ev["agree"]) == [-1, -1, -1]
+
+
+def test_exponent_within_resolution_without_a_zero_one_test_is_undetermined():
+    """19 samples: no period and K undefined; λ₁ within θ of 0 decides nothing, λ₁ well above θ decides."""
+    from attnphys.dynamics.classify import REGIME_REASONS
+
+    w = np.random.default_rng(0).normal(size=(2, 19, 1))
+    ev = classify(w, np.array([[1e-4], [0.2]]))
+    assert np.isnan(ev["K"]).all()
+    assert list(regime_names(ev["regime"])) == ["undetermined", "chaotic"]
+    assert [REGIME_REASONS[c] for c in ev["regime_reason"]] == ["exponent_within_resolution", "exponent_alone"]
+
+
+def test_codes_and_sentinels_are_cf_flags_on_the_variables():
+    """flag_values/flag_meanings name every code (and the −1 fill); every sentinel is explained."""
+    import xarray as xr
+
+    from attnphys.dynamics.classify import CLASSIFY_ATTRS, REGIME_REASONS, regime_counts
+
+    ev = classify(_windows(), np.array([[0.69, -1.0], [0.0015, -1.0]]))
+    ds = xr.Dataset({k: (("point",), v, CLASSIFY_ATTRS[k]) for k, v in ev.items()})
+    for name in ("regime", "regime_reason", "agree"):
+        a = ds[name].attrs
+        meanings = a["flag_meanings"].split()
+        assert len(meanings) == len(a["flag_values"]) and a["flag_values"].dtype == ds[name].dtype
+        assert meanings[list(a["flag_values"]).index(-1)] in ("not_computed", "undefined")
+    assert ds.regime.attrs["flag_meanings"].split()[1:] == list(REGIMES)
+    assert ds.regime_reason.attrs["flag_meanings"].split()[1:] == list(REGIME_REASONS)
+    assert "-1" in ds.period.attrs["comment"] and "0:" in ds.period.attrs["comment"]
+    assert regime_counts(ds.regime.values) == "chaotic: 1, undetermined: 1"

@@ -5,7 +5,14 @@ import numpy as np
 import pytest
 
 from attnphys.dynamics.maps import BISTABLE, HENON, LINEAR
-from attnphys.dynamics.samplers import SAMPLERS, DomainSampler, ExplicitSampler, PerturbationSampler, make_sampler
+from attnphys.dynamics.samplers import (
+    SAMPLERS,
+    DomainSampler,
+    ExplicitSampler,
+    GridSampler,
+    PerturbationSampler,
+    make_sampler,
+)
 from attnphys.errors import InputError
 
 X = np.array([0.3, -0.2])
@@ -13,7 +20,8 @@ X = np.array([0.3, -0.2])
 
 def _instance(name):
     return {"random": DomainSampler(), "perturb": PerturbationSampler(x=X, radius=0.1),
-            "explicit": ExplicitSampler(x=np.tile(X, (50, 1)))}[name]
+            "explicit": ExplicitSampler(x=np.tile(X, (50, 1))),
+            "grid": GridSampler(lo=[-1.0, -0.5], hi=[1.0, 0.5], shape=(10, 5))}[name]
 
 
 @pytest.mark.parametrize("name", sorted(SAMPLERS))
@@ -46,3 +54,18 @@ def test_domain_sampler_uses_the_map_and_explicit_checks_counts():
     with pytest.raises(NotImplementedError):
         DomainSampler().sample(__import__("attnphys.dynamics.maps", fromlist=["autonomous"]).autonomous(lambda x, p: x),
                                jax.random.PRNGKey(0), 3, None)
+
+
+def test_grid_sampler_is_the_box_in_c_order():
+    s = GridSampler(lo=[0.0, -1.0], hi=[1.0, 1.0], shape=(3, 5))
+    x, _ = s.sample(HENON, None, 15, None)
+    x = np.asarray(x)
+    np.testing.assert_array_equal(x[:5, 0], 0.0)  # the last dimension varies fastest
+    np.testing.assert_allclose(x[:5, 1], np.linspace(-1, 1, 5))
+    np.testing.assert_allclose(x.reshape(3, 5, 2)[:, 0, 0], [0.0, 0.5, 1.0])
+    with pytest.raises(InputError, match="grid has 15 points"):
+        s.sample(HENON, None, 16, None)
+    with pytest.raises(InputError, match="hi >= lo"):
+        GridSampler(lo=[1.0], hi=[0.0], shape=(3,))
+    with pytest.raises(InputError, match="one length each"):
+        GridSampler(lo=[0.0, 0.0], hi=[1.0], shape=(3, 3))

@@ -14,8 +14,8 @@ def test_verify_command_exit_codes(monkeypatch):
     import attnphys.verify as verify
 
     monkeypatch.setattr(verify, "CLAIMS", verify.CLAIMS[:2])
-    monkeypatch.setattr(verify, "run_claims", lambda seed=0: [dict(claim="x", reference="r", max_error=1.0,
-                                                                   tolerance=0.1, passed=False)])
+    failed = [dict(claim="x", reference="r", max_error=1.0, tolerance=0.1, passed=False)]
+    monkeypatch.setattr(verify, "run_claims", lambda seed=0, progress=False: failed)
     res = CliRunner().invoke(app, ["verify"])
     assert res.exit_code == 1 and "FAIL" in res.output
 

@@ -5,7 +5,7 @@ import pytest
 import xarray as xr
 
 from attnphys.dynamics.classify import REGIMES
-from attnphys.plots.bifurcation import (
+from attnphys.plots._bifurcation import (
     COUNT_LEVELS,
     NOT_PERIODIC,
     choose_pair,
@@ -13,7 +13,6 @@ from attnphys.plots.bifurcation import (
     count_scale,
     dequantise,
     diagram_points,
-    plot_bifurcation,
     quantise,
 )
 
@@ -110,15 +109,25 @@ def test_bad_component_or_pair(component, pair, message):
         choose_pair(["0|1", "0|2", "1|0", "2|0"], 3, component, pair)
 
 
-def test_plot_writes_the_diagram_and_sections(tmp_path):
-    paths = plot_bifurcation(synthetic(directions=True), tmp_path / "b.png", pair="1|0", max_points=100,
-                             filter="reference")
-    assert [p.name for p in paths] == ["b.png", "b_sections.png"]
+def test_figures_are_returned_and_saved_by_the_caller(tmp_path):
+    from matplotlib.figure import Figure
+
+    from attnphys.plots import bifurcation_figure, save_figure, sections_figure
+
+    ds = synthetic(directions=True)
+    fig = bifurcation_figure(ds, component=1, pair="1|0", max_points=100, filter="reference")
+    assert isinstance(fig, Figure) and not list(tmp_path.iterdir())  # nothing written by the figure function
+    paths = [save_figure(fig, tmp_path / "b.png"), save_figure(sections_figure(ds), tmp_path / "b_sections.pdf")]
+    assert [p.name for p in paths] == ["b.png", "b_sections.pdf"]
     assert all(p.stat().st_size > 1000 for p in paths)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.png", "b_sections.pdf"]  # no partial files left
+    outer = Figure()
+    left, right = outer.subfigures(1, 2)
+    assert bifurcation_figure(ds, fig=left) is outer and sections_figure(ds, fig=right) is outer
 
 
 def test_every_regime_has_a_colour():
     from attnphys.dynamics.classify import REGIMES
-    from attnphys.plots.bifurcation import REGIME_COLORS
+    from attnphys.plots import REGIME_COLORS
 
     assert set(REGIME_COLORS) == set(REGIMES)

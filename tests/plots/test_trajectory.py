@@ -6,8 +6,8 @@ import numpy as np
 import xarray as xr
 
 from attnphys.dmft.memory import autocorrelation_time, low_frequency_fraction
-from attnphys.plots.reproduce import planes_figure, series_figure
-from attnphys.plots.trajectory import context_length, memory_text, plot_trajectory
+from attnphys.plots import planes_figure, series_figure, trajectory_figures
+from attnphys.plots._trajectory import context_length, memory_text
 
 
 def synthetic(record_every=1):
@@ -33,14 +33,13 @@ def test_memory_text():
     assert context_length(ds) == 4
     assert memory_text(ds.mo_se.values[0, :, 0], 4).startswith("τ = ∞")
     text = memory_text(np.random.default_rng(1).standard_normal(4000), 4)
-    assert "steps" in text and "power below 1/L: " in text
+    assert "steps" in text and "power below 1/L: " in text and "(white noise: 50%, p = " in text
 
 
-def test_trajectory_figures_are_written(tmp_path):
-    paths = plot_trajectory(synthetic(record_every=5), tmp_path)
-    assert sorted(p.name for p in paths) == ["trajectory_planes.png", "trajectory_spectrum.png",
-                                             "trajectory_timeseries.png"]
-    assert all(p.stat().st_size > 5000 for p in paths)
+def test_trajectory_figures_by_name():
+    figs = trajectory_figures(synthetic(record_every=5))
+    assert sorted(figs) == ["planes", "spectrum", "timeseries"]
+    assert "white noise" in figs["spectrum"]._suptitle.get_text()
 
 
 def test_multi_panel_figures():

@@ -26,6 +26,7 @@ from .observables import (
     directions,
     interaction_energy,
     longest_metastable,
+    plateau_text,
     plateaus,
 )
 from .ops import (
@@ -95,6 +96,7 @@ __all__ = [
     "directions",
     "interaction_energy",
     "longest_metastable",
+    "plateau_text",
     "plateaus",
     "Layer",
     "attention_no_residual",

@@ -23,6 +23,7 @@ from attnphys.clouds.attention import AbstractAttention
 from attnphys.clouds.observables import PAIR_TOL, clustered_pairs, interaction_energy
 from attnphys.clouds.stats import LONG_NAMES, STATISTICS, _components, _device_stats
 from attnphys.errors import NonFiniteError
+from attnphys.progress import host_reporter, report_from_host, step_bar
 
 SOLVERS = {"tsit5": diffrax.Tsit5, "dopri8": diffrax.Dopri8, "kvaerno5": diffrax.Kvaerno5}
 """Solvers by name: explicit Runge–Kutta ``tsit5`` (default) and ``dopri8``, implicit ``kvaerno5`` (stiff:
@@ -50,7 +51,40 @@ def velocity(attn: AbstractAttention, X: jax.Array, residual: bool = True, spher
     return V
 
 
-def _solve_impl(attn, X0, ts, residual: bool, sphere: bool, rtol: float, atol: float, solver: str, max_steps: int):
+class _BarMeter(diffrax.AbstractProgressMeter):
+    """A diffrax progress meter that reports the solve's progress to the active bar
+    (:func:`attnphys.progress.report_from_host`) every ``minimum_increase`` of the time span. It adds a host
+    callback to the loop and touches no state: the solution is the same bits as without it (tested)."""
+
+    minimum_increase: float = 0.01
+
+    def init(self):
+        return jnp.array(0.0)
+
+    def step(self, state, progress):
+        import equinox.internal as eqxi
+        from jax.experimental import io_callback
+
+        pred = eqxi.unvmap_all((progress - state > self.minimum_increase) | (progress == 1))
+
+        def report(s):
+            io_callback(_host_report, jax.ShapeDtypeStruct((), jnp.int32), progress, ordered=False)
+            return jnp.asarray(progress, s.dtype)
+
+        return jax.lax.cond(eqxi.nonbatchable(pred), report, lambda s: s, state)
+
+    def close(self, state):
+        del state
+
+
+def _host_report(p) -> np.ndarray:
+    report_from_host(float(p))
+    return np.zeros((), np.int32)
+
+
+def _solve_impl(
+    attn, X0, ts, residual: bool, sphere: bool, rtol: float, atol: float, solver: str, max_steps: int, meter=None
+):
     term = diffrax.ODETerm(lambda t, X, a: velocity(a, X, residual, sphere))
     sol = diffrax.diffeqsolve(
         term,
@@ -64,6 +98,7 @@ def _solve_impl(attn, X0, ts, residual: bool, sphere: bool, rtol: float, atol: f
         stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol),
         max_steps=max_steps,
         throw=False,
+        progress_meter=diffrax.NoProgressMeter() if meter is None else meter,
     )
     return sol.ys, sol.stats["num_steps"], sol.result == diffrax.RESULTS.successful
 
@@ -119,10 +154,13 @@ def solve_flow(
     atol: float = ATOL,
     solver: str = "tsit5",
     max_steps: int = 1_000_000,
+    progress: bool = False,
 ) -> FlowSolution:
     """Integrate the flow from X0 (N, D) and save it at the times ``ts`` (T,), increasing, ts[0] the
     start (theory: docs/theory/particles.md §6): adaptive steps under a PID controller with relative
     and absolute tolerances ``rtol``, ``atol``; diffrax interpolates the solution at the saved times.
+    Inside an active progress bar (:mod:`attnphys.progress`) the solve reports its progress to it;
+    ``progress`` shows a bar of its own otherwise.
 
     Raises:
         NonFiniteError: the state became NaN or infinite. RuntimeError: ``max_steps`` was reached
@@ -135,10 +173,20 @@ def solve_flow(
     if times.ndim != 1 or times.size < 2 or not np.all(np.isfinite(times)) or np.any(np.diff(times) <= 0):
         raise ValueError(f"ts: the saved times must be (T,) finite and strictly increasing, T >= 2; got {times!r:.80}")
     ts = jnp.asarray(ts, dtype=jnp.result_type(float))
-    ys, steps, ok = _solve(
-        attn, jnp.asarray(X0, ts.dtype), ts, residual, sphere, float(rtol), float(atol), solver, int(max_steps)
-    )
-    ys = np.asarray(ys)
+    with step_bar(100, "flow integrated (%)", enabled=progress), host_reporter() as shown:
+        ys, steps, ok = _solve(
+            attn,
+            jnp.asarray(X0, ts.dtype),
+            ts,
+            residual,
+            sphere,
+            float(rtol),
+            float(atol),
+            solver,
+            int(max_steps),
+            _BarMeter() if shown else None,
+        )
+        ys = np.asarray(ys)
     finite = np.isfinite(ys).reshape(len(ts), -1).all(1)
     if not finite.all():
         k = int(np.argmin(finite))
@@ -198,13 +246,16 @@ def flow_dataset(
     store_cloud: bool = True,
     seed: int = 0,
     attrs: dict | None = None,
+    progress: bool = False,
 ) -> xr.Dataset:
     """The flow's observables over ``time`` (and the plateaus of the cluster count over ``plateau``)
-    as a Dataset with CF attributes (theory: docs/theory/particles.md §4.2)."""
+    as a Dataset with CF attributes (theory: docs/theory/particles.md §4.2); ``progress``: a bar while the
+    statistics are computed."""
     from attnphys.clouds.observables import plateaus
     from attnphys.metadata import base_attrs
 
-    st = flow_statistics(sol, beta, pair_tol=pair_tol, cluster_delta=cluster_delta, seed=seed)
+    with step_bar(100, "flow statistics (%)", enabled=progress):
+        st = flow_statistics(sol, beta, pair_tol=pair_tol, cluster_delta=cluster_delta, seed=seed)
     names = ["energy", "clusters", "clustered_pairs", "sphere_drift"] + [s for s in STATISTICS if s != "clusters"]
     ds = xr.Dataset({k: (("time",), st[k]) for k in names}, coords={"time": sol.ts})
     ds["time"].attrs.update(long_name="time of the continuous-time dynamics", units="1")  # dimensionless (CF "1")
@@ -239,7 +290,7 @@ def flow_dataset(
             num_steps=sol.num_steps,
             pair_tol=pair_tol,
             cluster_delta=cluster_delta,
-            **(attrs or {}),
+            **{"beta": float(beta), **(attrs or {})},
         )
     )
     return ds

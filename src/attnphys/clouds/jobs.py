@@ -219,9 +219,11 @@ class CloudsRunJob(AbstractJob):
             rows[name] = _fmt(float(first[name]), float(last[name]))
         paths = [self.out]
         if self.plot is not None:
-            from attnphys.plots.clouds import plot_clouds
+            from attnphys.plots import clouds_figures, save_figure
 
-            paths += plot_clouds(ds, self.plot)
+            for name, f in clouds_figures(ds).items():
+                stem = self.plot.stem if name == "statistics" else f"{self.plot.stem}_{name}"
+                paths.append(save_figure(f, self.plot.with_name(stem + self.plot.suffix)))
         return Report(title=f"token cloud → {self.out}", rows=rows, paths=paths, result=ds)
 
 
@@ -356,7 +358,7 @@ class CloudsFlowJob(_FlowOptions):
         import numpy as np
 
         from attnphys.clouds.flow import flow_dataset, solve_flow
-        from attnphys.clouds.observables import longest_metastable, plateaus
+        from attnphys.clouds.observables import longest_metastable, plateau_text, plateaus
 
         key = jax.random.PRNGKey(self.seed)
         X0 = jax.random.normal(key, (self.tokens, self.dim))
@@ -374,6 +376,7 @@ class CloudsFlowJob(_FlowOptions):
                 rtol=self.rtol,
                 atol=self.atol,
                 solver=self.solver,
+                progress=progress,
             )
         except RuntimeError as e:
             raise InputError(str(e), "--solver") from None
@@ -402,6 +405,7 @@ class CloudsFlowJob(_FlowOptions):
                 seed=self.seed,
                 title=title,
             ),
+            progress=progress,
         )
         wall = time.perf_counter() - t0
         self.write_result(ds, self.out)
@@ -412,15 +416,13 @@ class CloudsFlowJob(_FlowOptions):
             "energy": _fmt(float(ds.energy[0]), float(ds.energy[-1])),
             "clusters": f"{int(ds.clusters[0])} → {int(ds.clusters[-1])}",
             "clustered pairs": _fmt(float(ds.clustered_pairs[0]), float(ds.clustered_pairs[-1])),
-            "longest metastable plateau": "none"
-            if best is None
-            else f"{best.clusters} clusters for {best.length:.3g} (t = {best.start:.3g} … {best.end:.3g})",
+            "longest metastable plateau": plateau_text(best),
         }
         paths = [self.out]
         if self.plot is not None:
-            from attnphys.plots.particles import plot_flow
+            from attnphys.plots import flow_figure, save_figure
 
-            paths.append(plot_flow(ds, self.plot))
+            paths.append(save_figure(flow_figure(ds), self.plot))
         return Report(title=f"particle flow → {self.out}", rows=rows, paths=paths, result=ds)
 
 
@@ -513,9 +515,9 @@ class CloudsPhaseDiagramJob(_FlowOptions):
             )
         paths = [self.out]
         if self.plot is not None:
-            from attnphys.plots.particles import plot_phase_diagram
+            from attnphys.plots import particles_phase_figure, save_figure
 
-            paths.append(plot_phase_diagram(ds, self.plot))
+            paths.append(save_figure(particles_phase_figure(ds), self.plot))
         return Report(title=f"clustering phase diagram → {self.out}", rows=rows, paths=paths, result=ds)
 
 
@@ -579,9 +581,9 @@ class CloudsThroughModelJob(AbstractJob):
             rows[f"cov trace, {op}"] = _fmt(float(s.isel(layer=0, stage=0)), float(s.isel(layer=-1, stage=-1)))
         paths = [self.out]
         if self.plot is not None:
-            from attnphys.plots.clouds import plot_through_model
+            from attnphys.plots import save_figure, through_model_figure
 
-            paths.append(plot_through_model(ds, self.plot))
+            paths.append(save_figure(through_model_figure(ds), self.plot))
         return Report(title=f"cloud through {self.model} → {self.out}", rows=rows, paths=paths, result=ds)
 
 

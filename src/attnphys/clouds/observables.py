@@ -78,11 +78,24 @@ def plateaus(times, counts) -> list[Plateau]:
     return out
 
 
-def longest_metastable(pl: list[Plateau]) -> Plateau | None:
-    """The longest closed plateau with more than one cluster: a metastable state that ends by merging
-    (theory: docs/theory/particles.md §4.2)."""
-    cand = [p for p in pl if p.closed and p.clusters > 1]
+def longest_metastable(pl: list[Plateau], censored: bool = True) -> Plateau | None:
+    """The longest plateau with more than one cluster (theory: docs/theory/particles.md §4.2): a metastable
+    state. With ``censored`` (default) the plateau the run ends on competes too: its length is a lower
+    bound (it has not ended by the last saved time) and it is reported as such (:func:`plateau_text`);
+    without, only closed plateaus (that end by a merge or split) count. Lengths compared are the observed
+    ones: a censored plateau wins when even its lower bound is the longest."""
+    cand = [p for p in pl if p.clusters > 1 and (p.closed or censored)]
     return max(cand, key=lambda p: p.length) if cand else None
+
+
+def plateau_text(p: Plateau | None) -> str:
+    """``3 clusters for ≥ 392 (t = 8 … 400, the run ends on it)`` for a censored plateau, ``6 clusters for 12
+    (t = 3 … 15)`` for a closed one, ``none`` (theory: docs/theory/particles.md §4.2)."""
+    if p is None:
+        return "none"
+    if p.closed:
+        return f"{p.clusters} clusters for {p.length:.4g} (t = {p.start:.4g} … {p.end:.4g})"
+    return f"{p.clusters} clusters for ≥ {p.length:.4g} (t = {p.start:.4g} … {p.end:.4g}, the run ends on it)"
 
 
 __all__ = [
@@ -93,4 +106,5 @@ __all__ = [
     "Plateau",
     "plateaus",
     "longest_metastable",
+    "plateau_text",
 ]

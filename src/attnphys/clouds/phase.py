@@ -18,6 +18,7 @@ from attnphys.clouds.attention import ATTENTIONS
 from attnphys.clouds.flow import ATOL, RTOL, solve_many
 from attnphys.clouds.observables import PAIR_TOL, clustered_pairs
 from attnphys.clouds.stats import _components
+from attnphys.progress import report_fraction
 from attnphys.sweeps.grid import Grid, point_seed
 from attnphys.sweeps.task import AbstractTask, VarSpec, register_task
 
@@ -118,7 +119,8 @@ class ClusteringTask(AbstractTask):
             k: []
             for k in ("clustered_pairs", "clustered_pairs_std", "clusters", "one_cluster", "clustering_time", "failed")
         }
-        for beta, seed in zip(flat, seeds):
+        for i, (beta, seed) in enumerate(zip(flat, seeds)):
+            report_fraction(i, len(flat))
             key = jax.random.PRNGKey(int(seed))
             X0 = jax.random.normal(key, (self.samples, self.tokens, self.dim))
             X0 = X0 / jnp.linalg.norm(X0, axis=-1, keepdims=True)

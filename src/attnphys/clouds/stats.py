@@ -5,17 +5,22 @@ They are all reported because they disagree on real data: covariance trace; Gaus
 entropy; mean pairwise distance; angular spread 1 − mean cos; participation ratio (tr Σ)²/tr Σ²;
 radial part (mean and std of ‖x‖) vs angular part (mean pairwise cosine); fraction of token pairs
 moved apart since the previous snapshot; distance to the fitted Gaussian (Mardia skewness b₁ and
-kurtosis ratio b₂/(D(D+2)), energy distance to a sample of the fitted Gaussian); angular cluster count
-(connected components of cos > 1 − δ).
+kurtosis ratio b₂/(D(D+2)), each beside its value for a Gaussian sample of the same size, and energy
+distance to a sample of the fitted Gaussian); angular cluster count (connected components of cos > 1 − δ).
+
+A cloud with a non-finite entry has no statistics: :func:`cloud_statistics` refuses it, and the compiled
+functions return NaN for it. The k-NN entropy is undefined (NaN) where more than k tokens coincide.
 """
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.scipy.special import digamma, gammaln
 
 from attnphys.clouds._blas import single_threaded
+from attnphys.errors import InputError, check_fits
 
 STATISTICS = (
     "cov_trace",
@@ -33,6 +38,8 @@ STATISTICS = (
     "mardia_kurtosis_ratio",
     "energy_distance_gaussian",
     "clusters",
+    "mardia_skewness_null",
+    "mardia_kurtosis_ratio_null",
 )
 
 
@@ -40,7 +47,8 @@ LONG_NAMES = {
     "cov_trace": "trace of the covariance of the tokens",
     "gaussian_entropy": "Gaussian entropy 0.5 log det(2 pi e Sigma) over the covariance eigenvalues above the floor",
     "cov_rank": "number of covariance eigenvalues above the floor",
-    "knn_entropy": "Kozachenko-Leonenko k-nearest-neighbour entropy estimate (k = 3)",
+    "knn_entropy": "Kozachenko-Leonenko k-nearest-neighbour entropy estimate (k = 3); NaN where more than 3 "
+    "tokens coincide (a k-th neighbour distance of 0: undefined)",
     "mean_pairwise_distance": "mean distance between two distinct tokens",
     "angular_spread": "1 - mean cosine between two distinct tokens",
     "participation_ratio": "participation ratio (tr Sigma)^2 / tr Sigma^2",
@@ -48,8 +56,11 @@ LONG_NAMES = {
     "radial_std": "standard deviation of the token norms",
     "mean_cosine": "mean cosine between two distinct tokens",
     "moved_apart": "fraction of token pairs farther apart than at the previous record",
-    "mardia_skewness": "Mardia's multivariate skewness b1 (0 for a Gaussian)",
-    "mardia_kurtosis_ratio": "Mardia's kurtosis b2 / (D (D + 2)) (1 for a Gaussian)",
+    "mardia_skewness": "Mardia's multivariate skewness b1 (compare mardia_skewness_null)",
+    "mardia_kurtosis_ratio": "Mardia's kurtosis b2 / (D (D + 2)) (compare mardia_kurtosis_ratio_null)",
+    "mardia_skewness_null": "mean of Mardia's b1 over Gaussian samples of the same N and D (exact)",
+    "mardia_kurtosis_ratio_null": "mean of Mardia's b2 / (D (D + 2)) over Gaussian samples of the same N and D "
+    "(exact: (N - 1) / (N + 1))",
     "energy_distance_gaussian": "energy distance to a sample of the fitted Gaussian",
     "clusters": "angular clusters: connected components of cos > 1 - delta",
 }
@@ -70,8 +81,9 @@ def gaussian_entropy(X, floor=1e-10):
 
 def knn_entropy(X, k: int = 3):
     """Kozachenko–Leonenko: H ≈ ψ(N) − ψ(k) + log V_D + (D/N) Σ_i log ε_i, ε_i the distance to the k-th
-    nearest neighbour, V_D the unit-ball volume. Distances of duplicated points are floored at the
-    smallest normal number of the dtype (theory: docs/theory/clouds.md §5.2)."""
+    nearest neighbour, V_D the unit-ball volume (theory: docs/theory/clouds.md §5.2). Where more than k
+    tokens coincide (some ε_i = 0 to rounding, relative to the cloud's scale) log ε_i = −∞ and the estimate
+    is undefined: NaN."""
     N, D = X.shape
     d2 = _sqdist(X, X) + jnp.diag(jnp.full(N, jnp.inf, X.dtype))
     rows = jnp.arange(N)
@@ -79,7 +91,10 @@ def knn_entropy(X, k: int = 3):
         d2 = d2.at[rows, jnp.argmin(d2, axis=1)].set(jnp.inf)
     kth = jnp.min(d2, axis=1)
     log_vd = 0.5 * D * jnp.log(jnp.pi) - gammaln(0.5 * D + 1)
-    return digamma(N) - digamma(k) + log_vd + 0.5 * D * jnp.mean(jnp.log(jnp.maximum(kth, jnp.finfo(X.dtype).tiny)))
+    scale2 = jnp.max(jnp.sum(X**2, axis=1))
+    coincide = jnp.any(kth <= 16 * jnp.finfo(X.dtype).eps * scale2)
+    h = digamma(N) - digamma(k) + log_vd + 0.5 * D * jnp.mean(jnp.log(jnp.maximum(kth, jnp.finfo(X.dtype).tiny)))
+    return jnp.where(coincide, jnp.nan, h)
 
 
 def _offdiag_mean(M):
@@ -87,16 +102,35 @@ def _offdiag_mean(M):
     return (jnp.sum(M) - jnp.trace(M)) / (N * (N - 1))
 
 
+MARDIA_BLOCK_ELEMENTS = 1 << 22
+"""Entries of one block of the products y_iᵀ y_j in :func:`mardia` (32 MB in float64)."""
+
+
 def mardia(X):
-    """Mardia's b₁ (skewness, 0 for a Gaussian) and b₂/(D(D+2)) (kurtosis ratio, 1 for a Gaussian)
-    (theory: docs/theory/clouds.md §5.4)."""
+    """Mardia's b₁ = N⁻² Σ_ij (y_iᵀ y_j)³ (skewness) and b₂/(D(D+2)) with b₂ = N⁻¹ Σ_i (y_iᵀ y_i)² (kurtosis
+    ratio), y_i the whitened tokens Σ^{−1/2}(x_i − x̄) (theory: docs/theory/clouds.md §5.4). The N × N
+    products are formed in blocks of rows (at most :data:`MARDIA_BLOCK_ELEMENTS` entries at a time), so
+    memory stays O(N D) for any N. Compare with :func:`mardia_null`."""
     N, D = X.shape
     Z = X - X.mean(0)
     S = jnp.cov(X, rowvar=False, bias=True)
     w, V = jnp.linalg.eigh(S)
     w = jnp.maximum(w, 1e-12 * jnp.max(w))
-    G = (Z @ V / w) @ (V.T @ Z.T)
-    return jnp.mean(G**3), jnp.mean(jnp.diag(G) ** 2) / (D * (D + 2))
+    Y = (Z @ V) / jnp.sqrt(w)
+    rows = max(1, min(N, MARDIA_BLOCK_ELEMENTS // N))
+    n_blocks = -(-N // rows)
+    Yp = jnp.concatenate([Y, jnp.zeros((n_blocks * rows - N, D), Y.dtype)]).reshape(n_blocks, rows, D)
+    b1 = jnp.sum(jax.lax.map(lambda B: jnp.sum((B @ Y.T) ** 3), Yp)) / N**2
+    b2 = jnp.mean(jnp.sum(Y**2, axis=1) ** 2)
+    return b1, b2 / (D * (D + 2))
+
+
+def mardia_null(N: int, D: int) -> tuple[float, float]:
+    """Means of Mardia's b₁ and b₂/(D(D+2)) over samples of N points of a D-dimensional Gaussian (Mardia
+    1970; theory: docs/theory/clouds.md §5.4): E b₁ = D(D+2)[(N+1)(D+1) − 6]/((N+1)(N+3)) (≈ D(D+1)(D+2)/N)
+    and E b₂ = D(D+2)(N−1)/(N+1), so the ratio's null is (N − 1)/(N + 1)."""
+    b1 = D * (D + 2) * ((N + 1) * (D + 1) - 6) / ((N + 1) * (N + 3))
+    return float(b1), float((N - 1) / (N + 1))
 
 
 def energy_distance(X, Y):
@@ -117,7 +151,13 @@ def fitted_gaussian_sample(key, mean, cov, n: int):
 
 @jax.jit
 def _device_stats(X, X_prev, key):
-    N = X.shape[0]
+    out, cos = _stats(X, X_prev, key)
+    ok = jnp.all(jnp.isfinite(X))  # a non-finite cloud has no statistics (theory: docs/theory/clouds.md §5)
+    return {k: jnp.where(ok, v, jnp.nan) for k, v in out.items()}, cos
+
+
+def _stats(X, X_prev, key):
+    N, D = X.shape
     C = jnp.cov(X, rowvar=False, bias=True)
     tr = jnp.trace(C)
     ent, rank = gaussian_entropy(X)
@@ -144,6 +184,8 @@ def _device_stats(X, X_prev, key):
         mardia_skewness=b1,
         mardia_kurtosis_ratio=b2,
         energy_distance_gaussian=energy_distance(X, ref),
+        mardia_skewness_null=jnp.asarray(mardia_null(N, D)[0], X.dtype),
+        mardia_kurtosis_ratio_null=jnp.asarray(mardia_null(N, D)[1], X.dtype),
     ), cos
 
 
@@ -169,12 +211,35 @@ def _components(adj):
     return jnp.sum(labels == jnp.arange(N))
 
 
+PAIRWISE_ARRAYS = 8
+"""N × N arrays alive at once in :func:`cloud_statistics` (distances, cosines, the k-NN search, the energy
+distance): the memory check counts that many."""
+
+
 def cloud_statistics(X, X_prev=None, key=None, cluster_delta: float = 1e-3) -> dict[str, float]:
     """All :data:`STATISTICS` of the cloud X (N, D); ``moved_apart`` compares with ``X_prev`` (NaN if None)
     (theory: docs/theory/clouds.md §5). The covariance eigendecomposition and Cholesky factor run on one
     BLAS thread: at D of a few hundred a threaded LAPACK call is several times slower, and much slower on a
-    busy machine."""
+    busy machine.
+
+    Raises:
+        InputError: the cloud has a non-finite entry (its statistics would be undefined), or its N × N
+            pairwise arrays would not fit in memory."""
     X = jnp.asarray(X)
+    bad = np.argwhere(~np.isfinite(np.asarray(X)))
+    if bad.size:
+        raise InputError(
+            f"the cloud has non-finite entries ({len(bad)}; the first at token {bad[0][0]}, dimension "
+            f"{bad[0][-1]}): its statistics are undefined",
+            field="tokens",
+        )
+    N = int(X.shape[0])
+    check_fits(
+        PAIRWISE_ARRAYS * N * N * X.dtype.itemsize,
+        f"the pairwise statistics of {N} tokens (N x N distances, cosines, neighbours)",
+        "subsample the tokens, or use mardia() and gaussian_entropy(), which need O(N D) memory",
+        field="tokens",
+    )
     key = jax.random.PRNGKey(0) if key is None else key
     with single_threaded():  # the D × D eigh and Cholesky: one BLAS thread (see attnphys.clouds._blas)
         out, cos = _device_stats(X, X if X_prev is None else jnp.asarray(X_prev), key)

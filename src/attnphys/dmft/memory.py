@@ -9,9 +9,14 @@ steps: the context window carries the past forward. Two numbers per recorded ser
   periodic or quasi-periodic series never decorrelates (τ = +∞);
 * the **low-frequency power fraction** Φ: the share of the power spectrum of the mean-removed series
   at frequencies 0 < ν < 1/L (cycles per step), i.e. in variations slower than one pass through the
-  window. White noise has Φ ≈ 2/L; a series that only repeats the positional cycle has Φ ≈ 0.
+  window. A series that only repeats the positional cycle has Φ ≈ 0.
 
-Both are pure numpy functions over the last axis (any leading batch axes).
+Φ is read against its **white-noise baseline**: the exact mean of the estimator for Gaussian white noise
+of the same record length (:func:`white_noise_baseline`, ≈ 2·dt/L: 50 % for L = 4 recorded every step),
+with the one-sided p-value of Φ under that null (:func:`white_noise_pvalue`): how unlikely white noise
+is to put at least that share of its power below 1/L.
+
+All are pure numpy functions over the last axis (any leading batch axes).
 """
 
 from __future__ import annotations
@@ -103,10 +108,138 @@ def low_frequency_fraction(x, L: int, dt: float = 1.0) -> np.ndarray:
     return np.where(total > (1e-12 * scale) ** 2 * n, phi, np.nan)
 
 
+def _bands(n: int, L: int, dt: float) -> tuple[int, int, bool]:
+    """(m_low, m_high, Nyquist in the upper band): the interior frequencies 0 < k < n/2 below and above
+    1/L, and whether the Nyquist frequency k = n/2 (n even) is counted above (theory:
+    docs/theory/dmft.md §8.1). The Nyquist frequency is the highest: it is below 1/L only when all are."""
+    k = np.arange(1, n // 2 + 1)
+    low = k * L < n * dt  # ν_k = k / (n dt) < 1/L
+    interior = 2 * k < n
+    return int(np.sum(low & interior)), int(np.sum(~low & interior)), bool(n % 2 == 0 and not low[-1])
+
+
+def white_noise_baseline(n: int, L: int, dt: float = 1.0) -> float:
+    """Exact mean of :func:`low_frequency_fraction` over records of n samples of Gaussian white noise
+    (theory: docs/theory/dmft.md §8.1).
+
+    The periodogram ordinates of white noise at 0 < k < n/2 are independent, each (nσ²/2)·χ²₂, and the
+    Nyquist ordinate (n even) is (nσ²/2)·2χ²₁. With m_l ordinates below 1/L, m_h above and M = m_l + m_h:
+    without a Nyquist ordinate Φ ~ Beta(m_l, m_h) and EΦ = m_l/M; with it, Φ = R·T/(T + ν) with R ~ Beta,
+    T = χ²_{2M} and ν = 2χ²₁ independent, ν/T = F/M with F ~ F(1, 2M), so EΦ = (m_l/M)·E[M/(M + F)]
+    (one integral). ≈ 2·dt/L; 1 when every frequency lies below 1/L, 0 when none does.
+    """
+    import scipy.integrate
+    import scipy.special as sp
+
+    ml, mh, nyq = _bands(int(n), int(L), float(dt))
+    M = ml + mh
+    if ml == 0:
+        return 0.0
+    if mh == 0 and not nyq:
+        return 1.0
+    if not nyq:
+        return ml / M
+    # E[M/(M + F)], F ~ F(1, 2M), in t = √F: the density of t is 2(1 + t²/2M)^{−(M+½)} / (√(2M) B(½, M)), smooth
+    log_c = np.log(2.0) - 0.5 * np.log(2 * M) - float(sp.betaln(0.5, M))
+    shrink = scipy.integrate.quad(
+        lambda t: M / (M + t * t) * np.exp(log_c - (M + 0.5) * np.log1p(t * t / (2 * M))), 0, np.inf, limit=200
+    )[0]
+    return ml / M * shrink
+
+
+def white_noise_pvalue(phi, n: int, L: int, dt: float = 1.0) -> np.ndarray:
+    """One-sided p-value P(Φ ≥ φ) of :func:`low_frequency_fraction` under Gaussian white noise of n
+    samples: how unlikely white noise is to put at least the share φ of its power below 1/L (theory:
+    docs/theory/dmft.md §8.1).
+
+    Without a Nyquist ordinate, Φ ~ Beta(m_l, m_h) and P = I_{1−φ}(m_h, m_l) (the Beta survival function).
+    With it (upper band), P = ∫_φ^1 f_Beta(r; m_l, m_h) F_{F(1,2M)}(M (r − φ)/φ) dr (:func:`white_noise_baseline`
+    for the notation), computed as the Beta tail times the mean of the F-distribution factor over the tail,
+    so that p-values far below 1e−300 stay exact in relative terms down to the smallest float.
+
+    Args:
+        phi: observed fractions (any shape). n: samples per record. L: context length. dt: steps between
+            samples.
+
+    Returns:
+        p-values of the shape of ``phi`` (NaN where φ is NaN).
+    """
+    import scipy.integrate
+    import scipy.special as sp
+
+    phi = np.asarray(phi, dtype=np.float64)
+    ml, mh, nyq = _bands(int(n), int(L), float(dt))
+    M = ml + mh
+    out = np.full(phi.shape, np.nan)
+    flat, res = phi.reshape(-1), out.reshape(-1)
+    degenerate = not (ml and (mh or nyq))  # Φ is identically 0 (nothing below 1/L) or 1 (everything is)
+    log_norm = 0.0 if degenerate else float(sp.betaln(ml, mh))
+    for i, v in enumerate(flat):
+        if not np.isfinite(v):
+            continue
+        if degenerate:
+            res[i] = float(v <= (1.0 if ml else 0.0))
+            continue
+        tail = float(sp.betaincc(ml, mh, min(max(v, 0.0), 1.0)))
+        if not nyq or v <= 0 or tail == 0.0:
+            res[i] = tail
+            continue
+        log_tail = float(np.log(tail))
+
+        def integrand(r, v=v, log_tail=log_tail):
+            log_pdf = (ml - 1) * np.log(r) + sp.xlog1py(mh - 1, -r) - log_norm
+            return np.exp(log_pdf - log_tail) * sp.fdtr(1, 2 * M, M * (r - v) / v)
+
+        # the conditional density of R beyond v falls off on the scale of the Beta's spread near v
+        width = max(float(np.sqrt(v * (1 - v) / (M + 1))), 1e-12)
+        pts = [min(1.0, v + c * width) for c in (1, 4, 16)]
+        mean = scipy.integrate.quad(integrand, v, 1.0, points=pts, limit=400)[0]
+        res[i] = tail * min(max(mean, 0.0), 1.0)
+    return out
+
+
+MEMORY_ATTRS: dict[str, dict[str, str]] = {
+    "autocorr_time": {
+        "long_name": "autocorrelation time: lag beyond which |autocorrelation| < 1/e",
+        "units": "step",
+        "comment": "inf: no decay within a quarter of the record; 0: the series does not fluctuate",
+    },
+    "lowfreq_power": {
+        "long_name": "fraction of the power at frequencies below 1/L (slower than one pass through the context)",
+        "comment": "NaN: the series does not fluctuate; compare with lowfreq_baseline",
+    },
+    "lowfreq_baseline": {
+        "long_name": "white-noise baseline of lowfreq_power: its exact mean for Gaussian white noise of the "
+        "record's length",
+    },
+    "lowfreq_pvalue": {
+        "long_name": "one-sided p-value of lowfreq_power against Gaussian white noise (share of white-noise "
+        "records with at least this low-frequency power)",
+    },
+}
+"""CF attributes of the :func:`memory_summary` numbers (the trajectory task stores them as ``mo_se_<key>``)."""
+
+
 def memory_summary(x, L: int, dt: float = 1.0) -> dict[str, np.ndarray]:
-    """Both numbers for a record (..., n): ``autocorr_time`` (steps) and ``lowfreq_power`` (fraction)
+    """The memory numbers of a record (..., n): ``autocorr_time`` (steps), ``lowfreq_power`` (fraction),
+    its white-noise baseline ``lowfreq_baseline`` and the one-sided p-value ``lowfreq_pvalue`` against it
     (theory: docs/theory/dmft.md §8)."""
-    return {"autocorr_time": autocorrelation_time(x, dt=dt), "lowfreq_power": low_frequency_fraction(x, L, dt=dt)}
+    x = np.asarray(x, dtype=np.float64)
+    n = x.shape[-1]
+    phi = low_frequency_fraction(x, L, dt=dt)
+    return {
+        "autocorr_time": autocorrelation_time(x, dt=dt),
+        "lowfreq_power": phi,
+        "lowfreq_baseline": np.full(phi.shape, white_noise_baseline(n, L, dt) if n >= 4 else np.nan),
+        "lowfreq_pvalue": white_noise_pvalue(phi, n, L, dt) if n >= 4 else np.full(phi.shape, np.nan),
+    }
 
 
-__all__ = ["LEVEL", "autocorrelation_time", "low_frequency_fraction", "memory_summary"]
+__all__ = [
+    "LEVEL",
+    "autocorrelation_time",
+    "low_frequency_fraction",
+    "memory_summary",
+    "white_noise_baseline",
+    "white_noise_pvalue",
+]

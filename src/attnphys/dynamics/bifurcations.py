@@ -27,7 +27,6 @@ comes out to ~1e−13, and the event reports the multipliers there.
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -38,6 +37,7 @@ import scipy.optimize
 import xarray as xr
 
 from attnphys.dynamics.checks import warn_if_single_precision
+from attnphys.dynamics.classify import flag_attrs
 from attnphys.dynamics.maps import AbstractMap as Map
 from attnphys.dynamics.periodic import _compose, _floquet_one, _trace
 
@@ -63,7 +63,8 @@ class Branch(NamedTuple):
 
     s: (n,) parameter values; x: (n, D) orbit point; multipliers: (n, D) complex, sorted by modulus;
     log_abs: (n, D) log|μ|; stable: (n,) all |μ| < 1; period: p; events: located bifurcations;
-    status: why the continuation stopped (``end``, ``max_steps``, ``step_too_small``).
+    status: why the continuation stopped (``end``, ``max_steps``, ``step_too_small``, ``fold``: at a turning
+    point, see :func:`continue_orbit`).
     """
 
     s: np.ndarray
@@ -99,7 +100,7 @@ class Branch(NamedTuple):
                 "event_kind": (
                     "event",
                     np.array([EVENT_KINDS.index(e.kind) for e in self.events], np.int8),
-                    {"long_name": "bifurcation kind code", "labels": json.dumps(EVENT_KINDS)},
+                    {"long_name": "bifurcation kind", **flag_attrs(EVENT_KINDS, fill=None)},
                 ),
                 "event_s": (
                     "event",
@@ -258,6 +259,7 @@ def continue_orbit(
     max_newton: int = 12,
     locate: bool = True,
     locate_tol: float = 1e-14,
+    past_folds: bool = False,
 ) -> Branch:
     """Continue a fixed point (period 1) or periodic orbit in the parameter s from s0 towards s_end,
     detecting and locating folds, branch points, flips and Neimark–Sacker points
@@ -269,10 +271,14 @@ def continue_orbit(
         params_of: s ↦ params (traceable), e.g. ``lambda r: r`` or ``lambda a: jnp.array([a, 0.3])``; the
             compiled kernels are cached per (map, params_of, period): reuse one function object.
         s0, s_end: start and end of the parameter range (either order); the continuation stops when s
-            leaves [min, max], after ``max_steps`` points, or if the step falls below ``ds_min``.
+            leaves [min, max], after ``max_steps`` points, if the step falls below ``ds_min``, or at the
+            first fold (turning point) unless ``past_folds``.
         period: p. ds, ds_min, ds_max: initial, smallest and largest arclength steps.
         tol: Newton tolerance (relative, max-norm). locate: locate events (else they are reported at the
             later bracketing point). locate_tol: arclength tolerance of the location.
+        past_folds: go on past a fold, back along the other side of the branch (which then runs towards
+            s0 again, often until ``max_steps``); by default the continuation stops there (status ``fold``),
+            the last point being the first one past the turning point.
 
     Returns:
         :class:`Branch` with the points, their multipliers and the located events.
@@ -326,6 +332,9 @@ def continue_orbit(
         tangents.append(np.asarray(t))
         if not lo - 1e-15 <= float(s) <= hi + 1e-15:
             status = "end"
+            break
+        if not past_folds and any(e.kind == "fold" for e in events):
+            status = "fold"
             break
         h = min(h * (1.5 if int(it) <= 4 else 1.0), ds_max)
     pts_la = np.array(pts_la)

@@ -41,62 +41,87 @@ from __future__ import annotations
 
 import json
 from collections.abc import Hashable
-from functools import partial
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
+from attnphys.dynamics import _census_geometry as geo
 from attnphys.dynamics.checks import warn_if_single_precision
-from attnphys.dynamics.classify import REGIME_CODE, REGIMES, ClassifyOptions, classify
+from attnphys.dynamics.classify import REGIME_CODE, REGIMES, ClassifyOptions, classify, flag_attrs
 from attnphys.dynamics.fingerprint import fingerprint
 from attnphys.dynamics.intervals import wilson_interval
-from attnphys.dynamics.lyapunov import _lyapunov, advance
 from attnphys.dynamics.maps import AbstractMap as Map
 from attnphys.dynamics.periodic import floquet_batch, refine_batch
 from attnphys.dynamics.samplers import AbstractSampler, make_sampler
 from attnphys.dynamics.settle import DIVERGENT, EXHAUSTED, PERIODIC, SettleOptions, lane_params, settle
 from attnphys.errors import InputError
-from attnphys.progress import progress_bar
+from attnphys.progress import step_bar
 from attnphys.runtime import take_rows
 
-OUTCOMES: tuple[str, ...] = ("unsettled", "periodic", "divergent", "recurrent", "converging", "transient")
+OUTCOMES: tuple[str, ...] = (
+    "unsettled",
+    "periodic",
+    "divergent",
+    "recurrent",
+    "converging",
+    "transient",
+    "unstable",
+)
 """Per-start outcome codes (``ic_outcome``): unsettled (not recurrent), settled on an exact periodic orbit,
-diverged, settled on a non-periodic attractor, still converging to a periodic orbit (unsettled), or in a
-group whose representative later settled on a periodic orbit (unsettled)."""
+diverged, settled on a non-periodic attractor, still converging to a periodic orbit (unsettled), in a
+group whose representative later settled on a periodic orbit (unsettled), or shadowing an unstable
+periodic orbit (a Floquet multiplier outside the unit circle; unsettled: such an orbit is no attractor)."""
 
 
-CENSUS_ATTRS: dict[str, dict[str, str]] = {
-    "kind": {"long_name": "attractor kind (regime code; -1: no attractor)", "labels": json.dumps(REGIMES)},
-    "period": {"long_name": "period (0: not periodic; -1: periodic, longer than max_period)", "units": "step"},
+CENSUS_ATTRS: dict[str, dict] = {
+    "kind": {
+        "long_name": "attractor kind (regime)",
+        **flag_attrs(REGIMES, fill_meaning="no_attractor"),
+        "comment": "-1: no attractor (padding of the attractor dim)",
+    },
+    "period": {
+        "long_name": "period",
+        "units": "step",
+        "comment": "0: not periodic (or no attractor); -1: periodic, longer than max_period",
+    },
     "n_members": {"long_name": "number of starts that settled on the attractor"},
-    "basin_fraction": {"long_name": "basin fraction (share of all starts)"},
+    "basin_fraction": {"long_name": "basin fraction (share of all starts)", "comment": "NaN: no attractor"},
     "basin_ci_low": {"long_name": "basin fraction, lower end of the 95% Wilson interval"},
     "basin_ci_high": {"long_name": "basin fraction, upper end of the 95% Wilson interval"},
     "exponents": {
-        "long_name": "Lyapunov exponents, descending (exact from Floquet multipliers for periodic orbits; "
-        "NaN: a multiplier the iteration did not resolve)",
+        "long_name": "Lyapunov exponents, descending (exact from Floquet multipliers for periodic orbits)",
         "units": "1/step",
+        "comment": "NaN: a multiplier the iteration did not resolve, or no attractor",
     },
-    "floquet_abs": {"long_name": "Floquet multiplier modulus |mu| (NaN: not periodic, or not resolved)"},
+    "floquet_abs": {"long_name": "Floquet multiplier modulus |mu|", "comment": "NaN: not periodic, or not resolved"},
     "floquet_angle": {
-        "long_name": "Floquet multiplier argument (NaN: not periodic, or not resolved)",
+        "long_name": "Floquet multiplier argument",
         "units": "rad",
+        "comment": "NaN: not periodic, or not resolved",
     },
-    "stable": {"long_name": "all Floquet multipliers inside the unit circle (1/0; -1: n/a or not resolved)"},
-    "aux_closed": {"long_name": "auxiliary state returns after one period (1/0; -1: n/a)"},
-    "representative": {"long_name": "start (ic index) representing the attractor"},
+    "stable": {
+        "long_name": "all Floquet multipliers inside the unit circle",
+        **flag_attrs(("no", "yes"), fill_meaning="not_applicable"),
+        "comment": "-1: not periodic, or the leading multiplier not resolved",
+    },
+    "aux_closed": {
+        "long_name": "auxiliary state returns after one period",
+        **flag_attrs(("no", "yes"), fill_meaning="not_applicable"),
+        "comment": "-1: not periodic",
+    },
+    "representative": {"long_name": "start (ic index) representing the attractor", "comment": "-1: no attractor"},
     "points": {"long_name": "representative states on the attractor"},
     "observed": {"long_name": "observable at the representative states"},
-    "label": {"long_name": "attractor index of the start (-1: unsettled)"},
+    "label": {"long_name": "attractor index of the start", "comment": "-1: unsettled (see ic_outcome)"},
     "settle_step": {
-        "long_name": "step from which the start is on its attractor (-1: unsettled; non-periodic: start "
-        "of the verified window, an upper bound)",
+        "long_name": "step from which the start is on its attractor",
         "units": "step",
+        "comment": "-1: unsettled; non-periodic attractors: the start of the verified window (an upper bound)",
     },
-    "ic_outcome": {"long_name": "outcome of the start", "labels": json.dumps(OUTCOMES)},
+    "ic_outcome": {"long_name": "outcome of the start", **flag_attrs(OUTCOMES, fill=None)},
     "ic_state": {"long_name": "initial state"},
     "ic_steps": {"long_name": "steps run by the start in the settle run", "units": "step"},
     "n_attractors": {"long_name": "number of attractors found"},
@@ -106,6 +131,15 @@ CENSUS_ATTRS: dict[str, dict[str, str]] = {
     "unsettled_ci_high": {"long_name": "unsettled share, upper end of the 95% Wilson interval"},
 }
 """CF attributes of every census variable (one table: :func:`census_batch` and the sweep tasks built on it)."""
+
+
+RING_COPIES = 5
+"""Copies of a lane's fingerprint ring alive at the peak of the settle run (the stored lanes, the working
+batch, a round's carry and its updated ring, the verification; measured ≈ 4.4 on the Hénon map)."""
+
+UNSTABLE_LOG_MU = 1e-8
+"""A periodic orbit whose leading log|μ| per cycle exceeds this is unstable and never an attractor (a neutral
+orbit, |μ| = 1 to rounding, e.g. of a rational rotation, is kept)."""
 
 
 class CensusOptions(NamedTuple):
@@ -119,7 +153,12 @@ class CensusOptions(NamedTuple):
     non-periodic attractors. converging_tol: relative tolerance of "still converging to a periodic orbit".
     k: exponents per attractor (None: all D). lyap_steps, lyap_align: Benettin run of non-periodic
     attractors. n_classify: window classified. max_points: representative points per attractor.
-    classify: thresholds of the classification.
+    classify: thresholds of the classification. merge_steps, merge_points, merge_coverage: the long run of
+    each non-periodic representative (``merge_points`` fingerprints over ``merge_steps`` steps) and the
+    share of each run that must lie near the other for two such attractors to be one (§7.2).
+    memory_budget: bytes of working memory of the settle run; the starts are settled in chunks that fit
+    (:meth:`lanes_per_chunk`; §7.4). n_state: the state dimension D (set by the census; 0: unknown, the
+    estimate then assumes a full fingerprint).
     """
 
     budget: int = 20_000
@@ -144,6 +183,22 @@ class CensusOptions(NamedTuple):
     n_classify: int = 2_000
     max_points: int = 64
     classify: ClassifyOptions = ClassifyOptions()
+    merge_steps: int = 20_000
+    merge_points: int = 1_000
+    merge_coverage: float = 0.9
+    memory_budget: int = 1 << 28
+    n_state: int = 0
+
+    def lane_bytes(self) -> int:
+        """Peak working memory of one start in the settle run: about :data:`RING_COPIES` copies of its
+        fingerprint ring (W × G float64) plus its state (theory: docs/theory/dynamics.md §7.4)."""
+        so = self.settle_options()
+        G = self.n_fingerprint if self.n_state <= 0 else min(self.n_fingerprint, self.n_state)
+        return RING_COPIES * so.window * G * 8 + 16 * max(self.n_state, 1) * 8
+
+    def lanes_per_chunk(self) -> int:
+        """Starts settled together so that their working memory stays within ``memory_budget`` bytes."""
+        return max(1, int(self.memory_budget // self.lane_bytes()))
 
     def settle_options(self) -> SettleOptions:
         return SettleOptions(
@@ -175,6 +230,10 @@ class CensusOptions(NamedTuple):
             raise InputError(
                 f"n_classify ({self.n_classify}) must not exceed lyap_steps ({self.lyap_steps})", field="census"
             )
+        if not (1 <= self.merge_points <= self.merge_steps and 0 < self.merge_coverage <= 1):
+            raise InputError("1 <= merge_points <= merge_steps and merge_coverage in (0, 1] needed", field="census")
+        if self.memory_budget < 1:
+            raise InputError(f"must be >= 1 byte (got {self.memory_budget})", field="memory_budget")
         if not (0 < self.recurrence_quantile <= 1 and self.recurrence_factor > 0 and self.group_tol > 0):
             raise InputError(
                 "recurrence_quantile in (0, 1], recurrence_factor > 0 and group_tol > 0 needed", field="census"
@@ -182,132 +241,59 @@ class CensusOptions(NamedTuple):
         return self
 
 
-# ---------------------------------------------------------------- geometry of fingerprint clouds (JAX)
-
-
-def _dist(A, B):
-    """(n, m) Euclidean distances."""
-    return jnp.sqrt(jnp.maximum(jnp.sum(A**2, -1)[:, None] + jnp.sum(B**2, -1)[None, :] - 2 * A @ B.T, 0.0))
-
-
-def _nn_quantile(S, q):
-    d = _dist(S, S) + jnp.diag(jnp.full(S.shape[0], jnp.inf))
-    return jnp.quantile(jnp.min(d, axis=1), q)
-
-
-def _to_quantile(A, B, q):
-    """q-quantile over points of A of the distance to the nearest point of B."""
-    return jnp.quantile(jnp.min(_dist(A, B), axis=1), q)
-
-
-def _recurrence(S, floor, q, factor):
-    """Per lane (S (N, n, G)): (recurrent, h = within-set NN quantile of S)."""
-
-    def one(s, fl):
-        n = s.shape[0] // 2
-        A, B = s[:n], s[n:]
-        hA = _nn_quantile(A, q)
-        return _to_quantile(B, A, q) <= factor * hA + fl, _nn_quantile(s, q)
-
-    return jax.lax.map(lambda a: one(*a), (S, floor), batch_size=64)
-
-
-@partial(jax.jit, static_argnames=("q", "factor"))
-def _same_cloud(Sr, hr, S, h, floor, q, factor):
-    """Pairwise: does the cloud S[i] (n, G) belong to the attractor of the representative cloud Sr[i]?
-    Sr, S: (N, n, G); hr, h: (N,) their within-set NN quantiles; floor: (N,) absolute tolerances."""
-
-    def one(sr, hr_, s, hs, fl):
-        tol = factor * jnp.maximum(hr_, hs) + fl
-        return (_to_quantile(s, sr, q) <= tol) & (_to_quantile(sr, s, q) <= tol)
-
-    return jax.lax.map(lambda a: one(*a), (Sr, hr, S, h, floor), batch_size=64)
-
-
-def _converging(ring, P, conf, tol):
-    """Per lane: does the ring approach a periodic orbit (period ≤ P) without reaching it?"""
-
-    def one(r):
-        W = r.shape[0]
-        lo = jnp.min(jnp.where(jnp.isfinite(r), r, jnp.inf), axis=0)
-        hi = jnp.max(jnp.where(jnp.isfinite(r), r, -jnp.inf), axis=0)
-        thr = tol * jnp.maximum(jnp.max(hi - lo), jnp.finfo(r.dtype).tiny)
-        lags = jnp.arange(1, P + 1)
-        d = jnp.max(jnp.abs(r[W - 1 - lags] - r[-1]), axis=-1)
-        c = jnp.where(jnp.any(d <= thr), lags[jnp.argmax(d <= thr)], P)
-        e = jnp.max(jnp.abs(r - jnp.roll(r, c, axis=0)), axis=-1)
-        idx = jnp.arange(W)
-        near = jnp.all(jnp.where(idx >= W - conf * c, e <= thr, True)) & jnp.any(d <= thr)
-        quarter = (W - c) // 4
-        early = jnp.sum(jnp.where((idx >= c) & (idx < c + quarter), e, 0.0)) / quarter
-        late = jnp.sum(jnp.where(idx >= W - quarter, e, 0.0)) / quarter
-        return near & (late < 0.5 * early)
-
-    return jax.lax.map(one, ring, batch_size=64)
-
-
-@partial(jax.jit, static_argnames=("q", "factor", "P", "conf", "tol", "stride", "n_rec"))
-def _assess(ring, q, factor, P, conf, tol, stride, n_rec, period_tol):
-    """Lanes that spent their budget (ring (N, W, G)): recurrent, within-set NN quantile h, converging, and
-    the subsampled clouds S (N, n_rec, G)."""
-    S = ring[:, ::stride][:, -n_rec:]
-    scale = jnp.maximum(1.0, jnp.max(jnp.where(jnp.isfinite(S), jnp.abs(S), 0.0), axis=(1, 2)))
-    rec, h = _recurrence(S, period_tol * scale, q, factor)
-    return rec, h, _converging(ring, P, conf, tol), S
-
-
-@partial(jax.jit, static_argnames=("m", "k", "steps", "align", "n_window", "n_fp"))
-def _rep_run(m, k, steps, align, n_window, n_fp, x, aux, table, pidx, shared):
-    """Per non-periodic representative: Benettin exponents over ``steps`` steps (after ``align``), then a
-    window of n_window observations and fingerprints for the classification, and the final state."""
-
-    def one(x, aux, i):
-        params = lane_params(table, shared, i)
-        r = _lyapunov(m, x, aux, params, steps=steps, k=k, reortho_every=1, align=align, history_every=0, init="random")
-
-        def emit(x, aux):
-            return m.observe(x, aux, params), fingerprint(x, n_fp), jnp.all(jnp.isfinite(x))
-
-        x2, aux2, _, _, (y, f, ok) = advance(m, params, n_window, 1, r.x, r.aux, emit=emit)
-        bad = jnp.where(r.nonfinite >= 0, r.nonfinite, jnp.where(jnp.all(ok), -1, steps + jnp.argmin(ok)))
-        return r.exponents, y, f, bad, x2, aux2
-
-    return jax.vmap(one)(x, aux, pidx)
-
-
-@partial(jax.jit, static_argnames=("m", "n"))
-def _trace_observe(m, n, x, aux, table, pidx, shared):
-    """Per representative: n states from x and the observable at each: (n, D), (n, F)."""
-
-    def one(x, aux, i):
-        params = lane_params(table, shared, i)
-
-        def body(c, _):
-            x, aux = c
-            y = m.observe(x, aux, params)
-            return m.step(x, aux, params), (x, y)
-
-        _, (xs, ys) = jax.lax.scan(body, (x, aux), None, length=n)
-        return xs, ys
-
-    return jax.vmap(one)(x, aux, pidx)
-
-
-@partial(jax.jit, static_argnames=("m",))
-def _observe_points(m, xs, auxs, table, pidx, shared):
-    def one(x, a, i):
-        params = lane_params(table, shared, i)
-        return jax.vmap(lambda xx, aa: m.observe(xx, aa, params))(x, a)
-
-    return jax.vmap(one)(xs, auxs, pidx)
-
-
 # ---------------------------------------------------------------- the census
 
 
-def _pow2(n: int, least: int = 8) -> int:
-    """Batch sizes are padded to powers of two (at least ``least``), so that few shapes get compiled."""
-    return max(least, 1 << max(0, int(n) - 1).bit_length())
+def _settle_in_chunks(m: Map, x0, aux0, pidx, table, shared, o: CensusOptions, chunk: int, report):
+    """The settle run (:func:`attnphys.dynamics.settle.settle`) over the starts in chunks of ``chunk``
+    lanes, each chunk's fingerprint rings reduced at once to what the grouping needs, so that memory is
+    bounded by the chunk (theory: docs/theory/dynamics.md §7.4): a periodic lane keeps its last p
+    fingerprints, a lane that spent its budget its recurrence evidence and subsampled cloud.
+
+    Returns:
+        (lanes without rings (numpy), {lane: (p, G) last fingerprints} of the periodic lanes,
+        (ex_idx, recurrent, h, converging, clouds) of the lanes that spent their budget).
+    """
+    so = o.settle_options()
+    N = int(np.shape(x0)[0])
+    horizon = so.n_blocks * so.block
+    parts, tails, assessed = [], {}, []
+    for c, lo in enumerate(range(0, N, chunk)):
+        hi = min(N, lo + chunk)
+        sub_aux = jax.tree_util.tree_map(lambda a, lo=lo, hi=hi: a[lo:hi], aux0)
+
+        def progress(n, c=c):
+            report(c * horizon + n, horizon * (-(-N // chunk)) + horizon)
+
+        ln = settle(m, x0[lo:hi], sub_aux, pidx[lo:hi], table, shared, so, progress=progress)
+        ln = jax.tree_util.tree_map(np.asarray, ln)
+        for j in np.flatnonzero(ln.status == PERIODIC):
+            tails[lo + int(j)] = ln.ring[j, -int(ln.period[j]) :].copy()
+        ex = np.flatnonzero(ln.status == EXHAUSTED)
+        if ex.size:
+            nb = geo.pow2(ex.size, 16)
+            rec, h, cvg, S = geo.assess(
+                take_rows(ln.ring, ex, nb),
+                o.recurrence_quantile,
+                o.recurrence_factor,
+                so.max_period,
+                so.confirmations,
+                o.converging_tol,
+                max(1, so.window // o.n_recurrence),
+                o.n_recurrence,
+                o.period_tol,
+            )
+            n = ex.size
+            assessed.append((lo + ex, *(np.asarray(a)[:n] for a in (rec, h, cvg, S))))
+        parts.append(ln._replace(ring=None))
+    lanes = jax.tree_util.tree_map(lambda *a: np.concatenate(a), *parts) if len(parts) > 1 else parts[0]
+    G = min(o.n_fingerprint, int(np.shape(x0)[1]))
+    if assessed:
+        ex_idx, rec, h, cvg, clouds = (np.concatenate(a) for a in zip(*assessed))
+    else:
+        ex_idx, rec, h, cvg = np.zeros(0, np.int64), np.zeros(0, bool), np.zeros(0), np.zeros(0, bool)
+        clouds = np.zeros((0, o.n_recurrence, G))
+    return lanes, tails, (ex_idx, rec, h, cvg, clouds)
 
 
 def _leading(tree) -> int:
@@ -315,15 +301,6 @@ def _leading(tree) -> int:
     if not leaves:
         raise InputError("params must have a leading batch axis", field="params")
     return int(np.shape(leaves[0])[0])
-
-
-def _align_match(seqs, rep, tol):
-    """seqs (n, p, G) vs rep (p, G): same point set up to a phase shift, within tol (max-norm)."""
-    d0 = np.max(np.abs(seqs - rep[0]), axis=-1)  # (n, p)
-    k = np.argmin(d0, axis=1)
-    p = rep.shape[0]
-    rolled = np.take_along_axis(seqs, ((np.arange(p)[None, :] + k[:, None]) % p)[..., None], axis=1)
-    return np.max(np.abs(rolled - rep), axis=(-2, -1)) <= tol
 
 
 def _recurrent_lanes(outcome, b: int, K: int) -> np.ndarray:
@@ -400,15 +377,46 @@ def census_batch(
         raise InputError(f"must be in [1, D = {D}] (got {k})", field="k")
     pidx = np.repeat(np.arange(B), K)
 
-    with progress_bar(so.n_blocks * so.block, "steps", enabled=progress) as advance:
-        done = [0]
+    chunk = o._replace(n_state=D).lanes_per_chunk()
+    n_chunks = -(-N // chunk)
+    horizon = so.n_blocks * so.block
+    total = horizon * (n_chunks + 1)  # the settle run, then grouping, refinement and representative runs
+    with step_bar(total, "steps", enabled=progress) as report:
+        lanes, tails, assessed = _settle_in_chunks(m, x0, aux0, pidx, table, shared, o, chunk, report)
+        ctx = _Context(
+            x0, aux0, pidx, table, shared, B, K, k, D, sampler, seed, param_values, param_name, max_attractors
+        )
+        ds = _group(m, o, lanes, tails, assessed, ctx)
+        report(total, total)
+    return ds
 
-        def report(n):
-            advance(n - done[0])
-            done[0] = n
 
-        lanes = settle(m, x0, aux0, pidx, table, shared, so, progress=report)
-    lanes = jax.tree_util.tree_map(np.asarray, lanes)
+class _Context(NamedTuple):
+    """What a census was asked (starts, parameters, sizes, naming), handed from the settle run to grouping."""
+
+    x0: np.ndarray
+    aux0: Any
+    pidx: np.ndarray
+    table: Any
+    shared: Any
+    B: int
+    K: int
+    k: int
+    D: int
+    sampler: AbstractSampler
+    seed: int
+    param_values: Any
+    param_name: str
+    max_attractors: int | None
+
+
+def _group(m, o, lanes, tails, assessed, ctx: _Context) -> xr.Dataset:
+    """Grouping, refinement, representative runs and the dataset of :func:`census_batch` (theory:
+    docs/theory/dynamics.md §7.2–7.3)."""
+    x0, aux0, pidx, table, shared, B, K, k, D, sampler, seed, param_values, param_name, max_attractors = ctx
+    so = o.settle_options()
+    N = int(x0.shape[0])
+    ex_idx, rec, h, cvg, clouds = assessed
     table_np = jax.tree_util.tree_map(np.asarray, table)
     status = np.asarray(lanes.status)
     period = np.asarray(lanes.period).astype(np.int64)
@@ -427,16 +435,16 @@ def census_batch(
             r = todo[0]
             p = int(period[r])
             same = [j for j in todo if int(period[j]) == p]
-            seqs = np.stack([lanes.ring[j, -p:] for j in same])
+            seqs = np.stack([tails[j] for j in same])
             tol = o.raw_group_tol * max(1.0, float(np.max(np.abs(seqs[0]))))
-            members = [j for j, ok in zip(same, _align_match(seqs, seqs[0], tol)) if ok]
+            members = [j for j, ok in zip(same, geo.align_match(seqs, seqs[0], tol)) if ok]
             raw_groups.append((b, members))
             taken = set(members)
             todo = [j for j in todo if j not in taken]
     orb = None
     if raw_groups:
         reps = np.asarray([g[1][0] for g in raw_groups])
-        nb = _pow2(reps.size)
+        nb = geo.pow2(reps.size)
         orb = refine_batch(
             m,
             take_rows(lanes.x, reps, nb),
@@ -452,11 +460,11 @@ def census_batch(
         assert orb is not None  # refined above whenever there are groups
         p = int(orb.period[g])
         conv = bool(orb.converged[g])
-        seq = fps[g, :p] if conv else lanes.ring[members[0], -int(period[members[0]]) :]
+        seq = fps[g, :p] if conv else tails[members[0]]
         for grp in per_groups[b]:
             if grp["period"] == p and grp["conv"] and conv and grp["seq"].shape == seq.shape:
                 tol = o.group_tol * max(1.0, float(np.max(np.abs(grp["seq"]))))
-                if _align_match(seq[None], grp["seq"], tol)[0]:
+                if geo.align_match(seq[None], grp["seq"], tol)[0]:
                     grp["members"] += members
                     break
         else:
@@ -464,25 +472,7 @@ def census_batch(
         period[members] = p
 
     # ---- other lanes: recurrence and convergence
-    ex_idx = np.flatnonzero(status == EXHAUSTED)
-    clouds = h = None
     if ex_idx.size:
-        nb = _pow2(ex_idx.size, 16)
-        ring_ex = take_rows(lanes.ring, ex_idx, nb)
-        stride = max(1, so.window // o.n_recurrence)
-        rec, h, cvg, S = _assess(
-            ring_ex,
-            o.recurrence_quantile,
-            o.recurrence_factor,
-            so.max_period,
-            so.confirmations,
-            o.converging_tol,
-            stride,
-            o.n_recurrence,
-            o.period_tol,
-        )
-        n = ex_idx.size
-        rec, h, cvg, clouds = np.asarray(rec)[:n], np.asarray(h)[:n], np.asarray(cvg)[:n], np.asarray(S)
         outcome[ex_idx[cvg]] = OUTCOMES.index("converging")
         outcome[ex_idx[~cvg & rec]] = OUTCOMES.index("recurrent")
         settle_step[ex_idx[~cvg & rec]] = t_end[ex_idx[~cvg & rec]] - so.window + 1
@@ -498,18 +488,23 @@ def census_batch(
     while todos:
         rep_of = np.concatenate([np.full(t.size, ex_pos[int(t[0])]) for t in todos.values()])
         js = np.concatenate([[ex_pos[j] for j in t] for t in todos.values()]).astype(np.int64)
-        nb = _pow2(js.size, 16)
-        ok = np.array(
-            _same_cloud(
-                take_rows(clouds, rep_of, nb),
-                take_rows(h, rep_of, nb),
-                take_rows(clouds, js, nb),
-                take_rows(h, js, nb),
-                take_rows(o.period_tol * scale, rep_of, nb),
-                o.recurrence_quantile,
-                o.recurrence_factor,
-            )
-        )[: js.size]
+        # in blocks of lanes, so that the paired clouds stay within the memory budget
+        block = geo.pow2(max(16, min(js.size, o.memory_budget // (4 * max(1, clouds[0].size) * 8))), 16)
+        ok = np.zeros(js.size, bool)
+        for lo in range(0, js.size, block):
+            r, j = rep_of[lo : lo + block], js[lo : lo + block]
+            nb = geo.pow2(j.size, 16)
+            ok[lo : lo + j.size] = np.asarray(
+                geo.same_cloud(
+                    take_rows(clouds, r, nb),
+                    take_rows(h, r, nb),
+                    take_rows(clouds, j, nb),
+                    take_rows(h, j, nb),
+                    take_rows(o.period_tol * scale, r, nb),
+                    o.recurrence_quantile,
+                    o.recurrence_factor,
+                )
+            )[: j.size]
         at = 0
         for b, todo in list(todos.items()):
             ok_b = ok[at : at + todo.size]
@@ -566,7 +561,7 @@ def census_batch(
     per_atts = [a for _, a in all_atts if a["source"] == "periodic"]
     if per_atts:
         rows = np.asarray([a["row"] for a in per_atts])
-        nb = _pow2(rows.size)
+        nb = geo.pow2(rows.size)
         sub = take_rows(orb, rows, nb)
         rep_rows = pidx[[a["rep"] for a in per_atts]]
         fl = floquet_batch(
@@ -574,7 +569,7 @@ def census_batch(
         )
         log_abs, ang = np.asarray(fl.log_abs), np.asarray(fl.angle)
         rep_pidx = take_rows(rep_rows, np.arange(rows.size), nb)
-        obs = np.asarray(_observe_points(m, sub.points, sub.aux_points, table, rep_pidx, shared))
+        obs = np.asarray(geo.observe_points(m, sub.points, sub.aux_points, table, rep_pidx, shared))
         pts = np.asarray(sub.points)
         resolved = np.asarray(fl.resolved)
         for j, a in enumerate(per_atts):
@@ -585,6 +580,11 @@ def census_batch(
             a["floquet_abs"] = np.where(seen, np.exp(log_abs[j, :k]), nan)
             a["floquet_angle"] = np.where(seen, ang[j, :k], nan)
             a["stable"] = int(log_abs[j, 0] < 0) if resolved[j] > 0 else -1
+            if resolved[j] > 0 and log_abs[j, 0] > UNSTABLE_LOG_MU:
+                # an unstable orbit is never an attractor: its starts shadowed it for a while, unsettled
+                outcome[a["members"]] = OUTCOMES.index("unstable")
+                settle_step[a["members"]] = -1
+                a["dropped"] = True
             a["aux_closed"] = int(bool(np.asarray(sub.aux_closed)[j]))
             n = min(p, n_pts, pts.shape[1])
             a["points"][:n] = pts[j, :n]
@@ -594,15 +594,17 @@ def census_batch(
     rec_atts = [(b, a) for b, a in all_atts if a["source"] == "recurrent"]
     if rec_atts:
         reps = np.asarray([a["rep"] for _, a in rec_atts])
-        nb = _pow2(reps.size)
+        nb = geo.pow2(reps.size)
         rep_pidx = take_rows(pidx[reps], np.arange(reps.size), nb)
-        ex, y, f, bad, xf, auxf = _rep_run(
+        ex, y, f, bad, xf, auxf, long = geo.rep_run(
             m,
             k,
             o.lyap_steps,
             o.lyap_align,
             o.n_classify,
             o.n_fingerprint,
+            o.merge_points,
+            geo.odd_prime_stride(o.merge_steps // o.merge_points),
             take_rows(lanes.x, reps, nb),
             take_rows(lanes.aux, reps, nb),
             table,
@@ -612,7 +614,7 @@ def census_batch(
         n = reps.size
         exps = -np.sort(-np.asarray(ex)[:n], axis=-1)
         ev = classify(np.asarray(y)[:n], exps, np.asarray(bad)[:n], o.classify, fingerprint=np.asarray(f)[:n])
-        tr_x, tr_y = _trace_observe(m, n_pts, xf, auxf, table, rep_pidx, shared)
+        tr_x, tr_y = geo.trace_observe(m, n_pts, xf, auxf, table, rep_pidx, shared)
         tr_x, tr_y = np.asarray(tr_x), np.asarray(tr_y)
         for j, (_, a) in enumerate(rec_atts):
             code = int(ev["regime"][j])
@@ -629,8 +631,10 @@ def census_batch(
             a["exponents"] = exps[j]
             a["points"] = tr_x[j]
             a["observed"] = tr_y[j]
-        for b in range(B):
-            groups[b] = [a for a in groups[b] if not a.get("dropped")]
+            a["long"] = np.asarray(long)[j]
+    for b in range(B):
+        groups[b] = [a for a in groups[b] if not a.get("dropped")]
+        geo.merge_pieces(groups[b], o)
     F = None
     for _, a in all_atts:
         if a["observed"] is not None:

@@ -8,17 +8,21 @@ Labels (in :data:`REGIMES` order, stored as integer codes; new codes are only ev
   on the fingerprint of the full state (:mod:`attnphys.dynamics.fingerprint`; §4.1): y_{t+p} = y_t within
   ``period_tol`` at every t of the window, with at least ``confirmations`` full repeats (p = 1 is a
   fixed point); a periodic orbit longer than ``max_period`` is ``periodic`` with period −1 when
-  λ₁ < −θ;
-* ``quasi_periodic`` — no period and |λ₁| ≤ θ;
-* ``chaotic`` — λ₁ > θ; ``hyperchaotic`` — also λ₂ > θ;
-* ``undetermined`` — no exponents, no period confirmed, and either the window recurs exactly at a lag
-  too long to confirm (a period longer than the detection window) or the 0–1 test is undefined.
+  λ₁ < −θ and neither an exact recurrence at a long lag nor the 0–1 test says otherwise;
+* ``quasi_periodic`` — no period, |λ₁| ≤ θ and the 0–1 test says regular (K < ``k_regular``);
+* ``chaotic`` — λ₁ > θ and the 0–1 test does not say regular; ``hyperchaotic`` — also λ₂ > θ;
+* ``undetermined`` — the evidence does not decide (§4.4): the exponent and a clear 0–1 verdict (K below
+  ``k_regular`` or above ``k_chaotic``) disagree; the exponent is within its resolution (|λ₁| ≤ θ) and the
+  0–1 test is undefined or inconclusive; or, without exponents, the window recurs exactly at a lag too long
+  to confirm or the 0–1 test is undefined.
 
 Without exponents, the 0–1 test decides between chaotic (K > 0.5) and quasi-periodic. The 0–1
 test for chaos (Gottwald & Melbourne 2004, 2009; correlation method with the oscillatory term
 removed; §4.3) is computed for every orbit and reported as ``K``; ``agree`` (int8) is 1 when its verdict
-(K > 0.5: chaos) matches the label, 0 when it does not, and −1 (undefined) when K is NaN or the label
-is divergent or undetermined.
+matches the label, 0 when it does not, and −1 (undefined) when K is NaN or inconclusive or the label is
+divergent or undetermined. ``regime_reason`` (codes of :data:`REGIME_REASONS`) says which evidence
+decided the label. The CF attributes of these variables (``flag_values``/``flag_meanings`` for the
+codes, a ``comment`` for every sentinel) are defined once here (:data:`CLASSIFY_ATTRS`).
 """
 
 from __future__ import annotations
@@ -41,6 +45,88 @@ REGIMES: tuple[str, ...] = (
 )
 REGIME_CODE = {name: i for i, name in enumerate(REGIMES)}
 
+REGIME_REASONS: tuple[str, ...] = (
+    "exact_period",
+    "divergent",
+    "exponent_and_zero_one_test",
+    "exponent_alone",
+    "zero_one_test_alone",
+    "long_recurrence_and_exponent",
+    "evidence_disagrees",
+    "exponent_within_resolution",
+    "recurrence_too_long",
+    "no_evidence",
+)
+"""Why a label was given (``regime_reason`` codes; theory: docs/theory/dynamics.md §4.4): an exact period;
+divergence; the exponent and the 0–1 test agree; the exponent alone (|λ₁| > θ, the 0–1 test undefined or
+inconclusive); the 0–1 test alone (no exponents); a contracting orbit that recurs exactly at a lag too long
+to confirm (period −1). Undetermined: the exponent and a clear 0–1 verdict disagree; |λ₁| ≤ θ with the 0–1
+test undefined or inconclusive; no exponents and a recurrence too long to confirm; no exponents and no 0–1
+test."""
+REASON_CODE = {name: i for i, name in enumerate(REGIME_REASONS)}
+
+
+def flag_attrs(names, dtype=np.int8, fill: int | None = -1, fill_meaning: str = "not_computed") -> dict:
+    """CF ``flag_values`` / ``flag_meanings`` of integer codes 0…len(names)−1, with the fill value listed
+    too when given (theory: docs/theory/dynamics.md §4.4). xarray and CF tools read them to name the codes."""
+    values = ([fill] if fill is not None else []) + list(range(len(names)))
+    meanings = ([fill_meaning] if fill is not None else []) + list(names)
+    return {"flag_values": np.asarray(values, dtype=dtype), "flag_meanings": " ".join(meanings)}
+
+
+def flag_names(attrs: dict) -> dict[int, str]:
+    """code → name from CF ``flag_values`` / ``flag_meanings`` attributes (theory: docs/theory/dynamics.md §4.4)."""
+    return {int(v): m for v, m in zip(np.atleast_1d(attrs["flag_values"]), str(attrs["flag_meanings"]).split())}
+
+
+REGIME_ATTRS: dict = {
+    **flag_attrs(REGIMES),
+    "comment": "-1: not computed (a sweep point not yet run). undetermined: the evidence does not decide "
+    "(see regime_reason)",
+}
+"""CF attributes of a ``regime`` variable (int8 codes of :data:`REGIMES`)."""
+
+CLASSIFY_ATTRS: dict[str, dict] = {
+    "regime": {"long_name": "attractor type", **REGIME_ATTRS},
+    "regime_reason": {
+        "long_name": "evidence that decided the attractor type",
+        **flag_attrs(REGIME_REASONS),
+        "comment": "-1: not computed",
+    },
+    "period": {
+        "long_name": "exact period of the orbit",
+        "units": "step",
+        "comment": "0: no period found (or divergent); -1: periodic with a period longer than max_period "
+        "(contracting, lambda1 < -theta, without a confirmed period; the lag at which the window recurs "
+        "exactly, when it does, is in recurrence)",
+    },
+    "period_observable": {
+        "long_name": "exact period of the observable alone",
+        "units": "step",
+        "comment": "0: no period found (or divergent)",
+    },
+    "recurrence": {
+        "long_name": "lag at which the window recurs exactly, too long to confirm as a period",
+        "units": "step",
+        "comment": "0: no such lag (or a period was confirmed, or divergent)",
+    },
+    "lambda1": {"long_name": "leading Lyapunov exponent", "units": "1/step", "comment": "NaN: not computed"},
+    "lambda2": {"long_name": "second Lyapunov exponent", "units": "1/step", "comment": "NaN: not computed"},
+    "K": {
+        "long_name": "0-1 test for chaos statistic",
+        "comment": "about 0: regular, about 1: chaotic (verdict: K > 0.5); NaN: undefined (a constant, "
+        "non-finite or too short series)",
+    },
+    "agree": {
+        "long_name": "0-1 test verdict agrees with the attractor type",
+        **flag_attrs(("disagrees", "agrees"), fill=-1, fill_meaning="undefined"),
+        "comment": "-1: undefined (K is NaN or, beside exponents, inconclusive: between k_regular and k_chaotic; "
+        "or the type is divergent or undetermined)",
+    },
+}
+"""CF attributes of every variable :func:`classify` returns (one table: the sweep tasks' schemas and
+census datasets take theirs from here)."""
+
 
 @dataclass(frozen=True)
 class ClassifyOptions:
@@ -57,6 +143,9 @@ class ClassifyOptions:
     max_period: longest period searched. confirmations: full repeats required beyond the first period.
     bound: |y| beyond this is divergent. n_c, seed: the 0–1 test's frequencies.
     min_overlap: shortest overlap for the recurrence at a lag too long to confirm (``undetermined``).
+    k_regular, k_chaotic: beside exponents, the 0–1 test says regular below ``k_regular``, chaotic above
+        ``k_chaotic`` and is inconclusive between (K tends to 0 or 1 only as the record grows; §4.4): it can
+        contradict an exponent only outside that band. Without exponents the verdict is K > 0.5.
     """
 
     theta: float = 5e-4
@@ -67,6 +156,8 @@ class ClassifyOptions:
     n_c: int = 64
     seed: int = 0
     min_overlap: int = 8
+    k_regular: float = 0.3
+    k_chaotic: float = 0.7
 
 
 def detect_period(y: np.ndarray, tol: float = 1e-8, max_period: int = 256, confirmations: int = 3) -> np.ndarray:
@@ -238,7 +329,8 @@ def classify(
             them) or None; periods are then those of (observable, fingerprint) together (§4.1).
 
     Returns:
-        dict of (...,) arrays: ``regime`` (int8 code into :data:`REGIMES`), ``period`` (0: none found,
+        dict of (...,) arrays: ``regime`` (int8 code into :data:`REGIMES`), ``regime_reason`` (int8 code
+        into :data:`REGIME_REASONS`: the evidence that decided), ``period`` (0: none found,
         −1: periodic with period > max_period), ``period_observable`` (period of the observable alone),
         ``recurrence`` (a lag too long to confirm at which the window recurs, 0: none), ``lambda1``,
         ``lambda2`` (NaN if not available), ``K`` (0–1 test on feature 0), ``agree`` (int8: 1 the 0–1
@@ -274,27 +366,53 @@ def classify(
         lam1 = ex[..., 0]
         lam2 = ex[..., 1] if ex.shape[-1] > 1 else np.full(batch, np.nan)
     have_lyap = ~np.isnan(lam1)
-    chaotic = np.where(have_lyap, lam1 > o.theta, K > 0.5)
-    hyper = have_lyap & chaotic & ~np.isnan(lam2) & (lam2 > o.theta)
+    have_k = ~np.isnan(K)
+    k_chaos = K > 0.5  # the verdict without exponents, and that of ``agree``
+    k_says_chaos, k_says_regular = K > o.k_chaotic, K < o.k_regular  # clear verdicts (False for NaN)
+    k_decides = k_says_chaos | k_says_regular
+    # the exponent's verdict: chaos above θ, contraction below −θ, λ₁ ≈ 0 (within its resolution) between
+    exp_chaos = have_lyap & (lam1 > o.theta)
     contracting = have_lyap & (lam1 < -o.theta)
+    resolved_zero = have_lyap & ~exp_chaos & ~contracting
+    long_recurrence = contracting & (recurrence > 0)
+    disagree = have_lyap & ((exp_chaos & k_says_regular) | (~exp_chaos & k_says_chaos)) & ~long_recurrence
 
     regime = np.full(batch, REGIME_CODE["quasi_periodic"], dtype=np.int8)
+    reason = np.full(batch, REASON_CODE["exponent_and_zero_one_test"], dtype=np.int8)
+    chaotic = np.where(have_lyap, exp_chaos, k_chaos)
     regime[chaotic] = REGIME_CODE["chaotic"]
+    hyper = exp_chaos & ~np.isnan(lam2) & (lam2 > o.theta)
     regime[hyper] = REGIME_CODE["hyperchaotic"]
-    undetermined = ~have_lyap & (period == 0) & ((recurrence > 0) | np.isnan(K))
+    regime[contracting] = REGIME_CODE["periodic"]  # a periodic orbit longer than max_period (period −1)
+    reason[have_lyap & ~k_decides] = REASON_CODE["exponent_alone"]
+    reason[~have_lyap] = REASON_CODE["zero_one_test_alone"]
+    reason[long_recurrence] = REASON_CODE["long_recurrence_and_exponent"]
+    undetermined = np.zeros(batch, bool)
+    for mask, why in (
+        (disagree, "evidence_disagrees"),
+        (resolved_zero & ~k_decides, "exponent_within_resolution"),
+        (~have_lyap & (recurrence > 0), "recurrence_too_long"),
+        (~have_lyap & (recurrence == 0) & ~have_k, "no_evidence"),
+    ):
+        mask = mask & (period == 0) & ~undetermined
+        reason[mask] = REASON_CODE[why]
+        undetermined |= mask
     regime[undetermined] = REGIME_CODE["undetermined"]
-    long_period = (period == 0) & contracting
-    regime[long_period] = REGIME_CODE["periodic"]
+    long_period = (period == 0) & contracting & ~undetermined
     period = np.where(long_period, -1, period)
     regime[period > 1] = REGIME_CODE["periodic"]
     regime[period == 1] = REGIME_CODE["fixed_point"]
+    reason[period > 0] = REASON_CODE["exact_period"]
     regime[divergent] = REGIME_CODE["divergent"]
+    reason[divergent] = REASON_CODE["divergent"]
     period = np.where(divergent, 0, period)
     chaos_like = np.isin(regime, [REGIME_CODE["chaotic"], REGIME_CODE["hyperchaotic"]])
-    undefined = np.isnan(K) | divergent | (regime == REGIME_CODE["undetermined"])
-    agree = np.where(undefined, -1, ((K > 0.5) == chaos_like).astype(np.int8)).astype(np.int8)
+    undefined = np.isnan(K) | divergent | (regime == REGIME_CODE["undetermined"]) | (have_lyap & ~k_decides)
+    verdict = np.where(have_lyap, k_says_chaos, k_chaos)
+    agree = np.where(undefined, -1, (verdict == chaos_like).astype(np.int8)).astype(np.int8)
     return dict(
         regime=regime,
+        regime_reason=reason,
         period=period,
         period_observable=np.where(divergent, 0, period_obs),
         recurrence=np.where(divergent, 0, recurrence),
@@ -305,11 +423,46 @@ def classify(
     )
 
 
-def regime_counts(codes: np.ndarray) -> str:
-    """``name: count`` of every regime among the codes, in code order, padding (−1) left out
-    (theory: docs/theory/dynamics.md §4)."""
-    values, counts = np.unique(np.asarray(codes), return_counts=True)
-    return ", ".join(f"{REGIMES[c]}: {n}" for c, n in zip(values, counts) if c >= 0)
+def regime_counts(codes: np.ndarray, reasons: np.ndarray | None = None) -> str:
+    """``name: count`` of every regime among the codes, in code order, padding (−1) left out; with
+    ``reasons`` (``regime_reason`` codes), the undetermined count is followed by why, e.g.
+    ``undetermined: 3 (evidence_disagrees: 2, exponent_within_resolution: 1)``
+    (theory: docs/theory/dynamics.md §4.4)."""
+    codes = np.asarray(codes).ravel()
+    values, counts = np.unique(codes, return_counts=True)
+    parts = []
+    for c, n in zip(values, counts):
+        if c < 0:
+            continue
+        text = f"{REGIMES[c]}: {n}"
+        if reasons is not None and REGIMES[c] == "undetermined":
+            why, k = np.unique(np.asarray(reasons).ravel()[codes == c], return_counts=True)
+            text += " (" + ", ".join(f"{REGIME_REASONS[w]}: {m}" for w, m in zip(why, k) if w >= 0) + ")"
+        parts.append(text)
+    return ", ".join(parts)
+
+
+def _fmt(v) -> str:
+    v = np.asarray(v).item()
+    return f"{v:.6g}" if isinstance(v, float) else str(v)
+
+
+def undetermined_values(ds, limit: int | None = 20) -> list[str]:
+    """The points of a classified dataset (variables ``regime``, ``regime_reason``, ``lambda1``, ``K`` over
+    any grid dims) labelled undetermined, each as ``beta_o=1.445: evidence_disagrees (λ1 = -0.0011, K =
+    0.92)``, in grid order, at most ``limit`` (theory: docs/theory/dynamics.md §4.4)."""
+    reg = ds["regime"]
+    hits = np.argwhere(reg.values == REGIME_CODE["undetermined"])
+    out = []
+    for idx in hits[: None if limit is None else limit]:
+        sel = dict(zip(reg.dims, (int(i) for i in idx)))
+        point = ds.isel(sel)
+        where = ", ".join(f"{d}={_fmt(point[d].values)}" for d in reg.dims if d in point.coords)
+        why = REGIME_REASONS[int(point["regime_reason"])] if "regime_reason" in ds else "?"
+        lam = float(point["lambda1"]) if "lambda1" in ds else float("nan")
+        K = float(point["K"]) if "K" in ds else float("nan")
+        out.append(f"{where}: {why} (λ1 = {lam:.2g}, K = {K:.2f})")
+    return out
 
 
 def regime_names(codes: np.ndarray) -> np.ndarray:

@@ -135,7 +135,11 @@ def tracks(ds: xr.Dataset, *, tol: float | None = None, rel_tol: float = 0.1, qu
             if 0 < lo <= hi < B - 1 and first[ta] < lo and last[tb] > hi:
                 windows.append((pv[lo], pv[hi], ta, tb))
     out = ds.copy()
-    out["track"] = (("param", "attractor"), track, {"long_name": "track id of the attractor (-1: no attractor)"})
+    out["track"] = (
+        ("param", "attractor"),
+        track,
+        {"long_name": "track id of the attractor", "comment": "-1: no attractor"},
+    )
     out = out.assign_coords(track_id=np.arange(n_tracks))
     out["track_first"] = ("track_id", first, {"long_name": "first grid index of the track"})
     out["track_last"] = ("track_id", last, {"long_name": "last grid index of the track"})
@@ -154,7 +158,10 @@ def tracks(ds: xr.Dataset, *, tol: float | None = None, rel_tol: float = 0.1, qu
     out["track_kind"] = (
         "track_id",
         tkind,
-        {"long_name": "attractor kind at birth (regime code)", "labels": ds["kind"].attrs.get("labels", "")},
+        {
+            **{k: v for k, v in ds["kind"].attrs.items() if k.startswith("flag_")},
+            "long_name": "attractor kind at birth",
+        },
     )
     out["track_basin_fraction"] = (("param", "track_id"), tfrac, {"long_name": "basin fraction of the track"})
     out["n_coexisting"] = ("param", alive.sum(axis=1), {"long_name": "number of coexisting non-divergent attractors"})

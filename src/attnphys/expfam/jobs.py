@@ -57,7 +57,7 @@ class VerifyJob(AbstractJob):
         """
         from attnphys import verify
 
-        rows = verify.run_claims(self.seed)
+        rows = verify.run_claims(self.seed, progress=progress)
         if progress:
             from rich.console import Console
 

@@ -1,0 +1,76 @@
+"""Figures of every result of the library (matplotlib object API: no pyplot, no backend switch).
+
+Every function takes a result dataset and returns a :class:`matplotlib.figure.Figure`; it draws into
+``fig=`` (a Figure or a SubFigure of a larger one) or, for single-panel figures, ``ax=`` when given.
+Functions named ``…_figures`` return several figures by name. Writing a file is the caller's choice:
+:func:`save_figure` writes one atomically::
+
+    from attnphys.plots import bifurcation_figure, save_figure
+    save_figure(bifurcation_figure(ds), "bif.png")
+
+Titles name the configuration by its nearest preset and every field that differs (the correlation seed
+included) and carry the warnings recorded in the result; axes are labelled from the coordinates' CF
+``long_name``.
+"""
+
+from attnphys.plots._attractors import attractors_figure, basins_figure, track_colors
+from attnphys.plots._bifurcation import (
+    FILTERS,
+    REGIME_COLORS,
+    Filter,
+    bifurcation_figure,
+    choose_pair,
+    sections_figure,
+)
+from attnphys.plots._clouds import (
+    clouds_figures,
+    clouds_snapshots_figure,
+    clouds_statistics_figure,
+    through_model_figure,
+)
+from attnphys.plots._common import check_component, config_title, save_figure
+from attnphys.plots._converge import converge_figure
+from attnphys.plots._particles import flow_figure, particles_phase_figure
+from attnphys.plots._phase import phase_diagram_figure
+from attnphys.plots._probes import heads_figure, mlp_norms_figure, probe_figures, stages_figure, temperatures_figure
+from attnphys.plots._reproduce import planes_figure, series_figure
+from attnphys.plots._trajectory import (
+    spectrum_figure,
+    timeseries_figure,
+    trajectory_figures,
+    trajectory_planes_figure,
+)
+
+__all__ = [
+    "FILTERS",
+    "Filter",
+    "REGIME_COLORS",
+    "attractors_figure",
+    "basins_figure",
+    "bifurcation_figure",
+    "check_component",
+    "choose_pair",
+    "clouds_figures",
+    "clouds_snapshots_figure",
+    "clouds_statistics_figure",
+    "config_title",
+    "converge_figure",
+    "flow_figure",
+    "heads_figure",
+    "mlp_norms_figure",
+    "particles_phase_figure",
+    "phase_diagram_figure",
+    "planes_figure",
+    "probe_figures",
+    "save_figure",
+    "sections_figure",
+    "series_figure",
+    "spectrum_figure",
+    "stages_figure",
+    "temperatures_figure",
+    "through_model_figure",
+    "timeseries_figure",
+    "track_colors",
+    "trajectory_figures",
+    "trajectory_planes_figure",
+]

@@ -375,7 +375,7 @@ def write_outputs(ds: xr.Dataset, out: str | Path) -> list[Path]:
     (created; files in it are replaced). The ``probe`` command calls it on a hidden folder that is moved
     into place when complete."""
     from attnphys.io import write_dataset
-    from attnphys.plots.probes import plot_probe, temperatures_figure
+    from attnphys.plots import probe_figures, save_figure
     from attnphys.probes.report import report
 
     out = Path(out)
@@ -388,11 +388,7 @@ def write_outputs(ds: xr.Dataset, out: str | Path) -> list[Path]:
     s = summary(ds)
     (out / "summary.json").write_text(json.dumps(_json_ready(s), indent=2, allow_nan=False))
     paths.append(out / "summary.json")
-    figs = plot_probe(ds, out / "figures")
-    if "beta" in ds:
-        fig = temperatures_figure(ds)
-        fig.savefig(out / "figures" / "temperatures.png", dpi=120)
-        figs.append(out / "figures" / "temperatures.png")
+    figs = [save_figure(f, out / "figures" / f"{name}.png") for name, f in probe_figures(ds).items()]
     paths += figs
     (out / "report.md").write_text(report(ds, s, [p.relative_to(out) for p in figs]))
     paths.append(out / "report.md")

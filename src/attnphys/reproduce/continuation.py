@@ -26,7 +26,7 @@ from attnphys.reproduce._base import AbstractFigure, Work, settings_of
 from attnphys.reproduce.diagram import orbit_diagram
 
 if TYPE_CHECKING:
-    from attnphys.plots.bifurcation import Filter
+    from attnphys.plots import Filter
 
 
 def pre_chain(cfg, start, values, direction: str, steps: int, progress: bool = True) -> xr.Dataset:
@@ -179,7 +179,7 @@ class ContinuationFigure(AbstractFigure):
         filter: Filter = "library",
         **_: Any,
     ):
-        from attnphys.plots.bifurcation import bifurcation_figure
+        from attnphys.plots import bifurcation_figure
 
         s = settings_of(ds)
         cfg = preset(s["preset"])

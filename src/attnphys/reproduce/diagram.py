@@ -11,7 +11,7 @@ from attnphys.dmft.config import preset
 from attnphys.reproduce._base import AbstractFigure, Work, settings_of
 
 if TYPE_CHECKING:
-    from attnphys.plots.bifurcation import Filter
+    from attnphys.plots import Filter
 
 
 def orbit_diagram(
@@ -45,7 +45,7 @@ def orbit_diagram(
         chunk=chunk,
         progress=progress,
     )
-    ds.attrs.pop("mode", None)
+    ds.attrs.pop("run_mode", None)
     if point_starts:
         ds.attrs.pop("sweep", None)  # the definition holds every start window: they are stored as data instead
     ds.beta_o.attrs.update(long_name="output inverse temperature β_o")
@@ -112,7 +112,7 @@ class DiagramFigure(AbstractFigure):
         filter: Filter = "library",
         **_: Any,
     ):
-        from attnphys.plots.bifurcation import bifurcation_figure
+        from attnphys.plots import bifurcation_figure
 
         s = settings_of(ds)
         title = (
@@ -134,7 +134,7 @@ class DiagramFigure(AbstractFigure):
             f"show every distinct value of their last {s['n_orbit']} samples, the others the zero-plane section "
             f"mo_se[0] where |mo_se[1]| <= {s['section_tol']:g} over all recorded steps (at most "
             f"{s['max_section']} per value). Below: the three leading Lyapunov exponents over the recorded steps.\n"
-            f"Regimes (library labels): {regime_counts(ds.regime.values)}.\n"
+            f"Regimes (library labels): {regime_counts(ds.regime.values, ds.regime_reason.values)}.\n"
         )
 
 

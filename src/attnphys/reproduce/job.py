@@ -84,7 +84,7 @@ class ReproduceJob(AbstractJob):
                 raise InputError("list writes nothing; give --out with a figure's name", "--out")
             return
         if self.pair is not None or self.component is not None:
-            from attnphys.plots.bifurcation import choose_pair
+            from attnphys.plots import choose_pair
 
             try:
                 choose_pair(["0|1", "0|2", "1|0", "2|0"], 3, self.component, self.pair)
@@ -114,10 +114,11 @@ class ReproduceJob(AbstractJob):
 
         def fill(tmp: Path) -> None:
             from attnphys.io import write_dataset
-            from attnphys.plots.reproduce import save_both
+            from attnphys.plots import save_figure
 
             write_dataset(ds, tmp / f"{self.name}.zarr")
-            save_both(figure, tmp / self.name)
+            for suffix in (".png", ".pdf"):
+                save_figure(figure, tmp / f"{self.name}{suffix}", dpi=150)
             (tmp / f"{self.name}.txt").write_text(caption, encoding="utf-8")
 
         self.write_folder(self.out, fill)

@@ -52,6 +52,19 @@ def trajectory_set(settings: dict[str, Any], progress: bool = True) -> xr.Datase
     return ds
 
 
+def _baseline_text(ds: xr.Dataset, i: int) -> str:
+    """``(white noise: 50%, p = 6.8e-113)``: the white-noise baseline of the low-frequency power of mo_se[0]
+    at point i and the one-sided p-value against it (theory: docs/theory/dmft.md §8.1)."""
+    if "mo_se_lowfreq_baseline" not in ds:
+        return ""
+    base, p = float(ds.mo_se_lowfreq_baseline.values[i, 0]), float(ds.mo_se_lowfreq_pvalue.values[i, 0])
+    return (
+        f"(white noise: {100 * base:.3g}%, p = {p:.2g} against it)"
+        if p >= 1e-300
+        else (f"(white noise: {100 * base:.3g}%, p < 1e-300 against it)")
+    )
+
+
 def regime_label(ds: xr.Dataset, i: int) -> str:
     """``periodic (period 44)``, ``chaotic``, … for point ``i``."""
     from attnphys.dynamics.classify import REGIMES
@@ -91,7 +104,7 @@ class PlanesFigure(_TrajectoryFigure):
     betas = PAPER_BETAS
 
     def figure(self, ds: xr.Dataset, **_: Any):
-        from attnphys.plots.reproduce import planes_figure
+        from attnphys.plots import planes_figure
 
         return planes_figure(ds, [regime_label(ds, i) for i in range(ds.sizes["beta_o"])])
 
@@ -112,7 +125,8 @@ class PlanesFigure(_TrajectoryFigure):
             phi = float(ds.mo_se_lowfreq_power.values[i, 0])
             lines.append(
                 f"  β_o = {b:g}: {regime_label(ds, i)}; autocorrelation time of mo_se[0] "
-                f"{'∞' if np.isinf(tau) else f'{tau:.3g} steps'}, power below 1/L {100 * phi:.3g}%"
+                f"{'∞' if np.isinf(tau) else f'{tau:.3g} steps'}, power below 1/L {100 * phi:.3g}% "
+                f"{_baseline_text(ds, i)}"
             )
         return "\n".join(lines) + "\n"
 
@@ -127,7 +141,7 @@ class SeriesFigure(_TrajectoryFigure):
     betas = (1.255, 1.28)
 
     def figure(self, ds: xr.Dataset, **_: Any):
-        from attnphys.plots.reproduce import series_figure
+        from attnphys.plots import series_figure
 
         return series_figure(ds, [regime_label(ds, i) for i in range(ds.sizes["beta_o"])])
 
@@ -148,7 +162,7 @@ class SeriesFigure(_TrajectoryFigure):
             lines.append(
                 f"  β_o = {b:g}: {regime_label(ds, i)}; autocorrelation time "
                 f"{'∞ (no decay)' if np.isinf(tau) else f'{tau:.3g} steps = {tau / 4:.3g} L'}, power below "
-                f"1/L {100 * phi:.3g}%"
+                f"1/L {100 * phi:.3g}% {_baseline_text(ds, i)}"
             )
         return "\n".join(lines) + "\n"
 

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_valid
 
 from attnphys.errors import check_fits
 from attnphys.metadata import base_attrs
-from attnphys.progress import progress_bar
+from attnphys.progress import nested_progress, piece, progress_bar
 from attnphys.sweeps.grid import MAX_GRID_POINTS, Axis, Grid, point_seed
 from attnphys.sweeps.store import MemoryStore, ZarrStore
 from attnphys.sweeps.task import VarSpec, task_class
@@ -86,7 +86,8 @@ def prepare(sweep: Sweep, store: str | Path) -> bool:
 def compute_chunk(sweep: Sweep, i: int) -> tuple[int, int, dict[str, np.ndarray]]:
     """(lo, hi, values) of chunk ``i``."""
     lo, hi = sweep.grid.chunk_range(i)
-    values = sweep.task.compute(sweep.grid, lo, hi, sweep.base_seed)
+    with piece(hi - lo):  # inner layers move the bar within the chunk (attnphys.progress.report_fraction)
+        values = sweep.task.compute(sweep.grid, lo, hi, sweep.base_seed)
     values["point_seed"] = point_seed(sweep.base_seed, range(lo, hi))
     return lo, hi, values
 
@@ -155,11 +156,14 @@ def run_sweep(
     already = sweep.grid.size - sum(sizes.values())
     definition = sweep.model_dump_json()
     path = None if store is None else str(store)
-    with progress_bar(sweep.grid.size, "points", enabled=progress, done=already) as advance:
+    with (
+        progress_bar(sweep.grid.size, "points", enabled=progress, done=already) as advance,
+        nested_progress(advance) as tracker,
+    ):
         for i, n, values in _execute(executor, definition, path, todo, workers, scheduler):
             if values is not None:
                 target.write_chunk(i, *values)
-            advance(n)
+            tracker.complete(n)
     return sweep.task.finalize(target.result())
 
 

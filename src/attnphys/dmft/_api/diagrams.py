@@ -141,7 +141,7 @@ def bifurcation(
     Returns:
         Dataset over the parameter (and ``direction``): ``regime``, ``period``, ``lambda1``, ``lambda2``,
         ``K``, ``agree``, ``exponents`` and their evidence, ``orbit`` (…, sample, feature), ``section``
-        (…, pair, crossing), ``section_count``, ``obs_mean``, ``obs_std``; attribute ``mode`` (cold or
+        (…, pair, crossing), ``section_count``, ``obs_mean``, ``obs_std``; attribute ``run_mode`` (cold or
         continuation).
     """
     from attnphys.sweeps import Axis
@@ -183,7 +183,7 @@ def bifurcation(
         dry_run=dry_run,
     )
     if not dry_run:
-        ds.attrs["mode"] = "cold" if continuation is None else "continuation"
+        ds.attrs["run_mode"] = "cold" if continuation is None else "continuation"
     return ds
 
 

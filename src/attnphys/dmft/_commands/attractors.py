@@ -123,9 +123,9 @@ class _CensusOptions(ModelOptions):
 
 
 def _attractor_rows(ds) -> dict[str, str]:
-    import json
+    from attnphys.dynamics.classify import flag_names
 
-    names = json.loads(ds["kind"].attrs["labels"])
+    names = flag_names(ds["kind"].attrs)
     rows = {}
     for a in range(int(ds["n_attractors"].values)):
         if a >= ds.sizes["attractor"]:
@@ -167,9 +167,9 @@ class AttractorsJob(_CensusOptions):
         ds = self.analysis(progress=progress)
         paths = [self.write_result(ds, self.out)]
         if self.plot is not None:
-            from attnphys.plots.attractors import plot_attractors
+            from attnphys.plots import attractors_figure, save_figure
 
-            paths += plot_attractors(ds, self.plot)
+            paths.append(save_figure(attractors_figure(ds), self.plot))
         rows = {"dims": summary_dims(ds), "wall time": f"{time.perf_counter() - t0:.2f} s"} | _attractor_rows(ds)
         return Report(f"attractor census → {self.out}", rows, paths, ds)
 
@@ -213,7 +213,7 @@ class BasinsJob(_CensusOptions, ParameterRange):
 
     def inputs_check(self) -> None:
         super().inputs_check()
-        from attnphys.plots._common import check_component
+        from attnphys.plots import check_component
 
         try:
             check_component(self.plot_component, self.configuration().M)
@@ -225,9 +225,9 @@ class BasinsJob(_CensusOptions, ParameterRange):
         ds = self.analysis(store_attrs=self.store_attrs(), progress=progress)
         paths = [self.out]
         if self.plot is not None:
-            from attnphys.plots.attractors import plot_basins
+            from attnphys.plots import basins_figure, save_figure
 
-            paths += plot_basins(ds, self.plot, self.param, self.plot_component)
+            paths.append(save_figure(basins_figure(ds, self.param, self.plot_component), self.plot))
         rows = {"dims": summary_dims(ds), "wall time": f"{time.perf_counter() - t0:.2f} s"}
         if "track_id" in ds.dims:
             rows["tracks"] = str(ds.sizes["track_id"])

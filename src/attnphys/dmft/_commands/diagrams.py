@@ -153,7 +153,7 @@ class BifurcationJob(ParameterRange):
                     raise InputError(f"{p} exists; choose another file", "--save-final")
         if self.plot is not None:
             from attnphys.dmft.tasks import PAPER_SECTION_PAIRS
-            from attnphys.plots.bifurcation import choose_pair
+            from attnphys.plots import choose_pair
 
             F = self.configuration().M
             try:
@@ -175,25 +175,33 @@ class BifurcationJob(ParameterRange):
             raise
 
     def execute(self, progress: bool = True) -> Report:
-        from attnphys.dynamics.classify import regime_counts
+        from attnphys.dynamics.classify import regime_counts, undetermined_values
 
         t0 = time.perf_counter()
         ds = self.analysis(store_attrs=self.store_attrs(), progress=progress)
         rows = {
             "dims": summary_dims(ds),
             "wall time": f"{time.perf_counter() - t0:.2f} s",
-            "regimes": regime_counts(ds.regime.values),
+            "regimes": regime_counts(ds.regime.values, ds.regime_reason.values),
+            "undetermined": "; ".join(undetermined_values(ds)) or "none",
         }
         paths = [self.out]
         for direction, path in self.final_paths().items():
             paths.append(self._save_chain_end(ds, direction, path))
             rows[f"final window ({direction})"] = f"{path} (filled rows: {self._chain_end(ds, direction)[1]})"
         if self.plot is not None:
-            from attnphys.plots.bifurcation import plot_bifurcation
+            from attnphys.plots import bifurcation_figure, save_figure, sections_figure
 
-            paths += plot_bifurcation(
-                ds, self.plot, self.plot_component, self.plot_pair, self.plot_max_points, self.plot_filter
+            fig = bifurcation_figure(
+                ds,
+                component=self.plot_component,
+                pair=self.plot_pair,
+                max_points=self.plot_max_points,
+                filter=self.plot_filter,
             )
+            paths.append(save_figure(fig, self.plot))
+            if "section" in ds and ds.sizes.get("pair", 0):
+                paths.append(save_figure(sections_figure(ds), self.plot.with_name(self.plot.stem + "_sections.png")))
         return Report(f"bifurcation diagram → {self.out}", rows, paths, ds)
 
     def _chain_end(self, ds, direction: str):
@@ -325,7 +333,7 @@ class PhaseDiagramJob(SweepOptions):
             raise InputError(str(e), "--x/--y") from None
 
     def execute(self, progress: bool = True) -> Report:
-        from attnphys.dynamics.classify import regime_counts
+        from attnphys.dynamics.classify import regime_counts, undetermined_values
 
         t0 = time.perf_counter()
         ds = self.analysis(store_attrs=self.store_attrs(), progress=progress)
@@ -334,11 +342,12 @@ class PhaseDiagramJob(SweepOptions):
         rows = {
             "grid": " × ".join(f"{a}={ds.sizes[a]}" for a in (self.x[0], self.y[0])),
             "wall time": f"{elapsed:.1f} s ({n / max(elapsed, 1e-9):.1f} points/s)",
-            "regimes": regime_counts(ds.regime.values),
+            "regimes": regime_counts(ds.regime.values, ds.regime_reason.values),
+            "undetermined": "; ".join(undetermined_values(ds)) or "none",
         }
         paths = [self.out]
         if self.plot is not None:
-            from attnphys.plots.phase import plot_phase_diagram
+            from attnphys.plots import phase_diagram_figure, save_figure
 
-            paths.append(plot_phase_diagram(ds, self.plot, self.x[0], self.y[0]))
+            paths.append(save_figure(phase_diagram_figure(ds, self.x[0], self.y[0]), self.plot, dpi=130))
         return Report(f"phase diagram → {self.out}", rows, paths, ds)

@@ -150,6 +150,8 @@ class ConvergeJob(ModelOptions):
         self.analysis(dry_run=True)
 
     def execute(self, progress: bool = True) -> Report:
+        from attnphys.dmft._convergence import slope_text
+
         t0 = time.perf_counter()
         ds = self.analysis(progress=progress)
         paths = [self.write_result(ds, self.out)]
@@ -157,11 +159,12 @@ class ConvergeJob(ModelOptions):
         for b in ds.beta_o.values:
             d = ds.sel(beta_o=b)
             rows[f"β_o={b:g}"] = (
-                f"RMS slope {float(d.slope):+.3f}, long-run statistics slope {float(d.stat_slope):+.3f}; "
-                f"RMS at largest N {float(d.rms_deviation[-1]):.2e}"
+                f"RMS slope {slope_text(d, 'slope')}, long-run statistics slope {slope_text(d, 'stat_slope')} "
+                f"(95% intervals); RMS at largest N {float(d.rms_deviation[-1]):.2e}, long-run distance "
+                f"{float(d.stat_distance[-1]):.2e} ± {float(d.stat_noise[-1]):.1e} (sampling noise)"
             )
         if self.plot is not None:
-            from attnphys.plots.converge import plot_converge
+            from attnphys.plots import converge_figure, save_figure
 
-            paths.append(plot_converge(ds, self.plot))
+            paths.append(save_figure(converge_figure(ds), self.plot, dpi=130))
         return Report(f"finite-N convergence → {self.out}", rows, paths, ds)

@@ -94,7 +94,8 @@ class TrajectoryJob(ModelOptions):
             [state] = final_windows(ds)
             paths.append(save_window(state, self.save_final, beta_o=float(cfg.beta_o)))
         if self.plot is not None:
-            from attnphys.plots.trajectory import plot_trajectory
+            from attnphys.plots import save_figure, trajectory_figures
 
-            paths += plot_trajectory(ds, self.plot)
+            for name, f in trajectory_figures(ds).items():
+                paths.append(save_figure(f, Path(self.plot) / f"trajectory_{name}.png"))
         return Report(f"trajectory → {self.out}", rows, paths, ds)

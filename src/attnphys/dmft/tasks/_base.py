@@ -133,6 +133,12 @@ class DMFTTask(AbstractTask):
             "era": self.config.era,
         }
 
+    def finalize(self, ds):
+        """The result with its warnings and labelled coordinates (:func:`attnphys.dmft.annotate.annotate`)."""
+        from attnphys.dmft.annotate import annotate
+
+        return annotate(ds, self.config, self.start)
+
 
 def feature_coords(sizes: Mapping[str, int], names=("feature", "lag", "bit")) -> dict:
     c = {d: ((d,), np.arange(sizes[d])) for d in names}

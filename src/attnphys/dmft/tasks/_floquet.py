@@ -12,6 +12,7 @@ import numpy as np
 from attnphys.dmft.model import DMFTModel
 from attnphys.dynamics.classify import detect_period
 from attnphys.dynamics.orbits import OrbitSpec, orbit_sweep
+from attnphys.progress import report_fraction
 from attnphys.runtime import take_rows
 
 if TYPE_CHECKING:
@@ -154,6 +155,7 @@ def adaptive_orbits(task: OrbitTask, model: DMFTModel, m, spec: OrbitSpec, sc, i
     refused = np.zeros(n, np.int64)  # period at which a lane's orbit was refused (not an attractor, unresolved)
 
     def stop(rows, att, states, t):
+        report_fraction(t, T)
         per = detect_period(att, o.period_tol, o.max_period, o.confirmations)
         cand = np.flatnonzero((per > 0) & (per != refused[rows]))  # the same orbit is not examined twice
         ret = np.zeros(rows.size, bool)

@@ -241,6 +241,7 @@ class AttractorTask(DMFTTask):
 
     def finalize(self, ds):
         """Tracks along the one swept parameter (theory: docs/theory/dynamics.md §8)."""
+        ds = super().finalize(ds)
         axes = [d for d in ds["kind"].dims if d != "attractor"]
         if len(axes) != 1 or ds.sizes[axes[0]] < 2:
             return ds

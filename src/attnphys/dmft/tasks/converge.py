@@ -83,9 +83,12 @@ class ConvergeTask(DMFTTask):
                 np.nan,
                 f"max |time mean, time std of {self.observable} (steps >= {self.transient}): finite - MF|",
             ),
+            "rms_noise": VarSpec((), (), np.float64, np.nan, "standard error of rms_deviation over the paths"),
+            "stat_noise": VarSpec((), (), np.float64, np.nan, "sampling noise of stat_distance (spread of the paths)"),
         }
 
     def compute_group(self, model, pts, n, idx):
+        from attnphys.dmft._convergence import path_noise
         from attnphys.dmft.finite import sample_points
 
         ns = np.asarray(pts["n"]).astype(int)
@@ -100,6 +103,7 @@ class ConvergeTask(DMFTTask):
         mf = np.asarray(recs[self.observable])  # (n, T, M)
         rms = np.empty(n)
         stat = np.empty(n)
+        noise = np.empty((n, 2))
         for i in range(n):
             sc_i = jax.tree_util.tree_map(lambda a, i=i: a[i : i + 1], sc)
             fin = sample_points(
@@ -116,19 +120,10 @@ class ConvergeTask(DMFTTask):
             mf_stats = np.stack([mf[i, self.transient :].mean(0), mf[i, self.transient :].std(0)])
             fs = np.stack([fin[:, self.transient :].mean(1).mean(0), fin[:, self.transient :].std(1).mean(0)])
             stat[i] = np.max(np.abs(fs - mf_stats))
-        return {"rms_deviation": rms, "stat_distance": stat}
+            noise[i] = path_noise(fin, mf[i], self.horizon, self.transient)
+        return {"rms_deviation": rms, "stat_distance": stat, "rms_noise": noise[:, 0], "stat_noise": noise[:, 1]}
 
     def finalize(self, ds):
-        from attnphys.dmft._convergence import fitted_slope
+        from attnphys.dmft._convergence import fit_slopes
 
-        others = [d for d in ds.rms_deviation.dims if d != "n"]
-        ns = ds["n"].values
-        for name, src in (("slope", "rms_deviation"), ("stat_slope", "stat_distance")):
-            arr = ds[src].transpose(*others, "n").values
-            slopes = np.apply_along_axis(lambda d: fitted_slope(ns, d), -1, arr) if arr.size else arr
-            ds[name] = (
-                others,
-                np.asarray(slopes).reshape([ds.sizes[d] for d in others]),
-                {"long_name": f"log-log slope of {src} vs N over the largest three decades"},
-            )
-        return ds
+        return super().finalize(fit_slopes(ds))

@@ -21,9 +21,10 @@ from attnphys.dmft.tasks._base import (
 from attnphys.dmft.tasks._evidence import evidence, exponent_schema, orbit_spec
 from attnphys.dmft.tasks._floquet import adaptive_orbits
 from attnphys.dmft.tasks.lyapunov import check_token_transient
-from attnphys.dynamics.classify import REGIMES, ClassifyOptions
+from attnphys.dynamics.classify import CLASSIFY_ATTRS, REGIMES, ClassifyOptions
 from attnphys.dynamics.orbits import OrbitSpec, continuation, orbit_sweep
 from attnphys.errors import InputError
+from attnphys.progress import report_fraction
 from attnphys.sweeps.grid import Grid
 from attnphys.sweeps.task import VarSpec, register_task
 
@@ -117,12 +118,14 @@ class OrbitTask(DMFTTask):
         F = self.sizes(grid)["feature"]
         k = self.lyapunov
         sch = {
-            "regime": VarSpec((), (), np.int8, -1, "attractor type code (labels in attrs)"),
-            "period": VarSpec((), (), np.int64, 0, "exact period of the orbit (0: none found)", "step"),
-            "lambda1": VarSpec((), (), np.float64, np.nan, "leading Lyapunov exponent", "1/step"),
-            "lambda2": VarSpec((), (), np.float64, np.nan, "second Lyapunov exponent", "1/step"),
-            "K": VarSpec((), (), np.float64, np.nan, "0-1 test for chaos statistic"),
-            "agree": VarSpec((), (), np.int8, -1, "0-1 test agrees with the label (1), disagrees (0), undefined (-1)"),
+            "regime": VarSpec((), (), np.int8, -1, **CLASSIFY_ATTRS["regime"]),
+            "regime_reason": VarSpec((), (), np.int8, -1, **CLASSIFY_ATTRS["regime_reason"]),
+            "period": VarSpec((), (), np.int64, 0, **CLASSIFY_ATTRS["period"]),
+            "recurrence": VarSpec((), (), np.int64, 0, **CLASSIFY_ATTRS["recurrence"]),
+            "lambda1": VarSpec((), (), np.float64, np.nan, **CLASSIFY_ATTRS["lambda1"]),
+            "lambda2": VarSpec((), (), np.float64, np.nan, **CLASSIFY_ATTRS["lambda2"]),
+            "K": VarSpec((), (), np.float64, np.nan, **CLASSIFY_ATTRS["K"]),
+            "agree": VarSpec((), (), np.int8, -1, **CLASSIFY_ATTRS["agree"]),
             "nonfinite_step": VarSpec((), (), np.int64, -1, "first non-finite recorded step (-1: none)", "step"),
             "obs_mean": VarSpec(("feature",), (F,), np.float64, np.nan, f"time mean of {self.observable}"),
             "obs_std": VarSpec(("feature",), (F,), np.float64, np.nan, f"time standard deviation of {self.observable}"),
@@ -237,6 +240,7 @@ class OrbitTask(DMFTTask):
             res = adaptive_orbits(self, model, m, spec, sc, idx, labels)
         else:
             win = model.windows_after(self.starts_for(idx), sc, spec.transient - spec.align, labels)
+            report_fraction(spec.transient - spec.align, spec.transient + spec.steps)
             x0, aux0 = m.state(win)
             res = orbit_sweep(m, inner, x0, aux0, sc, shared=model.couplings)
         final = (
@@ -247,7 +251,9 @@ class OrbitTask(DMFTTask):
         res = {k: np.asarray(v) for k, v in res.items() if k not in ("x", "aux")}
         raise_if_nonfinite(np.where(res["nonfinite_step"] >= 0, res["nonfinite_step"] + spec.transient, -1), labels)
         ev = evidence(spec, res, self.options)
-        out = {name: ev[name] for name in ("regime", "period", "lambda1", "lambda2", "K")}
+        out = {
+            name: ev[name] for name in ("regime", "regime_reason", "period", "recurrence", "lambda1", "lambda2", "K")
+        }
         out["agree"] = np.where(np.isnan(np.asarray(ev["K"], float)), -1, np.asarray(ev["agree"]).astype(np.int8))
         out["nonfinite_step"] = res["nonfinite_step"]
         out["obs_mean"] = res["orbit"].mean(axis=-2)

@@ -87,22 +87,10 @@ class TrajectoryTask(DMFTTask):
             shape = tuple(4 if d == "family" else s[d] for d in dims)
             sch[f"final_{name}"] = VarSpec(dims, shape, np.float64, np.nan, f"final state: {what} (cached)")
         if "mo_se" in self.record:
-            sch["mo_se_autocorr_time"] = VarSpec(
-                ("feature",),
-                (s["feature"],),
-                np.float64,
-                np.nan,
-                "autocorrelation time of mo_se: lag beyond which |autocorrelation| < 1/e (inf: no decay within "
-                "a quarter of the record)",
-                "step",
-            )
-            sch["mo_se_lowfreq_power"] = VarSpec(
-                ("feature",),
-                (s["feature"],),
-                np.float64,
-                np.nan,
-                "fraction of the power of mo_se at frequencies below 1/L (slower than one pass through the context)",
-            )
+            from attnphys.dmft.memory import MEMORY_ATTRS
+
+            for key, attrs in MEMORY_ATTRS.items():
+                sch[f"mo_se_{key}"] = VarSpec(("feature",), (s["feature"],), np.float64, np.nan, **attrs)
         return sch
 
     def coords(self, grid: Grid) -> dict:
@@ -147,5 +135,5 @@ class TrajectoryTask(DMFTTask):
             from attnphys.dmft.memory import memory_summary
 
             mem = memory_summary(np.swapaxes(np.asarray(recs["mo_se"]), -1, -2), model.config.L, dt=self.record_every)
-            out.update(mo_se_autocorr_time=mem["autocorr_time"], mo_se_lowfreq_power=mem["lowfreq_power"])
+            out.update({f"mo_se_{key}": value for key, value in mem.items()})
         return out

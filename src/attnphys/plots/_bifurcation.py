@@ -21,8 +21,6 @@ points drawn per parameter value are options.
 
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -30,7 +28,7 @@ import xarray as xr
 from matplotlib.figure import Figure
 
 from attnphys.dynamics.classify import REGIMES
-from attnphys.plots._common import check_component, config_title, save, subplots
+from attnphys.plots._common import check_component, config_title, figure, param_label, root, suptitle
 
 REGIME_COLORS = {
     "divergent": "#7f7f7f",
@@ -224,19 +222,33 @@ def draw_diagram(
 
 
 def draw_exponents(ax, ds: xr.Dataset, n: int = 4) -> None:
-    """The leading Lyapunov exponents against the parameter, with 0 marked (theory: docs/theory/dmft.md §6)."""
+    """The leading Lyapunov exponents against the parameter, with 0 marked (theory: docs/theory/dmft.md §6).
+    Values of −∞ (an exactly annihilated direction, as at β_o = 0) and the few most negative values are
+    left off the scale, which follows the finite values."""
     p = _param(ds)
     ex = ds.exponents.values
     for i in range(min(ex.shape[-1], n)):
         ax.plot(ds[p].values, ex[:, i], lw=0.7, label=f"λ{i + 1}")
     ax.axhline(0, color="k", lw=0.5)
     shown = ex[:, : min(ex.shape[-1], n)]
-    if np.isfinite(shown).any():
-        lo, hi = np.nanpercentile(shown, 2), np.nanmax(shown)  # degenerate points (β_o = 0) off-scale
-        if np.isfinite(lo) and np.isfinite(hi) and hi > lo:
+    shown = shown[np.isfinite(shown)]
+    if shown.size:
+        lo, hi = np.percentile(shown, 2), np.max(shown)  # degenerate points (β_o = 0) off-scale
+        if hi > lo:
             ax.set_ylim(lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo))
-    ax.set_ylabel("Lyapunov exponent")
+    ax.set_ylabel("Lyapunov exponent (per step)")
     ax.legend(fontsize=7, ncol=4)
+
+
+def _degenerate(ds: xr.Dataset, f: int, g: int) -> int:
+    """+1 / −1 when components f and g of the stored orbit are identical / opposite at every sample, else 0."""
+    if "orbit" not in ds or f == g:
+        return 0
+    a, b = ds.orbit.values[..., f], ds.orbit.values[..., g]
+    ok = np.isfinite(a) & np.isfinite(b)
+    if not ok.any():
+        return 0
+    return 1 if np.array_equal(a[ok], b[ok]) else -1 if np.array_equal(a[ok], -b[ok]) else 0
 
 
 def bifurcation_figure(
@@ -247,71 +259,73 @@ def bifurcation_figure(
     max_points: int | None = None,
     filter: Filter = "library",
     title: str | None = None,
+    fig=None,
 ) -> Figure:
-    """The diagram (one column per direction) with the exponents below (theory: docs/theory/dmft.md §7.1–7.2)."""
+    """The diagram (one column per direction) with the exponents below (theory: docs/theory/dmft.md §7.1–7.2).
+
+    Args:
+        component: plotted component (default: 0, or the first component of ``pair``). pair: section pair
+            ``f|g`` among the stored ones. max_points: most points per parameter value (None: all stored).
+            filter: ``library`` or ``reference`` (the published count filter). title: instead of the
+            configuration's. fig: a Figure or SubFigure to draw into (default: a new Figure).
+    """
     p = _param(ds)
     f, g, idx = section_pair(ds, component, pair)
     dirs = _directions(ds)
     has_exp = "exponents" in ds
     nrows = 2 if has_exp else 1
-    fig, axes = subplots(
-        nrows, len(dirs), figsize=(max(9, 7 * len(dirs)), 3.2 * nrows + 0.8), squeeze=False, sharex=True
-    )
+    fig = figure(fig, figsize=(max(9, 7 * len(dirs)), 3.2 * nrows + 1.0))
+    axes = fig.subplots(nrows, len(dirs), squeeze=False, sharex=True)
     Y = count_scale(ds) if filter == "reference" else None
     label = ds.attrs.get("observable", "mo_se")
     for j, d in enumerate(dirs):
         ax = axes[0, j]
         draw_diagram(ax, d, feature=f, pair=idx, max_points=max_points, filter=filter, Y=Y)
-        ax.set_ylabel(f"{label}[{f}]" + (f" (sections at {label}[{g}] = 0)" if g is not None else ""))
-        where = "cold start" if "direction" not in ds.dims else f"continuation {d.direction.values!s}"
-        ax.set_title(f"{where}; {filter} filter", fontsize=9)
+        ax.set_ylabel(f"{label}[{f}]")
+        where = "cold starts" if "direction" not in ds.dims else f"continuation {d.direction.values!s}"
+        if g is None:
+            drawn = "every stored value"
+        else:
+            drawn = f"periodic: every value; other regimes: the section at {label}[{g}] = 0"
+            deg = _degenerate(ds, f, g)
+            if deg:
+                drawn += f" (degenerate: {label}[{f}] ≡ {'' if deg > 0 else '−'}{label}[{g}])"
+        ax.set_title(f"{where}; {filter} filter; {drawn}", fontsize=8)
         if has_exp:
             draw_exponents(axes[1, j], d)
-        axes[-1, j].set_xlabel(p)
-    fig.suptitle(textwrap.fill(title or config_title(ds), 120), fontsize=9)
-    return fig
+        axes[-1, j].set_xlabel(param_label(ds, p))
+    suptitle(fig, ds, title or config_title(ds))
+    return root(fig)
 
 
-def sections_figure(ds: xr.Dataset) -> Figure:
-    """Every stored zero-plane section against the parameter (theory: docs/theory/dmft.md §7.1)."""
+def sections_figure(ds: xr.Dataset, *, fig=None) -> Figure:
+    """Every stored zero-plane section against the parameter (theory: docs/theory/dmft.md §7.1); a pair whose
+    two components are identical or opposite at every step (a degenerate section) is marked so.
+
+    Args:
+        fig: a Figure or SubFigure to draw into (default: a new Figure)."""
     p = _param(ds)
     dirs = _directions(ds)
     pairs = list(ds.pair.values)
-    fig, axes = subplots(
-        len(pairs), len(dirs), figsize=(7 * len(dirs), 2.2 * len(pairs) + 0.6), squeeze=False, sharex=True
-    )
+    label = ds.attrs.get("observable", "mo_se")
+    fig = figure(fig, figsize=(7 * len(dirs), 2.2 * len(pairs) + 1.0))
+    axes = fig.subplots(len(pairs), len(dirs), squeeze=False, sharex=True)
     for j, d in enumerate(dirs):
         for i, name in enumerate(pairs):
             sec = d.section.values[:, i]
             xx = np.broadcast_to(d[p].values[:, None], sec.shape)
             ok = np.isfinite(sec)
-            axes[i, j].plot(xx[ok], sec[ok], ",", color="k", rasterized=True)
-            f, g = str(name).split("|")
-            axes[i, j].set_ylabel(f"[{f}] at [{g}]≈0", fontsize=8)
-        axes[-1, j].set_xlabel(p)
-    fig.suptitle("zero-plane points · " + config_title(ds), fontsize=9)
-    return fig
-
-
-def plot_bifurcation(
-    ds: xr.Dataset,
-    path: str | Path,
-    feature: int | None = None,
-    pair: str | None = None,
-    max_points: int | None = None,
-    filter: Filter = "library",
-) -> list[Path]:
-    """Write the diagram with its exponents to ``path`` and the zero-plane points to ``<stem>_sections.png``
-    (theory: docs/theory/dmft.md §7.1).
-
-    Args:
-        feature: plotted component (default: 0, or the first component of ``pair``). pair: section pair
-            ``f|g`` among the stored ones. max_points: most points per parameter value (None: all
-            stored). filter: ``library`` or ``reference`` (the published count filter).
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    out = [save(bifurcation_figure(ds, component=feature, pair=pair, max_points=max_points, filter=filter), path)]
-    if "section" in ds and ds.sizes.get("pair", 0):
-        out.append(save(sections_figure(ds), path.with_name(path.stem + "_sections.png")))
-    return out
+            ax = axes[i, j]
+            ax.plot(xx[ok], sec[ok], ",", color="k", rasterized=True)
+            f, g = (int(v) for v in str(name).split("|"))
+            ax.set_ylabel(f"{label}[{f}] at {label}[{g}] = 0", fontsize=8)
+            deg = _degenerate(d, f, g)
+            if deg:
+                ax.set_title(
+                    f"degenerate: {label}[{f}] ≡ {'' if deg > 0 else '−'}{label}[{g}] at every step", fontsize=8
+                )
+            if not ok.any():
+                ax.text(0.5, 0.5, "no crossings", transform=ax.transAxes, ha="center", va="center", fontsize=8)
+        axes[-1, j].set_xlabel(param_label(ds, p))
+    suptitle(fig, ds, "zero-plane sections · " + config_title(ds))
+    return root(fig)

@@ -3,50 +3,72 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
-from attnphys.plots.clouds import _save as save
+from attnphys.plots._clouds import _title as _panel_title
+from attnphys.plots._clouds import stage_key, stage_ticks
+from attnphys.plots._common import figure, mark_beyond, robust_limits, root, suptitle
 
 SHOWN = ("cov_trace", "knn_entropy", "mean_pairwise_distance", "angular_spread", "participation_ratio", "radial_mean")
 
 
-def plot_probe(ds: xr.Dataset, out_dir: str | Path) -> list[Path]:
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    title = f"{ds.attrs['model']} ({ds.attrs['family']})"
-    paths = []
-    stages = [s for s in ds.stage.values if not s.endswith("noaffine")]
-    fig = Figure(figsize=(14, 7))
+def _title(ds: xr.Dataset) -> str:
+    return f"{ds.attrs.get('model', '')} ({ds.attrs.get('family', '')})"
+
+
+def _stages(ds: xr.Dataset) -> list[str]:
+    return [str(s) for s in ds.stage.values if not str(s).endswith("noaffine")]
+
+
+def stages_figure(ds: xr.Dataset, *, fig=None) -> Figure:
+    """The cloud statistics through every stage of every layer, all tokens and without the special ones,
+    with standard errors over sentence folds; stages numbered between the layer ticks; a few extreme values
+    kept from flattening a panel, undefined values (a k-NN entropy where tokens coincide) left as gaps and
+    counted in the panel title (theory: docs/theory/probes.md §3).
+    ``fig``: a Figure or SubFigure to draw into (default: new)."""
+    stages = _stages(ds)
+    fig = figure(fig, figsize=(14, 7.6))
     axes = fig.subplots(2, 3)
     for ax, name in zip(axes.ravel(), SHOWN):
+        ys = []
         for tok, style in (("all", "-"), ("no_special", "--")):
             y = ds.stat.sel(statistic=name, tokens=tok, stage=stages).values.reshape(-1)
             e = ds.stat_se.sel(statistic=name, tokens=tok, stage=stages).values.reshape(-1)
             x = np.arange(y.size)
             ax.errorbar(x, y, yerr=e, fmt=style, lw=0.9, ms=2, label=tok)
-        ax.set_xticks(np.arange(0, y.size, len(stages)))
-        ax.set_xticklabels([f"L{i}" for i in range(ds.sizes["layer"])], fontsize=7)
-        ax.set_title(name.replace("_", " "), fontsize=9)
+            ys.append(y)
+        stage_ticks(ax, stages, ds.sizes["layer"])
+        if robust_limits(ax, np.concatenate(ys)):
+            for y in ys:
+                mark_beyond(ax, np.arange(y.size), y)
+        ax.set_title(_panel_title(name, int(sum(np.sum(~np.isfinite(y)) for y in ys))), fontsize=9)
+        ax.set_xlabel("layer (stages numbered)", fontsize=8)
+        ax.set_ylabel("value", fontsize=8)
     axes[0, 0].legend(fontsize=7)
-    fig.suptitle(f"{title}: statistics through every stage ({' → '.join(stages)}) of every layer", fontsize=9)
-    paths.append(save(fig, out / "stats_by_stage.png"))
+    suptitle(fig, ds, f"{_title(ds)}: statistics through every stage of every layer; {stage_key(stages)}")
+    return root(fig)
 
-    fig = Figure(figsize=(15, 4))
+
+def heads_figure(ds: xr.Dataset, *, fig=None) -> Figure:
+    """Per head and layer: the best similarity of sym(W_qᵀW_k) with Σ_λ⁻¹, the cosine of a head's update
+    with ∇log Z, and the summed heads against λ with the rotation null (theory: docs/theory/probes.md §3).
+    ``fig``: a Figure or SubFigure to draw into (default: new)."""
+    fig = figure(fig, figsize=(15, 4.6))
     axes = fig.subplots(1, 3)
     best = ds.qk_similarity.max("lam")
     im = axes[0].imshow(best.values, aspect="auto", cmap="viridis")
     axes[0].set_xticks(range(ds.sizes["head"]))
     axes[0].set_xticklabels(ds["head"].values, fontsize=6, rotation=90)
+    axes[0].set_xlabel("head")
     axes[0].set_ylabel("layer")
     axes[0].set_title("cos(sym W_qᵀW_k, Σ_λ⁻¹), best λ", fontsize=9)
     fig.colorbar(im, ax=axes[0])
     im = axes[1].imshow(ds.grad_cosine.values, aspect="auto", cmap="RdBu_r", vmin=-1, vmax=1)
     axes[1].set_title("cos(head update, ∇ log Z)", fontsize=9)
     axes[1].set_xlabel("head")
+    axes[1].set_ylabel("layer")
     fig.colorbar(im, ax=axes[1])
     s = ds.qk_similarity.sel(head="sum")
     for layer in ds.layer.values:
@@ -55,18 +77,25 @@ def plot_probe(ds: xr.Dataset, out_dir: str | Path) -> list[Path]:
         sd = ds.qk_null_rotation_std.sel(head="sum", layer=layer).values
         axes[2].fill_between(ds.lam.values, m - 2 * sd, m + 2 * sd, color=line.get_color(), alpha=0.15)
     axes[2].set_xlabel("regularization λ")
+    axes[2].set_ylabel("cosine similarity")
     axes[2].set_title("summed heads vs Σ_λ⁻¹; bands: rotation null ±2σ", fontsize=9)
     axes[2].legend(fontsize=6, ncol=2)
-    fig.suptitle(title, fontsize=9)
-    paths.append(save(fig, out / "heads.png"))
+    suptitle(fig, ds, _title(ds))
+    return root(fig)
 
-    fig = Figure(figsize=(11, 4))
+
+def mlp_norms_figure(ds: xr.Dataset, *, fig=None) -> Figure:
+    """MLP linearity per layer (held-out affine R², identity, a random MLP) and the relative change of the
+    hidden states when a norm is swapped without retraining (theory: docs/theory/probes.md §3).
+    ``fig``: a Figure or SubFigure to draw into (default: new)."""
+    fig = figure(fig, figsize=(11, 4.4))
     axes = fig.subplots(1, 2)
     x = ds.layer.values
     axes[0].errorbar(x, ds.mlp_r2_affine.values, yerr=ds.mlp_r2_affine_se.values, fmt="o-", label="affine (held out)")
     axes[0].plot(x, ds.mlp_r2_identity.values, "s--", label="identity")
     axes[0].plot(x, ds.mlp_r2_random_mlp.values, "^:", label="random MLP, affine")
-    axes[0].set_ylim(min(-0.1, float(np.nanmin(ds.mlp_r2_identity.values))), 1.05)
+    ident = ds.mlp_r2_identity.values
+    axes[0].set_ylim(min(-0.1, float(np.nanmin(ident)) if np.isfinite(ident).any() else -0.1), 1.05)
     axes[0].set_xlabel("layer")
     axes[0].set_ylabel("R²")
     axes[0].legend(fontsize=7)
@@ -77,9 +106,17 @@ def plot_probe(ds: xr.Dataset, out_dir: str | Path) -> list[Path]:
     axes[1].set_ylabel("relative change")
     axes[1].set_title("norm swapped without retraining", fontsize=9)
     axes[1].legend(fontsize=7)
-    fig.suptitle(title, fontsize=9)
-    paths.append(save(fig, out / "mlp_and_norms.png"))
-    return paths
+    suptitle(fig, ds, _title(ds))
+    return root(fig)
+
+
+def probe_figures(ds: xr.Dataset) -> dict[str, Figure]:
+    """The figures of a probe run by name: ``stats_by_stage``, ``heads``, ``mlp_and_norms`` and, when the probe
+    measured them, ``temperatures`` (theory: docs/theory/probes.md §3, §5)."""
+    figs = {"stats_by_stage": stages_figure(ds), "heads": heads_figure(ds), "mlp_and_norms": mlp_norms_figure(ds)}
+    if "beta" in ds:
+        figs["temperatures"] = temperatures_figure(ds)
+    return figs
 
 
 def temperatures_figure(ds: xr.Dataset, fig: Figure | None = None) -> Figure:
