@@ -52,7 +52,7 @@ def test_converge_reports_intervals_and_noise():
     from attnphys.dmft import converge, preset
 
     c = preset("paper", beta_o=0.8, beta_att=0.5)
-    ds = converge(c, [0.8], [990, 9900, 99_000], paths=8, steps=120, horizon=40, transient=40)
+    ds = converge(c, [990, 9900, 99_000], sweep={"beta_o": [0.8]}, paths=8, steps=120, horizon=40, transient=40)
     for v in ("slope_ci_low", "slope_ci_high", "slope_noise_limited", "stat_slope_ci_low", "rms_noise", "stat_noise"):
         assert v in ds and ds[v].attrs["long_name"]
     assert float(ds.slope_ci_low[0]) <= float(ds.slope[0]) <= float(ds.slope_ci_high[0])
