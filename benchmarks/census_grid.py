@@ -1,6 +1,6 @@
 """Attractor census of Newton's map for z³ = 1 on a grid of starts: wall time, peak memory, basins.
 
-The census settles the starts in chunks that fit ``--memory-budget`` (attnphys.dynamics.census.CensusOptions),
+The census settles the starts in chunks that fit ``--memory-budget`` (attnphys.dynamics._census.CensusOptions),
 so a large grid needs no hand-made chunking; the grid sampler gives the starts in C order, so the labels
 reshaped to the grid are the basin picture. The three roots' basins are exchanged by rotations of 120°,
 so each holds about a third of a square grid centred on 0.
@@ -22,8 +22,8 @@ import attnphys
 
 attnphys.configure()
 
-from attnphys.dynamics.census import CensusOptions, census  # noqa: E402
-from attnphys.dynamics.maps import Map  # noqa: E402
+from attnphys.dynamics._census import CensusOptions, census  # noqa: E402
+from attnphys.dynamics.maps import FunctionMap  # noqa: E402
 from attnphys.dynamics.samplers import GridSampler  # noqa: E402
 
 
@@ -43,7 +43,7 @@ def main() -> None:
     o = CensusOptions(budget=args.budget, max_period=16, block=64, memory_budget=int(args.memory_budget))
     g = GridSampler(lo=[-2.0, -2.0], hi=[2.0, 2.0], shape=(args.n, args.n))
     t0 = time.perf_counter()
-    ds = census(Map(step=newton_step), jnp.asarray(0.0), g, n_ics=g.size, options=o)
+    ds = census(FunctionMap(step=newton_step), jnp.asarray(0.0), g, n_ics=g.size, options=o)
     wall = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     print(f"{args.n} x {args.n} = {g.size} starts, {o._replace(n_state=2).lanes_per_chunk()} per settle chunk")

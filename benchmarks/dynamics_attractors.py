@@ -18,7 +18,7 @@ import jax
 import numpy as np
 
 import attnphys
-from attnphys.dynamics.census import CensusOptions, census, census_batch
+from attnphys.dynamics._census import CensusOptions, census, census_batch
 from attnphys.dynamics.classify import REGIMES
 from attnphys.dynamics.maps import EXAMPLES
 

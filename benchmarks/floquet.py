@@ -2,7 +2,7 @@
 
 Part 1 times the QR step of the iteration (theory: docs/theory/dynamics.md §5.2) on batches of 16
 products J Q, J (12, 12), Q (12, r): LAPACK through ``jnp.linalg.qr`` against the vectorised
-``attnphys.dynamics.periodic.householder_qr``, in µs per matrix and step, for r = 5 (the top-3 exponents)
+``attnphys.dynamics._linalg.householder_qr``, in µs per matrix and step, for r = 5 (the top-3 exponents)
 and r = 12 (all of them). Part 2 refines the period-24 orbits of β_o ∈ [2.6, 3.0] (from the published
 checkpoint after a transient) and times ``floquet_batch`` for the 3 leading and for all 12 multipliers,
 after compilation, best of ``--repeat``; run the same script on another version of the package to compare
@@ -52,12 +52,14 @@ def main() -> None:
         f"attnphys {attnphys.__version__}; devices: {len(jax.devices())} x {jax.devices()[0].platform}; "
         f"load average {os.getloadavg()[0]:.2f}"
     )
-    if hasattr(periodic, "householder_qr"):
+    from attnphys.dynamics import _linalg
+
+    if hasattr(_linalg, "householder_qr"):
         steps, B, D = 2000, 16, 12
         rng = np.random.default_rng(0)
         Js = jnp.asarray(rng.normal(size=(steps, B, D, D)) * 0.5)
         for r in (5, 12):
-            for name, qr in (("jnp.linalg.qr", jnp.linalg.qr), ("householder_qr", periodic.householder_qr)):
+            for name, qr in (("jnp.linalg.qr", jnp.linalg.qr), ("householder_qr", _linalg.householder_qr)):
 
                 @jax.jit
                 def run(Q, qr=qr):

@@ -30,7 +30,7 @@ from attnphys.clouds.run import initial_cloud
 from attnphys.dmft import preset, trajectories
 from attnphys.dmft.initial import read_window_file
 from attnphys.dynamics import EXAMPLES, OrbitSpec, orbit, refine
-from attnphys.dynamics.lyapunov import lyapunov
+from attnphys.dynamics._lyapunov import lyapunov
 from attnphys.dynamics.spectra import autocorrelation, power_spectrum
 from attnphys.errors import InputError, OutputError
 from attnphys.expfam import Discrete, Gaussian, GaussianMixture
@@ -905,7 +905,7 @@ def _api_cases():
 
     from attnphys.clouds import cloud_statistics
     from attnphys.dmft.memory import white_noise_pvalue
-    from attnphys.dynamics.census import CensusOptions, census
+    from attnphys.dynamics._census import CensusOptions, census
     from attnphys.dynamics.maps import LOGISTIC
     from attnphys.dynamics.samplers import GridSampler, make_sampler
     from attnphys.errors import InputError

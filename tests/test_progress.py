@@ -34,7 +34,7 @@ def test_reports_from_another_thread_reach_the_bar():
 
 
 def test_a_census_reports_its_rounds():
-    from attnphys.dynamics.census import CensusOptions, census_batch
+    from attnphys.dynamics._census import CensusOptions, census_batch
     from attnphys.dynamics.maps import LOGISTIC
 
     moves = []

@@ -16,7 +16,7 @@ import attnphys
 
 attnphys.configure()
 
-from attnphys.dynamics.lyapunov import lyapunov  # noqa: E402
+from attnphys.dynamics import lyapunov_spectrum  # noqa: E402
 from attnphys.dynamics.maps import HENON, LOGISTIC  # noqa: E402
 
 # -- logistic: orbit diagram and λ(r) ---------------------------------------------------------------
@@ -33,7 +33,7 @@ def orbit(r, x0=0.3, transient=1000, keep=200):
 
 
 xs = jax.vmap(orbit)(rs)  # (800, 200)
-lam = jax.vmap(lambda r: lyapunov(LOGISTIC, jnp.array([0.3]), None, r, steps=4000, align=0).exponents[0])(rs)
+lam = lyapunov_spectrum(LOGISTIC, jnp.full((rs.size, 1), 0.3), None, rs, steps=4000, batch=True).exponents[:, 0]
 
 fig = Figure(figsize=(8, 6), layout="constrained")
 top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[2, 1])
@@ -50,7 +50,7 @@ fig.savefig("1_logistic.png", dpi=110)
 
 # -- Hénon: the attractor and its two exponents -----------------------------------------------------
 p = jnp.array([1.4, 0.3])
-res = lyapunov(HENON, jnp.array([0.1, 0.1]), None, p, steps=20_000, history_every=100)
+res = lyapunov_spectrum(HENON, jnp.array([0.1, 0.1]), None, p, steps=20_000, history_every=100)
 
 
 def henon(x, _):
@@ -67,9 +67,9 @@ left.plot(pts[:, 0], pts[:, 1], ",", color="black")
 left.set_xlabel("x")
 left.set_ylabel("y")
 left.set_title("Hénon attractor, a = 1.4, b = 0.3")
-t = np.arange(1, res.history.shape[0] + 1) * 100
+t = res.checkpoint.values
 for i, name in enumerate(["λ₁", "λ₂"]):
-    right.plot(t, res.history[:, i], label=f"{name} → {float(res.exponents[i]):.3f}")
+    right.plot(t, res.history.values[:, i], label=f"{name} → {float(res.exponents[i]):.3f}")
 right.axhline(float(np.log(0.3)) - float(res.exponents[0]), color="grey", ls="--", lw=0.7,
               label="ln b − λ₁")
 right.set_xscale("log")

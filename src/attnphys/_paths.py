@@ -137,7 +137,7 @@ def check_writable_place(path: str | Path, option: str = "--out") -> None:
         raise OutputError(f"{option} {path}: no permission to create files in {ancestor}")
 
 
-def _kind_of(path: Path) -> str:
+def kind_of(path: Path) -> str:
     """What a path that exists is, in words."""
     import stat
 
@@ -158,7 +158,7 @@ def _kind_of(path: Path) -> str:
     return "something other than a file or folder"  # pragma: no cover
 
 
-def _check_link(path: Path, option: str) -> None:
+def check_link(path: Path, option: str) -> None:
     """Refuse a symbolic link that loops or points nowhere (nothing could be written through it)."""
     if not path.is_symlink():
         return
@@ -174,7 +174,7 @@ def _check_link(path: Path, option: str) -> None:
         ) from None
 
 
-def _check_name(path: Path, option: str) -> None:
+def check_name(path: Path, option: str) -> None:
     if path.name.startswith("-"):
         raise OutputError(
             f"{option} {path}: a name that starts with '-' looks like an option (was a value forgotten after "

@@ -38,7 +38,7 @@ import xarray as xr
 
 from attnphys._contract import COMMAND, COMPLETE, CONTENTS, MARKER
 from attnphys._integrity import MANIFEST, store_files, verify_store
-from attnphys._paths import _check_link, _check_name, _kind_of, check_writable_place, local_path
+from attnphys._paths import check_link, check_name, check_writable_place, kind_of, local_path
 from attnphys.errors import DamagedResultError, IncompleteResultError, InputError, OutputError
 
 _ACTIVE_PARTIALS: set[Path] = set()
@@ -89,7 +89,7 @@ def resolve_output(path: str | os.PathLike, option: str = "--out") -> Path:
         OutputError: naming ``option``.
     """
     path = local_path(path, option)
-    _check_link(path, option)
+    check_link(path, option)
     if not path.is_absolute():
         try:
             os.getcwd()
@@ -139,14 +139,14 @@ def check_output(
             (:func:`check_writable_place`, a symbolic link that loops or points nowhere, a URL).
     """
     path = local_path(path, option)
-    _check_name(path, option)
-    _check_link(path, option)
+    check_name(path, option)
+    check_link(path, option)
     if not path.exists():
         check_writable_place(path, option)
         return "new"
     info = result_info(path)
     if info is None:
-        what = _kind_of(path)
+        what = kind_of(path)
         raise OutputError(
             f"{option} {path} is {what} that is not an attnphys result; refusing to touch it (choose another path)"
         )
@@ -198,8 +198,8 @@ def check_figure_path(path: str | Path, option: str = "--plot", folder: bool = F
         OutputError: naming ``option``.
     """
     path = local_path(path, option)
-    _check_name(path, option)
-    _check_link(path, option)
+    check_name(path, option)
+    check_link(path, option)
     if not path.exists():
         check_writable_place(path, option)
     if folder:
@@ -250,8 +250,8 @@ def check_plain_file(
         OutputError: naming ``option``.
     """
     path = local_path(path, option)
-    _check_name(path, option)
-    _check_link(path, option)
+    check_name(path, option)
+    check_link(path, option)
     if not path.exists():
         check_writable_place(path, option)
     if suffixes and path.suffix.lower() not in suffixes:
@@ -344,7 +344,7 @@ class OutputLock:
                 raise self._cannot(e) from None
             self._fd = fd
             _ACTIVE_LOCKS.add(self.lock)
-            _recover_stale(self.path)
+            recover_stale(self.path)
             return self
         raise OutputError(f"{self.option} {self.path}: could not take the lock {self.lock}")  # pragma: no cover
 
@@ -368,7 +368,7 @@ def _partial_name(path: Path) -> Path:
     return path.with_name(f".{path.name}.partial-{os.getpid()}")
 
 
-def _recover_stale(path: Path) -> None:
+def recover_stale(path: Path) -> None:
     """Clean up after killed writers of ``path`` (called under its lock): remove their hidden partial
     outputs, and put back a previous result that a killed replacement had moved aside
     (``.NAME.old-PID``; only with the non-atomic fallback of :func:`staged`)."""
@@ -391,7 +391,7 @@ def _recover_stale(path: Path) -> None:
                 _rmtree(p)
 
 
-_remove_stale_partials = _recover_stale
+_remove_stale_partials = recover_stale
 
 
 def _rmtree(p: Path) -> None:
@@ -446,7 +446,7 @@ def _commit(tmp: Path, path: Path, replace: bool) -> None:
     if _renameat2(tmp, path, _RENAME_EXCHANGE):
         _rmtree(tmp)  # now the previous result
         return
-    old = path.with_name(f".{path.name}.old-{os.getpid()}")  # fallback: restored by _recover_stale if killed here
+    old = path.with_name(f".{path.name}.old-{os.getpid()}")  # fallback: restored by recover_stale if killed here
     _rmtree(old)
     os.replace(path, old)
     os.replace(tmp, path)

@@ -65,7 +65,7 @@ def test_statistics_on_one_blas_thread_equal_the_default_threading():
     the process's default BLAS threading, on a fixed well-conditioned cloud of a model's width."""
     import jax
 
-    from attnphys.clouds.stats import _components, _device_stats
+    from attnphys.clouds.stats import cluster_components, device_stats
 
     rng = np.random.default_rng(7)
     N, D = 512, 192
@@ -73,9 +73,9 @@ def test_statistics_on_one_blas_thread_equal_the_default_threading():
     X = jnp.asarray((rng.normal(size=(N, D)) @ A + 0.3).astype(np.float32))
     X_prev = jnp.asarray((np.asarray(X) + rng.normal(size=(N, D))).astype(np.float32))
     key = jax.random.PRNGKey(11)
-    out, cos = _device_stats(X, X_prev, key)
+    out, cos = device_stats(X, X_prev, key)
     ref = {k: float(v) for k, v in out.items()}
-    ref["clusters"] = float(_components(cos > 1 - 1e-3))
+    ref["clusters"] = float(cluster_components(cos > 1 - 1e-3))
     new = cloud_statistics(X, X_prev, key)
     assert set(new) == set(ref)
     for k in ref:
@@ -139,7 +139,7 @@ def test_knn_entropy_is_undefined_where_tokens_coincide():
 
 
 def test_a_cloud_with_nan_has_no_statistics():
-    from attnphys.clouds.stats import _device_stats
+    from attnphys.clouds.stats import device_stats
     from attnphys.errors import InputError
 
     X = np.random.default_rng(7).normal(size=(50, 3))
@@ -148,7 +148,7 @@ def test_a_cloud_with_nan_has_no_statistics():
         cloud_statistics(X)
     import jax
 
-    out, _ = _device_stats(jnp.asarray(X), jnp.asarray(X), jax.random.PRNGKey(0))
+    out, _ = device_stats(jnp.asarray(X), jnp.asarray(X), jax.random.PRNGKey(0))
     assert all(np.isnan(float(v)) for v in out.values())
 
 

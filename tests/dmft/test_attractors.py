@@ -63,7 +63,7 @@ def test_floquet_exponents_equal_benettin_on_the_same_orbit():
     from attnphys.dmft.config import preset
     from attnphys.dmft.starts import parse_start
     from attnphys.dmft.model import DMFTModel
-    from attnphys.dynamics.lyapunov import lyapunov
+    from attnphys.dynamics._lyapunov import lyapunov
     from attnphys.dynamics.periodic import floquet, refine
 
     model = DMFTModel.of(preset("paper"))
@@ -231,13 +231,13 @@ def test_lyapunov_exponents_unchanged_by_the_cached_tangents():
     (theory: docs/theory/dmft.md §6.1, docs/theory/dynamics.md §2.1)."""
     from attnphys.dmft.config import preset
     from attnphys.dmft.model import DMFTModel
-    from attnphys.dynamics.lyapunov import lyapunov
-    from attnphys.dynamics.maps import Map
+    from attnphys.dynamics._lyapunov import lyapunov
+    from attnphys.dynamics.maps import FunctionMap
 
     cfg = preset("paper")
     model = DMFTModel.of(cfg)
     m = model.map("mo_se")
-    plain = Map(m.step)  # no cache: forward-mode tangents on the plain step
+    plain = FunctionMap(m.step)  # no cache: forward-mode tangents on the plain step
     for beta_o, transient, steps, tol in ((1.27, 20_000, 5600, 1e-12), (2.2, 5000, 300, 1e-9)):
         sc = model.scalars({"beta_o": np.array([beta_o])})
         params = (model.couplings, jax.tree_util.tree_map(lambda a: a[0], sc))

@@ -4,10 +4,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from attnphys.dynamics.census import OUTCOMES, CensusOptions, census, census_batch
+from attnphys.dynamics._census import OUTCOMES, CensusOptions, census, census_batch
 from attnphys.dynamics.classify import REGIME_CODE
 from attnphys.dynamics.intervals import wilson_interval
-from attnphys.dynamics.maps import BISTABLE, HENON, LOGISTIC, Map
+from attnphys.dynamics.maps import BISTABLE, HENON, LOGISTIC, FunctionMap
 from attnphys.dynamics.samplers import ExplicitSampler, PerturbationSampler
 
 OPTS = CensusOptions(budget=4096, block=128, max_period=64, lyap_steps=20_000)
@@ -157,7 +157,7 @@ def test_explicit_and_perturbation_samplers():
 
 def test_auxiliary_cycle_sets_the_period():
     """x' = −0.5x + 1 driven by a counter a' = (a + 1) mod 4: x is fixed but the full state has period 4."""
-    m = Map(step=lambda x, a, p: (-0.5 * x + 1.0, (a + 1) % 4))
+    m = FunctionMap(step=lambda x, a, p: (-0.5 * x + 1.0, (a + 1) % 4))
     ex = ExplicitSampler(x=np.array([[0.1], [3.0]]), aux=np.array([0, 2]))
     ds = census(m, jnp.zeros(()), ex, n_ics=2, options=OPTS)
     assert ds.sizes["attractor"] == 1
@@ -176,7 +176,7 @@ def test_delayed_logistic_invariant_circle_is_quasi_periodic():
 
 
 def test_chunks_combine_along_the_parameter(bistable_batch):
-    from attnphys.dynamics.census import combine
+    from attnphys.dynamics._census import combine
 
     a, b = bistable_batch.isel(param=[1]), bistable_batch.isel(param=[0])  # 0 and 2 attractors
     ds = combine([a, b])
@@ -202,7 +202,7 @@ def logistic_range():
 
 def test_logistic_has_one_attractor_at_every_r(logistic_range):
     """Singer's theorem: the logistic map has one attractor at every r; censuses and tracks say so."""
-    from attnphys.dynamics.tracks import tracks
+    from attnphys.dynamics._tracks import tracks
 
     ds = logistic_range
     assert np.all(ds["n_attractors"].values == 1), ds["n_attractors"].values

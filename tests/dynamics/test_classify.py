@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from attnphys.dynamics.classify import REGIMES, classify, detect_period, regime_names, zero_one_test
-from attnphys.dynamics.maps import LINEAR, LOGISTIC, ROTATION, Map
+from attnphys.dynamics.maps import LINEAR, LOGISTIC, ROTATION, FunctionMap
 from attnphys.dynamics.orbits import OrbitSpec, orbit, orbit_sweep
 
 SPEC = OrbitSpec(steps=20_000, transient=5_000, k=1, align=1000, n_orbit=2000)
@@ -133,7 +133,7 @@ LINEAR_SPEC = OrbitSpec(steps=300, transient=50, k=1, align=50, n_orbit=200)
 
 def _quarter_turn():
     """A rotation by 90° observed through |x|²: the observable is constant while the state has period 4."""
-    return Map(step=lambda x, aux, p: (jnp.stack([-x[1], x[0]]), aux),
+    return FunctionMap(step=lambda x, aux, p: (jnp.stack([-x[1], x[0]]), aux),
                observe=lambda x, aux, p: jnp.sum(x**2, keepdims=True))
 
 

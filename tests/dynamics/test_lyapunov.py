@@ -4,8 +4,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from attnphys.dynamics.lyapunov import gram_schmidt, log_abs_det_average, lyapunov, scaled_norm, sorted_exponents
-from attnphys.dynamics.maps import HENON, LINEAR, LOGISTIC, Map, autonomous
+from attnphys.dynamics._lyapunov import gram_schmidt, log_abs_det_average, lyapunov, scaled_norm, sorted_exponents
+from attnphys.dynamics.maps import HENON, LINEAR, LOGISTIC, FunctionMap, autonomous
 
 # (name, map, x0, params, steps): every map with a full spectrum we check the generic properties on
 MAPS = [
@@ -72,7 +72,7 @@ def test_analytic_jacobian_equals_jvp():
         return jnp.array([[-2 * p[0] * x[0], 1.0], [p[1], 0.0]])
 
     x0, p = jnp.array([0.1, 0.1]), jnp.array([1.4, 0.3])
-    a = lyapunov(Map(step=f, jacobian=jac), x0, None, p, steps=5000)
+    a = lyapunov(FunctionMap(step=f, jacobian=jac), x0, None, p, steps=5000)
     b = lyapunov(HENON, x0, None, p, steps=5000)
     np.testing.assert_allclose(a.exponents, b.exponents, atol=1e-12)
 
@@ -183,7 +183,7 @@ def test_rescale_divides_by_exact_powers_of_two():
     """Columns spanning 10^±300: each is divided by the power of two of its max-abs entry, bit for bit
     what ldexp gives, with the logarithm of the divisor accumulated; a column at the smallest normal
     number is scaled to 1/2 (2^{-e} = 2^{1021} stays finite), a non-finite one is left as it is."""
-    from attnphys.dynamics.lyapunov import _rescale
+    from attnphys.dynamics._lyapunov import _rescale
 
     rng = np.random.default_rng(3)
     Q = rng.normal(size=(12, 40)) * 10.0 ** rng.uniform(-300, 300, size=40)

@@ -4,9 +4,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from attnphys.dynamics.lyapunov import lyapunov
+from attnphys.dynamics._lyapunov import lyapunov
 from attnphys.dynamics.maps import HENON, LOGISTIC, ROTATION, autonomous
-from attnphys.dynamics.orbits import OrbitSpec, continuation, orbit, orbit_sweep
+from attnphys.dynamics.orbits import OrbitSpec, continuation_chains, orbit, orbit_sweep
 
 
 def test_orbit_records_the_last_steps_in_time_order():
@@ -51,7 +51,7 @@ def test_continuation_chains_final_states():
     """Each point of an 'up' chain starts where the previous one ended: same as running it by hand."""
     rs = jnp.asarray([3.1, 3.3, 3.5])
     spec = OrbitSpec(steps=50, transient=20, n_orbit=5)
-    out = continuation(LOGISTIC, spec, jnp.array([0.3]), None, rs, directions=("up", "down"))
+    out = continuation_chains(LOGISTIC, spec, jnp.array([0.3]), None, rs, directions=("up", "down"))
     assert out["orbit"].shape == (2, 3, 5, 1)
     for d, order in ((0, [0, 1, 2]), (1, [2, 1, 0])):
         x = jnp.array([0.3])
@@ -67,7 +67,7 @@ def test_continuation_exposes_coexisting_attractors():
     m = autonomous(lambda x, a: jnp.tanh(a * x))
     a = jnp.linspace(1.5, 3.0, 4)
     spec = OrbitSpec(steps=200, transient=200, n_orbit=10)
-    down = continuation(m, spec, jnp.array([-0.9]), None, a, directions=("down",))
+    down = continuation_chains(m, spec, jnp.array([-0.9]), None, a, directions=("down",))
     cold = orbit_sweep(m, spec, jnp.full((4, 1), 0.9), jnp.zeros(4), a)
     assert np.all(np.asarray(down["orbit"])[0, :, -1, 0] < 0)
     assert np.all(np.asarray(cold["orbit"])[:, -1, 0] > 0)

@@ -7,8 +7,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from attnphys.dynamics.lyapunov import advance, lyapunov, sorted_exponents
-from attnphys.dynamics.maps import EXAMPLES, LINEAR, LOGISTIC, Map
+from attnphys.dynamics._lyapunov import advance, lyapunov, sorted_exponents
+from attnphys.dynamics.maps import EXAMPLES, LINEAR, LOGISTIC, FunctionMap
 from attnphys.dynamics.periodic import (
     STORED_LENGTH,
     floquet,
@@ -219,7 +219,7 @@ def test_newton_stops_at_round_off_when_m_minus_i_is_ill_conditioned():
     steps of ~10⁻¹⁰, far above 4ε; Newton stops once its steps stop halving, not at ``max_iter``."""
     A = _similar([[[1 - 1e-7]], [[0.5]], [[-0.3]]], seed=0)
     b = jnp.asarray([0.3, -1.0, 2.0])
-    m = Map(step=lambda x, a, p: (p @ x + b, a))
+    m = FunctionMap(step=lambda x, a, p: (p @ x + b, a))
     exact = np.linalg.solve(np.eye(3) - np.asarray(A), np.asarray(b))
     o = refine_batch(m, jnp.asarray(exact + 1e-6)[None], None, A[None], [1], max_iter=30)
     assert bool(o.converged[0]) and int(o.iterations[0]) <= 5
@@ -274,7 +274,7 @@ def test_one_compiled_program_for_all_stored_periods():
 
 def test_auxiliary_state_must_close():
     """x' = −x driven by a counter a' = (a + 1) mod 4: x has period 2 but the full state (x, a) period 4."""
-    m = Map(step=lambda x, a, p: (-0.5 * x + 1.0 + 0.0 * a, (a + 1) % 4))
+    m = FunctionMap(step=lambda x, a, p: (-0.5 * x + 1.0 + 0.0 * a, (a + 1) % 4))
     o = refine(m, jnp.array([0.3]), jnp.asarray(0), None, 1)
     assert int(o.period) == 4 and bool(o.aux_closed) and bool(o.converged)
     assert float(o.x[0]) == pytest.approx(2 / 3, abs=1e-15)
@@ -325,7 +325,7 @@ def test_direct_multipliers_refuse_what_floating_point_cannot_resolve():
 def test_householder_qr_is_a_qr_factorisation(D, k):
     """householder_qr gives A = QR with orthonormal Q and upper triangular R, |R_ii| as LAPACK's, also
     under vmap; a column that is zero from its diagonal on gives R_ii = 0 exactly and Q stays orthonormal."""
-    from attnphys.dynamics.periodic import householder_qr
+    from attnphys.dynamics._linalg import householder_qr
 
     rng = np.random.default_rng(D * 100 + k)
     A = rng.normal(size=(8, D, k)) * np.exp(rng.normal(size=(8, 1, k)) * 3)

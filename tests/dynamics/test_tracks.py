@@ -4,10 +4,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from attnphys.dynamics.census import CensusOptions, census_batch
+from attnphys.dynamics._census import CensusOptions, census_batch
+from attnphys.dynamics._tracks import match, set_distance, tracks
 from attnphys.dynamics.maps import autonomous
 from attnphys.dynamics.samplers import ExplicitSampler
-from attnphys.dynamics.tracks import match, set_distance, tracks
 
 C_FOLD = 2 / (3 * np.sqrt(3))
 

@@ -1,4 +1,6 @@
 """Type stub of the lazily loaded package: the one list of its public names."""
+
+from ._api import clustering_diagram, flow_weights, iterate_layers, particle_flow
 from .attention import (
     ATTENTIONS,
     AbstractAttention,
@@ -58,6 +60,11 @@ from .stats import (
 )
 
 __all__ = [
+    # the analyses (one per command)
+    "iterate_layers",
+    "particle_flow",
+    "clustering_diagram",
+    "flow_weights",
     "ATTENTIONS",
     "AbstractAttention",
     "SinkhornAttention",

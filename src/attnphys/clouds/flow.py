@@ -21,7 +21,7 @@ import xarray as xr
 from attnphys.clouds._blas import single_threaded
 from attnphys.clouds.attention import AbstractAttention
 from attnphys.clouds.observables import PAIR_TOL, clustered_pairs, interaction_energy
-from attnphys.clouds.stats import LONG_NAMES, STATISTICS, _components, _device_stats
+from attnphys.clouds.stats import LONG_NAMES, STATISTICS, cluster_components, device_stats
 from attnphys.errors import NonFiniteError
 from attnphys.progress import host_reporter, report_from_host, step_bar
 
@@ -203,8 +203,8 @@ def solve_flow(
 @jax.jit
 def _time_stats(xs, keys, beta, pair_tol, cluster_delta):
     prev = jnp.concatenate([xs[:1], xs[:-1]])
-    stats, cos = jax.vmap(_device_stats)(xs, prev, keys)
-    stats["clusters"] = jax.vmap(lambda c: _components(c > 1 - cluster_delta))(cos).astype(xs.dtype)
+    stats, cos = jax.vmap(device_stats)(xs, prev, keys)
+    stats["clusters"] = jax.vmap(lambda c: cluster_components(c > 1 - cluster_delta))(cos).astype(xs.dtype)
     stats["energy"] = jax.vmap(lambda X: interaction_energy(X, beta))(xs)
     stats["clustered_pairs"] = jax.vmap(lambda X: clustered_pairs(X, pair_tol))(xs)
     stats["sphere_drift"] = jnp.max(jnp.abs(jnp.linalg.norm(xs, axis=-1) - 1.0), axis=-1)

@@ -138,80 +138,36 @@ class CloudsRunJob(AbstractJob):
         if self.resample_every and not self.heads:
             raise InputError("resampling needs random weights: give --heads H > 0", "--resample-every")
 
+    def analysis(self, **kw):
+        """The one analysis this command runs (:func:`attnphys.clouds.iterate_layers`) with its options."""
+        from attnphys.clouds import iterate_layers
+
+        return iterate_layers(
+            self.init,
+            tokens=self.tokens,
+            dim=self.dim,
+            layers=self.layers,
+            norm=self.norm,
+            beta=self.beta,
+            alpha=self.alpha,
+            heads=self.heads,
+            ensemble=self.ensemble,
+            resample_every=self.resample_every,
+            attention=self.attention,
+            residual=self.residual,
+            mlp=self.mlp,
+            stats_every=self.stats_every,
+            snapshots=self.snapshots,
+            seed=self.seed,
+            **kw,
+        )
+
     def execute(self, progress: bool = True) -> Report:
-        import jax
-
-        from attnphys.clouds.ensembles import ENSEMBLES, layer_weights
-        from attnphys.clouds.mlp import random_mlp
-        from attnphys.clouds.ops import standard_layer, untied_layers
-        from attnphys.clouds.run import initial_cloud, run_cloud
-
-        X0 = initial_cloud(self.init, self.tokens, self.dim, self.seed)
-        D, H = self.dim, self.heads
-        mlp = random_mlp(jax.random.PRNGKey(self.seed + 2), D, dtype=X0.dtype) if self.mlp == "random" else None
-        ens = ENSEMBLES[self.ensemble]()
-        k1, k2 = jax.random.split(jax.random.PRNGKey(self.seed + 1))
-        if H and self.resample_every:
-            L = max(self.layers, 1)
-            Ws = layer_weights(ens, k1, L, H, D, self.resample_every, X0.dtype) / D**0.5
-            Wvs = layer_weights(ens, k2, L, H, D, self.resample_every, X0.dtype) / H**0.5
-            layer = untied_layers(
-                self.norm,
-                self.beta,
-                Ws,
-                Wvs,
-                alpha=self.alpha,
-                attention=self.attention,
-                residual=self.residual,
-                mlp=mlp,
-            )
-        else:
-            W = Wv = None
-            if H:  # scales: W entries of variance 1/D², W_v of variance 1/(D H)
-                W = ens.sample(k1, (H,), D, X0.dtype) / D**0.5
-                Wv = ens.sample(k2, (H,), D, X0.dtype) / H**0.5
-            layer = standard_layer(
-                self.norm,
-                beta=self.beta,
-                alpha=self.alpha,
-                W=W,
-                Wv=Wv,
-                attention=self.attention,
-                residual=self.residual,
-                mlp=mlp,
-            )
         t0 = time.perf_counter()
         try:
-            ds = run_cloud(
-                X0,
-                layer,
-                self.layers,
-                self.stats_every,
-                list(self.snapshots),
-                seed=self.seed,
-                progress=progress,
-                attrs=dict(
-                    init=self.init,
-                    dim=D,
-                    tokens=self.tokens,
-                    layers=self.layers,
-                    norm=self.norm,
-                    beta=self.beta,
-                    alpha=self.alpha,
-                    heads=H,
-                    ensemble=self.ensemble,
-                    resample_every=self.resample_every,
-                    attention=self.attention,
-                    residual=int(self.residual),
-                    mlp=self.mlp,
-                    seed=self.seed,
-                    title=f"{self.init} cloud, N={self.tokens}, D={D}, norm={self.norm}, β={self.beta}, α={self.alpha}",
-                ),
-            )
-        except FloatingPointError as e:
-            raise InputError(
-                f"{e} (β={self.beta}, α={self.alpha}); lower --beta or --alpha, or use a normalization"
-            ) from e
+            ds = self.analysis(progress=progress)
+        except InputError as e:
+            raise self.option_error(e) from None
         self.write_result(ds, self.out)
         first, last = ds.isel(layer=0), ds.isel(layer=-1)
         rows = {"wall time": f"{time.perf_counter() - t0:.2f} s", "layers recorded": str(ds.sizes["layer"])}
@@ -304,115 +260,60 @@ class CloudsFlowJob(_FlowOptions):
                 "--causal",
             )
         if self.weights not in ("identity",) + _ENSEMBLES:
+            from attnphys.clouds._api import flow_weights
+
             p = Path(self.weights)
             if not p.is_file():
                 raise InputError(
                     f"must be identity, {', '.join(_ENSEMBLES)} or an .npz file; no such file: {self.weights}",
                     "--weights",
                 )
-            self._load_weights()
+            try:
+                flow_weights(self.weights, self.dim)
+            except InputError as e:
+                raise self.option_error(e) from None
 
-    def _load_weights(self) -> dict:
-        import numpy as np
+    def analysis(self, **kw):
+        """The one analysis this command runs (:func:`attnphys.clouds.particle_flow`) with its options."""
+        from attnphys.clouds import particle_flow
 
-        try:
-            with np.load(self.weights) as f:
-                arrs = {k: np.asarray(f[k], float) for k in ("Q", "K", "V", "O") if k in f.files}
-        except Exception as e:
-            raise InputError(f"cannot read {self.weights} as .npz ({type(e).__name__})", "--weights") from None
-        if not {"Q", "K", "V"} <= set(arrs):
-            raise InputError(f"{self.weights} must hold arrays Q, K and V", "--weights")
-        for k, A in arrs.items():
-            A = A[None] if A.ndim == 2 else A
-            if A.ndim != 3 or not np.all(np.isfinite(A)):
-                raise InputError(f"{k} must be a finite (H, k, d) or (k, d) array, got shape {A.shape}", "--weights")
-            arrs[k] = A
-        d, H = self.dim, arrs["Q"].shape[0]
-        if arrs["Q"].shape[2] != d or arrs["K"].shape[2] != d or arrs["V"].shape[2] != d:
-            raise InputError(f"Q, K and V must act on d = {self.dim} (last axis)", "--weights")
-        if arrs["Q"].shape[:2] != arrs["K"].shape[:2] or arrs["V"].shape[0] != H:
-            raise InputError("Q and K must have the same (H, k) shape and V the same number of heads", "--weights")
-        if "O" not in arrs and arrs["V"].shape[1] != d:
-            raise InputError("without O, V must map to d dimensions", "--weights")
-        return arrs
-
-    def attention(self):
-        import jax
-        import jax.numpy as jnp
-
-        from attnphys.clouds.attention import ATTENTIONS
-        from attnphys.clouds.ensembles import ENSEMBLES
-
-        cls = ATTENTIONS[self.dynamics]
-        if self.weights == "identity":
-            return cls(beta=self.beta, causal=self.causal, heads=self.heads)
-        if self.weights in ENSEMBLES:
-            W = ENSEMBLES[self.weights]().sample(jax.random.PRNGKey(self.seed + 1), (self.heads,), self.dim)
-            return cls(beta=self.beta, Q=jnp.swapaxes(W, 1, 2), causal=self.causal)
-        a: dict[str, Any] = {k: jnp.asarray(v) for k, v in self._load_weights().items()}
-        return cls(beta=self.beta, causal=self.causal, **a)
-
-    def execute(self, progress: bool = True) -> Report:
-        import jax
-        import jax.numpy as jnp
-        import numpy as np
-
-        from attnphys.clouds.flow import flow_dataset, solve_flow
-        from attnphys.clouds.observables import longest_metastable, plateau_text, plateaus
-
-        key = jax.random.PRNGKey(self.seed)
-        X0 = jax.random.normal(key, (self.tokens, self.dim))
-        if self.init == "sphere" or self.sphere:
-            X0 = X0 / jnp.linalg.norm(X0, axis=1, keepdims=True)
-        ts = np.linspace(0.0, self.t_max, self.saves)
-        t0 = time.perf_counter()
-        try:
-            sol = solve_flow(
-                self.attention(),
-                X0,
-                ts,
-                residual=self.residual,
-                sphere=self.sphere,
-                rtol=self.rtol,
-                atol=self.atol,
-                solver=self.solver,
-                progress=progress,
-            )
-        except RuntimeError as e:
-            raise InputError(str(e), "--solver") from None
-        title = (
-            f"{self.dynamics.upper()}, β={self.beta}, n={self.tokens}, d={self.dim}, "
-            f"{'sphere' if self.sphere else 'R^d'}, {self.weights} weights"
-        )
-        ds = flow_dataset(
-            sol,
-            self.beta,
+        return particle_flow(
+            self.dynamics,
+            beta=self.beta,
+            tokens=self.tokens,
+            dim=self.dim,
+            t_max=self.t_max,
+            saves=self.saves,
+            sphere=self.sphere,
+            residual=self.residual,
+            causal=self.causal,
+            heads=self.heads,
+            weights=self.weights,
+            init=self.init,
+            keep_cloud=self.keep_cloud,
+            rtol=self.rtol,
+            atol=self.atol,
+            solver=self.solver,
             pair_tol=self.pair_tol,
             cluster_delta=self.cluster_delta,
-            store_cloud=self.keep_cloud,
             seed=self.seed,
-            attrs=dict(
-                dynamics=self.dynamics,
-                beta=self.beta,
-                dim=self.dim,
-                tokens=self.tokens,
-                sphere=int(self.sphere),
-                residual=int(self.residual),
-                causal=int(self.causal),
-                heads=self.heads,
-                weights=self.weights,
-                init=self.init,
-                seed=self.seed,
-                title=title,
-            ),
-            progress=progress,
+            **kw,
         )
+
+    def execute(self, progress: bool = True) -> Report:
+        from attnphys.clouds.observables import longest_metastable, plateau_text, plateaus
+
+        t0 = time.perf_counter()
+        try:
+            ds = self.analysis(progress=progress)
+        except InputError as e:
+            raise self.option_error(e) from None
         wall = time.perf_counter() - t0
         self.write_result(ds, self.out)
         best = longest_metastable(plateaus(ds.time.values, ds.clusters.values))
         rows = {
             "wall time": f"{wall:.2f} s",
-            "solver steps": str(sol.num_steps),
+            "solver steps": str(ds.attrs["solver_steps"]),
             "energy": _fmt(float(ds.energy[0]), float(ds.energy[-1])),
             "clusters": f"{int(ds.clusters[0])} → {int(ds.clusters[-1])}",
             "clustered pairs": _fmt(float(ds.clustered_pairs[0]), float(ds.clustered_pairs[-1])),
@@ -460,14 +361,15 @@ class CloudsPhaseDiagramJob(_FlowOptions):
         if min(self.beta) < 0:
             raise InputError(f"values must be >= 0, got {min(self.beta)}", "--beta")
 
-    def sweep(self):
-        from attnphys.clouds.phase import ClusteringTask
-        from attnphys.sweeps import Axis, Grid, Sweep
+    def analysis(self, **kw):
+        """The one analysis this command runs (:func:`attnphys.clouds.clustering_diagram`) with its options."""
+        from attnphys.clouds import clustering_diagram
 
-        task = ClusteringTask(
+        return clustering_diagram(
+            self.beta,
             dynamics=self.dynamics,
-            dim=self.dim,
             tokens=self.tokens,
+            dim=self.dim,
             t_max=self.t_max,
             saves=self.saves,
             samples=self.samples,
@@ -476,25 +378,19 @@ class CloudsPhaseDiagramJob(_FlowOptions):
             solver=self.solver,
             pair_tol=self.pair_tol,
             cluster_delta=self.cluster_delta,
-        )
-        return Sweep(
-            grid=Grid(axes=(Axis(name="beta", values=tuple(self.beta)),), chunk=1), task=task, base_seed=self.seed
+            seed=self.seed,
+            store=None if self.out.suffix == ".nc" else self.out,
+            overwrite=self.overwrite,
+            **kw,
         )
 
     def execute(self, progress: bool = True) -> Report:
         import numpy as np
 
-        from attnphys.sweeps import run_sweep
-
         t0 = time.perf_counter()
-        sweep = self.sweep()
+        ds = self.analysis(store_attrs=self.store_attrs(), progress=progress)
         if self.out.suffix == ".nc":
-            ds = run_sweep(sweep, None, progress=progress)
             self.write_result(ds, self.out)
-        else:
-            ds = run_sweep(sweep, self.out, progress=progress, attrs=self.provenance(), replace=self.overwrite)
-        ds["beta"].attrs["long_name"] = "inverse temperature beta"
-        ds["time"].attrs["long_name"] = "time of the continuous-time dynamics"
         ct, failed = ds.clustering_time.values, ds.failed.values
 
         def when(c: float, f: int) -> str:

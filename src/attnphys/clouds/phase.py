@@ -17,7 +17,7 @@ from pydantic import Field
 from attnphys.clouds.attention import ATTENTIONS
 from attnphys.clouds.flow import ATOL, RTOL, solve_many
 from attnphys.clouds.observables import PAIR_TOL, clustered_pairs
-from attnphys.clouds.stats import _components
+from attnphys.clouds.stats import cluster_components
 from attnphys.progress import report_fraction
 from attnphys.sweeps.grid import Grid, point_seed
 from attnphys.sweeps.task import AbstractTask, VarSpec, register_task
@@ -29,7 +29,7 @@ def _cluster_series(xs, pair_tol, delta):
 
     def one(X):
         U = X / jnp.linalg.norm(X, axis=-1, keepdims=True)
-        return clustered_pairs(X, pair_tol), _components(U @ U.T > 1 - delta)
+        return clustered_pairs(X, pair_tol), cluster_components(U @ U.T > 1 - delta)
 
     return jax.vmap(jax.vmap(one))(xs)
 

@@ -150,7 +150,7 @@ def fitted_gaussian_sample(key, mean, cov, n: int):
 
 
 @jax.jit
-def _device_stats(X, X_prev, key):
+def device_stats(X, X_prev, key):
     out, cos = _stats(X, X_prev, key)
     ok = jnp.all(jnp.isfinite(X))  # a non-finite cloud has no statistics (theory: docs/theory/clouds.md §5)
     return {k: jnp.where(ok, v, jnp.nan) for k, v in out.items()}, cos
@@ -193,11 +193,11 @@ def cluster_count(cos, delta: float = 1e-3) -> int:
     """Angular clusters: connected components of the graph cos_ij > 1 − δ (label propagation on the
     device: every token takes the smallest label among its neighbours until nothing changes)
     (theory: docs/theory/clouds.md §5.5)."""
-    return int(_components(jnp.asarray(cos) > 1 - delta))
+    return int(cluster_components(jnp.asarray(cos) > 1 - delta))
 
 
 @jax.jit
-def _components(adj):
+def cluster_components(adj):
     N = adj.shape[0]
     adj = adj | jnp.eye(N, dtype=bool)
 
@@ -242,7 +242,7 @@ def cloud_statistics(X, X_prev=None, key=None, cluster_delta: float = 1e-3) -> d
     )
     key = jax.random.PRNGKey(0) if key is None else key
     with single_threaded():  # the D × D eigh and Cholesky: one BLAS thread (see attnphys.clouds._blas)
-        out, cos = _device_stats(X, X if X_prev is None else jnp.asarray(X_prev), key)
+        out, cos = device_stats(X, X if X_prev is None else jnp.asarray(X_prev), key)
         res = {k: float(v) for k, v in out.items()}
     if X_prev is None:
         res["moved_apart"] = float("nan")

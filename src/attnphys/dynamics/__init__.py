@@ -2,19 +2,20 @@
 periodic orbits with Floquet multipliers, local bifurcations, attractor censuses with basins, and attractor
 tracks across parameter grids (theory: docs/theory/dynamics.md §1–8).
 
-Submodules: :mod:`~attnphys.dynamics.maps` (the interface and example maps), :mod:`~.lyapunov`,
-:mod:`~.orbits`, :mod:`~.classify`, :mod:`~.periodic`, :mod:`~.bifurcations`, :mod:`~.samplers`,
-:mod:`~.settle`, :mod:`~.census`, :mod:`~.tracks`.
+The analyses a researcher calls, each returning a labelled ``xarray.Dataset``: :func:`lyapunov_spectrum`,
+:func:`census` (the attractors of a map at one parameter point, with basins), :func:`tracks` (censuses along
+a parameter matched into tracks) and :func:`continuation` (a periodic orbit followed in a parameter, with its
+bifurcations). A map is any subclass of :class:`AbstractMap` (or a :class:`FunctionMap` of pure functions).
 """
 
-# Functions named like their submodule (lyapunov, classify, census, tracks) are not re-exported here, so that
-# ``attnphys.dynamics.<name>`` stays the submodule; import them from it.
+from attnphys.dynamics._api import continuation, lyapunov_spectrum
+from attnphys.dynamics._census import CensusOptions, census, census_batch
+from attnphys.dynamics._lyapunov import LyapunovResult
+from attnphys.dynamics._tracks import tracks
 from attnphys.dynamics.bifurcations import BifurcationEvent, Branch, continue_orbit
-from attnphys.dynamics.census import CensusOptions, census_batch
 from attnphys.dynamics.classify import REGIMES, ClassifyOptions
-from attnphys.dynamics.lyapunov import LyapunovResult
-from attnphys.dynamics.maps import EXAMPLES, AbstractMap, Map, autonomous
-from attnphys.dynamics.orbits import OrbitSpec, continuation, orbit, orbit_sweep
+from attnphys.dynamics.maps import EXAMPLES, AbstractMap, FunctionMap, autonomous
+from attnphys.dynamics.orbits import OrbitSpec, continuation_chains, orbit, orbit_sweep
 from attnphys.dynamics.periodic import (
     Floquet,
     PeriodicOrbit,
@@ -27,9 +28,18 @@ from attnphys.dynamics.periodic import (
 from attnphys.dynamics.samplers import DomainSampler, ExplicitSampler, PerturbationSampler, make_sampler
 
 __all__ = [
+    # the analyses
+    "lyapunov_spectrum",
+    "census",
+    "tracks",
+    "continuation",
+    # maps
     "EXAMPLES",
-    "REGIMES",
     "AbstractMap",
+    "FunctionMap",
+    "autonomous",
+    # the building blocks
+    "REGIMES",
     "BifurcationEvent",
     "Branch",
     "CensusOptions",
@@ -38,13 +48,11 @@ __all__ = [
     "ExplicitSampler",
     "Floquet",
     "LyapunovResult",
-    "Map",
     "OrbitSpec",
     "PeriodicOrbit",
     "PerturbationSampler",
-    "autonomous",
     "census_batch",
-    "continuation",
+    "continuation_chains",
     "continue_orbit",
     "floquet",
     "floquet_batch",

@@ -1,7 +1,7 @@
 """The geometry of an attractor census (theory: docs/theory/dynamics.md §7.2): distances between clouds of
 fingerprints, the recurrence and convergence tests of starts that spent their budget, the runs of the
 non-periodic representatives, and the merging of pieces of one attractor. Used by
-:mod:`attnphys.dynamics.census`."""
+:mod:`attnphys.dynamics._census`."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from attnphys.dynamics._lyapunov import advance, lyapunov_core
 from attnphys.dynamics.fingerprint import fingerprint
-from attnphys.dynamics.lyapunov import _lyapunov, advance
 from attnphys.dynamics.settle import lane_params
 
 
@@ -95,7 +95,9 @@ def rep_run(m, k, steps, align, n_window, n_fp, n_long, stride, x, aux, table, p
 
     def one(x, aux, i):
         params = lane_params(table, shared, i)
-        r = _lyapunov(m, x, aux, params, steps=steps, k=k, reortho_every=1, align=align, history_every=0, init="random")
+        r = lyapunov_core(
+            m, x, aux, params, steps=steps, k=k, reortho_every=1, align=align, history_every=0, init="random"
+        )
 
         def emit(x, aux):
             return m.observe(x, aux, params), fingerprint(x, n_fp), jnp.all(jnp.isfinite(x))

@@ -38,8 +38,8 @@ import xarray as xr
 
 from attnphys.dynamics.checks import warn_if_single_precision
 from attnphys.dynamics.classify import flag_attrs
-from attnphys.dynamics.maps import AbstractMap as Map
-from attnphys.dynamics.periodic import _compose, _floquet_one, _trace
+from attnphys.dynamics.maps import AbstractMap
+from attnphys.dynamics.periodic import compose_steps, floquet_one, trace_steps
 
 EVENT_KINDS: tuple[str, ...] = ("fold", "branch_point", "flip", "neimark_sacker")
 """Event codes of :class:`Branch` datasets (index = code)."""
@@ -129,12 +129,12 @@ class Branch(NamedTuple):
 
 
 @functools.lru_cache(maxsize=64)
-def _kernels(m: Map, params_of: Callable, p: int):
+def _kernels(m: AbstractMap, params_of: Callable, p: int):
     """Jitted residual/Jacobian, corrector, tangent and multipliers for branches of (m, params_of, p);
     cached, so that continuing again with the same ``params_of`` function compiles nothing."""
 
     def G(x, s, aux0):
-        return _compose(m, x, aux0, params_of(s), p)[0] - x
+        return compose_steps(m, x, aux0, params_of(s), p)[0] - x
 
     def GJ(x, s, aux0):
         Jx, Js = jax.jacfwd(G, argnums=(0, 1))(x, s, aux0)
@@ -190,8 +190,8 @@ def _kernels(m: Map, params_of: Callable, p: int):
             mu = jnp.linalg.eigvals(m.jacobian(x, aux0, params_of(s)))
             order = jnp.lexsort((-jnp.angle(mu), -jnp.abs(mu)))
             return mu[order], jnp.log(jnp.abs(mu[order]))
-        xs, auxs = _trace(m, p, x, aux0, params_of(s), p, p)
-        f = _floquet_one(m, 500, 1e-13, xs, auxs, params_of(s), p)
+        xs, auxs = trace_steps(m, p, x, aux0, params_of(s), p, p)
+        f = floquet_one(m, 500, 1e-13, xs, auxs, params_of(s), p)
         return f.multipliers, f.log_abs
 
     newton_x, tangent = jax.jit(newton_x, static_argnames=("max_it",)), jax.jit(tangent)
@@ -243,7 +243,7 @@ def _nearest(mu: np.ndarray, kind: str, imag_tol: float = 1e-9) -> float:
 
 
 def continue_orbit(
-    m: Map,
+    m: AbstractMap,
     x0,
     aux0,
     params_of: Callable[[Any], Any],

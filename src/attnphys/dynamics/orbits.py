@@ -13,11 +13,11 @@ rotate the tangent vectors), then ``steps`` recorded steps, in which it keeps
   ``tangent_nonfinite``, the first recorded step at which a tangent vector became non-finite (−1: never);
 * the first step at which the state became non-finite (−1: never).
 
-Tangent vectors start random (seeded) by default, as in :func:`attnphys.dynamics.lyapunov.lyapunov`;
+Tangent vectors start random (seeded) by default, as in :func:`attnphys.dynamics._lyapunov.lyapunov`;
 ``init="identity"`` is available for comparisons with reference codes.
 
 :func:`orbit_sweep` vmaps this over a batch of parameters (cold start: independent initial states)
-and :func:`continuation` chains it along a parameter path, each point starting from the previous
+and :func:`continuation_chains` chains it along a parameter path, each point starting from the previous
 point's final state, in both directions at once.
 """
 
@@ -30,9 +30,9 @@ import jax
 import jax.numpy as jnp
 
 from attnphys._checks import check_array
+from attnphys.dynamics._lyapunov import advance, initial_vectors, zero_acc
 from attnphys.dynamics.fingerprint import fingerprint
-from attnphys.dynamics.lyapunov import advance, initial_vectors, zero_acc
-from attnphys.dynamics.maps import AbstractMap as Map
+from attnphys.dynamics.maps import AbstractMap
 from attnphys.errors import InputError
 from attnphys.runtime import shard_batch
 
@@ -114,7 +114,7 @@ def _first_bad(ok, t0, bad):
     return jnp.where((bad < 0) & ~ok[i], jnp.asarray(t0 + i, bad.dtype), bad)
 
 
-def _single(m: Map, spec: OrbitSpec, x0, aux0, params):
+def _single(m: AbstractMap, spec: OrbitSpec, x0, aux0, params):
     x0 = jnp.asarray(x0)
     dtype = x0.dtype
     # every step below is the map's cached form (theory: docs/theory/dynamics.md §1.1)
@@ -181,11 +181,11 @@ def _single(m: Map, spec: OrbitSpec, x0, aux0, params):
 
 
 @partial(jax.jit, static_argnames=("m", "spec"))
-def _orbit(m: Map, spec: OrbitSpec, x0, aux0, params) -> dict:
+def _orbit(m: AbstractMap, spec: OrbitSpec, x0, aux0, params) -> dict:
     return _single(m, spec, x0, aux0, params)
 
 
-def orbit(m: Map, spec: OrbitSpec, x0, aux0, params) -> dict:
+def orbit(m: AbstractMap, spec: OrbitSpec, x0, aux0, params) -> dict:
     """One orbit (theory: docs/theory/dynamics.md §3); see the module docstring for what is returned:
     ``orbit`` (n_orbit, F), ``fingerprint`` (n_orbit, G), ``section`` (n_pairs, max_section),
     ``section_count`` (n_pairs,), ``nonfinite_step`` (), final ``x``/``aux`` and, if k > 0, ``exponents``,
@@ -221,7 +221,7 @@ def _check_batch(tree, B: int, name: str) -> None:
             )
 
 
-def orbit_sweep(m: Map, spec: OrbitSpec, x0, aux0, params, shared=None) -> dict:
+def orbit_sweep(m: AbstractMap, spec: OrbitSpec, x0, aux0, params, shared=None) -> dict:
     """Cold-start orbits for a batch (theory: docs/theory/dynamics.md §3): every leaf of x0, aux0 and
     params has a leading batch axis B; every output gets that leading axis.
 
@@ -248,7 +248,7 @@ def _chain(m, spec, x0, aux0, path, shared):
     return outs
 
 
-def continuation(m: Map, spec: OrbitSpec, x0, aux0, path, directions=("up",), shared=None) -> dict:
+def continuation_chains(m: AbstractMap, spec: OrbitSpec, x0, aux0, path, directions=("up",), shared=None) -> dict:
     """Orbits along a parameter path, each point starting from the previous point's final state
     (theory: docs/theory/dynamics.md §3).
 

@@ -27,9 +27,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from attnphys.dynamics._linalg import householder_qr
+from attnphys.dynamics._lyapunov import initial_vectors
 from attnphys.dynamics.checks import warn_if_single_precision
-from attnphys.dynamics.lyapunov import initial_vectors
-from attnphys.dynamics.maps import AbstractMap as Map
+from attnphys.dynamics.maps import AbstractMap
 from attnphys.runtime import take_rows
 
 
@@ -73,13 +74,13 @@ class Floquet(NamedTuple):
     resolved: Any
 
 
-def _compose(m: Map, x, aux, params, p):
+def compose_steps(m: AbstractMap, x, aux, params, p):
     """F^p(x): (x_p, aux_p). p may be traced (a loop of p steps, batched under ``vmap`` as a loop to the
     longest with the finished lanes held)."""
     return jax.lax.fori_loop(0, p, lambda j, c: m.step(c[0], c[1], params), (x, aux))
 
 
-def _trace(m: Map, P: int, x, aux, params, p, steps):
+def trace_steps(m: AbstractMap, P: int, x, aux, params, p, steps):
     """x_0 … x_{P−1} (P, D) and their aux stacked along P: the orbit for j < p, NaN and aux_0 beyond.
     ``steps`` ≥ p: the loop's length; see :func:`_jacobians`."""
 
@@ -107,13 +108,13 @@ def _aux_equal(a, b) -> jax.Array:
     return jnp.all(jnp.stack(leaves)) if leaves else jnp.asarray(True)
 
 
-def _refine_one(m: Map, P: int, max_iter: int, tol: float, x0, aux0, params, p, steps):
+def _refine_one(m: AbstractMap, P: int, max_iter: int, tol: float, x0, aux0, params, p, steps):
     x0 = jnp.asarray(x0)
     eps = jnp.finfo(x0.dtype).eps
     D = x0.shape[0]
 
     def G(x):
-        return _compose(m, x, aux0, params, p)[0] - x
+        return compose_steps(m, x, aux0, params, p)[0] - x
 
     def cond(c):
         x, it, done, _ = c
@@ -134,9 +135,9 @@ def _refine_one(m: Map, P: int, max_iter: int, tol: float, x0, aux0, params, p, 
     x, it, _, _ = jax.lax.while_loop(
         cond, body, (x0, jnp.asarray(0), jnp.asarray(False), jnp.asarray(jnp.inf, x0.dtype))
     )
-    xp, auxp = _compose(m, x, aux0, params, p)
+    xp, auxp = compose_steps(m, x, aux0, params, p)
     res = jnp.max(jnp.abs(xp - x)) / jnp.maximum(1.0, jnp.max(jnp.abs(x)))
-    pts, aux_pts = _trace(m, P, x, aux0, params, p, steps)
+    pts, aux_pts = trace_steps(m, P, x, aux0, params, p, steps)
     del D
     return PeriodicOrbit(
         x=x,
@@ -197,7 +198,7 @@ def _unbatch(tree):
     return jax.tree_util.tree_map(lambda a: a[0], tree)
 
 
-def _aux_period(m: Map, x, aux, params, p: int, max_multiple: int) -> int:
+def _aux_period(m: AbstractMap, x, aux, params, p: int, max_multiple: int) -> int:
     """Smallest multiple q·p (q ≤ max_multiple) after which aux returns to itself; 0 if none."""
     xs, a = jnp.asarray(x), aux
     for q in range(1, max_multiple + 1):
@@ -209,7 +210,7 @@ def _aux_period(m: Map, x, aux, params, p: int, max_multiple: int) -> int:
 
 
 def refine_batch(
-    m: Map,
+    m: AbstractMap,
     x0,
     aux0,
     params,
@@ -410,7 +411,7 @@ def minimal_period(orbit: PeriodicOrbit, tol: float = 1e-9) -> PeriodicOrbit:
     return o._replace(points=pts, period=period.reshape(np.shape(o.period)))
 
 
-def refine(m: Map, x0, aux0, params, period: int, **kw) -> PeriodicOrbit:
+def refine(m: AbstractMap, x0, aux0, params, period: int, **kw) -> PeriodicOrbit:
     """Newton refinement of one periodic orbit of period p, F^p(x) = x, to machine precision
     (theory: docs/theory/dynamics.md §5.1); see :func:`refine_batch` for the options.
 
@@ -425,7 +426,7 @@ def refine(m: Map, x0, aux0, params, period: int, **kw) -> PeriodicOrbit:
     return _unbatch(out)
 
 
-def _jacobians(m: Map, xs, auxs, params, p, steps):
+def _jacobians(m: AbstractMap, xs, auxs, params, p, steps):
     """(P, D, D) Jacobians along the orbit xs (P, D), for j < p; the identity beyond.
 
     ``steps`` ≥ p is the loop's length: under ``vmap`` it is the batch's longest period, passed
@@ -440,40 +441,6 @@ def _jacobians(m: Map, xs, auxs, params, p, steps):
         return Js.at[j].set(jnp.where(on, m.jacobian(jnp.where(on, xs[j], 0.0), aux, params), eye))
 
     return jax.lax.fori_loop(0, steps, body, jnp.broadcast_to(eye, (P, D, D)))
-
-
-def householder_qr(A: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Thin QR of A (D, k), k ≤ D, by Householder reflections (theory: docs/theory/dynamics.md §5.2,
-    "The QR step"): H_{k−1} ⋯ H_0 A = [R; 0] with H_j = I − 2 v_j v_jᵀ mapping the column's part from row j
-    on to (−sign(a_jj)·‖a_j‖, 0, …, 0), the convention of LAPACK's geqrf; Q = H_0 ⋯ H_{k−1} I[:, :k].
-    Backward stable like LAPACK, and written with vector operations over fixed shapes, so that a batch
-    under ``vmap`` is one vectorised loop instead of one LAPACK call per matrix (1.7× on the Floquet
-    iteration of the paper preset's orbits, ``benchmarks/floquet.py``). A column that is zero from row j on
-    gives R_jj = 0 exactly and no reflection. Norms are not scaled: meant for A = J Q with Q orthonormal.
-
-    Returns:
-        (Q (D, k) with orthonormal columns, R (k, k) upper triangular), A = Q R.
-    """
-    D, k = A.shape
-    rows = jnp.arange(D)
-
-    def reflect(j, c):
-        A, V = c
-        x = jnp.where(rows >= j, A[:, j], 0.0)
-        alpha = -jnp.where(A[j, j] >= 0, 1.0, -1.0) * jnp.sqrt(x @ x)
-        v = x - alpha * (rows == j)
-        nv = jnp.sqrt(v @ v)
-        v = jnp.where(nv > 0, v / jnp.where(nv > 0, nv, 1.0), 0.0)
-        return A - 2.0 * jnp.outer(v, v @ A), V.at[j].set(v)
-
-    A, V = jax.lax.fori_loop(0, k, reflect, (A, jnp.zeros((k, D), A.dtype)))
-
-    def accumulate(i, Q):
-        v = V[k - 1 - i]
-        return Q - 2.0 * jnp.outer(v, v @ Q)
-
-    Q = jax.lax.fori_loop(0, k, accumulate, jnp.eye(D, k, dtype=A.dtype))
-    return Q, jnp.triu(A[:k])
 
 
 def _pairing(sub, tol):
@@ -573,8 +540,17 @@ def _block_eigenvalues(Tb: jax.Array, Pm: jax.Array) -> tuple[jax.Array, jax.Arr
     return nu1, jnp.where(nu1 == 0, 0.0, det / safe)
 
 
-def _floquet_one(
-    m: Map, max_cycles, tol: float, xs, auxs, params, p, r: int | None = None, need: int | None = None, steps=None
+def floquet_one(
+    m: AbstractMap,
+    max_cycles,
+    tol: float,
+    xs,
+    auxs,
+    params,
+    p,
+    r: int | None = None,
+    need: int | None = None,
+    steps=None,
 ):
     """The periodic QR iteration of one orbit xs (P, D), period p ≤ P (§5.2), on r columns (all D without r),
     until block form, the cap, or (with ``need``) until the leading ``need`` multipliers are resolved
@@ -684,12 +660,12 @@ def _floquet_many(m, max_cycles, tol, r, need, xs, auxs, params, p, shared=None)
     compilation."""
     steps = jnp.max(p)  # one loop length for the batch (:func:`_jacobians`)
     return jax.vmap(
-        lambda cap, x, a, q, pp: _floquet_one(m, cap, tol, x, a, _with_shared(shared, q), pp, r, need, steps)
+        lambda cap, x, a, q, pp: floquet_one(m, cap, tol, x, a, _with_shared(shared, q), pp, r, need, steps)
     )(max_cycles, xs, auxs, params, p)
 
 
 def floquet_batch(
-    m: Map,
+    m: AbstractMap,
     points,
     aux_points,
     params,
@@ -812,7 +788,15 @@ def _direct_eig(Mm: np.ndarray, lg: float, leading: int, rtol: float):
 
 
 def floquet_direct(
-    m: Map, points, aux_points, params, periods, *, shared=None, leading: int | None = None, rtol: float = DIRECT_RTOL
+    m: AbstractMap,
+    points,
+    aux_points,
+    params,
+    periods,
+    *,
+    shared=None,
+    leading: int | None = None,
+    rtol: float = DIRECT_RTOL,
 ) -> Floquet:
     """Floquet multipliers of a batch of periodic orbits as the eigenvalues of their monodromy matrices
     (theory: docs/theory/dynamics.md §5.2, "Clustered multipliers"): M = J_{p−1} ⋯ J_0 formed with a
@@ -858,7 +842,7 @@ def floquet_direct(
 
 
 def floquet(
-    m: Map, orbit: PeriodicOrbit | Any, aux_points=None, params=None, period: int | None = None, **kw
+    m: AbstractMap, orbit: PeriodicOrbit | Any, aux_points=None, params=None, period: int | None = None, **kw
 ) -> Floquet:
     """Floquet multipliers of one periodic orbit (theory: docs/theory/dynamics.md §5.2–5.3).
 
@@ -873,7 +857,7 @@ def floquet(
     return _unbatch(floquet_batch(m, _batch1(points), _batch1(aux_points), _batch1(params), [period], **kw))
 
 
-def monodromy(m: Map, x, aux, params, period: int) -> jax.Array:
+def monodromy(m: AbstractMap, x, aux, params, period: int) -> jax.Array:
     """M = ∂F^p/∂x (D, D) formed directly by ``jax.jacfwd`` (theory: docs/theory/dynamics.md §5.1): for
     short periods and checks only — its entries under/overflow for long strongly contracting or
     expanding orbits, which :func:`floquet` avoids."""
@@ -882,4 +866,4 @@ def monodromy(m: Map, x, aux, params, period: int) -> jax.Array:
 
 @partial(jax.jit, static_argnames=("m", "p"))
 def _monodromy(m, p, x, aux, params):
-    return jax.jacfwd(lambda y: _compose(m, y, aux, params, p)[0])(x)
+    return jax.jacfwd(lambda y: compose_steps(m, y, aux, params, p)[0])(x)

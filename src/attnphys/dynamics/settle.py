@@ -33,7 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from attnphys.dynamics.fingerprint import fingerprint
-from attnphys.dynamics.maps import AbstractMap as Map
+from attnphys.dynamics.maps import AbstractMap
 from attnphys.runtime import shard_batch
 
 RUNNING, PERIODIC, DIVERGENT, EXHAUSTED = 0, 1, 2, 3
@@ -144,7 +144,7 @@ UNROLL = 8
 """Steps per iteration of the compiled stepping loop (fewer loop iterations, larger fused kernels)."""
 
 
-def _steps(m: Map, o: SettleOptions, x, aux, params):
+def _steps(m: AbstractMap, o: SettleOptions, x, aux, params):
     """One block of b steps of one lane: (x, aux, fingerprints (b, G), out-of-bounds flags (b,))."""
 
     def one(c, _):
@@ -162,7 +162,7 @@ def _tree_where(c, a, b):
     return jax.tree_util.tree_map(lambda u, v: jnp.where(c.reshape(c.shape + (1,) * (u.ndim - 1)), u, v), a, b)
 
 
-def _blocks(m: Map, o: SettleOptions, check: bool, lanes: Lanes, pidx, table, shared) -> Lanes:
+def _blocks(m: AbstractMap, o: SettleOptions, check: bool, lanes: Lanes, pidx, table, shared) -> Lanes:
     """One block of b steps for a batch of lanes (leading axis N), then, when ``check``, the period test,
     whose verification runs only when the last fingerprint of some active lane recurs."""
     x, aux, ring, t, status, period, settle = lanes
@@ -250,7 +250,7 @@ def _bucket(n: int, n_dev: int) -> int:
 
 
 def settle(
-    m: Map, x0, aux0, pidx, table, shared=None, options: SettleOptions = SettleOptions(), progress=None
+    m: AbstractMap, x0, aux0, pidx, table, shared=None, options: SettleOptions = SettleOptions(), progress=None
 ) -> Lanes:
     """Run N starts until each settles, diverges or spends the budget (theory: docs/theory/dynamics.md §7.2).
 

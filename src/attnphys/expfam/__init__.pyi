@@ -1,4 +1,5 @@
 """Type stub of the lazily loaded package: the one list of its public names."""
+
 from ._duality import (
     bregman,
     conjugate_discrete,

@@ -44,7 +44,7 @@ def _panel(ax, x, y, name: str, style: str = "o-", label: str | None = None, **k
     return int(np.sum(~np.isfinite(y)))
 
 
-def _title(name: str, undefined: int) -> str:
+def panel_title(name: str, undefined: int) -> str:
     """A panel title: the statistic, and how many of its values are undefined (NaN)."""
     return name.replace("_", " ") + (f" ({undefined} undefined)" if undefined else "")
 
@@ -64,7 +64,7 @@ def clouds_statistics_figure(ds: xr.Dataset, *, fig=None) -> Figure:
             ax.legend(fontsize=6)
         if robust_limits(ax, y):
             mark_beyond(ax, x, y)
-        ax.set_title(_title(name, bad), fontsize=9)
+        ax.set_title(panel_title(name, bad), fontsize=9)
         ax.set_ylabel(ds[name].attrs.get("units", "value") if name != "clusters" else "count", fontsize=7)
     for ax in axes[-1]:
         ax.set_xlabel("layer")
@@ -145,7 +145,7 @@ def through_model_figure(ds: xr.Dataset, *, fig=None) -> Figure:
             bad += _panel(ax, x, y, name, style, label=str(op))
             ys.append(y)
         stage_ticks(ax, stages, L)
-        ax.set_title(_title(name, bad), fontsize=9)
+        ax.set_title(panel_title(name, bad), fontsize=9)
         ax.set_xlabel("layer (stages numbered)", fontsize=8)
         ax.set_ylabel("value", fontsize=8)
         if name in ("cov_trace", "participation_ratio"):

@@ -7,7 +7,7 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
 
-from attnphys.plots._clouds import _title as _panel_title
+from attnphys.plots._clouds import panel_title as _panel_title
 from attnphys.plots._clouds import stage_key, stage_ticks
 from attnphys.plots._common import figure, mark_beyond, robust_limits, root, suptitle
 

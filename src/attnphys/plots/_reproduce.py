@@ -9,10 +9,10 @@ from matplotlib.figure import Figure
 
 from attnphys.plots._common import config_title, figure, root, suptitle
 from attnphys.plots._trajectory import (
-    _memory_of,
     context_length,
     draw_autocorrelation,
     draw_spectrum,
+    memory_of,
     memory_text,
     sampling_interval,
 )
@@ -65,7 +65,7 @@ def series_figure(
         axes[0, i].set_ylabel("mo_se")
         axes[0, i].legend(fontsize=7, ncol=3, loc="upper right")
         x = y[:, 0]
-        mem = _memory_of(d)
+        mem = memory_of(d)
         draw_spectrum(axes[1, i], x, L, dt)
         draw_autocorrelation(axes[2, i], x, L, dt, max_lag=max_lag, tau=mem.get("tau"))
         title = f"β_o = {float(ds.beta_o.values[i]):g}" + (f": {labels[i]}" if labels else "")

@@ -61,7 +61,7 @@ def memory_text(
     return f"{t}{sep}power below 1/L: {100 * phi:.3g}% (white noise: {100 * baseline:.3g}%, {p})"
 
 
-def _memory_of(d: xr.Dataset) -> dict:
+def memory_of(d: xr.Dataset) -> dict:
     """The stored memory numbers of feature 0 of one trajectory, as keyword arguments of :func:`memory_text`."""
     out = {}
     for key, name in (("tau", "autocorr_time"), ("phi", "lowfreq_power"), ("baseline", "lowfreq_baseline")):
@@ -140,7 +140,7 @@ def spectrum_figure(ds: xr.Dataset, *, fig=None) -> Figure:
     one = _select(ds)
     L, dt = context_length(ds), sampling_interval(one)
     x = one.mo_se.values[:, 0]
-    mem = _memory_of(one)
+    mem = memory_of(one)
     fig = figure(fig, figsize=(9, 4.2))
     axes = fig.subplots(1, 2)
     draw_spectrum(axes[0], x, L, dt)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import Field
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 from attnphys.jobs import AbstractJob, Report, register_job
 
@@ -45,7 +48,7 @@ class ProbeJob(AbstractJob):
 
     def execute(self, progress: bool = True) -> Report:
         from attnphys.probes.capture import read_text
-        from attnphys.probes.run import probe, write_outputs
+        from attnphys.probes.run import probe
 
         lines = read_text(self.text) if self.text is not None else None
         ds = probe(
@@ -78,4 +81,31 @@ class ProbeJob(AbstractJob):
         )
 
 
-__all__ = ["ProbeJob"]
+def write_outputs(ds: xr.Dataset, out: str | Path) -> list[Path]:
+    """Dataset (``probe.zarr``), ``summary.json``, figures and ``report.md`` into the folder ``out``
+    (created; files in it are replaced). The ``probe`` command calls it on a hidden folder that is moved
+    into place when complete."""
+    import json
+    import shutil
+
+    from attnphys.io import write_dataset
+    from attnphys.plots import probe_figures, save_figure
+    from attnphys.probes.report import report
+    from attnphys.probes.run import json_ready, summary
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(out / "probe.zarr", ignore_errors=True)
+    write_dataset(ds, out / "probe.zarr")
+    paths = [out / "probe.zarr"]
+    s = summary(ds)
+    (out / "summary.json").write_text(json.dumps(json_ready(s), indent=2, allow_nan=False))
+    paths.append(out / "summary.json")
+    figs = [save_figure(f, out / "figures" / f"{name}.png") for name, f in probe_figures(ds).items()]
+    paths += figs
+    (out / "report.md").write_text(report(ds, s, [p.relative_to(out) for p in figs]))
+    paths.append(out / "report.md")
+    return paths
+
+
+__all__ = ["ProbeJob", "write_outputs"]

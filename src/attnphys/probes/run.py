@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 import numpy as np
 import xarray as xr
@@ -359,37 +358,12 @@ def summary(ds: xr.Dataset) -> dict:
     return out
 
 
-def _json_ready(x):
+def json_ready(x):
     """``x`` with every non-finite float as None (JSON ``null``): JSON has no NaN."""
     if isinstance(x, dict):
-        return {k: _json_ready(v) for k, v in x.items()}
+        return {k: json_ready(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_json_ready(v) for v in x]
+        return [json_ready(v) for v in x]
     if isinstance(x, float) and not np.isfinite(x):
         return None
     return x
-
-
-def write_outputs(ds: xr.Dataset, out: str | Path) -> list[Path]:
-    """Dataset (``probe.zarr``), ``summary.json``, figures and ``report.md`` into the folder ``out``
-    (created; files in it are replaced). The ``probe`` command calls it on a hidden folder that is moved
-    into place when complete."""
-    from attnphys.io import write_dataset
-    from attnphys.plots import probe_figures, save_figure
-    from attnphys.probes.report import report
-
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    import shutil
-
-    shutil.rmtree(out / "probe.zarr", ignore_errors=True)
-    write_dataset(ds, out / "probe.zarr")
-    paths = [out / "probe.zarr"]
-    s = summary(ds)
-    (out / "summary.json").write_text(json.dumps(_json_ready(s), indent=2, allow_nan=False))
-    paths.append(out / "summary.json")
-    figs = [save_figure(f, out / "figures" / f"{name}.png") for name, f in probe_figures(ds).items()]
-    paths += figs
-    (out / "report.md").write_text(report(ds, s, [p.relative_to(out) for p in figs]))
-    paths.append(out / "report.md")
-    return paths

@@ -1,4 +1,5 @@
 """Type stub of the lazily loaded package: the one list of its public names."""
+
 from ._base import AbstractFigure, Rates, Work
 from ._registry import FIGURES
 from .continuation import ContinuationFigure

@@ -40,11 +40,11 @@ from attnphys._integrity import (
 from attnphys.errors import DamagedResultError, IncompleteResultError, OutputError
 from attnphys.io import (
     COMPLETE,
-    _recover_stale,
     check_store,
     local_path,
     read_done,
     read_store,
+    recover_stale,
     staged,
     unflatten_points,
 )
@@ -189,7 +189,7 @@ class ZarrStore:
             return False
         ds, encoding = _template(definition, n_points, chunk, schema, coords, attrs, sums=True)
         ds.attrs[COMPLETE] = 1  # the template is complete; the ``done`` flags say which data are
-        _recover_stale(path)  # hidden partial templates of killed runs
+        recover_stale(path)  # hidden partial templates of killed runs
         with staged(path, replace=replace) as tmp, warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*does not have a Zarr V3 specification.*")
             ds.to_zarr(tmp, mode="w-", consolidated=False, encoding=encoding, compute=True)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from attnphys.dmft.designed import DesignedModel, designed_config
-from attnphys.dynamics.lyapunov import lyapunov
+from attnphys.dynamics._lyapunov import lyapunov
 from attnphys.dynamics.periodic import floquet, refine
 
 H = 1e-6

@@ -171,7 +171,7 @@ def _floquet(model: DesignedModel, win, sc1, period: int, k: int) -> dict[str, A
 def _census(model: DesignedModel, sc1, cycle, margin, n_ics, seed, options) -> dict[str, Any]:
     """Census of the designed map from random windows; which attractors emit the cycle (theory:
     docs/theory/designed.md §4.3)."""
-    from attnphys.dynamics.census import census
+    from attnphys.dynamics._census import census
     from attnphys.dynamics.intervals import wilson_interval
 
     m = model.map()
@@ -348,7 +348,7 @@ def cycle_report(
     Raises:
         InputError: no cycle given and none in the design, an unknown parameter, a bad range.
     """
-    from attnphys.dynamics.census import CensusOptions
+    from attnphys.dynamics._census import CensusOptions
     from attnphys.metadata import base_attrs
 
     model = cfg if isinstance(cfg, DesignedModel) else DesignedModel.of(cfg)

@@ -16,7 +16,7 @@ entry point (``attnphys.sweep_tasks``) in ``pyproject.toml``.
 """
 
 from attnphys.dmft.tasks._base import PAPER_SECTION_PAIRS, DMFTTask
-from attnphys.dmft.tasks._evidence import evidence, exponent_schema, orbit_spec, sorted_evidence
+from attnphys.dmft.tasks._evidence import evidence, exponent_schema, orbit_spec
 from attnphys.dmft.tasks.attractors import AttractorTask, WindowSampler
 from attnphys.dmft.tasks.converge import ConvergeTask
 from attnphys.dmft.tasks.finite import FiniteTask
@@ -37,5 +37,4 @@ __all__ = [
     "evidence",
     "exponent_schema",
     "orbit_spec",
-    "sorted_evidence",
 ]

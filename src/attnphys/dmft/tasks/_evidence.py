@@ -11,6 +11,7 @@ from attnphys.dmft.config import DMFTConfig, check_schedule
 from attnphys.dmft.tasks._base import (
     PAPER_SECTION_PAIRS,
 )
+from attnphys.dynamics._lyapunov import EVIDENCE, sorted_evidence
 from attnphys.dynamics.classify import ClassifyOptions, classify
 from attnphys.dynamics.orbits import OrbitSpec
 from attnphys.errors import InputError
@@ -59,57 +60,9 @@ def orbit_spec(
 
 
 def exponent_schema(k: int) -> dict[str, VarSpec]:
-    """The variables of k Lyapunov exponents, sorted descending, with the evidence of the QR method (theory:
-    docs/theory/dynamics.md §2.3): round-off, exact annihilations, and columns numerically parallel to the
-    earlier ones (an exponent from such QR steps has fewer than about ten correct bits there). Exponents
-    from Floquet multipliers have no QR evidence: NaN fractions, no hits, not flagged."""
-    return {
-        "exponents": VarSpec(
-            ("exponent",), (k,), np.float64, np.nan, "Lyapunov exponents, sorted descending", "1/step"
-        ),
-        "roundoff_fraction": VarSpec(
-            ("exponent",), (k,), np.float64, np.nan, "fraction of QR steps in which the direction was below round-off"
-        ),
-        "below_roundoff": VarSpec(
-            ("exponent",), (k,), np.bool_, False, "direction contracted below machine precision in some QR step"
-        ),
-        "zero_hits": VarSpec(("exponent",), (k,), np.int64, 0, "exact annihilations of the direction"),
-        "parallel_fraction": VarSpec(
-            ("exponent",),
-            (k,),
-            np.float64,
-            np.nan,
-            "fraction of QR steps in which the direction was numerically parallel to the leading ones",
-        ),
-        "unreliable": VarSpec(
-            ("exponent",),
-            (k,),
-            np.bool_,
-            False,
-            "direction numerically parallel to the leading ones in some QR step (fewer than ~10 correct bits "
-            "there: a shorter reortho_every, or a direction contracted beyond resolution)",
-        ),
-    }
-
-
-def sorted_evidence(exponents, roundoff, zero_hits, parallel) -> dict[str, np.ndarray]:
-    """Exponents (…, k) in QR order, sorted descending along the last axis with their evidence: the
-    variables of :func:`exponent_schema` (theory: docs/theory/dynamics.md §2.1, §2.3)."""
-    exponents = np.asarray(exponents)
-    order = np.argsort(-exponents, axis=-1)
-
-    def take(a):
-        return np.take_along_axis(np.asarray(a), order, -1)
-
-    ro, par = take(roundoff), take(parallel)
-    return {
-        "exponents": take(exponents),
-        "roundoff_fraction": ro,
-        "below_roundoff": ro > 0,
-        "zero_hits": take(zero_hits).astype(np.int64),
-        "parallel_fraction": par,
-        "unreliable": par > 0,
-    }
+    """The variables of k Lyapunov exponents, sorted descending, with the evidence of the QR method (the
+    toolkit's :data:`~attnphys.dynamics._lyapunov.EVIDENCE`; theory: docs/theory/dynamics.md §2.3)."""
+    return {name: VarSpec(("exponent",), (k,), dtype, fill, **attrs) for name, (dtype, fill, attrs) in EVIDENCE.items()}
 
 
 def evidence(spec: OrbitSpec, res: Mapping[str, np.ndarray], options: ClassifyOptions = ClassifyOptions()) -> dict:

@@ -13,7 +13,7 @@ Its starts come from one of three samplers (docs/theory/dmft.md §7.5):
 * ``explicit`` — the windows of the listed ``starts``.
 
 Every grid point uses the same seed (common random numbers): neighbouring parameter values see the same
-starts, which makes the tracks of :func:`attnphys.dynamics.tracks.tracks` and basin fractions vary
+starts, which makes the tracks of :func:`attnphys.dynamics._tracks.tracks` and basin fractions vary
 smoothly, and makes a point's result independent of how the sweep is chunked.
 """
 
@@ -34,7 +34,7 @@ from attnphys.dmft.model import DMFTModel, model_of
 from attnphys.dmft.observables import ObservableName
 from attnphys.dmft.starts import StartSpec
 from attnphys.dmft.tasks._base import DMFTTask
-from attnphys.dynamics.census import CENSUS_ATTRS, CensusOptions, census_batch
+from attnphys.dynamics._census import CENSUS_ATTRS, CensusOptions, census_batch
 from attnphys.dynamics.samplers import AbstractSampler, ExplicitSampler, PerturbationSampler
 from attnphys.sweeps.grid import Grid
 from attnphys.sweeps.task import VarSpec, register_task
@@ -101,11 +101,11 @@ class AttractorTask(DMFTTask):
     ``transient`` without period checks; they are grouped into attractors with kinds, periods, exponents
     (Floquet for periodic orbits, Benettin otherwise) and basin fractions with 95% Wilson intervals.
 
-    Stored per point: the variables of :func:`attnphys.dynamics.census.census_batch` on dims
+    Stored per point: the variables of :func:`attnphys.dynamics._census.census_batch` on dims
     ``attractor`` (``max_attractors``, padded with kind −1), ``ic``, ``exponent``, ``sample``
     (representative states), ``dim`` (L·M) and ``feature`` (M); the census's ``point`` dim is called
     ``sample`` here, the grid's points being the sweep's. A grid along one parameter gains tracks
-    (:func:`attnphys.dynamics.tracks.tracks`) when the result is assembled."""
+    (:func:`attnphys.dynamics._tracks.tracks`) when the result is assembled."""
 
     kind: Literal["dmft-attractors"] = "dmft-attractors"
     n_ics: int = Field(default=256, ge=1, description="starts per grid point")
@@ -221,7 +221,7 @@ class AttractorTask(DMFTTask):
     def attrs(self) -> dict[str, Any]:
         import json
 
-        from attnphys.dynamics.census import OUTCOMES
+        from attnphys.dynamics._census import OUTCOMES
         from attnphys.dynamics.classify import REGIMES
 
         base = super().attrs()
@@ -245,7 +245,7 @@ class AttractorTask(DMFTTask):
         axes = [d for d in ds["kind"].dims if d != "attractor"]
         if len(axes) != 1 or ds.sizes[axes[0]] < 2:
             return ds
-        from attnphys.dynamics.tracks import tracks
+        from attnphys.dynamics._tracks import tracks
 
         p = axes[0]
         t = tracks(ds.rename({p: "param", "sample": "point"}))

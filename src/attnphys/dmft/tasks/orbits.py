@@ -22,7 +22,7 @@ from attnphys.dmft.tasks._evidence import evidence, exponent_schema, orbit_spec
 from attnphys.dmft.tasks._floquet import adaptive_orbits
 from attnphys.dmft.tasks.lyapunov import check_token_transient
 from attnphys.dynamics.classify import CLASSIFY_ATTRS, REGIMES, ClassifyOptions
-from attnphys.dynamics.orbits import OrbitSpec, continuation, orbit_sweep
+from attnphys.dynamics.orbits import OrbitSpec, continuation_chains, orbit_sweep
 from attnphys.errors import InputError
 from attnphys.progress import report_fraction
 from attnphys.sweeps.grid import Grid
@@ -278,5 +278,5 @@ class OrbitTask(DMFTTask):
         pre = model.config.L if (model.config.era == "2024" and isinstance(parse_start(self.start), TokenStart)) else 0
         win = model.windows_after(self.start, first, pre)
         x0, aux0 = m.state(jax.tree_util.tree_map(lambda a: a[0], win))
-        out = continuation(m, inner, x0, aux0, path, dirs, shared=model.couplings)
+        out = continuation_chains(m, inner, x0, aux0, path, dirs, shared=model.couplings)
         return jax.tree_util.tree_map(lambda v: jnp.reshape(v, (-1,) + jnp.shape(v)[2:]), out)

@@ -2,7 +2,7 @@
 (theory: docs/theory/dynamics.md §1). One file per map; a new map is a subclass of
 :class:`AbstractMap` (or :class:`AutonomousMap`) with a ``step`` (or ``f``)."""
 
-from attnphys.dynamics.maps._base import AbstractMap, AutonomousMap, Map, ReferencePoint, autonomous
+from attnphys.dynamics.maps._base import AbstractMap, AutonomousMap, FunctionMap, ReferencePoint, autonomous
 from attnphys.dynamics.maps.bistable import Bistable
 from attnphys.dynamics.maps.delayed_logistic import DelayedLogistic
 from attnphys.dynamics.maps.henon import Henon
@@ -30,7 +30,7 @@ EXAMPLES: dict[str, AbstractMap] = {
 __all__ = [
     "AbstractMap",
     "AutonomousMap",
-    "Map",
+    "FunctionMap",
     "ReferencePoint",
     "autonomous",
     "Bistable",

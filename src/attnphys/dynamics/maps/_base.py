@@ -118,10 +118,6 @@ class AbstractMap(abc.ABC):
         """(F,) observable recorded in orbit diagrams; default the state itself."""
         return x
 
-    def obs(self, x, aux, params):
-        """Alias of :meth:`observe`."""
-        return self.observe(x, aux, params)
-
     def jacobian(self, x: jax.Array, aux: Any, params: Any) -> jax.Array:
         """(D, D) Jacobian ∂x'/∂x; by forward-mode autodiff unless a subclass gives it analytically."""
         return jax.jacfwd(lambda y: self.step(y, aux, params)[0])(x)
@@ -141,7 +137,7 @@ class AbstractMap(abc.ABC):
 
 
 @dataclass(frozen=True)
-class Map(AbstractMap):
+class FunctionMap(AbstractMap):
     """A map built from functions (theory: docs/theory/dynamics.md §1): ``step(x, aux, params) -> (x', aux')``,
     optional ``observe`` and an
     optional analytic ``jacobian(x, aux, params) -> (D, D)``."""
@@ -208,6 +204,6 @@ class AutonomousMap(AbstractMap):
         return self.f(x, params), aux
 
 
-def autonomous(f: Callable[[Any, Any], Any], **kw) -> Map:
-    """Wrap ``f(x, params) -> x'`` (no auxiliary state) as a :class:`Map` (theory: docs/theory/dynamics.md §1)."""
-    return Map(step=lambda x, aux, p: (f(x, p), aux), **kw)
+def autonomous(f: Callable[[Any, Any], Any], **kw) -> FunctionMap:
+    """Wrap ``f(x, params) -> x'`` (no auxiliary state) as a :class:`FunctionMap` (theory: docs/theory/dynamics.md §1)."""
+    return FunctionMap(step=lambda x, aux, p: (f(x, p), aux), **kw)

@@ -38,7 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from attnphys.dynamics.checks import is_traced, raise_if_nonfinite, warn_if_single_precision
-from attnphys.dynamics.maps import AbstractMap as Map
+from attnphys.dynamics.maps import AbstractMap
 
 PARALLEL_BITS = 10
 """A column is numerically parallel to the earlier ones when |R_ii| ≤ 2**PARALLEL_BITS · ε · ‖v_i‖."""
@@ -200,7 +200,7 @@ def _rescale(Q, L):
 
 
 def advance(
-    m: Map, params, n: int, every: int, x, aux, Q=None, acc: _Acc | None = None, emit=None, cached: bool = False
+    m: AbstractMap, params, n: int, every: int, x, aux, Q=None, acc: _Acc | None = None, emit=None, cached: bool = False
 ) -> tuple[Any, Any, Any, Any, Any]:
     """Advance ``n`` steps (a static int). With tangent vectors Q, push them along and re-orthonormalise
     after every ``every`` steps and after the last one, accumulating into ``acc``
@@ -269,7 +269,7 @@ def advance(
 
 
 @partial(jax.jit, static_argnames=("m", "steps", "k", "reortho_every", "align", "history_every", "init"))
-def _lyapunov(m, x0, aux0, params, *, steps, k, reortho_every, align, history_every, init):
+def lyapunov_core(m, x0, aux0, params, *, steps, k, reortho_every, align, history_every, init):
     x0 = jnp.asarray(x0)
     D = x0.shape[0]
     Q = initial_vectors(D, k, init, x0.dtype)
@@ -310,7 +310,7 @@ def _lyapunov(m, x0, aux0, params, *, steps, k, reortho_every, align, history_ev
 
 
 def lyapunov(
-    m: Map,
+    m: AbstractMap,
     x0,
     aux0,
     params,
@@ -358,7 +358,7 @@ def lyapunov(
     if init not in ("random", "identity"):
         raise ValueError(f"init must be 'random' or 'identity', got {init!r}")
     warn_if_single_precision(x0)
-    res = _lyapunov(
+    res = lyapunov_core(
         m,
         x0,
         aux0,
@@ -380,7 +380,7 @@ def sorted_exponents(exponents) -> np.ndarray:
     return -np.sort(-np.asarray(exponents), axis=-1)
 
 
-def log_abs_det_average(m: Map, x0, aux0, params, steps: int) -> float:
+def log_abs_det_average(m: AbstractMap, x0, aux0, params, steps: int) -> float:
     """⟨log|det J|⟩ along the orbit: the sum rule Σλ_i = ⟨log|det J_t|⟩ for the full spectrum
     (theory: docs/theory/dynamics.md §2.4)."""
 
@@ -397,3 +397,51 @@ def log_abs_det_average(m: Map, x0, aux0, params, steps: int) -> float:
         body, (jnp.asarray(x0), aux0, jnp.asarray(0.0, jnp.asarray(x0).dtype)), None, length=steps
     )
     return float(s) / steps
+
+
+EVIDENCE: dict[str, tuple[type, object, dict]] = {
+    "exponents": (np.float64, np.nan, {"long_name": "Lyapunov exponents, sorted descending", "units": "1/step"}),
+    "roundoff_fraction": (
+        np.float64,
+        np.nan,
+        {"long_name": "fraction of QR steps in which the direction was below round-off"},
+    ),
+    "below_roundoff": (np.bool_, False, {"long_name": "direction contracted below machine precision in some QR step"}),
+    "zero_hits": (np.int64, 0, {"long_name": "exact annihilations of the direction"}),
+    "parallel_fraction": (
+        np.float64,
+        np.nan,
+        {"long_name": "fraction of QR steps in which the direction was numerically parallel to the leading ones"},
+    ),
+    "unreliable": (
+        np.bool_,
+        False,
+        {
+            "long_name": "direction numerically parallel to the leading ones in some QR step (fewer than ~10 "
+            "correct bits there: a shorter reortho_every, or a direction contracted beyond resolution)"
+        },
+    ),
+}
+"""The variables of k exponents sorted descending with the evidence of the QR method, per exponent: dtype, fill
+value and CF attributes (theory: docs/theory/dynamics.md §2.3). Exponents from Floquet multipliers have no QR
+evidence: NaN fractions, no hits, not flagged."""
+
+
+def sorted_evidence(exponents, roundoff, zero_hits, parallel) -> dict[str, np.ndarray]:
+    """Exponents (…, k) in QR order, sorted descending along the last axis with their evidence: the
+    variables of :data:`EVIDENCE` (theory: docs/theory/dynamics.md §2.1, §2.3)."""
+    exponents = np.asarray(exponents)
+    order = np.argsort(-exponents, axis=-1)
+
+    def take(a):
+        return np.take_along_axis(np.asarray(a), order, -1)
+
+    ro, par = take(roundoff), take(parallel)
+    return {
+        "exponents": take(exponents),
+        "roundoff_fraction": ro,
+        "below_roundoff": ro > 0,
+        "zero_hits": take(zero_hits).astype(np.int64),
+        "parallel_fraction": par,
+        "unreliable": par > 0,
+    }

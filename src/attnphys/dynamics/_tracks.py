@@ -74,7 +74,7 @@ def tracks(ds: xr.Dataset, *, tol: float | None = None, rel_tol: float = 0.1, qu
     """Attractor tracks over the ``param`` dim of a census (theory: docs/theory/dynamics.md §8).
 
     Args:
-        ds: a :func:`attnphys.dynamics.census.census_batch` result (dims ``param``, ``attractor``, …), the
+        ds: a :func:`attnphys.dynamics._census.census_batch` result (dims ``param``, ``attractor``, …), the
             ``param`` coordinate in increasing order.
         tol: absolute matching distance; default ``rel_tol`` × the diameter of all representative points.
         quantile: of the nearest-point distances (see the module doc).

@@ -53,7 +53,7 @@ from attnphys.dynamics.checks import warn_if_single_precision
 from attnphys.dynamics.classify import REGIME_CODE, REGIMES, ClassifyOptions, classify, flag_attrs
 from attnphys.dynamics.fingerprint import fingerprint
 from attnphys.dynamics.intervals import wilson_interval
-from attnphys.dynamics.maps import AbstractMap as Map
+from attnphys.dynamics.maps import AbstractMap
 from attnphys.dynamics.periodic import floquet_batch, refine_batch
 from attnphys.dynamics.samplers import AbstractSampler, make_sampler
 from attnphys.dynamics.settle import DIVERGENT, EXHAUSTED, PERIODIC, SettleOptions, lane_params, settle
@@ -244,7 +244,7 @@ class CensusOptions(NamedTuple):
 # ---------------------------------------------------------------- the census
 
 
-def _settle_in_chunks(m: Map, x0, aux0, pidx, table, shared, o: CensusOptions, chunk: int, report):
+def _settle_in_chunks(m: AbstractMap, x0, aux0, pidx, table, shared, o: CensusOptions, chunk: int, report):
     """The settle run (:func:`attnphys.dynamics.settle.settle`) over the starts in chunks of ``chunk``
     lanes, each chunk's fingerprint rings reduced at once to what the grouping needs, so that memory is
     bounded by the chunk (theory: docs/theory/dynamics.md §7.4): a periodic lane keeps its last p
@@ -314,7 +314,7 @@ class _Attractor(dict):
 
 
 def census_batch(
-    m: Map,
+    m: AbstractMap,
     params,
     sampler: str | AbstractSampler = "random",
     *,
@@ -824,7 +824,7 @@ def combine(datasets: list[xr.Dataset]) -> xr.Dataset:
     return out
 
 
-def census(m: Map, params, sampler: str | AbstractSampler = "random", **kw) -> xr.Dataset:
+def census(m: AbstractMap, params, sampler: str | AbstractSampler = "random", **kw) -> xr.Dataset:
     """Attractor census at one parameter point (theory: docs/theory/dynamics.md §7): :func:`census_batch`
     with B = 1, the ``param`` dim removed and the ``attractor`` dim trimmed to the attractors found.
 

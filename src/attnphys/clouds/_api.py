@@ -1,0 +1,317 @@
+"""The token-cloud analyses as functions: a cloud through a stack of layers, tokens as particles in continuous
+time, and the (β, t) clustering diagram, each composing the operators once and returning a labelled
+``xarray.Dataset`` (theory: docs/theory/clouds.md §2–5, docs/theory/particles.md §2–5). The ``clouds``
+commands call these functions; :mod:`attnphys.clouds` re-exports them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import xarray as xr
+
+from attnphys.errors import InputError
+
+ENSEMBLE_NAMES = ("gaussian", "goe", "pm_kq")
+"""The ensembles of random weights (:data:`attnphys.clouds.ENSEMBLES`) by name."""
+
+
+def iterate_layers(
+    init: Literal["gaussian", "sphere", "mixture"] = "gaussian",
+    *,
+    tokens: int = 512,
+    dim: int = 16,
+    layers: int = 100,
+    norm: str = "layernorm",
+    beta: float = 1.0,
+    alpha: float = 1.0,
+    heads: int = 0,
+    ensemble: str = "gaussian",
+    resample_every: int = 0,
+    attention: Literal["sa", "usa", "sinkhorn"] = "sa",
+    residual: bool = True,
+    mlp: Literal["none", "random"] = "none",
+    stats_every: int = 10,
+    snapshots: Sequence[int] = (0, 10, 100),
+    seed: int = 0,
+    progress: bool = False,
+) -> xr.Dataset:
+    """A token cloud through ``layers`` post-norm blocks X ← N(X + α A(X)) (theory: docs/theory/clouds.md §2),
+    optionally followed by a random MLP sublayer, with identity weights (``heads = 0``) or H random heads
+    W = W_qᵀW_k and W_v from ``ensemble`` (entries of variance 1/D² and 1/(D H)), the same in every layer or
+    drawn anew every ``resample_every`` layers.
+
+    Args:
+        init: the initial cloud (:func:`~attnphys.clouds.initial_cloud`); tokens, dim: N and D.
+        norm: the normalization (layernorm, rmsnorm, rn, diagonal_rn, sphere or none); beta: the attention's
+            inverse temperature; alpha: the residual step.
+        stats_every: record the statistics every this many layers; snapshots: layers whose clouds are kept
+            (those beyond ``layers`` become the last layer).
+        seed: seed of the cloud (and of the weights, with seed + 1, and of the MLP, with seed + 2).
+
+    Returns:
+        Dataset over ``layer``: the cloud statistics (covariance trace, k-NN entropy, angular spread, radial
+        mean, clusters, Mardia's statistics …) and the snapshot clouds; attributes with every option.
+
+    Raises:
+        InputError: a statistic overflowed (naming β and α).
+    """
+    import jax
+
+    from attnphys.clouds.ensembles import ENSEMBLES, layer_weights
+    from attnphys.clouds.mlp import random_mlp
+    from attnphys.clouds.ops import standard_layer, untied_layers
+    from attnphys.clouds.run import initial_cloud, run_cloud
+
+    if ensemble not in ENSEMBLES:
+        raise InputError(f"unknown ensemble {ensemble!r}; choose one of {', '.join(ENSEMBLES)}", "ensemble")
+    X0 = initial_cloud(init, tokens, dim, seed)
+    D, H = dim, heads
+    net = random_mlp(jax.random.PRNGKey(seed + 2), D, dtype=X0.dtype) if mlp == "random" else None
+    ens = ENSEMBLES[ensemble]()
+    k1, k2 = jax.random.split(jax.random.PRNGKey(seed + 1))
+    if H and resample_every:
+        L = max(layers, 1)
+        Ws = layer_weights(ens, k1, L, H, D, resample_every, X0.dtype) / D**0.5
+        Wvs = layer_weights(ens, k2, L, H, D, resample_every, X0.dtype) / H**0.5
+        layer = untied_layers(norm, beta, Ws, Wvs, alpha=alpha, attention=attention, residual=residual, mlp=net)
+    else:
+        W = Wv = None
+        if H:  # scales: W entries of variance 1/D², W_v of variance 1/(D H)
+            W = ens.sample(k1, (H,), D, X0.dtype) / D**0.5
+            Wv = ens.sample(k2, (H,), D, X0.dtype) / H**0.5
+        layer = standard_layer(
+            norm, beta=beta, alpha=alpha, W=W, Wv=Wv, attention=attention, residual=residual, mlp=net
+        )
+    options = dict(
+        init=init,
+        dim=D,
+        tokens=tokens,
+        layers=layers,
+        norm=norm,
+        beta=beta,
+        alpha=alpha,
+        heads=H,
+        ensemble=ensemble,
+        resample_every=resample_every,
+        attention=attention,
+        residual=int(residual),
+        mlp=mlp,
+        seed=seed,
+        title=f"{init} cloud, N={tokens}, D={D}, norm={norm}, β={beta}, α={alpha}",
+    )
+    try:
+        return run_cloud(X0, layer, layers, stats_every, list(snapshots), seed=seed, progress=progress, attrs=options)
+    except FloatingPointError as e:
+        raise InputError(f"{e} (β={beta}, α={alpha}); lower beta or alpha, or use a normalization") from e
+
+
+def flow_weights(weights: str | Mapping[str, Any], dim: int) -> dict[str, np.ndarray]:
+    """The query, key, value (and output) arrays of a particle flow given as a mapping or an ``.npz`` file with
+    arrays Q, K, V (and optionally O) of shape (H, k, d) or (k, d) (theory: docs/theory/particles.md §2.3).
+
+    Raises:
+        InputError: naming ``weights``: an unreadable file, a missing array, a shape that does not act on
+            ``dim`` dimensions, non-finite entries.
+    """
+    if isinstance(weights, (str, Path)):
+        try:
+            with np.load(weights) as f:
+                arrs = {k: np.asarray(f[k], float) for k in ("Q", "K", "V", "O") if k in f.files}
+        except Exception as e:
+            raise InputError(f"cannot read {weights} as .npz ({type(e).__name__})", "weights") from None
+        where = str(weights)
+    else:
+        arrs = {k: np.asarray(v, float) for k, v in weights.items() if k in ("Q", "K", "V", "O")}
+        where = "the weights"
+    if not {"Q", "K", "V"} <= set(arrs):
+        raise InputError(f"{where} must hold arrays Q, K and V", "weights")
+    for k, A in arrs.items():
+        A = A[None] if A.ndim == 2 else A
+        if A.ndim != 3 or not np.all(np.isfinite(A)):
+            raise InputError(f"{k} must be a finite (H, k, d) or (k, d) array, got shape {A.shape}", "weights")
+        arrs[k] = A
+    H = arrs["Q"].shape[0]
+    if arrs["Q"].shape[2] != dim or arrs["K"].shape[2] != dim or arrs["V"].shape[2] != dim:
+        raise InputError(f"Q, K and V must act on d = {dim} (last axis)", "weights")
+    if arrs["Q"].shape[:2] != arrs["K"].shape[:2] or arrs["V"].shape[0] != H:
+        raise InputError("Q and K must have the same (H, k) shape and V the same number of heads", "weights")
+    if "O" not in arrs and arrs["V"].shape[1] != dim:
+        raise InputError("without O, V must map to d dimensions", "weights")
+    return arrs
+
+
+def particle_flow(
+    dynamics: Literal["sa", "usa", "sinkhorn"] = "sa",
+    *,
+    beta: float = 1.0,
+    tokens: int = 64,
+    dim: int = 3,
+    t_max: float = 50.0,
+    saves: int = 201,
+    sphere: bool = True,
+    residual: bool = True,
+    causal: bool = False,
+    heads: int = 1,
+    weights: str | Mapping[str, Any] = "identity",
+    init: Literal["sphere", "gaussian"] = "sphere",
+    keep_cloud: bool = True,
+    rtol: float = 1e-8,
+    atol: float = 1e-10,
+    solver: Literal["tsit5", "dopri8", "kvaerno5"] = "tsit5",
+    pair_tol: float = 1e-3,
+    cluster_delta: float = 1e-3,
+    seed: int = 0,
+    progress: bool = False,
+) -> xr.Dataset:
+    """Tokens as interacting particles: ẋ_i = Π_i(A(X)_i) on the unit sphere (or in R^d without ``sphere``;
+    ẋ = A(X) − x without ``residual``), A softmax (``sa``), unnormalised (``usa``) or doubly stochastic
+    (``sinkhorn``) attention at inverse temperature β, integrated by an adaptive diffrax solver and saved at
+    ``saves`` times in [0, t_max] (theory: docs/theory/particles.md §2–4).
+
+    Args:
+        weights: ``identity``; an ensemble name (random Q = Kᵀ bilinear form W, V = I); or the arrays Q, K,
+            V (and O) as a mapping or an ``.npz`` file (:func:`flow_weights`).
+        init: a uniform start on the sphere, or a standard Gaussian (projected with ``sphere``).
+        keep_cloud: store the token positions at every saved time.
+        pair_tol, cluster_delta: a clustered pair has directions closer than ``pair_tol``; clusters are the
+            connected components of cos > 1 − δ.
+
+    Returns:
+        Dataset over ``time``: interaction energy, clusters, clustered pairs, statistics and (``keep_cloud``)
+        the cloud; the solver's step count in the attributes.
+
+    Raises:
+        InputError: a degenerate combination (Sinkhorn with a causal mask), bad weights, or a solver failure.
+    """
+    import jax
+    import jax.numpy as jnp
+
+    from attnphys.clouds.attention import ATTENTIONS
+    from attnphys.clouds.ensembles import ENSEMBLES
+    from attnphys.clouds.flow import flow_dataset, solve_flow
+
+    if dynamics == "sinkhorn" and causal:
+        raise InputError(
+            "Sinkhorn attention with a causal mask is degenerate (the only lower-triangular doubly stochastic "
+            "matrix is the identity)",
+            "causal",
+        )
+    cls = ATTENTIONS[dynamics]
+    if isinstance(weights, str) and weights == "identity":
+        attn = cls(beta=beta, causal=causal, heads=heads)
+    elif isinstance(weights, str) and weights in ENSEMBLES:
+        W = ENSEMBLES[weights]().sample(jax.random.PRNGKey(seed + 1), (heads,), dim)
+        attn = cls(beta=beta, Q=jnp.swapaxes(W, 1, 2), causal=causal)
+    else:
+        attn = cls(beta=beta, causal=causal, **{k: jnp.asarray(v) for k, v in flow_weights(weights, dim).items()})
+    X0 = jax.random.normal(jax.random.PRNGKey(seed), (tokens, dim))
+    if init == "sphere" or sphere:
+        X0 = X0 / jnp.linalg.norm(X0, axis=1, keepdims=True)
+    ts = np.linspace(0.0, t_max, saves)
+    try:
+        sol = solve_flow(
+            attn, X0, ts, residual=residual, sphere=sphere, rtol=rtol, atol=atol, solver=solver, progress=progress
+        )
+    except RuntimeError as e:
+        raise InputError(str(e), "solver") from None
+    shown = weights if isinstance(weights, str) else "given"
+    ds = flow_dataset(
+        sol,
+        beta,
+        pair_tol=pair_tol,
+        cluster_delta=cluster_delta,
+        store_cloud=keep_cloud,
+        seed=seed,
+        attrs=dict(
+            dynamics=dynamics,
+            beta=beta,
+            dim=dim,
+            tokens=tokens,
+            sphere=int(sphere),
+            residual=int(residual),
+            causal=int(causal),
+            heads=heads,
+            weights=str(shown),
+            init=init,
+            seed=seed,
+            title=f"{dynamics.upper()}, β={beta}, n={tokens}, d={dim}, {'sphere' if sphere else 'R^d'}, "
+            f"{shown} weights",
+        ),
+        progress=progress,
+    )
+    ds.attrs["solver_steps"] = int(sol.num_steps)
+    return ds
+
+
+def clustering_diagram(
+    beta: Sequence[float],
+    *,
+    dynamics: Literal["sa", "usa", "sinkhorn"] = "sa",
+    tokens: int = 64,
+    dim: int = 3,
+    t_max: float = 30.0,
+    saves: int = 61,
+    samples: int = 4,
+    rtol: float = 1e-8,
+    atol: float = 1e-10,
+    solver: Literal["tsit5", "dopri8", "kvaerno5"] = "tsit5",
+    pair_tol: float = 1e-3,
+    cluster_delta: float = 1e-3,
+    seed: int = 0,
+    store: str | Path | None = None,
+    overwrite: bool = False,
+    store_attrs: dict | None = None,
+    progress: bool = False,
+    dry_run: bool = False,
+) -> xr.Dataset:
+    """The (β, t) clustering phase diagram (theory: docs/theory/particles.md §5): for every β, ``samples``
+    uniform starts on the sphere flow under ``dynamics``; the fraction of clustered pairs and the number of
+    clusters over time, and the time at which every sample is one cluster. One sweep point per β (a point's
+    seed from its index), in memory or on a resumable store.
+
+    Args:
+        beta: the values of β (each ≥ 0); store: a resumable Zarr store, or None.
+        Others: as :func:`particle_flow`.
+
+    Returns:
+        Dataset over (``beta``, ``time``): ``clustered_fraction``, ``clusters``, ``clustering_time`` per β,
+        ``failed`` (integrations that did not finish) per β. A dry run returns the sweep that would run.
+    """
+    from attnphys.clouds.phase import ClusteringTask
+    from attnphys.sweeps import Axis, run_task
+
+    betas = tuple(float(b) for b in np.atleast_1d(beta))
+    if not betas or min(betas) < 0:
+        raise InputError(f"values must be >= 0 and at least one, got {list(betas)}", "beta")
+    task = ClusteringTask(
+        dynamics=dynamics,
+        dim=dim,
+        tokens=tokens,
+        t_max=t_max,
+        saves=saves,
+        samples=samples,
+        rtol=rtol,
+        atol=atol,
+        solver=solver,
+        pair_tol=pair_tol,
+        cluster_delta=cluster_delta,
+    )
+    ds = run_task(
+        task,
+        (Axis(name="beta", values=betas),),
+        store=store,
+        overwrite=overwrite,
+        chunk=1,
+        seed=seed,
+        store_attrs=store_attrs,
+        progress=progress,
+        dry_run=dry_run,
+    )
+    if dry_run:
+        return ds
+    ds["beta"].attrs["long_name"] = "inverse temperature beta"
+    ds["time"].attrs["long_name"] = "time of the continuous-time dynamics"
+    return ds

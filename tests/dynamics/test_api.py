@@ -1,0 +1,42 @@
+"""The toolkit's public analyses return labelled datasets with the known numbers: Lyapunov spectra of the
+Hénon and logistic maps, and the continuation of the logistic map's fixed point to its flip at r = 3."""
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from attnphys.dynamics import continuation, lyapunov_spectrum
+from attnphys.dynamics.maps import HENON, LOGISTIC
+from attnphys.errors import InputError
+
+
+def test_henon_spectrum_sums_to_the_log_determinant():
+    ds = lyapunov_spectrum(HENON, jnp.array([0.1, 0.1]), None, jnp.array([1.4, 0.3]), steps=20_000)
+    assert ds.exponents.dims == ("exponent",)
+    lam = ds.exponents.values
+    assert lam[0] == pytest.approx(0.419, abs=0.01) and lam[1] == pytest.approx(-1.62, abs=0.01)
+    assert lam.sum() == pytest.approx(np.log(0.3), abs=1e-9)
+    assert set(ds.data_vars) == {"exponents", "roundoff_fraction", "below_roundoff", "zero_hits",
+                                 "parallel_fraction", "unreliable"}
+    assert ds.exponents.attrs["units"] == "1/step"
+
+
+def test_a_batch_of_parameters_is_one_dimension():
+    rs = np.array([2.5, 4.0])
+    ds = lyapunov_spectrum(LOGISTIC, jnp.full((2, 1), 0.3), None, jnp.asarray(rs), steps=20_000, batch=True,
+                           values=rs, name="r")
+    assert ds.exponents.dims == ("r", "exponent") and list(ds.r.values) == [2.5, 4.0]
+    assert ds.exponents.sel(r=2.5).item() == pytest.approx(np.log(0.5), abs=1e-4)  # |f'(x*)| = |2 − r|, after the approach
+    assert ds.exponents.sel(r=4.0).item() == pytest.approx(np.log(2), abs=0.01)
+    with pytest.raises(InputError, match="exponents"):
+        lyapunov_spectrum(HENON, jnp.array([0.1, 0.1]), None, jnp.array([1.4, 0.3]), steps=10, exponents=3)
+
+
+def test_the_logistic_fixed_point_flips_at_three():
+    r0 = 2.8
+    x0 = jnp.array([1 - 1 / r0])
+    ds = continuation(LOGISTIC, x0, None, lambda s: s, r0, 3.2, period=1, name="r")
+    kinds = [ds.event_kind.attrs["flag_meanings"].split()[int(k)] if "flag_meanings" in ds.event_kind.attrs
+             else str(int(k)) for k in ds.event_kind.values]
+    assert ds.sizes["event"] >= 1 and ds.event_s.values[0] == pytest.approx(3.0, abs=1e-8), kinds
+    assert ds.attrs["period"] == 1
