@@ -51,8 +51,8 @@ def _dmft_finite():
 
 def _census():
     from attnphys.dynamics._census import CensusOptions, census_batch
-    from attnphys.dynamics.maps import LOGISTIC
     from attnphys.dynamics._tracks import tracks
+    from attnphys.dynamics.maps import LOGISTIC
 
     rs = np.array([3.2, 3.5, 3.9])
     o = CensusOptions(budget=3000, lyap_steps=1000, n_classify=500, merge_steps=1000, merge_points=100)

@@ -107,6 +107,27 @@ def test_a_second_process_reads_the_programs_the_first_wrote(tmp_path):
     assert files() == written
 
 
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty"])
+def test_a_corrupted_cache_entry_is_compiled_again_not_fatal(tmp_path, damage):
+    cache = tmp_path / "xla"
+
+    def run():
+        out = subprocess.run([sys.executable, "-c", _PROGRAM, str(cache)], capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr[-2000:]
+        assert "Traceback" not in out.stderr
+        return out.stdout.strip().split()
+
+    first, _ = run()
+    entries = [p for p in cache.iterdir() if p.name.startswith("jit__lambda") and p.is_file()]
+    assert entries
+    for p in entries:
+        data = p.read_bytes()
+        p.write_bytes({"garbage": b"\x00not an executable" * 7, "truncated": data[: len(data) // 3],
+                       "empty": b""}[damage])
+    second, _ = run()
+    assert second == first  # compiled again: the same number
+
+
 def test_the_command_line_reports_an_unusable_cache_and_goes_on(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 

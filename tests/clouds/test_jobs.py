@@ -66,8 +66,9 @@ def test_phase_diagram_command(tmp_path):
 
 
 def test_phase_diagram_as_netcdf_and_overwrite(tmp_path):
-    """A .nc output is written in memory (the built-in NetCDF-3 writer has no unsigned integers: the seeds are
-    stored as float64, exactly); --overwrite replaces a store of another sweep."""
+    """A .nc output is computed in memory and written whole: it carries the sweep (its base seed, from which
+    every point's seed follows) but not the per-point seeds a resumable store keeps; --overwrite replaces a
+    store of another sweep."""
     import xarray as xr
 
     args = ["clouds", "phase-diagram", "--beta", "1,2", "--t-max", "2", "--saves", "3", "--dim", "3", "--tokens", "8",
@@ -75,7 +76,8 @@ def test_phase_diagram_as_netcdf_and_overwrite(tmp_path):
     res = invoke(*args, "--out", tmp_path / "p.nc")
     assert res.exit_code == 0, res.output
     with xr.open_dataset(tmp_path / "p.nc") as ds:
-        assert ds.point_seed.attrs["dtype"] == "uint32" and np.all(ds.point_seed.values == np.round(ds.point_seed.values))
+        assert "point_seed" not in ds and '"base_seed": 0' in ds.attrs["sweep"]
+        assert ds.clustered_pairs.shape == (2, 3)
     assert invoke(*args, "--out", tmp_path / "p.zarr").exit_code == 0
     res = invoke(*args, "--seed", "3", "--out", tmp_path / "p.zarr")
     assert res.exit_code == 2 and "--overwrite" in res.output  # another sweep: refused without it

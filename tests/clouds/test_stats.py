@@ -154,8 +154,8 @@ def test_a_cloud_with_nan_has_no_statistics():
 
 def test_a_cloud_too_large_for_pairwise_statistics_is_refused(monkeypatch):
     import attnphys.errors as errors
-    from attnphys.errors import InputError
+    from attnphys.errors import ResourceError
 
-    monkeypatch.setattr(errors, "machine_memory", lambda: 2**20)
-    with pytest.raises(InputError, match="pairwise statistics of 400 tokens"):
+    monkeypatch.setattr(errors, "memory_budget", lambda: (2**20, "a 1 MiB budget"))
+    with pytest.raises(ResourceError, match="pairwise statistics of 400 tokens.*a 1 MiB budget"):
         cloud_statistics(np.zeros((400, 3)))

@@ -5,10 +5,9 @@ import numpy as np
 import pytest
 
 from attnphys.dmft import preset
-from attnphys.dmft.tasks import _floquet
 from attnphys.dmft.model import DMFTModel
 from attnphys.dmft.simulate import Schedule, run_batch, run_segments
-from attnphys.dmft.tasks import OrbitTask
+from attnphys.dmft.tasks import OrbitTask, _floquet
 from attnphys.dynamics.periodic import monodromy
 from attnphys.sweeps import Axis, Grid, Sweep, run_sweep
 

@@ -61,8 +61,8 @@ def test_floquet_exponents_equal_benettin_on_the_same_orbit():
     aligned vectors must reproduce log|μ_i|/p."""
     from attnphys.dmft._api.attractors import exact_period
     from attnphys.dmft.config import preset
-    from attnphys.dmft.starts import parse_start
     from attnphys.dmft.model import DMFTModel
+    from attnphys.dmft.starts import parse_start
     from attnphys.dynamics._lyapunov import lyapunov
     from attnphys.dynamics.periodic import floquet, refine
 
@@ -89,8 +89,8 @@ def test_orbit_continuation_locates_the_fold_where_the_orbit_is_born(tmp_path):
     """The checkpoint start settles on a period-16 orbit at β_o = 1.25; followed downwards it turns at a
     fold (μ = +1). Independent check: Newton finds the orbit just above the fold and none just below."""
     from attnphys.dmft.config import preset
-    from attnphys.dmft.starts import parse_start
     from attnphys.dmft.model import DMFTModel
+    from attnphys.dmft.starts import parse_start
     from attnphys.dynamics.periodic import refine
 
     out = tmp_path / "cont.zarr"
@@ -146,10 +146,10 @@ def test_cached_attention_map_follows_the_plain_map_and_settles_alike():
     plain step (theory: docs/theory/dynamics.md §1.1, docs/theory/dmft.md §3.7)."""
     from dataclasses import dataclass
 
-    from attnphys.dmft.tasks import WindowSampler
     from attnphys.dmft.config import preset
     from attnphys.dmft.maps import AttentionMap
     from attnphys.dmft.model import DMFTModel
+    from attnphys.dmft.tasks import WindowSampler
     from attnphys.dynamics.settle import SettleOptions, settle
 
     cfg = preset("paper")

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from attnphys.dmft import AbstractCorrelations, DMFTConfig
-from attnphys.dmft.meanfield import couplings, scalars, semantic_overlap
 from attnphys.dmft.correlations import moments_from_weights, sign_matrix
+from attnphys.dmft.meanfield import couplings, scalars, semantic_overlap
 from tests.dmft.reference import brute_semantic
 
 KINDS = sorted(AbstractCorrelations.__subclasses__(), key=lambda c: c.__name__)

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from attnphys.dmft import DMFTModel, preset, trajectories
-from attnphys.dmft.correlations import paper_segment_weights
 from attnphys.dmft._commands.diagrams import BifurcationJob, PhaseDiagramJob
+from attnphys.dmft.correlations import paper_segment_weights
 from attnphys.dmft.initial import position_code, position_of
-from attnphys.dmft.starts import PrerunStart, TokenStart
 from attnphys.dmft.meanfield import advance
+from attnphys.dmft.starts import PrerunStart, TokenStart
 
 from .reference import brute_semantic
 

@@ -145,8 +145,8 @@ def test_finite_and_converge_commands(tmp_path):
 
 
 def test_a_correlations_mapping_without_a_kind_changes_the_presets_correlations():
-    from attnphys.dmft.config import preset
     from attnphys.dmft._commands.trajectory import TrajectoryJob
+    from attnphys.dmft.config import preset
     from attnphys.jobs import build_job
 
     cfg = build_job(TrajectoryJob, {"correlations": {"seed": 5}}).configuration()

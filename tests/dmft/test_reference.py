@@ -16,8 +16,8 @@ from attnphys.dmft import preset
 from attnphys.dmft._commands.diagrams import BifurcationJob, PhaseDiagramJob
 from attnphys.dmft._commands.trajectory import TrajectoryJob
 from attnphys.dmft.initial import from_file, paper_checkpoint_path
-from attnphys.dmft.starts import CheckpointStart, FileStart, TokenStart
 from attnphys.dmft.reference import REFERENCE_CHECKPOINTS, REFERENCE_KEYS, reference_checkpoint
+from attnphys.dmft.starts import CheckpointStart, FileStart, TokenStart
 from attnphys.errors import InputError
 from attnphys.io import load
 from attnphys.jobs import build_job

@@ -187,8 +187,8 @@ def test_census_figures():
     import jax.numpy as jnp
 
     from attnphys.dynamics._census import CensusOptions, census, census_batch
-    from attnphys.dynamics.maps import BISTABLE, HENON
     from attnphys.dynamics._tracks import tracks
+    from attnphys.dynamics.maps import BISTABLE, HENON
 
     o = CensusOptions(budget=3000, lyap_steps=1000, n_classify=500, merge_steps=2000, merge_points=200)
     ds = census(HENON, jnp.array([1.4, 0.3]), n_ics=32, options=o)

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 import xarray as xr
 
 from attnphys.errors import InputError
+
+if TYPE_CHECKING:
+    from attnphys.sweeps import Sweep as SweepPlan
 
 ENSEMBLE_NAMES = ("gaussian", "goe", "pm_kq")
 """The ensembles of random weights (:data:`attnphys.clouds.ENSEMBLES`) by name."""
@@ -206,7 +209,8 @@ def particle_flow(
         W = ENSEMBLES[weights]().sample(jax.random.PRNGKey(seed + 1), (heads,), dim)
         attn = cls(beta=beta, Q=jnp.swapaxes(W, 1, 2), causal=causal)
     else:
-        attn = cls(beta=beta, causal=causal, **{k: jnp.asarray(v) for k, v in flow_weights(weights, dim).items()})
+        given: dict[str, Any] = {k: jnp.asarray(v) for k, v in flow_weights(weights, dim).items()}
+        attn = cls(beta=beta, causal=causal, **given)
     X0 = jax.random.normal(jax.random.PRNGKey(seed), (tokens, dim))
     if init == "sphere" or sphere:
         X0 = X0 / jnp.linalg.norm(X0, axis=1, keepdims=True)
@@ -246,6 +250,54 @@ def particle_flow(
     return ds
 
 
+@overload
+def clustering_diagram(
+    beta: Sequence[float],
+    *,
+    dynamics: Literal["sa", "usa", "sinkhorn"] = "sa",
+    tokens: int = 64,
+    dim: int = 3,
+    t_max: float = 30.0,
+    saves: int = 61,
+    samples: int = 4,
+    rtol: float = 1e-8,
+    atol: float = 1e-10,
+    solver: Literal["tsit5", "dopri8", "kvaerno5"] = "tsit5",
+    pair_tol: float = 1e-3,
+    cluster_delta: float = 1e-3,
+    seed: int = 0,
+    store: str | Path | None = None,
+    overwrite: bool = False,
+    store_attrs: dict | None = None,
+    progress: bool = False,
+    dry_run: Literal[False] = False,
+) -> xr.Dataset: ...
+
+
+@overload
+def clustering_diagram(
+    beta: Sequence[float],
+    *,
+    dynamics: Literal["sa", "usa", "sinkhorn"] = "sa",
+    tokens: int = 64,
+    dim: int = 3,
+    t_max: float = 30.0,
+    saves: int = 61,
+    samples: int = 4,
+    rtol: float = 1e-8,
+    atol: float = 1e-10,
+    solver: Literal["tsit5", "dopri8", "kvaerno5"] = "tsit5",
+    pair_tol: float = 1e-3,
+    cluster_delta: float = 1e-3,
+    seed: int = 0,
+    store: str | Path | None = None,
+    overwrite: bool = False,
+    store_attrs: dict | None = None,
+    progress: bool = False,
+    dry_run: Literal[True],
+) -> SweepPlan: ...
+
+
 def clustering_diagram(
     beta: Sequence[float],
     *,
@@ -266,7 +318,7 @@ def clustering_diagram(
     store_attrs: dict | None = None,
     progress: bool = False,
     dry_run: bool = False,
-) -> xr.Dataset:
+) -> xr.Dataset | SweepPlan:
     """The (β, t) clustering phase diagram (theory: docs/theory/particles.md §5): for every β, ``samples``
     uniform starts on the sphere flow under ``dynamics``; the fraction of clustered pairs and the number of
     clusters over time, and the time at which every sample is one cluster. One sweep point per β (a point's
@@ -299,6 +351,8 @@ def clustering_diagram(
         pair_tol=pair_tol,
         cluster_delta=cluster_delta,
     )
+    if dry_run:
+        return run_task(task, (Axis(name="beta", values=betas),), chunk=1, seed=seed, dry_run=True)
     ds = run_task(
         task,
         (Axis(name="beta", values=betas),),
@@ -308,10 +362,7 @@ def clustering_diagram(
         seed=seed,
         store_attrs=store_attrs,
         progress=progress,
-        dry_run=dry_run,
     )
-    if dry_run:
-        return ds
     ds["beta"].attrs["long_name"] = "inverse temperature beta"
     ds["time"].attrs["long_name"] = "time of the continuous-time dynamics"
     return ds

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, cast
 
 from pydantic import Field, model_validator
 
@@ -143,7 +143,7 @@ class CloudsRunJob(AbstractJob):
         from attnphys.clouds import iterate_layers
 
         return iterate_layers(
-            self.init,
+            cast(Any, self.init),  # one of _INITS (checked by the validator)
             tokens=self.tokens,
             dim=self.dim,
             layers=self.layers,

@@ -12,7 +12,10 @@ function per analysis, each returning a labelled ``xarray.Dataset``:
 * :func:`finite_trajectories` — the finite-N network; :func:`converge` — its approach to the mean field.
 
 The engine (the map, its cached state, the sweep tasks) lives in the submodules; :class:`DMFTModel` owns a
-configuration's derived state and gives the map to the dynamics toolkit (:mod:`attnphys.dynamics`).
+configuration's derived state and gives the map to the dynamics toolkit (:mod:`attnphys.dynamics`). A model
+variant (the paper's, the designed-weights model of :mod:`attnphys.dmft.designed`) is a configuration class
+(:class:`AbstractConfig`), its model object (:class:`AbstractModel`) and its map
+(:class:`~attnphys.dmft.maps.WindowMap`): every analysis above runs on any variant.
 """
 
 # The names are loaded on first use (the stub ``__init__.pyi`` lists them): the command line imports the light

@@ -5,6 +5,7 @@ from ._api.diagrams import bifurcation, phase_diagram
 from ._api.finite import converge, finite_trajectories
 from ._api.spectra import lyapunov_spectrum
 from ._api.trajectories import final_windows, trajectories
+from ._variant import AbstractConfig, AbstractModel
 from .config import BATCHED, PRESETS, DMFTConfig, preset, sweepable_fields
 from .correlations import (
     AbstractCorrelations,
@@ -43,7 +44,9 @@ __all__ = [
     "from_window",
     "paper_checkpoint",
     "save_window",
-    # the model
+    # the model (and the interface of a model variant)
+    "AbstractConfig",
+    "AbstractModel",
     "DMFTModel",
     "OBSERVABLES",
     # analyses

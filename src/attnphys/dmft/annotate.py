@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from attnphys.dmft._variant import AbstractConfig
 from attnphys.dmft.config import DMFTConfig
 
 PAPER_NETWORK = {"kind": "segments", "seed": 1, "n_segments": 3}
@@ -115,7 +116,7 @@ def overlap_caveat(cfg: DMFTConfig, seeds=None) -> str | None:
     )
 
 
-def caveats(cfg: DMFTConfig, start: Any = None, seeds=None) -> list[str]:
+def caveats(cfg: AbstractConfig, start: Any = None, seeds=None) -> list[str]:
     """Every warning that applies to a result of ``cfg`` started from ``start`` (theory: docs/theory/dmft.md §8.2);
     none for another model variant (a designed model has neither the checkpoint nor random correlations)."""
     if not isinstance(cfg, DMFTConfig):
@@ -146,7 +147,7 @@ def label_coords(ds: xr.Dataset, cfg: Any = None) -> xr.Dataset:
     return ds
 
 
-def annotate(ds: xr.Dataset, cfg: DMFTConfig, start: Any = None) -> xr.Dataset:
+def annotate(ds: xr.Dataset, cfg: AbstractConfig, start: Any = None) -> xr.Dataset:
     """:func:`label_coords` and :func:`record_warnings` of :func:`caveats` for a result of ``cfg`` from
     ``start`` (a sweep over ``seed`` is read from the ``seed`` coordinate) (theory: docs/theory/dmft.md §8.2)."""
     seeds = ds["seed"].values if "seed" in ds.coords else None

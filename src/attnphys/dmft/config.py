@@ -12,11 +12,10 @@ import math
 from functools import lru_cache
 from typing import Any, Literal
 
-import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
+from attnphys.dmft._variant import AbstractConfig
 from attnphys.dmft.correlations import Correlations, CorrelationSpec, SegmentCorrelations
-from attnphys.errors import InputError
 
 MAX_M = 12
 """Largest number of features accepted: the odd-subset identity costs O(4^M) per evaluation."""
@@ -30,7 +29,7 @@ MoSeConvention = Literal["plain", "paper"]
 Era = Literal["head", "2024"]
 
 
-class DMFTConfig(BaseModel):
+class DMFTConfig(AbstractConfig):
     """Configuration of the simplified self-attention network and its mean-field map.
 
     The attention gain is γ = β_att s_att / √M and the positional weight is ε' = 1 − (1 − ε)
@@ -127,22 +126,6 @@ class DMFTConfig(BaseModel):
             value = int(value)
         return self.replace(**{name: value})
 
-    def check_axis(self, name: str, values) -> None:
-        """Validate every value of a sweep axis by the configuration's own rules.
-
-        Raises:
-            InputError: naming the axis, the value and the constraint it breaks.
-        """
-        for v in np.atleast_1d(np.asarray(values, dtype=object)):
-            try:
-                self.with_field(name, v)
-            except ValidationError as e:
-                err = e.errors()[0]
-                msg = err["msg"].removeprefix("Value error, ")
-                raise InputError(f"axis {name}={v}: {msg}", name) from None
-            except ValueError as e:
-                raise InputError(f"axis {name}={v}: {e}", name) from None
-
     def build_correlations(self) -> Correlations:
         """The correlation tensors this configuration describes (deterministic, cached).
 
@@ -158,10 +141,6 @@ class DMFTConfig(BaseModel):
             "--n-se",
         )
         return _build_correlations(self.correlations, self.M, self.n_se, self.P)  # pyright: ignore[reportArgumentType]  (frozen pydantic models are hashable)
-
-    def to_attrs(self) -> dict:
-        """Full configuration as JSON-ready metadata."""
-        return self.model_dump(mode="json")
 
 
 @lru_cache(maxsize=1)

@@ -176,9 +176,9 @@ class TokenView(NamedTuple):
     mk: jax.Array
 
 
-def check_finite_model(cfg) -> None:
+def check_finite_model(cfg) -> DMFTConfig:
     """The finite network is the paper model's (theory: docs/theory/dmft.md §2): refuse another model's
-    configuration, naming it.
+    configuration, naming it. Returns ``cfg``.
 
     Raises:
         ValueError: ``cfg`` is not a :class:`~attnphys.dmft.DMFTConfig`.
@@ -186,12 +186,13 @@ def check_finite_model(cfg) -> None:
     if not isinstance(cfg, DMFTConfig):
         kind = getattr(cfg, "kind", type(cfg).__name__)
         raise ValueError(f"the finite network is the paper model's; a {kind} configuration has none")
+    return cfg
 
 
 def finite_observables() -> tuple[str, ...]:
     """The observables of the table that the finite network can record: those that read only the fields of
     :class:`TokenView` (an observable reading anything else, e.g. the positional window, is refused)."""
-    z = np.zeros((4, 2))
+    z = jnp.zeros((4, 2))
     view = TokenView(A=z[:1], m0=z, se0=z, mv=z, mk=z)
     names = []
     for name, obs in OBSERVABLE_TABLE.items():

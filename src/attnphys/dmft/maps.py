@@ -16,7 +16,9 @@ forward runs, and pushes tangent vectors through the closed-form Jacobian row wi
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from dataclasses import dataclass
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -27,8 +29,21 @@ from attnphys.dmft.observables import check_observable, observe
 from attnphys.dynamics.maps import AbstractMap
 
 
+class WindowMap(AbstractMap):
+    """A map of the dynamics toolkit whose state is a model's window: the interface of every model
+    variant's map (theory: docs/theory/dynamics.md §1.1)."""
+
+    @abstractmethod
+    def state(self, win: Window) -> tuple[jax.Array, Any]:
+        """(x, aux) of a window (batched windows give batched states)."""
+
+    @abstractmethod
+    def window(self, x, aux) -> Window:
+        """The window of a state (x, aux)."""
+
+
 @dataclass(frozen=True)
-class AttentionMap(AbstractMap):
+class AttentionMap(WindowMap):
     """x = vec(A) ∈ R^{LM}, aux = (pe, n) (theory: docs/theory/dmft.md §6.1)."""
 
     L: int
@@ -93,7 +108,7 @@ class AttentionMap(AbstractMap):
 
 
 @dataclass(frozen=True)
-class FullStateMap(AbstractMap):
+class FullStateMap(WindowMap):
     """x = (vec(A), vec(pe)) ∈ R^{L(M+P)}, aux = n (theory: docs/theory/dmft.md §3.3, §6.1)."""
 
     L: int

@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from attnphys.dmft._variant import AbstractConfig, AbstractModel
 from attnphys.dmft.config import BATCHED, DMFTConfig, MoSeConvention, gamma_of
 from attnphys.dmft.correlations import Correlations
 from attnphys.dmft.initial import check_window, start_window, token_overlap, token_positions, token_semantic
@@ -28,7 +29,7 @@ from attnphys.dmft.starts import CACHE_KEYS, PrerunStart, TokenStart, as_start, 
 
 
 @dataclass(frozen=True, eq=False)
-class DMFTModel:
+class DMFTModel(AbstractModel):
     """A configuration's derived state (build with :meth:`of`; cached per configuration).
 
     Attributes:
@@ -228,7 +229,7 @@ class DMFTModel:
         return Window(jnp.asarray(A), jnp.asarray(pe), jnp.asarray(n, jnp.int32))
 
 
-def model_of(cfg):
+def model_of(cfg: AbstractConfig) -> AbstractModel:
     """The model object of a configuration of any variant (``cfg.model_class().of(cfg)``): a
     :class:`DMFTModel` for a :class:`~attnphys.dmft.DMFTConfig`, a
     :class:`~attnphys.dmft.designed.DesignedModel` for a designed configuration (theory: docs/theory/designed.md §3)."""

@@ -187,11 +187,3 @@ def split_starts(start: Any) -> tuple[Any, tuple[Any, ...]]:
             raise InputError("an empty list; give one start, or a list of one start per point", "start")
         return start[0], tuple(start)
     return start, ()
-
-
-StartSpec = Annotated[Start, BeforeValidator(parse_start)]
-"""Field type of a start: accepts ``"token"``, ``"checkpoint"``, a path, a Window or a mapping."""
-
-
-CACHE_KEYS: tuple[str, ...] = ("mv", "mk", "m0", "se0")
-"""The cached overlaps of an engine :class:`State` (theory: docs/theory/dmft.md §3.7)."""

@@ -87,7 +87,7 @@ def lyapunov_spectrum(
         res = one(x0, aux0, params)
         dims, coords = ("exponent",), {"exponent": np.arange(k)}
     ev = sorted_evidence(res.exponents, res.roundoff, res.zero_hits, res.parallel)
-    data = {v: (dims, np.asarray(ev[v]).astype(EVIDENCE[v][0]), EVIDENCE[v][2]) for v in EVIDENCE}
+    data: dict[str, tuple] = {v: (dims, np.asarray(ev[v]).astype(EVIDENCE[v][0]), EVIDENCE[v][2]) for v in EVIDENCE}
     if history_every:
         n_hist = np.shape(res.history)[-2]
         coords["checkpoint"] = history_every * np.arange(1, n_hist + 1)

@@ -188,12 +188,14 @@ def merge_pieces(atts: list, o) -> None:
 
 
 def pow2(n: int, least: int = 8) -> int:
-    """Batch sizes are padded to powers of two (at least ``least``), so that few shapes get compiled."""
+    """Batch sizes are padded to powers of two (at least ``least``), so that few shapes get compiled
+    (theory: docs/theory/dynamics.md §7.2)."""
     return max(least, 1 << max(0, int(n) - 1).bit_length())
 
 
 def align_match(seqs, rep, tol):
-    """seqs (n, p, G) vs rep (p, G): same point set up to a phase shift, within tol (max-norm)."""
+    """seqs (n, p, G) vs rep (p, G): same point set up to a phase shift, within tol (max-norm) (theory:
+    docs/theory/dynamics.md §7.2)."""
     d0 = np.max(np.abs(seqs - rep[0]), axis=-1)  # (n, p)
     k = np.argmin(d0, axis=1)
     p = rep.shape[0]

@@ -76,13 +76,13 @@ class Floquet(NamedTuple):
 
 def compose_steps(m: AbstractMap, x, aux, params, p):
     """F^p(x): (x_p, aux_p). p may be traced (a loop of p steps, batched under ``vmap`` as a loop to the
-    longest with the finished lanes held)."""
+    longest with the finished lanes held) (theory: docs/theory/dynamics.md §5.1)."""
     return jax.lax.fori_loop(0, p, lambda j, c: m.step(c[0], c[1], params), (x, aux))
 
 
 def trace_steps(m: AbstractMap, P: int, x, aux, params, p, steps):
     """x_0 … x_{P−1} (P, D) and their aux stacked along P: the orbit for j < p, NaN and aux_0 beyond.
-    ``steps`` ≥ p: the loop's length; see :func:`_jacobians`."""
+    ``steps`` ≥ p: the loop's length; see :func:`_jacobians` (theory: docs/theory/dynamics.md §5.2)."""
 
     def body(j, c):
         x, aux, xs, auxs = c
@@ -552,7 +552,7 @@ def floquet_one(
     need: int | None = None,
     steps=None,
 ):
-    """The periodic QR iteration of one orbit xs (P, D), period p ≤ P (§5.2), on r columns (all D without r),
+    """The periodic QR iteration of one orbit xs (P, D), period p ≤ P (theory: docs/theory/dynamics.md §5.2), on r columns (all D without r),
     until block form, the cap, or (with ``need``) until the leading ``need`` multipliers are resolved
     (:func:`_resolved`). ``steps`` ≥ p: the length of the loops over the orbit (:func:`_jacobians`)."""
     dtype = xs.dtype

@@ -20,7 +20,7 @@ import os
 import threading
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 import numpy as np
 import xarray as xr
@@ -165,6 +165,42 @@ def run_sweep(
                 target.write_chunk(i, *values)
             tracker.complete(n)
     return sweep.task.finalize(target.result())
+
+
+@overload
+def run_task(
+    task,
+    axes: Iterable[Axis] = (),
+    *,
+    store: str | Path | None = None,
+    overwrite: bool = False,
+    chunk: int | None = None,
+    executor: Literal["inprocess", "processes", "dask"] = "inprocess",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    seed: int = 0,
+    store_attrs: dict | None = None,
+    progress: bool = False,
+    dry_run: Literal[False] = False,
+) -> xr.Dataset: ...
+
+
+@overload
+def run_task(
+    task,
+    axes: Iterable[Axis] = (),
+    *,
+    store: str | Path | None = None,
+    overwrite: bool = False,
+    chunk: int | None = None,
+    executor: Literal["inprocess", "processes", "dask"] = "inprocess",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    seed: int = 0,
+    store_attrs: dict | None = None,
+    progress: bool = False,
+    dry_run: Literal[True],
+) -> Sweep: ...
 
 
 def run_task(

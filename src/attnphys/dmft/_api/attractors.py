@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import jax
 import jax.numpy as jnp
@@ -14,10 +14,14 @@ import numpy as np
 import xarray as xr
 
 from attnphys.dmft._api._common import Config, Executor, Sweep, sweep_axes
+from attnphys.dmft._variant import AbstractModel
 from attnphys.dmft.designed._config import DesignedConfig
-from attnphys.dmft.model import DMFTModel, model_of
+from attnphys.dmft.model import model_of
 from attnphys.dmft.starts import as_start
 from attnphys.metadata import base_attrs
+
+if TYPE_CHECKING:
+    from attnphys.sweeps import Sweep as SweepPlan
 
 Sampler = Literal["random", "perturb", "explicit"]
 
@@ -29,7 +33,7 @@ def _census_task(
     sampler,
     amplitude,
     radius,
-    start,
+    start: Any,
     starts,
     steps,
     transient,
@@ -62,6 +66,50 @@ def _census_task(
     )
 
 
+@overload
+def attractors(
+    cfg: Config,
+    *,
+    ics: int = 256,
+    sampler: Sampler = "random",
+    amplitude: float = 1.0,
+    radius: float = 1e-3,
+    start: Any = "checkpoint",
+    starts: Sequence[Any] = (),
+    steps: int = 60_000,
+    transient: int = 40_000,
+    exponents: int = 3,
+    seed: int = 0,
+    max_attractors: int = 8,
+    max_period: int = 256,
+    observable: str = "mo_se",
+    progress: bool = False,
+    dry_run: Literal[False] = False,
+) -> xr.Dataset: ...
+
+
+@overload
+def attractors(
+    cfg: Config,
+    *,
+    ics: int = 256,
+    sampler: Sampler = "random",
+    amplitude: float = 1.0,
+    radius: float = 1e-3,
+    start: Any = "checkpoint",
+    starts: Sequence[Any] = (),
+    steps: int = 60_000,
+    transient: int = 40_000,
+    exponents: int = 3,
+    seed: int = 0,
+    max_attractors: int = 8,
+    max_period: int = 256,
+    observable: str = "mo_se",
+    progress: bool = False,
+    dry_run: Literal[True],
+) -> SweepPlan: ...
+
+
 def attractors(
     cfg: Config,
     *,
@@ -80,7 +128,7 @@ def attractors(
     observable: str = "mo_se",
     progress: bool = False,
     dry_run: bool = False,
-) -> xr.Dataset:
+) -> xr.Dataset | SweepPlan:
     """The attractor census at the configuration's parameter point (theory: docs/theory/dmft.md §7.5;
     docs/theory/dynamics.md §7): ``ics`` starts run vectorised for at most ``steps`` steps, the first
     ``transient`` without period checks; the settled ones are grouped into attractors with kinds, periods,
@@ -121,10 +169,71 @@ def attractors(
         max_period=max_period,
         observable=observable,
     )
-    ds = run_task(task, (), progress=progress, dry_run=dry_run)
-    if not dry_run:
-        ds.attrs["observable"] = observable
+    if dry_run:
+        return run_task(task, (), dry_run=True)
+    ds = run_task(task, (), progress=progress)
+    ds.attrs["observable"] = observable
     return ds
+
+
+@overload
+def basins(
+    cfg: Config,
+    sweep: Sweep,
+    *,
+    ics: int = 128,
+    sampler: Sampler = "random",
+    amplitude: float = 1.0,
+    radius: float = 1e-3,
+    start: Any = "checkpoint",
+    starts: Sequence[Any] = (),
+    steps: int = 60_000,
+    transient: int = 40_000,
+    exponents: int = 3,
+    seed: int = 0,
+    max_attractors: int = 8,
+    max_period: int = 256,
+    observable: str = "mo_se",
+    store: str | Path | None = None,
+    overwrite: bool = False,
+    chunk: int = 16,
+    executor: Executor = "inprocess",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    store_attrs: dict | None = None,
+    progress: bool = False,
+    dry_run: Literal[False] = False,
+) -> xr.Dataset: ...
+
+
+@overload
+def basins(
+    cfg: Config,
+    sweep: Sweep,
+    *,
+    ics: int = 128,
+    sampler: Sampler = "random",
+    amplitude: float = 1.0,
+    radius: float = 1e-3,
+    start: Any = "checkpoint",
+    starts: Sequence[Any] = (),
+    steps: int = 60_000,
+    transient: int = 40_000,
+    exponents: int = 3,
+    seed: int = 0,
+    max_attractors: int = 8,
+    max_period: int = 256,
+    observable: str = "mo_se",
+    store: str | Path | None = None,
+    overwrite: bool = False,
+    chunk: int = 16,
+    executor: Executor = "inprocess",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    store_attrs: dict | None = None,
+    progress: bool = False,
+    dry_run: Literal[True],
+) -> SweepPlan: ...
 
 
 def basins(
@@ -153,7 +262,7 @@ def basins(
     store_attrs: dict | None = None,
     progress: bool = False,
     dry_run: bool = False,
-) -> xr.Dataset:
+) -> xr.Dataset | SweepPlan:
     """Attractor censuses along one parameter, matched into tracks: births, deaths, coexistence and
     hysteresis windows (theory: docs/theory/dmft.md §7.5; docs/theory/dynamics.md §8). Every value uses the
     same starts (common random numbers), so basin fractions vary smoothly along the parameter.
@@ -185,9 +294,12 @@ def basins(
         max_period=max_period,
         observable=observable,
     )
+    axes = sweep_axes(sweep, count=1, what="a basin diagram")
+    if dry_run:
+        return run_task(task, axes, chunk=chunk, dry_run=True)
     ds = run_task(
         task,
-        sweep_axes(sweep, count=1, what="a basin diagram"),
+        axes,
         store=store,
         overwrite=overwrite,
         chunk=chunk,
@@ -196,14 +308,12 @@ def basins(
         scheduler=scheduler,
         store_attrs=store_attrs,
         progress=progress,
-        dry_run=dry_run,
     )
-    if not dry_run:
-        ds.attrs["observable"] = observable
+    ds.attrs["observable"] = observable
     return ds
 
 
-def exact_period(model: DMFTModel, window, sc, max_period: int, confirmations: int = 3) -> int:
+def exact_period(model: AbstractModel, window, sc, max_period: int, confirmations: int = 3) -> int:
     """The exact period of the orbit through an (unbatched) window: the classifier's rule
     (:func:`attnphys.dynamics.classify.detect_period`) applied to the next (confirmations + 1)·max_period
     states (A and the positional window together, so that the codes return too); 0 when none
@@ -221,6 +331,42 @@ def exact_period(model: DMFTModel, window, sc, max_period: int, confirmations: i
     return int(detect_period(np.asarray(ys), max_period=max_period, confirmations=confirmations))
 
 
+@overload
+def orbit_continuation(
+    cfg: Config,
+    param: str,
+    start_value: float,
+    stop_value: float,
+    *,
+    start: Any = "checkpoint",
+    transient: int = 40_000,
+    max_period: int = 256,
+    step: float = 1e-3,
+    max_step: float = 1e-2,
+    max_points: int = 2000,
+    progress: bool = False,
+    dry_run: Literal[False] = False,
+) -> xr.Dataset | None: ...
+
+
+@overload
+def orbit_continuation(
+    cfg: Config,
+    param: str,
+    start_value: float,
+    stop_value: float,
+    *,
+    start: Any = "checkpoint",
+    transient: int = 40_000,
+    max_period: int = 256,
+    step: float = 1e-3,
+    max_step: float = 1e-2,
+    max_points: int = 2000,
+    progress: bool = False,
+    dry_run: Literal[True],
+) -> SweepPlan: ...
+
+
 def orbit_continuation(
     cfg: Config,
     param: str,
@@ -235,7 +381,7 @@ def orbit_continuation(
     max_points: int = 2000,
     progress: bool = False,
     dry_run: bool = False,
-) -> xr.Dataset | None:
+) -> xr.Dataset | None | SweepPlan:
     """Continue the periodic orbit that ``start`` settles on at ``param`` = ``start_value`` towards
     ``stop_value`` by pseudo-arclength continuation of F^p(x) = x, locating folds, flips and Neimark–Sacker
     points from its Floquet multipliers (theory: docs/theory/dmft.md §7.5; docs/theory/dynamics.md §6).

@@ -4,13 +4,16 @@ over two, with leading Lyapunov exponents, regimes and their evidence (theory: d
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import xarray as xr
 
 from attnphys.dmft._api._common import Config, Executor, Sweep, sweep_axes
 from attnphys.dmft.starts import split_starts
 from attnphys.dynamics.classify import ClassifyOptions
+
+if TYPE_CHECKING:
+    from attnphys.sweeps import Sweep as SweepPlan
 
 
 def _orbits(
@@ -43,7 +46,7 @@ def _orbits(
     store_attrs: dict | None,
     progress: bool,
     dry_run: bool,
-) -> xr.Dataset:
+) -> xr.Dataset | SweepPlan:
     """The orbit task on a grid (theory: docs/theory/dmft.md §7.1): one composition for both diagrams."""
     from attnphys.dmft.tasks import OrbitTask
     from attnphys.sweeps import run_task
@@ -69,6 +72,8 @@ def _orbits(
         adaptive=adaptive,
         classify_options=dict(classify.__dict__) if classify is not None else {},
     )
+    if dry_run:
+        return run_task(task, axes, chunk=chunk, seed=seed, dry_run=True)
     return run_task(
         task,
         axes,
@@ -81,8 +86,73 @@ def _orbits(
         seed=seed,
         store_attrs=store_attrs,
         progress=progress,
-        dry_run=dry_run,
     )
+
+
+@overload
+def bifurcation(
+    cfg: Config,
+    sweep: Sweep,
+    *,
+    start: Any = "checkpoint",
+    steps: int = 175_000,
+    transient: int = 100_000,
+    exponents: int = 3,
+    reortho_every: int = 1,
+    n_orbit: int = 1000,
+    adaptive: bool = False,
+    observable: str = "mo_se",
+    section_tol: float = 1e-3,
+    continuation: Literal["up", "down", "both"] | None = None,
+    max_section: int = 1000,
+    keep_final: bool = False,
+    align: int = 0,
+    init: Literal["identity", "random"] = "random",
+    full_state: bool = False,
+    classify: ClassifyOptions | None = None,
+    store: str | Path | None = None,
+    overwrite: bool = False,
+    chunk: int = 1024,
+    executor: Executor = "inprocess",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    store_attrs: dict | None = None,
+    progress: bool = False,
+    dry_run: Literal[False] = False,
+) -> xr.Dataset: ...
+
+
+@overload
+def bifurcation(
+    cfg: Config,
+    sweep: Sweep,
+    *,
+    start: Any = "checkpoint",
+    steps: int = 175_000,
+    transient: int = 100_000,
+    exponents: int = 3,
+    reortho_every: int = 1,
+    n_orbit: int = 1000,
+    adaptive: bool = False,
+    observable: str = "mo_se",
+    section_tol: float = 1e-3,
+    continuation: Literal["up", "down", "both"] | None = None,
+    max_section: int = 1000,
+    keep_final: bool = False,
+    align: int = 0,
+    init: Literal["identity", "random"] = "random",
+    full_state: bool = False,
+    classify: ClassifyOptions | None = None,
+    store: str | Path | None = None,
+    overwrite: bool = False,
+    chunk: int = 1024,
+    executor: Executor = "inprocess",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    store_attrs: dict | None = None,
+    progress: bool = False,
+    dry_run: Literal[True],
+) -> SweepPlan: ...
 
 
 def bifurcation(
@@ -114,7 +184,7 @@ def bifurcation(
     store_attrs: dict | None = None,
     progress: bool = False,
     dry_run: bool = False,
-) -> xr.Dataset:
+) -> xr.Dataset | SweepPlan:
     """The orbit (bifurcation) diagram along one parameter (theory: docs/theory/dmft.md §7.1–7.4): at every
     value the map runs ``transient`` steps, then ``steps − transient`` recorded ones, keeping the last
     ``n_orbit`` values of the observable, its zero-plane section points, the leading ``exponents``
@@ -182,9 +252,75 @@ def bifurcation(
         progress=progress,
         dry_run=dry_run,
     )
-    if not dry_run:
+    if isinstance(ds, xr.Dataset):
         ds.attrs["run_mode"] = "cold" if continuation is None else "continuation"
     return ds
+
+
+@overload
+def phase_diagram(
+    cfg: Config,
+    sweep: Sweep,
+    *,
+    start: Any = "checkpoint",
+    steps: int = 120_000,
+    transient: int = 100_000,
+    exponents: int = 2,
+    reortho_every: int = 1,
+    n_orbit: int = 1000,
+    adaptive: bool = False,
+    observable: str = "mo_se",
+    keep_orbit: bool = False,
+    section_tol: float = 1e-3,
+    max_section: int = 1000,
+    align: int = 0,
+    init: Literal["identity", "random"] = "random",
+    full_state: bool = False,
+    classify: ClassifyOptions | None = None,
+    seed: int = 0,
+    store: str | Path | None = None,
+    overwrite: bool = False,
+    chunk: int = 1024,
+    executor: Executor = "inprocess",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    store_attrs: dict | None = None,
+    progress: bool = False,
+    dry_run: Literal[False] = False,
+) -> xr.Dataset: ...
+
+
+@overload
+def phase_diagram(
+    cfg: Config,
+    sweep: Sweep,
+    *,
+    start: Any = "checkpoint",
+    steps: int = 120_000,
+    transient: int = 100_000,
+    exponents: int = 2,
+    reortho_every: int = 1,
+    n_orbit: int = 1000,
+    adaptive: bool = False,
+    observable: str = "mo_se",
+    keep_orbit: bool = False,
+    section_tol: float = 1e-3,
+    max_section: int = 1000,
+    align: int = 0,
+    init: Literal["identity", "random"] = "random",
+    full_state: bool = False,
+    classify: ClassifyOptions | None = None,
+    seed: int = 0,
+    store: str | Path | None = None,
+    overwrite: bool = False,
+    chunk: int = 1024,
+    executor: Executor = "inprocess",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    store_attrs: dict | None = None,
+    progress: bool = False,
+    dry_run: Literal[True],
+) -> SweepPlan: ...
 
 
 def phase_diagram(
@@ -216,7 +352,7 @@ def phase_diagram(
     store_attrs: dict | None = None,
     progress: bool = False,
     dry_run: bool = False,
-) -> xr.Dataset:
+) -> xr.Dataset | SweepPlan:
     """The phase diagram over two fields (theory: docs/theory/dmft.md §7): the regime, its evidence and the
     leading Lyapunov exponents at every point of the grid ``sweep`` (cold starts from ``start``).
 

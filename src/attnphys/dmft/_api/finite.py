@@ -3,12 +3,50 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 import xarray as xr
 
 from attnphys.dmft._api._common import Config, Sweep, sweep_axes
 from attnphys.errors import InputError
+
+if TYPE_CHECKING:
+    from attnphys.sweeps import Sweep as SweepPlan
+
+
+@overload
+def finite_trajectories(
+    cfg: Config,
+    n: int,
+    *,
+    sweep: Sweep | None = None,
+    paths: int = 16,
+    steps: int = 1000,
+    transient: int = 0,
+    seed: int = 0,
+    per_bit: bool = False,
+    record: Sequence[str] | None = None,
+    progress: bool = False,
+    dry_run: Literal[False] = False,
+) -> xr.Dataset: ...
+
+
+@overload
+def finite_trajectories(
+    cfg: Config,
+    n: int,
+    *,
+    sweep: Sweep | None = None,
+    paths: int = 16,
+    steps: int = 1000,
+    transient: int = 0,
+    seed: int = 0,
+    per_bit: bool = False,
+    record: Sequence[str] | None = None,
+    progress: bool = False,
+    dry_run: Literal[True],
+) -> SweepPlan: ...
 
 
 def finite_trajectories(
@@ -24,7 +62,7 @@ def finite_trajectories(
     record: Sequence[str] | None = None,
     progress: bool = False,
     dry_run: bool = False,
-) -> xr.Dataset:
+) -> xr.Dataset | SweepPlan:
     """Sample paths of the finite-N stochastic network with the mean field's conventions (theory:
     docs/theory/dmft.md §2): N = ``n`` semantic bits, each of the configuration's n_se weight columns
     repeated N/n_se times, so that the network and the mean field share every correlation tensor. Path p
@@ -42,10 +80,11 @@ def finite_trajectories(
         Dataset with the recorded observables (sweep…, path, step, feature); attributes ``engine``,
         ``n_se_finite`` (N) and ``classes`` (weight classes sampled).
     """
-    from attnphys.dmft.finite import repeated_network
+    from attnphys.dmft.finite import check_finite_model, repeated_network
     from attnphys.dmft.tasks import FiniteTask
     from attnphys.sweeps import run_task
 
+    options: dict[str, Any] = {} if record is None else {"record": tuple(record)}
     task = FiniteTask(
         config=cfg,
         n=n,
@@ -54,15 +93,51 @@ def finite_trajectories(
         transient=transient,
         seed=seed,
         per_bit=per_bit,
-        **({} if record is None else {"record": tuple(record)}),
+        **options,
     )
     axes = sweep_axes(sweep)
     chunk = max(1, len(axes[0].values)) if len(axes) == 1 else None
-    ds = run_task(task, axes, chunk=chunk, progress=progress, dry_run=dry_run)
     if dry_run:
-        return ds
-    ds.attrs.update(n_se_finite=int(n), classes=int(n) if per_bit else int(repeated_network(cfg, n).W.shape[2]))
+        return run_task(task, axes, chunk=chunk, dry_run=True)
+    ds = run_task(task, axes, chunk=chunk, progress=progress)
+    ds.attrs.update(
+        n_se_finite=int(n), classes=int(n) if per_bit else int(repeated_network(check_finite_model(cfg), n).W.shape[2])
+    )
     return ds
+
+
+@overload
+def converge(
+    cfg: Config,
+    sizes: Sequence[int],
+    *,
+    sweep: Sweep | None = None,
+    paths: int = 16,
+    steps: int = 2000,
+    horizon: int = 200,
+    transient: int = 1000,
+    observable: str = "mo_se",
+    seed: int = 0,
+    progress: bool = False,
+    dry_run: Literal[False] = False,
+) -> xr.Dataset: ...
+
+
+@overload
+def converge(
+    cfg: Config,
+    sizes: Sequence[int],
+    *,
+    sweep: Sweep | None = None,
+    paths: int = 16,
+    steps: int = 2000,
+    horizon: int = 200,
+    transient: int = 1000,
+    observable: str = "mo_se",
+    seed: int = 0,
+    progress: bool = False,
+    dry_run: Literal[True],
+) -> SweepPlan: ...
 
 
 def converge(
@@ -78,7 +153,7 @@ def converge(
     seed: int = 0,
     progress: bool = False,
     dry_run: bool = False,
-) -> xr.Dataset:
+) -> xr.Dataset | SweepPlan:
     """How finite-N paths approach the mean field as N grows (theory: docs/theory/dmft.md §2.3): for every
     grid point and N, ``paths`` finite-N paths and the mean-field trajectory from the same token, with
 
@@ -111,5 +186,7 @@ def converge(
         config=cfg, paths=paths, steps=steps, horizon=horizon, transient=transient, observable=observable, seed=seed
     )
     axes = sweep_axes(sweep) + (Axis(name="n", values=tuple(float(n) for n in ns)),)
-    ds = run_task(task, axes, chunk=len(ns), progress=progress, dry_run=dry_run)
-    return ds if dry_run else ds.assign_coords(n=np.asarray(ns))
+    if dry_run:
+        return run_task(task, axes, chunk=len(ns), dry_run=True)
+    ds = run_task(task, axes, chunk=len(ns), progress=progress)
+    return ds.assign_coords(n=np.asarray(ns))

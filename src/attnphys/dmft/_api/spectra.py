@@ -2,11 +2,52 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import xarray as xr
 
 from attnphys.dmft._api._common import Config, Sweep, sweep_axes
+
+if TYPE_CHECKING:
+    from attnphys.sweeps import Sweep as SweepPlan
+
+
+@overload
+def lyapunov_spectrum(
+    cfg: Config,
+    *,
+    sweep: Sweep | None = None,
+    start: Any = "token",
+    steps: int,
+    transient: int,
+    exponents: int | None = None,
+    full_state: bool = False,
+    align: int = 0,
+    reortho_every: int = 1,
+    history_every: int = 0,
+    init: Literal["identity", "random"] = "identity",
+    progress: bool = False,
+    dry_run: Literal[False] = False,
+) -> xr.Dataset: ...
+
+
+@overload
+def lyapunov_spectrum(
+    cfg: Config,
+    *,
+    sweep: Sweep | None = None,
+    start: Any = "token",
+    steps: int,
+    transient: int,
+    exponents: int | None = None,
+    full_state: bool = False,
+    align: int = 0,
+    reortho_every: int = 1,
+    history_every: int = 0,
+    init: Literal["identity", "random"] = "identity",
+    progress: bool = False,
+    dry_run: Literal[True],
+) -> SweepPlan: ...
 
 
 def lyapunov_spectrum(
@@ -24,7 +65,7 @@ def lyapunov_spectrum(
     init: Literal["identity", "random"] = "identity",
     progress: bool = False,
     dry_run: bool = False,
-) -> xr.Dataset:
+) -> xr.Dataset | SweepPlan:
     """Lyapunov exponents λ_i = lim (1/T) Σ_t log R_t[i, i] of the mean-field map (Benettin's QR method;
     theory: docs/theory/dmft.md §6, docs/theory/dynamics.md §2) at every point of ``sweep``.
 
@@ -61,4 +102,6 @@ def lyapunov_spectrum(
         history_every=history_every,
         init=init,
     )
-    return run_task(task, sweep_axes(sweep), progress=progress, dry_run=dry_run)
+    if dry_run:
+        return run_task(task, sweep_axes(sweep), dry_run=True)
+    return run_task(task, sweep_axes(sweep), progress=progress)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import jax.numpy as jnp
 import numpy as np
@@ -13,6 +13,39 @@ from attnphys.dmft._api._common import Config, Sweep, sweep_axes
 from attnphys.dmft.meanfield import State, Window
 from attnphys.dmft.observables import OBSERVABLES
 from attnphys.dmft.starts import split_starts
+
+if TYPE_CHECKING:
+    from attnphys.sweeps import Sweep as SweepPlan
+
+
+@overload
+def trajectories(
+    cfg: Config,
+    *,
+    sweep: Sweep | None = None,
+    start: Any = "token",
+    steps: int,
+    transient: int = 0,
+    record_every: int = 1,
+    record: Sequence[str] = OBSERVABLES,
+    progress: bool = False,
+    dry_run: Literal[False] = False,
+) -> xr.Dataset: ...
+
+
+@overload
+def trajectories(
+    cfg: Config,
+    *,
+    sweep: Sweep | None = None,
+    start: Any = "token",
+    steps: int,
+    transient: int = 0,
+    record_every: int = 1,
+    record: Sequence[str] = OBSERVABLES,
+    progress: bool = False,
+    dry_run: Literal[True],
+) -> SweepPlan: ...
 
 
 def trajectories(
@@ -26,7 +59,7 @@ def trajectories(
     record: Sequence[str] = OBSERVABLES,
     progress: bool = False,
     dry_run: bool = False,
-) -> xr.Dataset:
+) -> xr.Dataset | SweepPlan:
     """Run the mean-field map x_{t+1} = F(x_t) (theory: docs/theory/dmft.md §3.4) at every point of the
     outer-product grid ``sweep``, and over initial conditions, recording the observables per step
     (theory: docs/theory/dmft.md §3.6).
@@ -68,8 +101,10 @@ def trajectories(
     )
     if len(starts) > 1:
         axes = (Axis(name="ic", values=tuple(float(i) for i in range(len(starts)))),) + axes
-    ds = run_task(task, axes, progress=progress, dry_run=dry_run)
-    if not dry_run and "ic" in ds.dims:
+    if dry_run:
+        return run_task(task, axes, dry_run=True)
+    ds = run_task(task, axes, progress=progress)
+    if "ic" in ds.dims:
         ds = ds.assign_coords(ic=np.arange(ds.sizes["ic"]))
     return ds
 

@@ -175,6 +175,8 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
             v = getattr(self, name)
             if v is not None:
                 fields[name] = v[0] if isinstance(v, tuple) else v
+        if self.design is None:
+            raise InputError("give the design: --design NAME or FILE", "--design")
         try:
             cfg = designed_config(self.design, **fields)
         except InputError as e:
@@ -358,6 +360,18 @@ class SweepOptions(ModelOptions):
     workers: int | None = Field(None, ge=1, description="Processes / Dask workers (default: CPU count).")
     scheduler: str | None = Field(None, description="Dask scheduler address, e.g. tcp://host:8786.")
 
+    def sweep_options(self, store: Path) -> dict[str, Any]:
+        """Where and how the sweep runs, as every sweeping analysis takes it: ``store=`` (the command's
+        output), ``overwrite=``, ``chunk=``, ``executor=``, ``workers=``, ``scheduler=``."""
+        return dict(
+            store=store,
+            overwrite=self.overwrite,
+            chunk=self.chunk,
+            executor=self.executor,
+            workers=self.workers,
+            scheduler=self.scheduler,
+        )
+
     @model_validator(mode="after")
     def _executor(self):
         if self.scheduler is not None and self.executor != "dask":
@@ -432,7 +446,7 @@ class ParameterRange(SweepOptions):
 
         return Axis.linspace(self.param, self.start_value, self.stop_value, self.num)
 
-    def parameter_sweep(self) -> dict[str, tuple[float, ...]]:
+    def parameter_sweep(self) -> dict[str, tuple]:
         """The swept parameter's values as the analyses take them (``{param: values}``)."""
         ax = self.parameter_axis()
         return {ax.name: ax.values}

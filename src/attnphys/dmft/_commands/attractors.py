@@ -3,7 +3,7 @@ docs/theory/dynamics.md §5–§8)."""
 
 from __future__ import annotations
 
-import json
+import abc
 import time
 from pathlib import Path
 from typing import ClassVar, Literal
@@ -90,6 +90,11 @@ class _CensusOptions(ModelOptions):
     @classmethod
     def _observable(cls, v):
         return check_observable(v)
+
+    @abc.abstractmethod
+    def analysis(self, **kw):
+        """The census this command runs (:func:`attnphys.dmft.attractors` or :func:`~attnphys.dmft.basins`)
+        with its options; ``dry_run=True`` validates them without running."""
 
     def census_options(self) -> dict:
         """The census options of the analyses (:func:`attnphys.dmft.attractors`, :func:`~attnphys.dmft.basins`)."""
@@ -202,12 +207,7 @@ class BasinsJob(_CensusOptions, ParameterRange):
             self.configuration(),
             self.parameter_sweep(),
             **self.census_options(),
-            store=self.out,
-            overwrite=self.overwrite,
-            chunk=self.chunk,
-            executor=self.executor,
-            workers=self.workers,
-            scheduler=self.scheduler,
+            **self.sweep_options(self.out),
             **kw,
         )
 
@@ -248,9 +248,9 @@ class OrbitContinuationJob(ModelOptions):
 
     command: ClassVar[str] = "dmft orbit-continuation"
     outputs_spec: ClassVar[dict[str, str]] = {"out": "result"}
-    param: Literal[BATCHED_ANY] = Field(
+    param: Literal[BATCHED_ANY] = Field(  # pyright: ignore[reportInvalidTypeForm]  (the batched fields)
         default="beta_o", description="Continuation parameter (gamma: a designed model's)."
-    )  # pyright: ignore[reportInvalidTypeForm]  (the batched fields)
+    )
     start_value: float = Field(default=1.27, allow_inf_nan=False, description="Where the orbit is found.")
     stop_value: float = Field(
         default=1.24, allow_inf_nan=False, description="Towards where it is followed (either side)."
@@ -307,11 +307,13 @@ class OrbitContinuationJob(ModelOptions):
             "range": f"{float(ds.s.min()):.6g} … {float(ds.s.max()):.6g}",
             "wall time": f"{time.perf_counter() - t0:.2f} s",
         }
-        kinds = json.loads(ds.event_kind.attrs["labels"])
+        from attnphys.dynamics.classify import flag_names
+
+        kinds = flag_names(ds.event_kind.attrs)
         for i in range(ds.sizes["event"]):
             mu = np.hypot(ds.event_multiplier_real.values[i], ds.event_multiplier_imag.values[i])
             rows[f"event {i}"] = (
-                f"{kinds[int(ds.event_kind.values[i])]} at {self.param} = {float(ds.event_s.values[i]):.10f}, "
+                f"{kinds.get(int(ds.event_kind.values[i]), '?')} at {self.param} = {float(ds.event_s.values[i]):.10f}, "
                 f"|μ| = " + np.array2string(mu[:3], precision=6)
             )
         if not ds.sizes["event"]:

@@ -119,12 +119,7 @@ class BifurcationJob(ParameterRange):
             section_tol=self.section_tol,
             continuation=self.continuation,
             keep_final=self.save_final is not None,
-            store=self.out,
-            overwrite=self.overwrite,
-            chunk=self.chunk,
-            executor=self.executor,
-            workers=self.workers,
-            scheduler=self.scheduler,
+            **self.sweep_options(self.out),
             **kw,
         )
 
@@ -311,12 +306,7 @@ class PhaseDiagramJob(SweepOptions):
             n_orbit=self.n_orbit,
             adaptive=self.adaptive,
             seed=self.seed,
-            store=self.out,
-            overwrite=self.overwrite,
-            chunk=self.chunk,
-            executor=self.executor,
-            workers=self.workers,
-            scheduler=self.scheduler,
+            **self.sweep_options(self.out),
             **kw,
         )
 

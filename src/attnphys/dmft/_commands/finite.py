@@ -57,9 +57,9 @@ class FiniteJob(ModelOptions):
         )
 
     def inputs_check(self) -> None:
-        from attnphys.dmft.finite import network_size
+        from attnphys.dmft.finite import check_finite_model, network_size
 
-        network_size(self.configuration(), self.n)
+        network_size(check_finite_model(self.configuration()), self.n)
         if self.per_bit and self.n * self.paths > 50_000_000:
             raise InputError(
                 f"sampling every bit keeps N × paths = {self.n * self.paths} bits in memory; use fewer or drop "
@@ -117,7 +117,9 @@ class ConvergeJob(ModelOptions):
 
     def sizes(self) -> list[int]:
         """The sizes: each N rounded to the nearest multiple of n_se; at least two distinct ones."""
-        n_se = self.configuration().n_se
+        from attnphys.dmft.finite import check_finite_model
+
+        n_se = check_finite_model(self.configuration()).n_se
         sizes = [max(1, round(int(k) / n_se)) * n_se for k in self.n]
         if len(set(sizes)) != len(sizes):
             raise InputError(f"sizes {list(self.n)} round to repeated multiples of n_se = {n_se}: {sizes}", "--n")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import ConfigDict, Field, ValidationError, model_validator
 
-from attnphys.dmft.config import DMFTConfig
+from attnphys.dmft._variant import AbstractConfig
 from attnphys.dmft.designed._design import MAX_P, DesignSpec, load_design
 from attnphys.errors import InputError
 
@@ -18,7 +18,7 @@ MAX_GAIN = 1e300
 """Largest β_o or γ accepted (larger products overflow the softmax)."""
 
 
-class DesignedConfig(BaseModel):
+class DesignedConfig(AbstractConfig):
     """Configuration of the designed mean-field model (theory: docs/theory/designed.md §1, §3).
 
     ``design`` is a :class:`~attnphys.dmft.designed.DesignSpec`, a preset name or a design file; it is
@@ -102,14 +102,6 @@ class DesignedConfig(BaseModel):
                 raise ValueError(f"L is an integer field, got {value}")
             value = int(value)
         return self.replace(**{name: value})
-
-    check_axis = DMFTConfig.check_axis
-    """Validate every value of a sweep axis by the configuration's own rules (:meth:`with_field`); raises
-    InputError naming the axis, the value and the rule it breaks."""
-
-    def to_attrs(self) -> dict:
-        """Full configuration as JSON-ready metadata."""
-        return self.model_dump(mode="json")
 
     @property
     def mo_se_convention(self) -> Literal["paper"]:

@@ -32,11 +32,11 @@ import numpy as np
 from attnphys.dmft.correlations import FAMILIES, sign_vectors
 from attnphys.dmft.designed._design import FEATURES, DesignSpec
 from attnphys.dmft.initial import token_positions
+from attnphys.dmft.maps import WindowMap
 from attnphys.dmft.meanfield import Scalars, State, Window, attention
 from attnphys.dmft.observables import OBSERVABLES, check_observable, observe
 from attnphys.dmft.observables import records as table_records
 from attnphys.dmft.simulate import Schedule, raise_if_nonfinite
-from attnphys.dynamics.maps import AbstractMap
 from attnphys.runtime import shard_batch
 
 RECORDING = "paper"
@@ -266,7 +266,7 @@ def run_batch(
 
 
 @dataclass(frozen=True)
-class DesignedMap(AbstractMap):
+class DesignedMap(WindowMap):
     """The designed map for the dynamics toolkit (theory: docs/theory/designed.md §3): state x = vec(A)
     (L·M), auxiliary state (pe, n), parameters (:class:`DesignArrays`, :class:`Scalars`).
 

@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from attnphys.dmft._variant import AbstractModel
 from attnphys.dmft.designed._config import BATCHED, DesignedConfig
 from attnphys.dmft.designed._design import DesignSpec
 from attnphys.dmft.designed._map import DesignArrays, DesignedMap, design_arrays, fill, run_batch
@@ -32,7 +33,7 @@ from attnphys.errors import InputError
 
 
 @dataclass(frozen=True, eq=False)
-class DesignedModel:
+class DesignedModel(AbstractModel):
     """A designed configuration's derived state (build with :meth:`of`; cached per configuration)
     (theory: docs/theory/designed.md §3).
 

@@ -9,9 +9,10 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import Field
 
+from attnphys.dmft._variant import AbstractConfig, AbstractModel
 from attnphys.dmft.config import DMFTConfig
 from attnphys.dmft.designed._config import DesignedConfig
-from attnphys.dmft.model import DMFTModel, model_of
+from attnphys.dmft.model import model_of
 from attnphys.dmft.starts import CheckpointStart, StartSpec
 from attnphys.sweeps.grid import Grid
 from attnphys.sweeps.task import AbstractTask
@@ -62,17 +63,17 @@ class DMFTTask(AbstractTask):
             return self.start
         return [self.point_starts[int(i)] for i in idx]
 
-    def check_config(self, cfg: DMFTConfig, grid: Grid) -> None:
+    def check_config(self, cfg: AbstractConfig, grid: Grid) -> None:
         """Task-specific checks of one structural configuration of the grid (override)."""
 
     def structural(self, grid: Grid) -> list[str]:
         batched = self.config.batched_fields()
         return [a for a in grid.names if a not in batched and a not in self.extra_axes]
 
-    def configs(self, grid: Grid) -> list[DMFTConfig]:
+    def configs(self, grid: Grid) -> list[AbstractConfig]:
         """The distinct configurations of the grid's structural axes."""
         names = self.structural(grid)
-        cfgs = [self.config]
+        cfgs: list[AbstractConfig] = [self.config]
         for name in names:
             values = dict(zip(grid.names, (a.values for a in grid.axes)))[name]
             cfgs = [c.with_field(name, v) for c in cfgs for v in values]
@@ -83,7 +84,9 @@ class DMFTTask(AbstractTask):
         cfgs = self.configs(grid)
         return {"feature": max(c.M for c in cfgs), "lag": max(c.L for c in cfgs), "bit": max(c.P for c in cfgs)}
 
-    def groups(self, grid: Grid, lo: int, hi: int) -> Iterator[tuple[DMFTConfig, np.ndarray, dict[str, np.ndarray]]]:
+    def groups(
+        self, grid: Grid, lo: int, hi: int
+    ) -> Iterator[tuple[AbstractConfig, np.ndarray, dict[str, np.ndarray]]]:
         """(configuration, row indices within the chunk, batched point values) per structural group."""
         pts = grid.points(lo, hi)
         names = self.structural(grid)
@@ -91,7 +94,7 @@ class DMFTTask(AbstractTask):
         keys = list(zip(*(pts[a] for a in names))) if names else [()] * n
         for key in dict.fromkeys(keys):
             rows = np.asarray([i for i, k in enumerate(keys) if k == key])
-            cfg = self.config
+            cfg: AbstractConfig = self.config
             for name, v in zip(names, key):
                 cfg = cfg.with_field(name, v)
             yield cfg, rows, {a: pts[a][rows] for a in grid.names if a not in names}
@@ -108,7 +111,7 @@ class DMFTTask(AbstractTask):
         return out
 
     def compute_group(
-        self, model: DMFTModel, pts: Mapping[str, np.ndarray], n: int, idx: np.ndarray
+        self, model: AbstractModel, pts: Mapping[str, np.ndarray], n: int, idx: np.ndarray
     ) -> dict[str, np.ndarray]:
         """Results of ``n`` points of one configuration, with global indices ``idx`` (arrays with a
         leading point axis)."""
@@ -116,7 +119,7 @@ class DMFTTask(AbstractTask):
 
     # -- helpers ------------------------------------------------------------------------------------
     @staticmethod
-    def scalars(model: DMFTModel, pts: Mapping[str, np.ndarray], n: int):
+    def scalars(model: AbstractModel, pts: Mapping[str, np.ndarray], n: int):
         return model.scalars({k: v for k, v in pts.items() if k in model.batched}, n=n)
 
     def labels(self, pts: Mapping[str, np.ndarray], n: int) -> dict[str, np.ndarray]:

@@ -7,7 +7,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from attnphys.dmft.config import DMFTConfig, check_schedule
+from attnphys.dmft._variant import AbstractConfig
+from attnphys.dmft.config import check_schedule
 from attnphys.dmft.tasks._base import (
     PAPER_SECTION_PAIRS,
 )
@@ -19,7 +20,7 @@ from attnphys.sweeps.task import VarSpec
 
 
 def orbit_spec(
-    cfg: DMFTConfig,
+    cfg: AbstractConfig,
     *,
     steps: int,
     transient: int,

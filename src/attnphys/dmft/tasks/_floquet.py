@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import jax
 import numpy as np
 
-from attnphys.dmft.model import DMFTModel
+from attnphys.dmft._variant import AbstractModel
 from attnphys.dynamics.classify import detect_period
 from attnphys.dynamics.orbits import OrbitSpec, orbit_sweep
 from attnphys.progress import report_fraction
@@ -133,7 +133,7 @@ FLOQUET_EVIDENCE = {"roundoff": np.nan, "parallel": np.nan, "zero_hits": 0}
 theory: docs/theory/dynamics.md §5.3), keyed as :func:`~attnphys.dynamics.orbits.orbit_sweep` returns it."""
 
 
-def adaptive_orbits(task: OrbitTask, model: DMFTModel, m, spec: OrbitSpec, sc, idx, labels) -> dict:
+def adaptive_orbits(task: OrbitTask, model: AbstractModel, m, spec: OrbitSpec, sc, idx, labels) -> dict:
     """Orbits of a batch with early stopping (theory: docs/theory/dmft.md §7.1; docs/theory/dynamics.md
     §4.1, §5.3, §7.2). The unrecorded part of the schedule runs on the cached engine in segments; after
     each, a lane whose last (c + 1)·P_max values of A^new recur exactly (the classifier's rule,

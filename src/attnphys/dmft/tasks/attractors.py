@@ -28,9 +28,10 @@ import jax.numpy as jnp
 import numpy as np
 from pydantic import Field, model_validator
 
+from attnphys.dmft._variant import AbstractModel
 from attnphys.dmft.config import check_schedule
 from attnphys.dmft.initial import token_positions
-from attnphys.dmft.model import DMFTModel, model_of
+from attnphys.dmft.model import model_of
 from attnphys.dmft.observables import ObservableName
 from attnphys.dmft.starts import StartSpec
 from attnphys.dmft.tasks._base import DMFTTask
@@ -191,7 +192,7 @@ class AttractorTask(DMFTTask):
         s = self.sizes(grid)
         return {d: ((d,), np.arange(s[d])) for d in ("attractor", "ic", "exponent", "sample", "dim", "feature")}
 
-    def sampler_for(self, model: DMFTModel) -> AbstractSampler:
+    def sampler_for(self, model: AbstractModel) -> AbstractSampler:
         """The start sampler of this task for one model (theory: docs/theory/dmft.md §7.5)."""
         cfg = model.config
         if self.sampler == "random":
@@ -204,7 +205,7 @@ class AttractorTask(DMFTTask):
         x = jnp.stack([w.A[0].reshape(-1) for w in ws])
         return ExplicitSampler(x=x, aux=(jnp.stack([w.pe[0] for w in ws]), jnp.stack([w.n[0] for w in ws])))
 
-    def compute_group(self, model: DMFTModel, pts, n: int, idx: np.ndarray) -> dict[str, np.ndarray]:
+    def compute_group(self, model: AbstractModel, pts, n: int, idx: np.ndarray) -> dict[str, np.ndarray]:
         sc = self.scalars(model, pts, n)
         ds = census_batch(
             model.map(self.observable),

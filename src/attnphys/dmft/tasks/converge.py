@@ -54,7 +54,7 @@ class ConvergeTask(DMFTTask):
         ns = dict(zip(grid.names, (a.values for a in grid.axes)))["n"]
         for cfg in self.configs(grid):
             for v in ns:
-                network_size(cfg, int(v))
+                network_size(check_finite_model(cfg), int(v))
 
     @classmethod
     def example(cls):

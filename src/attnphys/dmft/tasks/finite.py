@@ -47,7 +47,7 @@ class FiniteTask(DMFTTask):
     def check_config(self, cfg, grid):
         from attnphys.dmft.finite import network_size
 
-        network_size(cfg, self.n)
+        network_size(check_finite_model(cfg), self.n)
 
     def schema(self, grid):
         F = self.sizes(grid)["feature"]

@@ -10,7 +10,8 @@ import jax
 import numpy as np
 from pydantic import Field, model_validator
 
-from attnphys.dmft.config import DMFTConfig, check_schedule
+from attnphys.dmft._variant import AbstractConfig
+from attnphys.dmft.config import check_schedule
 from attnphys.dmft.starts import StartSpec, TokenStart, parse_start
 from attnphys.dmft.tasks._base import (
     DMFTTask,
@@ -75,7 +76,7 @@ class LyapunovTask(DMFTTask):
             )
         return self
 
-    def n_exponents(self, cfg: DMFTConfig) -> int:
+    def n_exponents(self, cfg: AbstractConfig) -> int:
         D = cfg.L * (cfg.M + (cfg.P if self.full_state else 0))
         return D if self.k is None else self.k
 
@@ -168,7 +169,7 @@ class LyapunovTask(DMFTTask):
         return out
 
 
-def check_token_transient(start, cfg: DMFTConfig, transient: int) -> None:
+def check_token_transient(start, cfg: AbstractConfig, transient: int) -> None:
     """Tangent dynamics need a full window: from a token, transient >= L − 1 (head) or >= L (2024)."""
     if isinstance(parse_start(start), TokenStart):
         need = cfg.L if cfg.era == "2024" else cfg.L - 1

@@ -11,7 +11,8 @@ import jax.numpy as jnp
 import numpy as np
 from pydantic import Field, model_validator
 
-from attnphys.dmft.config import DMFTConfig, check_schedule
+from attnphys.dmft._variant import AbstractConfig
+from attnphys.dmft.config import check_schedule
 from attnphys.dmft.observables import ObservableName
 from attnphys.dmft.simulate import raise_if_nonfinite
 from attnphys.dmft.starts import TokenStart, parse_start
@@ -74,7 +75,7 @@ class OrbitTask(DMFTTask):
     def options(self) -> ClassifyOptions:
         return ClassifyOptions(**self.classify_options)  # pyright: ignore[reportArgumentType]  (numbers, checked by ClassifyOptions)
 
-    def spec(self, cfg: DMFTConfig) -> OrbitSpec:
+    def spec(self, cfg: AbstractConfig) -> OrbitSpec:
         return orbit_spec(
             cfg,
             steps=self.steps,
