@@ -8,58 +8,8 @@ a parameter matched into tracks) and :func:`continuation` (a periodic orbit foll
 bifurcations). A map is any subclass of :class:`AbstractMap` (or a :class:`FunctionMap` of pure functions).
 """
 
-from attnphys.dynamics._api import continuation, lyapunov_spectrum
-from attnphys.dynamics._census import CensusOptions, census, census_batch
-from attnphys.dynamics._lyapunov import LyapunovResult
-from attnphys.dynamics._tracks import tracks
-from attnphys.dynamics.bifurcations import BifurcationEvent, Branch, continue_orbit
-from attnphys.dynamics.classify import REGIMES, ClassifyOptions
-from attnphys.dynamics.maps import EXAMPLES, AbstractMap, FunctionMap, autonomous
-from attnphys.dynamics.orbits import OrbitSpec, continuation_chains, orbit, orbit_sweep
-from attnphys.dynamics.periodic import (
-    Floquet,
-    PeriodicOrbit,
-    floquet,
-    floquet_batch,
-    floquet_direct,
-    refine,
-    refine_batch,
-)
-from attnphys.dynamics.samplers import DomainSampler, ExplicitSampler, PerturbationSampler, make_sampler
+# The names are loaded on first use (the stub ``__init__.pyi`` lists them), so a run imports only the modules
+# it uses.
+import lazy_loader as _lazy
 
-__all__ = [
-    # the analyses
-    "lyapunov_spectrum",
-    "census",
-    "tracks",
-    "continuation",
-    # maps
-    "EXAMPLES",
-    "AbstractMap",
-    "FunctionMap",
-    "autonomous",
-    # the building blocks
-    "REGIMES",
-    "BifurcationEvent",
-    "Branch",
-    "CensusOptions",
-    "ClassifyOptions",
-    "DomainSampler",
-    "ExplicitSampler",
-    "Floquet",
-    "LyapunovResult",
-    "OrbitSpec",
-    "PeriodicOrbit",
-    "PerturbationSampler",
-    "census_batch",
-    "continuation_chains",
-    "continue_orbit",
-    "floquet",
-    "floquet_batch",
-    "floquet_direct",
-    "make_sampler",
-    "orbit",
-    "orbit_sweep",
-    "refine",
-    "refine_batch",
-]
+__getattr__, __dir__, __all__ = _lazy.attach_stub(__name__, __file__)

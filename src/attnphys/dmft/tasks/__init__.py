@@ -11,30 +11,12 @@ M, L, P of the grid.
 Tasks: :class:`TrajectoryTask` (records), :class:`LyapunovTask` (spectra), :class:`OrbitTask` (orbit
 diagrams, exponents, regimes; cold starts or continuation chains along a ``direction`` axis),
 :class:`AttractorTask` (censuses with basins), :class:`FiniteTask` (finite-N sample paths),
-:class:`ConvergeTask` (finite N vs mean field). A new task is one file here, one line below and one
+:class:`ConvergeTask` (finite N vs mean field). A new task is one file here, one line in the stub ``__init__.pyi`` and one
 entry point (``attnphys.sweep_tasks``) in ``pyproject.toml``.
 """
 
-from attnphys.dmft.tasks._base import PAPER_SECTION_PAIRS, DMFTTask
-from attnphys.dmft.tasks._evidence import evidence, exponent_schema, orbit_spec
-from attnphys.dmft.tasks.attractors import AttractorTask, WindowSampler
-from attnphys.dmft.tasks.converge import ConvergeTask
-from attnphys.dmft.tasks.finite import FiniteTask
-from attnphys.dmft.tasks.lyapunov import LyapunovTask
-from attnphys.dmft.tasks.orbits import OrbitTask
-from attnphys.dmft.tasks.trajectory import TrajectoryTask
+# The names are loaded on first use (the stub ``__init__.pyi`` lists them), so a run imports only the modules
+# it uses.
+import lazy_loader as _lazy
 
-__all__ = [
-    "PAPER_SECTION_PAIRS",
-    "AttractorTask",
-    "ConvergeTask",
-    "DMFTTask",
-    "FiniteTask",
-    "LyapunovTask",
-    "OrbitTask",
-    "TrajectoryTask",
-    "WindowSampler",
-    "evidence",
-    "exponent_schema",
-    "orbit_spec",
-]
+__getattr__, __dir__, __all__ = _lazy.attach_stub(__name__, __file__)
