@@ -27,9 +27,9 @@ def main() -> None:
     import jax
     import numpy as np
 
-    from attnphys.dmft import Schedule, preset, run_batch
+    from attnphys.dmft import DMFTModel, preset
     from attnphys.dmft.designed import DesignedModel, designed_config
-    from attnphys.dmft.model import DMFTModel
+    from attnphys.dmft.simulate import Schedule
 
     print(f"devices: {len(jax.devices())} x {jax.devices()[0].platform}, float64: {jax.config.jax_enable_x64}")
 
@@ -45,7 +45,7 @@ def main() -> None:
         model = DMFTModel.of(preset("paper"))
         sc = model.scalars({"beta_o": np.linspace(0.5, 3.0, B)})
         st = model.initial_states("checkpoint", sc)
-        return lambda: run_batch(model.couplings, sc, st, sched, model.convention)
+        return lambda: model.run_batch(sc, st, sched)
 
     def designed(name):
         def make(B, sched):

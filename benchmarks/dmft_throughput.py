@@ -26,8 +26,9 @@ def main() -> None:
     import jax
     import numpy as np
 
-    from attnphys.dmft import Schedule, couplings, paper_checkpoint, preset, run_batch, scalars
-    from attnphys.dmft.simulate import broadcast_batch
+    from attnphys.dmft import paper_checkpoint, preset
+    from attnphys.dmft.meanfield import couplings, scalars
+    from attnphys.dmft.simulate import Schedule, broadcast_batch, run_batch
 
     cfg = preset("paper")
     cp = couplings(cfg.build_correlations())

@@ -81,9 +81,9 @@ def main() -> None:
     import jax.numpy as jnp
     import numpy as np
 
-    from attnphys.dmft import Schedule, couplings, paper_checkpoint, preset, run_batch, scalars
-    from attnphys.dmft.meanfield import fill
-    from attnphys.dmft.simulate import broadcast_batch
+    from attnphys.dmft import paper_checkpoint, preset
+    from attnphys.dmft.meanfield import couplings, fill, scalars
+    from attnphys.dmft.simulate import Schedule, broadcast_batch, run_batch
     from attnphys.runtime import shard_batch
 
     cfg = preset("paper")

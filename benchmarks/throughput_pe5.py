@@ -30,8 +30,9 @@ def main() -> None:
     import numpy as np
 
     import attnphys
-    from attnphys.dmft import Schedule, couplings, preset, run_batch, scalars
-    from attnphys.dmft.meanfield import Window
+    from attnphys.dmft import preset
+    from attnphys.dmft.meanfield import Window, couplings, scalars
+    from attnphys.dmft.simulate import Schedule, run_batch
 
     print(f"attnphys from {os.path.dirname(attnphys.__file__)}; devices: {len(jax.devices())} x "
           f"{jax.devices()[0].platform}")

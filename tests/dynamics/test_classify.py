@@ -285,3 +285,25 @@ def test_codes_and_sentinels_are_cf_flags_on_the_variables():
     assert ds.regime_reason.attrs["flag_meanings"].split()[1:] == list(REGIME_REASONS)
     assert "-1" in ds.period.attrs["comment"] and "0:" in ds.period.attrs["comment"]
     assert regime_counts(ds.regime.values) == "chaotic: 1, undetermined: 1"
+
+
+def test_the_list_of_undetermined_values_says_where_it_is_cut():
+    """Every undetermined point in grid order with its reason and evidence; a cut list says how many it left out."""
+    import xarray as xr
+
+    from attnphys.dynamics.classify import REGIME_CODE, REGIME_REASONS, undetermined_values
+
+    codes = np.full(30, REGIME_CODE["periodic"])
+    codes[[2, 5, 7, 11, 13, 17, 19, 23]] = REGIME_CODE["undetermined"]
+    reason = REGIME_REASONS.index("evidence_disagrees")
+    ds = xr.Dataset(
+        {"regime": ("beta_o", codes), "regime_reason": ("beta_o", np.full(30, reason)),
+         "lambda1": ("beta_o", np.linspace(-0.01, 0.01, 30)), "K": ("beta_o", np.full(30, 0.95))},
+        coords={"beta_o": np.arange(30) / 10},
+    )
+    full = undetermined_values(ds, limit=None)
+    assert len(full) == 8 and full[0].startswith("beta_o=0.2: evidence_disagrees (λ1 = ")
+    assert full[0].endswith("K = 0.95)")
+    cut = undetermined_values(ds, limit=3)
+    assert cut[:3] == full[:3] and cut[3] == "… and 5 more"
+    assert undetermined_values(ds, limit=8) == full

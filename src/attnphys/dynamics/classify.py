@@ -450,7 +450,8 @@ def _fmt(v) -> str:
 def undetermined_values(ds, limit: int | None = 20) -> list[str]:
     """The points of a classified dataset (variables ``regime``, ``regime_reason``, ``lambda1``, ``K`` over
     any grid dims) labelled undetermined, each as ``beta_o=1.445: evidence_disagrees (λ1 = -0.0011, K =
-    0.92)``, in grid order, at most ``limit`` (theory: docs/theory/dynamics.md §4.4)."""
+    0.92)``, in grid order, at most ``limit``, then ``… and N more`` where the list is cut (theory:
+    docs/theory/dynamics.md §4.4)."""
     reg = ds["regime"]
     hits = np.argwhere(reg.values == REGIME_CODE["undetermined"])
     out = []
@@ -462,6 +463,8 @@ def undetermined_values(ds, limit: int | None = 20) -> list[str]:
         lam = float(point["lambda1"]) if "lambda1" in ds else float("nan")
         K = float(point["K"]) if "K" in ds else float("nan")
         out.append(f"{where}: {why} (λ1 = {lam:.2g}, K = {K:.2f})")
+    if limit is not None and len(hits) > limit:
+        out.append(f"… and {len(hits) - limit} more")
     return out
 
 
