@@ -12,6 +12,8 @@ from pydantic import BaseModel, ValidationError
 
 from attnphys.errors import short_repr
 
+_M = typing.TypeVar("_M", bound=BaseModel)
+
 
 def option_name(field_name: str) -> str:
     """The command-line option of a field: ``beta_o`` → ``--beta-o``."""
@@ -76,3 +78,21 @@ def format_validation(e: ValidationError, cls: type[BaseModel] | None = None, so
         )
         lines.append(f"{name}: {msg}{shown}" if name else f"{msg}")
     return "\n".join(lines)
+
+
+def validated(cls: type[_M], /, arguments: dict[str, str] | None = None, **fields: Any) -> _M:
+    """``cls(**fields)`` for a pydantic model built from a function's arguments; a refused value raises
+    :class:`~attnphys.errors.InputError` naming the argument (``steps: Input should be greater than 0 (got
+    -1)``), never pydantic's own error (theory: docs/theory/sweeps.md §5). ``arguments``: field → the name of
+    the function's argument where they differ."""
+    try:
+        return cls(**fields)
+    except ValidationError as e:
+        from attnphys.errors import InputError
+
+        lines = format_validation(e).split("\n")
+        for field, arg in (arguments or {}).items():
+            lines = [
+                arg + line[len(field) :] if line.startswith((f"{field}:", f"{field}.")) else line for line in lines
+            ]
+        raise InputError("\n".join(lines)) from None

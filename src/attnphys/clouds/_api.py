@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import numpy as np
 import xarray as xr
 
+from attnphys._messages import validated
 from attnphys.errors import InputError
 
 if TYPE_CHECKING:
@@ -19,6 +20,20 @@ if TYPE_CHECKING:
 
 ENSEMBLE_NAMES = ("gaussian", "goe", "pm_kq")
 """The ensembles of random weights (:data:`attnphys.clouds.ENSEMBLES`) by name."""
+
+
+def _check_arguments(ints: dict[str, tuple[Any, int]], positive: dict[str, Any], choices: dict[str, tuple[Any, Any]]):
+    """The arguments of a cloud analysis, refused naming the argument (theory: docs/theory/clouds.md §2):
+    ``ints`` name → (value, least), ``positive`` name → finite value > 0, ``choices`` name → (value, allowed)."""
+    for name, (v, least) in ints.items():
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < least:
+            raise InputError(f"must be an integer >= {least}, got {v!r}", name)
+    for name, v in positive.items():
+        if isinstance(v, (bool, str)) or not isinstance(v, (int, float, np.number)) or not (np.isfinite(v) and v > 0):
+            raise InputError(f"must be a finite number > 0, got {v!r}", name)
+    for name, (v, allowed) in choices.items():
+        if v not in allowed:
+            raise InputError(f"must be one of {', '.join(map(str, allowed))}, got {v!r}", name)
 
 
 def iterate_layers(
@@ -70,6 +85,23 @@ def iterate_layers(
 
     if ensemble not in ENSEMBLES:
         raise InputError(f"unknown ensemble {ensemble!r}; choose one of {', '.join(ENSEMBLES)}", "ensemble")
+    _check_arguments(
+        {
+            "tokens": (tokens, 2),
+            "dim": (dim, 2),
+            "layers": (layers, 0),
+            "heads": (heads, 0),
+            "resample_every": (resample_every, 0),
+            "stats_every": (stats_every, 1),
+            "seed": (seed, 0),
+        },
+        {"beta": beta},
+        {
+            "init": (init, ("gaussian", "sphere", "mixture")),
+            "attention": (attention, ("sa", "usa", "sinkhorn")),
+            "mlp": (mlp, ("none", "random")),
+        },
+    )
     X0 = initial_cloud(init, tokens, dim, seed)
     D, H = dim, heads
     net = random_mlp(jax.random.PRNGKey(seed + 2), D, dtype=X0.dtype) if mlp == "random" else None
@@ -196,6 +228,22 @@ def particle_flow(
     from attnphys.clouds.ensembles import ENSEMBLES
     from attnphys.clouds.flow import flow_dataset, solve_flow
 
+    _check_arguments(
+        {"tokens": (tokens, 2), "dim": (dim, 2), "saves": (saves, 2), "heads": (heads, 1), "seed": (seed, 0)},
+        {
+            "beta": beta,
+            "t_max": t_max,
+            "rtol": rtol,
+            "atol": atol,
+            "pair_tol": pair_tol,
+            "cluster_delta": cluster_delta,
+        },
+        {
+            "dynamics": (dynamics, ("sa", "usa", "sinkhorn")),
+            "init": (init, ("sphere", "gaussian")),
+            "solver": (solver, ("tsit5", "dopri8", "kvaerno5")),
+        },
+    )
     if dynamics == "sinkhorn" and causal:
         raise InputError(
             "Sinkhorn attention with a causal mask is degenerate (the only lower-triangular doubly stochastic "
@@ -338,7 +386,8 @@ def clustering_diagram(
     betas = tuple(float(b) for b in np.atleast_1d(beta))
     if not betas or min(betas) < 0:
         raise InputError(f"values must be >= 0 and at least one, got {list(betas)}", "beta")
-    task = ClusteringTask(
+    task = validated(
+        ClusteringTask,
         dynamics=dynamics,
         dim=dim,
         tokens=tokens,

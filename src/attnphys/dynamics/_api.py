@@ -135,12 +135,9 @@ def continuation(
         Dataset over the branch points (``s``, the orbit point ``x``, ``multiplier_abs``/``multiplier_angle``,
         ``stable``) and the events (``event_kind``, ``event_s``, …); attributes ``period`` and ``status``.
     """
-    from attnphys.dynamics.bifurcations import continue_orbit
+    from attnphys.dynamics.bifurcations import check_continuation, continue_orbit
 
-    if start_value == stop_value:
-        raise InputError("`start_value` and `stop_value` must differ", "stop_value")
-    if step > max_step:
-        raise InputError(f"{step:g} is larger than the largest step `max_step` {max_step:g}", "step")
+    start_value, stop_value = check_continuation(start_value, stop_value, step, max_step, max_points)
     branch = continue_orbit(
         m,
         x0,

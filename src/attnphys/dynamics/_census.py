@@ -57,7 +57,7 @@ from attnphys.dynamics.maps import AbstractMap
 from attnphys.dynamics.periodic import floquet_batch, refine_batch
 from attnphys.dynamics.samplers import AbstractSampler, make_sampler
 from attnphys.dynamics.settle import DIVERGENT, EXHAUSTED, PERIODIC, SettleOptions, lane_params, settle
-from attnphys.errors import InputError
+from attnphys.errors import InputError, check_fits
 from attnphys.progress import step_bar
 from attnphys.runtime import take_rows
 
@@ -351,12 +351,24 @@ def census_batch(
         ``ic_state``, ``ic_steps``, ``n_attractors``, ``unsettled_fraction`` (+ interval), ``n_dropped``. Padding
         attractors have kind −1. Every variable has CF ``long_name`` (and ``units`` where it has units).
     """
+    if not isinstance(options, CensusOptions):
+        raise InputError(f"must be a CensusOptions (e.g. CensusOptions(budget=40_000)), got {options!r}", "options")
     o = options.validate()
     so = o.settle_options()
     sampler = make_sampler(sampler)
-    if n_ics < 1:
-        raise InputError(f"must be >= 1 (got {n_ics})", field="ics")
+    if isinstance(n_ics, bool) or not isinstance(n_ics, (int, np.integer)) or n_ics < 1:
+        raise InputError(f"must be an integer >= 1 (got {n_ics!r})", field="ics")
+    for name, tree in (("params", params), ("shared", shared)):
+        leaves = [np.asarray(leaf) for leaf in jax.tree_util.tree_leaves(tree)]
+        if any(leaf.dtype.kind in "fc" and not np.all(np.isfinite(leaf)) for leaf in leaves):
+            raise InputError("parameters must be finite (NaN or infinity given)", name)
     B, K = _leading(params), int(n_ics)
+    check_fits(
+        64.0 * B * K,  # at least a start, a state, a label and an outcome per trajectory, 8 bytes each, twice
+        f"the starts and states of {B} × {K} trajectories",
+        "take fewer starts (n_ics) or fewer parameter points",
+        "ics",
+    )
     table = jax.tree_util.tree_map(jnp.asarray, params)
     key = jax.random.PRNGKey(seed)
     xs, auxs = [], []

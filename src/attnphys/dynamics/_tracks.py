@@ -88,10 +88,27 @@ def tracks(ds: xr.Dataset, *, tol: float | None = None, rel_tol: float = 0.1, qu
         hysteresis windows on a ``window`` dim: ``window_low``, ``window_high``, ``window_track_up``
         (followed upwards, dies at the high end), ``window_track_down`` (born at the low end).
     """
+    from attnphys.errors import InputError
+
+    missing = [v for v in ("kind", "points", "basin_fraction") if v not in ds] + (
+        ["param"] if "param" not in ds.dims else []
+    )
+    if missing:
+        raise InputError(
+            f"needs a census along a parameter (census_batch); this dataset lacks {', '.join(missing)}", "ds"
+        )
+    pv = ds["param"].values
+    if pv.size > 1 and not np.all(np.diff(pv.astype(float)) >= 0):
+        raise InputError("the param coordinate must be in increasing order (sort the census by it first)", "ds")
+    if tol is not None and not (np.isfinite(tol) and tol > 0):
+        raise InputError(f"must be a positive number, got {tol!r}", "tol")
+    if not (np.isfinite(rel_tol) and rel_tol > 0):
+        raise InputError(f"must be a positive number, got {rel_tol!r}", "rel_tol")
+    if not (0 <= quantile <= 1):
+        raise InputError(f"must be in [0, 1], got {quantile!r}", "quantile")
     kind = ds["kind"].values
     pts = ds["points"].values
     frac = ds["basin_fraction"].values
-    pv = ds["param"].values
     B, A = kind.shape
     if tol is None:
         valid = pts[kind >= 0].reshape(-1, pts.shape[-1])

@@ -242,6 +242,43 @@ def _nearest(mu: np.ndarray, kind: str, imag_tol: float = 1e-9) -> float:
     return float(a[np.argmin(np.abs(a - 1.0))] - 1.0)
 
 
+def check_continuation(start_value, stop_value, step, max_step, max_points) -> tuple[float, float]:
+    """The rules of a continuation's arguments, in one place (theory: docs/theory/dynamics.md §6.1): finite,
+    different ends; a positive arclength ``step`` (the direction is from ``start_value`` to ``stop_value``)
+    no larger than ``max_step``; at least one point. Returns the ends as floats.
+
+    Raises:
+        InputError: naming the argument.
+    """
+    from attnphys.errors import InputError
+
+    def number(v, name: str) -> float:
+        if isinstance(v, (bool, str)):
+            raise InputError(f"must be a number, got {v!r}", name)
+        try:
+            x = float(v)
+        except (TypeError, ValueError):
+            raise InputError(f"must be a number, got {v!r}", name) from None
+        if not np.isfinite(x):
+            raise InputError(f"must be a finite number, got {v!r}", name)
+        return x
+
+    start, stop = number(start_value, "start_value"), number(stop_value, "stop_value")
+    if start == stop:
+        raise InputError("`start_value` and `stop_value` must differ", "stop_value")
+    for name, v in (("step", step), ("max_step", max_step)):
+        if number(v, name) <= 0:
+            raise InputError(
+                f"the arclength step must be positive (the direction is from start_value to stop_value), got {v!r}",
+                name,
+            )
+    if step > max_step:
+        raise InputError(f"{step:g} is larger than the largest step `max_step` {max_step:g}", "step")
+    if isinstance(max_points, bool) or not isinstance(max_points, (int, np.integer)) or max_points < 1:
+        raise InputError(f"must be an integer >= 1, got {max_points!r}", "max_points")
+    return start, stop
+
+
 def continue_orbit(
     m: AbstractMap,
     x0,

@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
+from attnphys._messages import validated
 from attnphys.dmft._api._common import Config, Executor, Sweep, sweep_axes
 from attnphys.dmft._variant import AbstractModel
 from attnphys.dmft.designed._config import DesignedConfig
@@ -48,7 +49,9 @@ def _census_task(
     starts = tuple(starts)
     if sampler != "perturb" and isinstance(cfg, DesignedConfig):
         start = "token"  # unused by this sampler; the paper's default checkpoint is no designed model's start
-    return AttractorTask(
+    return validated(
+        AttractorTask,
+        arguments={"k": "exponents", "n_ics": "ics"},
         config=cfg,
         start=start,
         n_ics=len(starts) if sampler == "explicit" and starts else ics,
@@ -400,20 +403,17 @@ def orbit_continuation(
         InputError: the start is not on a periodic orbit of period ≤ ``max_period`` after the transient,
             or an invalid parameter or range.
     """
-    from attnphys.dynamics.bifurcations import continue_orbit
+    from attnphys.dynamics.bifurcations import check_continuation, continue_orbit
     from attnphys.errors import InputError
 
     if param not in cfg.batched_fields():
         raise InputError(f"continuation runs along one of {', '.join(cfg.batched_fields())}, got {param!r}", "param")
-    if start_value == stop_value:
-        raise InputError("`start_value` and `stop_value` must differ", "stop_value")
+    start_value, stop_value = check_continuation(start_value, stop_value, step, max_step, max_points)
     for v, name in ((start_value, "start_value"), (stop_value, "stop_value")):
         try:
             cfg.check_axis(param, (v,))
         except ValueError as e:
             raise InputError(str(e), name) from None
-    if step > max_step:
-        raise InputError(f"{step:g} is larger than the largest step `max_step` {max_step:g}", "step")
     model = model_of(cfg)
     try:
         pf = model.params_of(param)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 import xarray as xr
 
+from attnphys._messages import validated
 from attnphys.dmft._api._common import Config, Executor, Sweep, sweep_axes
 from attnphys.dmft.starts import split_starts
 from attnphys.dynamics.classify import ClassifyOptions
@@ -52,7 +53,9 @@ def _orbits(
     from attnphys.sweeps import run_task
 
     first, point_starts = split_starts(start)
-    task = OrbitTask(
+    task = validated(
+        OrbitTask,
+        arguments={"lyapunov": "exponents"},
         config=cfg,
         start=first,
         point_starts=point_starts,

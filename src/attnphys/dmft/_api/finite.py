@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import numpy as np
 import xarray as xr
 
+from attnphys._messages import validated
 from attnphys.dmft._api._common import Config, Sweep, sweep_axes
 from attnphys.errors import InputError
 
@@ -85,7 +86,8 @@ def finite_trajectories(
     from attnphys.sweeps import run_task
 
     options: dict[str, Any] = {} if record is None else {"record": tuple(record)}
-    task = FiniteTask(
+    task = validated(
+        FiniteTask,
         config=cfg,
         n=n,
         paths=paths,
@@ -182,8 +184,15 @@ def converge(
     if len(set(ns)) != len(ns):
         raise InputError(f"network sizes repeat: {ns}", "sizes")
     ns = sorted(ns)
-    task = ConvergeTask(
-        config=cfg, paths=paths, steps=steps, horizon=horizon, transient=transient, observable=observable, seed=seed
+    task = validated(
+        ConvergeTask,
+        config=cfg,
+        paths=paths,
+        steps=steps,
+        horizon=horizon,
+        transient=transient,
+        observable=observable,
+        seed=seed,
     )
     axes = sweep_axes(sweep) + (Axis(name="n", values=tuple(float(n) for n in ns)),)
     if dry_run:

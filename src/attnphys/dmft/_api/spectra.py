@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 import xarray as xr
 
+from attnphys._messages import validated
 from attnphys.dmft._api._common import Config, Sweep, sweep_axes
 
 if TYPE_CHECKING:
@@ -90,7 +91,9 @@ def lyapunov_spectrum(
     from attnphys.dmft.tasks import LyapunovTask
     from attnphys.sweeps import run_task
 
-    task = LyapunovTask(
+    task = validated(
+        LyapunovTask,
+        arguments={"k": "exponents"},
         config=cfg,
         start=start,
         steps=steps,

@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
+from attnphys._messages import validated
 from attnphys.dmft._api._common import Config, Sweep, sweep_axes
 from attnphys.dmft.meanfield import State, Window
 from attnphys.dmft.observables import OBSERVABLES
@@ -90,7 +91,8 @@ def trajectories(
 
     axes = sweep_axes(sweep)
     first, starts = split_starts(start)
-    task = TrajectoryTask(
+    task = validated(
+        TrajectoryTask,
         config=cfg,
         start=first,  # pyright: ignore[reportArgumentType]  (validated by the task)
         starts=starts,

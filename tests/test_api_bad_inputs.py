@@ -1,0 +1,112 @@
+"""Bad arguments of the Python analyses, as a new user gives them from a notebook: each is refused at once
+with an error that names the argument (``InputError``, or ``ResourceError`` for what cannot fit), never a
+traceback from pydantic, JAX or xarray, and never a result. The table grows with every case found."""
+
+import numpy as np
+import pytest
+
+from attnphys.errors import InputError, ResourceError
+
+
+def _dmft():
+    import attnphys.dmft as d
+
+    return d, d.DMFTConfig()
+
+
+def _logistic():
+    from attnphys.dynamics.maps import EXAMPLES
+
+    return EXAMPLES["logistic"]
+
+
+def _census_along(params):
+    from attnphys.dynamics._census import census_batch
+
+    return census_batch(_logistic(), np.asarray(params), n_ics=4, param_values=np.asarray(params))
+
+
+def _continue(**kw):
+    import jax.numpy as jnp
+
+    from attnphys.dynamics import continuation
+
+    args = dict(start_value=2.5, stop_value=2.8, period=1) | kw
+    return continuation(_logistic(), jnp.array([0.5]), None, lambda s: s, **args)
+
+
+def _orbit_continuation(**kw):
+    import attnphys.dmft as d
+    from attnphys.dmft.designed import designed_config
+
+    args = dict(start_value=100.0, stop_value=101.0, start="token", transient=600) | kw
+    return d.orbit_continuation(designed_config("4_duplicity_loop_4"), "beta_o", **args)
+
+
+def _flow(**kw):
+    from attnphys.clouds import particle_flow
+
+    return particle_flow(**(dict(tokens=8, t_max=1.0, saves=3) | kw))
+
+
+def _layers(**kw):
+    from attnphys.clouds import iterate_layers
+
+    return iterate_layers(**(dict(tokens=8, dim=4, layers=2) | kw))
+
+
+CASES = [
+    # the DMFT analyses: a task's refused option names the argument, not pydantic's model
+    ("trajectories steps<1", lambda: _dmft()[0].trajectories(_dmft()[1], steps=-1), InputError, "steps:"),
+    ("trajectories record_every=0", lambda: _dmft()[0].trajectories(_dmft()[1], steps=10, transient=0,
+                                                                    record_every=0), InputError, "record_every"),
+    ("trajectories observable", lambda: _dmft()[0].trajectories(_dmft()[1], steps=10, transient=0,
+                                                                record=("bogus",)), InputError, "bogus"),
+    ("lyapunov exponents=0", lambda: _dmft()[0].lyapunov_spectrum(_dmft()[1], steps=10, transient=0, exponents=0),
+     InputError, "exponents"),
+    ("finite n_orbit", lambda: _dmft()[0].bifurcation(_dmft()[1], {"beta_o": [1.0]}, steps=40, transient=10,
+                                                      n_orbit=0), InputError, "n_orbit"),
+    # continuation: the direction is from start_value to stop_value; a step must move
+    ("continuation step=0", lambda: _continue(step=0.0), InputError, "step:"),
+    ("continuation step<0", lambda: _continue(step=-0.01), InputError, "step:"),
+    ("continuation max_points=0", lambda: _continue(max_points=0), InputError, "max_points:"),
+    ("continuation start text", lambda: _continue(start_value="2.5"), InputError, "start_value:"),
+    ("continuation start nan", lambda: _continue(start_value=float("nan")), InputError, "start_value:"),
+    ("dmft orbit continuation step=0", lambda: _orbit_continuation(step=0.0), InputError, "step:"),
+    ("dmft orbit continuation start text", lambda: _orbit_continuation(start_value="100.0"), InputError,
+     "start_value:"),
+    # censuses and tracks
+    ("census params nan", lambda: __import__("attnphys.dynamics", fromlist=["census"]).census(
+        _logistic(), float("nan"), n_ics=4), InputError, "params:"),
+    ("census options dict", lambda: __import__("attnphys.dynamics", fromlist=["census"]).census(
+        _logistic(), 3.5, n_ics=4, options={"budget": 10}), InputError, "options:"),
+    ("census 1e9 starts", lambda: __import__("attnphys.dynamics", fromlist=["census"]).census(
+        _logistic(), 3.5, n_ics=10**9), ResourceError, "ics:"),
+    ("tracks of no census", lambda: __import__("attnphys.dynamics", fromlist=["tracks"]).tracks(
+        __import__("xarray").Dataset()), InputError, "ds:"),
+    ("tracks unsorted", lambda: __import__("attnphys.dynamics", fromlist=["tracks"]).tracks(
+        _census_along([3.2, 3.5, 3.3])), InputError, "increasing"),
+    ("tracks tol<0", lambda: __import__("attnphys.dynamics", fromlist=["tracks"]).tracks(
+        _census_along([3.2, 3.3]), tol=-1.0), InputError, "tol:"),
+    ("tracks quantile", lambda: __import__("attnphys.dynamics", fromlist=["tracks"]).tracks(
+        _census_along([3.2, 3.3]), quantile=2.0), InputError, "quantile:"),
+    # clouds
+    ("flow tokens=0", lambda: _flow(tokens=0), InputError, "tokens:"),
+    ("flow dim=1", lambda: _flow(dim=1), InputError, "dim:"),
+    ("flow dynamics", lambda: _flow(dynamics="bogus"), InputError, "dynamics:"),
+    ("flow init", lambda: _flow(init="bogus"), InputError, "init:"),
+    ("flow rtol=0", lambda: _flow(rtol=0.0), InputError, "rtol:"),
+    ("flow cluster_delta nan", lambda: _flow(cluster_delta=float("nan")), InputError, "cluster_delta:"),
+    ("layers heads<0", lambda: _layers(heads=-1), InputError, "heads:"),
+    ("layers mlp", lambda: _layers(mlp="bogus"), InputError, "mlp:"),
+    ("layers resample_every<0", lambda: _layers(resample_every=-1), InputError, "resample_every:"),
+    ("layers beta text", lambda: _layers(beta="1"), InputError, "beta:"),
+]
+
+
+@pytest.mark.parametrize("case, call, error, names", CASES, ids=[c[0] for c in CASES])
+def test_a_bad_argument_is_refused_naming_it(case, call, error, names):
+    with pytest.raises(error) as info:
+        call()
+    assert type(info.value).__module__ == "attnphys.errors"
+    assert names in str(info.value), str(info.value)
