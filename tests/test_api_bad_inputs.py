@@ -66,6 +66,18 @@ CASES = [
      InputError, "exponents"),
     ("finite n_orbit", lambda: _dmft()[0].bifurcation(_dmft()[1], {"beta_o": [1.0]}, steps=40, transient=10,
                                                       n_orbit=0), InputError, "n_orbit"),
+    # where a sweep runs: checked by a dry run as by the real call
+    ("bifurcation chunk=0", lambda: _dmft()[0].bifurcation(_dmft()[1], {"beta_o": [1.0]}, steps=40, transient=10,
+                                                           n_orbit=20, chunk=0), InputError, "chunk:"),
+    ("bifurcation workers=0", lambda: _dmft()[0].bifurcation(_dmft()[1], {"beta_o": [1.0]}, steps=40,
+                                                             transient=10, n_orbit=20, executor="processes",
+                                                             workers=0), InputError, "workers:"),
+    ("bifurcation executor dry run", lambda: _dmft()[0].bifurcation(_dmft()[1], {"beta_o": [1.0, 1.5]}, steps=40,
+                                                                    transient=10, n_orbit=20, executor="gpu",
+                                                                    dry_run=True), InputError, "executor:"),
+    ("bifurcation workers in process", lambda: _dmft()[0].bifurcation(_dmft()[1], {"beta_o": [1.0]}, steps=40,
+                                                                      transient=10, n_orbit=20, workers=2),
+     InputError, "workers:"),
     # continuation: the direction is from start_value to stop_value; a step must move
     ("continuation step=0", lambda: _continue(step=0.0), InputError, "step:"),
     ("continuation step<0", lambda: _continue(step=-0.01), InputError, "step:"),

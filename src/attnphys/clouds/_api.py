@@ -401,7 +401,9 @@ def clustering_diagram(
         cluster_delta=cluster_delta,
     )
     if dry_run:
-        return run_task(task, (Axis(name="beta", values=betas),), chunk=1, seed=seed, dry_run=True)
+        return run_task(
+            task, (Axis(name="beta", values=betas),), chunk=1, seed=seed, store=store, overwrite=overwrite, dry_run=True
+        )
     ds = run_task(
         task,
         (Axis(name="beta", values=betas),),

@@ -248,6 +248,15 @@ def run_task(
 
     axes = tuple(axes)
     size = int(np.prod([len(a.values) for a in axes])) if axes else 1
+    for name, v in (("chunk", chunk), ("workers", workers)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
+            raise InputError(f"must be an integer >= 1 (or None), got {v!r}", name)
+    if executor not in EXECUTORS:
+        raise InputError(f"must be one of {', '.join(EXECUTORS)}, got {executor!r}", "executor")
+    if scheduler is not None and executor != "dask":
+        raise InputError("a scheduler address needs executor='dask'", "scheduler")
+    if workers is not None and executor == "inprocess":
+        raise InputError("workers need executor='processes' or 'dask'", "workers")
     try:
         sweep = Sweep(grid=Grid(axes=axes, chunk=max(1, size if chunk is None else chunk)), task=task, base_seed=seed)
     except ValidationError as e:

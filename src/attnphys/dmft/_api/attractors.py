@@ -299,7 +299,17 @@ def basins(
     )
     axes = sweep_axes(sweep, count=1, what="a basin diagram")
     if dry_run:
-        return run_task(task, axes, chunk=chunk, dry_run=True)
+        return run_task(
+            task,
+            axes,
+            chunk=chunk,
+            executor=executor,
+            workers=workers,
+            scheduler=scheduler,
+            store=store,
+            overwrite=overwrite,
+            dry_run=True,
+        )
     ds = run_task(
         task,
         axes,

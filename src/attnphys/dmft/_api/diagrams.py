@@ -76,7 +76,18 @@ def _orbits(
         classify_options=dict(classify.__dict__) if classify is not None else {},
     )
     if dry_run:
-        return run_task(task, axes, chunk=chunk, seed=seed, dry_run=True)
+        return run_task(
+            task,
+            axes,
+            chunk=chunk,
+            seed=seed,
+            executor=executor,
+            workers=workers,
+            scheduler=scheduler,
+            store=store,
+            overwrite=overwrite,
+            dry_run=True,
+        )
     return run_task(
         task,
         axes,
