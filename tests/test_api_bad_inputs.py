@@ -122,3 +122,18 @@ def test_a_bad_argument_is_refused_naming_it(case, call, error, names):
         call()
     assert type(info.value).__module__ == "attnphys.errors"
     assert names in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("bad, shown", [(np.nan, "nan"), (-1.0, "-1.0"), (np.inf, "inf")])
+def test_a_long_axis_is_checked_at_its_extremes_and_its_first_non_finite_value(bad, shown):
+    """An axis of a real field longer than LARGE_AXIS is checked where its rules can fail (intervals: the
+    extremes; and the first NaN or infinity), so a bad value anywhere in it is still refused, by name."""
+    from attnphys.dmft._variant import LARGE_AXIS
+    from attnphys.dmft.designed import designed_config
+
+    for cfg in (_dmft()[1], designed_config("4_duplicity_loop_4")):
+        values = np.linspace(0.5, 2.0, LARGE_AXIS + 5)
+        cfg.check_axis("beta_o", values)
+        values[LARGE_AXIS // 3] = bad
+        with pytest.raises(InputError, match=f"beta_o=({shown}|{bad:g})"):
+            cfg.check_axis("beta_o", values)

@@ -25,6 +25,11 @@ if TYPE_CHECKING:
     from attnphys.dmft.simulate import Schedule
 
 
+LARGE_AXIS = 10_000
+"""Sweep axes longer than this, over a real-valued field, are checked at their extremes (see
+:meth:`AbstractConfig.check_axis`)."""
+
+
 class AbstractConfig(BaseModel, ABC):
     """A model variant's configuration: frozen, validated, JSON-serialisable (stored in full with every
     result, so that the result re-runs)."""
@@ -82,12 +87,22 @@ class AbstractConfig(BaseModel, ABC):
     def check_axis(self, name: str, values) -> None:
         """Validate every value of a sweep axis by the configuration's own rules (:meth:`with_field`).
 
+        A numeric axis of more than :data:`LARGE_AXIS` values of a real-valued field is checked at its
+        extremes and its first non-finite value only: the rules of a real field are intervals, so the
+        extremes decide, and a grid of millions of values is refused (or sized) in milliseconds.
+
         Raises:
             InputError: naming the axis, the value and the constraint it breaks.
         """
         from attnphys.errors import InputError
 
-        for v in np.atleast_1d(np.asarray(values, dtype=object)):
+        arr = np.atleast_1d(np.asarray(values))
+        field = type(self).model_fields.get(name)
+        if arr.size > LARGE_AXIS and arr.dtype.kind in "fiu" and field is not None and field.annotation is float:
+            bad = np.flatnonzero(~np.isfinite(arr.astype(float)))
+            picks = [int(bad[0])] if bad.size else []
+            arr = arr[picks + [int(np.argmin(arr)), int(np.argmax(arr))]]
+        for v in np.asarray(arr, dtype=object):
             try:
                 self.with_field(name, v)
             except ValidationError as e:
