@@ -120,6 +120,21 @@ def _jax_setup(x64: bool, cache: str | None = None) -> None:
     configure(x64=x64, host_devices=1, compilation_cache=cache)
 
 
+def check_executor(executor: str, scheduler: str | None) -> None:
+    """The rules of where a sweep runs, in one place (theory: docs/theory/sweeps.md §3): a known executor,
+    and a scheduler address only for Dask.
+
+    Raises:
+        InputError: naming ``executor`` or ``scheduler``.
+    """
+    from attnphys.errors import InputError
+
+    if executor not in EXECUTORS:
+        raise InputError(f"must be one of {', '.join(EXECUTORS)}, got {executor!r}", "executor")
+    if scheduler is not None and executor != "dask":
+        raise InputError("a scheduler address needs executor='dask'", "scheduler")
+
+
 def run_sweep(
     sweep: Sweep,
     store: str | Path | None = None,
@@ -142,10 +157,7 @@ def run_sweep(
         attrs: extra attributes of a new store (e.g. the provenance of the command).
         replace: start over: replace an existing store (of any definition) by a new template.
     """
-    if executor not in EXECUTORS:
-        raise ValueError(f"executor must be one of {EXECUTORS}, got {executor!r}")
-    if scheduler is not None and executor != "dask":
-        raise ValueError("--scheduler needs the dask executor")
+    check_executor(executor, scheduler)
     if scheduler is not None:
         check_scheduler(scheduler)  # before the store is created
     target = MemoryStore() if store is None else ZarrStore(store)
@@ -251,10 +263,7 @@ def run_task(
     for name, v in (("chunk", chunk), ("workers", workers)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
             raise InputError(f"must be an integer >= 1 (or None), got {v!r}", name)
-    if executor not in EXECUTORS:
-        raise InputError(f"must be one of {', '.join(EXECUTORS)}, got {executor!r}", "executor")
-    if scheduler is not None and executor != "dask":
-        raise InputError("a scheduler address needs executor='dask'", "scheduler")
+    check_executor(executor, scheduler)
     if workers is not None and executor == "inprocess":
         raise InputError("workers need executor='processes' or 'dask'", "workers")
     try:
@@ -508,6 +517,7 @@ def _execute_dask(definition, store, todo, n, scheduler, x64, cache=None):
 
 __all__ = [
     "EXECUTORS",
+    "check_executor",
     "Sweep",
     "prepare",
     "run_chunk",
