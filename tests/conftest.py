@@ -1,15 +1,22 @@
 import os
 import pathlib
+import tempfile
 
 import pytest
 
 from attnphys.runtime import COMPILATION_CACHE_ENV, configure
 
-# the command line under test keeps no compiled programs in the user's home
-os.environ[COMPILATION_CACHE_ENV] = "off"
+# Compiled programs are shared by the test processes (the xdist workers and the command lines they start)
+# through one compilation cache outside the user's home: a program compiled once in a run is read back by
+# every other process, and a later run on the same machine starts warm. ATTNPHYS_TEST_COMPILATION_CACHE
+# moves it; "off" compiles everything in every process.
+_TEST_CACHE = os.environ.get(
+    "ATTNPHYS_TEST_COMPILATION_CACHE", str(pathlib.Path(tempfile.gettempdir()) / f"attnphys-test-xla-{os.getuid()}")
+)
+os.environ[COMPILATION_CACHE_ENV] = _TEST_CACHE
 
 # float64 everywhere, and two XLA host devices so that the sharded batch path is exercised
-configure(x64=True, host_devices=2)
+configure(x64=True, host_devices=2, compilation_cache=None if _TEST_CACHE.lower() == "off" else _TEST_CACHE)
 
 DATA = pathlib.Path(__file__).parent / "data"
 
