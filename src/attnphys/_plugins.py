@@ -107,8 +107,13 @@ def outside(group: str, registered: dict[str, Any] | None = None) -> dict[str, s
             out.setdefault(ep.name, ep.value)
             continue
         if not _same(ep.value, mine):
-            where = f" (from the distribution {ep.dist.name})" if getattr(ep, "dist", None) is not None else ""
-            ours = mine if isinstance(mine, str) else f"{getattr(mine, '__module__', '?')}:{getattr(mine, '__qualname__', mine)}"
+            dist = getattr(ep, "dist", None)
+            where = f" (from the distribution {dist.name})" if dist is not None else ""
+            ours = (
+                mine
+                if isinstance(mine, str)
+                else f"{getattr(mine, '__module__', '?')}:{getattr(mine, '__qualname__', mine)}"
+            )
             raise ExtensionError(
                 f"the entry point {ep.name!r} of the group {group}{where} names {ep.value}, but {ep.name!r} is "
                 f"already {ours}: rename the outside one (one name, one object)"

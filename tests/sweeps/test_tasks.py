@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from attnphys.sweeps import Grid, Sweep, run_sweep
 from attnphys._plugins import names
+from attnphys.sweeps import Grid, Sweep, run_sweep
 from attnphys.sweeps.task import ENTRY_POINT_GROUP, TASKS, task_class
 
 KINDS = names(ENTRY_POINT_GROUP, TASKS)

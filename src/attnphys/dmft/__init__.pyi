@@ -5,7 +5,7 @@ from ._api.diagrams import bifurcation, phase_diagram
 from ._api.finite import converge, finite_trajectories
 from ._api.spectra import lyapunov_spectrum
 from ._api.trajectories import final_windows, trajectories
-from ._variant import AbstractConfig, AbstractModel
+from ._variant import AbstractConfig, AbstractModel, register_variant, variant_class, variant_names
 from .config import BATCHED, PRESETS, DMFTConfig, preset, sweepable_fields
 from .correlations import (
     AbstractCorrelations,
@@ -47,6 +47,9 @@ __all__ = [
     # the model (and the interface of a model variant)
     "AbstractConfig",
     "AbstractModel",
+    "register_variant",
+    "variant_class",
+    "variant_names",
     "DMFTModel",
     "OBSERVABLES",
     # analyses

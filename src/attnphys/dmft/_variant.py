@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeVar
 
 import numpy as np
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, PlainSerializer, PlainValidator, ValidationError, WithJsonSchema
 
 if TYPE_CHECKING:
     from attnphys.dmft.maps import WindowMap
@@ -32,7 +32,25 @@ LARGE_AXIS = 10_000
 
 class AbstractConfig(BaseModel, ABC):
     """A model variant's configuration: frozen, validated, JSON-serialisable (stored in full with every
-    result, so that the result re-runs)."""
+    result, so that the result re-runs).
+
+    Every concrete configuration declares its tag, ``variant: Literal["name"] = "name"``, the name it is
+    registered under (:func:`register_variant`): a stored configuration is read back as the class its tag
+    names (:func:`as_config`), never as whichever class happens to accept its fields.
+    """
+
+    variant_tag: ClassVar[str | None] = None
+    """The class's tag (the default of its ``variant`` field), None for an abstract configuration."""
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        field = cls.model_fields.get("variant")
+        cls.variant_tag = field.default if field is not None and isinstance(field.default, str) else None
+
+    def replace(self, **changes: Any) -> AbstractConfig:
+        """A validated copy with some fields changed (of this configuration's own class)."""
+        return type(self).model_validate({**self.model_dump(), **changes})
 
     if TYPE_CHECKING:
         # The shape every variant states (a field or a property of each concrete configuration).
@@ -56,6 +74,11 @@ class AbstractConfig(BaseModel, ABC):
             """Window convention (docs/theory/dmft.md §5.2)."""
             ...
 
+        @property
+        def mo_se_convention(self) -> str:
+            """How ``mo_se`` is recorded (docs/theory/dmft.md §5.1)."""
+            ...
+
     @classmethod
     @abstractmethod
     def batched_fields(cls) -> tuple[str, ...]:
@@ -71,10 +94,6 @@ class AbstractConfig(BaseModel, ABC):
     @abstractmethod
     def model_class() -> type[AbstractModel]:
         """The model object of this configuration (built with ``model_class().of(cfg)``)."""
-
-    @abstractmethod
-    def replace(self, **changes: Any) -> AbstractConfig:
-        """A validated copy with some fields changed."""
 
     @abstractmethod
     def with_field(self, name: str, value: Any) -> AbstractConfig:
@@ -193,3 +212,153 @@ class AbstractModel(ABC):
     @abstractmethod
     def window_of(self, A, pe, n=None) -> Window:
         """A validated window of this configuration."""
+
+
+# -- the registry of variants ------------------------------------------------------------------------------
+
+ENTRY_POINT_GROUP = "attnphys.model_variants"
+"""Entry-point group of the model variants of outside packages: name = the variant's tag, value = its
+configuration class (``"module:Class"``). The library's own (``paper``, ``designed``) are listed in
+:data:`attnphys._plugins.BUILTINS`; a variant defined in a module that is imported registers itself with
+:func:`register_variant`."""
+
+VARIANTS: dict[str, type[AbstractConfig]] = {}
+"""The configuration classes registered in this process, by tag."""
+
+LEGACY_TAGS: dict[str, str] = {"designed": "designed"}
+"""Configurations stored by 0.2.0 carry no ``variant``: the designed one said ``kind: "designed"``, the
+paper's said nothing (see :func:`infer_variant`)."""
+
+C = TypeVar("C", bound="type[AbstractConfig]")
+
+
+def register_variant(cls: C) -> C:
+    """Class decorator (or call): make a configuration class the variant its ``variant`` tag names, so that
+    every analysis, sweep task, stored result and rerun resolves the tag to it.
+
+    Raises:
+        ExtensionError: the class has no ``variant`` tag, or its tag is another class's.
+    """
+    from attnphys.errors import ExtensionError
+
+    tag = cls.variant_tag
+    if tag is None:
+        raise ExtensionError(f'{cls.__qualname__} has no variant tag: declare `variant: Literal["name"] = "name"`')
+    have = VARIANTS.get(tag)
+    if have is not None and have is not cls and _ref(have) != _ref(cls):
+        raise ExtensionError(f"the variant {tag!r} is already {_ref(have)}; {_ref(cls)} needs another tag")
+    VARIANTS[tag] = cls
+    return cls
+
+
+def _ref(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def variant_names() -> list[str]:
+    """Every variant's tag: built in, registered in this process, or an outside entry point."""
+    from attnphys._plugins import names
+
+    return names(ENTRY_POINT_GROUP, VARIANTS)
+
+
+def variant_class(tag: str) -> type[AbstractConfig]:
+    """The configuration class of a variant tag.
+
+    Raises:
+        InputError: an unknown tag (naming the known ones).
+        ExtensionError: a conflicting entry point.
+    """
+    from attnphys._plugins import find
+    from attnphys.errors import InputError
+
+    cls = VARIANTS.get(tag) or find(ENTRY_POINT_GROUP, tag, VARIANTS)
+    if cls is None:
+        raise InputError(f"unknown model variant {tag!r}; known: {', '.join(variant_names())}", "variant")
+    VARIANTS.setdefault(tag, cls)
+    return cls
+
+
+def infer_variant(data: dict) -> str:
+    """The tag of a configuration stored without one (0.2.0): ``kind: "designed"`` or a ``design`` is the
+    designed model; fields all of the paper's network are the paper's. Nothing else is guessed.
+
+    Raises:
+        InputError: naming ``variant`` when the fields fit no 0.2.0 configuration.
+    """
+    from attnphys.errors import InputError
+
+    kind = data.get("kind")
+    if kind in LEGACY_TAGS:
+        return LEGACY_TAGS[kind]
+    if kind is None and "design" in data:
+        return "designed"
+    paper = variant_class("paper")
+    if kind is None and set(data) <= set(paper.model_fields):
+        return "paper"
+    raise InputError(
+        f"a configuration without a variant tag, and not one of 0.2.0 (fields {sorted(data)}): give "
+        f"`variant`, one of {', '.join(variant_names())}",
+        "variant",
+    )
+
+
+def as_config(value: Any) -> AbstractConfig:
+    """A configuration of the variant its ``variant`` tag names: a configuration object as it is, a mapping
+    or JSON text validated by its variant's class (a 0.2.0 one without tag by :func:`infer_variant`).
+
+    Raises:
+        InputError: an unknown or missing tag, or a field the variant refuses (naming it).
+    """
+    import json
+
+    from attnphys.errors import InputError
+
+    if isinstance(value, AbstractConfig):
+        return value
+    if isinstance(value, (str, bytes)):
+        value = json.loads(value)
+    if not isinstance(value, dict):
+        raise InputError(f"a model configuration is a mapping, got {type(value).__name__}", "config")
+    data = dict(value)
+    tag = data.get("variant")
+    if tag is None:
+        tag = infer_variant(data)
+        if data.get("kind") == tag:
+            data.pop("kind")
+        data["variant"] = tag
+    cls = variant_class(str(tag))
+    return cls.model_validate(data)
+
+
+def make_config(tag: str, **fields: Any) -> AbstractConfig:
+    """A validated configuration of the variant ``tag`` from its fields.
+
+    Raises:
+        InputError: naming the field (``design``, ``beta_o``, ``design.orders.v``, …) and the rule.
+    """
+    from attnphys.errors import InputError
+
+    try:
+        return variant_class(tag).model_validate({**fields, "variant": tag})
+    except ValidationError as e:
+        err = e.errors()[0]
+        cause = (err.get("ctx") or {}).get("error")
+        if isinstance(cause, InputError):
+            raise InputError(cause.detail, cause.field) from None
+        loc = ".".join(str(x) for x in err["loc"]) or None
+        raise InputError(err["msg"].removeprefix("Value error, "), loc) from None
+
+
+def _dump(cfg: AbstractConfig, info) -> Any:
+    return cfg.model_dump(mode=info.mode)
+
+
+AnyConfig = Annotated[
+    AbstractConfig,
+    PlainValidator(as_config),
+    PlainSerializer(_dump),
+    WithJsonSchema({"type": "object", "required": ["variant"], "description": "a model configuration"}),
+]
+"""A field type holding a configuration of any registered variant: validated as the class its ``variant``
+tag names, dumped in full by that class (a subclass's fields and tag are kept on the round trip)."""
