@@ -1,29 +1,24 @@
-"""The interface of a mean-field model variant: its configuration and its model object (theory:
-docs/theory/dmft.md §3, docs/theory/designed.md §3).
+"""A mean-field model variant's configuration, and the registry of the variants (theory:
+docs/theory/dmft.md §3, docs/theory/designed.md §3, docs/theory/variants.md).
 
-A variant is a configuration class (:class:`AbstractConfig`, a frozen pydantic model) and the model object
-derived from it (:class:`AbstractModel`). Every runner of the library — trajectories, Lyapunov spectra,
-orbit diagrams, censuses, continuation, sweeps — is written against these two interfaces, so a new variant
-runs through all of them (and gets the tests parametrised over the variants) by implementing the methods
-below. The paper's model (:class:`~attnphys.dmft.DMFTConfig`, :class:`~attnphys.dmft.model.DMFTModel`) and
-the designed-weights model (:class:`~attnphys.dmft.designed.DesignedConfig`,
-:class:`~attnphys.dmft.designed.DesignedModel`) are the two variants.
+A variant is a configuration class (:class:`AbstractConfig`, a frozen pydantic model with a ``variant``
+tag) and the model object derived from it (:class:`~attnphys.dmft.AbstractModel`, which its class names
+in :attr:`AbstractConfig.model`). Every runner of the library — trajectories, Lyapunov spectra, orbit
+diagrams, censuses, continuation, sweeps — is written against these two interfaces and resolves a stored
+configuration through the registry (:func:`as_config`), so a new variant runs through all of them. The
+paper's model (``paper``: :class:`~attnphys.dmft.DMFTConfig`) and the designed-weights model
+(``designed``: :class:`~attnphys.dmft.designed.DesignedConfig`) are the library's own.
+
+A light module: nothing here imports the numerical engine.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, PlainSerializer, PlainValidator, ValidationError, WithJsonSchema
-
-if TYPE_CHECKING:
-    from attnphys.dmft.maps import WindowMap
-    from attnphys.dmft.meanfield import Scalars, State, Window
-    from attnphys.dmft.simulate import Schedule
-
 
 LARGE_AXIS = 10_000
 """Sweep axes longer than this, over a real-valued field, are checked at their extremes (see
@@ -75,6 +70,11 @@ class AbstractConfig(BaseModel, ABC):
             ...
 
         @property
+        def beta_o(self) -> float:
+            """Output gain β_o (every variant has one: a pre-run start sets it)."""
+            ...
+
+        @property
         def mo_se_convention(self) -> str:
             """How ``mo_se`` is recorded (docs/theory/dmft.md §5.1)."""
             ...
@@ -90,10 +90,22 @@ class AbstractConfig(BaseModel, ABC):
     def sweepable(cls) -> frozenset[str]:
         """The fields a sweep may vary."""
 
-    @staticmethod
-    @abstractmethod
-    def model_class() -> type[AbstractModel]:
-        """The model object of this configuration (built with ``model_class().of(cfg)``)."""
+    model: ClassVar[Any] = None
+    """The model object's class (an :class:`~attnphys.dmft.AbstractModel`), or a ``"module:Class"``
+    reference to it, imported when a model is first built (so that a configuration stays light)."""
+
+    @classmethod
+    def model_class(cls) -> Any:
+        """The model object's class of this configuration (:attr:`model`; built with ``model_class().of(cfg)``)."""
+        if isinstance(cls.model, str):
+            from attnphys._plugins import load
+
+            cls.model = load(cls.model)
+        if cls.model is None:
+            from attnphys.errors import ExtensionError
+
+            raise ExtensionError(f"{cls.__qualname__} names no model class (set `model`)")
+        return cls.model
 
     @abstractmethod
     def with_field(self, name: str, value: Any) -> AbstractConfig:
@@ -134,84 +146,6 @@ class AbstractConfig(BaseModel, ABC):
     def to_attrs(self) -> dict:
         """Full configuration as JSON-ready metadata."""
         return self.model_dump(mode="json")
-
-
-class AbstractModel(ABC):
-    """Everything derived from one configuration (built once per configuration with :meth:`of`).
-
-    Shapes: B points of a batch, L the context length, M the features of the map's state.
-    """
-
-    config: Any
-    """The validated configuration (an :class:`AbstractConfig`)."""
-    couplings: Any
-    """The arrays of the map (a pytree; the map's parameters are ``(couplings, scalars)``)."""
-
-    @classmethod
-    @abstractmethod
-    def of(cls, cfg: Any) -> AbstractModel:
-        """The model of ``cfg`` (cached per configuration and dtype)."""
-
-    @abstractmethod
-    def scalars(self, points: Any = None, n: int | None = None) -> Scalars:
-        """Batched scalars (B,) of points given as name → values of the batched fields (others from the
-        configuration); with ``points`` empty, ``n`` copies of the configuration's."""
-
-    @abstractmethod
-    def check_start(self, start) -> None:
-        """Refuse a start this model cannot begin from (InputError naming ``start``)."""
-
-    @abstractmethod
-    def initial_windows(self, start, sc: Scalars) -> Window:
-        """The batched initial windows (B, L, …) of ``start`` at the points ``sc``."""
-
-    @abstractmethod
-    def initial_states(self, start, sc: Scalars) -> State:
-        """The batched engine states of ``start`` (windows and their cached overlaps)."""
-
-    @abstractmethod
-    def prerun_window(self, start) -> Window:
-        """The window a pre-run start ends on (one trajectory at its own parameters)."""
-
-    @abstractmethod
-    def windows_after(self, start, sc: Scalars, steps: int, labels: dict[str, np.ndarray] | None = None) -> Window:
-        """The windows after ``steps`` steps from ``start`` at the points ``sc``; NaN/overflow is reported
-        with the step and the point's ``labels``."""
-
-    @abstractmethod
-    def run_batch(
-        self, sc: Scalars, states: State, schedule: Schedule, labels: dict[str, np.ndarray] | None = None
-    ) -> Any:
-        """Run a batch of trajectories on ``schedule``: (records, final states)."""
-
-    @abstractmethod
-    def run_segments(
-        self, sc: Scalars, states: State, steps: int, *, segment: int, window: int, stop, labels=None
-    ) -> Any:
-        """Run in segments, stopping the trajectories ``stop`` says are done (the early-stopping runner)."""
-
-    @abstractmethod
-    def map(self, observable: str = "mo_se", full_state: bool = False) -> WindowMap:
-        """The map of the dynamics toolkit (a :class:`~attnphys.dmft.maps.WindowMap`) on this model."""
-
-    @abstractmethod
-    def params_of(self, param: str) -> Callable[[Any], Any]:
-        """s ↦ the map's parameters with the batched field ``param`` set to s (for continuation).
-
-        Raises:
-            ValueError: ``param`` is not a batched field.
-        """
-
-    batched: tuple[str, ...]
-    """The parameters that vary inside a batch (what :meth:`scalars` accepts)."""
-
-    @abstractmethod
-    def state_dim(self, full_state: bool = False) -> int:
-        """Dimension of the map's state (the attention block, or the full state)."""
-
-    @abstractmethod
-    def window_of(self, A, pe, n=None) -> Window:
-        """A validated window of this configuration."""
 
 
 # -- the registry of variants ------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
@@ -90,12 +90,8 @@ class DMFTConfig(AbstractConfig):
         ``seed`` (:func:`sweepable_fields` for the paper's)."""
         return frozenset(n for n in cls.model_fields if n not in NOT_SWEPT) | {"seed"}
 
-    @staticmethod
-    def model_class():
-        """The model of this configuration: :class:`~attnphys.dmft.model.DMFTModel`."""
-        from attnphys.dmft.model import DMFTModel
-
-        return DMFTModel
+    model: ClassVar[Any] = "attnphys.dmft.model:DMFTModel"
+    """The model of this configuration: :class:`~attnphys.dmft.DMFTModel`."""
 
     # -- derived quantities ---------------------------------------------------------------------
     @property

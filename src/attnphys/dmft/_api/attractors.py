@@ -14,8 +14,8 @@ import numpy as np
 import xarray as xr
 
 from attnphys._messages import validated
+from attnphys.dmft._abstract_model import AbstractModel
 from attnphys.dmft._api._common import Config, Executor, Sweep, sweep_axes
-from attnphys.dmft._variant import AbstractModel
 from attnphys.dmft.config import DMFTConfig
 from attnphys.dmft.model import model_of
 from attnphys.dmft.starts import as_start

@@ -3,7 +3,7 @@ parameters β_o, γ, ε and the context length L. A light module (no JAX): the c
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
@@ -121,12 +121,8 @@ class DesignedConfig(AbstractConfig):
         """The fields a sweep may vary (:data:`SWEEPABLE`)."""
         return SWEEPABLE
 
-    @staticmethod
-    def model_class():
-        """The model of this configuration: :class:`~attnphys.dmft.designed.DesignedModel`."""
-        from attnphys.dmft.designed._model import DesignedModel
-
-        return DesignedModel
+    model: ClassVar[Any] = "attnphys.dmft.designed._model:DesignedModel"
+    """The model of this configuration: :class:`~attnphys.dmft.designed.DesignedModel`."""
 
 
 SWEEPABLE: frozenset[str] = frozenset(BATCHED) | {"L"}

@@ -9,7 +9,8 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import Field
 
-from attnphys.dmft._variant import AbstractConfig, AbstractModel, AnyConfig
+from attnphys.dmft._abstract_model import AbstractModel
+from attnphys.dmft._variant import AbstractConfig, AnyConfig
 from attnphys.dmft.model import model_of
 from attnphys.dmft.starts import CheckpointStart, StartSpec
 from attnphys.sweeps.grid import Grid

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import jax
 import numpy as np
 
-from attnphys.dmft._variant import AbstractModel
+from attnphys.dmft._abstract_model import AbstractModel
 from attnphys.dynamics.classify import detect_period
 from attnphys.dynamics.orbits import OrbitSpec, orbit_sweep
 from attnphys.progress import report_fraction
