@@ -104,8 +104,9 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
     gamma: Values | None = Field(None, description="Attention gain γ of a designed model (with --design).")
     variant: str | None = Field(
         None,
-        description="Model variant of the paper's network to run (a registered one; default: the paper's "
-        "own, or the designed model with --design).",
+        description="Model variant of the paper's network to run (registered: "
+        + ", ".join(n for n in variant_names() if n != "designed")
+        + "; default: the paper's own; the designed model is --design).",
     )
 
     swept: ClassVar[tuple[str, ...]] = ()
