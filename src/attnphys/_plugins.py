@@ -55,6 +55,14 @@ BUILTINS: dict[str, dict[str, str]] = {
         "paper": "attnphys.dmft.config:DMFTConfig",
         "designed": "attnphys.dmft.designed._config:DesignedConfig",
     },
+    "attnphys.norms": {
+        "layernorm": "attnphys.clouds.norms.layernorm:LayerNorm",
+        "rmsnorm": "attnphys.clouds.norms.rmsnorm:RMSNorm",
+        "rn": "attnphys.clouds.norms.rn:RN",
+        "diagonal_rn": "attnphys.clouds.norms.diagonal_rn:DiagonalRN",
+        "sphere": "attnphys.clouds.norms.sphere:Sphere",
+        "none": "attnphys.clouds.norms.identity:Identity",
+    },
     "attnphys.result_views": {
         "sweep-task": "attnphys.sweeps.engine:finalized",
     },
