@@ -187,3 +187,25 @@ def test_an_entry_point_naming_a_builtin_is_ignored_or_refused(tmp_path, monkeyp
     monkeypatch.syspath_prepend(str(other))
     with pytest.raises(ExtensionError, match="dmft trajectory.*clash:Job"):
         command_names()
+
+
+def test_a_configuration_class_without_its_own_tag_or_registration_is_refused():
+    from typing import Literal
+
+    from attnphys.dmft.tasks import TrajectoryTask
+
+    with pytest.raises(ExtensionError, match="inherits the variant tag 'paper'"):
+
+        class Untagged(DMFTConfig):  # would be read back as the paper's network
+            pass
+
+    class Unregistered(DMFTConfig):
+        variant: Literal["unregistered"] = "unregistered"
+
+    class ForeignPaper(DMFTConfig):
+        variant: Literal["paper"] = "paper"
+
+    with pytest.raises(ValueError, match="unknown model variant 'unregistered'"):
+        TrajectoryTask(config=Unregistered(), steps=10)  # a worker could not read it back
+    with pytest.raises(ValueError, match="not the registered class"):
+        as_config(ForeignPaper())  # registered under its tag is another class

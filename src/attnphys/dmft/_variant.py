@@ -41,7 +41,17 @@ class AbstractConfig(BaseModel, ABC):
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
         field = cls.model_fields.get("variant")
-        cls.variant_tag = field.default if field is not None and isinstance(field.default, str) else None
+        tag = field.default if field is not None and isinstance(field.default, str) else None
+        own = "variant" in cls.__dict__.get("__annotations__", {})
+        if tag is not None and not own:
+            from attnphys.errors import ExtensionError
+
+            raise ExtensionError(
+                f"{cls.__qualname__} inherits the variant tag {tag!r} of another configuration: declare its "
+                f'own, `variant: Literal["name"] = "name"` (one tag, one class; else its results would be read '
+                f"back as {tag!r})"
+            )
+        cls.variant_tag = tag
 
     def replace(self, **changes: Any) -> AbstractConfig:
         """A validated copy with some fields changed (of this configuration's own class)."""
@@ -67,6 +77,11 @@ class AbstractConfig(BaseModel, ABC):
         @property
         def era(self) -> str:
             """Window convention (docs/theory/dmft.md §5.2)."""
+            ...
+
+        @property
+        def variant(self) -> str:
+            """The variant's tag (a ``Literal`` field of each concrete configuration)."""
             ...
 
         @property
@@ -249,6 +264,14 @@ def as_config(value: Any) -> AbstractConfig:
     from attnphys.errors import InputError
 
     if isinstance(value, AbstractConfig):
+        registered = variant_class(value.variant)
+        if type(value) is not registered:
+            raise InputError(
+                f"{type(value).__qualname__} is not the registered class of its variant {value.variant!r} "
+                f"({registered.__qualname__}): register it (register_variant), or its results would be read "
+                "back as the other class",
+                "variant",
+            )
         return value
     if isinstance(value, (str, bytes)):
         value = json.loads(value)
