@@ -1,10 +1,12 @@
-"""Extensions without a reinstall: a command, a normalization and a model variant, each one new file of an
-outside package (written here under tmp_path) plus one entry point, appear in the command line, the
-Python API and the results — and give their own results, not the library's.
+"""Extensions without a reinstall: a command, a normalization, a model variant and a sweepable field (a
+variant's own configuration field), each one new file of an outside package (written here under tmp_path)
+plus one entry point, appear in the command line, the Python API and the results — and give their own
+results, not the library's.
 
 The package's distribution metadata (``extpkg-0.1.dist-info/entry_points.txt``) is what an install would
-write; putting its folder on the path is all that is done. (A sweepable field and an observable are still
-added by editing the package: tests/dmft/test_extension.py.)"""
+write; putting its folder on the path is all that is done. (A field of the paper's own configuration that
+varies inside a batch, and an observable, are still added by editing the package:
+tests/dmft/test_extension.py.)"""
 
 import json
 import textwrap
@@ -71,6 +73,31 @@ COMMAND = textwrap.dedent('''
             return Report("normalized", {"out": str(path)})
 ''')
 
+FIELD = textwrap.dedent('''
+    """A variant with a new configuration field: the paper's network with its positional weights scaled."""
+
+    from typing import Any, ClassVar, Literal
+
+    from pydantic import Field
+
+    from attnphys.dmft import DMFTConfig, DMFTModel
+
+
+    class ScaledModel(DMFTModel):
+        @classmethod
+        def build(cls, cfg):
+            model = super().build(cfg)
+            return cls(cfg, model.correlations, model.couplings._replace(W_pe=cfg.pe_gain * model.couplings.W_pe))
+
+
+    class ScaledConfig(DMFTConfig):
+        """The paper's network, positional weights times ``pe_gain``."""
+
+        variant: Literal["scaled"] = "scaled"
+        model: ClassVar[Any] = ScaledModel
+        pe_gain: float = Field(default=1.0, ge=0, allow_inf_nan=False, description="gain of the positional weights")
+''')
+
 
 @pytest.fixture(scope="module")
 def extpkg(tmp_path_factory):
@@ -78,11 +105,14 @@ def extpkg(tmp_path_factory):
     write_package(
         root,
         "extpkg",
-        {"__init__.py": "", "norm.py": NORM, "command.py": COMMAND, "reversed.py": VARIANT},
+        {"__init__.py": "", "norm.py": NORM, "command.py": COMMAND, "reversed.py": VARIANT, "scaled.py": FIELD},
         {
             "attnphys.commands": {"ext normalize": "extpkg.command:NormalizeJob"},
             "attnphys.norms": {"center": "extpkg.norm:Centering"},
-            "attnphys.model_variants": {"reversed": "extpkg.reversed:ReversedConfig"},
+            "attnphys.model_variants": {
+                "reversed": "extpkg.reversed:ReversedConfig",
+                "scaled": "extpkg.scaled:ScaledConfig",
+            },
         },
     )
     return root
@@ -173,3 +203,52 @@ def test_a_variant_reaches_the_command_line_with_its_own_results(on_path, tmp_pa
     a, b = load(paper), load(mine)
     assert json.loads(b.attrs["config"])["variant"] == "reversed"
     assert np.abs(a.mo_se.values - b.mo_se.values).max() > 1e-6
+
+
+def test_a_variant_field_is_swept_by_the_api_and_the_command_line(on_path, tmp_path):
+    from attnphys.cli import app
+    from attnphys.dmft import preset, trajectories
+    from attnphys.io import load
+
+    cfg = preset("paper", variant="scaled")
+    assert "pe_gain" in cfg.sweepable()
+    ds = trajectories(cfg, steps=40, start="token", sweep={"pe_gain": [0.0, 1.0]})
+    ref = trajectories(preset("paper"), steps=40, start="token")
+    np.testing.assert_array_equal(ds.mo_se.sel(pe_gain=1.0).values, ref.mo_se.values)  # gain 1: the paper's
+    assert np.abs(ds.mo_se.sel(pe_gain=0.0).values - ref.mo_se.values).max() > 1e-6
+    out = tmp_path / "p.zarr"
+    r = CliRunner().invoke(
+        app,
+        [
+            "dmft",
+            "phase-diagram",
+            "--variant",
+            "scaled",
+            "--x",
+            "pe_gain",
+            "0",
+            "1",
+            "2",
+            "--y",
+            "beta_o",
+            "1.2",
+            "1.3",
+            "2",
+            "--steps",
+            "300",
+            "--transient",
+            "200",
+            "--lyapunov",
+            "0",
+            "--start",
+            "token",
+            "--out",
+            str(out),
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    assert load(out).sizes["pe_gain"] == 2
+    r = CliRunner().invoke(
+        app, ["dmft", "phase-diagram", "--x", "pe_gain", "0", "1", "2", "--out", str(tmp_path / "x.zarr")]
+    )
+    assert r.exit_code != 0 and "pe_gain" in r.output  # the paper's network has no such field
