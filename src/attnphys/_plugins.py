@@ -130,8 +130,10 @@ def outside(group: str, registered: dict[str, Any] | None = None) -> dict[str, s
 
 
 def names(group: str, registered: dict[str, Any] | None = None) -> list[str]:
-    """Every member's name of a registry: built-ins, members registered in code, outside entry points."""
-    return sorted(set(BUILTINS.get(group, {})) | set(registered or {}) | set(outside(group, registered)))
+    """Every member's name of a registry: the built-ins in their order, then the members registered in code
+    and the outside entry points, sorted."""
+    own = list(BUILTINS.get(group, {}))
+    return own + sorted((set(registered or {}) | set(outside(group, registered))) - set(own))
 
 
 def find(group: str, name: str, registered: dict[str, Any] | None = None) -> Any | None:

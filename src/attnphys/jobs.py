@@ -69,7 +69,7 @@ def command_names() -> list[str]:
     """
     from attnphys._plugins import names
 
-    return names(ENTRY_POINT_GROUP, JOBS)
+    return sorted(names(ENTRY_POINT_GROUP, JOBS))
 
 
 def job_class(command: str) -> type[AbstractJob]:

@@ -43,7 +43,7 @@ _ConfigOptions = create_model("_ConfigOptions", __base__=AbstractJob, **_config_
 _MODEL_FIELDS = tuple(n for n in DMFTConfig.model_fields if n not in ("variant", "correlations"))
 
 BATCHED_ANY: tuple[str, ...] = tuple(
-    dict.fromkeys(f for tag in variant_names() for f in variant_class(tag).batched_fields())
+    dict.fromkeys(BATCHED + tuple(f for tag in variant_names() for f in variant_class(tag).batched_fields()))
 )
 """The fields that vary inside a batch in some model variant of the registry (the paper's β_o, β_att, ε; a
 design's γ): the options that take several values where a command sweeps them."""
