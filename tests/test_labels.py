@@ -8,18 +8,17 @@ and the dataset every result-writing command stores (``attnphys.jobs.JOBS``, run
 
 from __future__ import annotations
 
-import importlib
 import re
-import tomllib
 from pathlib import Path
 
 import pytest
 import xarray as xr
 from typer.testing import CliRunner
 
+from attnphys._plugins import BUILTINS
 from attnphys.cli import app
 from attnphys.jobs import load_jobs
-from attnphys.sweeps.task import ENTRY_POINT_GROUP, TASKS
+from attnphys.sweeps.task import ENTRY_POINT_GROUP, TASKS, task_class
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -67,13 +66,10 @@ def test_the_units_table_is_used():
 # -- sweep tasks -----------------------------------------------------------------------------------------
 
 def _all_tasks() -> list[str]:
-    """Every task: those the job modules register, and those this tree's pyproject.toml declares as
-    entry points (read from the file, not from an installed distribution's metadata)."""
+    """Every task: those the job modules register, and the library's own (its registry in code)."""
     load_jobs()  # the job modules import the tasks they run
-    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"][ENTRY_POINT_GROUP]
-    for target in declared.values():
-        module, _, name = target.partition(":")
-        getattr(importlib.import_module(module), name)
+    for kind in BUILTINS[ENTRY_POINT_GROUP]:
+        task_class(kind)
     return sorted(TASKS)
 
 

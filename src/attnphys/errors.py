@@ -67,6 +67,12 @@ class MissingExtraError(AttnphysError, ImportError):
         )
 
 
+class ExtensionError(AttnphysError, RuntimeError):
+    """A registry cannot be read unambiguously: an outside package's entry point gives an existing name
+    (a built-in command, task or model variant) to another object, or a member is registered twice
+    under one name."""
+
+
 class NonFiniteError(AttnphysError, FloatingPointError):
     """A trajectory produced NaN or ±inf.
 

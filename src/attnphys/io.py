@@ -737,14 +737,15 @@ def check_store(path: str | Path, what: str | None = None) -> None:
 
 
 RESULT_VIEWS = "attnphys.result_views"
-"""Entry-point group of functions ``Dataset → Dataset`` applied by :func:`load` to a complete sweep store
-(e.g. the sweep engine adds its task's derived quantities); registered by the packages that define them."""
+"""Entry-point group of functions ``Dataset → Dataset`` applied by :func:`load` to a complete sweep store,
+for outside packages; the library's own (the sweep engine adds its task's derived quantities) are listed
+in :data:`attnphys._plugins.BUILTINS`."""
 
 
 def _result_views() -> list:
-    from importlib.metadata import entry_points
+    from attnphys._plugins import find, names
 
-    return [ep.load() for ep in sorted(entry_points(group=RESULT_VIEWS), key=lambda e: e.name)]
+    return [find(RESULT_VIEWS, name) for name in names(RESULT_VIEWS)]
 
 
 def unflatten_points(ds: xr.Dataset) -> xr.Dataset:

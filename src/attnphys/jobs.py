@@ -55,31 +55,37 @@ def register_job(cls: J) -> J:
 
 
 ENTRY_POINT_GROUP = "attnphys.commands"
-"""Entry-point group of the commands: name = the command (``"dmft trajectory"``), value = its job class
-(``"module:Class"``). A package adds commands by declaring entry points; nothing here names them."""
+"""Entry-point group of the commands of outside packages: name = the command (``"dmft trajectory"``),
+value = its job class (``"module:Class"``). The library's own commands are listed in
+:data:`attnphys._plugins.BUILTINS` (a new one: one file and one line there, no reinstall)."""
 
 
 def command_names() -> list[str]:
-    """Every command: the registered jobs and the entry points (nothing is imported)."""
-    from importlib.metadata import entry_points
+    """Every command: the built-in ones, the registered jobs and the outside entry points (nothing is
+    imported).
 
-    return sorted(set(JOBS) | {ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)})
+    Raises:
+        ExtensionError: an entry point that gives a command's name to another job.
+    """
+    from attnphys._plugins import names
+
+    return sorted(names(ENTRY_POINT_GROUP, JOBS))
 
 
 def job_class(command: str) -> type[AbstractJob]:
-    """The job of ``command``: registered in this process, or loaded from its entry point (importing only
-    its module, which registers it).
+    """The job of ``command``: registered in this process, else built in or an outside entry point (importing
+    only its module, which registers it).
 
     Raises:
         InputError: no such command.
+        ExtensionError: an entry point that gives the command's name to another job.
     """
     if command not in JOBS:
-        from importlib.metadata import entry_points
+        from attnphys._plugins import find
 
-        for ep in entry_points(group=ENTRY_POINT_GROUP):
-            if ep.name == command:
-                JOBS.setdefault(command, ep.load())
-                break
+        cls = find(ENTRY_POINT_GROUP, command, JOBS)
+        if cls is not None:
+            JOBS.setdefault(command, cls)
     if command not in JOBS:
         raise InputError(f"unknown command {command!r}; known: {', '.join(command_names())}")
     return JOBS[command]

@@ -1,15 +1,14 @@
 """Properties every sweep task must have (parametrised over all registered tasks: a new task gets them)."""
 
-from importlib.metadata import entry_points
-
 import numpy as np
 import pytest
 
+from attnphys._plugins import names
 from attnphys.sweeps import Grid, Sweep, run_sweep
-from attnphys.sweeps.task import ENTRY_POINT_GROUP, task_class
+from attnphys.sweeps.task import ENTRY_POINT_GROUP, TASKS, task_class
 
-KINDS = sorted({ep.name for ep in entry_points(group=ENTRY_POINT_GROUP)})
-"""Every task the installed package declares (a new task's entry point brings it under these tests)."""
+KINDS = names(ENTRY_POINT_GROUP, TASKS)
+"""Every task of the registry (a new task's line there brings it under these tests)."""
 
 
 @pytest.fixture(params=KINDS)

@@ -63,8 +63,8 @@ def iterate_layers(
 
     Args:
         init: the initial cloud (:func:`~attnphys.clouds.initial_cloud`); tokens, dim: N and D.
-        norm: the normalization (layernorm, rmsnorm, rn, diagonal_rn, sphere or none); beta: the attention's
-            inverse temperature; alpha: the residual step.
+        norm: the normalization, a name of the registry (:func:`~attnphys.clouds.norms.norm_names`);
+            beta: the attention's inverse temperature; alpha: the residual step.
         stats_every: record the statistics every this many layers; snapshots: layers whose clouds are kept
             (those beyond ``layers`` become the last layer).
         seed: seed of the cloud (and of the weights, with seed + 1, and of the MLP, with seed + 2).

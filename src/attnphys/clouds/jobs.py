@@ -12,7 +12,16 @@ from pydantic import Field, model_validator
 from attnphys.errors import InputError, check_fits
 from attnphys.jobs import AbstractJob, Applies, IntValues, Report, Values, only_with, register_job
 
-_NORM_NAMES = ("layernorm", "rmsnorm", "rn", "diagonal_rn", "sphere", "none")
+
+def _norm_names() -> tuple[str, ...]:
+    """The normalizations of the registry (:func:`attnphys.clouds.norms.norm_names`; read without
+    importing them, so that the command line stays light)."""
+    from attnphys._plugins import names
+
+    return tuple(names("attnphys.norms"))
+
+
+_NORM_NAMES = _norm_names()
 _INITS = ("gaussian", "sphere", "mixture")
 _ENSEMBLES = ("gaussian", "goe", "pm_kq")
 
@@ -75,7 +84,7 @@ class CloudsRunJob(AbstractJob):
     layers: int = Field(100, ge=0, description="Layers to iterate.")
     norm: str = Field(
         "layernorm",
-        description="Normalization after each attention step: layernorm, rmsnorm, rn, diagonal_rn, sphere, none.",
+        description="Normalization after each attention step: " + ", ".join(_NORM_NAMES) + ".",
     )
     beta: float = Field(1.0, gt=0, allow_inf_nan=False, description="Inverse temperature β of the attention scores.")
     alpha: float = Field(1.0, allow_inf_nan=False, description="Step size α of the residual update.")
@@ -111,7 +120,7 @@ class CloudsRunJob(AbstractJob):
     @model_validator(mode="before")
     @classmethod
     def _check(cls, data: Any) -> Any:
-        return _choices(data, {"init": _INITS, "norm": _NORM_NAMES, "ensemble": _ENSEMBLES})
+        return _choices(data, {"init": _INITS, "norm": _norm_names(), "ensemble": _ENSEMBLES})
 
     def inputs_check(self) -> None:
         if any(s < 0 for s in self.snapshots):

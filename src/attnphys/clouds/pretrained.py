@@ -31,7 +31,7 @@ import xarray as xr
 
 from attnphys.clouds.attention import SoftmaxAttention
 from attnphys.clouds.mlp import MLP, GatedMLP
-from attnphys.clouds.norms import NORMS
+from attnphys.clouds.norms import norm_class
 from attnphys.clouds.stats import LONG_NAMES, STATISTICS, cloud_statistics
 
 OPERATORS = ("model", "random", "theory")
@@ -153,7 +153,7 @@ def theory_operators(n_layers: int, dim: int, norm: str, causal: bool = False) -
     without affine, no MLP; ``causal`` for a decoder (theory: docs/theory/clouds.md §2, §7,
     docs/theory/particles.md §2.4)."""
     attn = SoftmaxAttention(beta=1.0 / np.sqrt(dim), causal=causal)
-    n = NORMS[norm]()
+    n = norm_class(norm)()
     return [LayerOperators(attn, n, n, None)] * n_layers
 
 

@@ -1,11 +1,12 @@
 """Type stub of the lazily loaded package: the one list of its public names."""
 
+from ._abstract_model import AbstractModel
 from ._api.attractors import attractors, basins, orbit_continuation
 from ._api.diagrams import bifurcation, phase_diagram
 from ._api.finite import converge, finite_trajectories
 from ._api.spectra import lyapunov_spectrum
 from ._api.trajectories import final_windows, trajectories
-from ._variant import AbstractConfig, AbstractModel
+from ._variant import AbstractConfig, register_variant, variant_class, variant_names
 from .config import BATCHED, PRESETS, DMFTConfig, preset, sweepable_fields
 from .correlations import (
     AbstractCorrelations,
@@ -47,6 +48,9 @@ __all__ = [
     # the model (and the interface of a model variant)
     "AbstractConfig",
     "AbstractModel",
+    "register_variant",
+    "variant_class",
+    "variant_names",
     "DMFTModel",
     "OBSERVABLES",
     # analyses

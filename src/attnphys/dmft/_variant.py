@@ -1,29 +1,24 @@
-"""The interface of a mean-field model variant: its configuration and its model object (theory:
-docs/theory/dmft.md §3, docs/theory/designed.md §3).
+"""A mean-field model variant's configuration, and the registry of the variants (theory:
+docs/theory/dmft.md §3, docs/theory/designed.md §3, docs/theory/variants.md).
 
-A variant is a configuration class (:class:`AbstractConfig`, a frozen pydantic model) and the model object
-derived from it (:class:`AbstractModel`). Every runner of the library — trajectories, Lyapunov spectra,
-orbit diagrams, censuses, continuation, sweeps — is written against these two interfaces, so a new variant
-runs through all of them (and gets the tests parametrised over the variants) by implementing the methods
-below. The paper's model (:class:`~attnphys.dmft.DMFTConfig`, :class:`~attnphys.dmft.model.DMFTModel`) and
-the designed-weights model (:class:`~attnphys.dmft.designed.DesignedConfig`,
-:class:`~attnphys.dmft.designed.DesignedModel`) are the two variants.
+A variant is a configuration class (:class:`AbstractConfig`, a frozen pydantic model with a ``variant``
+tag) and the model object derived from it (:class:`~attnphys.dmft.AbstractModel`, which its class names
+in :attr:`AbstractConfig.model`). Every runner of the library — trajectories, Lyapunov spectra, orbit
+diagrams, censuses, continuation, sweeps — is written against these two interfaces and resolves a stored
+configuration through the registry (:func:`as_config`), so a new variant runs through all of them. The
+paper's model (``paper``: :class:`~attnphys.dmft.DMFTConfig`) and the designed-weights model
+(``designed``: :class:`~attnphys.dmft.designed.DesignedConfig`) are the library's own.
+
+A light module: nothing here imports the numerical engine.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeVar
 
 import numpy as np
-from pydantic import BaseModel, ValidationError
-
-if TYPE_CHECKING:
-    from attnphys.dmft.maps import WindowMap
-    from attnphys.dmft.meanfield import Scalars, State, Window
-    from attnphys.dmft.simulate import Schedule
-
+from pydantic import BaseModel, PlainSerializer, PlainValidator, ValidationError, WithJsonSchema
 
 LARGE_AXIS = 10_000
 """Sweep axes longer than this, over a real-valued field, are checked at their extremes (see
@@ -32,7 +27,35 @@ LARGE_AXIS = 10_000
 
 class AbstractConfig(BaseModel, ABC):
     """A model variant's configuration: frozen, validated, JSON-serialisable (stored in full with every
-    result, so that the result re-runs)."""
+    result, so that the result re-runs).
+
+    Every concrete configuration declares its tag, ``variant: Literal["name"] = "name"``, the name it is
+    registered under (:func:`register_variant`): a stored configuration is read back as the class its tag
+    names (:func:`as_config`), never as whichever class happens to accept its fields.
+    """
+
+    variant_tag: ClassVar[str | None] = None
+    """The class's tag (the default of its ``variant`` field), None for an abstract configuration."""
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        field = cls.model_fields.get("variant")
+        tag = field.default if field is not None and isinstance(field.default, str) else None
+        own = "variant" in cls.__dict__.get("__annotations__", {})
+        if tag is not None and not own:
+            from attnphys.errors import ExtensionError
+
+            raise ExtensionError(
+                f"{cls.__qualname__} inherits the variant tag {tag!r} of another configuration: declare its "
+                f'own, `variant: Literal["name"] = "name"` (one tag, one class; else its results would be read '
+                f"back as {tag!r})"
+            )
+        cls.variant_tag = tag
+
+    def replace(self, **changes: Any) -> AbstractConfig:
+        """A validated copy with some fields changed (of this configuration's own class)."""
+        return type(self).model_validate({**self.model_dump(), **changes})
 
     if TYPE_CHECKING:
         # The shape every variant states (a field or a property of each concrete configuration).
@@ -56,6 +79,21 @@ class AbstractConfig(BaseModel, ABC):
             """Window convention (docs/theory/dmft.md §5.2)."""
             ...
 
+        @property
+        def variant(self) -> str:
+            """The variant's tag (a ``Literal`` field of each concrete configuration)."""
+            ...
+
+        @property
+        def beta_o(self) -> float:
+            """Output gain β_o (every variant has one: a pre-run start sets it)."""
+            ...
+
+        @property
+        def mo_se_convention(self) -> str:
+            """How ``mo_se`` is recorded (docs/theory/dmft.md §5.1)."""
+            ...
+
     @classmethod
     @abstractmethod
     def batched_fields(cls) -> tuple[str, ...]:
@@ -67,14 +105,22 @@ class AbstractConfig(BaseModel, ABC):
     def sweepable(cls) -> frozenset[str]:
         """The fields a sweep may vary."""
 
-    @staticmethod
-    @abstractmethod
-    def model_class() -> type[AbstractModel]:
-        """The model object of this configuration (built with ``model_class().of(cfg)``)."""
+    model: ClassVar[Any] = None
+    """The model object's class (an :class:`~attnphys.dmft.AbstractModel`), or a ``"module:Class"``
+    reference to it, imported when a model is first built (so that a configuration stays light)."""
 
-    @abstractmethod
-    def replace(self, **changes: Any) -> AbstractConfig:
-        """A validated copy with some fields changed."""
+    @classmethod
+    def model_class(cls) -> Any:
+        """The model object's class of this configuration (:attr:`model`; built with ``model_class().of(cfg)``)."""
+        if isinstance(cls.model, str):
+            from attnphys._plugins import load
+
+            cls.model = load(cls.model)
+        if cls.model is None:
+            from attnphys.errors import ExtensionError
+
+            raise ExtensionError(f"{cls.__qualname__} names no model class (set `model`)")
+        return cls.model
 
     @abstractmethod
     def with_field(self, name: str, value: Any) -> AbstractConfig:
@@ -117,79 +163,159 @@ class AbstractConfig(BaseModel, ABC):
         return self.model_dump(mode="json")
 
 
-class AbstractModel(ABC):
-    """Everything derived from one configuration (built once per configuration with :meth:`of`).
+# -- the registry of variants ------------------------------------------------------------------------------
 
-    Shapes: B points of a batch, L the context length, M the features of the map's state.
+ENTRY_POINT_GROUP = "attnphys.model_variants"
+"""Entry-point group of the model variants of outside packages: name = the variant's tag, value = its
+configuration class (``"module:Class"``). The library's own (``paper``, ``designed``) are listed in
+:data:`attnphys._plugins.BUILTINS`; a variant defined in a module that is imported registers itself with
+:func:`register_variant`."""
+
+VARIANTS: dict[str, type[AbstractConfig]] = {}
+"""The configuration classes registered in this process, by tag."""
+
+LEGACY_TAGS: dict[str, str] = {"designed": "designed"}
+"""Configurations stored by 0.2.0 carry no ``variant``: the designed one said ``kind: "designed"``, the
+paper's said nothing (see :func:`infer_variant`)."""
+
+C = TypeVar("C", bound="type[AbstractConfig]")
+
+
+def register_variant(cls: C) -> C:
+    """Class decorator (or call): make a configuration class the variant its ``variant`` tag names, so that
+    every analysis, sweep task, stored result and rerun resolves the tag to it.
+
+    Raises:
+        ExtensionError: the class has no ``variant`` tag, or its tag is another class's.
     """
+    from attnphys.errors import ExtensionError
 
-    config: Any
-    """The validated configuration (an :class:`AbstractConfig`)."""
-    couplings: Any
-    """The arrays of the map (a pytree; the map's parameters are ``(couplings, scalars)``)."""
+    tag = cls.variant_tag
+    if tag is None:
+        raise ExtensionError(f'{cls.__qualname__} has no variant tag: declare `variant: Literal["name"] = "name"`')
+    have = VARIANTS.get(tag)
+    if have is not None and have is not cls and _ref(have) != _ref(cls):
+        raise ExtensionError(f"the variant {tag!r} is already {_ref(have)}; {_ref(cls)} needs another tag")
+    VARIANTS[tag] = cls
+    return cls
 
-    @classmethod
-    @abstractmethod
-    def of(cls, cfg: Any) -> AbstractModel:
-        """The model of ``cfg`` (cached per configuration and dtype)."""
 
-    @abstractmethod
-    def scalars(self, points: Any = None, n: int | None = None) -> Scalars:
-        """Batched scalars (B,) of points given as name → values of the batched fields (others from the
-        configuration); with ``points`` empty, ``n`` copies of the configuration's."""
+def _ref(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
 
-    @abstractmethod
-    def check_start(self, start) -> None:
-        """Refuse a start this model cannot begin from (InputError naming ``start``)."""
 
-    @abstractmethod
-    def initial_windows(self, start, sc: Scalars) -> Window:
-        """The batched initial windows (B, L, …) of ``start`` at the points ``sc``."""
+def variant_names() -> list[str]:
+    """Every variant's tag: built in, registered in this process, or an outside entry point."""
+    from attnphys._plugins import names
 
-    @abstractmethod
-    def initial_states(self, start, sc: Scalars) -> State:
-        """The batched engine states of ``start`` (windows and their cached overlaps)."""
+    return names(ENTRY_POINT_GROUP, VARIANTS)
 
-    @abstractmethod
-    def prerun_window(self, start) -> Window:
-        """The window a pre-run start ends on (one trajectory at its own parameters)."""
 
-    @abstractmethod
-    def windows_after(self, start, sc: Scalars, steps: int, labels: dict[str, np.ndarray] | None = None) -> Window:
-        """The windows after ``steps`` steps from ``start`` at the points ``sc``; NaN/overflow is reported
-        with the step and the point's ``labels``."""
+def variant_class(tag: str) -> type[AbstractConfig]:
+    """The configuration class of a variant tag.
 
-    @abstractmethod
-    def run_batch(
-        self, sc: Scalars, states: State, schedule: Schedule, labels: dict[str, np.ndarray] | None = None
-    ) -> Any:
-        """Run a batch of trajectories on ``schedule``: (records, final states)."""
+    Raises:
+        InputError: an unknown tag (naming the known ones).
+        ExtensionError: a conflicting entry point.
+    """
+    from attnphys._plugins import find
+    from attnphys.errors import InputError
 
-    @abstractmethod
-    def run_segments(
-        self, sc: Scalars, states: State, steps: int, *, segment: int, window: int, stop, labels=None
-    ) -> Any:
-        """Run in segments, stopping the trajectories ``stop`` says are done (the early-stopping runner)."""
+    cls = VARIANTS.get(tag) or find(ENTRY_POINT_GROUP, tag, VARIANTS)
+    if cls is None:
+        raise InputError(f"unknown model variant {tag!r}; known: {', '.join(variant_names())}", "variant")
+    VARIANTS.setdefault(tag, cls)
+    return cls
 
-    @abstractmethod
-    def map(self, observable: str = "mo_se", full_state: bool = False) -> WindowMap:
-        """The map of the dynamics toolkit (a :class:`~attnphys.dmft.maps.WindowMap`) on this model."""
 
-    @abstractmethod
-    def params_of(self, param: str) -> Callable[[Any], Any]:
-        """s ↦ the map's parameters with the batched field ``param`` set to s (for continuation).
+def infer_variant(data: dict) -> str:
+    """The tag of a configuration stored without one (0.2.0): ``kind: "designed"`` or a ``design`` is the
+    designed model; fields all of the paper's network are the paper's. Nothing else is guessed.
 
-        Raises:
-            ValueError: ``param`` is not a batched field.
-        """
+    Raises:
+        InputError: naming ``variant`` when the fields fit no 0.2.0 configuration.
+    """
+    from attnphys.errors import InputError
 
-    batched: tuple[str, ...]
-    """The parameters that vary inside a batch (what :meth:`scalars` accepts)."""
+    kind = data.get("kind")
+    if kind in LEGACY_TAGS:
+        return LEGACY_TAGS[kind]
+    if kind is None and "design" in data:
+        return "designed"
+    paper = variant_class("paper")
+    if kind is None and set(data) <= set(paper.model_fields):
+        return "paper"
+    raise InputError(
+        f"a configuration without a variant tag, and not one of 0.2.0 (fields {sorted(data)}): give "
+        f"`variant`, one of {', '.join(variant_names())}",
+        "variant",
+    )
 
-    @abstractmethod
-    def state_dim(self, full_state: bool = False) -> int:
-        """Dimension of the map's state (the attention block, or the full state)."""
 
-    @abstractmethod
-    def window_of(self, A, pe, n=None) -> Window:
-        """A validated window of this configuration."""
+def as_config(value: Any) -> AbstractConfig:
+    """A configuration of the variant its ``variant`` tag names: a configuration object as it is, a mapping
+    or JSON text validated by its variant's class (a 0.2.0 one without tag by :func:`infer_variant`).
+
+    Raises:
+        InputError: an unknown or missing tag, or a field the variant refuses (naming it).
+    """
+    import json
+
+    from attnphys.errors import InputError
+
+    if isinstance(value, AbstractConfig):
+        registered = variant_class(value.variant)
+        if type(value) is not registered:
+            raise InputError(
+                f"{type(value).__qualname__} is not the registered class of its variant {value.variant!r} "
+                f"({registered.__qualname__}): register it (register_variant), or its results would be read "
+                "back as the other class",
+                "variant",
+            )
+        return value
+    if isinstance(value, (str, bytes)):
+        value = json.loads(value)
+    if not isinstance(value, dict):
+        raise InputError(f"a model configuration is a mapping, got {type(value).__name__}", "config")
+    data = dict(value)
+    tag = data.get("variant")
+    if tag is None:
+        tag = infer_variant(data)
+        if data.get("kind") == tag:
+            data.pop("kind")
+        data["variant"] = tag
+    cls = variant_class(str(tag))
+    return cls.model_validate(data)
+
+
+def make_config(tag: str, **fields: Any) -> AbstractConfig:
+    """A validated configuration of the variant ``tag`` from its fields.
+
+    Raises:
+        InputError: naming the field (``design``, ``beta_o``, ``design.orders.v``, …) and the rule.
+    """
+    from attnphys.errors import InputError
+
+    try:
+        return variant_class(tag).model_validate({**fields, "variant": tag})
+    except ValidationError as e:
+        err = e.errors()[0]
+        cause = (err.get("ctx") or {}).get("error")
+        if isinstance(cause, InputError):
+            raise InputError(cause.detail, cause.field) from None
+        loc = ".".join(str(x) for x in err["loc"]) or None
+        raise InputError(err["msg"].removeprefix("Value error, "), loc) from None
+
+
+def _dump(cfg: AbstractConfig, info) -> Any:
+    return cfg.model_dump(mode=info.mode)
+
+
+AnyConfig = Annotated[
+    AbstractConfig,
+    PlainValidator(as_config),
+    PlainSerializer(_dump),
+    WithJsonSchema({"type": "object", "required": ["variant"], "description": "a model configuration"}),
+]
+"""A field type holding a configuration of any registered variant: validated as the class its ``variant``
+tag names, dumped in full by that class (a subclass's fields and tag are kept on the round trip)."""

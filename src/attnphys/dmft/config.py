@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
@@ -38,6 +38,7 @@ class DMFTConfig(AbstractConfig):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    variant: Literal["paper"] = Field(default="paper", description="model variant (the paper's network)")
     M: int = Field(default=3, ge=1, le=MAX_M, description="number of features (rows of every weight matrix)")
     L: int = Field(default=4, ge=1, description="context length")
     P: int = Field(default=2, ge=0, le=30, description="positional bits")
@@ -85,15 +86,12 @@ class DMFTConfig(AbstractConfig):
 
     @classmethod
     def sweepable(cls) -> frozenset[str]:
-        """The fields a sweep may vary (:func:`sweepable_fields`)."""
-        return sweepable_fields()
+        """The fields a sweep may vary: every scalar field (of this class, a variant's own included) and
+        ``seed`` (:func:`sweepable_fields` for the paper's)."""
+        return frozenset(n for n in cls.model_fields if n not in NOT_SWEPT) | {"seed"}
 
-    @staticmethod
-    def model_class():
-        """The model of this configuration: :class:`~attnphys.dmft.model.DMFTModel`."""
-        from attnphys.dmft.model import DMFTModel
-
-        return DMFTModel
+    model: ClassVar[Any] = "attnphys.dmft.model:DMFTModel"
+    """The model of this configuration: :class:`~attnphys.dmft.DMFTModel`."""
 
     # -- derived quantities ---------------------------------------------------------------------
     @property
@@ -107,8 +105,8 @@ class DMFTConfig(AbstractConfig):
         return self.L * (self.M + self.P)
 
     def replace(self, **changes: Any) -> DMFTConfig:
-        """A validated copy with some fields changed."""
-        return DMFTConfig.model_validate({**self.model_dump(), **changes})
+        """A validated copy with some fields changed (of this configuration's own variant)."""
+        return type(self).model_validate({**self.model_dump(), **changes})
 
     def with_field(self, name: str, value: Any) -> DMFTConfig:
         """A validated copy with one (sweepable) field set. ``seed`` sets the correlations' seed; integer
@@ -119,7 +117,7 @@ class DMFTConfig(AbstractConfig):
             if "seed" not in type(self.correlations).model_fields:
                 raise ValueError(f"the {self.correlations.kind} correlation kind has no seed to sweep")
             return self.replace(correlations={**self.correlations.model_dump(), "seed": int(value)})
-        check_sweepable(name)
+        check_sweepable(name, self.sweepable())
         if isinstance(getattr(self, name), int) and not isinstance(getattr(self, name), bool):
             if float(value) != int(value):
                 raise ValueError(f"{name} is an integer field, got {value}")
@@ -143,12 +141,14 @@ class DMFTConfig(AbstractConfig):
         return _build_correlations(self.correlations, self.M, self.n_se, self.P)  # pyright: ignore[reportArgumentType]  (frozen pydantic models are hashable)
 
 
+NOT_SWEPT: tuple[str, ...] = ("variant", "correlations", "mo_se_convention", "era")
+"""Fields of :class:`DMFTConfig` that are not numbers a sweep could vary."""
+
+
 @lru_cache(maxsize=1)
 def sweepable_fields() -> frozenset[str]:
     """Every scalar configuration field, and ``seed`` (the correlations' seed)."""
-    return frozenset(n for n in DMFTConfig.model_fields if n not in ("correlations", "mo_se_convention", "era")) | {
-        "seed"
-    }
+    return DMFTConfig.sweepable()
 
 
 def check_schedule(steps: int, transient: int) -> None:
@@ -213,7 +213,22 @@ experiments with P = 5 positional bits and a context of L = 32."""
 
 
 def preset(name: str, **overrides: Any) -> DMFTConfig:
-    """A named preset with optional overrides, validated."""
+    """A named preset with optional overrides, validated. ``variant=`` names a registered variant of the
+    paper's network (a subclass of :class:`DMFTConfig`, :func:`~attnphys.dmft.variant_class`) to build
+    instead of the paper's.
+
+    Raises:
+        ValueError: an unknown preset; a variant that is not a variant of the paper's network.
+    """
     if name not in PRESETS:
         raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}")
-    return DMFTConfig.model_validate({**PRESETS[name], **overrides})
+    cls: type[DMFTConfig] = DMFTConfig
+    tag = overrides.get("variant")
+    if tag is not None and tag != "paper":
+        from attnphys.dmft._variant import variant_class
+
+        found = variant_class(tag)
+        if not issubclass(found, DMFTConfig):
+            raise ValueError(f"the variant {tag!r} is not a variant of the paper's network: it has no presets")
+        cls = found
+    return cls.model_validate({**PRESETS[name], **overrides})

@@ -25,6 +25,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
+from attnphys.dmft._window_files import read_window_file
 from attnphys.dmft.config import DMFTConfig
 from attnphys.dmft.correlations import Correlations
 from attnphys.dmft.meanfield import State, Window
@@ -37,15 +38,7 @@ from attnphys.dmft.starts import (
     TokenStart,
     parse_start,
 )
-from attnphys.errors import InputError
-from attnphys.io import local_path, read_limited, staged, unique_keys
-
-MAX_START_BYTES = 16 << 20
-"""Largest window file read (16 MiB): a window holds L·(M + P) numbers and a few cached overlaps."""
-
-MAX_START_DEPTH = 8
-"""Deepest nesting of lists in a JSON window file (a window is a list of rows)."""
-
+from attnphys.io import staged
 
 # -- positions and tokens ------------------------------------------------------------------------------
 
@@ -176,70 +169,6 @@ def from_window(cfg: DMFTConfig, att_window, pe_window, n: int | None = None) ->
     """An explicit context window, validated against the configuration (full unless ``n`` is given)."""
     A, pe, n = check_window(cfg, att_window, pe_window, n)
     return Window(A=jnp.asarray(A), pe=jnp.asarray(pe), n=jnp.asarray(n, jnp.int32))
-
-
-def read_window_file(path: str | Path) -> dict:
-    """A window file: JSON with ``att_window``, ``pe_window`` (optional ``n``, ``beta_o``), or the
-    reference's ``.npz`` checkpoint (``att_window``, ``pe_window``, ``mo_window``, …, ``beta``)."""
-    path = local_path(path, "--start")
-    if not path.exists():
-        raise ValueError(f"initial-condition file {path} does not exist")
-    if path.is_dir():
-        raise ValueError(f"initial-condition file {path} is a folder")
-    raw = read_start_bytes(path)
-    if path.suffix == ".npz":
-        import io as _bytes_io
-
-        try:
-            with np.load(_bytes_io.BytesIO(raw), allow_pickle=False) as z:
-                data = {}
-                for k in z.files:
-                    info = z.zip.getinfo(k if k.endswith(".npy") else f"{k}.npy")
-                    if info.file_size > MAX_START_BYTES:
-                        raise ValueError(f"its array {k} unpacks to more than {MAX_START_BYTES >> 20} MiB")
-                    data[k] = z[k]
-        except Exception as e:
-            raise ValueError(f"initial-condition file {path} is not a readable .npz archive: {e}") from None
-    else:
-        try:
-            data = json.loads(raw.decode("utf-8"), object_pairs_hook=unique_keys)
-        except UnicodeDecodeError:
-            raise ValueError(f"initial-condition file {path} is not a text (JSON) file") from None
-        except RecursionError:
-            raise ValueError(f"initial-condition file {path} nests lists too deeply") from None
-        except (json.JSONDecodeError, ValueError) as e:
-            raise ValueError(f"initial-condition file {path} is not valid JSON: {e}") from None
-        _check_depth(data, path)
-    if not isinstance(data, dict):
-        raise ValueError(
-            f"initial-condition file {path} must hold an object with att_window and pe_window, "
-            f"not {type(data).__name__}"
-        )
-    missing = {"att_window", "pe_window"} - set(data)
-    if missing:
-        raise ValueError(f"initial-condition file {path} lacks {sorted(missing)}")
-    return data
-
-
-def read_start_bytes(path: Path) -> bytes:
-    """A window file's bytes, at most :data:`MAX_START_BYTES` (as a ValueError naming the file)."""
-    try:
-        return read_limited(path, MAX_START_BYTES, "--start", "a window file")
-    except InputError as e:
-        raise ValueError(f"initial-condition file {e.detail}") from None
-
-
-def _check_depth(data: Any, path: Path) -> None:
-    """Refuse lists nested deeper than :data:`MAX_START_DEPTH` (a window is a list of rows)."""
-    stack: list[tuple[Any, int]] = [(data, 0)]
-    while stack:
-        v, d = stack.pop()
-        if d > MAX_START_DEPTH:
-            raise ValueError(f"initial-condition file {path} nests lists more than {MAX_START_DEPTH} levels deep")
-        if isinstance(v, dict):
-            stack.extend((x, d + 1) for x in v.values())
-        elif isinstance(v, list):
-            stack.extend((x, d + 1) for x in v)
 
 
 def check_cache(cfg: DMFTConfig, data: dict, where: str) -> dict[str, np.ndarray] | None:

@@ -18,7 +18,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from attnphys.dmft._variant import AbstractConfig, AbstractModel
+from attnphys.dmft._abstract_model import AbstractModel
+from attnphys.dmft._variant import AbstractConfig
 from attnphys.dmft.config import BATCHED, DMFTConfig, MoSeConvention, gamma_of
 from attnphys.dmft.correlations import Correlations
 from attnphys.dmft.initial import check_window, start_window, token_overlap, token_positions, token_semantic
@@ -43,10 +44,11 @@ class DMFTModel(AbstractModel):
     couplings: Couplings
 
     @classmethod
-    def of(cls, cfg: DMFTConfig) -> DMFTModel:
-        """The model of ``cfg`` (built once per configuration and dtype)."""
-        warn_if_float32()
-        return _model(cfg, str(jnp.result_type(float)))  # pyright: ignore[reportArgumentType]  (frozen pydantic models are hashable)
+    def build(cls, cfg: DMFTConfig) -> DMFTModel:
+        """The model of ``cfg``: its correlations and the couplings of the map (:meth:`of` caches it). A
+        variant of the paper's network that changes the couplings overrides this."""
+        corr = cfg.build_correlations()
+        return cls(cfg, corr, couplings(corr))
 
     # -- per point ---------------------------------------------------------------------------------
     @property
@@ -256,34 +258,12 @@ def per_point(fn, starts, sc: Scalars):
 
 @lru_cache(maxsize=32)
 def _prerun(cfg: DMFTConfig, start: PrerunStart, dtype: str) -> Window:
-    model = DMFTModel.of(cfg.replace(beta_o=start.beta_o))
+    model = model_of(cfg.replace(beta_o=start.beta_o))
     sc = model.scalars(n=1)
-    final, _, _ = run_batch(
-        model.couplings,
+    final, _, _ = model.run_batch(
         sc,
         model.initial_states(start.start, sc),
         Schedule(steps=start.steps, transient=start.steps, record=()),
-        model.convention,
         labels={"beta_o": np.asarray([start.beta_o])},
     )
     return Window(*(x[0] for x in final.window))
-
-
-@lru_cache(maxsize=64)
-def _model(cfg: DMFTConfig, dtype: str) -> DMFTModel:
-    corr = cfg.build_correlations()
-    return DMFTModel(cfg, corr, couplings(corr))
-
-
-def warn_if_float32() -> None:
-    if not jax.config.jax_enable_x64:  # pyright: ignore[reportAttributeAccessIssue]
-        import warnings
-
-        from attnphys.errors import PrecisionWarning
-
-        warnings.warn(
-            "the DMFT map runs in float32 because float64 is off: call attnphys.configure() first (the "
-            "command line does), or enable jax_enable_x64",
-            PrecisionWarning,
-            stacklevel=3,
-        )

@@ -15,6 +15,8 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from attnphys.dmft._window_files import read_start_bytes, read_window_file
+
 
 class _Start(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -48,7 +50,6 @@ class FileStart(_Start):
 
     @model_validator(mode="after")
     def _read(self):
-        from attnphys.dmft.initial import read_start_bytes, read_window_file
         from attnphys.io import local_path
 
         p = local_path(self.path, "--start")
@@ -165,8 +166,6 @@ def start_cache(start) -> dict[str, np.ndarray] | None:
     if isinstance(start, WindowStart) and start.cache:
         return {k: np.asarray(start.cache[k]) for k in CACHE_KEYS}
     if isinstance(start, FileStart):
-        from attnphys.dmft.initial import read_window_file
-
         data = read_window_file(start.path)
         if all(f"cache_{k}" in data for k in CACHE_KEYS):
             return {k: np.asarray(data[f"cache_{k}"], dtype=np.float64) for k in CACHE_KEYS}

@@ -9,7 +9,6 @@ run rebuilds it exactly). The engine knows no concrete task: tasks register them
 from __future__ import annotations
 
 import abc
-from importlib.metadata import entry_points
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
@@ -33,14 +32,23 @@ def register_task(cls: T) -> T:
 
 
 def task_class(kind: str) -> type[AbstractTask]:
-    """The class of a task kind: registered in this process, or found through the entry points."""
+    """The class of a task kind: registered in this process, else built in or an outside entry point
+    (importing its module registers it).
+
+    Raises:
+        ValueError: an unknown kind.
+        ExtensionError: an entry point that gives a task's kind to another class.
+    """
     if kind not in TASKS:
-        for ep in entry_points(group=ENTRY_POINT_GROUP):
-            if ep.name == kind:
-                ep.load()  # importing the module registers the class
-                TASKS.setdefault(kind, ep.load())
+        from attnphys._plugins import find
+
+        cls = find(ENTRY_POINT_GROUP, kind, TASKS)
+        if cls is not None:
+            TASKS.setdefault(kind, cls)
     if kind not in TASKS:
-        raise ValueError(f"unknown task kind {kind!r}; known: {sorted(TASKS)}")
+        from attnphys._plugins import names
+
+        raise ValueError(f"unknown task kind {kind!r}; known: {names(ENTRY_POINT_GROUP, TASKS)}")
     return TASKS[kind]
 
 

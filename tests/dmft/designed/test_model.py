@@ -146,7 +146,7 @@ def test_trajectories_over_a_grid_carry_the_configuration(model):
     assert ds["mo_se"].shape == (2, 3, 4, 4) and list(ds["step"].values) == [4, 6, 8, 10]
     assert ds["final_A"].shape == (2, 3, 4, 4) and ds["final_pe"].shape == (2, 3, 4, 2)
     cfg = json.loads(ds.attrs["config"])
-    assert cfg["design"]["name"] == "4_duplicity_loop_4" and cfg["kind"] == "designed"
+    assert cfg["design"]["name"] == "4_duplicity_loop_4" and cfg["variant"] == "designed"
     assert "attnphys_version" in ds.attrs
     _, rec, _ = model.run_batch(
         model.scalars({"gamma": [20.0], "epsilon": [0.3]}), "token", Schedule(steps=12, transient=4, record_every=2)

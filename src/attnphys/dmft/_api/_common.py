@@ -9,8 +9,8 @@ from typing import Literal
 import numpy as np
 from pydantic import ValidationError
 
-from attnphys.dmft.config import DMFTConfig, check_sweepable
-from attnphys.dmft.designed._config import DesignedConfig
+from attnphys.dmft._variant import AbstractConfig
+from attnphys.dmft.config import check_sweepable
 from attnphys.errors import InputError
 
 Sweep = Mapping[str, Sequence[float] | np.ndarray]
@@ -19,9 +19,10 @@ Sweep = Mapping[str, Sequence[float] | np.ndarray]
 
 Executor = Literal["inprocess", "processes", "dask"]
 
-Config = DMFTConfig | DesignedConfig
-"""A model's configuration: the paper's network (:class:`~attnphys.dmft.DMFTConfig`) or a designed one
-(:class:`~attnphys.dmft.designed.DesignedConfig`); every analysis takes either."""
+Config = AbstractConfig
+"""A model's configuration, of any registered variant (:func:`~attnphys.dmft.variant_names`): the paper's
+network (:class:`~attnphys.dmft.DMFTConfig`), a designed one (:class:`~attnphys.dmft.designed.DesignedConfig`)
+or an outside package's; every analysis takes any of them and runs the model its class names."""
 
 
 def sweep_axes(sweep: Sweep | None, *, allowed: Sequence[str] | None = None, count: int | None = None, what: str = ""):

@@ -14,9 +14,9 @@ import numpy as np
 import xarray as xr
 
 from attnphys._messages import validated
+from attnphys.dmft._abstract_model import AbstractModel
 from attnphys.dmft._api._common import Config, Executor, Sweep, sweep_axes
-from attnphys.dmft._variant import AbstractModel
-from attnphys.dmft.designed._config import DesignedConfig
+from attnphys.dmft.config import DMFTConfig
 from attnphys.dmft.model import model_of
 from attnphys.dmft.starts import as_start
 from attnphys.metadata import base_attrs
@@ -47,8 +47,8 @@ def _census_task(
     from attnphys.dmft.tasks import AttractorTask
 
     starts = tuple(starts)
-    if sampler != "perturb" and isinstance(cfg, DesignedConfig):
-        start = "token"  # unused by this sampler; the paper's default checkpoint is no designed model's start
+    if sampler != "perturb" and not isinstance(cfg, DMFTConfig):
+        start = "token"  # unused by this sampler; the paper's default checkpoint is no other model's start
     return validated(
         AttractorTask,
         arguments={"k": "exponents", "n_ics": "ics"},

@@ -18,8 +18,8 @@ from pydantic import Field, ValidationError, create_model, field_validator, mode
 
 from attnphys._contract import JOB
 from attnphys._messages import format_validation, option_name
+from attnphys.dmft._variant import AbstractConfig, make_config, variant_class, variant_names
 from attnphys.dmft.config import BATCHED, PRESETS, DMFTConfig, preset
-from attnphys.dmft.designed._config import DesignedConfig
 from attnphys.errors import InputError, check_fits
 from attnphys.jobs import AbstractJob, Applies, Values, only_if_given
 
@@ -29,7 +29,7 @@ def _config_options() -> dict[str, Any]:
     option by itself); β_o, β_att and ε take one value or several."""
     fields: dict[str, Any] = {}
     for name, f in DMFTConfig.model_fields.items():
-        if name == "correlations":
+        if name in ("variant", "correlations"):
             continue
         ann = Values if name in BATCHED else f.annotation
         fields[name] = (
@@ -40,17 +40,20 @@ def _config_options() -> dict[str, Any]:
 
 
 _ConfigOptions = create_model("_ConfigOptions", __base__=AbstractJob, **_config_options())
-_MODEL_FIELDS = tuple(n for n in DMFTConfig.model_fields if n != "correlations")
+_MODEL_FIELDS = tuple(n for n in DMFTConfig.model_fields if n not in ("variant", "correlations"))
 
-BATCHED_ANY: tuple[str, ...] = tuple(dict.fromkeys(DMFTConfig.batched_fields() + DesignedConfig.batched_fields()))
-"""The fields that vary inside a batch in some model variant (the paper's β_o, β_att, ε; a design's γ): the
-options that take several values where a command sweeps them."""
+BATCHED_ANY: tuple[str, ...] = tuple(
+    dict.fromkeys(BATCHED + tuple(f for tag in variant_names() for f in variant_class(tag).batched_fields()))
+)
+"""The fields that vary inside a batch in some model variant of the registry (the paper's β_o, β_att, ε; a
+design's γ): the options that take several values where a command sweeps them."""
 
 _DESIGNED_FIELDS = ("beta_o", "gamma", "epsilon", "L")
 """The options a designed model takes (its configuration's fields besides the design)."""
 
 _PAPER_ONLY = tuple(n for n in _MODEL_FIELDS if n not in _DESIGNED_FIELDS) + (
     "preset",
+    "variant",
     "correlations",
     "corr_seed",
     "n_segments",
@@ -99,6 +102,12 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
         "dmft designs`) or a design FILE (YAML, TOML or JSON).",
     )
     gamma: Values | None = Field(None, description="Attention gain γ of a designed model (with --design).")
+    variant: str | None = Field(
+        None,
+        description="Model variant of the paper's network to run (registered: "
+        + ", ".join(n for n in variant_names() if n != "designed")
+        + "; default: the paper's own; the designed model is --design).",
+    )
 
     swept: ClassVar[tuple[str, ...]] = ()
     """Fields this command may sweep (several values); others must have one value."""
@@ -134,7 +143,19 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
         return self
 
     # -- resolution ---------------------------------------------------------------------------------
-    def configuration(self) -> DMFTConfig | DesignedConfig:
+    @field_validator("variant")
+    @classmethod
+    def _variant(cls, v):
+        if v is not None and v != "paper":
+            found = variant_class(v)
+            if not issubclass(found, DMFTConfig):
+                raise ValueError(
+                    f"the variant {v!r} is not a variant of the paper's network"
+                    + (" (its model: --design NAME or FILE)" if v == "designed" else "")
+                )
+        return v
+
+    def configuration(self) -> AbstractConfig:
         """The configuration: the preset, overridden by every option given (first value of a sweep); with
         ``--design``, the designed model's (theory: docs/theory/designed.md §3).
 
@@ -151,6 +172,8 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
         corr = self._correlations()
         if corr is not None:
             changes["correlations"] = corr
+        if self.variant is not None:
+            changes["variant"] = self.variant
         try:
             cfg = preset(self.preset, **changes)
         except ValidationError as e:
@@ -167,9 +190,7 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
                 cfg.check_axis(name, v)
         return cfg
 
-    def _designed_configuration(self) -> DesignedConfig:
-        from attnphys.dmft.designed._config import designed_config
-
+    def _designed_configuration(self) -> AbstractConfig:
         fields = {}
         for name in _DESIGNED_FIELDS:
             v = getattr(self, name)
@@ -178,7 +199,7 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
         if self.design is None:
             raise InputError("give the design: --design NAME or FILE", "--design")
         try:
-            cfg = designed_config(self.design, **fields)
+            cfg = make_config("designed", design=self.design, **fields)
         except InputError as e:
             raise InputError(
                 e.detail,
@@ -238,14 +259,14 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
         """The job with every model option filled in from the resolved configuration, so that a rerun
         does not depend on what a preset means in another version."""
         cfg = self.configuration()
-        if isinstance(cfg, DesignedConfig):  # the design inline: a rerun does not depend on a preset or a file
+        if self.design is not None:  # the design inline: a rerun does not depend on a preset or a file
             filled = {
                 n: getattr(self, n)
                 if isinstance(getattr(self, n), tuple) and len(getattr(self, n)) > 1
                 else ((getattr(cfg, n),) if n in BATCHED_ANY else getattr(cfg, n))
                 for n in _DESIGNED_FIELDS
             }
-            job = self.model_copy(update={**filled, "design": cfg.design.model_dump(mode="json")})
+            job = self.model_copy(update={**filled, "design": cfg.model_dump(mode="json")["design"]})
             return {**super().provenance(), JOB: job.model_dump_json()}
         filled = {}
         for n in _MODEL_FIELDS:
@@ -257,7 +278,7 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
         job = self.model_copy(
             update={
                 **filled,
-                "correlations": cfg.correlations.model_dump(mode="json"),
+                "correlations": cfg.model_dump(mode="json")["correlations"],
                 "corr_seed": None,
                 "n_segments": None,
                 "gaussian_scale": None,

@@ -44,7 +44,7 @@ class DesignReportJob(ModelOptions):
         from attnphys.dmft.designed import cycle_report
 
         return cycle_report(
-            self._designed_configuration(),
+            self._designed_configuration(),  # pyright: ignore[reportArgumentType]  (the designed variant's)
             self.cycle,
             steps=self.steps,
             ics=self.ics,

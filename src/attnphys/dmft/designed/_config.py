@@ -3,11 +3,11 @@ parameters β_o, γ, ε and the context length L. A light module (no JAX): the c
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import ConfigDict, Field, ValidationError, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
-from attnphys.dmft._variant import AbstractConfig
+from attnphys.dmft._variant import AbstractConfig, make_config
 from attnphys.dmft.designed._design import MAX_P, DesignSpec, load_design
 from attnphys.errors import InputError
 
@@ -28,7 +28,7 @@ class DesignedConfig(AbstractConfig):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    kind: Literal["designed"] = Field(default="designed", description="model variant")
+    variant: Literal["designed"] = Field(default="designed", description="model variant (designed weights)")
     design: DesignSpec = Field(description="the designed weights (preset name, design file or mapping)")
     beta_o: float = Field(default=100.0, ge=0, allow_inf_nan=False, description="output gain β_o")
     gamma: float = Field(default=100.0, ge=0, allow_inf_nan=False, description="attention gain γ")
@@ -41,6 +41,8 @@ class DesignedConfig(AbstractConfig):
         if not isinstance(data, dict):
             return data
         data = dict(data)
+        if data.get("kind") == "designed" and "variant" not in data:  # stored by 0.2.0
+            data["variant"] = data.pop("kind")
         d = data.get("design")
         if isinstance(d, str):
             data["design"] = load_design(d)  # InputError naming the field: design
@@ -91,7 +93,7 @@ class DesignedConfig(AbstractConfig):
 
     def replace(self, **changes: Any) -> DesignedConfig:
         """A validated copy with some fields changed."""
-        return DesignedConfig.model_validate({**dict(self), **changes})
+        return type(self).model_validate({**dict(self), **changes})
 
     def with_field(self, name: str, value: Any) -> DesignedConfig:
         """A validated copy with one sweepable field (β_o, γ, ε or L) set."""
@@ -119,12 +121,8 @@ class DesignedConfig(AbstractConfig):
         """The fields a sweep may vary (:data:`SWEEPABLE`)."""
         return SWEEPABLE
 
-    @staticmethod
-    def model_class():
-        """The model of this configuration: :class:`~attnphys.dmft.designed.DesignedModel`."""
-        from attnphys.dmft.designed._model import DesignedModel
-
-        return DesignedModel
+    model: ClassVar[Any] = "attnphys.dmft.designed._model:DesignedModel"
+    """The model of this configuration: :class:`~attnphys.dmft.designed.DesignedModel`."""
 
 
 SWEEPABLE: frozenset[str] = frozenset(BATCHED) | {"L"}
@@ -137,13 +135,4 @@ def designed_config(design: str | DesignSpec | dict, **fields: Any) -> DesignedC
     Raises:
         InputError: naming the field (``design``, ``beta_o``, ``design.orders.v``, …).
     """
-    spec = load_design(design)
-    try:
-        return DesignedConfig.model_validate({"design": spec, **fields})
-    except ValidationError as e:
-        err = e.errors()[0]
-        cause = (err.get("ctx") or {}).get("error")
-        if isinstance(cause, InputError):
-            raise InputError(cause.detail, cause.field) from None
-        loc = ".".join(str(x) for x in err["loc"]) or None
-        raise InputError(err["msg"].removeprefix("Value error, "), loc) from None
+    return make_config("designed", design=load_design(design), **fields)  # pyright: ignore[reportReturnType]

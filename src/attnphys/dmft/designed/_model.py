@@ -18,13 +18,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from attnphys.dmft._variant import AbstractModel
+from attnphys.dmft._abstract_model import AbstractModel
 from attnphys.dmft.designed._config import BATCHED, DesignedConfig
 from attnphys.dmft.designed._design import DesignSpec
 from attnphys.dmft.designed._map import DesignArrays, DesignedMap, design_arrays, fill, run_batch
 from attnphys.dmft.initial import check_window, from_file, from_window, token_positions
 from attnphys.dmft.meanfield import Scalars, State, Window
-from attnphys.dmft.model import per_point, warn_if_float32
+from attnphys.dmft.model import model_of, per_point
 from attnphys.dmft.simulate import Schedule, stack_windows
 from attnphys.dmft.starts import CACHE_KEYS, CheckpointStart, FileStart, PrerunStart, TokenStart, as_start, start_cache
 from attnphys.errors import InputError
@@ -51,10 +51,9 @@ class DesignedModel(AbstractModel):
     """The parameters that vary inside a batch (what :meth:`scalars` accepts)."""
 
     @classmethod
-    def of(cls, cfg: DesignedConfig) -> DesignedModel:
-        """The model of ``cfg`` (built once per configuration and dtype)."""
-        warn_if_float32()
-        return _model(cfg, str(jnp.result_type(float)))  # pyright: ignore[reportArgumentType]  (frozen pydantic models are hashable)
+    def build(cls, cfg: DesignedConfig) -> DesignedModel:
+        """The model of ``cfg``: the design's arrays (:meth:`of` caches it)."""
+        return cls(cfg, design_arrays(cfg.design, jnp.result_type(float)))
 
     @property
     def design(self) -> DesignSpec:
@@ -281,7 +280,7 @@ def _several(start) -> bool:
 
 @lru_cache(maxsize=32)
 def _prerun(cfg: DesignedConfig, start: PrerunStart, dtype: str) -> Window:
-    model = DesignedModel.of(cfg.replace(beta_o=start.beta_o))
+    model = model_of(cfg.replace(beta_o=start.beta_o))
     sc = model.scalars(n=1)
     final, _, _ = model.run_batch(
         sc,
@@ -290,8 +289,3 @@ def _prerun(cfg: DesignedConfig, start: PrerunStart, dtype: str) -> Window:
         labels={"beta_o": np.asarray([start.beta_o])},
     )
     return Window(*(x[0] for x in final.window))
-
-
-@lru_cache(maxsize=64)
-def _model(cfg: DesignedConfig, dtype: str) -> DesignedModel:
-    return DesignedModel(cfg, design_arrays(cfg.design, jnp.dtype(dtype)))

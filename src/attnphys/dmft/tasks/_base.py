@@ -9,9 +9,8 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import Field
 
-from attnphys.dmft._variant import AbstractConfig, AbstractModel
-from attnphys.dmft.config import DMFTConfig
-from attnphys.dmft.designed._config import DesignedConfig
+from attnphys.dmft._abstract_model import AbstractModel
+from attnphys.dmft._variant import AbstractConfig, AnyConfig
 from attnphys.dmft.model import model_of
 from attnphys.dmft.starts import CheckpointStart, StartSpec
 from attnphys.sweeps.grid import Grid
@@ -28,8 +27,8 @@ class DMFTTask(AbstractTask):
     Subclasses implement :meth:`compute_group` (one model, a batch of points) and :meth:`schema`.
     """
 
-    config: DMFTConfig | DesignedConfig = Field(
-        description="the model's configuration (the paper's, or a designed one)"
+    config: AnyConfig = Field(
+        description="the model's configuration, of any registered variant (read back by its `variant` tag)"
     )
     start: StartSpec = Field(default_factory=CheckpointStart, description="initial condition")
     point_starts: tuple[StartSpec, ...] = Field(

@@ -4,19 +4,32 @@ confirmed periodic (theory: docs/theory/dmft.md §7.1; docs/theory/dynamics.md �
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import jax
 import numpy as np
 
-from attnphys.dmft._variant import AbstractModel
-from attnphys.dynamics.classify import detect_period
+from attnphys.dmft._abstract_model import AbstractModel
+from attnphys.dynamics.classify import ClassifyOptions, detect_period
 from attnphys.dynamics.orbits import OrbitSpec, orbit_sweep
 from attnphys.progress import report_fraction
 from attnphys.runtime import take_rows
 
-if TYPE_CHECKING:
-    from attnphys.dmft.tasks.orbits import OrbitTask
+
+class AdaptiveTask(Protocol):
+    """What an adaptive orbit run reads of its task (an :class:`~attnphys.dmft.tasks.OrbitTask`)."""
+
+    segment: int
+    """Steps between periodicity checks."""
+
+    @property
+    def options(self) -> ClassifyOptions:
+        """The classification's options."""
+        ...
+
+    def starts_for(self, idx: np.ndarray) -> Any:
+        """The start of the points with global indices ``idx``."""
+        ...
 
 
 def bucket(n: int) -> int:
@@ -133,7 +146,7 @@ FLOQUET_EVIDENCE = {"roundoff": np.nan, "parallel": np.nan, "zero_hits": 0}
 theory: docs/theory/dynamics.md §5.3), keyed as :func:`~attnphys.dynamics.orbits.orbit_sweep` returns it."""
 
 
-def adaptive_orbits(task: OrbitTask, model: AbstractModel, m, spec: OrbitSpec, sc, idx, labels) -> dict:
+def adaptive_orbits(task: AdaptiveTask, model: AbstractModel, m, spec: OrbitSpec, sc, idx, labels) -> dict:
     """Orbits of a batch with early stopping (theory: docs/theory/dmft.md §7.1; docs/theory/dynamics.md
     §4.1, §5.3, §7.2). The unrecorded part of the schedule runs on the cached engine in segments; after
     each, a lane whose last (c + 1)·P_max values of A^new recur exactly (the classifier's rule,

@@ -28,7 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 from pydantic import Field, model_validator
 
-from attnphys.dmft._variant import AbstractModel
+from attnphys.dmft._abstract_model import AbstractModel
 from attnphys.dmft.config import check_schedule
 from attnphys.dmft.initial import token_positions
 from attnphys.dmft.model import model_of

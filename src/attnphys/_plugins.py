@@ -1,0 +1,151 @@
+"""The registries' shared rules: the library's own extensions registered in code, entry points for outside
+packages only (theory: docs/theory/sweeps.md §1).
+
+Each registry of the library (commands, sweep tasks, model variants) names its built-in members in
+:data:`BUILTINS` as ``"module:attribute"`` references, imported only when a member is used, so that a new
+command, task or variant inside the package is one new file and one line here, with no reinstall. An
+outside package adds members through the registry's entry-point group. An entry point that names a
+built-in or a member registered in code is ignored when it refers to the same object (an installed copy
+of the package's own metadata), and refused when it refers to another one: two objects under one name
+would make the result depend on what happens to be installed.
+
+A light module: nothing here imports a numerical library.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+from attnphys.errors import ExtensionError
+
+BUILTINS: dict[str, dict[str, str]] = {
+    "attnphys.commands": {
+        "dmft trajectory": "attnphys.dmft._commands.trajectory:TrajectoryJob",
+        "dmft lyapunov": "attnphys.dmft._commands.lyapunov:LyapunovJob",
+        "dmft bifurcation": "attnphys.dmft._commands.diagrams:BifurcationJob",
+        "dmft phase-diagram": "attnphys.dmft._commands.diagrams:PhaseDiagramJob",
+        "dmft attractors": "attnphys.dmft._commands.attractors:AttractorsJob",
+        "dmft basins": "attnphys.dmft._commands.attractors:BasinsJob",
+        "dmft orbit-continuation": "attnphys.dmft._commands.attractors:OrbitContinuationJob",
+        "dmft finite": "attnphys.dmft._commands.finite:FiniteJob",
+        "dmft converge": "attnphys.dmft._commands.finite:ConvergeJob",
+        "dmft presets": "attnphys.dmft._commands.presets:PresetsJob",
+        "dmft designs": "attnphys.dmft._commands.presets:DesignsJob",
+        "dmft design-report": "attnphys.dmft._commands.design:DesignReportJob",
+        "clouds run": "attnphys.clouds.jobs:CloudsRunJob",
+        "clouds flow": "attnphys.clouds.jobs:CloudsFlowJob",
+        "clouds phase-diagram": "attnphys.clouds.jobs:CloudsPhaseDiagramJob",
+        "clouds through-model": "attnphys.clouds.jobs:CloudsThroughModelJob",
+        "probe": "attnphys.probes.jobs:ProbeJob",
+        "verify": "attnphys.expfam.jobs:VerifyJob",
+        "reproduce": "attnphys.reproduce.job:ReproduceJob",
+        "demo": "attnphys.demo:DemoJob",
+    },
+    "attnphys.sweep_tasks": {
+        "dmft-trajectory": "attnphys.dmft.tasks.trajectory:TrajectoryTask",
+        "dmft-lyapunov": "attnphys.dmft.tasks.lyapunov:LyapunovTask",
+        "dmft-orbits": "attnphys.dmft.tasks.orbits:OrbitTask",
+        "dmft-finite": "attnphys.dmft.tasks.finite:FiniteTask",
+        "dmft-converge": "attnphys.dmft.tasks.converge:ConvergeTask",
+        "dmft-attractors": "attnphys.dmft.tasks.attractors:AttractorTask",
+        "clouds-clustering": "attnphys.clouds.phase:ClusteringTask",
+    },
+    "attnphys.model_variants": {
+        "paper": "attnphys.dmft.config:DMFTConfig",
+        "designed": "attnphys.dmft.designed._config:DesignedConfig",
+    },
+    "attnphys.norms": {
+        "layernorm": "attnphys.clouds.norms.layernorm:LayerNorm",
+        "rmsnorm": "attnphys.clouds.norms.rmsnorm:RMSNorm",
+        "rn": "attnphys.clouds.norms.rn:RN",
+        "diagonal_rn": "attnphys.clouds.norms.diagonal_rn:DiagonalRN",
+        "sphere": "attnphys.clouds.norms.sphere:Sphere",
+        "none": "attnphys.clouds.norms.identity:Identity",
+    },
+    "attnphys.result_views": {
+        "sweep-task": "attnphys.sweeps.engine:finalized",
+    },
+}
+"""The library's own members of each registry (entry-point group → name → ``"module:attribute"``)."""
+
+
+def load(ref: str) -> Any:
+    """The object a ``"module:attribute"`` reference names (importing its module)."""
+    module, _, attr = ref.partition(":")
+    obj: Any = import_module(module.strip())
+    for part in attr.strip().split(".") if attr.strip() else ():
+        obj = getattr(obj, part)
+    return obj
+
+
+def _same(ref: str, obj: Any) -> bool:
+    """Whether ``ref`` names ``obj`` (by reference first; by identity of what it loads otherwise)."""
+    if obj is None:
+        return False
+    if isinstance(obj, str):
+        if "".join(ref.split()) == "".join(obj.split()):
+            return True
+        obj = load(obj)
+    try:
+        return load(ref) is obj
+    except Exception:  # an entry point that does not load names nothing the registry holds
+        return False
+
+
+def outside(group: str, registered: dict[str, Any] | None = None) -> dict[str, str]:
+    """The entry points of ``group`` that add members (name → reference): those naming a built-in or a
+    registered member with the same object are left out.
+
+    Args:
+        registered: the members registered in code in this process (name → object).
+
+    Raises:
+        ExtensionError: an entry point that gives a built-in's or a registered member's name to another
+            object (naming the entry point, the name and both objects).
+    """
+    from importlib.metadata import entry_points
+
+    builtins = BUILTINS.get(group, {})
+    registered = registered or {}
+    out: dict[str, str] = {}
+    for ep in entry_points(group=group):
+        mine = builtins.get(ep.name, registered.get(ep.name))
+        if mine is None:
+            out.setdefault(ep.name, ep.value)
+            continue
+        if not _same(ep.value, mine):
+            dist = getattr(ep, "dist", None)
+            where = f" (from the distribution {dist.name})" if dist is not None else ""
+            ours = (
+                mine
+                if isinstance(mine, str)
+                else f"{getattr(mine, '__module__', '?')}:{getattr(mine, '__qualname__', mine)}"
+            )
+            raise ExtensionError(
+                f"the entry point {ep.name!r} of the group {group}{where} names {ep.value}, but {ep.name!r} is "
+                f"already {ours}: rename the outside one (one name, one object)"
+            )
+    return out
+
+
+def names(group: str, registered: dict[str, Any] | None = None) -> list[str]:
+    """Every member's name of a registry: the built-ins in their order, then the members registered in code
+    and the outside entry points, sorted."""
+    own = list(BUILTINS.get(group, {}))
+    return own + sorted((set(registered or {}) | set(outside(group, registered))) - set(own))
+
+
+def find(group: str, name: str, registered: dict[str, Any] | None = None) -> Any | None:
+    """The member ``name`` of a registry, or None: registered in code, else built-in (imported now),
+    else an outside entry point (loaded now).
+
+    Raises:
+        ExtensionError: a conflicting entry point (:func:`outside`).
+    """
+    registered = registered or {}
+    extra = outside(group, registered)
+    if name in registered:
+        return registered[name]
+    ref = BUILTINS.get(group, {}).get(name) or extra.get(name)
+    return None if ref is None else load(ref)

@@ -1,0 +1,254 @@
+"""Extensions without a reinstall: a command, a normalization, a model variant and a sweepable field (a
+variant's own configuration field), each one new file of an outside package (written here under tmp_path)
+plus one entry point, appear in the command line, the Python API and the results — and give their own
+results, not the library's.
+
+The package's distribution metadata (``extpkg-0.1.dist-info/entry_points.txt``) is what an install would
+write; putting its folder on the path is all that is done. (A field of the paper's own configuration that
+varies inside a batch, and an observable, are still added by editing the package:
+tests/dmft/test_extension.py.)"""
+
+import json
+import textwrap
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from tests.dmft.test_variants import VARIANT, write_package
+
+NORM = textwrap.dedent('''
+    """Centering: every token minus the cloud's mean token (a cloud-wise normalization)."""
+
+    from typing import ClassVar
+
+    import jax.numpy as jnp
+
+    from attnphys.clouds.norms import AbstractNorm
+
+
+    class Centering(AbstractNorm):
+        """y_i = x_i − (1/N) Σ_j x_j: the cloud's mean moved to the origin."""
+
+        name: ClassVar[str] = "center"
+        tokenwise: ClassVar[bool] = False
+
+        def __call__(self, X):
+            return X - jnp.mean(X, axis=0, keepdims=True)
+''')
+
+COMMAND = textwrap.dedent('''
+    """`attnphys ext normalize`: one random cloud through a normalization of the registry."""
+
+    from pathlib import Path
+    from typing import ClassVar
+
+    import numpy as np
+    from pydantic import Field
+
+    from attnphys.jobs import AbstractJob, Report
+
+
+    def normalized(norm: str, tokens: int = 8, dim: int = 3, seed: int = 0):
+        """A Gaussian cloud (tokens, dim) and its normalization ``norm``, as a Dataset."""
+        import xarray as xr
+
+        from attnphys.clouds.norms import make_norm
+
+        X = np.random.default_rng(seed).normal(size=(tokens, dim))
+        Y = np.asarray(make_norm(norm)(X))
+        return xr.Dataset({"x": (("token", "dim"), X), "y": (("token", "dim"), Y)}, attrs={"norm": norm})
+
+
+    class NormalizeJob(AbstractJob):
+        """Normalize one random cloud."""
+
+        command: ClassVar[str] = "ext normalize"
+        norm: str = Field("center", description="Normalization.")
+        seed: int = Field(0, ge=0, description="Seed of the cloud.")
+        out: Path = Field(Path("normalized.zarr"), description="Output store.")
+
+        def execute(self, progress: bool = True) -> Report:
+            path = self.write_result(normalized(self.norm, seed=self.seed), self.out)
+            return Report("normalized", {"out": str(path)})
+''')
+
+FIELD = textwrap.dedent('''
+    """A variant with a new configuration field: the paper's network with its positional weights scaled."""
+
+    from typing import Any, ClassVar, Literal
+
+    from pydantic import Field
+
+    from attnphys.dmft import DMFTConfig, DMFTModel
+
+
+    class ScaledModel(DMFTModel):
+        @classmethod
+        def build(cls, cfg):
+            model = super().build(cfg)
+            return cls(cfg, model.correlations, model.couplings._replace(W_pe=cfg.pe_gain * model.couplings.W_pe))
+
+
+    class ScaledConfig(DMFTConfig):
+        """The paper's network, positional weights times ``pe_gain``."""
+
+        variant: Literal["scaled"] = "scaled"
+        model: ClassVar[Any] = ScaledModel
+        pe_gain: float = Field(default=1.0, ge=0, allow_inf_nan=False, description="gain of the positional weights")
+''')
+
+
+@pytest.fixture(scope="module")
+def extpkg(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ext")
+    write_package(
+        root,
+        "extpkg",
+        {"__init__.py": "", "norm.py": NORM, "command.py": COMMAND, "reversed.py": VARIANT, "scaled.py": FIELD},
+        {
+            "attnphys.commands": {"ext normalize": "extpkg.command:NormalizeJob"},
+            "attnphys.norms": {"center": "extpkg.norm:Centering"},
+            "attnphys.model_variants": {
+                "reversed": "extpkg.reversed:ReversedConfig",
+                "scaled": "extpkg.scaled:ScaledConfig",
+            },
+        },
+    )
+    return root
+
+
+@pytest.fixture
+def on_path(extpkg, monkeypatch):
+    monkeypatch.syspath_prepend(str(extpkg))
+    import attnphys.clouds.norms as norms
+    import attnphys.dmft._variant as variant
+    import attnphys.jobs as jobs
+
+    for mod, name in ((jobs, "JOBS"), (norms, "NORMS"), (variant, "VARIANTS")):
+        monkeypatch.setattr(mod, name, dict(getattr(mod, name)))
+    return extpkg
+
+
+def test_a_command_and_a_norm_reach_the_command_line_and_rerun(on_path, tmp_path):
+    from attnphys.cli import app
+    from attnphys.io import load
+
+    runner = CliRunner()
+    assert "ext" in runner.invoke(app, ["--help"]).output
+    out, again = tmp_path / "n.zarr", tmp_path / "again.zarr"
+    r = runner.invoke(app, ["ext", "normalize", "--seed", "3", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    ds = load(out)
+    np.testing.assert_allclose(ds.y.values, ds.x.values - ds.x.values.mean(0), atol=1e-12)
+    assert np.abs(ds.y.values.mean(0)).max() < 1e-12
+    r = runner.invoke(app, ["rerun", str(out), "--out", str(again)])
+    assert r.exit_code == 0, r.output
+    np.testing.assert_array_equal(load(again).y.values, ds.y.values)
+
+
+def test_a_norm_reaches_the_builtin_clouds_command_and_api(on_path, tmp_path):
+    from attnphys.cli import app
+    from attnphys.clouds import iterate_layers
+    from attnphys.clouds.norms import make_norm, norm_names
+    from attnphys.io import load
+
+    assert "center" in norm_names() and type(make_norm("center")).__name__ == "Centering"
+    ds = iterate_layers("gaussian", tokens=8, dim=3, layers=2, norm="center", snapshots=(0, 2), stats_every=1)
+    last = ds.snapshot.isel(snap_layer=-1).values
+    assert np.abs(last.mean(0)).max() < 1e-12  # centred: the norm ran, not a built-in one
+    runner = CliRunner()
+    out = tmp_path / "c.zarr"
+    r = runner.invoke(
+        app,
+        [
+            "clouds",
+            "run",
+            "--norm",
+            "center",
+            "--tokens",
+            "8",
+            "--dim",
+            "3",
+            "--layers",
+            "2",
+            "--snapshots",
+            "0,2",
+            "--stats-every",
+            "1",
+            "--out",
+            str(out),
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    stored = load(out)
+    assert stored.attrs["norm"] == "center"
+    np.testing.assert_allclose(stored.snapshot.values, ds.snapshot.values, atol=1e-12)
+    r = runner.invoke(app, ["clouds", "run", "--help"])
+    assert "center" in r.output
+    r = runner.invoke(app, ["clouds", "run", "--norm", "nope", "--out", str(tmp_path / "x.zarr")])
+    assert r.exit_code != 0 and "center" in r.output
+
+
+def test_a_variant_reaches_the_command_line_with_its_own_results(on_path, tmp_path):
+    from attnphys.cli import app
+    from attnphys.io import load
+
+    runner = CliRunner()
+    args = ["dmft", "trajectory", "--steps", "40", "--epsilon", "0.3", "--start", "token"]
+    paper, mine = tmp_path / "p.zarr", tmp_path / "r.zarr"
+    assert runner.invoke(app, [*args, "--out", str(paper)]).exit_code == 0
+    r = runner.invoke(app, [*args, "--variant", "reversed", "--out", str(mine)])
+    assert r.exit_code == 0, r.output
+    a, b = load(paper), load(mine)
+    assert json.loads(b.attrs["config"])["variant"] == "reversed"
+    assert np.abs(a.mo_se.values - b.mo_se.values).max() > 1e-6
+
+
+def test_a_variant_field_is_swept_by_the_api_and_the_command_line(on_path, tmp_path):
+    from attnphys.cli import app
+    from attnphys.dmft import preset, trajectories
+    from attnphys.io import load
+
+    cfg = preset("paper", variant="scaled")
+    assert "pe_gain" in cfg.sweepable()
+    ds = trajectories(cfg, steps=40, start="token", sweep={"pe_gain": [0.0, 1.0]})
+    ref = trajectories(preset("paper"), steps=40, start="token")
+    np.testing.assert_array_equal(ds.mo_se.sel(pe_gain=1.0).values, ref.mo_se.values)  # gain 1: the paper's
+    assert np.abs(ds.mo_se.sel(pe_gain=0.0).values - ref.mo_se.values).max() > 1e-6
+    out = tmp_path / "p.zarr"
+    r = CliRunner().invoke(
+        app,
+        [
+            "dmft",
+            "phase-diagram",
+            "--variant",
+            "scaled",
+            "--x",
+            "pe_gain",
+            "0",
+            "1",
+            "2",
+            "--y",
+            "beta_o",
+            "1.2",
+            "1.3",
+            "2",
+            "--steps",
+            "300",
+            "--transient",
+            "200",
+            "--lyapunov",
+            "0",
+            "--start",
+            "token",
+            "--out",
+            str(out),
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    assert load(out).sizes["pe_gain"] == 2
+    r = CliRunner().invoke(
+        app, ["dmft", "phase-diagram", "--x", "pe_gain", "0", "1", "2", "--out", str(tmp_path / "x.zarr")]
+    )
+    assert r.exit_code != 0 and "pe_gain" in r.output  # the paper's network has no such field
