@@ -11,8 +11,8 @@ PACKAGE = SRC / "attnphys"
 
 LAYERS = [
     # bottom: shared infrastructure
-    ("attnphys._version", "attnphys._contract", "attnphys._messages", "attnphys.errors", "attnphys._checks",
-     "attnphys._paths", "attnphys._integrity", "attnphys.metadata", "attnphys.progress", "attnphys.runtime",
+    ("attnphys._version", "attnphys._deprecated", "attnphys._contract", "attnphys._messages", "attnphys.errors",
+     "attnphys._checks", "attnphys._paths", "attnphys._integrity", "attnphys.metadata", "attnphys.progress", "attnphys.runtime",
      "attnphys.io"),
     # shared engines
     ("attnphys.sweeps", "attnphys.dynamics", "attnphys.expfam", "attnphys.hopfield"),

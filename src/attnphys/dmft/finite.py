@@ -24,12 +24,13 @@ The softmax is max-shifted (``jax.nn.softmax``): it cannot overflow for any γ.
 from __future__ import annotations
 
 from functools import partial
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from attnphys import _deprecated
 from attnphys.dmft.config import DMFTConfig, MoSeConvention
 from attnphys.dmft.correlations import Correlations, odd_subsets
 from attnphys.dmft.meanfield import Scalars
@@ -346,3 +347,7 @@ def sample_points(
             first = min(int(np.argmax(~np.isfinite(outs[-1][k]).any(axis=(0, 2)))) for k in bad)
             raise NonFiniteError(step=transient + first, params=where, what="finite-network record")
     return {k: np.stack([o[k] for o in outs]) for k in record}
+
+
+if not TYPE_CHECKING:  # the names of 0.2.0 that moved, with a deprecation warning
+    __getattr__ = _deprecated.module_getattr(__name__)

@@ -20,12 +20,13 @@ dynamics uses the closed-form Jacobian row of §6.1 with the overlaps' slopes ca
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from attnphys import _deprecated
 from attnphys.dmft.config import DMFTConfig, MoSeConvention, gamma_of
 from attnphys.dmft.correlations import Correlations, sign_vectors
 from attnphys.dmft.observables import records
@@ -335,3 +336,7 @@ def step(cp: Couplings, sc: Scalars, win: Window, convention: MoSeConvention = "
     """
     new, rec = advance(cp, sc, fill(cp, sc, win), convention)
     return new.window, rec
+
+
+if not TYPE_CHECKING:  # the names of 0.2.0 that moved, with a deprecation warning
+    __getattr__ = _deprecated.module_getattr(__name__)

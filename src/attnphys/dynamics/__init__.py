@@ -12,4 +12,7 @@ bifurcations). A map is any subclass of :class:`AbstractMap` (or a :class:`Funct
 # it uses.
 import lazy_loader as _lazy
 
+from attnphys import _deprecated
+
 __getattr__, __dir__, __all__ = _lazy.attach_stub(__name__, __file__)
+__getattr__ = _deprecated.extend(__name__, __getattr__)  # the names of 0.2.0 that moved
