@@ -175,3 +175,23 @@ def test_the_changelog_has_the_migration_table():
         "`PYTHONPATH=src python scripts/public_surface.py migration` under 0.3.0's Removed"
     )
     assert "| `attnphys.dynamics.lyapunov` | (the module), `lyapunov` |" in table
+
+
+def test_orbit_continuation_dry_run_returns_its_plan():
+    from attnphys.dmft import ContinuationPlan, TokenStart, orbit_continuation, preset
+
+    cfg = preset("paper")
+    plan = orbit_continuation(cfg, "beta_o", 1.25, 1.2, start="token", transient=100, dry_run=True)
+    assert isinstance(plan, ContinuationPlan)
+    assert (plan.param, plan.start_value, plan.stop_value, plan.transient) == ("beta_o", 1.25, 1.2, 100)
+    assert isinstance(plan.start, TokenStart) and plan.config == cfg
+
+
+def test_the_names_the_docs_use_are_exported():
+    import attnphys.dynamics as dynamics
+    from attnphys.dynamics.classify import regime_counts
+    from attnphys.dynamics.samplers import GridSampler
+
+    assert dynamics.GridSampler is GridSampler and dynamics.regime_counts is regime_counts
+    assert {"GridSampler", "regime_counts", "undetermined_values", "event_kinds"} <= set(dynamics.__all__)
+    assert callable(dynamics.classify.classify)  # the function, in its public module of the same name

@@ -6,6 +6,8 @@ The analyses a researcher calls, each returning a labelled ``xarray.Dataset``: :
 :func:`census` (the attractors of a map at one parameter point, with basins), :func:`tracks` (censuses along
 a parameter matched into tracks) and :func:`continuation` (a periodic orbit followed in a parameter, with its
 bifurcations). A map is any subclass of :class:`AbstractMap` (or a :class:`FunctionMap` of pure functions).
+Recorded orbits are labelled by :func:`attnphys.dynamics.classify.classify`; :func:`regime_counts` and
+:func:`undetermined_values` summarise the labels of a diagram.
 """
 
 # The names are loaded on first use (the stub ``__init__.pyi`` lists them), so a run imports only the modules
