@@ -12,9 +12,34 @@ from pydantic import Field, model_validator
 from attnphys.errors import InputError, check_fits
 from attnphys.jobs import AbstractJob, Applies, IntValues, Report, Values, only_with, register_job
 
-_NORM_NAMES = ("layernorm", "rmsnorm", "rn", "diagonal_rn", "sphere", "none")
 _INITS = ("gaussian", "sphere", "mixture")
 _ENSEMBLES = ("gaussian", "goe", "pm_kq")
+
+
+def norm_names() -> tuple[str, ...]:
+    """The names of the registered normalizations (:data:`attnphys.clouds.NORMS`, one module per
+    normalization under ``attnphys/clouds/norms``), read from the modules' ``name`` attributes without
+    importing them, so that a command's help loads no JAX (theory: docs/theory/clouds.md §3). A test checks
+    that they are the registry's names."""
+    import ast
+
+    names = []
+    for entry in sorted((Path(__file__).parent / "norms").glob("[!_]*.py")):
+        for node in ast.walk(ast.parse(entry.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.AnnAssign)
+                and isinstance(node.target, ast.Name)
+                and node.target.id == "name"
+                and isinstance(node.value, ast.Constant)
+            ):
+                names.append(str(node.value.value))
+    return tuple(names)
+
+
+def _registered_norms() -> tuple[str, ...]:
+    from attnphys.clouds.norms import NORMS
+
+    return tuple(NORMS)
 
 
 def _choices(data: Any, checks: dict[str, tuple[str, ...]]) -> Any:
@@ -75,7 +100,7 @@ class CloudsRunJob(AbstractJob):
     layers: int = Field(100, ge=0, description="Layers to iterate.")
     norm: str = Field(
         "layernorm",
-        description="Normalization after each attention step: layernorm, rmsnorm, rn, diagonal_rn, sphere, none.",
+        description=f"Normalization after each attention step: {', '.join(norm_names())}.",
     )
     beta: float = Field(1.0, gt=0, allow_inf_nan=False, description="Inverse temperature β of the attention scores.")
     alpha: float = Field(1.0, allow_inf_nan=False, description="Step size α of the residual update.")
@@ -111,7 +136,7 @@ class CloudsRunJob(AbstractJob):
     @model_validator(mode="before")
     @classmethod
     def _check(cls, data: Any) -> Any:
-        return _choices(data, {"init": _INITS, "norm": _NORM_NAMES, "ensemble": _ENSEMBLES})
+        return _choices(data, {"init": _INITS, "norm": _registered_norms(), "ensemble": _ENSEMBLES})
 
     def inputs_check(self) -> None:
         if any(s < 0 for s in self.snapshots):
