@@ -7,8 +7,9 @@ Conventions — the same as the mean-field map of this package, so that both des
 * overlaps m^α(x) = (1−ε)/N_se W^{α,se}·x^se + ε'/P W^{α,pe}·x^pe with ε' = 1 − (1 − ε);
 * ``mo_se`` follows the configuration's ``mo_se_convention`` (``plain``: W^{o,se}·x^se / N_se;
   ``paper``: times (1 − ε), as the mean-field records);
-* records of loop step t (``att`` = A_{t+1}, and ``mo, mo_se, mv, mq, mk`` of the token x_{t+1} sampled
-  from A_t) are the finite-N counterparts of the mean-field records of loop step t: the mean-field
+* records of loop step t (``att`` = A_{t+1}, and every other observable of
+  :data:`~attnphys.dmft.observables.OBSERVABLE_TABLE` of the token x_{t+1} sampled from A_t) are the
+  finite-N counterparts of the mean-field records of loop step t: the mean-field
   overlaps are their conditional expectations given A_t, and the finite values deviate by O(N^{-1/2}).
 
 Exact and memory-bounded for any N: the dynamics depends on the sampled token only through the
