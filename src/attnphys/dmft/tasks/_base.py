@@ -13,7 +13,7 @@ from attnphys.dmft._variant import AbstractConfig, AbstractModel
 from attnphys.dmft.config import DMFTConfig
 from attnphys.dmft.designed._config import DesignedConfig
 from attnphys.dmft.model import model_of
-from attnphys.dmft.starts import CheckpointStart, StartSpec
+from attnphys.dmft.starts import StartSpec, TokenStart
 from attnphys.sweeps.grid import Grid
 from attnphys.sweeps.task import AbstractTask
 
@@ -31,7 +31,7 @@ class DMFTTask(AbstractTask):
     config: DMFTConfig | DesignedConfig = Field(
         description="the model's configuration (the paper's, or a designed one)"
     )
-    start: StartSpec = Field(default_factory=CheckpointStart, description="initial condition")
+    start: StartSpec = Field(default_factory=TokenStart, description="initial condition")
     point_starts: tuple[StartSpec, ...] = Field(
         default=(), description="one initial condition per grid point (in point order), instead of ``start``"
     )
