@@ -41,24 +41,24 @@ def study(s: dict) -> dict:
     # 1. the bifurcation diagram: cold starts from the published β_o = 3 context, the top three exponents,
     #    early stops where an orbit is confirmed periodic (its exponents then come from Floquet multipliers)
     out["bifurcation"] = bifurcation(
-        cfg, {"beta_o": np.linspace(0.0, 3.0, s["values"])}, steps=s["steps"], transient=s["transient"],
-        exponents=3, adaptive=True,
+        cfg, {"beta_o": np.linspace(0.0, 3.0, s["values"])}, start="checkpoint", steps=s["steps"],
+        transient=s["transient"], exponents=3, adaptive=True,
     )
     # 2. the attractors at β_o = 1.27: random full windows, each run until it settles
     out["census"] = attractors(
-        cfg.replace(beta_o=1.27), ics=s["ics"], steps=s["census_steps"], transient=s["census_transient"],
-        max_period=s["max_period"],
+        cfg.replace(beta_o=1.27), ics=s["ics"], start="checkpoint", steps=s["census_steps"],
+        transient=s["census_transient"], max_period=s["max_period"],
     )
     # 3. their basins along β_o: the same starts at every value, censuses matched into tracks
     out["basins"] = basins(
-        cfg, {"beta_o": np.linspace(1.24, 1.30, s["basin_values"])}, ics=s["basin_ics"], steps=s["census_steps"],
-        transient=s["census_transient"], max_period=s["max_period"],
+        cfg, {"beta_o": np.linspace(1.24, 1.30, s["basin_values"])}, ics=s["basin_ics"], start="checkpoint",
+        steps=s["census_steps"], transient=s["census_transient"], max_period=s["max_period"],
     )
     # 4. the phase diagram over (β_o, β_att): regime and the two leading exponents per point
     grid = np.linspace(0.0, 3.0, s["phase"])
     out["phase"] = phase_diagram(
-        cfg, {"beta_o": grid, "beta_att": grid}, steps=s["phase_steps"], transient=s["phase_transient"],
-        exponents=2, adaptive=True,
+        cfg, {"beta_o": grid, "beta_att": grid}, start="checkpoint", steps=s["phase_steps"],
+        transient=s["phase_transient"], exponents=2, adaptive=True,
     )
     # 5. finite-N networks against the mean field: distances and their slopes in N
     out["converge"] = converge(

@@ -1,8 +1,4 @@
-"""Package version, read from the installed distribution."""
+"""Package version: the one place it is written (``pyproject.toml`` reads it from here at build time;
+``CITATION.cff`` and the changelog repeat it, checked by ``tests/test_public_surface.py``)."""
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("attnphys")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0.1.0+source"
+__version__ = "0.3.0"

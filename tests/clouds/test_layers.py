@@ -17,17 +17,43 @@ from attnphys.clouds import (
 
 
 @pytest.mark.parametrize("name", sorted(NORMS))
-def test_every_norm_class(name):
+def test_every_norm_class_keeps_the_contract_it_declares(name):
+    """The interface's class attributes (``tokenwise``, ``standardizes``, ``idempotent``) are what the
+    checks read: a new normalization is held to what it declares, not to what the built-ins happen to do."""
     cls = NORMS[name]
+    assert all(isinstance(getattr(cls, a), bool) for a in ("tokenwise", "standardizes", "idempotent")), name
     X = jnp.asarray(np.random.default_rng(0).normal(size=(300, 5)) * [1, 2, 0.5, 3, 1] + 0.4)
     Y = cls()(X)
-    assert cls.name == name and Y.shape == X.shape and bool(jnp.all(jnp.isfinite(Y)))
-    np.testing.assert_allclose(cls()(Y), Y, rtol=1e-4, atol=1e-5)  # idempotent
+    assert cls.name == name and Y.shape == X.shape and Y.dtype == X.dtype and bool(jnp.all(jnp.isfinite(Y)))
+    if cls.idempotent:
+        np.testing.assert_allclose(cls()(Y), Y, rtol=1e-4, atol=1e-5)
     if cls.tokenwise:  # acts on each token alone: the same result on any sub-cloud
         np.testing.assert_allclose(cls()(X[:7]), Y[:7], atol=1e-12)
-    else:  # standardises the cloud: zero mean, unit per-feature variance
+    else:  # a cloud-wise norm: a sub-cloud is normalized with its own statistics
+        assert not np.allclose(cls()(X[:7]), Y[:7], atol=1e-6)
+    if cls.standardizes:  # zero mean, unit per-feature variance over the cloud
         np.testing.assert_allclose(Y.mean(0), 0, atol=1e-10)
         np.testing.assert_allclose(Y.var(0), 1, rtol=1e-8)
+    else:  # says so: the cloud's statistics are not those of a standardized one
+        assert not (np.allclose(Y.mean(0), 0, atol=1e-6) and np.allclose(Y.var(0), 1, rtol=1e-6))
+
+
+def test_the_clouds_command_offers_every_registered_norm(monkeypatch):
+    """The command's help lists the registry's names (read without importing JAX) and its validation
+    accepts every registered normalization, one added at run time too."""
+    from attnphys.clouds import Identity
+    from attnphys.clouds.jobs import CloudsRunJob, norm_names
+
+    assert sorted(norm_names()) == sorted(NORMS)
+    assert all(n in CloudsRunJob.model_fields["norm"].description for n in NORMS)
+
+    class Twice(Identity):
+        name = "twice"
+
+    monkeypatch.setitem(NORMS, "twice", Twice)
+    assert CloudsRunJob(norm="twice").norm == "twice"
+    with pytest.raises(ValueError, match="twice"):  # the refusal lists the registry, the new name included
+        CloudsRunJob(norm="thrice")
 
 
 def test_attention_without_residual_collapses_to_the_weighted_mean():

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from attnphys.dynamics import continuation, lyapunov_spectrum
+from attnphys.dynamics import EVENT_KINDS, continuation, event_kinds, lyapunov_spectrum
 from attnphys.dynamics.maps import HENON, LOGISTIC
 from attnphys.errors import InputError
 
@@ -36,7 +36,21 @@ def test_the_logistic_fixed_point_flips_at_three():
     r0 = 2.8
     x0 = jnp.array([1 - 1 / r0])
     ds = continuation(LOGISTIC, x0, None, lambda s: s, r0, 3.2, period=1, name="r")
-    kinds = [ds.event_kind.attrs["flag_meanings"].split()[int(k)] if "flag_meanings" in ds.event_kind.attrs
-             else str(int(k)) for k in ds.event_kind.values]
+    kinds = list(ds.event_kind.values)
+    assert kinds and kinds[0] == "flip" and event_kinds(ds) == kinds  # names, not codes
     assert ds.sizes["event"] >= 1 and ds.event_s.values[0] == pytest.approx(3.0, abs=1e-8), kinds
     assert ds.attrs["period"] == 1
+
+
+def test_event_kinds_of_a_store_written_before_names():
+    """Stores of 0.2.0 hold the events as int8 codes with CF flag attributes: they read as the same names."""
+    import xarray as xr
+
+    from attnphys.dynamics.classify import flag_attrs
+
+    codes = np.array([2, 0, 3], np.int8)
+    old = xr.Dataset({"event_kind": ("event", codes, {"long_name": "bifurcation kind",
+                                                      **flag_attrs(EVENT_KINDS, fill=None)})})
+    assert event_kinds(old) == ["flip", "fold", "neimark_sacker"]
+    assert event_kinds(old.assign(event_kind=("event", codes))) == ["flip", "fold", "neimark_sacker"]
+

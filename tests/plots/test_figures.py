@@ -132,8 +132,8 @@ def diagram():
 
     cfg = preset("paper").with_field("seed", 4)
     with pytest.warns(ResultWarning):
-        return bifurcation(cfg, {"beta_o": [0.0, 0.8, 1.27, 1.5, 2.0, 2.6]}, steps=1500, transient=1000, exponents=2,
-                           n_orbit=300)
+        return bifurcation(cfg, {"beta_o": [0.0, 0.8, 1.27, 1.5, 2.0, 2.6]}, start="checkpoint", steps=1500,
+                           transient=1000, exponents=2, n_orbit=300)
 
 
 @pytest.fixture(scope="module")

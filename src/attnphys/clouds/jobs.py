@@ -13,15 +13,19 @@ from attnphys.errors import InputError, check_fits
 from attnphys.jobs import AbstractJob, Applies, IntValues, Report, Values, only_with, register_job
 
 
-def _norm_names() -> tuple[str, ...]:
-    """The normalizations of the registry (:func:`attnphys.clouds.norms.norm_names`; read without
-    importing them, so that the command line stays light)."""
+def norm_names() -> tuple[str, ...]:
+    """The normalizations of the registry (:func:`attnphys.clouds.norms.norm_names`), read without importing
+    them so that the command line stays light; those registered in this process count once the registry is
+    loaded."""
+    import sys
+
     from attnphys._plugins import names
 
-    return tuple(names("attnphys.norms"))
+    loaded = sys.modules.get("attnphys.clouds.norms")
+    return tuple(names("attnphys.norms", getattr(loaded, "NORMS", None)))
 
 
-_NORM_NAMES = _norm_names()
+_NORM_NAMES = norm_names()
 _INITS = ("gaussian", "sphere", "mixture")
 _ENSEMBLES = ("gaussian", "goe", "pm_kq")
 
@@ -120,7 +124,7 @@ class CloudsRunJob(AbstractJob):
     @model_validator(mode="before")
     @classmethod
     def _check(cls, data: Any) -> Any:
-        return _choices(data, {"init": _INITS, "norm": _norm_names(), "ensemble": _ENSEMBLES})
+        return _choices(data, {"init": _INITS, "norm": norm_names(), "ensemble": _ENSEMBLES})
 
     def inputs_check(self) -> None:
         if any(s < 0 for s in self.snapshots):

@@ -22,4 +22,7 @@ variant (the paper's, the designed-weights model of :mod:`attnphys.dmft.designed
 # modules of this package (configuration, starts, observables) without loading the numerical engine.
 import lazy_loader as _lazy
 
+from attnphys import _deprecated
+
 __getattr__, __dir__, __all__ = _lazy.attach_stub(__name__, __file__)
+__getattr__ = _deprecated.extend(__name__, __getattr__)  # the names of 0.2.0 that moved

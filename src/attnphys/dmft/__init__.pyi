@@ -1,7 +1,7 @@
 """Type stub of the lazily loaded package: the one list of its public names."""
 
 from ._abstract_model import AbstractModel
-from ._api.attractors import attractors, basins, orbit_continuation
+from ._api.attractors import ContinuationPlan, attractors, basins, orbit_continuation
 from ._api.diagrams import bifurcation, phase_diagram
 from ._api.finite import converge, finite_trajectories
 from ._api.spectra import lyapunov_spectrum
@@ -62,6 +62,7 @@ __all__ = [
     "attractors",
     "basins",
     "orbit_continuation",
+    "ContinuationPlan",
     "finite_trajectories",
     "converge",
 ]

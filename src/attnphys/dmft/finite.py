@@ -7,8 +7,9 @@ Conventions — the same as the mean-field map of this package, so that both des
 * overlaps m^α(x) = (1−ε)/N_se W^{α,se}·x^se + ε'/P W^{α,pe}·x^pe with ε' = 1 − (1 − ε);
 * ``mo_se`` follows the configuration's ``mo_se_convention`` (``plain``: W^{o,se}·x^se / N_se;
   ``paper``: times (1 − ε), as the mean-field records);
-* records of loop step t (``att`` = A_{t+1}, and ``mo, mo_se, mv, mq, mk`` of the token x_{t+1} sampled
-  from A_t) are the finite-N counterparts of the mean-field records of loop step t: the mean-field
+* records of loop step t (``att`` = A_{t+1}, and every other observable of
+  :data:`~attnphys.dmft.observables.OBSERVABLE_TABLE` of the token x_{t+1} sampled from A_t) are the
+  finite-N counterparts of the mean-field records of loop step t: the mean-field
   overlaps are their conditional expectations given A_t, and the finite values deviate by O(N^{-1/2}).
 
 Exact and memory-bounded for any N: the dynamics depends on the sampled token only through the
@@ -24,12 +25,13 @@ The softmax is max-shifted (``jax.nn.softmax``): it cannot overflow for any γ.
 from __future__ import annotations
 
 from functools import partial
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from attnphys import _deprecated
 from attnphys.dmft.config import DMFTConfig, MoSeConvention
 from attnphys.dmft.correlations import Correlations, odd_subsets
 from attnphys.dmft.meanfield import Scalars
@@ -346,3 +348,7 @@ def sample_points(
             first = min(int(np.argmax(~np.isfinite(outs[-1][k]).any(axis=(0, 2)))) for k in bad)
             raise NonFiniteError(step=transient + first, params=where, what="finite-network record")
     return {k: np.stack([o[k] for o in outs]) for k in record}
+
+
+if not TYPE_CHECKING:  # the names of 0.2.0 that moved, with a deprecation warning
+    __getattr__ = _deprecated.module_getattr(__name__)

@@ -20,11 +20,12 @@ import json
 import math
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax.numpy as jnp
 import numpy as np
 
+from attnphys import _deprecated
 from attnphys.dmft._window_files import read_window_file
 from attnphys.dmft.config import DMFTConfig
 from attnphys.dmft.correlations import Correlations
@@ -297,3 +298,6 @@ def start_window(cfg: DMFTConfig, start: Any, corr: Correlations | None = None, 
 
 
 initial_window = start_window
+
+if not TYPE_CHECKING:  # the names of 0.2.0 that moved, with a deprecation warning
+    __getattr__ = _deprecated.module_getattr(__name__)

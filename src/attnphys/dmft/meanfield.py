@@ -20,12 +20,13 @@ dynamics uses the closed-form Jacobian row of §6.1 with the overlaps' slopes ca
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from attnphys import _deprecated
 from attnphys.dmft.config import DMFTConfig, MoSeConvention, gamma_of
 from attnphys.dmft.correlations import Correlations, sign_vectors
 from attnphys.dmft.observables import records
@@ -305,8 +306,10 @@ def advance(cp: Couplings, sc: Scalars, st: State, convention: MoSeConvention) -
     (theory: docs/theory/dmft.md §3.4, §3.7).
 
     Returns:
-        (new state, records) with records ``att, mo, mo_se, mv, mq, mk`` each of shape (M,): ``att`` is
-        the step's A^new, the others belong to the newest token of the state the step started from.
+        (new state, records) with one record per observable of
+        :data:`~attnphys.dmft.observables.OBSERVABLE_TABLE`, each of shape (M,): those recorded after the
+        step (``att``, the step's A^new) from the new state, the others from the newest token of the state
+        the step started from.
     """
     L = st.A.shape[0]
     st = jax.lax.optimization_barrier(st)  # the step fuses alone: the same bits in every path (§3.7)
@@ -331,7 +334,12 @@ def step(cp: Couplings, sc: Scalars, win: Window, convention: MoSeConvention = "
     docs/theory/dmft.md §3.4): the map whose Jacobian the Lyapunov spectrum uses.
 
     Returns:
-        (new window, records) with records ``att, mo, mo_se, mv, mq, mk`` each of shape (M,).
+        (new window, records) with one record per observable of
+        :data:`~attnphys.dmft.observables.OBSERVABLE_TABLE`, each of shape (M,).
     """
     new, rec = advance(cp, sc, fill(cp, sc, win), convention)
     return new.window, rec
+
+
+if not TYPE_CHECKING:  # the names of 0.2.0 that moved, with a deprecation warning
+    __getattr__ = _deprecated.module_getattr(__name__)

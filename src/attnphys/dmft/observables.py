@@ -60,6 +60,19 @@ OBSERVABLES: tuple[str, ...] = tuple(OBSERVABLE_TABLE)
 """Names of the per-step records."""
 
 
+PLACEHOLDER = "{observables}"
+"""What a help text, a docstring or a documentation page writes where the observables' names belong."""
+
+
+def with_observables(obj: Any) -> Any:
+    """A class or function decorator: ``{observables}`` in its docstring becomes the names of
+    :data:`OBSERVABLE_TABLE`, comma-separated (theory: docs/theory/dmft.md §3.6). The lists a user reads
+    (a command's help) are written from the table; the documentation's build fills the same placeholder."""
+    if obj.__doc__:
+        obj.__doc__ = obj.__doc__.replace(PLACEHOLDER, ", ".join(OBSERVABLE_TABLE))
+    return obj
+
+
 def check_observable(name: str) -> str:
     """``name`` if it is an observable of :data:`OBSERVABLE_TABLE` (the one list).
 

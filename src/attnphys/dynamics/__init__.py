@@ -6,10 +6,15 @@ The analyses a researcher calls, each returning a labelled ``xarray.Dataset``: :
 :func:`census` (the attractors of a map at one parameter point, with basins), :func:`tracks` (censuses along
 a parameter matched into tracks) and :func:`continuation` (a periodic orbit followed in a parameter, with its
 bifurcations). A map is any subclass of :class:`AbstractMap` (or a :class:`FunctionMap` of pure functions).
+Recorded orbits are labelled by :func:`attnphys.dynamics.classify.classify`; :func:`regime_counts` and
+:func:`undetermined_values` summarise the labels of a diagram.
 """
 
 # The names are loaded on first use (the stub ``__init__.pyi`` lists them), so a run imports only the modules
 # it uses.
 import lazy_loader as _lazy
 
+from attnphys import _deprecated
+
 __getattr__, __dir__, __all__ = _lazy.attach_stub(__name__, __file__)
+__getattr__ = _deprecated.extend(__name__, __getattr__)  # the names of 0.2.0 that moved

@@ -4,8 +4,8 @@ from ._api import continuation, lyapunov_spectrum
 from ._census import CensusOptions, census, census_batch
 from ._lyapunov import LyapunovResult
 from ._tracks import tracks
-from .bifurcations import BifurcationEvent, Branch, continue_orbit
-from .classify import REGIMES, ClassifyOptions
+from .bifurcations import EVENT_KINDS, BifurcationEvent, Branch, continue_orbit, event_kinds
+from .classify import REGIMES, ClassifyOptions, regime_counts, undetermined_values
 from .maps import EXAMPLES, AbstractMap, FunctionMap, autonomous
 from .orbits import OrbitSpec, continuation_chains, orbit, orbit_sweep
 from .periodic import (
@@ -17,7 +17,7 @@ from .periodic import (
     refine,
     refine_batch,
 )
-from .samplers import DomainSampler, ExplicitSampler, PerturbationSampler, make_sampler
+from .samplers import DomainSampler, ExplicitSampler, GridSampler, PerturbationSampler, make_sampler
 
 __all__ = [
     # the analyses
@@ -25,6 +25,10 @@ __all__ = [
     "census",
     "tracks",
     "continuation",
+    # regimes of recorded orbits (the function ``classify`` stays in :mod:`attnphys.dynamics.classify`: its
+    # name is that public module's)
+    "regime_counts",
+    "undetermined_values",
     # maps
     "EXAMPLES",
     "AbstractMap",
@@ -33,11 +37,14 @@ __all__ = [
     # the building blocks
     "REGIMES",
     "BifurcationEvent",
+    "EVENT_KINDS",
+    "event_kinds",
     "Branch",
     "CensusOptions",
     "ClassifyOptions",
     "DomainSampler",
     "ExplicitSampler",
+    "GridSampler",
     "Floquet",
     "LyapunovResult",
     "OrbitSpec",

@@ -12,6 +12,7 @@ import jax
 import numpy as np
 import xarray as xr
 
+from attnphys import _deprecated
 from attnphys.dynamics._lyapunov import EVIDENCE, lyapunov, sorted_evidence
 from attnphys.dynamics.maps import AbstractMap
 from attnphys.errors import InputError
@@ -103,6 +104,18 @@ def lyapunov_spectrum(
     )
 
 
+def _is_chain_call(m=None, x0=None, *args: Any, **kwargs: Any) -> bool:
+    from attnphys.dynamics.orbits import OrbitSpec
+
+    return isinstance(x0, OrbitSpec)
+
+
+@_deprecated.accepts_old_call(
+    _is_chain_call,
+    "attnphys.dynamics.continuation(m, spec, x0, aux0, path)",
+    "attnphys.dynamics.orbits:continuation_chains",
+    "attnphys.dynamics.continuation_chains",
+)
 def continuation(
     m: AbstractMap,
     x0,

@@ -37,12 +37,28 @@ import scipy.optimize
 import xarray as xr
 
 from attnphys.dynamics.checks import warn_if_single_precision
-from attnphys.dynamics.classify import flag_attrs
+from attnphys.dynamics.classify import flag_names
 from attnphys.dynamics.maps import AbstractMap
 from attnphys.dynamics.periodic import compose_steps, floquet_one, trace_steps
 
 EVENT_KINDS: tuple[str, ...] = ("fold", "branch_point", "flip", "neimark_sacker")
-"""Event codes of :class:`Branch` datasets (index = code)."""
+"""The kinds of bifurcation events, by name (a :class:`Branch` dataset's ``event_kind``; stores written by
+0.2.0 held the index here as a code)."""
+
+
+def event_kinds(ds: xr.Dataset) -> list[str]:
+    """The names of a continuation dataset's events (theory: docs/theory/dynamics.md §6.5): ``event_kind``
+    as written since 0.3.0 (names), or as the integer codes with CF ``flag_meanings`` of stores written
+    before."""
+    values = ds["event_kind"].values
+    if values.dtype.kind in "iu":
+        names = (
+            flag_names(ds["event_kind"].attrs)
+            if "flag_meanings" in ds["event_kind"].attrs
+            else dict(enumerate(EVENT_KINDS))
+        )
+        return [names[int(v)] for v in values]
+    return [str(v) for v in values]
 
 
 class BifurcationEvent(NamedTuple):
@@ -99,8 +115,8 @@ class Branch(NamedTuple):
                 "stable": ("point", self.stable, {"long_name": "all Floquet multipliers inside the unit circle"}),
                 "event_kind": (
                     "event",
-                    np.array([EVENT_KINDS.index(e.kind) for e in self.events], np.int8),
-                    {"long_name": "bifurcation kind", **flag_attrs(EVENT_KINDS, fill=None)},
+                    np.array([e.kind for e in self.events], dtype=f"<U{max(map(len, EVENT_KINDS))}"),
+                    {"long_name": "bifurcation kind", "comment": "one of " + ", ".join(EVENT_KINDS)},
                 ),
                 "event_s": (
                     "event",

@@ -24,11 +24,12 @@ point's final state, in both directions at once.
 from __future__ import annotations
 
 from functools import partial
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
+from attnphys import _deprecated
 from attnphys._checks import check_array
 from attnphys.dynamics._lyapunov import advance, initial_vectors, zero_acc
 from attnphys.dynamics.fingerprint import fingerprint
@@ -282,3 +283,7 @@ def continuation_chains(m: AbstractMap, spec: OrbitSpec, x0, aux0, path, directi
         return jnp.where(flip.reshape((-1,) + (1,) * (a.ndim - 1)), a[:, ::-1], a)
 
     return jax.tree_util.tree_map(reorder, outs)
+
+
+if not TYPE_CHECKING:  # the names of 0.2.0 that moved, with a deprecation warning
+    __getattr__ = _deprecated.module_getattr(__name__)

@@ -10,4 +10,7 @@ Monte-Carlo estimators (§5) take any of them.
 # this package's command module without loading the numerical libraries.
 import lazy_loader as _lazy
 
+from attnphys import _deprecated
+
 __getattr__, __dir__, __all__ = _lazy.attach_stub(__name__, __file__)
+__getattr__ = _deprecated.extend(__name__, __getattr__)  # the names of 0.2.0 that moved

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 import xarray as xr
 
+from attnphys import _deprecated
 from attnphys.clouds.stats import LONG_NAMES as STAT_LONG_NAMES
 from attnphys.clouds.stats import STATISTICS
 from attnphys.metadata import base_attrs
@@ -367,3 +369,7 @@ def json_ready(x):
     if isinstance(x, float) and not np.isfinite(x):
         return None
     return x
+
+
+if not TYPE_CHECKING:  # the names of 0.2.0 that moved, with a deprecation warning
+    __getattr__ = _deprecated.module_getattr(__name__)

@@ -19,11 +19,20 @@ class AbstractNorm(eqx.Module):
     Class attributes:
         name: the registry name (``layernorm``, ``rmsnorm``, ``rn``, ``diagonal_rn``, ``sphere``,
             ``none``), used by the command line and by the probes' swapped normalizations.
-        tokenwise: True when each token is normalized on its own.
+        tokenwise: True when each token is normalized on its own (the result on a sub-cloud is the
+            sub-cloud of the result).
+        standardizes: True when, with its default parameters, the result has zero mean and unit variance
+            in every feature over the cloud (the cloud-wise RN and its diagonal version).
+        idempotent: True when normalizing a normalized cloud changes nothing (up to rounding).
+
+    Every norm maps an (N, D) cloud to an (N, D) cloud of the same dtype; the tests read these attributes
+    and run over every registered normalization.
     """
 
     name: ClassVar[str]
     tokenwise: ClassVar[bool]
+    standardizes: ClassVar[bool] = False
+    idempotent: ClassVar[bool] = True
 
     @abc.abstractmethod
     def __call__(self, X: jax.Array) -> jax.Array:

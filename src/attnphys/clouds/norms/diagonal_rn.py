@@ -26,6 +26,7 @@ class DiagonalRN(AbstractNorm):
     lambda0: jax.Array | None = None
     floor: float = 1e-6
     name: ClassVar[str] = "diagonal_rn"
+    standardizes: ClassVar[bool] = True
     tokenwise: ClassVar[bool] = False
 
     def __call__(self, X):

@@ -32,6 +32,7 @@ class RN(AbstractNorm):
     Lambda0: jax.Array | None = None
     floor: float = 1e-12
     name: ClassVar[str] = "rn"
+    standardizes: ClassVar[bool] = True
     tokenwise: ClassVar[bool] = False
 
     def __call__(self, X):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, overload
 
 import jax
 import jax.numpy as jnp
@@ -25,6 +25,22 @@ if TYPE_CHECKING:
     from attnphys.sweeps import Sweep as SweepPlan
 
 Sampler = Literal["random", "perturb", "explicit"]
+
+
+class ContinuationPlan(NamedTuple):
+    """What :func:`orbit_continuation` would run, validated (its ``dry_run=True`` answer): the configuration,
+    the parameter and its range, the start (typed) and the run's settings (theory: docs/theory/dmft.md §7.5)."""
+
+    config: Any
+    param: str
+    start_value: float
+    stop_value: float
+    start: Any
+    transient: int
+    max_period: int
+    step: float
+    max_step: float
+    max_points: int
 
 
 def _census_task(
@@ -77,7 +93,7 @@ def attractors(
     sampler: Sampler = "random",
     amplitude: float = 1.0,
     radius: float = 1e-3,
-    start: Any = "checkpoint",
+    start: Any = "token",
     starts: Sequence[Any] = (),
     steps: int = 60_000,
     transient: int = 40_000,
@@ -99,7 +115,7 @@ def attractors(
     sampler: Sampler = "random",
     amplitude: float = 1.0,
     radius: float = 1e-3,
-    start: Any = "checkpoint",
+    start: Any = "token",
     starts: Sequence[Any] = (),
     steps: int = 60_000,
     transient: int = 40_000,
@@ -120,7 +136,7 @@ def attractors(
     sampler: Sampler = "random",
     amplitude: float = 1.0,
     radius: float = 1e-3,
-    start: Any = "checkpoint",
+    start: Any = "token",
     starts: Sequence[Any] = (),
     steps: int = 60_000,
     transient: int = 40_000,
@@ -188,7 +204,7 @@ def basins(
     sampler: Sampler = "random",
     amplitude: float = 1.0,
     radius: float = 1e-3,
-    start: Any = "checkpoint",
+    start: Any = "token",
     starts: Sequence[Any] = (),
     steps: int = 60_000,
     transient: int = 40_000,
@@ -218,7 +234,7 @@ def basins(
     sampler: Sampler = "random",
     amplitude: float = 1.0,
     radius: float = 1e-3,
-    start: Any = "checkpoint",
+    start: Any = "token",
     starts: Sequence[Any] = (),
     steps: int = 60_000,
     transient: int = 40_000,
@@ -247,7 +263,7 @@ def basins(
     sampler: Sampler = "random",
     amplitude: float = 1.0,
     radius: float = 1e-3,
-    start: Any = "checkpoint",
+    start: Any = "token",
     starts: Sequence[Any] = (),
     steps: int = 60_000,
     transient: int = 40_000,
@@ -351,7 +367,7 @@ def orbit_continuation(
     start_value: float,
     stop_value: float,
     *,
-    start: Any = "checkpoint",
+    start: Any = "token",
     transient: int = 40_000,
     max_period: int = 256,
     step: float = 1e-3,
@@ -359,7 +375,7 @@ def orbit_continuation(
     max_points: int = 2000,
     progress: bool = False,
     dry_run: Literal[False] = False,
-) -> xr.Dataset | None: ...
+) -> xr.Dataset: ...
 
 
 @overload
@@ -369,7 +385,7 @@ def orbit_continuation(
     start_value: float,
     stop_value: float,
     *,
-    start: Any = "checkpoint",
+    start: Any = "token",
     transient: int = 40_000,
     max_period: int = 256,
     step: float = 1e-3,
@@ -377,7 +393,7 @@ def orbit_continuation(
     max_points: int = 2000,
     progress: bool = False,
     dry_run: Literal[True],
-) -> SweepPlan: ...
+) -> ContinuationPlan: ...
 
 
 def orbit_continuation(
@@ -386,7 +402,7 @@ def orbit_continuation(
     start_value: float,
     stop_value: float,
     *,
-    start: Any = "checkpoint",
+    start: Any = "token",
     transient: int = 40_000,
     max_period: int = 256,
     step: float = 1e-3,
@@ -394,7 +410,7 @@ def orbit_continuation(
     max_points: int = 2000,
     progress: bool = False,
     dry_run: bool = False,
-) -> xr.Dataset | None | SweepPlan:
+) -> xr.Dataset | ContinuationPlan:
     """Continue the periodic orbit that ``start`` settles on at ``param`` = ``start_value`` towards
     ``stop_value`` by pseudo-arclength continuation of F^p(x) = x, locating folds, flips and Neimark–Sacker
     points from its Floquet multipliers (theory: docs/theory/dmft.md §7.5; docs/theory/dynamics.md §6).
@@ -403,7 +419,8 @@ def orbit_continuation(
         param: one of β_o, β_att, ε; start: the initial condition; transient: steps run at ``start_value``
             before the exact period is read (at most ``max_period``).
         step, max_step: the initial and largest arclength steps; max_points: most continuation points.
-        dry_run: validate the options and the start, and return None instead of computing.
+        dry_run: validate the options and the start, and return the :class:`ContinuationPlan` instead of
+            computing.
 
     Returns:
         Dataset over the branch points: the parameter, the orbit, its multipliers and stability, the events
@@ -431,7 +448,9 @@ def orbit_continuation(
         raise InputError(str(e), "param") from None
     model.check_start(start)
     if dry_run:
-        return None
+        return ContinuationPlan(
+            cfg, param, start_value, stop_value, as_start(start), transient, max_period, step, max_step, max_points
+        )
     sc = pf(jnp.asarray(start_value, jnp.result_type(float)))[1]
     sc_b = jax.tree_util.tree_map(lambda a: jnp.asarray(a)[None], sc)
     win = jax.tree_util.tree_map(lambda a: a[0], model.windows_after(start, sc_b, transient))

@@ -108,7 +108,7 @@ def bifurcation(
     cfg: Config,
     sweep: Sweep,
     *,
-    start: Any = "checkpoint",
+    start: Any = "token",
     steps: int = 175_000,
     transient: int = 100_000,
     exponents: int = 3,
@@ -141,7 +141,7 @@ def bifurcation(
     cfg: Config,
     sweep: Sweep,
     *,
-    start: Any = "checkpoint",
+    start: Any = "token",
     steps: int = 175_000,
     transient: int = 100_000,
     exponents: int = 3,
@@ -173,7 +173,7 @@ def bifurcation(
     cfg: Config,
     sweep: Sweep,
     *,
-    start: Any = "checkpoint",
+    start: Any = "token",
     steps: int = 175_000,
     transient: int = 100_000,
     exponents: int = 3,
@@ -208,7 +208,8 @@ def bifurcation(
         cfg: the configuration; sweep: ``{field: values}`` with exactly one of β_o, β_att, ε (or any
             sweepable field for cold starts).
         start: every value's initial condition (cold starts; a list: one per value, in order), or the first
-            value's (continuation).
+            value's (continuation); default the token start, as in every DMFT analysis (``"checkpoint"``:
+            the published β_o = 3 window, the command's default).
         continuation: ``None`` for cold starts; ``"up"``, ``"down"`` or ``"both"``: every value starts from
             the previous value's final state, along increasing or decreasing values (a ``direction`` dim).
         adaptive: stop a value early once its orbit is confirmed periodic (exponents from Floquet
@@ -276,7 +277,7 @@ def phase_diagram(
     cfg: Config,
     sweep: Sweep,
     *,
-    start: Any = "checkpoint",
+    start: Any = "token",
     steps: int = 120_000,
     transient: int = 100_000,
     exponents: int = 2,
@@ -309,7 +310,7 @@ def phase_diagram(
     cfg: Config,
     sweep: Sweep,
     *,
-    start: Any = "checkpoint",
+    start: Any = "token",
     steps: int = 120_000,
     transient: int = 100_000,
     exponents: int = 2,
@@ -341,7 +342,7 @@ def phase_diagram(
     cfg: Config,
     sweep: Sweep,
     *,
-    start: Any = "checkpoint",
+    start: Any = "token",
     steps: int = 120_000,
     transient: int = 100_000,
     exponents: int = 2,

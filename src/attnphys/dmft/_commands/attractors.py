@@ -307,13 +307,13 @@ class OrbitContinuationJob(ModelOptions):
             "range": f"{float(ds.s.min()):.6g} … {float(ds.s.max()):.6g}",
             "wall time": f"{time.perf_counter() - t0:.2f} s",
         }
-        from attnphys.dynamics.classify import flag_names
+        from attnphys.dynamics import event_kinds
 
-        kinds = flag_names(ds.event_kind.attrs)
+        kinds = event_kinds(ds)
         for i in range(ds.sizes["event"]):
             mu = np.hypot(ds.event_multiplier_real.values[i], ds.event_multiplier_imag.values[i])
             rows[f"event {i}"] = (
-                f"{kinds.get(int(ds.event_kind.values[i]), '?')} at {self.param} = {float(ds.event_s.values[i]):.10f}, "
+                f"{kinds[i]} at {self.param} = {float(ds.event_s.values[i]):.10f}, "
                 f"|μ| = " + np.array2string(mu[:3], precision=6)
             )
         if not ds.sizes["event"]:

@@ -11,14 +11,16 @@ from pydantic import Field, model_validator
 
 from attnphys.dmft._commands._options import BATCHED_ANY, ModelOptions, check_records, summary_dims
 from attnphys.dmft.config import check_schedule
+from attnphys.dmft.observables import with_observables
 from attnphys.dmft.starts import StartSpec
 from attnphys.errors import InputError
 from attnphys.jobs import Report, register_job
 
 
 @register_job
+@with_observables
 class TrajectoryJob(ModelOptions):
-    """Run the mean-field map and record att, mo, mo_se, mv, mq, mk per step.
+    """Run the mean-field map and record {observables} per step.
 
     Several values of --beta-o, --beta-att or --epsilon (0.5,1,3 or START:STOP:NUM) run as one
     vectorised batch over their grid."""

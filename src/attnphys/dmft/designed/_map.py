@@ -156,7 +156,8 @@ def advance(cp: DesignArrays, sc: Scalars, st: State) -> tuple[State, dict]:
     (theory: docs/theory/designed.md §1.4).
 
     Returns:
-        (new state, records ``att, mo, mo_se, mv, mq, mk`` each (M,)).
+        (new state, records: one per observable of :data:`~attnphys.dmft.observables.OBSERVABLE_TABLE`,
+        each (M,)).
     """
     L = st.A.shape[0]
     st = jax.lax.optimization_barrier(st)  # every step fuses alone: the same bits in every path

@@ -19,4 +19,7 @@ entry point (``attnphys.sweep_tasks``) in ``pyproject.toml``.
 # it uses.
 import lazy_loader as _lazy
 
+from attnphys import _deprecated
+
 __getattr__, __dir__, __all__ = _lazy.attach_stub(__name__, __file__)
+__getattr__ = _deprecated.extend(__name__, __getattr__)  # the names of 0.2.0 that moved

@@ -12,7 +12,7 @@ from pydantic import Field
 from attnphys.dmft._abstract_model import AbstractModel
 from attnphys.dmft._variant import AbstractConfig, AnyConfig
 from attnphys.dmft.model import model_of
-from attnphys.dmft.starts import CheckpointStart, StartSpec
+from attnphys.dmft.starts import StartSpec, TokenStart
 from attnphys.sweeps.grid import Grid
 from attnphys.sweeps.task import AbstractTask
 
@@ -30,7 +30,7 @@ class DMFTTask(AbstractTask):
     config: AnyConfig = Field(
         description="the model's configuration, of any registered variant (read back by its `variant` tag)"
     )
-    start: StartSpec = Field(default_factory=CheckpointStart, description="initial condition")
+    start: StartSpec = Field(default_factory=TokenStart, description="initial condition")
     point_starts: tuple[StartSpec, ...] = Field(
         default=(), description="one initial condition per grid point (in point order), instead of ``start``"
     )

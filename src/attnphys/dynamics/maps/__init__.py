@@ -2,6 +2,9 @@
 (theory: docs/theory/dynamics.md §1). One file per map; a new map is a subclass of
 :class:`AbstractMap` (or :class:`AutonomousMap`) with a ``step`` (or ``f``)."""
 
+from typing import TYPE_CHECKING
+
+from attnphys import _deprecated
 from attnphys.dynamics.maps._base import AbstractMap, AutonomousMap, FunctionMap, ReferencePoint, autonomous
 from attnphys.dynamics.maps.bistable import Bistable
 from attnphys.dynamics.maps.delayed_logistic import DelayedLogistic
@@ -47,3 +50,6 @@ __all__ = [
     "ROTATION",
     "EXAMPLES",
 ]
+
+if not TYPE_CHECKING:  # the names of 0.2.0 that moved, with a deprecation warning
+    __getattr__ = _deprecated.module_getattr(__name__)

@@ -40,9 +40,16 @@ class AbstractMap(abc.ABC):
     :meth:`jacobian` (set :attr:`analytic_jacobian`; otherwise tangents come from ``jax.jvp``) and
     :meth:`sample_states` (random states on the map's natural domain, for attractor censuses) and
     :meth:`reference_points`, parameter points with known dynamics (theory: docs/theory/dynamics.md §1).
+
+    An example map also describes itself for the theory page's table of examples, generated from
+    :data:`~attnphys.dynamics.maps.EXAMPLES`: ``title``, ``equation`` (LaTeX) and ``facts`` (its known
+    dynamics, in LaTeX and words).
     """
 
     analytic_jacobian: ClassVar[bool] = False
+    title: ClassVar[str] = ""
+    equation: ClassVar[str] = ""
+    facts: ClassVar[str] = ""
 
     @abc.abstractmethod
     def step(self, x: jax.Array, aux: Any, params: Any) -> tuple[jax.Array, Any]:

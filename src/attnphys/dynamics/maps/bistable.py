@@ -17,6 +17,10 @@ class Bistable(AutonomousMap):
     basins in the invariant interval [−√(a+1), √(a+1)] have equal measure; x = 0 (multiplier a) undergoes
     a pitchfork at a = 1, ±√(a − 1) a flip at a = 2 (theory: docs/theory/dynamics.md §1)."""
 
+    title = "bistable"
+    equation = r"$x' = a x - x^3$"
+    facts = r"for $1<a<2$ attractors $\pm\sqrt{a-1}$ (multiplier $3-2a$) with equal basins; pitchfork at $a = 1$, flips at $a = 2$"
+
     state_shape = (1,)
     param_shape = ()
 

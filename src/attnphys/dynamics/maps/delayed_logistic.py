@@ -16,6 +16,10 @@ class DelayedLogistic(AutonomousMap):
     μ² − μ + (a − 1) = 0: a complex pair with |μ|² = a − 1 for a > 5/4, so a Neimark–Sacker bifurcation
     at a = 2 (μ = e^{±iπ/3}); an invariant circle for a slightly above 2 (theory: docs/theory/dynamics.md §1)."""
 
+    title = "delayed logistic"
+    equation = r"$(x, y)' = (a x (1-y),\; x)$"
+    facts = r"fixed point $x^*=y^*=1-1/a$, multipliers $\mu^2 - \mu + (a-1) = 0$: Neimark–Sacker at $a = 2$"
+
     state_shape = (2,)
     param_shape = ()
 

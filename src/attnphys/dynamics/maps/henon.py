@@ -15,6 +15,10 @@ class Henon(AutonomousMap):
     """(x, y) ↦ (1 − a x² + y, b x); params (a, b). At a = 1.4, b = 0.3: λ ≈ 0.419, −1.623
     (theory: docs/theory/dynamics.md §1)."""
 
+    title = "Hénon"
+    equation = r"$(x, y)' = (1 - a x^2 + y,\; b x)$"
+    facts = r"$\lambda \approx (0.419, -1.623)$ at $(1.4, 0.3)$; fixed point flips at $a = \tfrac34 (1-b)^2$"
+
     state_shape = (2,)
     param_shape = (2,)
 

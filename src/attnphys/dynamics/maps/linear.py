@@ -15,6 +15,10 @@ class Linear(AutonomousMap):
     """x ↦ A x; params A (D, D). For diagonal A the exponents are log|A_ii| exactly
     (theory: docs/theory/dynamics.md §1)."""
 
+    title = "linear"
+    equation = r"$x' = A x$"
+    facts = r"multipliers = eigenvalues of $A$"
+
     analytic_jacobian = True
 
     def check_args(self, x, A) -> None:

@@ -15,6 +15,10 @@ class Logistic(AutonomousMap):
     """x ↦ r x (1 − x) on a (1,) state; params r. r = 4: λ = ln 2; period doubling at r = 3 and 1 + √6
     (theory: docs/theory/dynamics.md §1)."""
 
+    title = "logistic"
+    equation = r"$x' = r x (1-x)$"
+    facts = r"$\lambda = \ln 2$ at $r=4$; flips at $r = 3$ and $r = 1+\sqrt6$; period-3 fold at $r = 1+\sqrt8$"
+
     state_shape = (1,)
     param_shape = ()
 

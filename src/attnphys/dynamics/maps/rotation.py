@@ -15,6 +15,10 @@ class Rotation(AutonomousMap):
     """Rotation by the angle 2πω; params ω. Quasi-periodic for irrational ω (exponents 0, 0), period q
     for ω = p/q (theory: docs/theory/dynamics.md §1)."""
 
+    title = "rotation"
+    equation = r"rotation by $2\pi\omega$"
+    facts = r"exponents $(0, 0)$; period $q$ for $\omega = p/q$"
+
     state_shape = (2,)
     param_shape = ()
 

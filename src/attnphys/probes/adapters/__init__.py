@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from attnphys import _deprecated
 from attnphys.probes.adapters._base import POST_LN_STAGES, PRE_LN_STAGES, AbstractAdapter, HeadWeights
 from attnphys.probes.adapters.bert import BertAdapter
 from attnphys.probes.adapters.gpt2 import GPT2Adapter
@@ -36,3 +39,6 @@ __all__ = [
     "PRE_LN_STAGES",
     "adapter_for",
 ]
+
+if not TYPE_CHECKING:  # the names of 0.2.0 that moved, with a deprecation warning
+    __getattr__ = _deprecated.module_getattr(__name__)

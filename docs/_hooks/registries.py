@@ -1,0 +1,54 @@
+"""Build hook: the lists a reader sees, written from the package's registries.
+
+A page writes a placeholder where a list belongs, and the build replaces it with the registry's contents:
+
+* ``{observables}`` — the names of :data:`attnphys.dmft.observables.OBSERVABLE_TABLE`, as code, comma-
+  separated (the same placeholder fills the commands' help texts: ``attnphys.dmft.observables.
+  with_observables``);
+* ``{example_maps}`` — the table of :data:`attnphys.dynamics.maps.EXAMPLES`: each map's ``title``,
+  ``equation`` and ``facts`` (class attributes of the map).
+
+Adding an entry to a registry adds it to every page that shows the list; ``tests/test_registries_lists.py``
+checks this.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+if str(SRC) not in sys.path:  # the pages describe the source tree they are built from
+    sys.path.insert(0, str(SRC))
+
+
+def observables() -> str:
+    from attnphys.dmft.observables import OBSERVABLE_TABLE
+
+    return ", ".join(f"`{name}`" for name in OBSERVABLE_TABLE)
+
+
+def example_maps() -> str:
+    from attnphys.dynamics.maps import EXAMPLES
+
+    lines = ["| map | equation | known facts |", "|---|---|---|"]
+    for name, m in EXAMPLES.items():
+        lines.append(f"| {m.title or name} | {m.equation} | {m.facts} |")
+    return "\n".join(lines)
+
+
+PLACEHOLDERS: dict[str, Callable[[], str]] = {"{observables}": observables, "{example_maps}": example_maps}
+"""Each placeholder and the function that writes its list."""
+
+
+def fill(markdown: str) -> str:
+    """The page with every placeholder replaced by its list."""
+    for placeholder, write in PLACEHOLDERS.items():
+        if placeholder in markdown:
+            markdown = markdown.replace(placeholder, write())
+    return markdown
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:
+    return fill(markdown)
