@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ValidationError, model_validator
 
 if TYPE_CHECKING:
     from attnphys.dmft.maps import WindowMap
@@ -33,6 +33,27 @@ LARGE_AXIS = 10_000
 class AbstractConfig(BaseModel, ABC):
     """A model variant's configuration: frozen, validated, JSON-serialisable (stored in full with every
     result, so that the result re-runs)."""
+
+    def __init__(self, /, **data: Any) -> None:
+        """Validated construction: a refused value raises :class:`~attnphys.errors.InputError` naming the
+        field (never pydantic's own error; the command line reads it from the error's ``validation``)."""
+        try:
+            super().__init__(**data)
+        except ValidationError as e:
+            from attnphys._messages import config_error
+
+            raise config_error(e, type(self)) from None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_stray_booleans(cls, data: Any) -> Any:
+        """A boolean is not a number here (pydantic would read ``M=True`` as 1)."""
+        from attnphys._messages import stray_booleans
+
+        stray = stray_booleans(cls, data)
+        if stray:
+            raise ValueError("; ".join(stray))
+        return data
 
     if TYPE_CHECKING:
         # The shape every variant states (a field or a property of each concrete configuration).

@@ -1,6 +1,6 @@
 """Validated configuration of the DMFT model (theory: docs/theory/dmft.md §1, §4, §5, §8).
 
-Every field is checked on construction; an invalid value raises :class:`pydantic.ValidationError`
+Every field is checked on construction; an invalid value raises :class:`attnphys.errors.InputError`
 whose message names the field and the constraint. Nothing in a configuration is ever executed. The
 same rules validate every swept value (:meth:`DMFTConfig.check_axis`), so a sweep cannot reach a point
 that a single run would refuse.
@@ -16,6 +16,7 @@ from pydantic import ConfigDict, Field, model_validator
 
 from attnphys.dmft._variant import AbstractConfig
 from attnphys.dmft.correlations import Correlations, CorrelationSpec, SegmentCorrelations
+from attnphys.errors import InputError
 
 MAX_M = 12
 """Largest number of features accepted: the odd-subset identity costs O(4^M) per evaluation."""
@@ -171,6 +172,13 @@ def check_sweepable(name: str, allowed=None) -> str:
     """
     names = sorted(sweepable_fields() if allowed is None else allowed)
     if name not in names:
+        from attnphys.dmft.designed._config import SWEEPABLE as DESIGNED
+
+        if allowed is None and name in DESIGNED:
+            raise ValueError(
+                f"{name} is a field of designed models, not of the paper's network: sweep it with a designed "
+                "configuration (attnphys.dmft.designed.designed_config)"
+            )
         raise ValueError(f"unknown sweep field {name!r}; choose from {names}")
     return name
 
@@ -215,5 +223,5 @@ experiments with P = 5 positional bits and a context of L = 32."""
 def preset(name: str, **overrides: Any) -> DMFTConfig:
     """A named preset with optional overrides, validated."""
     if name not in PRESETS:
-        raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}")
-    return DMFTConfig.model_validate({**PRESETS[name], **overrides})
+        raise InputError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}", "name")
+    return DMFTConfig(**{**PRESETS[name], **overrides})

@@ -25,6 +25,7 @@ from typing import Any
 import jax.numpy as jnp
 import numpy as np
 
+from attnphys._files import read_npz, unique_keys
 from attnphys.dmft.config import DMFTConfig
 from attnphys.dmft.correlations import Correlations
 from attnphys.dmft.meanfield import State, Window
@@ -37,8 +38,8 @@ from attnphys.dmft.starts import (
     TokenStart,
     parse_start,
 )
-from attnphys.errors import InputError
-from attnphys.io import local_path, read_limited, staged, unique_keys
+from attnphys.errors import InputError, short_repr
+from attnphys.io import local_path, read_limited, staged
 
 MAX_START_BYTES = 16 << 20
 """Largest window file read (16 MiB): a window holds L·(M + P) numbers and a few cached overlaps."""
@@ -182,24 +183,12 @@ def read_window_file(path: str | Path) -> dict:
     """A window file: JSON with ``att_window``, ``pe_window`` (optional ``n``, ``beta_o``), or the
     reference's ``.npz`` checkpoint (``att_window``, ``pe_window``, ``mo_window``, …, ``beta``)."""
     path = local_path(path, "--start")
-    if not path.exists():
-        raise ValueError(f"initial-condition file {path} does not exist")
-    if path.is_dir():
-        raise ValueError(f"initial-condition file {path} is a folder")
     raw = read_start_bytes(path)
     if path.suffix == ".npz":
-        import io as _bytes_io
-
         try:
-            with np.load(_bytes_io.BytesIO(raw), allow_pickle=False) as z:
-                data = {}
-                for k in z.files:
-                    info = z.zip.getinfo(k if k.endswith(".npy") else f"{k}.npy")
-                    if info.file_size > MAX_START_BYTES:
-                        raise ValueError(f"its array {k} unpacks to more than {MAX_START_BYTES >> 20} MiB")
-                    data[k] = z[k]
-        except Exception as e:
-            raise ValueError(f"initial-condition file {path} is not a readable .npz archive: {e}") from None
+            data = read_npz(raw, path, "--start", MAX_START_BYTES)
+        except InputError as e:
+            raise ValueError(f"initial-condition file {e.detail}") from None
     else:
         try:
             data = json.loads(raw.decode("utf-8"), object_pairs_hook=unique_keys)
@@ -308,12 +297,50 @@ def paper_checkpoint(cfg: DMFTConfig) -> Window:
     return from_file(cfg, paper_checkpoint_path())
 
 
-def save_window(win: Window | State, path: str | Path, *, mv=None, mk=None, mq=None, mo=None, **extra) -> Path:
+def save_window(
+    win: Window | State, path: str | Path, *, mv=None, mk=None, mq=None, mo=None, overwrite: bool = False, **extra
+) -> Path:
     """Save a window so that it can be a later ``--start FILE``: ``.npz`` in the reference's checkpoint
     format (``att_window``, ``pe_window``, ``mo/mv/mq/mk_window`` where given, ``beta``), else JSON. A
     window that is not yet full is saved with its fill count ``n``; an engine state also saves its cached
-    overlaps (``cache_mv``, …), so that a continuation at the same parameters is exact."""
-    path = Path(path)
+    overlaps (``cache_mv``, …), so that a continuation at the same parameters is exact.
+
+    The output rules of every result apply: an existing file is replaced only with ``overwrite``, and
+    only when it is a window file (nothing else is ever overwritten); the file is written whole or not at
+    all.
+
+    Raises:
+        InputError: ``win`` is not a window or state, an overlap or ``extra`` value is not numbers.
+        OutputError: naming ``path``: it exists (without ``overwrite``) or holds something else.
+    """
+    from attnphys.errors import OutputError
+    from attnphys.io import check_plain_file
+
+    if not isinstance(win, (Window, State)):
+        raise InputError(
+            f"must be a Window or an engine State (e.g. one of final_windows(ds)), got {type(win).__name__}", "win"
+        )
+    if not isinstance(path, (str, Path)):
+        raise InputError(f"must be a file path (.json or .npz), got {type(path).__name__}", "path")
+    try:
+        check_plain_file(path, "path", suffixes=(".json", ".npz"), overwrite=overwrite)
+    except OutputError as e:  # the rules of every output, worded for this function's arguments
+        raise OutputError(str(e).replace("pass --overwrite", "pass overwrite=True")) from None
+    path = local_path(path, "path")
+    if path.exists():
+        try:
+            read_window_file(path)
+        except ValueError:
+            raise OutputError(f"path {path} exists and is not a window file; refusing to replace it") from None
+    for name, v in (("mo", mo), ("mv", mv), ("mq", mq), ("mk", mk)):
+        if v is not None and np.asarray(v).dtype.kind not in "iuf":
+            raise InputError(f"must be an array of numbers, got {short_repr(v)}", name)
+    try:
+        json.dumps(extra, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise InputError(
+            f"the extra values must be plain finite numbers or text ({e})", next(iter(extra), "extra")
+        ) from None
     n = int(np.asarray(win.n))
     A, pe = np.asarray(win.A), np.asarray(win.pe)
     cache = {f"cache_{k}": np.asarray(getattr(win, k)) for k in CACHE_KEYS} if isinstance(win, State) else {}
