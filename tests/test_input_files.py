@@ -162,3 +162,15 @@ def test_relative_paths_in_an_options_file_are_read_against_its_folder(tmp_path,
         assert got == str(folder / "my.yaml")
     else:
         assert isinstance(got, dict) and got["path"] == str(w)
+
+
+def test_a_design_with_huge_orders_is_refused_at_once_with_a_short_message():
+    """The permutation check is linear in M (it was quadratic: minutes for a long list), and the message
+    shows the start of the list, not all of it."""
+    from attnphys.dmft.designed._design import design_from_mapping
+
+    M = 200_000
+    lists = {c: [0] * M for c in "qkvo"}
+    with pytest.raises(InputError, match=r"orders\.q.*is not a permutation of 0\.\.199999") as err:
+        design_from_mapping({"m_se": 1, "P": 1, "orders": lists, "projection": lists, "positional": lists})
+    assert len(str(err.value)) < 400

@@ -51,9 +51,14 @@ def format_validation(e: ValidationError, cls: type[BaseModel] | None = None, so
     lines = []
     named = set()
     fields = set(getattr(cls, "model_fields", {})) if cls is not None else set()
+    from attnphys.errors import InputError
+
     for err in e.errors():
         loc = [str(x) for x in err["loc"]]
         msg = _plain(err)
+        cause = (err.get("ctx") or {}).get("error")
+        if isinstance(cause, InputError) and cause.field and not cause.field.startswith("-"):
+            loc, msg = loc + cause.field.split("."), cause.detail  # a nested configuration's own error
         if err["type"] == "extra_forbidden":
             where = f" in {source}" if source else ""
             known = ", ".join(sorted(fields)) if fields else ""
@@ -90,6 +95,26 @@ def _plain(err: Any) -> str:
     if err["type"] == "union_tag_invalid":
         return f"{key} {ctx.get('tag')!r} is not one of {ctx.get('expected_tags')}"
     return msg
+
+
+MAX_LOOP = 2**31 - 1
+"""Largest loop count (steps, transient, …): the device counts steps in 32-bit integers."""
+
+LOOP_FIELDS = ("steps", "transient", "n_orbit", "lyap_steps", "horizon", "record_every")
+"""Arguments that are loop counts (:data:`MAX_LOOP`)."""
+
+
+def too_long_loops(data: dict) -> list[str]:
+    """Loop counts beyond :data:`MAX_LOOP`, as ``field: must be at most …`` lines (the device would
+    overflow before anything is computed)."""
+    out = []
+    for name in LOOP_FIELDS:
+        v = data.get(name)
+        if isinstance(v, int) and not isinstance(v, bool) and v > MAX_LOOP:
+            out.append(
+                f"{name}: must be at most {MAX_LOOP:,} (the device counts steps in 32-bit integers), got {v:.3g}"
+            )
+    return out
 
 
 def stray_booleans(cls: type[BaseModel], data: Any) -> list[str]:
@@ -138,7 +163,7 @@ def validated(cls: type[_M], /, arguments: dict[str, str] | None = None, **field
     the function's argument where they differ."""
     from attnphys.errors import InputError
 
-    stray = stray_booleans(cls, fields)
+    stray = stray_booleans(cls, fields) + too_long_loops(fields)
     try:
         if stray:
             raise InputError("\n".join(stray))

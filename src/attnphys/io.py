@@ -440,6 +440,10 @@ def staged(path: str | Path, replace: bool = True) -> Iterator[Path]:
         replace: an existing ``path`` may be replaced (atomically). The caller decides beforehand, with
             :func:`check_output`, that replacing is allowed; without ``replace`` a path that appeared
             meanwhile is an :class:`OutputError`.
+
+    Raises:
+        OutputError: naming ``path`` (not the hidden sibling) when the disk fills up or a quota is
+            exhausted while writing; the partial copy is removed.
     """
     path = local_path(path, "path")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -449,6 +453,16 @@ def staged(path: str | Path, replace: bool = True) -> Iterator[Path]:
     try:
         yield tmp
         _commit(tmp, path, replace)
+    except OSError as e:
+        if e.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            raise
+        why = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "the disk quota is exhausted"}.get(
+            e.errno, "the file is larger than the file system allows"
+        )
+        raise OutputError(
+            f"{path}: {why} while writing it; nothing was kept (the partial copy is removed): free space or "
+            "choose another place"
+        ) from None
     finally:
         _ACTIVE_PARTIALS.discard(tmp)
         _rmtree(tmp)

@@ -596,3 +596,38 @@ def rerun(
     given |= {n for n, v in now.items() if v is not None}
     object.__setattr__(job, "__pydantic_fields_set__", given | {first, "overwrite"})
     return job
+
+
+def rerun_result(
+    store: str | Path,
+    out: str | Path,
+    *,
+    overwrite: bool = False,
+    executor: str | None = None,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    progress: bool = False,
+) -> Any:
+    """Repeat the job recorded in the result ``store`` into ``out`` and return what it made: the loaded
+    result (an xarray Dataset) or, for a command that writes a folder, its path (``attnphys.rerun``; theory:
+    docs/theory/sweeps.md §5). The same options give the same numbers, bit for bit; figures are not
+    drawn again, and where the chunks run is chosen now (``executor``, ``workers``, ``scheduler``).
+
+    Raises:
+        InputError: naming ``store`` (no attnphys result, or one that records no job) or the option now
+            refused.
+        OutputError: ``out`` holds something that may not be replaced (``overwrite`` replaces a result
+            of the same command only).
+    """
+    from attnphys.io import load
+
+    try:
+        job = rerun(store, out, overwrite, executor, workers, scheduler)
+    except InputError as e:
+        if e.field != "STORE":
+            raise
+        raise InputError(e.detail, "store") from None
+    job.run(progress)
+    first = next(iter(type(job).outputs_spec))
+    path = Path(getattr(job, first))
+    return path if type(job).outputs_spec[first] == "folder" else load(path)

@@ -253,3 +253,20 @@ def test_a_loaded_sweep_result_travels_as_netcdf_with_plain_xarray(whole, tmp_pa
     # attnphys.io.save writes the stored type again, not the portable encoding
     again = load(save(ds, tmp_path / "again.zarr"))
     assert again["point_seed"].dtype == np.uint32
+
+
+def test_a_full_disk_is_named_by_the_output_and_leaves_nothing_hidden(tmp_path, monkeypatch):
+    import errno
+
+    import attnphys.io as io
+    from attnphys.errors import OutputError
+
+    def full(ds, path, netcdf=False):
+        (path / "part").mkdir(parents=True)
+        raise OSError(errno.ENOSPC, "No space left on device", str(path / "part" / "c0"))
+
+    monkeypatch.setattr(io, "write_dataset", full)
+    with pytest.raises(OutputError, match=r"r\.zarr: no space left on the device while writing it") as err:
+        save(xr.Dataset({"a": ("x", np.ones(3))}), tmp_path / "r.zarr")
+    assert ".partial" not in str(err.value)
+    assert list(tmp_path.iterdir()) == []

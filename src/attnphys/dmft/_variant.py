@@ -128,7 +128,8 @@ class AbstractConfig(BaseModel, ABC):
                 self.with_field(name, v)
             except ValidationError as e:
                 err = e.errors()[0]
-                msg = err["msg"].removeprefix("Value error, ")
+                cause = (err.get("ctx") or {}).get("error")  # the configuration's own error (its __init__)
+                msg = cause.detail if isinstance(cause, InputError) else err["msg"].removeprefix("Value error, ")
                 raise InputError(f"axis {name}={v}: {msg}", name) from None
             except ValueError as e:
                 raise InputError(f"axis {name}={v}: {e}", name) from None

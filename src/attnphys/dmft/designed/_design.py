@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, model_validator
 
-from attnphys.errors import InputError
+from attnphys.errors import InputError, short_repr
 
 FEATURES: tuple[str, ...] = ("q", "k", "v", "o")
 """Feature names in the order a design lists them (the reference's order)."""
@@ -103,11 +103,13 @@ class DesignSpec(BaseModel):
         for f, xs in self.orders.items():
             _in_range(xs, M, f"orders.{f}", "mean-field patterns 0..M-1")
             if self.strict_orders and sorted(xs) != list(range(M)):
-                repeated = sorted({x for x in xs if xs.count(x) > 1})
+                from collections import Counter
+
+                repeated = sorted(x for x, n in Counter(xs).items() if n > 1)  # linear in M: orders may be long
                 missing = sorted(set(range(M)) - set(xs))
                 raise InputError(
-                    f"{list(xs)} is not a permutation of 0..{M - 1} (repeated {repeated}, missing {missing}); "
-                    "set strict_orders: false for a many-to-one routing",
+                    f"{short_repr(list(xs))} is not a permutation of 0..{M - 1} (repeated {short_repr(repeated)}, "
+                    f"missing {short_repr(missing)}); set strict_orders: false for a many-to-one routing",
                     f"orders.{f}",
                 )
         for f, xs in self.projection.items():
