@@ -805,7 +805,8 @@ def stamp_result(path: str | Path, attrs: dict, folder: bool = False) -> None:
     """Give the result at ``path`` (a Zarr store, a NetCDF file, or an output folder) every attribute of
     ``attrs`` and of :func:`attnphys.metadata.base_attrs` that it lacks, keeping those it has: the result
     contract of a command (theory: docs/theory/sweeps.md §5). A NetCDF file is rewritten atomically; a
-    store's attributes are updated in place and its metadata consolidated again."""
+    store's attributes are updated in place, its record of them written again (a store the job wrote with
+    plain calls gets its manifest now) and its metadata consolidated again."""
     from attnphys.metadata import base_attrs
 
     path = Path(path)
@@ -841,8 +842,11 @@ def stamp_result(path: str | Path, attrs: dict, folder: bool = False) -> None:
             from attnphys._integrity import verify_attrs
 
             intact = not verify_attrs(dict(g.attrs), sweep="sweep" in g.attrs and (path / "done").is_dir())
+            bare = COMPLETE not in g.attrs and not g.attrs.get(MANIFEST) and "sweep" not in g.attrs
             g.attrs.update(missing)
-            if intact and g.attrs.get(MANIFEST):
+            if bare:  # written just now by the job with plain calls: record what it holds, so that it loads verified
+                write_manifest(path, store_files(path))
+            elif intact and g.attrs.get(MANIFEST):
                 write_manifest(path)  # the record of the attributes, as they are now (never of edited ones)
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message=".*Consolidated metadata.*")
