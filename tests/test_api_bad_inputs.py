@@ -55,7 +55,62 @@ def _layers(**kw):
     return iterate_layers(**(dict(tokens=8, dim=4, layers=2) | kw))
 
 
+def _config(**kw):
+    import attnphys.dmft as d
+
+    return d.DMFTConfig(**kw)
+
+
+def _preset(name="paper", **kw):
+    import attnphys.dmft as d
+
+    return d.preset(name, **kw)
+
+
+def _toolkit_lyapunov(m=None, x0=None, params=3.5, batch=False):
+    from attnphys.dynamics import lyapunov_spectrum
+
+    m = _logistic() if m is None else m
+    x0 = np.array([0.5]) if x0 is None else x0
+    return lyapunov_spectrum(m, x0, None, params, steps=10, batch=batch)
+
+
 CASES = [
+    # configurations: pydantic's error becomes one naming the Python field, without pydantic's words
+    ("config correlations without kind", lambda: _config(correlations={"seed": 1}), InputError,
+     "correlations: must be a mapping that names its kind"),
+    ("config correlations unknown kind", lambda: _config(correlations={"kind": "bogus"}), InputError,
+     "correlations: kind 'bogus' is not one of"),
+    ("config M text", lambda: _config(M="x"), InputError, "M:"),
+    ("config M boolean", lambda: _config(M=True), InputError, "M: must be a number or text, not the boolean True"),
+    ("config unknown field", lambda: _config(steps=3), InputError, "steps: not a field of DMFTConfig"),
+    ("preset beta_o<0", lambda: _preset(beta_o=-1), InputError, "beta_o:"),
+    ("preset unknown", lambda: _preset("nope"), InputError, "unknown preset 'nope'"),
+    ("trajectories steps=True", lambda: _dmft()[0].trajectories(_dmft()[1], steps=True), InputError,
+     "steps: must be a number or text, not the boolean True"),
+    ("trajectories steps 2e9", lambda: _dmft()[0].trajectories(_dmft()[1], steps=2 * 10**9), ResourceError,
+     "lower `steps`"),
+    ("trajectories steps 1e30", lambda: _dmft()[0].trajectories(_dmft()[1], steps=10**30), InputError,
+     "steps: must be at most 2,147,483,647"),
+    ("bifurcation steps 1e25", lambda: _dmft()[0].bifurcation(_dmft()[1], {"beta_o": [1.0]}, steps=10**25,
+                                                              transient=10, n_orbit=20), InputError,
+     "steps: must be at most"),
+    ("trajectories sweep list", lambda: _dmft()[0].trajectories(_dmft()[1], sweep=[1, 2], steps=5), InputError,
+     "sweep: must be a mapping of field to values"),
+    ("trajectories sweep gamma", lambda: _dmft()[0].trajectories(_dmft()[1], sweep={"gamma": [1.0]}, steps=5),
+     InputError, "gamma is a field of designed models"),
+    ("final_windows of a list", lambda: _dmft()[0].final_windows([1]), InputError, "ds: must be the dataset"),
+    ("final_windows of another dataset", lambda: _dmft()[0].final_windows(__import__("xarray").Dataset()),
+     InputError, "ds: holds no final windows"),
+    ("save_window of text", lambda: _dmft()[0].save_window("x", "w.json"), InputError, "win: must be a Window"),
+    # the dynamics toolkit: wrong types and batches of different sizes, before anything is traced
+    ("lyapunov map text", lambda: _toolkit_lyapunov("logistic"), InputError, "m: must be a map"),
+    ("lyapunov params text", lambda: _toolkit_lyapunov(params="a"), InputError, "params: must be an array"),
+    ("lyapunov x0 text", lambda: _toolkit_lyapunov(x0="x"), InputError, "x0: must be an array"),
+    ("lyapunov batches differ", lambda: _toolkit_lyapunov(x0=np.full((3, 1), 0.5), params=np.array([3.5, 3.6]),
+                                                          batch=True), InputError, "params: every leaf"),
+    ("orbit spec text", lambda: __import__("attnphys.dynamics", fromlist=["orbit"]).orbit(
+        _logistic(), "x", np.array([0.5]), None, 3.5), InputError, "spec: must be an OrbitSpec"),
     # the DMFT analyses: a task's refused option names the argument, not pydantic's model
     ("trajectories steps<1", lambda: _dmft()[0].trajectories(_dmft()[1], steps=-1), InputError, "steps:"),
     ("trajectories record_every=0", lambda: _dmft()[0].trajectories(_dmft()[1], steps=10, transient=0,
@@ -117,11 +172,15 @@ CASES = [
 
 
 @pytest.mark.parametrize("case, call, error, names", CASES, ids=[c[0] for c in CASES])
-def test_a_bad_argument_is_refused_naming_it(case, call, error, names):
+def test_a_bad_argument_is_refused_naming_it(case, call, error, names, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     with pytest.raises(error) as info:
         call()
     assert type(info.value).__module__ == "attnphys.errors"
     assert names in str(info.value), str(info.value)
+    # the Python argument is named, never a command-line option or pydantic's internals
+    for word in ("discriminator", "Input tag", " --", "unknown option"):
+        assert word not in str(info.value), str(info.value)
 
 
 @pytest.mark.parametrize("bad, shown", [(np.nan, "nan"), (-1.0, "-1.0"), (np.inf, "inf")])
@@ -137,3 +196,21 @@ def test_a_long_axis_is_checked_at_its_extremes_and_its_first_non_finite_value(b
         values[LARGE_AXIS // 3] = bad
         with pytest.raises(InputError, match=f"beta_o=({shown}|{bad:g})"):
             cfg.check_axis("beta_o", values)
+
+
+def test_save_window_follows_the_output_rules(tmp_path):
+    """An existing file is replaced only with ``overwrite``, and only when it is a window file."""
+    import attnphys.dmft as d
+    from attnphys.errors import OutputError
+
+    cfg = d.DMFTConfig()
+    win = d.final_windows(d.trajectories(cfg, steps=3))[0]
+    path = d.save_window(win, tmp_path / "w.json")
+    with pytest.raises(OutputError, match="exists; pass overwrite=True"):
+        d.save_window(win, path)
+    d.save_window(win, path, overwrite=True)
+    foreign = tmp_path / "notes.json"
+    foreign.write_text('{"mine": 1}')
+    with pytest.raises(OutputError, match="not a window file"):
+        d.save_window(win, foreign, overwrite=True)
+    assert foreign.read_text() == '{"mine": 1}'

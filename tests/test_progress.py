@@ -86,4 +86,22 @@ def test_verify_shows_a_bar(capsys):
     from attnphys.verify import CLAIMS, run_claims
 
     rows = run_claims(0, CLAIMS[:1], progress=True)
-    assert rows[0]["passed"] and "claims" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert rows[0]["passed"] and "claims" in captured.out + captured.err
+
+
+def test_progress_appears_in_a_log_as_lines(capsys, monkeypatch):
+    """Where the output is not a terminal (a log file, a batch job) no live bar can be drawn: a line every
+    few seconds says how far the run is, and one more at the end."""
+    import attnphys.progress as p
+
+    clock = iter(float(t) for t in range(100))
+    monkeypatch.setattr("time.monotonic", lambda: next(clock))
+    monkeypatch.setattr(p, "LOG_EVERY_S", 3.0)
+    with p.progress_bar(10, "points") as advance:
+        for _ in range(10):
+            advance(1)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 4  # at 3, 6 and 9 seconds, and at the end
+    assert lines[0].startswith("points: 3/10 (30 %), 1 points/s, elapsed 0:00:03, eta 0:00:07")
+    assert lines[-1].startswith("points: 10/10 (100 %)")

@@ -25,7 +25,7 @@ CASES = {
 }
 
 # attributes that name the run rather than describe the result
-RUN_ATTRS = {"attnphys_job", "attnphys_given", "created"}
+RUN_ATTRS = {"attnphys_job", "attnphys_given", "created", "attnphys_manifest"}
 
 
 def _invoke(*args):
@@ -76,3 +76,19 @@ def test_rerun_of_a_rerun_is_the_same_job(tmp_path):
     for j in jobs:
         j.pop("out")
     assert jobs[0] == jobs[1] == jobs[2]
+
+
+def test_attnphys_rerun_repeats_a_stored_result_from_python(tmp_path):
+    """``attnphys.rerun`` is the command's Python twin: the same numbers, returned as the loaded result."""
+    import attnphys
+    from attnphys.errors import InputError
+    from attnphys.io import load
+
+    first = tmp_path / "first.zarr"
+    _invoke("dmft", "trajectory", "--beta-o", "1.26", "--steps", "40", "--transient", "10", "--out", first)
+    again = attnphys.rerun(first, tmp_path / "again.zarr")
+    assert isinstance(again, xr.Dataset)
+    xr.testing.assert_identical(again.drop_attrs(), load(first).drop_attrs())
+    (tmp_path / "plain.zarr").mkdir()
+    with pytest.raises(InputError, match="^store: "):
+        attnphys.rerun(tmp_path / "plain.zarr", tmp_path / "x.zarr")

@@ -10,16 +10,23 @@ So that such a store is never taken for a complete one:
 * a **sweep store** records the manifest of its template (metadata and coordinates) when it is created,
   and per chunk the CRC-32 of each variable's chunk file (the variable ``chunk_sums``, one Zarr chunk per
   sweep chunk, written after the chunk's data and before its ``done`` flag; 0 where the chunk wrote no
-  file, i.e. only fill values).
+  file, i.e. only fill values);
+* the manifest also covers the store's **root attributes** (sweep values, configuration, job record, …):
+  under the key :data:`ATTRIBUTES` it holds a digest of each, so that an edited attribute (a sweep value
+  that would relabel computed points) is refused, not loaded.
 
-:func:`verify_store` compares a store with what it recorded and lists the differences; a store written
-before manifests existed has nothing to compare and passes.
+:func:`verify_store` compares a store with what it recorded and lists the differences. A store naming an
+attnphys version older than :data:`RECORDS_SINCE` (written before the records existed) has nothing to
+compare and passes; any other store that lacks them is damaged (the records were removed, or the store
+was written by other means than attnphys, e.g. xarray's ``to_zarr``, and cannot be verified).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import zlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -36,6 +43,14 @@ CHUNK_SUMS = "chunk_sums"
 CHUNK_VARS = "attnphys_chunk_vars"
 """Root attribute of a sweep store: JSON list of the variables whose chunk files ``chunk_sums`` covers, in
 its column order."""
+
+ATTRIBUTES = ":attributes"
+"""Key of the manifest holding ``{root attribute: sha256 of its JSON}`` (every root attribute but the
+manifest itself); not a file."""
+
+RECORDS_SINCE = (0, 2, 0)
+"""The first attnphys version whose stores all carry the manifest (and, for sweeps, the chunk records):
+a store naming this version or a later one without them is damaged."""
 
 ROOT_METADATA = frozenset({"zarr.json", ".zattrs", ".zgroup", ".zmetadata"})
 """Files of the root group's metadata: they hold the manifest, so they are not in it."""
@@ -78,6 +93,60 @@ def store_files(root: str | os.PathLike, skip: Iterable[str] = ()) -> dict[str, 
     return out
 
 
+def attrs_record(attrs: Mapping) -> dict[str, str]:
+    """``{attribute: sha256 of its canonical JSON}`` of a store's root attributes, the manifest excepted."""
+    out = {}
+    for k, v in attrs.items():
+        if k == MANIFEST:
+            continue
+        text = json.dumps(v, sort_keys=True, default=str, ensure_ascii=True)
+        out[str(k)] = hashlib.sha256(text.encode()).hexdigest()
+    return out
+
+
+def manifest_files(manifest: Mapping) -> dict[str, str]:
+    """The file entries of a manifest (its :data:`ATTRIBUTES` record left out)."""
+    return {k: v for k, v in manifest.items() if k != ATTRIBUTES}
+
+
+def check_attrs(manifest: Mapping, attrs: Mapping) -> list[str]:
+    """What differs between a store's root attributes and the record of them in its manifest (empty:
+    none); one line naming every attribute changed, added or removed."""
+    recorded = manifest.get(ATTRIBUTES)
+    if not isinstance(recorded, dict):
+        return [f"its record of its attributes ({MANIFEST}[{ATTRIBUTES!r}]) is missing"]
+    now = attrs_record(attrs)
+    changed = sorted(k for k in set(now) & set(recorded) if now[k] != recorded[k])
+    added = sorted(set(now) - set(recorded))
+    removed = sorted(set(recorded) - set(now))
+    parts = []
+    for what, names in (("changed", changed), ("added", added), ("removed", removed)):
+        if names:
+            shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+            parts.append(f"root attribute{'s' if len(names) > 1 else ''} {shown} {what} since it was written")
+    return ["; ".join(parts)] if parts else []
+
+
+def _version(text: object) -> tuple[int, ...] | None:
+    m = re.match(r"\s*v?(\d+)(?:\.(\d+))?(?:\.(\d+))?", str(text))
+    return tuple(int(g or 0) for g in m.groups()) if m else None
+
+
+def requires_records(attrs: Mapping) -> bool:
+    """Whether a store must carry the manifest: it names no attnphys version older than
+    :data:`RECORDS_SINCE` (a store naming none, or one that cannot be read, must carry it too)."""
+    v = _version(attrs.get("attnphys_version")) if "attnphys_version" in attrs else None
+    return v is None or v >= RECORDS_SINCE
+
+
+def missing_records(attrs: Mapping, sweep: bool) -> list[str]:
+    """The records a store of this version must carry and lacks (names of root attributes)."""
+    if not requires_records(attrs):
+        return []
+    wanted = [MANIFEST] + ([CHUNK_VARS] if sweep else [])
+    return [k for k in wanted if not attrs.get(k)]
+
+
 def _variable(rel: str) -> str:
     return rel.split("/", 1)[0]
 
@@ -88,7 +157,7 @@ def check_manifest(root: str | os.PathLike, manifest: Mapping[str, str]) -> list
     root = Path(root)
     missing: dict[str, list[str]] = {}
     changed: dict[str, list[str]] = {}
-    for rel, expected in manifest.items():
+    for rel, expected in manifest_files(manifest).items():
         p = root / rel
         try:
             got = file_sum(p)
@@ -181,16 +250,63 @@ def describe_chunks(damaged: Mapping[int, list[str]]) -> str:
     return shown + (f" and {len(items) - 5} more chunks" if len(items) > 5 else "")
 
 
-def verify_store(root: str | os.PathLike, attrs: Mapping, done: np.ndarray | None = None) -> list[str]:
-    """Every difference between a store and what it recorded: its manifest and, for a sweep store, the sums
-    of its done chunks (``done``: the flags, when already read). Empty for an intact store."""
-    problems = []
+def verify_attrs(attrs: Mapping, sweep: bool) -> list[str]:
+    """What is wrong with a store's root attributes: records it must carry and lacks
+    (:func:`missing_records`), attributes that differ from the manifest's record of them (empty: none)."""
+    missing = missing_records(attrs, sweep)
+    if missing:
+        return [
+            f"it names attnphys {attrs.get('attnphys_version', '(no version)')} but lacks "
+            f"{' and '.join(missing)}, which every store of that version carries: either they were removed "
+            "from it, or it is a copy written by other means than attnphys (such as xarray's to_zarr), which "
+            "cannot be verified"
+        ]
+    manifest = attrs.get(MANIFEST)
+    if not manifest:
+        return []
+    try:
+        parsed = json.loads(str(manifest))
+        if not isinstance(parsed, dict):
+            raise TypeError
+    except (ValueError, TypeError):
+        return [f"its record of its files ({MANIFEST}) is unreadable"]
+    if ATTRIBUTES not in parsed and not requires_records(attrs):
+        return []
+    return check_attrs(parsed, attrs)
+
+
+def write_manifest(root: str | os.PathLike, files: Mapping[str, str] | None = None) -> None:
+    """Record in a store's root attributes its manifest: ``files`` (default: the files it lists already)
+    and the digest of every root attribute as they are now. Call it after the last change of attributes."""
+    import zarr
+
+    g = zarr.open_group(str(root), mode="r+")
+    attrs = dict(g.attrs)
+    if files is None:
+        try:
+            files = manifest_files(json.loads(str(attrs.get(MANIFEST, "{}"))))
+        except (ValueError, TypeError, AttributeError):
+            files = {}
+    manifest = {**files, ATTRIBUTES: attrs_record(attrs)}
+    g.attrs[MANIFEST] = json.dumps(manifest, sort_keys=True)
+
+
+def verify_store(
+    root: str | os.PathLike, attrs: Mapping, done: np.ndarray | None = None, sweep: bool | None = None
+) -> list[str]:
+    """Every difference between a store and what it recorded: its root attributes
+    (:func:`verify_attrs`), its manifest and, for a sweep store (``sweep``; default: whether ``done`` is
+    given), the sums of its done chunks (``done``: the flags, when already read). Empty for an intact
+    store."""
+    problems = verify_attrs(attrs, sweep=done is not None if sweep is None else sweep)
+    if problems and not attrs.get(MANIFEST):
+        return problems
     manifest = attrs.get(MANIFEST)
     if manifest:
         try:
             problems += check_manifest(root, json.loads(str(manifest)))
-        except (ValueError, TypeError):
-            problems.append(f"its record of its files ({MANIFEST}) is unreadable")
+        except (ValueError, TypeError, AttributeError):
+            pass  # said by verify_attrs
     if done is not None:
         bad = damaged_chunks(root, attrs, done)
         if bad:
@@ -199,14 +315,23 @@ def verify_store(root: str | os.PathLike, attrs: Mapping, done: np.ndarray | Non
 
 
 __all__ = [
+    "ATTRIBUTES",
     "CHUNK_SUMS",
     "CHUNK_VARS",
     "MANIFEST",
+    "RECORDS_SINCE",
+    "attrs_record",
+    "check_attrs",
     "check_manifest",
     "chunk_sums",
     "damaged_chunks",
     "describe_chunks",
     "file_sum",
+    "manifest_files",
+    "missing_records",
+    "requires_records",
     "store_files",
+    "verify_attrs",
     "verify_store",
+    "write_manifest",
 ]

@@ -51,9 +51,14 @@ def format_validation(e: ValidationError, cls: type[BaseModel] | None = None, so
     lines = []
     named = set()
     fields = set(getattr(cls, "model_fields", {})) if cls is not None else set()
+    from attnphys.errors import InputError
+
     for err in e.errors():
         loc = [str(x) for x in err["loc"]]
-        msg = err["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
+        msg = _plain(err)
+        cause = (err.get("ctx") or {}).get("error")
+        if isinstance(cause, InputError) and cause.field and not cause.field.startswith("-"):
+            loc, msg = loc + cause.field.split("."), cause.detail  # a nested configuration's own error
         if err["type"] == "extra_forbidden":
             where = f" in {source}" if source else ""
             known = ", ".join(sorted(fields)) if fields else ""
@@ -80,17 +85,91 @@ def format_validation(e: ValidationError, cls: type[BaseModel] | None = None, so
     return "\n".join(lines)
 
 
+def _plain(err: Any) -> str:
+    """An error's message without pydantic's internal words (discriminators, tags, prefixes)."""
+    msg = str(err["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    ctx = err.get("ctx") or {}
+    key = str(ctx.get("discriminator", "")).strip("'")
+    if err["type"] == "union_tag_not_found":
+        return f"must be a mapping that names its {key} (the {key!r} key is missing)"
+    if err["type"] == "union_tag_invalid":
+        return f"{key} {ctx.get('tag')!r} is not one of {ctx.get('expected_tags')}"
+    return msg
+
+
+MAX_LOOP = 2**31 - 1
+"""Largest loop count (steps, transient, …): the device counts steps in 32-bit integers."""
+
+LOOP_FIELDS = ("steps", "transient", "n_orbit", "lyap_steps", "horizon", "record_every")
+"""Arguments that are loop counts (:data:`MAX_LOOP`)."""
+
+
+def too_long_loops(data: dict) -> list[str]:
+    """Loop counts beyond :data:`MAX_LOOP`, as ``field: must be at most …`` lines (the device would
+    overflow before anything is computed)."""
+    out = []
+    for name in LOOP_FIELDS:
+        v = data.get(name)
+        if isinstance(v, int) and not isinstance(v, bool) and v > MAX_LOOP:
+            out.append(
+                f"{name}: must be at most {MAX_LOOP:,} (the device counts steps in 32-bit integers), got {v:.3g}"
+            )
+    return out
+
+
+def stray_booleans(cls: type[BaseModel], data: Any) -> list[str]:
+    """The fields of ``data`` given a boolean that do not take one (pydantic would read ``True`` as 1:
+    ``steps=True`` would run one step), as ``field: must be a number, not the boolean True`` lines."""
+    if not isinstance(data, dict):
+        return []
+    out = []
+    for name, value in data.items():
+        f = cls.model_fields.get(name) if isinstance(name, str) else None
+        if f is None or not isinstance(value, bool):
+            continue
+        if not any(a is bool or a is Any for a in members(f.annotation)):
+            out.append(f"{name}: must be a number or text, not the boolean {value}")
+    return out
+
+
+def config_error(e: ValidationError, cls: type[BaseModel] | None = None) -> Exception:
+    """A configuration's validation error as :class:`~attnphys.errors.InputError` naming the field as
+    the Python argument (``beta_o: Input should be …``); the pydantic error stays in its ``validation``
+    attribute for the command line, which names options instead."""
+    from attnphys.errors import InputError
+
+    lines = format_validation(e).split("\n")
+    if cls is not None:
+        known = ", ".join(sorted(cls.model_fields))
+        lines = [
+            line.replace("unknown option ", "").rstrip() + f": not a field of {cls.__name__} (its fields: {known})"
+            if line.startswith("unknown option ")
+            else line
+            for line in lines
+        ]
+        lines = [line.replace("': not a field", ": not a field").removeprefix("'") for line in lines]
+    first = lines[0].split(":", 1)
+    field = first[0] if len(first) == 2 and " " not in first[0] else None
+    detail = "\n".join([first[1].strip() if field else lines[0], *lines[1:]])
+    err = InputError(detail, field)
+    err.validation = e  # pyright: ignore[reportAttributeAccessIssue]
+    return err
+
+
 def validated(cls: type[_M], /, arguments: dict[str, str] | None = None, **fields: Any) -> _M:
     """``cls(**fields)`` for a pydantic model built from a function's arguments; a refused value raises
     :class:`~attnphys.errors.InputError` naming the argument (``steps: Input should be greater than 0 (got
     -1)``), never pydantic's own error (theory: docs/theory/sweeps.md §5). ``arguments``: field → the name of
     the function's argument where they differ."""
-    try:
-        return cls(**fields)
-    except ValidationError as e:
-        from attnphys.errors import InputError
+    from attnphys.errors import InputError
 
-        lines = format_validation(e).split("\n")
+    stray = stray_booleans(cls, fields) + too_long_loops(fields)
+    try:
+        if stray:
+            raise InputError("\n".join(stray))
+        return cls(**fields)
+    except (ValidationError, InputError) as e:
+        lines = format_validation(e).split("\n") if isinstance(e, ValidationError) else stray
         for field, arg in (arguments or {}).items():
             lines = [
                 arg + line[len(field) :] if line.startswith((f"{field}:", f"{field}.")) else line for line in lines

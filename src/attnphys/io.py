@@ -37,9 +37,10 @@ import numpy as np
 import xarray as xr
 
 from attnphys._contract import COMMAND, COMPLETE, CONTENTS, MARKER
-from attnphys._integrity import MANIFEST, store_files, verify_store
+from attnphys._files import read_input
+from attnphys._integrity import CHUNK_VARS, MANIFEST, store_files, verify_store, write_manifest
 from attnphys._paths import check_link, check_name, check_writable_place, kind_of, local_path
-from attnphys.errors import DamagedResultError, IncompleteResultError, InputError, OutputError
+from attnphys.errors import DamagedResultError, IncompleteResultError, OutputError
 
 _ACTIVE_PARTIALS: set[Path] = set()
 """Hidden partial outputs of this process, removed by :func:`cleanup_partials` on an interrupt."""
@@ -49,35 +50,13 @@ _ACTIVE_LOCKS: set[Path] = set()
 
 
 def read_limited(path: Path, limit: int, option: str, what: str) -> bytes:
-    """The bytes of ``path``, refusing more than ``limit`` (read no further: ``/dev/zero`` never ends).
+    """The bytes of the regular file ``path``, refusing more than ``limit`` (read no further: ``/dev/zero``
+    never ends) and anything that is not a regular file (:func:`attnphys._files.read_input`).
 
     Raises:
         InputError: naming ``option``.
     """
-    try:
-        with open(path, "rb") as f:
-            data = f.read(limit + 1)
-    except OSError as e:
-        raise InputError(f"cannot read {path}: {e.strerror or e}", option) from None
-    if len(data) > limit:
-        size = f"{limit / 2**20:g} MiB" if limit >= 2**20 else f"{limit / 2**10:g} KiB"
-        raise InputError(f"{path} is larger than {size}; that is not {what}", option)
-    return data
-
-
-def unique_keys(pairs: list[tuple[str, object]]) -> dict:
-    """A JSON object's pairs as a dict, refusing a key given twice (``json.loads(…, object_pairs_hook=…)``;
-    by default the last would silently win).
-
-    Raises:
-        ValueError: naming the key.
-    """
-    out: dict = {}
-    for k, v in pairs:
-        if k in out:
-            raise ValueError(f"the key {k!r} is given twice")
-        out[k] = v
-    return out
+    return read_input(path, option, what, limit)[1]
 
 
 def resolve_output(path: str | os.PathLike, option: str = "--out") -> Path:
@@ -461,6 +440,10 @@ def staged(path: str | Path, replace: bool = True) -> Iterator[Path]:
         replace: an existing ``path`` may be replaced (atomically). The caller decides beforehand, with
             :func:`check_output`, that replacing is allowed; without ``replace`` a path that appeared
             meanwhile is an :class:`OutputError`.
+
+    Raises:
+        OutputError: naming ``path`` (not the hidden sibling) when the disk fills up or a quota is
+            exhausted while writing; the partial copy is removed.
     """
     path = local_path(path, "path")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -470,6 +453,16 @@ def staged(path: str | Path, replace: bool = True) -> Iterator[Path]:
     try:
         yield tmp
         _commit(tmp, path, replace)
+    except OSError as e:
+        if e.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            raise
+        why = {errno.ENOSPC: "no space left on the device", errno.EDQUOT: "the disk quota is exhausted"}.get(
+            e.errno, "the file is larger than the file system allows"
+        )
+        raise OutputError(
+            f"{path}: {why} while writing it; nothing was kept (the partial copy is removed): free space or "
+            "choose another place"
+        ) from None
     finally:
         _ACTIVE_PARTIALS.discard(tmp)
         _rmtree(tmp)
@@ -548,7 +541,7 @@ def remove_after_exit(paths: list[Path]) -> None:
 
 def write_dataset(ds: xr.Dataset, path: Path, netcdf: bool = False) -> None:
     """Write ``ds`` with its completion marker to a fresh ``path`` (no checks: see :func:`save`)."""
-    ds = ds.copy()
+    ds = ds.drop_encoding()  # a fresh store: the encodings of wherever ``ds`` was read from do not apply
     if netcdf:
         ds = _netcdf3_types(ds)
         ds.attrs[COMPLETE] = 1
@@ -591,13 +584,13 @@ def _netcdf3_types(ds: xr.Dataset) -> xr.Dataset:
 
 def mark_complete(path: str | Path, manifest: dict[str, str] | None = None) -> None:
     """Set the completion marker of a Zarr store, after everything else in it was written, with the record
-    of the files it holds (``manifest``, :func:`attnphys._integrity.store_files`) that :func:`load` verifies."""
+        of the files it holds (``manifest``, :func:`attnphys._integrity.store_files`) and of its root attributes,
+    which :func:`load` verifies."""
     import zarr
 
-    attrs: dict[str, int | str] = {COMPLETE: 1}
+    zarr.open_group(str(path), mode="r+").attrs[COMPLETE] = 1
     if manifest is not None:
-        attrs[MANIFEST] = json.dumps(manifest, sort_keys=True)
-    zarr.open_group(str(path), mode="r+").attrs.update(attrs)
+        write_manifest(path, manifest)
 
 
 def save(ds: xr.Dataset, path: str | Path, overwrite: bool = False, command: str | None = None) -> Path:
@@ -660,6 +653,25 @@ def load(path: str | Path) -> xr.Dataset:
         ds = unflatten_points(ds)
         for view in _result_views():
             ds = view(ds)
+    for key in (MANIFEST, CHUNK_VARS):  # records of the store, not of the data (a copy has other files)
+        ds.attrs.pop(key, None)
+    return portable(ds)
+
+
+def portable(ds: xr.Dataset) -> xr.Dataset:
+    """``ds`` with an encoding that every xarray writer accepts: integer variables whose values the
+    NetCDF-3 format cannot hold (unsigned or 64-bit beyond int32, e.g. a sweep's ``point_seed``) are
+    encoded as float64 (exact below 2^53), so that ``ds.to_netcdf(...)`` works with the core install's
+    engine (scipy). The values in memory keep their type."""
+    lo, hi = np.iinfo(np.int32).min, np.iinfo(np.int32).max
+    for name in ds.variables:
+        v = ds.variables[name]
+        if v.dtype.kind not in "iu" or (v.dtype.kind == "i" and v.dtype.itemsize <= 4) or v.size == 0:
+            continue
+        vals = np.asarray(v.values)
+        if vals.min() < lo or vals.max() > hi:
+            v.encoding = {k: x for k, x in v.encoding.items() if k in ("chunks", "preferred_chunks")}
+            v.encoding["dtype"] = np.dtype("float64")
     return ds
 
 
@@ -717,12 +729,23 @@ def check_store(path: str | Path, what: str | None = None) -> None:
     if not attrs.get(COMPLETE):
         return  # reported as incomplete by the caller
     done = None
-    if "sweep" in attrs:
+    sweep = "sweep" in attrs and (Path(path) / "done").is_dir()
+    if sweep:
         try:
             done = read_done(path)
         except Exception:  # noqa: BLE001 - the done flags' own metadata is gone: the manifest says so
             done = None
-    problems = verify_store(path, attrs, done)
+    from attnphys._integrity import verify_attrs
+
+    wrong = verify_attrs(attrs, sweep=sweep)
+    if wrong:
+        raise DamagedResultError(
+            f"{what or path} is damaged: {'; '.join(wrong)}. Its attributes no longer vouch for its data: "
+            "copy the store's folder itself (cp -r, rsync) from a complete copy, or write copies with "
+            "attnphys.io.save; else re-run the command that makes it, replacing this store",
+            wrong,
+        )
+    problems = verify_store(path, attrs, done, sweep=sweep)
     if problems:
         again = (
             "re-run the same command: it recomputes the damaged chunks"
@@ -783,7 +806,8 @@ def stamp_result(path: str | Path, attrs: dict, folder: bool = False) -> None:
     """Give the result at ``path`` (a Zarr store, a NetCDF file, or an output folder) every attribute of
     ``attrs`` and of :func:`attnphys.metadata.base_attrs` that it lacks, keeping those it has: the result
     contract of a command (theory: docs/theory/sweeps.md §5). A NetCDF file is rewritten atomically; a
-    store's attributes are updated in place and its metadata consolidated again."""
+    store's attributes are updated in place, its record of them written again (a store the job wrote with
+    plain calls gets its manifest now) and its metadata consolidated again."""
     from attnphys.metadata import base_attrs
 
     path = Path(path)
@@ -816,7 +840,15 @@ def stamp_result(path: str | Path, attrs: dict, folder: bool = False) -> None:
         g = zarr.open_group(str(path), mode="r+")
         missing = {k: v for k, v in wanted.items() if k not in g.attrs}
         if missing:
+            from attnphys._integrity import verify_attrs
+
+            intact = not verify_attrs(dict(g.attrs), sweep="sweep" in g.attrs and (path / "done").is_dir())
+            bare = COMPLETE not in g.attrs and not g.attrs.get(MANIFEST) and "sweep" not in g.attrs
             g.attrs.update(missing)
+            if bare:  # written just now by the job with plain calls: record what it holds, so that it loads verified
+                write_manifest(path, store_files(path))
+            elif intact and g.attrs.get(MANIFEST):
+                write_manifest(path)  # the record of the attributes, as they are now (never of edited ones)
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message=".*Consolidated metadata.*")
                 zarr.consolidate_metadata(str(path))

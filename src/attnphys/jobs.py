@@ -19,7 +19,6 @@ from __future__ import annotations
 import abc
 import json
 import math
-import tomllib
 import typing
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -30,7 +29,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from attnphys._contract import COMMAND, GIVEN, JOB
 from attnphys._messages import format_validation, members, option_name
-from attnphys.errors import InputError
+from attnphys.errors import InputError, ResourceError
 
 if typing.TYPE_CHECKING:
     import xarray as xr
@@ -105,9 +104,10 @@ MAX_VALUES = 1_000_000
 """Most values of one option (a swept parameter): more is a typing slip, not a sweep."""
 
 
-def parse_values(v: Any) -> Any:
+def parse_values(v: Any, distinct: bool = True) -> Any:
     """One or several numbers: a number, a list, ``"0.5,1,3"`` or ``"START:STOP:NUM"`` (NUM evenly
-    spaced values, both ends included). Non-finite values are refused."""
+    spaced values, both ends included). Non-finite values are refused, and (``distinct``: the values of a
+    sweep) a value given twice."""
     if v is None:
         return v
     if isinstance(v, str):
@@ -152,8 +152,10 @@ def parse_values(v: Any) -> Any:
             raise ValueError(f"values must be numbers, got {x!r}")
         if not isinstance(x, (int, float)) or not math.isfinite(float(x)):
             raise ValueError(f"values must be finite numbers, got {x!r}")
-    if len(set(float(x) for x in v)) != len(v):
-        raise ValueError(f"values repeat: {v}")
+    if distinct and len(set(float(x) for x in v)) != len(v):
+        twice = sorted({float(x) for x in v if [float(y) for y in v].count(float(x)) > 1})
+        shown = ", ".join(f"{x:g}" for x in twice)
+        raise ValueError(f"the values of a sweep must differ; {shown} is given more than once (in {v})")
     return tuple(float(x) for x in v)
 
 
@@ -161,9 +163,9 @@ Values = Annotated[tuple[float, ...], BeforeValidator(parse_values)]
 """Option type of a parameter that takes one value or several (a sweep): ``0.5,1,3`` or ``1.2:1.3:11``."""
 
 
-def parse_ints(v: Any) -> Any:
+def parse_ints(v: Any, distinct: bool = True) -> Any:
     """Like :func:`parse_values` for integers (``100,1000,10000``); refuses non-integers."""
-    vals = parse_values(v)
+    vals = parse_values(v, distinct)
     if vals is None:
         return vals
     out = []
@@ -175,6 +177,9 @@ def parse_ints(v: Any) -> Any:
 
 
 IntValues = Annotated[tuple[int, ...], BeforeValidator(parse_ints)]
+
+IntSequence = Annotated[tuple[int, ...], BeforeValidator(lambda v: parse_ints(v, distinct=False))]
+"""Option type of a sequence of integers whose values may repeat (a cycle such as ``0,1,2,1``)."""
 
 
 # -- reports -------------------------------------------------------------------------------------------
@@ -366,18 +371,23 @@ class AbstractJob(BaseModel, abc.ABC):
         them meanwhile), execute, and seal the outputs with the result contract (:meth:`seal`)."""
         from attnphys.io import OutputLock
 
-        self.preflight()
-        with ExitStack() as stack:
-            locked = ("result", "folder", "sweep")
-            for opt, path, kind in self.outputs():
-                if kind in locked:
-                    stack.enter_context(OutputLock(path, opt))
-            self._check_outputs(locked)
-            report = self.execute(progress)
-            self.seal()
-            return report
+        try:
+            self.preflight()
+            with ExitStack() as stack:
+                locked = ("result", "folder", "sweep")
+                for opt, path, kind in self.outputs():
+                    if kind in locked:
+                        stack.enter_context(OutputLock(path, opt))
+                self._check_outputs(locked)
+                report = self.execute(progress)
+                self.seal()
+                return report
+        except (InputError, ResourceError) as e:  # the library names its arguments: here, this job's options
+            if type(e) not in (InputError, ResourceError) or e.field not in type(self).model_fields:
+                raise
+            raise self.option_error(e) from None
 
-    def option_error(self, e: InputError) -> InputError:
+    def option_error(self, e: InputError | ResourceError) -> InputError | ResourceError:
         """An error of the library, worded for the command line: its field and every argument named in
         backticks (```start_value```) become this job's options (``--start-value``)."""
         import re
@@ -388,7 +398,7 @@ class AbstractJob(BaseModel, abc.ABC):
             return option_name(name) if name in fields else name
 
         detail = re.sub(r"`(\w+)`", lambda m: opt(m.group(1)), e.detail)
-        return InputError(detail, opt(e.field) if e.field else None)
+        return type(e)(detail, opt(e.field) if e.field else None)
 
     def seal(self) -> None:
         """The result contract, for every command: each result, sweep store and output folder this job
@@ -448,104 +458,31 @@ MAX_OPTIONS_BYTES = 1 << 20
 
 MAX_OPTIONS_NODES = 100_000
 """Most values an options file may hold once YAML aliases are expanded (each use of an alias counts its
-whole value again): a few "billion laughs" lines would otherwise expand to billions."""
-
-MAX_OPTIONS_DEPTH = 100
-"""Deepest nesting of lists and mappings in an options file."""
-
-
-def _count_nodes(value: Any, path: Path, limit: int = MAX_OPTIONS_NODES, depth: int = MAX_OPTIONS_DEPTH) -> None:
-    """Refuse a value with more than ``limit`` items once shared references (YAML aliases) are expanded,
-    or nested deeper than ``depth``; stops counting at the first excess (never expands anything)."""
-    count = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        v, d = stack.pop()
-        count += 1
-        if count > limit:
-            raise InputError(
-                f"{path} expands to more than {limit:,} values (YAML aliases repeat their whole value each "
-                "time they are used); an options file holds a few options",
-                "--config",
-            )
-        if d > depth:
-            raise InputError(f"{path} nests lists or mappings more than {depth} levels deep", "--config")
-        if isinstance(v, dict):
-            stack.extend((x, d + 1) for x in v.values())
-        elif isinstance(v, (list, tuple)):
-            stack.extend((x, d + 1) for x in v)
-
-
-def _yaml_loader():
-    """PyYAML's safe loader that refuses a key given twice in one mapping (instead of keeping the last)."""
-    import yaml
-
-    class Loader(yaml.SafeLoader):
-        pass
-
-    def mapping(loader, node, deep=False):
-        seen = set()
-        for key_node, _ in node.value:
-            key = loader.construct_object(key_node, deep=deep)
-            try:
-                twice = key in seen
-            except TypeError:  # an unhashable key: the base constructor reports it
-                break
-            if twice:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"the key {key!r} is given twice", key_node.start_mark
-                )
-            seen.add(key)
-        return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
-
-    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
-    return Loader
+whole value again): a few "billion laughs" lines would otherwise expand to billions
+(:data:`attnphys._files.MAX_NODES`)."""
 
 
 def read_options_file(path: str | Path) -> dict:
     """A mapping of options from a YAML (``.yaml``/``.yml``), TOML (``.toml``) or JSON file.
 
-    YAML is read with the safe loader (no Python objects, nothing executed). Every format refuses a key
-    given twice, a file larger than :data:`MAX_OPTIONS_BYTES`, and (YAML) aliases that expand to more than
-    :data:`MAX_OPTIONS_NODES` values.
+    Read by the one reader of input files (:mod:`attnphys._files`): a regular file only (a folder, a named
+    pipe, a device are refused by name), at most :data:`MAX_OPTIONS_BYTES`; YAML with the safe loader (no
+    Python objects, nothing executed); a key given twice, aliases that expand to more than
+    :data:`MAX_OPTIONS_NODES` values, dates and binary data refused.
 
     Raises:
         InputError: naming ``--config``.
     """
-    from attnphys.io import local_path, read_limited, unique_keys
+    from attnphys._files import parse_mapping, read_input
 
-    path = local_path(path, "--config")
-    if not path.exists():
-        raise InputError(f"{path} does not exist", "--config")
-    if path.is_dir():
-        raise InputError(f"{path} is a folder, not an options file", "--config")
-    raw = read_limited(path, MAX_OPTIONS_BYTES, "--config", "an options file")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise InputError(f"cannot read {path}: {e}", "--config") from None
-    suffix = path.suffix.lower()
-    try:
-        if suffix in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.load(text, Loader=_yaml_loader())  # noqa: S506 - a SafeLoader subclass
-        elif suffix == ".toml":
-            data = tomllib.loads(text)
-        else:
-            data = json.loads(text, object_pairs_hook=unique_keys)
-    except RecursionError:
-        raise InputError(f"{path} nests lists or mappings too deeply", "--config") from None
-    except Exception as e:
-        kind = {".yaml": "YAML", ".yml": "YAML", ".toml": "TOML"}.get(suffix, "JSON")
-        raise InputError(f"{path} is not valid {kind}: {e}", "--config") from None
-    _count_nodes(data, path)
+    path, raw = read_input(path, "--config", "an options file", MAX_OPTIONS_BYTES)
+    data = parse_mapping(raw, path, "--config", "an options file")
     if not isinstance(data, dict):
         raise InputError(f"{path} must hold a mapping of option names to values, not {type(data).__name__}", "--config")
     return data
 
 
-INPUT_PATH_FIELDS = ("start", "weights", "text", "starts", "model")
+INPUT_PATH_FIELDS = ("start", "weights", "text", "starts", "model", "design")
 """Fields that may name input files: a relative path in an options file is relative to the file's folder."""
 
 
@@ -555,15 +492,22 @@ def relative_to_file(cls: type[BaseModel], data: dict, folder: Path) -> dict:
     (with a ``/`` or a suffix such as ``.json``), is made absolute. Words (``token``, ``checkpoint``,
     ``minilm``) and outputs are left as they are."""
     out = dict(data)
-    for name in INPUT_PATH_FIELDS:
-        if name not in cls.model_fields or not isinstance(out.get(name), str):
-            continue
-        text = out[name].strip()
+
+    def resolved(value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        text = value.strip()
         if not text or text.startswith("~") or Path(text).is_absolute() or ":" in text:
-            continue
+            return value
         candidate = folder / text
-        if candidate.exists() or "/" in text or Path(text).suffix:
-            out[name] = str(candidate.absolute())
+        return str(candidate.absolute()) if candidate.exists() or "/" in text or Path(text).suffix else value
+
+    for name in INPUT_PATH_FIELDS:
+        if name in cls.model_fields and name in out:
+            out[name] = resolved(out[name])
+    for name, value in list(out.items()):  # a path inside a mapping option (correlations: {kind: weights, path})
+        if name in cls.model_fields and isinstance(value, dict) and isinstance(value.get("path"), str):
+            out[name] = {**value, "path": resolved(value["path"])}
     return out
 
 
@@ -658,3 +602,38 @@ def rerun(
     given |= {n for n, v in now.items() if v is not None}
     object.__setattr__(job, "__pydantic_fields_set__", given | {first, "overwrite"})
     return job
+
+
+def rerun_result(
+    store: str | Path,
+    out: str | Path,
+    *,
+    overwrite: bool = False,
+    executor: str | None = None,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    progress: bool = False,
+) -> Any:
+    """Repeat the job recorded in the result ``store`` into ``out`` and return what it made: the loaded
+    result (an xarray Dataset) or, for a command that writes a folder, its path (``attnphys.rerun``; theory:
+    docs/theory/sweeps.md §5). The same options give the same numbers, bit for bit; figures are not
+    drawn again, and where the chunks run is chosen now (``executor``, ``workers``, ``scheduler``).
+
+    Raises:
+        InputError: naming ``store`` (no attnphys result, or one that records no job) or the option now
+            refused.
+        OutputError: ``out`` holds something that may not be replaced (``overwrite`` replaces a result
+            of the same command only).
+    """
+    from attnphys.io import load
+
+    try:
+        job = rerun(store, out, overwrite, executor, workers, scheduler)
+    except InputError as e:
+        if e.field != "STORE":
+            raise
+        raise InputError(e.detail, "store") from None
+    job.run(progress)
+    first = next(iter(type(job).outputs_spec))
+    path = Path(getattr(job, first))
+    return path if type(job).outputs_spec[first] == "folder" else load(path)

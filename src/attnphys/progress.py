@@ -16,17 +16,67 @@ from contextvars import ContextVar
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+LOG_EVERY_S = 5.0
+"""Seconds between the progress lines written where the output is not a terminal (a log file, a batch
+job's output): a live bar cannot be drawn there."""
+
+
+def _clock(s: float) -> str:
+    s = int(max(s, 0))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+@contextmanager
+def _log_lines(total: float, unit: str, done: float, stream) -> Iterator[Callable[..., None]]:
+    """``advance(n)`` that writes a line ``unit: done/total (pct %), rate, elapsed, eta`` to ``stream``
+    every :data:`LOG_EVERY_S` seconds, and one at the end."""
+    import time
+
+    start = last = time.monotonic()
+    state = {"done": float(done), "first": float(done)}
+
+    def line(now: float) -> None:
+        d, elapsed = state["done"], now - start
+        rate = (d - state["first"]) / elapsed if elapsed > 0 else 0.0
+        pct = 100.0 * d / total if total else 100.0
+        eta = f", eta {_clock((total - d) / rate)}" if rate > 0 and d < total else ""
+        speed = f", {rate:.3g} {unit}/s" if rate > 0 else ""
+        stream.write(f"{unit}: {d:g}/{total:g} ({pct:.0f} %){speed}, elapsed {_clock(elapsed)}{eta}\n")
+        stream.flush()
+
+    def advance(n: float = 1) -> None:
+        nonlocal last
+        state["done"] += n
+        now = time.monotonic()
+        if now - last >= LOG_EVERY_S:
+            last = now
+            line(now)
+
+    try:
+        yield advance
+    finally:
+        line(time.monotonic())
+
 
 @contextmanager
 def progress_bar(total: float, unit: str, enabled: bool = True, done: float = 0):
     """Yield ``advance(n)`` (n may be fractional); shows done/total, rate, elapsed and remaining time when
-    enabled."""
+    enabled: a live bar on a terminal, else (a log file, a batch job) a line every :data:`LOG_EVERY_S`
+    seconds on standard error."""
     if not enabled:
 
         def skip(n: float = 1) -> None:
             return None
 
         yield skip
+        return
+    import sys
+
+    from rich.console import Console
+
+    if not Console(stderr=True).is_terminal and not Console().is_terminal:
+        with _log_lines(total, unit, done, sys.stderr) as advance:
+            yield advance
         return
     columns = (
         TextColumn("[bold]{task.description}"),

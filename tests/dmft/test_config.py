@@ -24,7 +24,7 @@ def test_paper_preset_values():
         (dict(epsilon=1.0), "epsilon", "less than 1"),
         (dict(beta_o=float("nan")), "beta_o", "finite"),
         (dict(beta_att=-1.0), "beta_att", "greater than or equal to 0"),
-        (dict(foo=1), "foo", "Extra inputs"),
+        (dict(foo=1), "foo", "not a field of DMFTConfig"),
         (dict(correlations=dict(kind="bogus")), "correlations", "kind"),
         (dict(M=13), "M", "less than or equal to 12"),
     ],

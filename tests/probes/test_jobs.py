@@ -26,7 +26,7 @@ def _bad(tmp_path):
     (["--model", "{tmp}/empty_dir"], "is not a model folder (no config.json"),
     (["--text", "{tmp}/bin.txt"], "--text: {tmp}/bin.txt is not a UTF-8 text file"),
     (["--text", "{tmp}/one.txt"], "--text: {tmp}/one.txt holds 1 sentence; the probes need at least 2"),
-    (["--text", "{tmp}/missing.txt"], "--text: no such file"),
+    (["--text", "{tmp}/missing.txt"], "--text: {tmp}/missing.txt does not exist"),
     (["--out", "{tmp}/file_out"], "--out {tmp}/file_out is a file"),
     (["--sentences", "1"], "--sentences"),
     (["--max-tokens", "4"], "--max-tokens"),

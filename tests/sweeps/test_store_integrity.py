@@ -12,7 +12,7 @@ import pytest
 import xarray as xr
 import zarr
 
-from attnphys._integrity import CHUNK_VARS, MANIFEST, chunk_file
+from attnphys._integrity import ATTRIBUTES, CHUNK_VARS, MANIFEST, chunk_file, manifest_files
 from attnphys.errors import DamagedResultError, IncompleteResultError
 from attnphys.io import load, save
 from attnphys.sweeps import DamagedStoreWarning, Grid, Sweep, done_mask, open_result, run_sweep
@@ -51,7 +51,9 @@ def _data_var(path) -> str:
 def test_a_finished_store_records_its_files_and_chunk_sums(whole):
     attrs = dict(zarr.open_group(str(whole[0]), mode="r").attrs)
     manifest = json.loads(attrs[MANIFEST])
-    assert "mo_se/zarr.json" in manifest and all(":" in v for v in manifest.values())
+    files = manifest_files(manifest)
+    assert "mo_se/zarr.json" in files and all(":" in v for v in files.values())
+    assert {"sweep", "config", CHUNK_VARS} <= set(manifest[ATTRIBUTES])
     assert "mo_se" in json.loads(attrs[CHUNK_VARS])
     assert_same_store(open_result(whole[0]).drop_attrs(), whole[1].drop_attrs())
 
@@ -118,10 +120,11 @@ def test_a_damaged_single_result_is_refused(tmp_path, damage):
 
 
 def test_a_store_without_records_is_read_as_before(whole, tmp_path):
-    """Stores written before the records existed have none to compare with."""
+    """Stores written before the records existed (naming an older version) have none to compare with."""
     path = _copy(whole, tmp_path)
     g = zarr.open_group(str(path), mode="r+")
     attrs = {k: v for k, v in g.attrs.items() if k not in (MANIFEST, CHUNK_VARS)}
+    attrs["attnphys_version"] = "0.1.0"
     g.attrs.clear()
     g.attrs.update(attrs)
     assert_same_store(open_result(path).drop_attrs(), whole[1].drop_attrs())
@@ -136,3 +139,134 @@ def test_a_chunk_is_never_larger_than_the_grid(tmp_path):
     assert arr.chunks[0] == grid.size
     # the same sweep with the chunk given as the grid's size resumes the store (one chunk either way)
     run_sweep(Sweep(grid=Grid(axes=grid.axes, chunk=grid.size), task=task), tmp_path / "s.zarr", progress=False)
+
+
+# -- root attributes and records: every way of making a store lie is refused on open and on resume --------
+
+
+def _edit_attrs(path, change) -> None:
+    g = zarr.open_group(str(path), mode="r+")
+    attrs = dict(g.attrs)
+    change(attrs)
+    g.attrs.clear()
+    g.attrs.update(attrs)
+
+
+def _relabel(attrs) -> None:
+    """The stored β_o = 0.8 relabelled 9.9 (the edit that would make computed points lie)."""
+    d = json.loads(attrs["sweep"])
+    d["grid"]["axes"][0]["values"][0] = 9.9
+    attrs["sweep"] = json.dumps(d, sort_keys=True)
+
+
+def _edit_config(attrs) -> None:
+    c = json.loads(attrs["config"])
+    c["beta_att"] = 7.5
+    attrs["config"] = json.dumps(c, sort_keys=True)
+
+
+ATTRIBUTE_DAMAGE = {
+    # case: (edit of the root attributes, what the refusal names)
+    "records deleted": (
+        lambda a: [a.pop(MANIFEST), a.pop(CHUNK_VARS)],
+        f"lacks {MANIFEST} and {CHUNK_VARS}",
+    ),
+    "manifest deleted": (lambda a: a.pop(MANIFEST), f"lacks {MANIFEST},"),
+    "sweep value edited": (_relabel, "root attribute sweep changed"),
+    "config edited": (_edit_config, "root attribute config changed"),
+    "job record added": (lambda a: a.update(attnphys_job='{"steps": 5}'), "root attribute attnphys_job added"),
+    "version removed": (lambda a: a.pop("attnphys_version"), "root attribute attnphys_version removed"),
+    "attribute record deleted": (
+        lambda a: a.update({MANIFEST: json.dumps(manifest_files(json.loads(a[MANIFEST])))}),
+        "record of its attributes",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(ATTRIBUTE_DAMAGE))
+def test_a_store_with_edited_root_attributes_is_refused_on_open_and_on_resume(whole, tmp_path, case):
+    path = _copy(whole, tmp_path)
+    edit, named = ATTRIBUTE_DAMAGE[case]
+    if case == "records deleted":  # with a chunk gone too: once verification was off, it loaded NaN
+        os.remove(_file(path, "mo_se", 1))
+    _edit_attrs(path, edit)
+    for reader in (load, open_result):
+        with pytest.raises(DamagedResultError, match="is damaged") as err:
+            reader(path)
+        assert named in str(err.value)
+    sweep = _sweep()
+    if case == "sweep value edited":  # the resume that matches the edited definition
+        sweep = Sweep.model_validate_json(zarr.open_group(str(path), mode="r").attrs["sweep"])
+    with pytest.raises(DamagedResultError, match="is damaged") as err:
+        run_sweep(sweep, path, progress=False)
+    assert named in str(err.value) and "--overwrite" in str(err.value)
+    again = run_sweep(_sweep(), path, progress=False, replace=True)
+    assert_same_store(again.drop_attrs(), whole[1].drop_attrs())
+
+
+def test_a_store_naming_an_older_version_with_an_edited_attribute_but_a_record_is_refused(whole, tmp_path):
+    """The record, where there is one, is checked whatever the version says."""
+    path = _copy(whole, tmp_path)
+    _edit_attrs(path, _relabel)
+    _edit_attrs(path, lambda a: a.update(attnphys_version="0.1.0"))
+    with pytest.raises(DamagedResultError, match="sweep"):
+        load(path)
+
+
+@pytest.mark.parametrize("how", ["load then to_zarr", "open_zarr then to_zarr"])
+@pytest.mark.parametrize("kind", ["sweep", "single"])
+def test_a_copy_written_with_to_zarr_says_what_it_is(whole, tmp_path, how, kind):
+    if kind == "sweep":
+        path = whole[0]
+    else:
+        ds = xr.Dataset({"a": (("x",), np.arange(4.0))}, attrs={"attnphys_version": "0.2.0"})
+        path = save(ds, tmp_path / "r.zarr")
+    copy = tmp_path / "copy.zarr"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if how == "load then to_zarr":
+            load(path).to_zarr(copy)
+        else:
+            with xr.open_zarr(path, consolidated=False) as src:
+                src.to_zarr(copy)
+    try:
+        got = load(copy)
+    except DamagedResultError as e:  # refused: the message says what the copy is and how to copy instead
+        assert "to_zarr" in str(e) and "interrupted" not in str(e)
+    else:  # loadable only where its files are the ones recorded
+        xr.testing.assert_equal(got.drop_attrs(), load(path).drop_attrs())
+    # attnphys.io.save makes a verified copy
+    again = save(load(path), tmp_path / "saved.zarr")
+    xr.testing.assert_equal(load(again).drop_attrs(), load(path).drop_attrs())
+
+
+def test_a_loaded_sweep_result_travels_as_netcdf_with_plain_xarray(whole, tmp_path):
+    """The core install writes NetCDF-3 (scipy): the sweep's uint32 ``point_seed`` (values beyond int32)
+    is encoded so that plain ``to_netcdf`` works and reads back the same numbers."""
+    ds = load(whole[0])
+    assert ds["point_seed"].dtype == np.uint32 and int(ds["point_seed"].max()) > np.iinfo(np.int32).max
+    ds.to_netcdf(tmp_path / "r.nc", engine="scipy")
+    back = xr.load_dataset(tmp_path / "r.nc")
+    np.testing.assert_array_equal(back["point_seed"].values, ds["point_seed"].values)
+    for name in ds.data_vars:
+        np.testing.assert_array_equal(back[name].values, ds[name].values)
+    # attnphys.io.save writes the stored type again, not the portable encoding
+    again = load(save(ds, tmp_path / "again.zarr"))
+    assert again["point_seed"].dtype == np.uint32
+
+
+def test_a_full_disk_is_named_by_the_output_and_leaves_nothing_hidden(tmp_path, monkeypatch):
+    import errno
+
+    import attnphys.io as io
+    from attnphys.errors import OutputError
+
+    def full(ds, path, netcdf=False):
+        (path / "part").mkdir(parents=True)
+        raise OSError(errno.ENOSPC, "No space left on device", str(path / "part" / "c0"))
+
+    monkeypatch.setattr(io, "write_dataset", full)
+    with pytest.raises(OutputError, match=r"r\.zarr: no space left on the device while writing it") as err:
+        save(xr.Dataset({"a": ("x", np.ones(3))}), tmp_path / "r.zarr")
+    assert ".partial" not in str(err.value)
+    assert list(tmp_path.iterdir()) == []

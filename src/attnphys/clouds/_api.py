@@ -143,6 +143,10 @@ def iterate_layers(
         raise InputError(f"{e} (β={beta}, α={alpha}); lower beta or alpha, or use a normalization") from e
 
 
+MAX_WEIGHTS_BYTES = 256 << 20
+"""Largest ``.npz`` of flow weights read, and most bytes it may unpack to (256 MiB)."""
+
+
 def flow_weights(weights: str | Mapping[str, Any], dim: int) -> dict[str, np.ndarray]:
     """The query, key, value (and output) arrays of a particle flow given as a mapping or an ``.npz`` file with
     arrays Q, K, V (and optionally O) of shape (H, k, d) or (k, d) (theory: docs/theory/particles.md §2.3).
@@ -152,11 +156,16 @@ def flow_weights(weights: str | Mapping[str, Any], dim: int) -> dict[str, np.nda
             ``dim`` dimensions, non-finite entries.
     """
     if isinstance(weights, (str, Path)):
+        from attnphys._files import read_input, read_npz
+
+        path, raw = read_input(weights, "weights", "an .npz file of weights", MAX_WEIGHTS_BYTES)
         try:
-            with np.load(weights) as f:
-                arrs = {k: np.asarray(f[k], float) for k in ("Q", "K", "V", "O") if k in f.files}
-        except Exception as e:
-            raise InputError(f"cannot read {weights} as .npz ({type(e).__name__})", "weights") from None
+            arrs = {k: np.asarray(v, float) for k, v in read_npz(raw, path, "weights", MAX_WEIGHTS_BYTES).items()}
+        except (TypeError, ValueError) as e:
+            if isinstance(e, InputError):
+                raise
+            raise InputError(f"{path}: its arrays must hold numbers ({e})", "weights") from None
+        arrs = {k: v for k, v in arrs.items() if k in ("Q", "K", "V", "O")}
         where = str(weights)
     else:
         arrs = {k: np.asarray(v, float) for k, v in weights.items() if k in ("Q", "K", "V", "O")}

@@ -40,10 +40,19 @@ def _choices(data: Any, checks: dict[str, tuple[str, ...]]) -> Any:
     return data
 
 
-def _check_memory(tokens: int, dim: int, heads: int = 1, copies: int = 1, extra: dict | None = None) -> None:
+def _check_memory(
+    tokens: int,
+    dim: int,
+    heads: int = 1,
+    copies: int = 1,
+    extra: dict | None = None,
+    copies_option: tuple[str, int] | None = None,
+) -> None:
     """Refuse a cloud whose arrays cannot fit in memory, naming the option that needs the most: the
     attention matrices (tokens² entries per head, ``copies`` at once) and clouds, plus ``extra``
-    (option → (what, bytes)), e.g. stored snapshots or saved times."""
+    (option → (what, bytes)), e.g. stored snapshots or saved times. ``copies_option``: (the option that
+    sets the copies, its value); it is named where the copies weigh more than the tokens do (a thousand
+    samples of a small cloud are too many samples, not too many tokens)."""
     terms = {
         "--tokens": (
             f"{tokens} tokens (attention matrices of tokens² entries)",
@@ -53,6 +62,9 @@ def _check_memory(tokens: int, dim: int, heads: int = 1, copies: int = 1, extra:
     }
     terms.update(extra or {})
     option, (what, _) = max(terms.items(), key=lambda kv: kv[1][1])
+    if copies_option is not None and option in ("--tokens", "--dim") and copies_option[1] > tokens:
+        option = copies_option[0]
+        what = f"{copies_option[1]} {option[2:]} of a cloud of {tokens} tokens"
     check_fits(
         float(sum(need for _, need in terms.values())), f"{what}, with the other arrays,", f"lower {option}", option
     )
@@ -364,6 +376,7 @@ class CloudsPhaseDiagramJob(_FlowOptions):
             self.dim,
             1,
             copies=4 * self.samples,
+            copies_option=("--samples", self.samples),
             extra={
                 "--saves": (
                     f"{self.saves} saved times of {self.samples} sample(s)",

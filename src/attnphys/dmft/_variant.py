@@ -18,7 +18,7 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeVar
 
 import numpy as np
-from pydantic import BaseModel, PlainSerializer, PlainValidator, ValidationError, WithJsonSchema
+from pydantic import BaseModel, PlainSerializer, PlainValidator, ValidationError, WithJsonSchema, model_validator
 
 LARGE_AXIS = 10_000
 """Sweep axes longer than this, over a real-valued field, are checked at their extremes (see
@@ -56,6 +56,27 @@ class AbstractConfig(BaseModel, ABC):
     def replace(self, **changes: Any) -> AbstractConfig:
         """A validated copy with some fields changed (of this configuration's own class)."""
         return type(self).model_validate({**self.model_dump(), **changes})
+
+    def __init__(self, /, **data: Any) -> None:
+        """Validated construction: a refused value raises :class:`~attnphys.errors.InputError` naming the
+        field (never pydantic's own error; the command line reads it from the error's ``validation``)."""
+        try:
+            super().__init__(**data)
+        except ValidationError as e:
+            from attnphys._messages import config_error
+
+            raise config_error(e, type(self)) from None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_stray_booleans(cls, data: Any) -> Any:
+        """A boolean is not a number here (pydantic would read ``M=True`` as 1)."""
+        from attnphys._messages import stray_booleans
+
+        stray = stray_booleans(cls, data)
+        if stray:
+            raise ValueError("; ".join(stray))
+        return data
 
     if TYPE_CHECKING:
         # The shape every variant states (a field or a property of each concrete configuration).
@@ -153,7 +174,8 @@ class AbstractConfig(BaseModel, ABC):
                 self.with_field(name, v)
             except ValidationError as e:
                 err = e.errors()[0]
-                msg = err["msg"].removeprefix("Value error, ")
+                cause = (err.get("ctx") or {}).get("error")  # the configuration's own error (its __init__)
+                msg = cause.detail if isinstance(cause, InputError) else err["msg"].removeprefix("Value error, ")
                 raise InputError(f"axis {name}={v}: {msg}", name) from None
             except ValueError as e:
                 raise InputError(f"axis {name}={v}: {e}", name) from None

@@ -8,8 +8,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from attnphys._paths import local_path
 from attnphys.errors import InputError
 
@@ -26,27 +24,17 @@ def read_window_file(path: str | Path) -> dict:
     """A window file: JSON with ``att_window``, ``pe_window`` (optional ``n``, ``beta_o``), or the
     reference's ``.npz`` checkpoint (``att_window``, ``pe_window``, ``mo_window``, …, ``beta``)."""
     path = local_path(path, "--start")
-    if not path.exists():
-        raise ValueError(f"initial-condition file {path} does not exist")
-    if path.is_dir():
-        raise ValueError(f"initial-condition file {path} is a folder")
     raw = read_start_bytes(path)
     if path.suffix == ".npz":
-        import io as _bytes_io
+        from attnphys._files import read_npz
 
         try:
-            with np.load(_bytes_io.BytesIO(raw), allow_pickle=False) as z:
-                data = {}
-                for k in z.files:
-                    info = z.zip.getinfo(k if k.endswith(".npy") else f"{k}.npy")
-                    if info.file_size > MAX_START_BYTES:
-                        raise ValueError(f"its array {k} unpacks to more than {MAX_START_BYTES >> 20} MiB")
-                    data[k] = z[k]
-        except Exception as e:
-            raise ValueError(f"initial-condition file {path} is not a readable .npz archive: {e}") from None
+            data = read_npz(raw, path, "--start", MAX_START_BYTES)
+        except InputError as e:
+            raise ValueError(f"initial-condition file {e.detail}") from None
     else:
         try:
-            from attnphys.io import unique_keys
+            from attnphys._files import unique_keys
 
             data = json.loads(raw.decode("utf-8"), object_pairs_hook=unique_keys)
         except UnicodeDecodeError:

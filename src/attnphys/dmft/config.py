@@ -1,6 +1,6 @@
 """Validated configuration of the DMFT model (theory: docs/theory/dmft.md §1, §4, §5, §8).
 
-Every field is checked on construction; an invalid value raises :class:`pydantic.ValidationError`
+Every field is checked on construction; an invalid value raises :class:`attnphys.errors.InputError`
 whose message names the field and the constraint. Nothing in a configuration is ever executed. The
 same rules validate every swept value (:meth:`DMFTConfig.check_axis`), so a sweep cannot reach a point
 that a single run would refuse.
@@ -16,6 +16,7 @@ from pydantic import ConfigDict, Field, model_validator
 
 from attnphys.dmft._variant import AbstractConfig
 from attnphys.dmft.correlations import Correlations, CorrelationSpec, SegmentCorrelations
+from attnphys.errors import InputError
 
 MAX_M = 12
 """Largest number of features accepted: the odd-subset identity costs O(4^M) per evaluation."""
@@ -171,6 +172,15 @@ def check_sweepable(name: str, allowed=None) -> str:
     """
     names = sorted(sweepable_fields() if allowed is None else allowed)
     if name not in names:
+        from attnphys.dmft._variant import variant_class, variant_names
+
+        others = [t for t in variant_names() if t != "paper" and name in variant_class(t).sweepable()]
+        if allowed is None and others:
+            raise ValueError(
+                f"{name} is a field of {others[0]} models, not of the paper's network: sweep it with a "
+                f"{others[0]} configuration"
+                + (" (attnphys.dmft.designed.designed_config)" if others[0] == "designed" else "")
+            )
         raise ValueError(f"unknown sweep field {name!r}; choose from {names}")
     return name
 
@@ -221,7 +231,7 @@ def preset(name: str, **overrides: Any) -> DMFTConfig:
         ValueError: an unknown preset; a variant that is not a variant of the paper's network.
     """
     if name not in PRESETS:
-        raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}")
+        raise InputError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}", "name")
     cls: type[DMFTConfig] = DMFTConfig
     tag = overrides.get("variant")
     if tag is not None and tag != "paper":
@@ -229,6 +239,8 @@ def preset(name: str, **overrides: Any) -> DMFTConfig:
 
         found = variant_class(tag)
         if not issubclass(found, DMFTConfig):
-            raise ValueError(f"the variant {tag!r} is not a variant of the paper's network: it has no presets")
+            raise InputError(
+                f"the variant {tag!r} is not a variant of the paper's network: it has no presets", "variant"
+            )
         cls = found
-    return cls.model_validate({**PRESETS[name], **overrides})
+    return cls(**{**PRESETS[name], **overrides})

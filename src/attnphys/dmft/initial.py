@@ -39,7 +39,8 @@ from attnphys.dmft.starts import (
     TokenStart,
     parse_start,
 )
-from attnphys.io import staged
+from attnphys.errors import InputError, short_repr
+from attnphys.io import local_path, staged
 
 # -- positions and tokens ------------------------------------------------------------------------------
 
@@ -238,12 +239,50 @@ def paper_checkpoint(cfg: DMFTConfig) -> Window:
     return from_file(cfg, paper_checkpoint_path())
 
 
-def save_window(win: Window | State, path: str | Path, *, mv=None, mk=None, mq=None, mo=None, **extra) -> Path:
+def save_window(
+    win: Window | State, path: str | Path, *, mv=None, mk=None, mq=None, mo=None, overwrite: bool = False, **extra
+) -> Path:
     """Save a window so that it can be a later ``--start FILE``: ``.npz`` in the reference's checkpoint
     format (``att_window``, ``pe_window``, ``mo/mv/mq/mk_window`` where given, ``beta``), else JSON. A
     window that is not yet full is saved with its fill count ``n``; an engine state also saves its cached
-    overlaps (``cache_mv``, …), so that a continuation at the same parameters is exact."""
-    path = Path(path)
+    overlaps (``cache_mv``, …), so that a continuation at the same parameters is exact.
+
+    The output rules of every result apply: an existing file is replaced only with ``overwrite``, and
+    only when it is a window file (nothing else is ever overwritten); the file is written whole or not at
+    all.
+
+    Raises:
+        InputError: ``win`` is not a window or state, an overlap or ``extra`` value is not numbers.
+        OutputError: naming ``path``: it exists (without ``overwrite``) or holds something else.
+    """
+    from attnphys.errors import OutputError
+    from attnphys.io import check_plain_file
+
+    if not isinstance(win, (Window, State)):
+        raise InputError(
+            f"must be a Window or an engine State (e.g. one of final_windows(ds)), got {type(win).__name__}", "win"
+        )
+    if not isinstance(path, (str, Path)):
+        raise InputError(f"must be a file path (.json or .npz), got {type(path).__name__}", "path")
+    try:
+        check_plain_file(path, "path", suffixes=(".json", ".npz"), overwrite=overwrite)
+    except OutputError as e:  # the rules of every output, worded for this function's arguments
+        raise OutputError(str(e).replace("pass --overwrite", "pass overwrite=True")) from None
+    path = local_path(path, "path")
+    if path.exists():
+        try:
+            read_window_file(path)
+        except ValueError:
+            raise OutputError(f"path {path} exists and is not a window file; refusing to replace it") from None
+    for name, v in (("mo", mo), ("mv", mv), ("mq", mq), ("mk", mk)):
+        if v is not None and np.asarray(v).dtype.kind not in "iuf":
+            raise InputError(f"must be an array of numbers, got {short_repr(v)}", name)
+    try:
+        json.dumps(extra, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise InputError(
+            f"the extra values must be plain finite numbers or text ({e})", next(iter(extra), "extra")
+        ) from None
     n = int(np.asarray(win.n))
     A, pe = np.asarray(win.A), np.asarray(win.pe)
     cache = {f"cache_{k}": np.asarray(getattr(win, k)) for k in CACHE_KEYS} if isinstance(win, State) else {}

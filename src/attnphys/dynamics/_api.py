@@ -53,10 +53,14 @@ def lyapunov_spectrum(
         ``history`` ([name,] checkpoint, qr_column).
 
     Raises:
-        InputError: ``exponents`` out of [1, D], or ``values`` of another length than the batch.
+        InputError: naming the argument: ``m`` not a map, ``x0``, ``aux0`` or ``params`` of the wrong type
+            or of batches of different sizes, ``exponents`` out of [1, D], or ``values`` of another length
+            than the batch.
         NonFiniteError: the state or a tangent vector became non-finite (naming the step and the parameters).
     """
-    D = int(np.shape(x0)[-1])
+    from attnphys.dynamics.orbits import check_map_call
+
+    D = int(check_map_call(m, x0, aux0, params, batch=bool(batch))[-1])
     k = D if exponents is None else int(exponents)
     if not 1 <= k <= D:
         raise InputError(f"must be in [1, D = {D}], got {k}", "exponents")

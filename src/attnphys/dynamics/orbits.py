@@ -196,8 +196,11 @@ def orbit(m: AbstractMap, spec: OrbitSpec, x0, aux0, params) -> dict:
         ValueError: ``spec`` breaks a rule (:meth:`OrbitSpec.validate`, e.g. ``n_orbit`` > ``steps``), or
             ``x0`` is not a (D,) state (k exponents need k <= D).
     """
+    if not isinstance(spec, OrbitSpec):
+        raise InputError(f"must be an OrbitSpec(steps=…, …), got {type(spec).__name__}", "spec")
     spec.validate()
     D = check_array(x0, "x0", ndim=1, what="one state (D,); orbit_sweep takes a batch")[0]
+    check_map_call(m, x0, aux0, params)
     if spec.k > D:
         raise InputError(f"must be at most the state dimension D = {D}, got {spec.k}", "k")
     return _orbit(m, spec, x0, aux0, params)
@@ -210,6 +213,36 @@ def _with_shared(shared, p):
 @partial(jax.jit, static_argnames=("m", "spec"))
 def _sweep(m, spec, x0, aux0, params, shared):
     return jax.vmap(lambda x, a, p: _single(m, spec, x, a, _with_shared(shared, p)))(x0, aux0, params)
+
+
+def check_map_call(m, x0, aux0, params, batch: bool = False) -> tuple[int, ...]:
+    """Refuse the wrong types at the entry of a toolkit analysis (theory: docs/theory/dynamics.md §2.3),
+    before anything is traced: ``m`` not a map, ``x0`` not a (D,) state (``batch``: (B, D) states),
+    parameters or auxiliary state that hold anything but numbers, batches of different sizes.
+
+    Returns:
+        The shape of ``x0``.
+
+    Raises:
+        InputError: naming the argument (``m``, ``x0``, ``aux0``, ``params``).
+    """
+    if not isinstance(m, AbstractMap):
+        raise InputError(
+            f"must be a map (an AbstractMap, e.g. FunctionMap(...) or EXAMPLES['logistic']), got {type(m).__name__}",
+            "m",
+        )
+    shape = (
+        check_array(x0, "x0", ndim=2, what="a batch of states (B, D)")
+        if batch
+        else check_array(x0, "x0", ndim=1, what="one state (D,)")
+    )
+    for name, tree in (("aux0", aux0), ("params", params)):
+        for leaf in jax.tree_util.tree_leaves(tree):
+            check_array(leaf, name, ndim=range(0, 8))
+    if batch:
+        _check_batch(params, shape[0], "params")
+        _check_batch(aux0, shape[0], "aux0")
+    return shape
 
 
 def _check_batch(tree, B: int, name: str) -> None:

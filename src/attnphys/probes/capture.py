@@ -23,20 +23,22 @@ MIN_SENTENCES = 2
 """Fewest sentences a probe accepts: the MLP fit is validated on held-out sentences."""
 
 
+MAX_TEXT_BYTES = 16 << 20
+"""Largest text file a probe reads (16 MiB, some 100,000 sentences; ``/dev/zero`` never ends)."""
+
+
 def read_text(path: str | Path, option: str = "--text") -> list[str]:
     """One sentence per non-empty line of a UTF-8 text file.
 
     Raises:
-        InputError: naming ``option`` and the file: missing, a folder, not UTF-8 text (binary), or fewer
-            than :data:`MIN_SENTENCES` sentences.
+        InputError: naming ``option`` and the file: missing, not a regular file (a folder, a device, a
+            named pipe), larger than :data:`MAX_TEXT_BYTES`, not UTF-8 text (binary), or fewer than
+            :data:`MIN_SENTENCES` sentences.
     """
-    path = Path(path)
-    if not path.exists():
-        raise InputError(f"no such file: {path}", option)
-    if path.is_dir():
-        raise InputError(f"{path} is a folder; give a text file with one sentence per line", option)
+    from attnphys._files import read_input
+
+    path, raw = read_input(path, option, "a text file with one sentence per line", MAX_TEXT_BYTES)
     try:
-        raw = path.read_bytes()
         if b"\x00" in raw:
             raise UnicodeDecodeError("utf-8", raw, raw.index(b"\x00"), raw.index(b"\x00") + 1, "NUL byte")
         text = raw.decode("utf-8")

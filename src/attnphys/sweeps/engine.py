@@ -345,8 +345,8 @@ def _execute(executor, definition, store, todo, workers, scheduler) -> Iterable[
 
 
 def _dim_options(task) -> dict[str, str]:
-    """The options that set the sizes of a task's result dimensions (``{"path": "--paths"}``), where the task
-    declares them (``dim_options``), for messages."""
+    """The arguments that set the sizes of a task's result dimensions (``{"path": "paths"}``), where the task
+    declares them (``dim_options``), for messages (the command line names them as its options)."""
     return dict(getattr(type(task), "dim_options", {}) or {})
 
 
@@ -371,7 +371,7 @@ def _check_size(
     dims = ", ".join(f"{d}={n}" for d, n in zip(spec.dims, spec.shape)) or "one value"
     named = [(int(n), d) for d, n in zip(spec.dims, spec.shape) if d in (dim_options or {})]
     field = (dim_options or {})[max(named)[1]] if named else None
-    hint = f"lower {field}, or use fewer grid points" if field else "use fewer grid points or fewer recorded values"
+    hint = f"lower `{field}`, or use fewer grid points" if field else "use fewer grid points or fewer recorded values"
     where = f"{grid.size} grid point(s) ({' × '.join(map(str, grid.shape))}; " if grid.axes else "one point ("
     check_fits(
         per_point * grid.size,
@@ -383,7 +383,7 @@ def _check_size(
     check_fits(
         (float(working) + per_point) * n,
         f"the {n} point(s) of one chunk, while they are computed,",
-        f"lower {option}" if option else "compute fewer points at once (a smaller chunk)",
+        f"lower `{option}`" if option else "compute fewer points at once (a smaller chunk)",
         option,
     )
 

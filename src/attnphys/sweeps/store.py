@@ -35,7 +35,10 @@ from attnphys._integrity import (
     chunk_sums,
     damaged_chunks,
     describe_chunks,
+    manifest_files,
     store_files,
+    verify_attrs,
+    write_manifest,
 )
 from attnphys.errors import DamagedResultError, IncompleteResultError, OutputError
 from attnphys.io import (
@@ -60,12 +63,9 @@ class DamagedStoreWarning(UserWarning):
 
 
 def _record_template(path: Path, written_later: list[str]) -> None:
-    """Record the template's files (metadata and coordinates; not the chunks written later) as its manifest."""
-    import zarr
-
-    zarr.open_group(str(path), mode="r+").attrs[MANIFEST] = json.dumps(
-        store_files(path, skip=written_later), sort_keys=True
-    )
+    """Record the template's files (metadata and coordinates; not the chunks written later) and its root
+    attributes as its manifest."""
+    write_manifest(path, store_files(path, skip=written_later))
 
 
 def _diff(a: dict, b: dict, prefix: str = "") -> list[str]:
@@ -167,11 +167,19 @@ class ZarrStore:
             try:
                 import zarr
 
-                stored = json.loads(str(zarr.open_group(str(path), mode="r").attrs["sweep"]))
+                attrs_now = dict(zarr.open_group(str(path), mode="r").attrs)
+                stored = json.loads(str(attrs_now["sweep"]))
             except Exception as e:
                 raise StoreMismatchError(
                     f"{path} exists and is not a sweep store ({type(e).__name__}); choose another --out"
                 ) from None
+            problems = verify_attrs(attrs_now, sweep=(path / "done").is_dir())
+            if problems:  # an edited sweep value would relabel computed points: never resume such a store
+                raise DamagedResultError(
+                    f"{path} is damaged: {'; '.join(problems)}; a run cannot repair its attributes: pass "
+                    "--overwrite to start over, or choose another --out",
+                    problems,
+                )
             if not _same_sweep(stored, definition):
                 diff = _diff(stored, definition)
                 lines = "\n  ".join(diff) or "(definitions differ)"
@@ -213,7 +221,7 @@ class ZarrStore:
         path = self.path
         g = zarr.open_group(str(path), mode="r")
         stored = dict(g.attrs)
-        manifest = json.loads(str(stored.get(MANIFEST, "{}")))
+        manifest = manifest_files(json.loads(str(stored.get(MANIFEST, "{}"))))
         lost = sorted({rel.split("/", 1)[0] for rel in manifest} - {"zarr.json"})
         lost = [v for v in lost if check_manifest(path, {k: m for k, m in manifest.items() if k.split("/")[0] == v})]
         if lost:

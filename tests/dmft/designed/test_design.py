@@ -217,7 +217,7 @@ def test_a_bad_field_inside_a_design_file_names_file_and_field(tmp_path):
         ({"epsilon": 1.5}, "epsilon", "less than or equal to 1"),
         ({"L": 5}, "L", "L = 5 needs L <= 2^P = 4"),
         ({"L": 0}, "L", "greater than or equal to 1"),
-        ({"colour": 1}, "colour", "Extra inputs are not permitted"),
+        ({"colour": 1}, "colour", "not a field of DesignedConfig"),
     ],
 )
 def test_a_bad_configuration_is_refused_naming_the_field(fields, field, fragment):

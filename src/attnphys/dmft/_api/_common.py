@@ -36,9 +36,18 @@ def sweep_axes(sweep: Sweep | None, *, allowed: Sequence[str] | None = None, cou
     Raises:
         InputError: naming the field: not sweepable, no values, values not numbers, or the wrong count.
     """
+    from attnphys.errors import short_repr
     from attnphys.sweeps import Axis
 
+    if sweep is not None and not isinstance(sweep, Mapping):
+        raise InputError(
+            f"must be a mapping of field to values, such as {{'beta_o': [1.0, 1.5]}}, got {short_repr(sweep)}",
+            "sweep",
+        )
     sweep = dict(sweep or {})
+    for name in sweep:
+        if not isinstance(name, str):
+            raise InputError(f"its keys must be field names (text), got {short_repr(name)}", "sweep")
     if count is not None and len(sweep) != count:
         raise InputError(
             f"{what or 'this analysis'} sweeps exactly {count} field{'s' if count != 1 else ''}, got "

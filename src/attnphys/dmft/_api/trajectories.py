@@ -14,6 +14,7 @@ from attnphys.dmft._api._common import Config, Sweep, sweep_axes
 from attnphys.dmft.meanfield import State, Window
 from attnphys.dmft.observables import OBSERVABLES
 from attnphys.dmft.starts import split_starts
+from attnphys.errors import InputError
 
 if TYPE_CHECKING:
     from attnphys.sweeps import Sweep as SweepPlan
@@ -115,7 +116,20 @@ def final_windows(ds: xr.Dataset) -> list[Window | State]:
     """The final states of a trajectory dataset (flattened over its parameter dims), usable as starts: engine
     :class:`State` objects with their cached overlaps when the dataset has them (a run continued from one
     at the same parameters is bitwise the uninterrupted run; theory: docs/theory/dmft.md §3.7), else
-    windows."""
+    windows.
+
+    Raises:
+        InputError: naming ``ds``: not a dataset, or one without the final windows (``final_A``,
+            ``final_pe``) that :func:`trajectories` records.
+    """
+    if not isinstance(ds, xr.Dataset):
+        raise InputError(f"must be the dataset of trajectories(...), got {type(ds).__name__}", "ds")
+    missing = [v for v in ("final_A", "final_pe") if v not in ds]
+    if missing:
+        raise InputError(
+            f"holds no final windows ({', '.join(missing)} missing): give the dataset that trajectories(...) returns",
+            "ds",
+        )
     A = ds.final_A.transpose(..., "lag", "feature").values
     pe = ds.final_pe.transpose(..., "lag", "bit").values
     L, M, P = A.shape[-2], A.shape[-1], pe.shape[-1]

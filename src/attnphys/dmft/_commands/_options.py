@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, Optional
 
 import numpy as np
-from pydantic import Field, ValidationError, create_model, field_validator, model_validator
+from pydantic import Field, create_model, field_validator, model_validator
 
 from attnphys._contract import JOB
 from attnphys._messages import format_validation, option_name
@@ -176,7 +176,10 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
             changes["variant"] = self.variant
         try:
             cfg = preset(self.preset, **changes)
-        except ValidationError as e:
+        except InputError as err:  # the configuration's own error: its fields named as this command's options
+            e = getattr(err, "validation", None)
+            if e is None:
+                raise
             msg = format_validation(e, type(self))
             for name, (key, _, _) in _CORRELATION_OPTIONS.items():
                 if getattr(self, name) is not None:  # the value came from this option: name it
@@ -345,6 +348,17 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
             )
 
     def inputs_check(self) -> None:
+        if self.design is None:  # a swept field that only designed models have: say that it needs a design
+            from attnphys.dmft.designed._config import SWEEPABLE as DESIGNED
+
+            for opt in ("param", "x", "y"):
+                value = getattr(self, opt, None)
+                name = value[0] if isinstance(value, (tuple, list)) and value else value
+                if isinstance(name, str) and name in DESIGNED and name not in self.configuration().sweepable():
+                    raise InputError(
+                        f"{name} is a field of designed models, not of the paper's network: give --design NAME or FILE",
+                        option_name(opt),
+                    )
         cfg = self.configuration()
         start = getattr(self, "start", None)
         rule = type(self).applies.get("start")

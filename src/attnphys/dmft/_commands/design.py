@@ -12,7 +12,7 @@ from pydantic import Field
 
 from attnphys.dmft._commands._options import ModelOptions
 from attnphys.errors import InputError
-from attnphys.jobs import IntValues, Report, register_job
+from attnphys.jobs import IntSequence, Report, register_job
 
 
 @register_job
@@ -24,7 +24,7 @@ class DesignReportJob(ModelOptions):
     command: ClassVar[str] = "dmft design-report"
     outputs_spec: ClassVar[dict[str, str]] = {"out": "result", "plot": "figure"}
 
-    cycle: IntValues | None = Field(None, description="The intended cycle of base patterns (default: the design's).")
+    cycle: IntSequence | None = Field(None, description="The intended cycle of base patterns (default: the design's).")
     steps: int = Field(3000, ge=1, description="Steps of the trajectory and of every sweep run.")
     ics: int = Field(64, ge=0, description="Random starts of the census (0: no census).")
     census_steps: int = Field(2000, ge=1, description="Most steps per start of the census.")

@@ -219,7 +219,8 @@ class BifurcationJob(ParameterRange):
         value = float(point[self.param].values)
         beta = value if self.param == "beta_o" else cfg.beta_o
         extra = {"beta_o": beta} if path.suffix == ".npz" else {"beta_o": beta, self.param: value}
-        return save_window(Window(jnp.asarray(A), jnp.asarray(pe), jnp.asarray(n, jnp.int32)), path, **extra)
+        win = Window(jnp.asarray(A), jnp.asarray(pe), jnp.asarray(n, jnp.int32))
+        return save_window(win, path, overwrite=True, **extra)  # the job checked the path (--overwrite)
 
 
 AxisSpec = tuple[str, float, float, int]

@@ -94,7 +94,7 @@ class TrajectoryJob(ModelOptions):
             from attnphys.dmft.initial import save_window
 
             [state] = final_windows(ds)
-            paths.append(save_window(state, self.save_final, beta_o=float(cfg.beta_o)))
+            paths.append(save_window(state, self.save_final, overwrite=True, beta_o=float(cfg.beta_o)))
         if self.plot is not None:
             from attnphys.plots import save_figure, trajectory_figures
 

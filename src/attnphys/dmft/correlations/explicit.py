@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Literal
 
@@ -13,23 +12,32 @@ from pydantic import Field, model_validator
 from attnphys.dmft.correlations._base import AbstractCorrelations
 from attnphys.dmft.correlations._moments import FAMILIES, Correlations
 
+MAX_WEIGHTS_BYTES = 256 << 20
+"""Largest weights file read, and most bytes an ``.npz`` of weights may unpack to (256 MiB: four ±1
+matrices of 2,000 × 4,000 in float64)."""
+
 
 def read_weights(path: str | Path) -> np.ndarray:
     """(4, M, N) ±1 weights from ``.npz`` or ``.json`` with keys ``Wo``, ``Wv``, ``Wq``, ``Wk`` (each
-    (M, N): semantic columns first, then the P positional columns), or one key ``W`` of shape (4, M, N)."""
-    path = Path(path)
-    if path.is_dir():
-        raise ValueError(f"weights file {path} is a folder; give an .npz or .json file")
+    (M, N): semantic columns first, then the P positional columns), or one key ``W`` of shape (4, M, N).
+
+    Read by the one reader of input files (:mod:`attnphys._files`): a regular file of at most
+    :data:`MAX_WEIGHTS_BYTES`, an archive unpacking to no more, a key given twice refused.
+
+    Raises:
+        ValueError: naming the file and what is wrong with it.
+    """
+    from attnphys._files import parse_mapping, read_input, read_npz
+    from attnphys.errors import InputError
+
     try:
+        path, raw = read_input(path, "weights", "a weights file", MAX_WEIGHTS_BYTES)
         if path.suffix == ".npz":
-            with np.load(path, allow_pickle=False) as z:
-                data = {k: z[k] for k in z.files}
+            data = read_npz(raw, path, "weights", MAX_WEIGHTS_BYTES)
         else:
-            data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise ValueError(f"weights file {path} does not exist") from None
-    except Exception as e:
-        raise ValueError(f"cannot read weights file {path}: {e}") from None
+            data = parse_mapping(raw, path, "weights", "a weights file")
+    except InputError as e:  # a ValueError without a field: the configuration's field names it
+        raise ValueError(f"weights file {e.detail}") from None
     if not isinstance(data, dict):
         raise ValueError(f"weights file {path} must hold a mapping with Wo, Wv, Wq, Wk (or W)")
 
@@ -84,11 +92,17 @@ class ExplicitWeights(AbstractCorrelations):
 
     @model_validator(mode="after")
     def _hash(self):
-        p = Path(self.path)
-        if p.is_dir():
-            raise ValueError(f"weights file {self.path} is a folder; give an .npz or .json file")
-        if not p.is_file():
-            raise ValueError(f"weights file {self.path} does not exist")
+        from attnphys._files import check_input_file
+        from attnphys.errors import InputError
+
+        try:  # a regular file (a folder, a pipe, a device named as such) of at most MAX_WEIGHTS_BYTES
+            p = check_input_file(self.path, "weights", "a weights file")
+        except InputError as e:
+            raise ValueError(f"weights file {e.detail}") from None
+        if p.stat().st_size > MAX_WEIGHTS_BYTES:
+            raise ValueError(
+                f"weights file {p} is larger than {MAX_WEIGHTS_BYTES >> 20} MiB; that is not a weights file"
+            )
         digest = file_sha256(p)
         if self.sha256 and self.sha256 != digest:
             raise ValueError(

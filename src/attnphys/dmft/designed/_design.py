@@ -18,8 +18,6 @@ from a file.
 
 from __future__ import annotations
 
-import json
-import tomllib
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -27,7 +25,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, model_validator
 
-from attnphys.errors import InputError
+from attnphys.errors import InputError, short_repr
 
 FEATURES: tuple[str, ...] = ("q", "k", "v", "o")
 """Feature names in the order a design lists them (the reference's order)."""
@@ -105,11 +103,13 @@ class DesignSpec(BaseModel):
         for f, xs in self.orders.items():
             _in_range(xs, M, f"orders.{f}", "mean-field patterns 0..M-1")
             if self.strict_orders and sorted(xs) != list(range(M)):
-                repeated = sorted({x for x in xs if xs.count(x) > 1})
+                from collections import Counter
+
+                repeated = sorted(x for x, n in Counter(xs).items() if n > 1)  # linear in M: orders may be long
                 missing = sorted(set(range(M)) - set(xs))
                 raise InputError(
-                    f"{list(xs)} is not a permutation of 0..{M - 1} (repeated {repeated}, missing {missing}); "
-                    "set strict_orders: false for a many-to-one routing",
+                    f"{short_repr(list(xs))} is not a permutation of 0..{M - 1} (repeated {short_repr(repeated)}, "
+                    f"missing {short_repr(missing)}); set strict_orders: false for a many-to-one routing",
                     f"orders.{f}",
                 )
         for f, xs in self.projection.items():
@@ -185,27 +185,23 @@ def design_summaries() -> list[dict[str, Any]]:
     return rows
 
 
-def _read_mapping(path: Path) -> Any:
-    suffix = path.suffix.lower()
-    if suffix not in SUFFIXES:
-        raise InputError(f"design file {path} must end in one of {', '.join(SUFFIXES)}", "design")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InputError(f"design file {path} is not a text file", "design") from None
-    except OSError as e:
-        raise InputError(f"cannot read design file {path}: {e.strerror or e}", "design") from None
-    try:
-        if suffix == ".toml":
-            return tomllib.loads(text)
-        if suffix == ".json":
-            return json.loads(text)
-        import yaml
+MAX_DESIGN_BYTES = 1 << 20
+"""Largest design file read (1 MiB): a design is a few lines; more is not a design file."""
 
-        return yaml.safe_load(text)
-    except Exception as e:  # each parser has its own error type; all mean "not readable as this format"
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise InputError(f"design file {path} is not valid {suffix[1:].upper()}: {first}", "design") from None
+
+def _read_mapping(path: Path) -> Any:
+    """A design file's data through the one reader of input files (:mod:`attnphys._files`): a regular
+    file of at most :data:`MAX_DESIGN_BYTES`, a key given twice, dates and binary data refused."""
+    from attnphys._files import check_input_file, parse_mapping, read_input
+
+    try:
+        check_input_file(path, "design", "a design file")
+        if path.suffix.lower() not in SUFFIXES:
+            raise InputError(f"{path} must end in one of {', '.join(SUFFIXES)}", "design")
+        path, raw = read_input(path, "design", "a design file", MAX_DESIGN_BYTES)
+        return parse_mapping(raw, path, "design", "a design file")
+    except InputError as e:
+        raise InputError(f"design file {e.detail}", "design") from None
 
 
 def design_from_mapping(data: Any, source: str = "design") -> DesignSpec:
@@ -248,8 +244,6 @@ def explain(e: ValidationError, source: str = "design") -> InputError:
 def read_design(path: str | Path) -> DesignSpec:
     """A design from a YAML, TOML or JSON file (the file name's stem is its name unless it gives one)."""
     path = Path(path)
-    if not path.is_file():
-        raise InputError(f"design file {path} does not exist", "design")
     data = _read_mapping(path)
     spec = design_from_mapping(data, f"design file {path}")
     return spec if spec.name else spec.model_copy(update={"name": path.stem})

@@ -172,7 +172,7 @@ class AttractorTask(DMFTTask):
             "dim": D,
         }
 
-    working_option: ClassVar[str | None] = "--ics"
+    working_option: ClassVar[str | None] = "ics"
 
     def working_bytes(self, grid: Grid) -> int:
         """Every start of a point runs at once: its ring of W fingerprints (G values each), its state and
