@@ -66,7 +66,8 @@ class DesignReportJob(ModelOptions):
             "cycle": " → ".join(ds.attrs["cycle"].strip("[]").split(", ")),
             "on the cycle": f"{bool(ds.on_cycle)} (from step {int(ds.cycle_step)}; state periodic from step "
             f"{int(ds.settle_step)}, period {int(ds.period)})",
-            "stable": f"{bool(ds.stable)}; "
+            "stable": f"{ds.stability.values} (by {ds.stability_method.values}, spectral radius ≤ "
+            f"{float(ds.radius_bound):.3g}); "
             + (
                 "superstable (the monodromy is 0)"
                 if float(ds.monodromy_norm) == 0

@@ -23,6 +23,7 @@ import xarray as xr
 from attnphys.dmft.designed._design import FEATURES, DesignSpec
 from attnphys.dmft.designed._model import BATCHED, DesignedConfig, DesignedModel
 from attnphys.dmft.simulate import Schedule
+from attnphys.dynamics.periodic import compose_steps
 from attnphys.errors import InputError
 
 DEFAULT_RANGES: dict[str, tuple[float, float]] = {
@@ -130,11 +131,49 @@ def _orbit_records(m, p, x, aux, params):
     return ys
 
 
+@partial(jax.jit, static_argnames=("m", "p", "periods"))
+def _perturbed(m, p, periods, x, aux, params, dx):
+    """Distances ‖F^{kp}(x + δ) − x‖ (k = 1..periods) for a batch of perturbations δ (n, D): (n, periods)."""
+
+    def one(d):
+        def body(c, _):
+            y, a = compose_steps(m, c[0], c[1], params, p)
+            return (y, a), jnp.max(jnp.abs(y - x))
+
+        return jax.lax.scan(body, (x + d, aux), None, length=periods)[1]
+
+    return jax.vmap(one)(dx)
+
+
+PERTURBATION_SIZE = 1e-7
+"""Relative size of the perturbations whose decay decides an orbit's stability when its multipliers are not
+resolved and no bound on them is below one (theory: docs/theory/designed.md §4.2)."""
+
+
+def _by_perturbation(m, orb, par, period: int, seed: int = 0, n: int = 8, periods: int = 200) -> str:
+    """'stable' if n random perturbations of size δ = 10⁻⁷·max(1, ‖x‖∞) of an orbit point all shrink below
+    δ/1000 within ``periods`` periods (and stay there), 'unstable' if one grows above 1000 δ, else 'unknown'
+    (theory: docs/theory/designed.md §4.2)."""
+    x = jnp.asarray(orb.x)
+    delta = PERTURBATION_SIZE * max(1.0, float(jnp.max(jnp.abs(x))))
+    u = np.random.default_rng(seed).standard_normal((n, x.shape[-1]))
+    u *= delta / np.max(np.abs(u), axis=1, keepdims=True)
+    d = np.asarray(_perturbed(m, int(period), periods, x, orb.aux, par, jnp.asarray(u, x.dtype)))
+    if not np.all(np.isfinite(d)) or np.any(d > 1e3 * delta):
+        return "unstable"
+    if np.all(d[:, -periods // 4 :] < 1e-3 * delta):
+        return "stable"
+    return "unknown"
+
+
 def _floquet(model: DesignedModel, win, sc1, period: int, k: int) -> dict[str, Any]:
-    """Floquet multipliers of the orbit of the given period through a window (theory: docs/theory/designed.md
-    §4.2): the periodic QR iteration for the k leading ones, LAPACK on the monodromy where that leaves them
-    unresolved, and ‖M‖₂ ≥ max|μ| of the monodromy as a bound that holds when neither resolves them (a
-    superstable orbit whose multipliers lie below round-off)."""
+    """Floquet multipliers of the orbit of the given period through a window, and its stability (theory:
+    docs/theory/designed.md §4.2): the periodic QR iteration for the k leading ones, LAPACK on the monodromy
+    where that leaves them unresolved. Where neither resolves them (a superstable orbit whose multipliers
+    lie below round-off), the stability is decided, in this order, by ‖M‖₂ < 1, by Gelfand's bound
+    ρ(M) ≤ ‖Mⁿ‖₂^{1/n} < 1 (:func:`attnphys.dynamics._linalg.radius_bound`), or by the decay of small
+    perturbations; a norm above one alone decides nothing."""
+    from attnphys.dynamics._linalg import radius_bound
     from attnphys.dynamics.periodic import floquet_batch, floquet_direct, monodromy, refine
 
     m = model.map()
@@ -155,8 +194,15 @@ def _floquet(model: DesignedModel, win, sc1, period: int, k: int) -> dict[str, A
     Mm = np.asarray(monodromy(m, orb.x, orb.aux, par, int(orb.period)))
     norm = float(np.linalg.norm(Mm, 2)) if np.all(np.isfinite(Mm)) else np.inf
     seen = np.arange(k) < resolved
-    lead = log_abs[0] if resolved else np.nan
-    stable = bool((resolved and lead < 0) or norm < 1.0)
+    log_radius, power = radius_bound(Mm)
+    if resolved:
+        verdict, method = ("stable" if log_abs[0] < 0 else "unstable"), "multipliers"
+    elif norm < 1.0:
+        verdict, method = "stable", "monodromy_norm"
+    elif log_radius < 0:
+        verdict, method = "stable", f"monodromy_power_{power}"
+    else:
+        verdict, method = _by_perturbation(m, orb, par, int(orb.period)), "perturbation"
     return {
         "period": int(orb.period),
         "converged": bool(np.asarray(orb.converged)),
@@ -164,7 +210,10 @@ def _floquet(model: DesignedModel, win, sc1, period: int, k: int) -> dict[str, A
         "angle": np.where(seen, angle[:k], np.nan),
         "resolved": resolved,
         "norm": norm,
-        "stable": stable,
+        "radius_bound": float(np.exp(min(log_radius, np.log(norm) if norm > 0 else -np.inf))),
+        "stable": verdict == "stable",
+        "stability": verdict,
+        "method": method,
     }
 
 
@@ -338,7 +387,9 @@ def cycle_report(
         (step); scalars ``on_cycle``, ``period``, ``settle_step`` (state periodic to 1e−8), ``cycle_step``
         (emission follows the cycle from here on), ``cycle_phase``; Floquet ``floquet_abs``,
         ``floquet_angle``, ``floquet_exponent`` (exponent; NaN where unresolved), ``floquet_resolved``,
-        ``monodromy_norm`` (≥ every |μ|), ``stable``; census ``basin_fraction`` (of the cycle) with
+        ``monodromy_norm`` (≥ every |μ|), ``radius_bound`` (a bound on every |μ| that holds under
+        round-off), ``stability`` ("stable", "unstable" or "unknown": a norm above one decides nothing, §4.2)
+        with ``stability_method``, ``stable`` (stability is "stable"); census ``basin_fraction`` (of the cycle) with
         ``basin_ci_low``/``basin_ci_high``, ``unsettled_fraction`` and per attractor ``attractor_period``,
         ``attractor_basin``, ``attractor_on_cycle``, ``attractor_stable``, ``attractor_emitted``; survival
         ``sweep_value``/``sweep_on_cycle`` (param, grid), ``sweep_low``/``sweep_high`` and, with continuation,
@@ -380,7 +431,16 @@ def cycle_report(
         advance(1)
 
         nan_k = np.full(multipliers, np.nan)
-        fl = {"log_abs": nan_k, "angle": nan_k, "resolved": 0, "norm": np.nan, "stable": False}
+        fl = {
+            "log_abs": nan_k,
+            "angle": nan_k,
+            "resolved": 0,
+            "norm": np.nan,
+            "radius_bound": np.nan,
+            "stable": False,
+            "stability": "unknown",
+            "method": "no_orbit",
+        }
         if p:
             fl = _floquet(model, win, sc1, p, multipliers)
         advance(2)
@@ -439,7 +499,18 @@ def cycle_report(
         ),
         "floquet_resolved": ((), fl["resolved"], {"long_name": "leading multipliers resolved"}),
         "monodromy_norm": ((), fl["norm"], {"long_name": "spectral norm of the monodromy (>= every |mu|)"}),
-        "stable": ((), fl["stable"], {"long_name": "the orbit is stable (leading |mu| < 1 or monodromy norm < 1)"}),
+        "radius_bound": (
+            (),
+            fl["radius_bound"],
+            {"long_name": "upper bound on the spectral radius of the monodromy (>= every |mu|)"},
+        ),
+        "stability": ((), fl["stability"], {"long_name": "the orbit's stability: stable, unstable or unknown"}),
+        "stability_method": (
+            (),
+            fl["method"],
+            {"long_name": "what decided the stability (multipliers, monodromy_norm, monodromy_power_n, perturbation)"},
+        ),
+        "stable": ((), fl["stable"], {"long_name": "the orbit is stable (stability == 'stable')"}),
     }
     coords: dict[str, Any] = {"step": np.arange(T), "pattern": np.arange(design.M), "base": np.arange(design.m_se)}
     if cen is not None:
