@@ -62,7 +62,7 @@ def test_converge_reports_intervals_and_noise():
 
 def test_paths_on_another_attractor_are_found():
     """Sixteen paths that follow the mean field to O(N^-1/2) and six of them replaced by an orbit far away
-    (as at β_o = 3, N = 990 of the paper preset): the fraction is 6/16, 0 without them, NaN with two paths."""
+    (as at β_o = 3, N = 990 of the paper preset): the fraction is 6/16, 0 without them, NaN with four paths."""
     from attnphys.dmft._convergence import paths_elsewhere
 
     rng = np.random.default_rng(3)
@@ -73,7 +73,7 @@ def test_paths_on_another_attractor_are_found():
     fin[[4, 6, 7, 11, 14, 15], 40:] = -mf[40:]  # left within the horizon
     assert paths_elsewhere(fin, mf, horizon=T) == pytest.approx(6 / 16)
     assert paths_elsewhere(fin, mf, horizon=30) == 0.0  # not within the first 30 steps
-    assert np.isnan(paths_elsewhere(fin[:2], mf, horizon=T))
+    assert np.isnan(paths_elsewhere(fin[:4], mf, horizon=T))
 
 
 def test_a_size_on_another_attractor_is_left_out_of_the_slope():

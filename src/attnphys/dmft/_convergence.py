@@ -18,6 +18,9 @@ ELSEWHERE_FACTOR = 3.0
 """A path whose RMS deviation from the mean field over the horizon exceeds this many times the median over
 the paths of its point has left for another attractor."""
 
+ELSEWHERE_MIN_PATHS = 5
+"""Fewest paths at a point for :func:`paths_elsewhere` to judge them."""
+
 
 def paths_elsewhere(finite: np.ndarray, mean_field: np.ndarray, horizon: int) -> float:
     """Fraction of the finite-N paths of one (β_o, N) point that left the mean field's attractor within the
@@ -30,10 +33,11 @@ def paths_elsewhere(finite: np.ndarray, mean_field: np.ndarray, horizon: int) ->
         finite: (P, T, F) paths. mean_field: (T, F) the mean-field trajectory. horizon: steps compared.
 
     Returns:
-        the fraction in [0, 1]; NaN with fewer than three paths (no median to compare with).
+        the fraction in [0, 1]; NaN with fewer than :data:`ELSEWHERE_MIN_PATHS` paths (too few for their
+        median to stand for the paths that follow the orbit).
     """
     fin, mf = np.asarray(finite, float), np.asarray(mean_field, float)
-    if fin.shape[0] < 3:
+    if fin.shape[0] < ELSEWHERE_MIN_PATHS:
         return float("nan")
     r = np.sqrt(np.mean((fin[:, :horizon] - mf[None, :horizon]) ** 2, axis=(1, 2)))
     med = float(np.median(r))
