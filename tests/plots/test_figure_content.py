@@ -72,6 +72,28 @@ def test_through_model_axes_carry_plain_numbers(through30):
     assert clusters.get_ylabel() == "count"
 
 
+def test_log_panels_spanning_many_decades_label_decades_only():
+    """SmolLM2's covariance trace spans 0.03 to 3·10⁷: labels at the decades, none at the minor ticks."""
+    rng = np.random.default_rng(3)
+    v = np.abs(rng.normal(size=(3, 4, 7, len(STATS)))) + 1
+    v[0, :, :, 0] = np.geomspace(0.03, 3e7, 28).reshape(4, 7)
+    ds = xr.Dataset(
+        {"stat": (("operator", "layer", "stage", "statistic"), v)},
+        coords={"operator": ["model", "random", "theory"], "layer": range(4), "stage": STAGES, "statistic": STATS},
+    )
+    fig = plots.through_model_figure(ds)
+    _drawn(fig)
+    cov, pr = fig.get_axes()[0], fig.get_axes()[3]
+    lo, hi = cov.get_ylim()
+    shown = [
+        t.get_text() for t in cov.yaxis.get_ticklabels(minor=True) if t.get_text() and lo <= t.get_position()[1] <= hi
+    ]
+    assert shown == []
+    major = [t.get_text() for t in cov.yaxis.get_ticklabels() if lo <= t.get_position()[1] <= hi]
+    assert "1" in major and "1e+06" in major and len(major) <= 12
+    assert any(t.get_text() for t in pr.yaxis.get_ticklabels(minor=True))  # 1 … 4: minor ticks labelled
+
+
 def test_through_model_with_few_layers_numbers_the_stages():
     rng = np.random.default_rng(1)
     v = np.abs(rng.normal(size=(3, 4, 7, len(STATS)))) + 1

@@ -142,11 +142,15 @@ def stage_ticks(ax, stages: list[str], n_layers: int) -> None:
 def plain_numbers(ax) -> None:
     """y tick labels as plain numbers (``3``, ``255.5``): no offset (``1e-5 + 2.56e2``), no powers (``4×10⁰``)
     on a logarithmic axis."""
-    from matplotlib.ticker import FormatStrFormatter
+    from matplotlib.ticker import FormatStrFormatter, NullFormatter
 
     if ax.get_yscale() == "log":
+        lo, hi = (float(v) for v in ax.get_ylim())
         ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
-        ax.yaxis.set_minor_formatter(FormatStrFormatter("%g"))
+        # minor ticks (2, 3, … 9 × 10^k) labelled only over a range of under two decades, where decades
+        # alone would leave one or two labels; beyond, they would crowd into a band
+        few = lo > 0 and np.log10(hi / lo) < 2
+        ax.yaxis.set_minor_formatter(FormatStrFormatter("%g") if few else NullFormatter())
     else:
         ax.yaxis.set_major_formatter(ScalarFormatter(useOffset=False))
 
