@@ -87,13 +87,21 @@ def test_loop_4_census_and_survival(loop4):
 
 
 def test_the_figure(loop4):
-    fig = cycle_figure(loop4)
+    from attnphys.plots import cycle_figure as figure_of
+
+    fig = figure_of(loop4)
     assert isinstance(fig, Figure)
     ax = fig.axes[0]
     assert ax.get_xlabel() == "step" and "settles on 0 → 1 → 2 → 1" in ax.get_title()
+    assert "stable, max|μ| = " in ax.get_title()
     other = Figure()
     axis = other.add_subplot()
-    assert cycle_figure(loop4, ax=axis) is other
+    assert figure_of(loop4, ax=axis, steps=12) is other
+    assert axis.get_images()[0].get_array().shape[1] == 12
+    # the old place forwards, with a warning, for one release (ax positional as before)
+    old = Figure()
+    with pytest.warns(DeprecationWarning, match="moved to attnphys.plots.cycle_figure"):
+        assert cycle_figure(loop4, old.add_subplot()) is old
 
 
 def test_a_design_that_misses_its_cycle_says_so():

@@ -90,8 +90,7 @@ class DesignReportJob(ModelOptions):
                 )
         rows["wall time"] = f"{time.perf_counter() - t0:.1f} s"
         if self.plot is not None:
-            from attnphys.dmft.designed import cycle_figure
-            from attnphys.plots import save_figure
+            from attnphys.plots import cycle_figure, save_figure
 
             paths.append(save_figure(cycle_figure(ds), self.plot))
         return Report(f"design report → {self.out}", rows, paths, ds)
