@@ -27,6 +27,10 @@ LAYERS = [
 ]
 """Layers, bottom first: a module may import its own layer and the ones below, never one above."""
 
+SHIMS = {"attnphys.dmft.designed._moved": ("attnphys.plots",)}
+"""Deprecation shims kept for one release: a name that moved up a layer forwards from its old place to the new
+one (the only imports of an upper layer allowed; each goes with its shim)."""
+
 COMMANDS = ("attnphys.jobs", "attnphys.cli")
 """The job base and the command line: the pillars' command modules (``*._commands``, ``*.jobs``) sit on it."""
 
@@ -122,7 +126,7 @@ def test_lower_layers_never_name_upper_ones():
     for m, p in MODULES.items():
         for mod, names, line in imports(p, top_level_only=False):
             for dep in resolve(mod, names):
-                if layer_of(dep) > layer_of(m):
+                if layer_of(dep) > layer_of(m) and not any(dep.startswith(s) for s in SHIMS.get(m, ())):
                     bad.append(f"{p.relative_to(SRC)}:{line}: {m} imports {dep}")
     assert not bad, "\n".join(bad)
 

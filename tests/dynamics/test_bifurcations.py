@@ -37,7 +37,7 @@ def test_logistic_period_doubling_points():
     b2 = continue_orbit(LOGISTIC, jnp.array([0.5]), None, ident, 3.2, 3.6, period=2)
     e = _only(b2, "flip")
     assert e.s == pytest.approx(1 + np.sqrt(6), abs=1e-10)
-    np.testing.assert_allclose(b2.multipliers[:, 0].real, -b2.s**2 + 2 * b2.s + 4, atol=1e-12)
+    np.testing.assert_allclose(b2.multipliers[:, 0].real, -(b2.s**2) + 2 * b2.s + 4, atol=1e-12)
     assert b2.stable[0] and not b2.stable[-1]
 
 
@@ -108,3 +108,30 @@ def test_branch_dataset_has_cf_attributes():
 def test_no_orbit_is_an_error():
     with pytest.raises(ValueError, match="Newton"):
         continue_orbit(autonomous(lambda x, p: x + 1.0), jnp.array([0.0]), None, ident, 0.0, 1.0)
+
+
+def test_logistic_transcritical_branch_point_with_the_default_steps():
+    """The fixed points 0 (μ = r) and 1 − 1/r (μ = 2 − r) exchange stability at r = 1, where both branches
+    cross and the corrector's system is singular: located there from either branch and either side, with
+    the public function's default steps."""
+    from attnphys.dynamics import continuation
+
+    for x0, a, b in [(0.0, 0.5, 1.5), (0.0, 1.5, 0.5), (0.5, 2.0, 0.5), (1 - 1 / 0.6, 0.6, 1.5)]:
+        ds = continuation(LOGISTIC, jnp.array([x0]), None, ident, a, b, period=1)
+        assert ds.sizes["event"] == 1, (x0, a, b)
+        assert EVENT_KINDS[int(ds["event_kind"][0])] == "branch_point"
+        assert float(ds["event_s"][0]) == pytest.approx(1.0, abs=1e-10), (x0, a, b)
+        assert float(ds["s"][-1]) == pytest.approx(b, abs=1e-12) and ds.attrs["status"] == "end"
+
+
+def test_a_branch_ends_on_its_range_and_reports_no_event_beyond_it():
+    """A step that would cross the end of the range lands on it: no point and no event outside the range
+    (the branch point of the origin at r = 1 lies past r = 0.995; the cusp map's branch past its fold runs
+    back to c = 0.2)."""
+    b = continue_orbit(LOGISTIC, jnp.array([0.0]), None, ident, 0.5, 0.995, ds=0.05, ds_max=0.05)
+    assert b.status == "end" and b.s[-1] == pytest.approx(0.995, abs=1e-12) and b.s.max() <= 0.995 + 1e-12
+    assert b.events == []
+    on = continue_orbit(CUSP, jnp.array([1.2]), None, ident, 0.2, -0.6, max_steps=300, past_folds=True)
+    assert on.status == "end" and on.s[-1] == pytest.approx(0.2, abs=1e-12)
+    assert -0.6 <= on.s.min() and on.s.max() <= 0.2 + 1e-12
+    assert all(-0.6 <= e.s <= 0.2 for e in on.events)

@@ -92,11 +92,13 @@ def test_long_strongly_contracting_orbit_does_not_underflow():
 def test_complex_and_equal_modulus_multipliers():
     """2×2 blocks: a rotation–scaling pair and two real multipliers of equal modulus ±0.9."""
     th = 0.3
-    B = jnp.array([[0.9 * np.cos(th), -0.9 * np.sin(th), 0.0], [0.9 * np.sin(th), 0.9 * np.cos(th), 0.0],
-                   [0.0, 0.0, 0.2]])
+    B = jnp.array(
+        [[0.9 * np.cos(th), -0.9 * np.sin(th), 0.0], [0.9 * np.sin(th), 0.9 * np.cos(th), 0.0], [0.0, 0.0, 0.2]]
+    )
     f = floquet(LINEAR, jnp.zeros((1, 3)), None, B, 1)
-    np.testing.assert_allclose(np.sort_complex(np.asarray(f.multipliers)),
-                               np.sort_complex(np.linalg.eigvals(np.asarray(B))), atol=1e-14)
+    np.testing.assert_allclose(
+        np.sort_complex(np.asarray(f.multipliers)), np.sort_complex(np.linalg.eigvals(np.asarray(B))), atol=1e-14
+    )
     C = jnp.array([[0.9, 1.0, 0.0], [0.0, -0.9, 0.0], [0.0, 0.3, 0.1]])
     f = floquet(LINEAR, jnp.zeros((1, 3)), None, C, 1)
     np.testing.assert_allclose(np.sort(np.asarray(f.multipliers).real), [-0.9, 0.1, 0.9], atol=1e-14)
@@ -249,7 +251,7 @@ def test_refine_batch_mixes_periods():
     assert np.all(np.asarray(out.converged)) and out.points.shape == (2, STORED_LENGTH, 1)
     assert np.all(np.isnan(np.asarray(out.points)[1, 2:]))
     f = floquet_batch(LOGISTIC, out.points, None, jnp.array([3.5, 3.2]), [4, 2])
-    assert complex(f.multipliers[1, 0]).real == pytest.approx(-3.2**2 + 2 * 3.2 + 4, abs=1e-13)
+    assert complex(f.multipliers[1, 0]).real == pytest.approx(-(3.2**2) + 2 * 3.2 + 4, abs=1e-13)
 
 
 def test_one_compiled_program_for_all_stored_periods():
@@ -302,9 +304,11 @@ def test_direct_multipliers_where_the_iteration_runs_out_of_cycles(period):
     np.testing.assert_allclose(f.log_abs[0], exact, rtol=1e-12)
     np.testing.assert_allclose(f.exponents[0], exact / period, rtol=1e-12)
     np.testing.assert_allclose(np.abs(f.angle[0, 2:4]), period * 0.4, rtol=1e-12)
-    np.testing.assert_allclose(np.sort_complex(f.multipliers[0]),
-                               np.sort_complex(np.linalg.eigvals(np.linalg.matrix_power(np.asarray(A), period))),
-                               atol=1e-13)
+    np.testing.assert_allclose(
+        np.sort_complex(f.multipliers[0]),
+        np.sort_complex(np.linalg.eigvals(np.linalg.matrix_power(np.asarray(A), period))),
+        atol=1e-13,
+    )
 
 
 def test_direct_multipliers_refuse_what_floating_point_cannot_resolve():
@@ -397,3 +401,23 @@ def test_block_eigenvalues_have_full_relative_accuracy(T, P, rtol):
     for g, w in zip(got, want):
         assert abs(abs(g) - abs(w)) <= 1e-13 * abs(w), (g, w)
         assert abs(g - w) <= rtol * abs(w), (g, w)
+
+
+def test_radius_bound_of_a_nilpotent_monodromy_is_below_one():
+    """ρ(M) ≤ ‖Mⁿ‖^{1/n} (Gelfand): a norm of 50 alone decides nothing; the square of a nilpotent matrix
+    vanishes and the bound falls to round-off, while a matrix with ρ > 1 is never bounded below its radius."""
+    from attnphys.dynamics._linalg import radius_bound
+
+    N = np.array([[0.0, 50.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 1e-30]])
+    log_b, n = radius_bound(N)
+    assert np.linalg.norm(N, 2) == 50.0 and np.exp(log_b) < 1e-5 and n >= 2
+    rng = np.random.default_rng(0)
+    for rho in (0.5, 1.2, 3.0):  # non-normal matrices of known spectral radius
+        T = np.triu(rng.standard_normal((6, 6)) * 20.0, 1) + np.diag(rho * np.linspace(1.0, 0.1, 6))
+        V = rng.standard_normal((6, 6))
+        M = V @ T @ np.linalg.inv(V)
+        log_b, _ = radius_bound(M)
+        assert np.exp(log_b) >= rho * (1 - 1e-9)
+        assert np.exp(log_b) <= np.linalg.norm(M, 2) * (1 + 1e-12)
+    assert radius_bound(np.zeros((2, 2)))[0] == -np.inf
+    assert radius_bound(np.array([[np.inf]]))[0] == np.inf

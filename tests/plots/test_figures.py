@@ -317,9 +317,43 @@ def test_public_names_and_nothing_else():
 
     for name in plots.__all__:
         assert hasattr(plots, name)
-    figures = [n for n in plots.__all__ if n.endswith("_figure")]
+    figures = [n for n in plots.__all__ if n.endswith("_figure") and n != "save_figure"]
     for name in figures:
-        params = inspect.signature(getattr(plots, name)).parameters
+        sig = inspect.signature(getattr(plots, name))
+        params = sig.parameters
+        # one signature: the dataset first, where to draw keyword-only (fig= for several panels, ax= for one),
+        # the Figure returned
         assert "fig" in params or "ax" in params, name
-    assert not [n for n in vars(plots) if n.startswith("plot_")]
+        assert list(params)[0] == "ds", name
+        for where in ("fig", "ax"):
+            if where in params:
+                assert params[where].kind is inspect.Parameter.KEYWORD_ONLY, f"{name}: {where} is not keyword-only"
+                assert params[where].default is None, name
+        assert sig.return_annotation in (Figure, "Figure"), f"{name} does not say it returns the Figure"
+    assert not [n for n in plots.__all__ if n.startswith("plot_") or n.endswith("_plot")]
+    assert "cycle_figure" in plots.__all__
     json.dumps(plots.__all__)
+
+
+def test_a_positional_figure_still_works_with_a_warning():
+    """temperatures_figure took its figure positionally: one release with a DeprecationWarning."""
+    rng = np.random.default_rng(4)
+    L, H = 3, 4
+    ds = xr.Dataset(
+        {
+            "beta": (("layer", "head"), rng.uniform(0.5, 5, (L, H))),
+            "beta_one_cluster": (("layer", "head"), rng.integers(0, 2, (L, H))),
+            "beta_alignment": (("layer", "head"), rng.uniform(-1, 1, (L, H))),
+            "cluster_model_mean_cosine": (("layer",), rng.uniform(0, 1, L)),
+            "cluster_flow_mean_cosine": (("layer",), rng.uniform(0, 1, L)),
+            "beta_layer": (("layer",), rng.uniform(0.5, 5, L)),
+        },
+        coords={"layer": range(L)},
+        attrs={"model": "minilm", "family": "bert", "flow_horizon": 10.0},
+    )
+    target = Figure()
+    with pytest.warns(DeprecationWarning, match="temperatures_figure"):
+        assert plots.temperatures_figure(ds, target) is target
+    assert len(target.get_axes()) >= 3
+    other = Figure()
+    assert plots.temperatures_figure(ds, fig=other) is other

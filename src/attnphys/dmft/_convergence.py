@@ -3,7 +3,8 @@ docs/theory/dmft.md §2.3): least-squares slopes of log10(distance) against log1
 decades of N, with their 95% confidence intervals (``*_ci_low``, ``*_ci_high``: the regression's standard
 error times the Student-t quantile with n − 2 degrees of freedom; NaN with two sizes) and a flag
 ``*_noise_limited`` when the distance at the largest size is within twice its sampling noise
-(:func:`path_noise`): the slope then measures the noise floor, not the convergence."""
+(:func:`path_noise`): the slope then measures the noise floor, not the convergence. A point where some
+paths left the mean field's attractor (:func:`paths_elsewhere`) is left out of the fits, with a warning."""
 
 from __future__ import annotations
 
@@ -12,6 +13,35 @@ import xarray as xr
 
 NOISE_FACTOR = 2.0
 """A distance at most this many times its sampling noise is noise-limited."""
+
+ELSEWHERE_FACTOR = 3.0
+"""A path whose RMS deviation from the mean field over the horizon exceeds this many times the median over
+the paths of its point has left for another attractor."""
+
+ELSEWHERE_MIN_PATHS = 5
+"""Fewest paths at a point for :func:`paths_elsewhere` to judge them."""
+
+
+def paths_elsewhere(finite: np.ndarray, mean_field: np.ndarray, horizon: int) -> float:
+    """Fraction of the finite-N paths of one (β_o, N) point that left the mean field's attractor within the
+    horizon (theory: docs/theory/dmft.md §2.3): path j's RMS deviation r_j over the first ``horizon`` steps
+    and the features exceeds :data:`ELSEWHERE_FACTOR` × median_k r_k. Paths that follow the mean-field orbit
+    deviate by O(N^{-1/2}) with a spread of a few tens of percent; one that lands on another attractor
+    deviates by O(1).
+
+    Args:
+        finite: (P, T, F) paths. mean_field: (T, F) the mean-field trajectory. horizon: steps compared.
+
+    Returns:
+        the fraction in [0, 1]; NaN with fewer than :data:`ELSEWHERE_MIN_PATHS` paths (too few for their
+        median to stand for the paths that follow the orbit).
+    """
+    fin, mf = np.asarray(finite, float), np.asarray(mean_field, float)
+    if fin.shape[0] < ELSEWHERE_MIN_PATHS:
+        return float("nan")
+    r = np.sqrt(np.mean((fin[:, :horizon] - mf[None, :horizon]) ** 2, axis=(1, 2)))
+    med = float(np.median(r))
+    return float(np.mean(r > ELSEWHERE_FACTOR * med)) if med > 0 else 0.0
 
 
 def fitted_slope(ns: np.ndarray, d: np.ndarray, decades: float = 3.0) -> float:
@@ -110,13 +140,31 @@ FIT_ATTRS = {
 def fit_slopes(ds: xr.Dataset) -> xr.Dataset:
     """Add the fitted slopes of ``rms_deviation`` and ``stat_distance`` against ``n`` (:func:`slope_fit`)
     to a convergence dataset, per point of its other dims: ``slope``, ``slope_ci_low``, ``slope_ci_high``,
-    ``slope_noise_limited`` and the same with ``stat_`` (theory: docs/theory/dmft.md §2.3). The sampling
-    noise is read from ``rms_noise`` / ``stat_noise`` when present."""
+    ``slope_noise_limited``, ``slope_n_fit`` and the same with ``stat_`` (theory: docs/theory/dmft.md §2.3).
+    The sampling noise is read from ``rms_noise`` / ``stat_noise`` when present; sizes whose
+    ``elsewhere_fraction`` is above zero (paths on another attractor) are left out of the fit, with a
+    warning naming each."""
+    import warnings
+
     others = [d for d in ds.rms_deviation.dims if d != "n"]
     shape = [ds.sizes[d] for d in others]
     ns = ds["n"].values
+    away = np.zeros((int(np.prod(shape)), ns.size), bool)
+    if "elsewhere_fraction" in ds:
+        frac = ds["elsewhere_fraction"].transpose(*others, "n").values.reshape(-1, ns.size)
+        away = np.nan_to_num(frac) > 0
+        for i, j in zip(*np.nonzero(away)):
+            at = dict(zip(others, np.unravel_index(i, shape))) if others else {}
+            where = ", ".join(f"{d} = {ds[d].values[k]:g}" for d, k in at.items())
+            warnings.warn(
+                f"at {where + ', ' if where else ''}N = {int(ns[j])}: {frac[i, j]:.0%} of the finite-N paths left "
+                "the mean field's attractor within the horizon; this point is left out of the fitted slopes "
+                "(elsewhere_fraction)",
+                UserWarning,
+                stacklevel=2,
+            )
     for prefix, src, noise in (("slope", "rms_deviation", "rms_noise"), ("stat_slope", "stat_distance", "stat_noise")):
-        arr = ds[src].transpose(*others, "n").values.reshape(-1, ns.size)
+        arr = np.where(away, np.nan, ds[src].transpose(*others, "n").values.reshape(-1, ns.size))
         nz = ds[noise].transpose(*others, "n").values.reshape(-1, ns.size) if noise in ds else None
         fits = [slope_fit(ns, arr[i], None if nz is None else nz[i]) for i in range(arr.shape[0])]
 
@@ -132,6 +180,11 @@ def fit_slopes(ds: xr.Dataset) -> xr.Dataset:
             col("noise_limited", np.int8),
             {**FIT_ATTRS["noise_limited"], "long_name": f"{what}: limited by sampling noise"},
         )
+        ds[f"{prefix}_n_fit"] = (
+            others,
+            col("n_fit", np.int16),
+            {"long_name": f"{what}: sizes fitted (those with paths on another attractor left out)"},
+        )
     return ds
 
 
@@ -143,4 +196,8 @@ def slope_text(ds: xr.Dataset, prefix: str = "slope") -> str:
     flag = f"{prefix}_noise_limited"
     if flag in ds and int(ds[flag]) == 1:
         text += ", noise-limited"
+    if "elsewhere_fraction" in ds:
+        away = [int(n) for n, f in zip(ds["n"].values, np.atleast_1d(ds["elsewhere_fraction"].values)) if f > 0]
+        if away:
+            text += f"; N = {', '.join(map(str, away))} left out (paths on another attractor)"
     return text

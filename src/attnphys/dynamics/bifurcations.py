@@ -323,9 +323,10 @@ def continue_orbit(
             (must return to itself after ``period`` steps).
         params_of: s ↦ params (traceable), e.g. ``lambda r: r`` or ``lambda a: jnp.array([a, 0.3])``; the
             compiled kernels are cached per (map, params_of, period): reuse one function object.
-        s0, s_end: start and end of the parameter range (either order); the continuation stops when s
-            leaves [min, max], after ``max_steps`` points, if the step falls below ``ds_min``, or at the
-            first fold (turning point) unless ``past_folds``.
+        s0, s_end: start and end of the parameter range (either order); the continuation stops on an end
+            of [min, max] (a step that would cross it is shortened to land on it), after ``max_steps``
+            points, if the step falls below ``ds_min``, or at the first fold (turning point) unless
+            ``past_folds``.
         period: p. ds, ds_min, ds_max: initial, smallest and largest arclength steps.
         tol: Newton tolerance (relative, max-norm). locate: locate events (else they are reported at the
             later bracketing point). locate_tol: arclength tolerance of the location.
@@ -352,6 +353,7 @@ def continue_orbit(
     pts_s, pts_x, pts_mu, pts_la, tangents = [float(s)], [np.asarray(x)], [mu], [la], [np.asarray(t)]
     events: list[BifurcationEvent] = []
     h, status = ds, "max_steps"
+    span = 1e-12 * max(1.0, abs(lo), abs(hi))  # how close to an end of the range counts as on it
     for _ in range(max_steps):
         xn, sn, it, ok = correct(x, s, t, h, tol, max_newton)
         if not bool(ok):
@@ -360,6 +362,8 @@ def continue_orbit(
                 status = "step_too_small"
                 break
             continue
+        if not lo - span <= float(sn) <= hi + span:  # past an end: land on it instead
+            xn, sn, it, ok, h = _land(correct, x, s, t, h, float(sn), lo if float(sn) < lo else hi, tol, max_newton)
         tn = tangent(xn, sn, t)
         mun, lan = (np.asarray(a) for a in multipliers(xn, sn))
         events += _detect(
@@ -383,7 +387,7 @@ def continue_orbit(
         pts_mu.append(mu)
         pts_la.append(lan)
         tangents.append(np.asarray(t))
-        if not lo - 1e-15 <= float(s) <= hi + 1e-15:
+        if not lo + span < float(s) < hi - span and len(pts_s) > 1:
             status = "end"
             break
         if not past_folds and any(e.kind == "fold" for e in events):
@@ -391,6 +395,7 @@ def continue_orbit(
             break
         h = min(h * (1.5 if int(it) <= 4 else 1.0), ds_max)
     pts_la = np.array(pts_la)
+    events = [e for e in events if lo - span <= e.s <= hi + span or not np.isfinite(e.s)]
     return Branch(
         s=np.array(pts_s),
         x=np.array(pts_x),
@@ -401,6 +406,77 @@ def continue_orbit(
         events=events,
         status=status,
     )
+
+
+def _land(correct, x, s, t, h: float, s_new: float, end: float, tol, max_newton):
+    """The corrected point at the arclength where the branch meets the end ``end`` of the range, by secant
+    steps in h from the step (h, s_new) that went past it (theory: docs/theory/dynamics.md §6.1); the point
+    past the end is kept if that fails. Returns (x, s, iterations, ok, h)."""
+    s0 = float(s)
+    h0, f0, h1, f1 = 0.0, s0 - end, h, s_new - end
+    best = correct(x, s, t, h, tol, max_newton), h
+    for _ in range(8):
+        if f1 == f0:
+            break
+        hh = h1 - f1 * (h1 - h0) / (f1 - f0)
+        if not 0.0 < hh <= h:
+            break
+        xc, sc, it, ok = correct(x, s, t, hh, tol, max_newton)
+        if not bool(ok):
+            break
+        best = (xc, sc, it, ok), hh
+        h0, f0, h1, f1 = h1, f1, hh, float(sc) - end
+        if abs(f1) <= 1e-12 * max(1.0, abs(end)):
+            break
+    (xc, sc, it, ok), hh = best
+    return xc, sc, it, ok, hh
+
+
+class _Unusable(Exception):
+    """A trial point of an event's location where the corrector does not converge (at the event itself, for a
+    branch point, whose augmented Jacobian is singular)."""
+
+
+def _locate(phi, h: float, locate_tol: float) -> tuple[float, float, float] | None:
+    """Bracket of the root of the test function phi(h) on [0, h] (theory: docs/theory/dynamics.md §6.5):
+    (a, b, w) with the event at a + w (b − a). Brent's method where every trial point is usable and its
+    root checked (|phi| ≤ 1e−6 of the ends'); otherwise bisection that steps around unusable points
+    (NaN) and ends with linear interpolation between the last usable bracket. None: no sign change."""
+    f0, f1 = phi(0.0), phi(h)
+    if not (np.isfinite(f0) and np.isfinite(f1)) or np.sign(f0) == np.sign(f1):
+        return None
+
+    def strict(hh):
+        v = phi(hh)
+        if not np.isfinite(v):
+            raise _Unusable
+        return v
+
+    try:
+        root: Any = scipy.optimize.brentq(strict, 0.0, h, xtol=locate_tol, rtol=4 * np.finfo(float).eps, maxiter=200)
+        hs = float(root)
+        if abs(strict(hs)) <= 1e-6 * max(abs(f0), abs(f1)):
+            return hs, hs, 0.0
+    except _Unusable:
+        pass
+    a, b, fa, fb = 0.0, h, f0, f1
+    for _ in range(200):
+        if b - a <= locate_tol:
+            break
+        for frac in (0.5, 0.25, 0.75):
+            c = a + frac * (b - a)
+            fc = phi(c)
+            if np.isfinite(fc):
+                break
+        else:
+            break  # no usable point left inside the bracket: interpolate across it
+        if fc == 0.0:
+            return c, c, 0.0
+        if np.sign(fc) == np.sign(fa):
+            a, fa = c, fc
+        else:
+            b, fb = c, fc
+    return a, b, fa / (fa - fb)
 
 
 def _detect(m, correct, tangent, multipliers, a, b, h, index, period, tol, max_newton, locate, locate_tol):
@@ -420,31 +496,39 @@ def _detect(m, correct, tangent, multipliers, a, b, h, index, period, tol, max_n
     for kind in kinds:
 
         def point(hh):
-            x, s, _, _ = correct(xa, sa, ta, hh, tol, max_newton)
-            return x, s
+            # exactly at a branch point the augmented Jacobian is singular: step off it by a hair
+            for k in range(5):
+                x, s, _, ok = correct(xa, sa, ta, hh + (1e-12 * max(h, 1e-300)) * (-1) ** k * k, tol, max_newton)
+                if bool(ok):
+                    return x, s, True
+            return x, s, False
 
-        def phi0(hh, kind=kind):
-            x, s = point(hh)
+        def phi(hh, kind=kind):
+            x, s, ok = point(hh)
+            if not ok:
+                return np.nan
             if kind == "fold":
                 return float(tangent(x, s, ta)[-1])
             return _nearest(np.asarray(multipliers(x, s)[0]), kind)
 
-        def phi(hh, phi0=phi0):
-            # exactly at a branch point the augmented Jacobian is singular: step off it by a hair
-            v = phi0(hh)
-            k = 0
-            while not np.isfinite(v) and k < 4:
-                k += 1
-                hh = hh + (1e-12 * max(h, 1e-300)) * (-1) ** k * k
-                v = phi0(hh)
-            return v
-
-        hs = h
-        if locate:
-            f0, f1 = phi(0.0), phi(h)
-            if np.isfinite(f0) and np.isfinite(f1) and np.sign(f0) != np.sign(f1):
-                hs = scipy.optimize.brentq(phi, 0.0, h, xtol=locate_tol, rtol=4 * np.finfo(float).eps, maxiter=200)
-        x, s = point(hs)
+        x, s = xb, sb
+        found = _locate(phi, h, locate_tol) if locate else None
+        if found is not None and kind == "branch_point":
+            # the corrector is ill-conditioned near a branch point (both branches cross there: a point within
+            # √ε of it passes Newton's test): interpolate phi linearly between two points a thousandth of the
+            # step to either side instead, O(δ²) off
+            hs = found[0] + found[2] * (found[1] - found[0])
+            a_h, b_h = max(0.0, hs - 1e-3 * h), min(h, hs + 1e-3 * h)
+            fa, fb = phi(a_h), phi(b_h)
+            if np.isfinite(fa) and np.isfinite(fb) and np.sign(fa) != np.sign(fb):
+                found = (a_h, b_h, fa / (fa - fb))
+        if found is not None:
+            lo_h, hi_h, w = found
+            x, s, ok = point(lo_h + w * (hi_h - lo_h))
+            if not ok or kind == "branch_point":  # interpolate between the bracket's corrected ends
+                xl, sl, _ = point(lo_h)
+                xh, sh, _ = point(hi_h)
+                x, s = xl + w * (xh - xl), sl + w * (sh - sl)
         out.append(
             BifurcationEvent(
                 kind=kind,

@@ -1,7 +1,9 @@
 """Figures of every result of the library (matplotlib object API: no pyplot, no backend switch).
 
-Every function takes a result dataset and returns a :class:`matplotlib.figure.Figure`; it draws into
-``fig=`` (a Figure or a SubFigure of a larger one) or, for single-panel figures, ``ax=`` when given.
+Every function takes a result dataset and returns a :class:`matplotlib.figure.Figure`. One signature: the
+dataset and what to draw (positional or keyword), then keyword-only where to draw: ``fig=`` (a Figure or a
+SubFigure of a larger one) for figures of several panels, ``ax=`` (an Axes) for single-panel figures
+(:func:`cycle_figure`, :func:`particles_phase_figure`); the Figure drawn into is returned either way.
 Functions named ``…_figures`` return several figures by name. Writing a file is the caller's choice:
 :func:`save_figure` writes one atomically::
 
@@ -30,6 +32,7 @@ from attnphys.plots._clouds import (
 )
 from attnphys.plots._common import check_component, config_title, save_figure
 from attnphys.plots._converge import converge_figure
+from attnphys.plots._designed import cycle_figure
 from attnphys.plots._particles import flow_figure, particles_phase_figure
 from attnphys.plots._phase import phase_diagram_figure
 from attnphys.plots._probes import heads_figure, mlp_norms_figure, probe_figures, stages_figure, temperatures_figure
@@ -55,6 +58,7 @@ __all__ = [
     "clouds_statistics_figure",
     "config_title",
     "converge_figure",
+    "cycle_figure",
     "flow_figure",
     "heads_figure",
     "mlp_norms_figure",

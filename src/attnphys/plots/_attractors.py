@@ -79,41 +79,66 @@ def attractors_figure(ds: xr.Dataset, pairs=((0, 1), (0, 2)), *, fig=None) -> Fi
     return root(fig)
 
 
+NAMED_TRACKS = 9
+"""Tracks drawn in their own colour and named in the legend of :func:`basins_figure` (the largest basins);
+the others are drawn in grey."""
+
+OTHER_TRACKS = "#b0b0b0"
+
+
 def basins_figure(ds: xr.Dataset, param: str, component: int = 0, *, fig=None) -> Figure:
     """The diagram along ``param`` coloured by track (the representative states' ``observed`` component)
     above the basin fraction of every track and the unsettled fraction (theory: docs/theory/dynamics.md §8).
-    Every track has its own colour (:func:`track_colors`); a legend names them up to 20 tracks, a colour bar
-    of track ids beyond. ``fig``: a Figure or SubFigure to draw into."""
-    fig = figure(fig, figsize=(9.5, 7.2))
+    The :data:`NAMED_TRACKS` tracks with the largest basins (their largest fraction along ``param``) get
+    distinct qualitative colours and a legend entry each; any others are drawn in light grey under one entry
+    that says how many there are and how large their basins get (a continuous colour map cannot tell 29
+    tracks apart). ``fig``: a Figure or SubFigure to draw into."""
+    from matplotlib import colormaps
+
+    fig = figure(fig, figsize=(9.5, 7.6))
     ax, bx = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 2]})
     pv = ds[param].values
     track = ds["track"].values  # (param, attractor)
     obs = ds["observed"].values[..., check_component(component, ds["observed"].shape[-1])]  # (param, attractor, sample)
     n_tracks = ds.sizes.get("track_id", 0)
-    colors = track_colors(max(n_tracks, 1))
-    for t in range(n_tracks):
+    basin = ds["track_basin_fraction"].values if n_tracks else np.zeros((pv.size, 0))
+    peak = np.nan_to_num(np.nanmax(basin, axis=0), nan=0.0) if n_tracks else np.zeros(0)
+    named = [int(t) for t in np.argsort(-peak, kind="stable")[:NAMED_TRACKS]]
+    palette = [colormaps["tab10"](i) for i in range(10) if i != 7]  # tab10 without its grey
+    colors = {t: (palette[i] if t in named else OTHER_TRACKS) for i, t in enumerate(named)}
+    others = [t for t in range(n_tracks) if t not in colors]
+    for t in others + sorted(named, key=lambda t: -peak[t])[::-1]:  # named tracks drawn last, largest on top
+        color = colors.get(t, OTHER_TRACKS)
         ii, aa = np.nonzero(track == t)
         if ii.size:
             y = obs[ii, aa]
             x = np.broadcast_to(pv[ii][:, None], y.shape)
-            ax.plot(x.ravel(), y.ravel(), ",", color=colors[t])
-            ax.plot(x[:, :1].ravel(), y[:, :1].ravel(), ".", ms=2, color=colors[t])
-            bx.plot(pv, ds["track_basin_fraction"].values[:, t], "-", lw=1, color=colors[t], label=f"track {t}")
-    bx.plot(pv, ds["unsettled_fraction"].values, "k--", lw=1, label="unsettled")
+            ax.plot(x.ravel(), y.ravel(), ",", color=color)
+            ax.plot(x[:, :1].ravel(), y[:, :1].ravel(), ".", ms=2, color=color)
+        label = f"track {t} (basin ≤ {peak[t]:.2f})" if t in colors else None
+        bx.plot(
+            pv, basin[:, t], "-", lw=1.2 if t in colors else 0.7, color=color, label=label, zorder=3 if label else 2
+        )
+    if others:
+        bx.plot(
+            [],
+            [],
+            "-",
+            lw=0.7,
+            color=OTHER_TRACKS,
+            label=f"{len(others)} other tracks (basin ≤ {peak[others].max():.2f})",
+        )
+    bx.plot(pv, ds["unsettled_fraction"].values, "k--", lw=1, label="unsettled", zorder=4)
     ax.set_ylabel(f"{ds.attrs.get('observable', 'mo_se')}[{component}] (representative states)")
-    ax.set_title(f"{n_tracks} tracks", fontsize=9)
+    ax.set_title(
+        f"{n_tracks} tracks"
+        + (f"; the {len(named)} with the largest basins in colour, {len(others)} in grey" if others else ""),
+        fontsize=9,
+    )
     bx.set_ylabel("basin fraction")
     bx.set_xlabel(param_label(ds, param))
     bx.set_ylim(-0.02, 1.02)
-    if n_tracks <= 20:
-        bx.legend(fontsize=7, ncol=6, loc="upper left", bbox_to_anchor=(0, -0.28))
-    else:
-        from matplotlib.cm import ScalarMappable
-        from matplotlib.colors import BoundaryNorm, ListedColormap
-
-        sm = ScalarMappable(norm=BoundaryNorm(np.arange(n_tracks + 1) - 0.5, n_tracks), cmap=ListedColormap(colors))
-        cb = fig.colorbar(sm, ax=[ax, bx], label="track id")
-        cb.set_ticks(list(range(0, n_tracks, max(1, -(-n_tracks // 10)))))
-        bx.legend(handles=[bx.get_lines()[-1]], fontsize=7, loc="upper right")
+    handles, labels = bx.get_legend_handles_labels()
+    bx.legend(handles, labels, fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.3), frameon=False)
     suptitle(fig, ds, config_title(ds))
     return root(fig)

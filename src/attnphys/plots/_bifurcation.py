@@ -221,15 +221,32 @@ def draw_diagram(
         ax.legend(fontsize=7, loc="best", markerscale=1.5)
 
 
+EXPONENT_COLORS = ("#000000", "#d62728", "#1f77b4", "#2ca02c")
+"""λ₁ black, then red, blue, green."""
+
+
 def draw_exponents(ax, ds: xr.Dataset, n: int = 4) -> None:
-    """The leading Lyapunov exponents against the parameter, with 0 marked (theory: docs/theory/dmft.md §6).
-    Values of −∞ (an exactly annihilated direction, as at β_o = 0) and the few most negative values are
-    left off the scale, which follows the finite values."""
+    """The leading Lyapunov exponents against the parameter, with 0 marked (theory: docs/theory/dmft.md §6):
+    λ₁ a wide black line drawn above the others (dashed, dotted), so that it stays visible where λ₂ equals
+    it (a complex pair). Values of −∞ (an exactly annihilated direction, as at β_o = 0) and the few most
+    negative values are left off the scale, which follows the finite values."""
     p = _param(ds)
     ex = ds.exponents.values
-    for i in range(min(ex.shape[-1], n)):
-        ax.plot(ds[p].values, ex[:, i], lw=0.7, label=f"λ{i + 1}")
-    ax.axhline(0, color="k", lw=0.5)
+    k = min(ex.shape[-1], n)
+    styles = ("-", "--", ":", "-.")
+    # drawn from the last to λ₁, each above the ones after it and λ₁ widest: where exponents coincide (a
+    # complex pair of multipliers gives λ₁ = λ₂) λ₁ stays in view, the others dashed around it
+    for i in reversed(range(k)):
+        ax.plot(
+            ds[p].values,
+            ex[:, i],
+            styles[i % len(styles)],
+            lw=1.4 if i == 0 else 0.8,
+            color=EXPONENT_COLORS[i % len(EXPONENT_COLORS)],
+            zorder=3 + k - i,
+            label=f"λ{i + 1}",
+        )
+    ax.axhline(0, color="k", lw=0.5, zorder=1)
     shown = ex[:, : min(ex.shape[-1], n)]
     shown = shown[np.isfinite(shown)]
     if shown.size:
@@ -237,7 +254,9 @@ def draw_exponents(ax, ds: xr.Dataset, n: int = 4) -> None:
         if hi > lo:
             ax.set_ylim(lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo))
     ax.set_ylabel("Lyapunov exponent (per step)")
-    ax.legend(fontsize=7, ncol=4)
+    handles, labels = ax.get_legend_handles_labels()
+    order = np.argsort(labels)  # λ1 first in the legend although drawn last
+    ax.legend([handles[i] for i in order], [labels[i] for i in order], fontsize=7, ncol=4)
 
 
 def _degenerate(ds: xr.Dataset, f: int, g: int) -> int:

@@ -40,13 +40,18 @@ def _panel(ax, x, y, name: str, style: str = "o-", label: str | None = None, **k
             0.5, 0.5, "undefined\n(see its long_name)", transform=ax.transAxes, ha="center", va="center", fontsize=8
         )
         return int(y.size)
-    ax.plot(x, y, style, ms=3, lw=1, label=label, **kw)
+    kw.setdefault("markersize", 3)
+    ax.plot(x, y, style, lw=1, label=label, **kw)
     return int(np.sum(~np.isfinite(y)))
 
 
-def panel_title(name: str, undefined: int) -> str:
-    """A panel title: the statistic, and how many of its values are undefined (NaN)."""
-    return name.replace("_", " ") + (f" ({undefined} undefined)" if undefined else "")
+def panel_title(name: str, undefined: int, total: int | None = None) -> str:
+    """A panel title: the statistic, and at how many of its ``total`` points it is undefined (NaN: drawn as
+    gaps; e.g. the k-NN entropy where tokens coincide)."""
+    if not undefined:
+        return name.replace("_", " ")
+    of = f" of {total}" if total else ""
+    return name.replace("_", " ") + f" (undefined at {undefined}{of} points: gaps)"
 
 
 def clouds_statistics_figure(ds: xr.Dataset, *, fig=None) -> Figure:
@@ -111,17 +116,43 @@ def clouds_figures(ds: xr.Dataset) -> dict[str, Figure]:
 THROUGH_PANELS = ("cov_trace", "knn_entropy", "angular_spread", "participation_ratio", "radial_mean", "clusters")
 
 
+MAX_LAYER_LABELS = 10
+"""Most layer labels on a stage axis: beyond, every k-th layer is labelled (k = ⌈L / 10⌉)."""
+
+
 def stage_ticks(ax, stages: list[str], n_layers: int) -> None:
-    """Major ticks at every layer (``L0``, ``L1``, …) and a minor tick, numbered 1…S, at every stage, the
-    numbers keyed to the stage names in the figure title (theory: docs/theory/probes.md §1)."""
+    """Layer ticks ``L0``, ``L1``, … on a stage axis (theory: docs/theory/probes.md §1). Up to 8 layers: a
+    labelled major tick at every layer and a minor tick, numbered 1…S, at every stage, the numbers keyed to
+    the stage names in the figure title. More layers: a labelled tick every ⌈L / 10⌉ layers and an
+    unlabelled minor tick at every layer (stage ticks would smear into a band)."""
     S = len(stages)
-    ax.set_xticks(np.arange(0, S * n_layers, S))
-    ax.set_xticklabels([f"L{i}" for i in range(n_layers)], fontsize=7)
-    minor = [k for k in range(S * n_layers) if k % S]
-    ax.set_xticks(minor, minor=True)
+    every = max(1, -(-n_layers // MAX_LAYER_LABELS))
+    major = list(range(0, n_layers, every))
+    ax.set_xticks([S * i for i in major])
+    ax.set_xticklabels([f"L{i}" for i in major], fontsize=7)
     if n_layers <= 8:
+        minor = [k for k in range(S * n_layers) if k % S]
+        ax.set_xticks(minor, minor=True)
         ax.set_xticklabels([str(k % S + 1) for k in minor], minor=True, fontsize=5, color="0.4")
+    else:
+        ax.set_xticks([S * i for i in range(n_layers) if i not in major], minor=True)
     ax.tick_params(axis="x", which="minor", length=2, pad=1)
+
+
+def plain_numbers(ax) -> None:
+    """y tick labels as plain numbers (``3``, ``255.5``): no offset (``1e-5 + 2.56e2``), no powers (``4×10⁰``)
+    on a logarithmic axis."""
+    from matplotlib.ticker import FormatStrFormatter, NullFormatter
+
+    if ax.get_yscale() == "log":
+        lo, hi = (float(v) for v in ax.get_ylim())
+        ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+        # minor ticks (2, 3, … 9 × 10^k) labelled only over a range of under two decades, where decades
+        # alone would leave one or two labels; beyond, they would crowd into a band
+        few = lo > 0 and np.log10(hi / lo) < 2
+        ax.yaxis.set_minor_formatter(FormatStrFormatter("%g") if few else NullFormatter())
+    else:
+        ax.yaxis.set_major_formatter(ScalarFormatter(useOffset=False))
 
 
 def stage_key(stages: list[str]) -> str:
@@ -138,21 +169,23 @@ def through_model_figure(ds: xr.Dataset, *, fig=None) -> Figure:
     x = np.arange(L * len(stages))
     fig = figure(fig, figsize=(15, 8.0))
     axes = fig.subplots(2, 3)
+    ms = 3 if L <= 8 else 1.5
     for ax, name in zip(axes.ravel(), THROUGH_PANELS):
         ys, bad = [], 0
         for op, style in zip(ds.operator.values, ("o-", "s--", "^:")):
             y = ds.stat.sel(operator=op, statistic=name).values.reshape(-1)
-            bad += _panel(ax, x, y, name, style, label=str(op))
+            bad += _panel(ax, x, y, name, style, label=str(op), markersize=ms)
             ys.append(y)
         stage_ticks(ax, stages, L)
-        ax.set_title(panel_title(name, bad), fontsize=9)
-        ax.set_xlabel("layer (stages numbered)", fontsize=8)
-        ax.set_ylabel("value", fontsize=8)
+        ax.set_title(panel_title(name, bad, sum(y.size for y in ys)), fontsize=9)
+        ax.set_xlabel("layer (stages numbered)" if L <= 8 else "layer (each tick a layer of stages 1…S)", fontsize=8)
+        ax.set_ylabel("value" if name != "clusters" else "count", fontsize=8)
         if name in ("cov_trace", "participation_ratio"):
             ax.set_yscale("log")
         elif robust_limits(ax, np.concatenate(ys)):
             for y in ys:
                 mark_beyond(ax, x, y)
+        plain_numbers(ax)
     axes[0, 0].legend(fontsize=7)
     tokens = ds.sizes["token"] if "token" in ds.dims else ds.attrs.get("tokens", "")
     suptitle(

@@ -172,6 +172,8 @@ def robust_limits(ax, y, spread: float = 10.0) -> int:
     if not (np.ptp(y) > spread * max(hi - lo, 1e-300)):
         return 0
     lo, hi = np.percentile(y, [2, 98])
+    if hi - lo <= 1e-9 * max(1.0, abs(hi)):
+        return 0  # nearly every value the same (a count of 256 with one 255): the full range is the view
     pad = 0.1 * max(hi - lo, abs(hi) * 1e-6, 1e-12)
     ax.set_ylim(lo - pad, hi + pad)
     return int(np.sum((y < lo - pad) | (y > hi + pad)))

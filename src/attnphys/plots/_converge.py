@@ -16,38 +16,49 @@ def _slope_label(d: xr.Dataset, prefix: str) -> str:
     text = f"slope {s:.2f}" + (f" [{lo:.2f}, {hi:.2f}]" if np.isfinite(lo) else "")
     if f"{prefix}_noise_limited" in d and int(d[f"{prefix}_noise_limited"]) == 1:
         text += ", noise-limited"
+    if "elsewhere_fraction" in d:
+        away = [int(n) for n, f in zip(d["n"].values, np.atleast_1d(d["elsewhere_fraction"].values)) if f > 0]
+        if away:
+            text += f" (without N = {', '.join(map(str, away))})"
     return text
 
 
 def converge_figure(ds: xr.Dataset, *, fig=None) -> Figure:
     """``rms_deviation`` and ``stat_distance`` against N (log–log) per β_o, each with its fitted slope s of
-    distance ∝ N^s (about −1/2 off chaos), the slope's 95% interval and, shaded, the sampling noise of the
-    distance (a distance inside the band is noise-limited), and an N^(−1/2) guide
-    (theory: docs/theory/dmft.md §2.3).
+    distance ∝ N^s (about −1/2 off chaos) and the slope's 95% interval, twice the sampling noise of the
+    distance as a thin dotted line of the same colour (a distance at or below it is noise-limited), sizes
+    left out of the fit (paths on another attractor, ``elsewhere_fraction``) as open markers, and an
+    N^(−1/2) guide; the legend below the panels, off the data (theory: docs/theory/dmft.md §2.3).
 
     Args:
         ds: dataset of ``attnphys dmft converge`` (dims ``beta_o``, ``n``). fig: a Figure or SubFigure to
             draw into (default: new).
     """
     ns = ds.n.values.astype(float)
-    fig = figure(fig, figsize=(11.5, 4.8))
+    fig = figure(fig, figsize=(11.5, 5.6))
     axes = fig.subplots(1, 2, sharex=True)
+    away_any = False
     for b in ds.beta_o.values:
         d = ds.sel(beta_o=b)
-        (line,) = axes[0].loglog(ns, d.rms_deviation.values, "o-", label=f"β_o={b:g}: {_slope_label(d, 'slope')}")
-        axes[1].loglog(
-            ns,
-            d.stat_distance.values,
-            "s--",
-            color=line.get_color(),
-            label=f"β_o={b:g}: {_slope_label(d, 'stat_slope')}",
+        away = (
+            np.nan_to_num(d["elsewhere_fraction"].values) > 0 if "elsewhere_fraction" in d else np.zeros(ns.size, bool)
         )
-        for ax, noise in ((axes[0], "rms_noise"), (axes[1], "stat_noise")):
+        away_any |= bool(away.any())
+        color = None
+        for ax, var, noise, style, prefix in (
+            (axes[0], "rms_deviation", "rms_noise", "o-", "slope"),
+            (axes[1], "stat_distance", "stat_noise", "s--", "stat_slope"),
+        ):
+            y = d[var].values
+            (line,) = ax.loglog(ns, y, style, color=color, ms=5, label=f"β_o={b:g}: {_slope_label(d, prefix)}")
+            color = line.get_color()
+            if away.any():
+                ax.plot(ns[away], y[away], style[0], ms=9, mfc="white", mec=color, mew=1.5, ls="none", zorder=4)
             if noise in d and np.isfinite(d[noise].values).any():
-                ax.fill_between(ns, 1e-300, 2 * d[noise].values, color=line.get_color(), alpha=0.12, lw=0)
+                ax.loglog(ns, 2 * d[noise].values, ":", color=color, lw=0.9)
     ref = ds.rms_deviation.values[np.isfinite(ds.rms_deviation.values)]
     if ref.size:
-        axes[0].loglog(ns, ref.max() * (ns / ns[0]) ** -0.5, "k:", lw=1, label="N^-1/2")
+        axes[0].loglog(ns, ref.max() * (ns / ns[0]) ** -0.5, "k-", lw=0.6, alpha=0.6, label="N^-1/2 guide")
     for ax, v in zip(axes, (ds.rms_deviation.values, ds.stat_distance.values)):
         fin = v[np.isfinite(v) & (v > 0)]
         if fin.size:
@@ -56,8 +67,9 @@ def converge_figure(ds: xr.Dataset, *, fig=None) -> Figure:
     axes[1].set_title("long-run statistics: finite vs mean field", fontsize=9)
     for ax in axes:
         ax.set_xlabel("N (semantic bits)")
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=1, frameon=False)
     axes[0].set_ylabel("RMS deviation")
     axes[1].set_ylabel("distance of time means and spreads")
-    suptitle(fig, ds, config_title(ds) + "; slopes with 95% intervals; shaded: twice the sampling noise")
+    note = "; open markers: paths on another attractor, left out of the fit" if away_any else ""
+    suptitle(fig, ds, config_title(ds) + "; slopes with 95% intervals; dotted: twice the sampling noise" + note)
     return root(fig)

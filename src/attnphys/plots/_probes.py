@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure
@@ -119,14 +121,26 @@ def probe_figures(ds: xr.Dataset) -> dict[str, Figure]:
     return figs
 
 
-def temperatures_figure(ds: xr.Dataset, fig: Figure | None = None) -> Figure:
+def temperatures_figure(ds: xr.Dataset, *args: Any, fig=None) -> Figure:
     """The particle picture's parameters of a probe (theory: docs/theory/probes.md §5): β per layer and
     head (log colour scale; a dot where the particle flow at that β ends in one cluster by the horizon),
     the heads' alignment with the token cosines, and the model's clouds layer by layer beside the
-    particle flow at the layers' β (mean cosine between tokens)."""
+    particle flow at the layers' β (mean cosine between tokens). ``fig``: a Figure or SubFigure to draw
+    into (default: new); given positionally it still works for one release, with a DeprecationWarning."""
     from matplotlib.colors import LogNorm
 
-    fig = fig or Figure(figsize=(15, 4.2))
+    if args:
+        if len(args) > 1 or fig is not None:
+            raise TypeError("temperatures_figure takes the dataset and the keyword fig= only")
+        import warnings
+
+        warnings.warn(
+            "temperatures_figure(ds, fig) is deprecated: pass the figure as temperatures_figure(ds, fig=fig)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        fig = list(args)[0]
+    fig = figure(fig, figsize=(15, 4.6))
     axes = fig.subplots(1, 3)
     title = f"{ds.attrs.get('model', '')} ({ds.attrs.get('family', '')})"
     beta = ds.beta.values
@@ -157,6 +171,5 @@ def temperatures_figure(ds: xr.Dataset, fig: Figure | None = None) -> Figure:
     ax2.set_ylabel("β", color="gray")
     axes[2].legend(fontsize=7, loc="lower right")
     axes[2].set_title("clustering of the token clouds (dotted: the layer's β)", fontsize=9)
-    fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
-    return fig
+    suptitle(fig, ds, title)
+    return root(fig)

@@ -87,13 +87,21 @@ def test_loop_4_census_and_survival(loop4):
 
 
 def test_the_figure(loop4):
-    fig = cycle_figure(loop4)
+    from attnphys.plots import cycle_figure as figure_of
+
+    fig = figure_of(loop4)
     assert isinstance(fig, Figure)
     ax = fig.axes[0]
     assert ax.get_xlabel() == "step" and "settles on 0 → 1 → 2 → 1" in ax.get_title()
+    assert "stable, max|μ| = " in ax.get_title()
     other = Figure()
     axis = other.add_subplot()
-    assert cycle_figure(loop4, ax=axis) is other
+    assert figure_of(loop4, ax=axis, steps=12) is other
+    assert axis.get_images()[0].get_array().shape[1] == 12
+    # the old place forwards, with a warning, for one release (ax positional as before)
+    old = Figure()
+    with pytest.warns(DeprecationWarning, match="moved to attnphys.plots.cycle_figure"):
+        assert cycle_figure(loop4, old.add_subplot()) is old
 
 
 def test_a_design_that_misses_its_cycle_says_so():
@@ -141,3 +149,34 @@ def test_full_report_at_the_reference_parameters(name, cycle, emitted):
     # below some γ the orbit stops emitting the cycle: a located end inside the searched range
     assert 0.1 < float(ds["continuation_low"].sel(param="gamma")) < 10.0
     assert str(ds["continuation_low_reason"].sel(param="gamma").values) != "range_end"
+
+
+def test_a_superstable_orbit_with_a_large_monodromy_norm_is_stable():
+    """4_cycle_0_1_2_1 at β_o = γ = 100, ε = 0.5 settles on a period-4 orbit (emitting 1 every other step)
+    whose monodromy has ‖M‖₂ = β_o/2 = 50 and is nilpotent to round-off: ‖M²‖₂ ≈ 1e−49, so ρ(M) < 1.
+    The norm bound above one does not make it unstable (perturbations die within a few periods and the
+    census finds it as an attractor)."""
+    cfg = designed_config("4_cycle_0_1_2_1", beta_o=100.0, gamma=100.0, epsilon=0.5)
+    ds = cycle_report(cfg, steps=600, max_period=8, ics=0, params=(), continuation=False)
+    assert int(ds["period"]) == 4 and int(ds["floquet_resolved"]) == 0
+    np.testing.assert_allclose(float(ds["monodromy_norm"]), 50.0, rtol=1e-6)
+    assert str(ds["stability"].values) == "stable" and bool(ds["stable"])
+    assert str(ds["stability_method"].values) == "monodromy_power_2"
+    assert float(ds["radius_bound"]) < 1e-3
+
+
+def test_perturbation_decay_decides_where_no_bound_does():
+    """The last resort of the report's stability verdict, on the logistic map at r = 3.5: its period-4
+    orbit attracts (perturbations die), its period-2 orbit repels (|μ| = |4 + 2r − r²| = 1.25)."""
+    import jax.numpy as jnp
+
+    from attnphys.dmft.designed._report import _by_perturbation
+    from attnphys.dynamics.maps import LOGISTIC
+    from attnphys.dynamics.periodic import refine
+
+    r = jnp.asarray(3.5)
+    p4 = refine(LOGISTIC, jnp.array([0.38281968]), None, r, 4)
+    p2 = refine(LOGISTIC, jnp.array([0.42857143]), None, r, 2)
+    assert bool(p4.converged) and bool(p2.converged)
+    assert _by_perturbation(LOGISTIC, p4, r, 4) == "stable"
+    assert _by_perturbation(LOGISTIC, p2, r, 2) == "unstable"

@@ -66,7 +66,8 @@ class DesignReportJob(ModelOptions):
             "cycle": " → ".join(ds.attrs["cycle"].strip("[]").split(", ")),
             "on the cycle": f"{bool(ds.on_cycle)} (from step {int(ds.cycle_step)}; state periodic from step "
             f"{int(ds.settle_step)}, period {int(ds.period)})",
-            "stable": f"{bool(ds.stable)}; "
+            "stable": f"{ds.stability.values} (by {ds.stability_method.values}, spectral radius ≤ "
+            f"{float(ds.radius_bound):.3g}); "
             + (
                 "superstable (the monodromy is 0)"
                 if float(ds.monodromy_norm) == 0
@@ -89,8 +90,7 @@ class DesignReportJob(ModelOptions):
                 )
         rows["wall time"] = f"{time.perf_counter() - t0:.1f} s"
         if self.plot is not None:
-            from attnphys.dmft.designed import cycle_figure
-            from attnphys.plots import save_figure
+            from attnphys.plots import cycle_figure, save_figure
 
             paths.append(save_figure(cycle_figure(ds), self.plot))
         return Report(f"design report → {self.out}", rows, paths, ds)

@@ -4,7 +4,8 @@ from ._config import DesignedConfig, designed_config
 from ._design import DesignSpec, design_summaries, list_designs, load_design, read_design
 from ._map import DesignedMap
 from ._model import DesignedModel
-from ._report import cycle_figure, cycle_report, emitted_patterns, follows_cycle
+from ._moved import cycle_figure  # deprecated: attnphys.plots.cycle_figure
+from ._report import cycle_report, emitted_patterns, follows_cycle
 
 __all__ = [
     "DesignSpec",

@@ -4,8 +4,8 @@
 trajectory from the design's start settles on the cycle and after how many steps; which fraction of random
 starts does (an attractor census of the designed map); how stable the cycle is (Floquet multipliers of the
 periodic orbit); and over which range of β_o, γ and ε it survives (a sweep of cold starts and, optionally,
-pseudo-arclength continuation of the orbit). :func:`cycle_figure` draws the emitted sequence against the
-cycle.
+pseudo-arclength continuation of the orbit). :func:`attnphys.plots.cycle_figure` draws the emitted sequence
+against the cycle.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import xarray as xr
 from attnphys.dmft.designed._design import FEATURES, DesignSpec
 from attnphys.dmft.designed._model import BATCHED, DesignedConfig, DesignedModel
 from attnphys.dmft.simulate import Schedule
+from attnphys.dynamics.periodic import compose_steps
 from attnphys.errors import InputError
 
 DEFAULT_RANGES: dict[str, tuple[float, float]] = {
@@ -130,11 +131,49 @@ def _orbit_records(m, p, x, aux, params):
     return ys
 
 
+@partial(jax.jit, static_argnames=("m", "p", "periods"))
+def _perturbed(m, p, periods, x, aux, params, dx):
+    """Distances ‖F^{kp}(x + δ) − x‖ (k = 1..periods) for a batch of perturbations δ (n, D): (n, periods)."""
+
+    def one(d):
+        def body(c, _):
+            y, a = compose_steps(m, c[0], c[1], params, p)
+            return (y, a), jnp.max(jnp.abs(y - x))
+
+        return jax.lax.scan(body, (x + d, aux), None, length=periods)[1]
+
+    return jax.vmap(one)(dx)
+
+
+PERTURBATION_SIZE = 1e-7
+"""Relative size of the perturbations whose decay decides an orbit's stability when its multipliers are not
+resolved and no bound on them is below one (theory: docs/theory/designed.md §4.2)."""
+
+
+def _by_perturbation(m, orb, par, period: int, seed: int = 0, n: int = 8, periods: int = 200) -> str:
+    """'stable' if n random perturbations of size δ = 10⁻⁷·max(1, ‖x‖∞) of an orbit point all shrink below
+    δ/1000 within ``periods`` periods (and stay there), 'unstable' if one grows above 1000 δ, else 'unknown'
+    (theory: docs/theory/designed.md §4.2)."""
+    x = jnp.asarray(orb.x)
+    delta = PERTURBATION_SIZE * max(1.0, float(jnp.max(jnp.abs(x))))
+    u = np.random.default_rng(seed).standard_normal((n, x.shape[-1]))
+    u *= delta / np.max(np.abs(u), axis=1, keepdims=True)
+    d = np.asarray(_perturbed(m, int(period), periods, x, orb.aux, par, jnp.asarray(u, x.dtype)))
+    if not np.all(np.isfinite(d)) or np.any(d > 1e3 * delta):
+        return "unstable"
+    if np.all(d[:, -periods // 4 :] < 1e-3 * delta):
+        return "stable"
+    return "unknown"
+
+
 def _floquet(model: DesignedModel, win, sc1, period: int, k: int) -> dict[str, Any]:
-    """Floquet multipliers of the orbit of the given period through a window (theory: docs/theory/designed.md
-    §4.2): the periodic QR iteration for the k leading ones, LAPACK on the monodromy where that leaves them
-    unresolved, and ‖M‖₂ ≥ max|μ| of the monodromy as a bound that holds when neither resolves them (a
-    superstable orbit whose multipliers lie below round-off)."""
+    """Floquet multipliers of the orbit of the given period through a window, and its stability (theory:
+    docs/theory/designed.md §4.2): the periodic QR iteration for the k leading ones, LAPACK on the monodromy
+    where that leaves them unresolved. Where neither resolves them (a superstable orbit whose multipliers
+    lie below round-off), the stability is decided, in this order, by ‖M‖₂ < 1, by Gelfand's bound
+    ρ(M) ≤ ‖Mⁿ‖₂^{1/n} < 1 (:func:`attnphys.dynamics._linalg.radius_bound`), or by the decay of small
+    perturbations; a norm above one alone decides nothing."""
+    from attnphys.dynamics._linalg import radius_bound
     from attnphys.dynamics.periodic import floquet_batch, floquet_direct, monodromy, refine
 
     m = model.map()
@@ -155,8 +194,15 @@ def _floquet(model: DesignedModel, win, sc1, period: int, k: int) -> dict[str, A
     Mm = np.asarray(monodromy(m, orb.x, orb.aux, par, int(orb.period)))
     norm = float(np.linalg.norm(Mm, 2)) if np.all(np.isfinite(Mm)) else np.inf
     seen = np.arange(k) < resolved
-    lead = log_abs[0] if resolved else np.nan
-    stable = bool((resolved and lead < 0) or norm < 1.0)
+    log_radius, power = radius_bound(Mm)
+    if resolved:
+        verdict, method = ("stable" if log_abs[0] < 0 else "unstable"), "multipliers"
+    elif norm < 1.0:
+        verdict, method = "stable", "monodromy_norm"
+    elif log_radius < 0:
+        verdict, method = "stable", f"monodromy_power_{power}"
+    else:
+        verdict, method = _by_perturbation(m, orb, par, int(orb.period)), "perturbation"
     return {
         "period": int(orb.period),
         "converged": bool(np.asarray(orb.converged)),
@@ -164,7 +210,10 @@ def _floquet(model: DesignedModel, win, sc1, period: int, k: int) -> dict[str, A
         "angle": np.where(seen, angle[:k], np.nan),
         "resolved": resolved,
         "norm": norm,
-        "stable": stable,
+        "radius_bound": float(np.exp(min(log_radius, np.log(norm) if norm > 0 else -np.inf))),
+        "stable": verdict == "stable",
+        "stability": verdict,
+        "method": method,
     }
 
 
@@ -338,7 +387,9 @@ def cycle_report(
         (step); scalars ``on_cycle``, ``period``, ``settle_step`` (state periodic to 1e−8), ``cycle_step``
         (emission follows the cycle from here on), ``cycle_phase``; Floquet ``floquet_abs``,
         ``floquet_angle``, ``floquet_exponent`` (exponent; NaN where unresolved), ``floquet_resolved``,
-        ``monodromy_norm`` (≥ every |μ|), ``stable``; census ``basin_fraction`` (of the cycle) with
+        ``monodromy_norm`` (≥ every |μ|), ``radius_bound`` (a bound on every |μ| that holds under
+        round-off), ``stability`` ("stable", "unstable" or "unknown": a norm above one decides nothing, §4.2)
+        with ``stability_method``, ``stable`` (stability is "stable"); census ``basin_fraction`` (of the cycle) with
         ``basin_ci_low``/``basin_ci_high``, ``unsettled_fraction`` and per attractor ``attractor_period``,
         ``attractor_basin``, ``attractor_on_cycle``, ``attractor_stable``, ``attractor_emitted``; survival
         ``sweep_value``/``sweep_on_cycle`` (param, grid), ``sweep_low``/``sweep_high`` and, with continuation,
@@ -380,7 +431,16 @@ def cycle_report(
         advance(1)
 
         nan_k = np.full(multipliers, np.nan)
-        fl = {"log_abs": nan_k, "angle": nan_k, "resolved": 0, "norm": np.nan, "stable": False}
+        fl = {
+            "log_abs": nan_k,
+            "angle": nan_k,
+            "resolved": 0,
+            "norm": np.nan,
+            "radius_bound": np.nan,
+            "stable": False,
+            "stability": "unknown",
+            "method": "no_orbit",
+        }
         if p:
             fl = _floquet(model, win, sc1, p, multipliers)
         advance(2)
@@ -439,7 +499,18 @@ def cycle_report(
         ),
         "floquet_resolved": ((), fl["resolved"], {"long_name": "leading multipliers resolved"}),
         "monodromy_norm": ((), fl["norm"], {"long_name": "spectral norm of the monodromy (>= every |mu|)"}),
-        "stable": ((), fl["stable"], {"long_name": "the orbit is stable (leading |mu| < 1 or monodromy norm < 1)"}),
+        "radius_bound": (
+            (),
+            fl["radius_bound"],
+            {"long_name": "upper bound on the spectral radius of the monodromy (>= every |mu|)"},
+        ),
+        "stability": ((), fl["stability"], {"long_name": "the orbit's stability: stable, unstable or unknown"}),
+        "stability_method": (
+            (),
+            fl["method"],
+            {"long_name": "what decided the stability (multipliers, monodromy_norm, monodromy_power_n, perturbation)"},
+        ),
+        "stable": ((), fl["stable"], {"long_name": "the orbit is stable (stability == 'stable')"}),
     }
     coords: dict[str, Any] = {"step": np.arange(T), "pattern": np.arange(design.M), "base": np.arange(design.m_se)}
     if cen is not None:
@@ -509,73 +580,3 @@ def cycle_report(
             ranges=json.dumps({n: list(ranges[n]) for n in params}),
         ),
     )
-
-
-# ---- the figure -------------------------------------------------------------------------------------------
-
-
-def cycle_figure(ds: xr.Dataset, ax=None, steps: int | None = None):
-    """The emitted base patterns against the intended cycle (theory: docs/theory/designed.md §4): the
-    overlap of every step's token with each base pattern (shading), the emitted pattern (dots) and the
-    cycle at its detected phase (line), with the report's verdict.
-
-    Args:
-        ds: a :func:`cycle_report` dataset. ax: matplotlib axes to draw into (default: a new figure).
-        steps: steps shown (default: up to the settling step plus four cycles, at most 80).
-
-    Returns:
-        The matplotlib :class:`~matplotlib.figure.Figure`.
-    """
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import MaxNLocator
-
-    if ax is None:
-        fig = Figure(figsize=(8, 3.4), layout="constrained")
-        ax = fig.add_subplot()
-    else:
-        fig = ax.figure
-    cycle = json.loads(ds.attrs["cycle"])
-    ell = len(cycle)
-    since = int(ds["cycle_step"])
-    T = ds.sizes["step"]
-    if steps is None:
-        steps = min(T, 80, max(since, 0) + 4 * max(ell, int(ds["period"]), 1) + 4)
-    base = ds["base_overlap"].values[:steps]
-    im = ax.imshow(base.T, aspect="auto", origin="lower", cmap="Greys", vmin=0.0, vmax=1.0, interpolation="nearest")
-    fig.colorbar(im, ax=ax, label="overlap with base pattern", pad=0.01)
-    e = ds["emitted"].values[:steps]
-    t = np.arange(steps)
-    ax.plot(t[e >= 0], e[e >= 0], "o", color="tab:orange", ms=4, label="emitted")
-    if since >= 0:
-        phase = int(ds["cycle_phase"])
-        tt = np.arange(since, steps)
-        ax.step(
-            tt, np.asarray(cycle)[(tt + phase) % ell], where="mid", color="tab:blue", lw=1.2, label="intended cycle"
-        )
-        ax.axvline(since - 0.5, color="tab:blue", ls=":", lw=1)
-    ax.set_xlabel("step")
-    ax.set_ylabel("base pattern")
-    ax.set_yticks(np.arange(base.shape[1]))
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), fontsize="small", ncol=2, frameon=False)
-    cfg = json.loads(ds.attrs["config"])
-    arrow = " → ".join(str(c) for c in cycle)
-    verdict = f"settles on {arrow} at step {since}" if bool(ds["on_cycle"]) else f"does not settle on {arrow}"
-    parts = [verdict]
-    if "basin_fraction" in ds:
-        parts.append(f"basin {float(ds['basin_fraction']):.0%}")
-    if bool(ds["stable"]):
-        if int(ds["floquet_resolved"]) > 0:
-            parts.append(f"stable, max|μ| = {float(ds['floquet_abs'][0]):.2g}")
-        elif float(ds["monodromy_norm"]) == 0.0:
-            parts.append("superstable (monodromy 0 to round-off)")
-        else:
-            parts.append(f"stable, max|μ| ≤ {float(ds['monodromy_norm']):.1e}")
-    elif np.isfinite(float(ds["monodromy_norm"])):
-        parts.append("unstable")
-    name = ds.attrs.get("design") or "design"
-    ax.set_title(
-        f"{name}: β_o = {cfg['beta_o']:g}, γ = {cfg['gamma']:g}, ε = {cfg['epsilon']:g}\n" + "; ".join(parts),
-        fontsize="small",
-    )
-    return fig

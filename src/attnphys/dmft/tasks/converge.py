@@ -85,10 +85,18 @@ class ConvergeTask(DMFTTask):
             ),
             "rms_noise": VarSpec((), (), np.float64, np.nan, "standard error of rms_deviation over the paths"),
             "stat_noise": VarSpec((), (), np.float64, np.nan, "sampling noise of stat_distance (spread of the paths)"),
+            "elsewhere_fraction": VarSpec(
+                (),
+                (),
+                np.float64,
+                np.nan,
+                "fraction of the paths that left the mean field's attractor within the horizon (left out of the "
+                "slopes when above 0)",
+            ),
         }
 
     def compute_group(self, model, pts, n, idx):
-        from attnphys.dmft._convergence import path_noise
+        from attnphys.dmft._convergence import path_noise, paths_elsewhere
         from attnphys.dmft.finite import sample_points
 
         ns = np.asarray(pts["n"]).astype(int)
@@ -104,6 +112,7 @@ class ConvergeTask(DMFTTask):
         rms = np.empty(n)
         stat = np.empty(n)
         noise = np.empty((n, 2))
+        away = np.empty(n)
         for i in range(n):
             sc_i = jax.tree_util.tree_map(lambda a, i=i: a[i : i + 1], sc)
             fin = sample_points(
@@ -121,7 +130,14 @@ class ConvergeTask(DMFTTask):
             fs = np.stack([fin[:, self.transient :].mean(1).mean(0), fin[:, self.transient :].std(1).mean(0)])
             stat[i] = np.max(np.abs(fs - mf_stats))
             noise[i] = path_noise(fin, mf[i], self.horizon, self.transient)
-        return {"rms_deviation": rms, "stat_distance": stat, "rms_noise": noise[:, 0], "stat_noise": noise[:, 1]}
+            away[i] = paths_elsewhere(fin, mf[i], self.horizon)
+        return {
+            "rms_deviation": rms,
+            "stat_distance": stat,
+            "rms_noise": noise[:, 0],
+            "stat_noise": noise[:, 1],
+            "elsewhere_fraction": away,
+        }
 
     def finalize(self, ds):
         from attnphys.dmft._convergence import fit_slopes
