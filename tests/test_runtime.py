@@ -222,7 +222,7 @@ import attnphys
 attnphys.configure()
 import xarray as xr
 ds = xr.Dataset({"a": (("x",), np.arange(4.0))}, coords={"x": np.arange(4)})
-print("dask.array" in sys.modules)
+print("dask.array" in sys.modules or "dask.base" in sys.modules)
 import dask.array as da
 c = xr.Dataset({"a": (("x",), da.arange(4.0, chunks=2))})
 print(c.chunks["x"], float(c["a"].sum().compute()), xr.DataArray(da.ones(3, chunks=1)).chunks)

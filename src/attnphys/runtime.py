@@ -154,7 +154,27 @@ def defer_dask_arrays() -> bool:
         return False
     if "dask" not in cache:
         cache["dask"] = _DeferredDask()
+    _defer_collection_check()
     return isinstance(cache["dask"], _DeferredDask)
+
+
+def _defer_collection_check() -> None:
+    """xarray asks ``dask.base.is_dask_collection(x)`` of every array it wraps, importing Dask's core for it.
+    An object without a callable ``__dask_graph__`` is no Dask collection (the first test Dask's function
+    makes), so that answer is given without the import; any other object goes to Dask's function."""
+    from xarray.namedarray import utils
+
+    original = getattr(utils, "is_dask_collection", None)
+    if original is None or getattr(original, "_attnphys_deferred", False):
+        return
+
+    def is_dask_collection(x) -> bool:
+        if "dask.base" not in sys.modules and (isinstance(x, type) or not callable(getattr(x, "__dask_graph__", None))):
+            return False
+        return original(x)
+
+    is_dask_collection._attnphys_deferred = True  # pyright: ignore[reportFunctionMemberAccess]
+    utils.is_dask_collection = is_dask_collection
 
 
 def compilation_cache() -> str | None:
