@@ -13,8 +13,10 @@ import numpy as np
 import xarray as xr
 
 from attnphys.dynamics._lyapunov import EVIDENCE, lyapunov, sorted_evidence
+from attnphys.dynamics.checks import is_traced
 from attnphys.dynamics.maps import AbstractMap
 from attnphys.errors import InputError
+from attnphys.runtime import shard_batch
 
 
 def lyapunov_spectrum(
@@ -52,9 +54,19 @@ def lyapunov_spectrum(
         ``history`` ([name,] checkpoint, qr_column).
 
     Raises:
-        InputError: ``exponents`` out of [1, D], or ``values`` of another length than the batch.
+        InputError: ``exponents`` out of [1, D], or ``values`` of another length than the batch; called
+            under a JAX transformation (``jax.vmap``, ``jax.jit``): a Dataset cannot be traced, so the
+            error says what to use instead (``batch=True``, or :func:`~attnphys.dynamics.orbit`).
         NonFiniteError: the state or a tangent vector became non-finite (naming the step and the parameters).
     """
+    if is_traced((x0, aux0, params)):
+        raise InputError(
+            "is traced (inside jax.vmap, jax.jit or another transformation): lyapunov_spectrum returns a "
+            "labelled xarray.Dataset, which a transformation cannot carry; give the rows at once with "
+            "batch=True (one spectrum per row, split over the devices), or transform "
+            "attnphys.dynamics.orbit with OrbitSpec(k=...), which returns arrays",
+            "x0",
+        )
     D = int(np.shape(x0)[-1])
     k = D if exponents is None else int(exponents)
     if not 1 <= k <= D:
@@ -76,8 +88,9 @@ def lyapunov_spectrum(
         )
 
     if batch:
-        res = jax.vmap(lambda x, a, p: one(x, a, p, check=False))(x0, aux0, params)
         B = int(np.shape(x0)[0])
+        # the rows split over the devices (every core), each device's share one vectorised program
+        res = shard_batch(jax.vmap(lambda x, a, p: one(x, a, p, check=False)), (x0, aux0, params), B)
         coord = np.arange(B) if values is None else np.asarray(values)
         if coord.shape != (B,):
             raise InputError(f"needs one value per row ({B}), got {coord.shape}", "values")
