@@ -43,7 +43,7 @@ def main() -> None:
     o = CensusOptions(budget=args.budget, max_period=16, block=64, memory_budget=int(args.memory_budget))
     g = GridSampler(lo=[-2.0, -2.0], hi=[2.0, 2.0], shape=(args.n, args.n))
     t0 = time.perf_counter()
-    ds = census(FunctionMap(step=newton_step), jnp.asarray(0.0), g, n_ics=g.size, options=o)
+    ds = census(FunctionMap(step=newton_step), jnp.asarray(0.0), g, ics=g.size, options=o)
     wall = time.perf_counter() - t0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     print(f"{args.n} x {args.n} = {g.size} starts, {o._replace(n_state=2).lanes_per_chunk()} per settle chunk")

@@ -50,9 +50,9 @@ def main() -> None:
         if label.startswith("rotation"):
             continue  # a neutral fixed point: every start stays on its own circle (no attractor to count)
         t0 = time.perf_counter()
-        census(m, params, n_ics=args.ics, options=opts, seed=0)
+        census(m, params, ics=args.ics, options=opts, seed=0)
         t1 = time.perf_counter()
-        ds = census(m, params, n_ics=args.ics, options=opts, seed=1)
+        ds = census(m, params, ics=args.ics, options=opts, seed=1)
         t2 = time.perf_counter()
         steps = float(ds["ic_steps"].sum())
         print(f"{label:28s} {t1 - t0:8.2f} {t2 - t1:7.2f} {args.ics / (t2 - t1):9.0f} {steps / (t2 - t1):9.2e} "
@@ -60,9 +60,9 @@ def main() -> None:
     B, K = 64, max(16, args.ics // 16)
     rs = np.linspace(2.8, 4.0, B)
     t0 = time.perf_counter()
-    census_batch(EXAMPLES["logistic"], rs, n_ics=K, options=opts, param_values=rs, seed=0)
+    census_batch(EXAMPLES["logistic"], rs, ics=K, options=opts, param_values=rs, seed=0)
     t1 = time.perf_counter()
-    ds = census_batch(EXAMPLES["logistic"], rs, n_ics=K, options=opts, param_values=rs, seed=1)
+    ds = census_batch(EXAMPLES["logistic"], rs, ics=K, options=opts, param_values=rs, seed=1)
     t2 = time.perf_counter()
     steps = float(ds["ic_steps"].sum())
     print(f"logistic batch {B} r × {K} starts: first {t1 - t0:.2f} s, run {t2 - t1:.2f} s, "

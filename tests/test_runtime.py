@@ -122,8 +122,9 @@ def test_a_corrupted_cache_entry_is_compiled_again_not_fatal(tmp_path, damage):
     assert entries
     for p in entries:
         data = p.read_bytes()
-        p.write_bytes({"garbage": b"\x00not an executable" * 7, "truncated": data[: len(data) // 3],
-                       "empty": b""}[damage])
+        p.write_bytes(
+            {"garbage": b"\x00not an executable" * 7, "truncated": data[: len(data) // 3], "empty": b""}[damage]
+        )
     second, _ = run()
     assert second == first  # compiled again: the same number
 
@@ -168,3 +169,65 @@ def test_released_programs_give_back_their_memory_mappings():
     before, compiled, released = map(int, out.stdout.split())
     assert compiled - before >= 3 * 200  # several mappings per program
     assert released - before <= 0.2 * (compiled - before)
+
+
+_STORED = """
+import sys
+import numpy as np
+import jax, jax.numpy as jnp
+from attnphys.runtime import configure, stored_jit, shard_batch
+configure(compilation_cache=sys.argv[1], host_devices=2)
+traced = []
+
+def f(x, y, n):
+    traced.append(1)
+    for _ in range(n):
+        x = jnp.tanh(x * y + 0.1)
+    return {"x": x, "s": (x.sum(axis=-1), y)}
+
+g = stored_jit(f, "test-program", static_argnames=("n",))
+x = np.linspace(-1.0, 1.0, 24).reshape(6, 4)
+out = shard_batch(lambda a, b: g(a, b, n=5), (x, np.full((6, 4), 0.7)), 6)
+ref = jax.jit(f, static_argnames=("n",))(x, np.full((6, 4), 0.7), n=5)
+same = all(np.array_equal(np.asarray(a), np.asarray(b)) for a, b in zip(jax.tree_util.tree_leaves(out),
+                                                                      jax.tree_util.tree_leaves(ref)))
+print(repr(float(np.asarray(out["x"]).sum())), len(traced), same)
+"""
+
+
+def test_a_stored_program_is_loaded_without_tracing_and_gives_the_same_bits(tmp_path):
+    cache = tmp_path / "xla"
+
+    def run():
+        out = subprocess.run([sys.executable, "-c", _STORED, str(cache)], capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr[-2000:]
+        return out.stdout.split()
+
+    first, traced, same = run()
+    assert (traced, same) == ("2", "True")  # traced for the stored program and for the reference
+    (entry,) = (cache / "programs").iterdir()
+    second, traced, same = run()
+    assert (second, traced, same) == (first, "1", "True")  # only the reference traced: the program was loaded
+    entry.write_bytes(entry.read_bytes()[:-100])  # truncated: compiled again, rewritten
+    third, traced, same = run()
+    assert (third, traced, same) == (first, "2", "True")
+    assert run()[1] == "1"
+
+
+def test_building_a_result_imports_no_dask_and_dask_arrays_still_work():
+    code = """
+import sys
+import numpy as np
+import attnphys
+attnphys.configure()
+import xarray as xr
+ds = xr.Dataset({"a": (("x",), np.arange(4.0))}, coords={"x": np.arange(4)})
+print("dask.array" in sys.modules or "dask.base" in sys.modules)
+import dask.array as da
+c = xr.Dataset({"a": (("x",), da.arange(4.0, chunks=2))})
+print(c.chunks["x"], float(c["a"].sum().compute()), xr.DataArray(da.ones(3, chunks=1)).chunks)
+"""
+    pytest.importorskip("dask.array")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split("\n")[:2] == ["False", "(2, 2) 6.0 ((1, 1, 1),)"]

@@ -6,9 +6,14 @@ Nothing here runs at import: the command line, benchmarks and tests call :func:`
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import importlib.util
 import os
+import sys
 import warnings
 from pathlib import Path
+from typing import Any
 
 import jax
 import numpy as np
@@ -60,9 +65,12 @@ def configure(
     warning and left out. The cache grows without bound; deleting the directory empties it (and clears an
     entry left truncated by a killed process).
 
+    Also calls :func:`defer_dask_arrays`, so that building a result does not import Dask.
+
     Raises:
         InputError: ``host_devices`` is not an integer >= 1.
     """
+    defer_dask_arrays()
     if host_devices is not None and (
         isinstance(host_devices, bool) or not isinstance(host_devices, (int, np.integer)) or host_devices < 1
     ):
@@ -96,6 +104,77 @@ def configure(
             return
         jax.config.update("jax_compilation_cache_dir", str(path))
         jax.config.update("jax_persistent_cache_min_compile_time_secs", CACHE_MIN_COMPILE_SECONDS)
+
+
+class _DeferredDask:
+    """xarray's record of the Dask module (``xarray.namedarray.pycompat.DuckArrayModule``), read from what is
+    already imported instead of importing ``dask.array``: an object can only be a Dask array once
+    ``dask.array`` has been imported, so until then the array type is the empty tuple and every
+    ``isinstance`` check xarray makes answers the same as with the real module."""
+
+    @property
+    def module(self):
+        return sys.modules.get("dask.array") and sys.modules.get("dask")
+
+    @property
+    def type(self) -> tuple[type, ...]:
+        array = getattr(sys.modules.get("dask.array"), "Array", None)
+        return (array,) if isinstance(array, type) else ()
+
+    @property
+    def version(self):
+        from importlib.metadata import version
+
+        from packaging.version import Version
+
+        return Version(version("dask"))
+
+    @property
+    def available(self) -> bool:
+        return importlib.util.find_spec("dask") is not None
+
+
+def defer_dask_arrays() -> bool:
+    """Let xarray build results without importing ``dask.array`` (about 0.5 s of a command's start-up).
+
+    When Dask is installed, xarray imports ``dask.array`` the first time it builds a variable, only to ask
+    whether the data is a Dask array. This replaces xarray's cached record of the Dask module with one that
+    answers from the modules already imported (no object is a Dask array before ``dask.array`` is imported;
+    after that, the real type). Dask arrays, the Dask executor and ``chunk()`` work as before; nothing
+    changes when Dask is absent or already imported. Returns whether the record is deferred (False where
+    xarray's internals differ from what this expects: then xarray imports Dask as usual)."""
+    if "dask.array" in sys.modules or importlib.util.find_spec("dask") is None:
+        return False
+    try:
+        from xarray.namedarray import pycompat
+    except ImportError:  # pragma: no cover - xarray is a dependency
+        return False
+    cache = getattr(pycompat, "_cached_duck_array_modules", None)
+    if not isinstance(cache, dict):  # pragma: no cover - other xarray versions
+        return False
+    if "dask" not in cache:
+        cache["dask"] = _DeferredDask()
+    _defer_collection_check()
+    return isinstance(cache["dask"], _DeferredDask)
+
+
+def _defer_collection_check() -> None:
+    """xarray asks ``dask.base.is_dask_collection(x)`` of every array it wraps, importing Dask's core for it.
+    An object without a callable ``__dask_graph__`` is no Dask collection (the first test Dask's function
+    makes), so that answer is given without the import; any other object goes to Dask's function."""
+    from xarray.namedarray import utils
+
+    original = getattr(utils, "is_dask_collection", None)
+    if original is None or getattr(original, "_attnphys_deferred", False):
+        return
+
+    def is_dask_collection(x) -> bool:
+        if "dask.base" not in sys.modules and (isinstance(x, type) or not callable(getattr(x, "__dask_graph__", None))):
+            return False
+        return original(x)
+
+    is_dask_collection._attnphys_deferred = True  # pyright: ignore[reportFunctionMemberAccess]
+    utils.is_dask_collection = is_dask_collection
 
 
 def compilation_cache() -> str | None:
@@ -156,3 +235,140 @@ def _padded_call(fn, args, B: int, Bp: int, sharding):
         return jax.device_put(np.asarray(y)[:B]) if Bp > B and getattr(y, "ndim", 0) and y.shape[0] == Bp else y
 
     return jax.tree_util.tree_map(trim, fn(*placed))
+
+
+# -- compiled programs kept beside the compilation cache ----------------------------------------------------
+
+STORED_PROGRAMS = "programs"
+"""Sub-directory of the compilation cache holding whole compiled programs (:func:`stored_jit`)."""
+
+_source_digest: str | None = None
+_loaded: dict[str, Any] = {}
+
+
+def _package_digest() -> str:
+    """SHA-256 of every Python source file of the package (names and contents): a stored program is only
+    reused by the exact code that traced it."""
+    global _source_digest
+    if _source_digest is None:
+        root = Path(__file__).resolve().parent
+        h = hashlib.sha256()
+        for p in sorted(root.rglob("*.py")):
+            h.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes() + b"\0")
+        _source_digest = h.hexdigest()
+    return _source_digest
+
+
+def _program_key(name: str, leaves: list, in_tree, static: dict) -> str:
+    import jaxlib
+
+    devs = jax.devices()
+    parts = [
+        name,
+        _package_digest(),
+        jax.__version__,
+        getattr(jaxlib, "__version__", ""),
+        str(bool(jax.config.jax_enable_x64)),  # pyright: ignore[reportAttributeAccessIssue]
+        f"{len(devs)} x {devs[0].platform} {devs[0].device_kind}",
+        repr(sorted(static.items())),
+        str(in_tree),
+    ]
+    for x in leaves:
+        sharding = getattr(x, "sharding", None) if getattr(x, "committed", False) else None
+        parts.append(f"{np.shape(x)} {np.result_type(x)} {getattr(x, 'weak_type', False)} {sharding}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:40]
+
+
+def _read_program(path: Path):
+    """The compiled program stored at ``path``, or None if absent, not intact or not loadable here."""
+    import pickle
+
+    from jax.experimental.serialize_executable import deserialize_and_load
+
+    try:
+        blob = path.read_bytes()
+    except OSError:
+        return None
+    digest, sep, body = blob[:64], blob[64:65], blob[65:]
+    if sep != b"\n" or hashlib.sha256(body).hexdigest().encode() != digest:
+        return None
+    try:
+        ids, program = pickle.loads(body)
+        by_id = {d.id: d for d in jax.devices()}
+        return deserialize_and_load(*program, execution_devices=[by_id[i] for i in ids])
+    except Exception:
+        return None
+
+
+def _write_program(path: Path, compiled) -> None:
+    """Write atomically (a temporary file renamed over the name); a failure only loses the entry."""
+    import pickle
+    import tempfile
+
+    from jax.experimental.serialize_executable import serialize
+
+    tmp = None
+    try:
+        shardings = jax.tree_util.tree_leaves(compiled.input_shardings)
+        ids = sorted({d.id for s in shardings for d in s.device_set})  # the devices it runs on
+        body = pickle.dumps((ids, serialize(compiled)))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
+        os.replace(tmp, path)
+    except Exception:  # disk full, a program XLA cannot serialize: compiled again next time
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def stored_jit(fn, name: str, static_argnames: tuple[str, ...] = ()):
+    """``jax.jit(fn, static_argnames=...)`` whose compiled program is kept beside the compilation cache, so
+    that a later process with the same code, arguments (shapes, types, placement), static arguments,
+    devices and versions loads it without tracing or lowering ``fn`` (JAX's compilation cache skips only
+    the compilation: tracing a long program takes a few tenths of a second on every start).
+
+    The program is stored under ``<cache>/programs/<name>-<key>.bin`` (:mod:`jax.experimental.serialize_executable`)
+    with a key that digests all of the above, the package's source files included, and a SHA-256 of its
+    contents; an entry that is absent, truncated, altered or not loadable is compiled again and rewritten.
+    Like the compilation cache, the directory must be trusted: it holds programs this process runs.
+    Without a compilation cache (:func:`configure`) it is the plain jitted function. The program run is the
+    one compiled from ``fn``, so the numbers are the same bits.
+
+    Returns:
+        a function of ``fn``'s arguments (static ones by keyword).
+    """
+    jitted = jax.jit(fn, static_argnames=static_argnames)
+
+    def call(*args, **static):
+        cache = compilation_cache()
+        if cache is None:
+            return jitted(*args, **static)
+        leaves, in_tree = jax.tree_util.tree_flatten(args)
+        key = _program_key(name, leaves, in_tree, static)
+        compiled = _loaded.get(key)
+        if compiled is not None:
+            return compiled(*args)
+        path = Path(cache) / STORED_PROGRAMS / f"{name}-{key}.bin"
+        compiled = _read_program(path)
+        if compiled is not None:
+            try:  # the first run of a loaded program is checked: an entry that does not run is replaced
+                out = jax.block_until_ready(compiled(*args))
+                _loaded[key] = compiled
+                return out
+            except Exception:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+        # compiled here, not read back from the compilation cache: a program read back from it cannot be
+        # serialized again whole on every backend
+        from jax._src.config import enable_compilation_cache
+
+        with enable_compilation_cache(False):
+            compiled = jitted.lower(*args, **static).compile()
+        _write_program(path, compiled)
+        _loaded[key] = compiled
+        return compiled(*args)
+
+    call.jitted = jitted  # pyright: ignore[reportFunctionMemberAccess]
+    return call

@@ -129,3 +129,41 @@ def test_trajectory_dataset_carries_the_baseline_and_the_test():
         ds.mo_se_lowfreq_pvalue.values, white_noise_pvalue(ds.mo_se_lowfreq_power.values, n, 4), rtol=1e-12
     )
     assert "white" in ds.mo_se_lowfreq_baseline.attrs["long_name"]
+
+
+def test_white_noise_pvalue_of_a_long_record_below_its_baseline_is_near_one():
+    """φ far below the white-noise mean of a long record (n = 75,000): nearly every white-noise record has
+    more low-frequency power, so p ≈ 1 (an adaptive integral started at φ missed the bulk: p = 9e−10)."""
+    from scipy.stats import beta
+
+    from attnphys.dmft.memory import _bands, white_noise_pvalue
+
+    n, L = 75_000, 4
+    ml, mh, nyq = _bands(n, L, 1.0)
+    assert nyq
+    p = white_noise_pvalue(np.array([0.3, 0.45, 0.49]), n, L)
+    # Φ = R·T/(T + ν) ≤ R, and Φ ≥ φ when R ≥ 1.01 φ and ν/T ≤ 0.01 (ν ≤ 750: certain for T ≈ χ²₇₅₀₀₀)
+    phi = np.array([0.3, 0.45, 0.49])
+    assert np.all(p <= beta.sf(phi, ml, mh) + 1e-12)
+    assert np.all(p >= beta.sf(1.01 * phi, ml, mh) - 1e-12)
+    assert p[0] > 0.999
+
+
+def test_white_noise_baseline_series_matches_the_integral():
+    from scipy import integrate, special
+
+    from attnphys.dmft.memory import _bands, white_noise_baseline
+
+    for n, L in ((10, 4), (200, 4), (1000, 16), (5000, 3)):
+        ml, mh, nyq = _bands(n, L, 1.0)
+        assert nyq
+        M = ml + mh
+        log_c = np.log(2.0) - 0.5 * np.log(2 * M) - float(special.betaln(0.5, M))
+        shrink = integrate.quad(
+            lambda t, M=M, c=log_c: M / (M + t * t) * np.exp(c - (M + 0.5) * np.log1p(t * t / (2 * M))),
+            0,
+            np.inf,
+            limit=200,
+            epsabs=1e-14,
+        )[0]
+        assert white_noise_baseline(n, L) == pytest.approx(ml / M * shrink, rel=1e-9)

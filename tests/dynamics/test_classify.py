@@ -16,8 +16,10 @@ def _logistic(rs):
     return orbit_sweep(LOGISTIC, SPEC, jnp.full((B, 1), 0.3), jnp.zeros(B), jnp.asarray(rs))
 
 
-@pytest.mark.parametrize("r,regime,period", [(2.8, "fixed_point", 1), (3.2, "periodic", 2), (3.5, "periodic", 4),
-                                             (3.83, "periodic", 3), (4.0, "chaotic", 0)])
+@pytest.mark.parametrize(
+    "r,regime,period",
+    [(2.8, "fixed_point", 1), (3.2, "periodic", 2), (3.5, "periodic", 4), (3.83, "periodic", 3), (4.0, "chaotic", 0)],
+)
 def test_logistic_regimes(r, regime, period):
     out = _logistic([r])
     ev = classify(np.asarray(out["orbit"]), np.asarray(out["exponents"]))
@@ -133,8 +135,9 @@ LINEAR_SPEC = OrbitSpec(steps=300, transient=50, k=1, align=50, n_orbit=200)
 
 def _quarter_turn():
     """A rotation by 90° observed through |x|²: the observable is constant while the state has period 4."""
-    return FunctionMap(step=lambda x, aux, p: (jnp.stack([-x[1], x[0]]), aux),
-               observe=lambda x, aux, p: jnp.sum(x**2, keepdims=True))
+    return FunctionMap(
+        step=lambda x, aux, p: (jnp.stack([-x[1], x[0]]), aux), observe=lambda x, aux, p: jnp.sum(x**2, keepdims=True)
+    )
 
 
 def test_constant_observable_is_labelled_by_the_full_state():
@@ -202,7 +205,7 @@ def test_thresholds_are_documented():
     assert ClassifyOptions().theta == 5e-4
     assert "1e−4" in ClassifyOptions.__doc__ and "bifurcation" in ClassifyOptions.__doc__
     page = (pathlib.Path(__file__).parents[2] / "docs/theory/dynamics.md").read_text()
-    sec = page[page.index("### 4.2"):page.index("### 4.3")]
+    sec = page[page.index("### 4.2") : page.index("### 4.3")]
     assert "10^{-4}" in sec and "5\\times10^{-4}" in sec
 
 
@@ -253,7 +256,10 @@ def test_an_inconclusive_zero_one_test_leaves_the_exponent_to_decide():
     assert 0.3 < ev["K"][0] < 0.7
     assert list(regime_names(ev["regime"])) == ["chaotic", "periodic", "undetermined"]
     assert [REGIME_REASONS[c] for c in ev["regime_reason"]] == [
-        "exponent_alone", "exponent_alone", "exponent_within_resolution"]
+        "exponent_alone",
+        "exponent_alone",
+        "exponent_within_resolution",
+    ]
     assert list(ev["agree"]) == [-1, -1, -1]
 
 
@@ -297,8 +303,12 @@ def test_the_list_of_undetermined_values_says_where_it_is_cut():
     codes[[2, 5, 7, 11, 13, 17, 19, 23]] = REGIME_CODE["undetermined"]
     reason = REGIME_REASONS.index("evidence_disagrees")
     ds = xr.Dataset(
-        {"regime": ("beta_o", codes), "regime_reason": ("beta_o", np.full(30, reason)),
-         "lambda1": ("beta_o", np.linspace(-0.01, 0.01, 30)), "K": ("beta_o", np.full(30, 0.95))},
+        {
+            "regime": ("beta_o", codes),
+            "regime_reason": ("beta_o", np.full(30, reason)),
+            "lambda1": ("beta_o", np.linspace(-0.01, 0.01, 30)),
+            "K": ("beta_o", np.full(30, 0.95)),
+        },
         coords={"beta_o": np.arange(30) / 10},
     )
     full = undetermined_values(ds, limit=None)
@@ -307,3 +317,17 @@ def test_the_list_of_undetermined_values_says_where_it_is_cut():
     cut = undetermined_values(ds, limit=3)
     assert cut[:3] == full[:3] and cut[3] == "… and 5 more"
     assert undetermined_values(ds, limit=8) == full
+
+
+def test_a_clearly_positive_exponent_decides_over_a_record_of_few_lyapunov_times():
+    """λ₁ = 0.006 (the logistic map at r = 3.85) over a 2,000-sample window that looks regular (K ≈ 0):
+    12 Lyapunov times are too few for the 0–1 test, the exponent decides (was undetermined); over a window
+    of 200 Lyapunov times the disagreement stands."""
+    from attnphys.dynamics.classify import REGIME_REASONS
+
+    w = _windows()[1:2]
+    ev = classify(w, np.array([[0.006, -1.0]]))
+    assert regime_names(ev["regime"])[0] == "chaotic"
+    assert REGIME_REASONS[ev["regime_reason"][0]] == "exponent_alone"
+    ev = classify(w, np.array([[0.1, -1.0]]))
+    assert regime_names(ev["regime"])[0] == "undetermined"

@@ -18,8 +18,15 @@ def cusp():
     m = autonomous(lambda x, c: x + 0.3 * (c + x - x**3))
     cs = np.linspace(-0.6, 0.6, 25)
     starts = ExplicitSampler(x=np.linspace(-2.0, 2.0, 32)[:, None])
-    ds = census_batch(m, jnp.asarray(cs), starts, n_ics=32, param_values=cs, param_name="c",
-                      options=CensusOptions(budget=4096, block=128, max_period=16, lyap_steps=2000, n_classify=500))
+    ds = census_batch(
+        m,
+        jnp.asarray(cs),
+        starts,
+        ics=32,
+        param_values=cs,
+        param_name="c",
+        options=CensusOptions(budget=4096, block=128, max_period=16, lyap_steps=2000, n_classify=500),
+    )
     return cs, tracks(ds)
 
 

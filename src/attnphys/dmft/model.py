@@ -29,6 +29,13 @@ from attnphys.dmft.simulate import Schedule, run_batch, stack_windows
 from attnphys.dmft.starts import CACHE_KEYS, PrerunStart, TokenStart, as_start, start_cache
 
 
+@jax.jit
+def _fill_batch(cp: Couplings, sc: Scalars, win: Window) -> State:
+    """:func:`~attnphys.dmft.meanfield.fill` over a batch, as one program (op by op, each operation of a
+    start would be a program of its own to look up)."""
+    return jax.vmap(lambda s, w: fill(cp, s, w))(sc, win)
+
+
 @dataclass(frozen=True, eq=False)
 class DMFTModel(AbstractModel):
     """A configuration's derived state (build with :meth:`of`; cached per configuration).
@@ -66,7 +73,7 @@ class DMFTModel(AbstractModel):
         sizes = {np.size(v) for v in points.values()} | ({n} if n is not None else set())
         B = max(sizes) if sizes else 1
         sc = scalars(self.config, **{k: np.asarray(v, np.float64) for k, v in points.items()})
-        return Scalars(*(jnp.broadcast_to(x, (B,)) for x in sc))
+        return Scalars(*(jnp.asarray(np.broadcast_to(np.asarray(x), (B,))) for x in sc))
 
     # -- starts ------------------------------------------------------------------------------------
     def check_start(self, start) -> None:
@@ -102,7 +109,7 @@ class DMFTModel(AbstractModel):
             pe = np.broadcast_to(token_positions(cfg.L, cfg.P), (eps.size, cfg.L, cfg.P))
             win = Window(jnp.asarray(A), jnp.asarray(pe), jnp.ones(eps.size, jnp.int32))
             return jax.vmap(token_state)(win, jnp.asarray(m), jnp.asarray(se))
-        st = jax.vmap(lambda s, w: fill(self.couplings, s, w))(sc, self.initial_windows(start, sc))
+        st = _fill_batch(self.couplings, sc, self.initial_windows(start, sc))
         cache = start_cache(start)
         if cache is None:
             return st

@@ -30,7 +30,7 @@ from attnphys.dmft.meanfield import (
 )
 from attnphys.dmft.observables import OBSERVABLES
 from attnphys.errors import InputError, NonFiniteError
-from attnphys.runtime import shard_batch, take_rows
+from attnphys.runtime import shard_batch, stored_jit, take_rows
 
 
 @dataclass(frozen=True)
@@ -178,7 +178,7 @@ def _run_batch(cp, sc, start, schedule, convention):
     return jax.vmap(lambda s, w: run(cp, s, w, schedule, convention))(sc, start)
 
 
-_run_batch_jit = jax.jit(_run_batch, static_argnames=("schedule", "convention"))
+_run_batch_jit = stored_jit(_run_batch, "dmft-run-batch", static_argnames=("schedule", "convention"))
 
 
 def run_batch(

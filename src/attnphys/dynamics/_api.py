@@ -14,8 +14,10 @@ import xarray as xr
 
 from attnphys import _deprecated
 from attnphys.dynamics._lyapunov import EVIDENCE, lyapunov, sorted_evidence
+from attnphys.dynamics.checks import is_traced
 from attnphys.dynamics.maps import AbstractMap
 from attnphys.errors import InputError
+from attnphys.runtime import shard_batch
 
 
 def lyapunov_spectrum(
@@ -55,11 +57,20 @@ def lyapunov_spectrum(
     Raises:
         InputError: naming the argument: ``m`` not a map, ``x0``, ``aux0`` or ``params`` of the wrong type
             or of batches of different sizes, ``exponents`` out of [1, D], or ``values`` of another length
-            than the batch.
+            than the batch; called under a JAX transformation (``jax.vmap``, ``jax.jit``): a Dataset cannot be
+            traced, so the error says what to use instead (``batch=True``, or :func:`~attnphys.dynamics.orbit`).
         NonFiniteError: the state or a tangent vector became non-finite (naming the step and the parameters).
     """
     from attnphys.dynamics.orbits import check_map_call
 
+    if is_traced((x0, aux0, params)):
+        raise InputError(
+            "is traced (inside jax.vmap, jax.jit or another transformation): lyapunov_spectrum returns a "
+            "labelled xarray.Dataset, which a transformation cannot carry; give the rows at once with "
+            "batch=True (one spectrum per row, split over the devices), or transform "
+            "attnphys.dynamics.orbit with OrbitSpec(k=...), which returns arrays",
+            "x0",
+        )
     D = int(check_map_call(m, x0, aux0, params, batch=bool(batch))[-1])
     k = D if exponents is None else int(exponents)
     if not 1 <= k <= D:
@@ -81,8 +92,9 @@ def lyapunov_spectrum(
         )
 
     if batch:
-        res = jax.vmap(lambda x, a, p: one(x, a, p, check=False))(x0, aux0, params)
         B = int(np.shape(x0)[0])
+        # the rows split over the devices (every core), each device's share one vectorised program
+        res = shard_batch(jax.vmap(lambda x, a, p: one(x, a, p, check=False)), (x0, aux0, params), B)
         coord = np.arange(B) if values is None else np.asarray(values)
         if coord.shape != (B,):
             raise InputError(f"needs one value per row ({B}), got {coord.shape}", "values")

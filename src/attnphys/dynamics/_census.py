@@ -34,7 +34,9 @@ periodic orbit; Benettin over ``lyap_steps`` steps from the representative other
 classified (:func:`attnphys.dynamics.classify.classify`; if that run finds an exact period the group was
 still in a transient and its starts become unsettled) — representative points, and the basin fraction
 k/K with its 95% Wilson interval (:func:`attnphys.dynamics.intervals.wilson_interval`); K counts every
-start, so the fractions and the unsettled fraction add up to 1.
+start, so the fractions, the unsettled fraction and the unstable fraction (starts on an unstable periodic
+orbit: a saddle or repeller holds them, numerically exactly or for the settle run's confirmations, but
+attracts nothing; they have not failed to settle) add up to 1.
 """
 
 from __future__ import annotations
@@ -126,9 +128,16 @@ CENSUS_ATTRS: dict[str, dict] = {
     "ic_steps": {"long_name": "steps run by the start in the settle run", "units": "step"},
     "n_attractors": {"long_name": "number of attractors found"},
     "n_dropped": {"long_name": "attractors beyond max_attractors (dropped)"},
-    "unsettled_fraction": {"long_name": "share of starts that did not settle"},
+    "unsettled_fraction": {
+        "long_name": "share of starts that did not settle",
+        "comment": "starts on an unstable periodic orbit are counted in unstable_fraction, not here",
+    },
     "unsettled_ci_low": {"long_name": "unsettled share, lower end of the 95% Wilson interval"},
     "unsettled_ci_high": {"long_name": "unsettled share, upper end of the 95% Wilson interval"},
+    "unstable_fraction": {
+        "long_name": "share of starts on an unstable periodic orbit (a saddle or repeller: it attracts nothing)",
+        "comment": "ic_outcome 'unstable'; basin fractions, unsettled_fraction and this add up to 1",
+    },
 }
 """CF attributes of every census variable (one table: :func:`census_batch` and the sweep tasks built on it)."""
 
@@ -318,7 +327,8 @@ def census_batch(
     params,
     sampler: str | AbstractSampler = "random",
     *,
-    n_ics: int = 256,
+    ics: int | None = None,
+    steps: int | None = None,
     seed: int = 0,
     options: CensusOptions = CensusOptions(),
     shared=None,
@@ -326,6 +336,7 @@ def census_batch(
     param_name: str = "param",
     max_attractors: int | None = None,
     progress: bool = False,
+    n_ics: int | None = None,
 ) -> xr.Dataset:
     """Attractor censuses at B parameter points in one vectorised call (theory: docs/theory/dynamics.md §7).
 
@@ -334,13 +345,16 @@ def census_batch(
         sampler: a sampler or its name (``random``: :meth:`AbstractMap.sample_states`); the same key is
             used at every parameter point (common random numbers: neighbouring points see the same starts
             when the sampler does not depend on the parameters).
-        n_ics: K starts per parameter point. seed: PRNG seed of the sampler.
+        ics: K starts per parameter point (default 256), as in :func:`attnphys.dmft.attractors`.
+        steps: the most steps per start in the settle run (``options.budget``; default the options').
+        seed: PRNG seed of the sampler.
         options: :class:`CensusOptions`. shared: unbatched parameters; the map then receives
             ``(shared, params_b)``. param_values: (B,) coordinate values of the ``param`` dim (default
             0…B−1), named ``param_name`` in the attrs. max_attractors: fixed size of the ``attractor`` dim
             (default: the largest count found); attractors beyond it are dropped and counted in
             ``n_dropped``.
         progress: show a progress bar of the settle run.
+        n_ics: the former name of ``ics`` (deprecated: a ``DeprecationWarning``; removed in the next release).
 
     Returns:
         Dataset with dims ``param``, ``attractor``, ``ic``, ``exponent``, ``point``, ``dim``, ``feature``;
@@ -348,11 +362,17 @@ def census_batch(
         ``n_members``, ``exponents`` (descending), ``floquet_abs``/``floquet_angle`` (NaN when not
         periodic), ``stable``, ``aux_closed``, ``representative``, ``points``, ``observed`` (attractor,
         point, …), ``label`` (ic → attractor index, −1 unsettled), ``settle_step``, ``ic_outcome``,
-        ``ic_state``, ``ic_steps``, ``n_attractors``, ``unsettled_fraction`` (+ interval), ``n_dropped``. Padding
+        ``ic_state``, ``ic_steps``, ``n_attractors``, ``unsettled_fraction`` (+ interval), ``unstable_fraction``,
+        ``n_dropped``. Padding
         attractors have kind −1. Every variable has CF ``long_name`` (and ``units`` where it has units).
     """
     if not isinstance(options, CensusOptions):
         raise InputError(f"must be a CensusOptions (e.g. CensusOptions(budget=40_000)), got {options!r}", "options")
+    n_ics = _renamed_ics(ics, n_ics)
+    if steps is not None:
+        if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
+            raise InputError(f"must be an integer >= 1 (got {steps!r})", field="steps")
+        options = options._replace(budget=int(steps))
     o = options.validate()
     so = o.settle_options()
     sampler = make_sampler(sampler)
@@ -366,7 +386,7 @@ def census_batch(
     check_fits(
         64.0 * B * K,  # at least a start, a state, a label and an outcome per trajectory, 8 bytes each, twice
         f"the starts and states of {B} × {K} trajectories",
-        "take fewer starts (n_ics) or fewer parameter points",
+        "take fewer starts (ics) or fewer parameter points",
         "ics",
     )
     table = jax.tree_util.tree_map(jnp.asarray, params)
@@ -401,6 +421,22 @@ def census_batch(
         ds = _group(m, o, lanes, tails, assessed, ctx)
         report(total, total)
     return ds
+
+
+def _renamed_ics(ics, n_ics):
+    """The number of starts from ``ics`` or its former name ``n_ics`` (deprecated, with a warning)."""
+    if n_ics is None:
+        return 256 if ics is None else ics
+    if ics is not None:
+        raise InputError("give ics only (n_ics is its former name)", field="n_ics")
+    import warnings
+
+    warnings.warn(
+        "census: n_ics is renamed ics (as in attnphys.dmft.attractors); n_ics will be removed in the next release",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return n_ics
 
 
 class _Context(NamedTuple):
@@ -743,7 +779,9 @@ def _dataset(
     lo, hi = np.where(kind >= 0, lo, nan), np.where(kind >= 0, hi, nan)
     frac = np.where(kind >= 0, frac, nan)
     lab = label.reshape(B, K)
-    n_uns = np.sum(lab < 0, axis=1)
+    on_unstable = outcome.reshape(B, K) == OUTCOMES.index("unstable")
+    n_unstable = np.sum((lab < 0) & on_unstable, axis=1)
+    n_uns = np.sum((lab < 0) & ~on_unstable, axis=1)
     ulo, uhi = wilson_interval(n_uns, K)
     feat_dims = [f"feature{i}" if i else "feature" for i in range(len(F))]
     coords = {
@@ -782,6 +820,7 @@ def _dataset(
         "unsettled_fraction": ("param", n_uns / K),
         "unsettled_ci_low": ("param", ulo),
         "unsettled_ci_high": ("param", uhi),
+        "unstable_fraction": ("param", n_unstable / K),
     }
     ds = xr.Dataset(
         {name: (dims, arr, dict(CENSUS_ATTRS[name])) for name, (dims, arr) in values.items()}, coords=coords
@@ -842,7 +881,7 @@ def census(m: AbstractMap, params, sampler: str | AbstractSampler = "random", **
 
     Args:
         m: the map. params: the parameters (no batch axis). sampler: sampler or its name. **kw: as
-            :func:`census_batch` (n_ics, seed, options, shared, progress).
+            :func:`census_batch` (ics, steps, seed, options, shared, progress).
     """
     batched = jax.tree_util.tree_map(lambda a: np.asarray(a)[None], params)
     ds = census_batch(m, batched, sampler, **kw).isel(param=0, drop=True)

@@ -224,7 +224,7 @@ def _census(model: DesignedModel, sc1, cycle, margin, n_ics, seed, options) -> d
     from attnphys.dynamics.intervals import wilson_interval
 
     m = model.map()
-    ds = census(m, sc1, "random", n_ics=n_ics, seed=seed, options=options, shared=model.couplings)
+    ds = census(m, sc1, "random", ics=n_ics, seed=seed, options=options, shared=model.couplings)
     A = int(ds["n_attractors"])
     periods = ds["period"].values.astype(int)
     on = np.zeros(A, bool)

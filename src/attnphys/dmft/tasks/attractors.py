@@ -92,6 +92,7 @@ def _dims(sizes: Mapping[str, int], F: int) -> dict[str, tuple[tuple[str, ...], 
         "unsettled_fraction": ((), (), np.float64, np.nan),
         "unsettled_ci_low": ((), (), np.float64, np.nan),
         "unsettled_ci_high": ((), (), np.float64, np.nan),
+        "unstable_fraction": ((), (), np.float64, np.nan),
     }
 
 
@@ -211,7 +212,7 @@ class AttractorTask(DMFTTask):
             model.map(self.observable),
             sc,
             self.sampler_for(model),
-            n_ics=self.n_ics,
+            ics=self.n_ics,
             seed=self.seed,
             options=self.options(),
             shared=model.couplings,
