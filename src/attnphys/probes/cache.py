@@ -62,10 +62,10 @@ def activation_cache(
             tokens kept per sentence (longer ones are cut, with a warning through ``log``).
     """
     from attnphys.metadata import base_attrs
-    from attnphys.probes.run import _resolve
+    from attnphys.probes.run import resolve_model
 
     log = log or (lambda *a: None)
-    name, model, tokenizer = _resolve(model, tokenizer, log, False)
+    name, model, tokenizer = resolve_model(model, tokenizer, log, False)
     cap = capture(model, tokenizer, list(sentences), max_length=max_length, log=log)
     ad = cap.adapter
     layers = ad.layers(model)

@@ -128,6 +128,7 @@ def head_temperatures(cap: Capture, heads: list, rotary=None, keep: np.ndarray |
             alignment=SC / np.sqrt(SS * CC),
             beta_folds=folds,
             beta_spread=spread,
+            folds_used=np.asarray(int(used.min()) if used.size else 0),
             logit_std=np.sqrt(SS / max(pairs, 1)),
             cos_std=np.sqrt(CC[:, 0] / max(pairs, 1)),
             pairs=np.asarray(pairs),
@@ -320,6 +321,7 @@ def temperature_variables(cap: Capture, heads: list, rotary=None, log=None) -> t
     }
     attrs = dict(
         beta_pairs=int(th["pairs"]),
+        beta_spread_folds=int(th["folds_used"]),
         flow_horizon=float(reg["horizon"]),
         flow_tokens=int(reg["tokens"]),
         flow_clouds=FLOW_SENTENCES,

@@ -290,8 +290,8 @@ def _temperature_section(ds: xr.Dataset) -> list[str]:
     if "beta_spread" in ds:
         rel = np.abs(ds.beta_spread.values) / np.maximum(np.abs(beta), 1e-300)
         lines.append(
-            f"- spread of β over texts (standard deviation over {ds.sizes.get('temperature_fold', 4)} sentence "
-            f"folds), median over heads per layer: {_fmt(np.nanmedian(ds.beta_spread.values, axis=1))} "
+            f"- spread of β over texts (standard deviation over {int(ds.attrs.get('beta_spread_folds', 4))} "
+            f"sentence folds), median over heads per layer: {_fmt(np.nanmedian(ds.beta_spread.values, axis=1))} "
             f"(median relative spread {np.nanmedian(rel):.2g});"
         )
     if "beta_scale" in ds:

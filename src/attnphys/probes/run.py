@@ -75,8 +75,9 @@ STEPS = ("capture", "cloud statistics", "W_qᵀW_k vs Σ⁻¹", "MLP linearity",
          "swapped norms", "temperatures", "claims")  # fmt: skip
 
 
-def _resolve(model, tokenizer, log, progress):
-    """(name, model, tokenizer) for a name or a loaded model."""
+def resolve_model(model, tokenizer, log, progress):
+    """(name, model, tokenizer) for a model name (loaded by :func:`attnphys.probes.models.load_model`) or a
+    loaded model with its ``tokenizer``."""
     from attnphys.probes.models import load_model
 
     if isinstance(model, str):
@@ -144,7 +145,7 @@ def probe(
         raise InputError(f"unknown control {control!r}; choose from {', '.join(CONTROLS)}", "control")
     t0 = time.perf_counter()
     log = log or (print if progress else (lambda *a: None))
-    name, model, tokenizer = _resolve(model, tokenizer, log, progress)
+    name, model, tokenizer = resolve_model(model, tokenizer, log, progress)
     sentences = _texts(sentences, max_sentences)
     ds = _measure(model, tokenizer, sentences, max_tokens, max_length, seed, progress, log, t0, "")
     if control is not None:
@@ -359,7 +360,7 @@ def temperatures(
 
     t0 = time.perf_counter()
     log = log or (print if progress else (lambda *a: None))
-    name, model, tokenizer = _resolve(model, tokenizer, log, progress)
+    name, model, tokenizer = resolve_model(model, tokenizer, log, progress)
     sentences = _texts(sentences, max_sentences)
     with progress_bar(2, "steps", enabled=progress) as advance:
         cap = capture(model, tokenizer, sentences, log=log)
