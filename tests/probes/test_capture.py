@@ -137,3 +137,19 @@ def test_the_activation_cache_adds_up_to_the_models_own_stages(kind):
     want = q if rot is None else rot.apply(q, ds.token_position.values)
     np.testing.assert_allclose(ds.q_rot.sel(layer=1).values, want, atol=1e-5)
     assert (rot is None) == np.allclose(ds.q_rot.values, ds.q.values)
+
+
+def test_bad_control_and_max_length_are_refused_by_name():
+    from attnphys.errors import InputError
+    from attnphys.probes import control_model, probe
+    from tests.probes.test_probes import tiny
+
+    model = tiny("llama")
+    with pytest.raises(InputError, match="unknown control 'weird'.*random, shuffled"):
+        probe(model, SENTENCES, tokenizer=CharTokenizer(), control="weird")
+    with pytest.raises(InputError, match="max_length must be at least 2"):
+        capture(model, CharTokenizer(), SENTENCES, max_length=1)
+    twin = control_model(model, "shuffled", seed=3)
+    for (name, p), (_, q) in zip(model.named_parameters(), twin.named_parameters()):
+        assert torch.equal(torch.sort(p.flatten()).values, torch.sort(q.flatten()).values), name  # same values
+    assert not torch.equal(model.layers[0].self_attn.q_proj.weight, twin.layers[0].self_attn.q_proj.weight)
