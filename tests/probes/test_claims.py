@@ -94,7 +94,8 @@ def test_no_training_dependent_claim_passes_at_random_initialisation(random_prob
 
 def test_the_own_gradient_claim_passes_where_heads_step_along_their_gradient():
     """GPT-2 with W_v = W_k and W_o = W_qᵀ per head: each update is √d_h times its own gradient of log Z
-    (cosine 1), so the permutation test rejects in every layer; the random twin stays unsupported."""
+    (cosine 1), so the permutation test rejects in every layer; its shuffled control, run beside it by the
+    same call, supports no training-dependent claim, and the report shows the difference."""
     model = random_model("gpt2")
     D = model.config.n_embd
     with torch.no_grad():
@@ -103,9 +104,20 @@ def test_the_own_gradient_claim_passes_where_heads_step_along_their_gradient():
             W[:, 2 * D :] = W[:, D : 2 * D]
             block.attn.c_attn.bias[2 * D :] = block.attn.c_attn.bias[D : 2 * D]
             block.attn.c_proj.weight.copy_(W[:, :D].T)  # rows of head h: W_q,h (d_h, D)
-    ds = probe(model, TEXT, tokenizer=CharTokenizer(), max_tokens=64)
+    ds = probe(model, TEXT, tokenizer=CharTokenizer(), max_tokens=64, control="shuffled")
     np.testing.assert_allclose(ds.grad_cosine.values, 1.0, atol=1e-6)
     assert ds.claim_supported.sel(claim="head_own_gradient").all()
+    # the shuffled control, beside it: no training-dependent claim passes, and the report says where they differ
+    for name in TRAINING:
+        assert ds.control_claim_supported.sel(claim=name).sum() == 0, name
+        assert np.isfinite(ds.control_claim_p.sel(claim=name).values).all()
+    assert ds.control_beta.shape == ds.beta.shape and not np.allclose(ds.control_beta, ds.beta)
+    from attnphys.probes.report import report
+    from attnphys.probes.run import summary
+
+    text = report(ds, summary(ds), [])
+    assert "## Trained beside the shuffled control" in text and "| shuffled control |" in text
+    assert "supported in the trained model only in layers 0, 1" in text.split("## Trained beside")[1]
 
 
 def test_the_inverse_covariance_claim_passes_where_the_form_is_sigma_inverse():
@@ -134,7 +146,7 @@ def test_report_lists_every_claim_with_its_test(random_probe, tmp_path):
     write_outputs(ds, tmp_path)
     text = (tmp_path / "report.md").read_text()
     assert "## Verdicts" in text and text.count("- test:") == len(CLAIMS)
-    assert "comparisons (one per layer), Holm-corrected" in text
+    assert "comparisons (one per tested layer), Holm-corrected" in text
     assert (tmp_path / "figures" / "temperatures.png").exists() and "## 7. The particle picture" in text
     if kind != "bert":
         assert "causal mask" in text

@@ -128,8 +128,16 @@ def test_full_probe_of_smollm2(tmp_path):
     assert ds.attrs["causal"] == 1 and ds.attrs["rotary"] == 1 and ds.attrs["n_kv_heads"] == 3
     assert json.loads(ds.attn_head.attrs["kv_head"]) == [0, 0, 0, 1, 1, 1, 2, 2, 2]
     assert np.isfinite(ds.claim_p.sel(claim="qk_inverse_covariance").values).all()
-    assert np.isfinite(ds.beta.values).all() and (ds.beta.values > 0).all()
+    # the temperature is signed, and only the particle heads get a regime
+    assert np.isfinite(ds.beta.values).all() and (ds.beta.values < 0).any()
+    assert np.isnan(ds.beta_flow_clusters.values[ds.beta_particle.values == 0]).all()
     assert np.isfinite(ds.qk_similarity_offset_average.values).all()
+    # the first token is a sink (massive norm), the headline is without it, and the k-NN entropies are defined
+    assert ds.attrs["n_sinks"] > 0 and 0 in ds.token_position.values[ds.token_sink.values > 0]
+    assert np.nanmax(ds.sink_norm_ratio.values) > 50
+    assert np.isfinite(ds.claim_p.sel(claim="attention_expands_knn").values).sum() >= 15
+    assert not (ds.claim_supported.values.astype(bool) & ~(ds.claim_df.values >= 3)).any()
     text = (tmp_path / "report.md").read_text()
+    assert "## Attention sinks" in text and "computed without them (the headline)" in text
     assert "4-bit quantized" in text and "rn: not run" in text and "## 7." in text
     assert (tmp_path / "figures" / "temperatures.png").exists() and (tmp_path / "summary.json").exists()

@@ -127,7 +127,7 @@ def temperatures_figure(ds: xr.Dataset, *args: Any, fig=None) -> Figure:
     the heads' alignment with the token cosines, and the model's clouds layer by layer beside the
     particle flow at the layers' β (mean cosine between tokens). ``fig``: a Figure or SubFigure to draw
     into (default: new); given positionally it still works for one release, with a DeprecationWarning."""
-    from matplotlib.colors import LogNorm
+    from matplotlib.colors import LogNorm, SymLogNorm
 
     if args:
         if len(args) > 1 or fig is not None:
@@ -145,14 +145,20 @@ def temperatures_figure(ds: xr.Dataset, *args: Any, fig=None) -> Figure:
     title = f"{ds.attrs.get('model', '')} ({ds.attrs.get('family', '')})"
     beta = ds.beta.values
     finite = beta[np.isfinite(beta) & (beta > 0)]
-    norm = LogNorm(vmin=float(finite.min()), vmax=float(finite.max())) if finite.size else None
-    im = axes[0].imshow(beta, aspect="auto", cmap="magma", norm=norm, origin="lower")
+    if np.any(beta[np.isfinite(beta)] < 0):  # a signed β: a symmetric colour scale, negative heads in blue
+        m = float(np.nanmax(np.abs(beta)))
+        small = float(np.nanmin(np.abs(beta[np.isfinite(beta) & (beta != 0)]))) if m > 0 else 1.0
+        norm, cmap = SymLogNorm(linthresh=max(small, 1e-3 * m), vmin=-m, vmax=m), "RdBu_r"
+    else:
+        norm = LogNorm(vmin=float(finite.min()), vmax=float(finite.max())) if finite.size else None
+        cmap = "magma"
+    im = axes[0].imshow(beta, aspect="auto", cmap=cmap, norm=norm, origin="lower")
     yy, xx = np.nonzero(ds.beta_one_cluster.values > 0)
     axes[0].plot(xx, yy, "o", ms=3, color="cyan")
     axes[0].set_xlabel("head")
     axes[0].set_ylabel("layer")
     axes[0].set_title(
-        f"effective β; dots: the particle flow at β ends in one cluster by t = {ds.attrs.get('flow_horizon', '?'):g}",
+        f"signed β; dots: the particle flow at β ends in one cluster by t = {ds.attrs.get('flow_horizon', '?'):.3g}",
         fontsize=8,
     )
     fig.colorbar(im, ax=axes[0])
@@ -167,7 +173,7 @@ def temperatures_figure(ds: xr.Dataset, *args: Any, fig=None) -> Figure:
     axes[2].set_ylabel("mean cosine between tokens")
     axes[2].set_ylim(min(0.0, float(np.nanmin(ds.cluster_model_mean_cosine.values))) - 0.02, 1.02)
     ax2 = axes[2].twinx()
-    ax2.semilogy(x, ds.beta_layer.values, ":", color="gray", label="β of the layer (median over heads)")
+    ax2.semilogy(x, ds.beta_layer.values, ":", color="gray", label="β of the layer (median over its particle heads)")
     ax2.set_ylabel("β", color="gray")
     axes[2].legend(fontsize=7, loc="lower right")
     axes[2].set_title("clustering of the token clouds (dotted: the layer's β)", fontsize=9)

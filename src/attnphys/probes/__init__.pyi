@@ -2,11 +2,15 @@
 
 from .adapters import ADAPTERS, AbstractAdapter, HeadWeights, adapter_for
 from .adapters._base import Rotary
-from .capture import MIN_SENTENCES, Capture, builtin_corpus, capture, read_text
-from .claims import CLAIMS
+from .cache import activation_cache
+from .capture import MAX_LENGTH, MIN_SENTENCES, Capture, builtin_corpus, capture, read_text
+from .claims import CLAIMS, Claim, Evidence, Outcome, register_claim
+from .controls import CONTROLS, control_model
 from .jobs import write_outputs
+from .metrics import head_scores, log_z_gradient
 from .models import SHORT_NAMES, load_model, model_cache_dir, model_path, require_torch
 from .run import probe, summary, temperatures
+from .sinks import SINK_NORM_RATIO, find_sinks
 
 __all__ = [
     "ADAPTERS",
@@ -25,6 +29,18 @@ __all__ = [
     "capture",
     "read_text",
     "CLAIMS",
+    "Claim",
+    "Evidence",
+    "Outcome",
+    "register_claim",
+    "CONTROLS",
+    "control_model",
+    "MAX_LENGTH",
+    "activation_cache",
+    "head_scores",
+    "log_z_gradient",
+    "SINK_NORM_RATIO",
+    "find_sinks",
     "probe",
     "temperatures",
     "summary",

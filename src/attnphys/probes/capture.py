@@ -68,9 +68,12 @@ class Capture:
     precision (float32 for the models of the probes).
 
     stages: {(layer, stage): (T, D)}. sentence, position: (T,) int (position: index of the token in its
-    sentence, 0 first; the rotary positions). special: (T,) bool (tokenizer special tokens:
-    [CLS]/[SEP]/BOS/EOS). attentions: per layer, a list of (H, n, n) attention weights per sentence (the
-    model's own: causal mask and rotary positions included). final: (T, D) model output.
+    sentence, 0 first; the rotary positions). token_ids: (T,) int, the tokenizer's ids. special: (T,) bool
+    (tokenizer special tokens: [CLS]/[SEP]/BOS/EOS). sink: (T,) bool, the massive-norm positions
+    (:func:`attnphys.probes.sinks.find_sinks`; theory: docs/theory/probes.md §3.7). attentions: per layer,
+    a list of (H, n, n) attention weights per sentence (the model's own: causal mask, sliding window and
+    rotary positions included). final: (T, D) model output. windows: per layer the sliding window of the
+    attention or None. truncated: how many sentences were cut at ``max_length`` tokens.
     """
 
     adapter: AbstractAdapter
@@ -81,10 +84,20 @@ class Capture:
     attentions: list = field(default_factory=list)
     final: np.ndarray | None = None
     n_layers: int = 0
+    token_ids: np.ndarray | None = None
+    sink: np.ndarray | None = None
+    windows: list = field(default_factory=list)
+    truncated: int = 0
+    max_length: int = 0
 
     def get(self, layer: int, stage: str, drop_special: bool = False) -> np.ndarray:
         X = self.stages[(layer, stage)]
         return X[~self.special] if drop_special else X
+
+    @property
+    def sinks(self) -> np.ndarray:
+        """(T,) bool: the massive-norm positions (all False when none were looked for)."""
+        return np.zeros(self.sentence.size, bool) if self.sink is None else self.sink
 
     @property
     def lengths(self) -> np.ndarray:
@@ -97,26 +110,72 @@ class Capture:
         return list(zip(np.concatenate([[0], ends[:-1]]).tolist(), ends.tolist()))
 
 
+MAX_LENGTH = 64
+"""Tokens per sentence kept by default (longer sentences are cut, with a warning)."""
+
+
 def capture(
-    model, tokenizer, sentences: list[str], batch_size: int = 64, max_length: int = 64, keep_attentions: bool = True
+    model,
+    tokenizer,
+    sentences: list[str],
+    batch_size: int = 64,
+    max_length: int = MAX_LENGTH,
+    keep_attentions: bool = True,
+    log=None,
 ) -> Capture:
     """Run ``model`` on ``sentences`` with forward hooks at every stage of every layer
     (theory: docs/theory/probes.md §1). Sentences are padded on the right, so that a sentence's tokens
-    sit at positions 0 … n−1 whatever the batch (rotary and causal models)."""
+    sit at positions 0 … n−1 whatever the batch (rotary and causal models). A model with a head
+    (``LlamaForCausalLM``, ``GPT2LMHeadModel`` …) is read through its base model. Sentences longer than
+    ``max_length`` tokens are cut there, with a warning (``log``, default :func:`warnings.warn`) naming how
+    many; the sink positions are found at the end (:func:`attnphys.probes.sinks.find_sinks`).
+
+    Raises:
+        InputError: ``max_length`` below 2.
+    """
     import torch
 
+    from attnphys.probes.adapters._base import base_model
+    from attnphys.probes.sinks import find_sinks
+
+    if int(max_length) < 2:
+        raise InputError(f"max_length must be at least 2 tokens, not {max_length}", "max_length")
     side = getattr(tokenizer, "padding_side", None)
     if side not in (None, "right"):
         tokenizer.padding_side = "right"
     try:
         with torch.no_grad():
-            return _capture(torch, model, tokenizer, sentences, batch_size, max_length, keep_attentions)
+            cap = _capture(
+                torch, model, base_model(model), tokenizer, sentences, batch_size, max_length, keep_attentions
+            )
     finally:
         if side not in (None, "right"):
             tokenizer.padding_side = side
+    if cap.truncated:
+        msg = (
+            f"{cap.truncated} of {len(sentences)} sentences are longer than max_length = {max_length} tokens and "
+            "were cut there; raise max_length to keep them whole"
+        )
+        if log is None:
+            import warnings
+
+            warnings.warn(msg, stacklevel=2)
+        else:
+            log(f"warning: {msg}")
+    cap.sink = find_sinks(cap)["sink"]
+    return cap
 
 
-def _capture(torch, model, tokenizer, sentences, batch_size, max_length, keep_attentions) -> Capture:
+def _n_tokens(tokenizer, batch) -> np.ndarray | None:
+    """Tokens per sentence without truncation, or None when the tokenizer cannot say."""
+    try:
+        enc = tokenizer(batch, padding=True, truncation=False, return_tensors="pt")
+    except TypeError:
+        return None
+    return enc["attention_mask"].sum(1).numpy()
+
+
+def _capture(torch, model, body, tokenizer, sentences, batch_size, max_length, keep_attentions) -> Capture:
     ad = adapter_for(model)
     layers = ad.layers(model)
     store: dict = {}
@@ -142,7 +201,8 @@ def _capture(torch, model, tokenizer, sentences, batch_size, max_length, keep_at
                 mod.register_forward_pre_hook(fn, with_kwargs=True) if where == "in" else mod.register_forward_hook(fn)
             )
     chunks: dict = {k: [] for k in ((i, s) for i in range(len(layers)) for s in ad.stages)}
-    sent, pos, special, final, atts = [], [], [], [], [[] for _ in layers]
+    sent, pos, special, final, ids, atts = [], [], [], [], [], [[] for _ in layers]
+    truncated = 0
     try:
         for lo in range(0, len(sentences), batch_size):
             batch = sentences[lo : lo + batch_size]
@@ -155,12 +215,16 @@ def _capture(torch, model, tokenizer, sentences, batch_size, max_length, keep_at
                 return_special_tokens_mask=True,
             )
             stm = enc.pop("special_tokens_mask")
-            out = model(**enc, output_attentions=keep_attentions)
             mask = enc["attention_mask"].bool()
+            if int(mask.sum(1).max()) >= max_length:  # possibly cut: count the sentences that were longer
+                full = _n_tokens(tokenizer, batch)
+                truncated += int((full > max_length).sum()) if full is not None else 0
+            out = body(**enc, output_attentions=keep_attentions)
             for key in chunks:  # the real tokens of every sentence of the batch, in order, at once
                 chunks[key].append(store[key][mask].float().numpy())
             final.append(out.last_hidden_state[mask].float().numpy())
             special.append(stm[mask].bool().numpy())
+            ids.append(enc["input_ids"][mask].numpy())
             m_np = mask.numpy()
             weights = [a.float().numpy() for a in out.attentions] if keep_attentions else []
             for b in range(len(batch)):
@@ -181,4 +245,8 @@ def _capture(torch, model, tokenizer, sentences, batch_size, max_length, keep_at
         attentions=atts if keep_attentions else [],
         final=np.concatenate(final),
         n_layers=len(layers),
+        token_ids=np.concatenate(ids).astype(np.int64),
+        windows=ad.windows(model),
+        truncated=truncated,
+        max_length=int(max_length),
     )

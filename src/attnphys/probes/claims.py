@@ -1,166 +1,380 @@
 """The claims of the probe report, each tested per layer against its null (theory: docs/theory/probes.md §4).
 
-Every claim has a statistic per layer, a null hypothesis, a one-sided test giving a p-value and a z-score
-(or t), and a verdict: supported in the layers whose p-value survives Holm's correction over the layers at
-family-wise level :data:`attnphys.probes.significance.ALPHA`. Claims marked ``training`` say something
-that a randomly initialised model of the family does not do (their nulls are what random weights give);
-the others describe the architecture and hold, or not, without training.
+A claim is one :class:`Claim` object: its title, the per-layer statistic it measures (``measure``, a
+function of the :class:`Evidence` and the layer returning an :class:`Outcome`), the null hypothesis, the
+test, the fewest degrees of freedom behind a "supported", whether it depends on training, and its report
+lines. :data:`CLAIMS` is the one registry: :func:`register_claim` adds a claim (a new file calling it is
+all a new claim needs), and the dataset's ``claim`` coordinate, the verdict table and the report's
+sections are generated from it.
+
+Verdict: a layer supports a claim when its test has at least ``min_df`` degrees of freedom, its p-value
+survives Holm's correction over the layers where the claim could be tested at family-wise level
+:data:`attnphys.probes.significance.ALPHA`, and the outcome is ``eligible`` (the effect has the claimed
+sign and, where the claim says so, is specific). A layer where the test cannot be run has a reason,
+never a silent "not supported". Claims marked ``training`` say something that a randomly initialised
+model of the family does not do; the others describe the architecture.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from attnphys.clouds.stats import STATISTICS
 from attnphys.probes.capture import Capture
-from attnphys.probes.metrics import norm_input_stage
-from attnphys.probes.significance import ALPHA, head_permutation_test, holm, log_cov_trace_ratio, normal_sf, t_test
+from attnphys.probes.metrics import FOLDS, norm_input_stage
+from attnphys.probes.significance import (
+    ALPHA,
+    MIN_DF,
+    head_permutation_test,
+    holm,
+    log_cov_trace_ratio,
+    normal_two_sided,
+    t_test,
+)
 
 MLP_AFFINE_R2 = 0.9
 """R² above which an MLP counts as affine (claim ``mlp_affine``)."""
 
 
 @dataclass(frozen=True)
+class Evidence:
+    """What the claims are tested on: the capture, the experiments' outputs (``clouds``
+    :func:`~attnphys.probes.metrics.cloud_stages`, ``qk`` :func:`~attnphys.probes.metrics.qk_vs_inverse_covariance`,
+    ``mlp`` :func:`~attnphys.probes.metrics.mlp_linearity`, ``grad``
+    :func:`~attnphys.probes.metrics.update_vs_gradient`, all computed on the same tokens), ``tokens`` the
+    token set's name in :data:`attnphys.probes.metrics.TOKEN_SETS` and ``keep`` (T,) its tokens, and the seed."""
+
+    cap: Capture
+    clouds: dict
+    qk: dict
+    mlp: dict
+    grad: dict
+    tokens: str = "no_sinks"
+    keep: np.ndarray | None = None
+    seed: int = 0
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def mask(self) -> np.ndarray:
+        return np.ones(self.cap.sentence.size, bool) if self.keep is None else self.keep
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One layer's test: ``statistic`` (the effect size), ``z`` (or t), the p-value ``p`` (NaN: not
+    tested, then ``reason`` says why), ``df`` degrees of freedom (inf for an exact null), ``eligible``
+    (the effect has the claimed sign / is specific; otherwise ``reason`` says what is missing)."""
+
+    statistic: float
+    z: float = math.nan
+    p: float = math.nan
+    df: float = math.nan
+    reason: str = ""
+    eligible: bool = True
+
+
+@dataclass(frozen=True)
 class Claim:
-    """One claim: ``title``, its per-layer ``statistic``, the ``null`` hypothesis, the ``test`` and
-    whether it depends on ``training``."""
+    """One claim: ``title``, its per-layer ``statistic`` (words), the ``null`` hypothesis, the ``test``,
+    whether it depends on ``training``, ``measure`` (Evidence, layer) → :class:`Outcome`, ``min_df`` the
+    fewest degrees of freedom of a "supported", and ``report`` (dataset → extra Markdown lines, or None).
+    ``section``: the report section that shows it (a built-in section's number, or None: its own)."""
 
     title: str
     statistic: str
     null: str
     test: str
     training: bool
+    measure: Callable[[Evidence, int], Outcome] | None = None
+    min_df: float = MIN_DF
+    report: Callable[[Any], list[str]] | None = None
+    section: int | None = None
 
 
-CLAIMS: dict[str, Claim] = {
-    "attention_expands_cov": Claim(
+CLAIMS: dict[str, Claim] = {}
+"""The claims tested by every probe, in report order (the registry: :func:`register_claim`)."""
+
+
+def register_claim(name: str, claim: Claim) -> Claim:
+    """Add ``claim`` to :data:`CLAIMS` under ``name`` (a new name, or the same object again)."""
+    if name in CLAIMS and CLAIMS[name] is not claim:
+        raise ValueError(f"a probe claim named {name!r} is already registered")
+    if claim.measure is None:
+        raise ValueError(f"the probe claim {name!r} has no measure")
+    CLAIMS[name] = claim
+    return claim
+
+
+# --- the built-in claims -------------------------------------------------------------------------------
+
+
+def _fold_delta(ev: Evidence, layer: int, after: str, before: str, stat: str = "knn_entropy") -> np.ndarray:
+    c = ev.clouds
+    st, fv = c["stages"], c["folds_values"]
+    k = [str(x) for x in STATISTICS].index(stat)
+    v = list(c["tokens"]).index(ev.tokens)
+    n = c["folds"][v]
+    return fv[:n, layer, st.index(after), v, k] - fv[:n, layer, st.index(before), v, k]
+
+
+def _knn_outcome(ev: Evidence, layer: int, after: str, before: str, greater: bool) -> Outcome:
+    d = _fold_delta(ev, layer, after, before)
+    if d.size < 2:
+        return Outcome(math.nan, reason=f"no sentence folds (fewer than {FOLDS} sentences or too few tokens per fold)")
+    bad = int((~np.isfinite(d)).sum())
+    if bad:
+        return Outcome(
+            math.nan,
+            df=d.size - 1,
+            reason=f"k-NN entropy undefined in {bad} of {d.size} folds (more than k = 3 tokens coincide, "
+            "or a token far outside the cloud sets its scale)",
+        )
+    t, p = t_test(d, 0.0, greater=greater)
+    return Outcome(float(d.mean()), t if greater else -t, p, d.size - 1)
+
+
+def _trace_outcome(ev: Evidence, layer: int, before: str, after: str, up: bool, seed: int) -> Outcome:
+    keep = ev.mask
+    sent = ev.cap.sentence[keep]
+    n_sent = np.unique(sent).size
+    est, se, p_up, p_down = log_cov_trace_ratio(
+        ev.cap.get(layer, before)[keep], ev.cap.get(layer, after)[keep], sent, seed=seed
+    )
+    if not se > 0:
+        return Outcome(est, df=n_sent - 1, reason="no bootstrap spread (fewer than two sentences)")
+    return Outcome(est, (est if up else -est) / se, p_up if up else p_down, n_sent - 1)
+
+
+def _attention_expands_cov(ev: Evidence, layer: int) -> Outcome:
+    return _trace_outcome(ev, layer, "input", "attn_add", True, ev.seed + layer)
+
+
+def _attention_expands_knn(ev: Evidence, layer: int) -> Outcome:
+    return _knn_outcome(ev, layer, "attn_add", "input", True)
+
+
+def _norm_contracts_cov(ev: Evidence, layer: int) -> Outcome:
+    norm_in = norm_input_stage(ev.cap, "attn_norm")
+    return _trace_outcome(ev, layer, norm_in, "attn_norm", False, ev.seed + ev.cap.n_layers + layer)
+
+
+def _norm_contracts_knn(ev: Evidence, layer: int) -> Outcome:
+    return _knn_outcome(ev, layer, "attn_norm", norm_input_stage(ev.cap, "attn_norm"), False)
+
+
+def _qk_inverse_covariance(ev: Evidence, layer: int) -> Outcome:
+    qk = ev.qk
+    sim = qk["similarity"][layer, -1]
+    z = (sim - qk["null_rotation_mean"][layer, -1]) / qk["null_rotation_std"][layer, -1]
+    if not np.isfinite(z).any():
+        return Outcome(math.nan, reason="the rotation null has no spread")
+    k = int(np.nanargmax(np.abs(z)))
+    p = float(min(1.0, len(z) * normal_two_sided(z[k])))
+    margin = float(qk["specificity"][layer, -1, k])
+    reason, ok = "", True
+    if not np.isfinite(margin):
+        reason, ok = "one layer: its specificity to the layer cannot be tested", False
+    elif z[k] < 0:
+        reason, ok = f"anti-aligned with Σ⁻¹ (z = {z[k]:.3g})", False
+    elif not margin > 0:
+        reason, ok = (
+            "not specific to its layer: another layer's Σ⁻¹ or another layer's heads fit as well "
+            f"(margin {margin:.3g})",
+            False,
+        )
+    return Outcome(float(sim[k]), float(z[k]), p, math.inf, reason, ok)
+
+
+def _mlp_affine(ev: Evidence, layer: int) -> Outcome:
+    mlp = ev.mlp
+    r2 = mlp["r2_splits"][layer]
+    r2 = r2[: mlp["splits"]]
+    if r2.size < 2:
+        return Outcome(float(mlp["r2_affine"][layer]) - MLP_AFFINE_R2, reason="fewer than two held-out splits")
+    t, p = t_test(r2, MLP_AFFINE_R2, greater=True, test_fraction=mlp["test_fraction"])
+    if not np.isfinite(p):
+        return Outcome(float(np.mean(r2)) - MLP_AFFINE_R2, df=r2.size - 1, reason="a held-out R² is not finite")
+    return Outcome(float(np.mean(r2)) - MLP_AFFINE_R2, t, p, r2.size - 1)
+
+
+def _head_own_gradient(ev: Evidence, layer: int) -> Outcome:
+    C = ev.grad["matrix"][layer]
+    H = C.shape[0]
+    if H < 2:
+        return Outcome(float(np.trace(C) / max(H, 1)), reason="one head: no other head to compare with")
+    z, p = head_permutation_test(C, seed=ev.seed + layer)
+    return Outcome(float(np.trace(C) / H), z, p, H - 1)
+
+
+register_claim(
+    "attention_expands_cov",
+    Claim(
         "attention + residual expands the token cloud (covariance trace)",
-        "log tr Σ(attn_add) / tr Σ(input), all tokens",
+        "log tr Σ(attn_add) / tr Σ(input)",
         "the trace does not grow (log ratio ≤ 0)",
-        "one-sided z from a bootstrap over sentences (1000 resamples)",
+        "one-sided z from a bootstrap over sentences (1000 resamples); df: sentences − 1",
         False,
+        _attention_expands_cov,
+        section=1,
     ),
-    "attention_expands_knn": Claim(
+)
+register_claim(
+    "attention_expands_knn",
+    Claim(
         "attention + residual expands the token cloud (k-NN entropy)",
-        "k-NN entropy of attn_add minus that of input, on the sampled tokens",
+        "k-NN entropy of attn_add minus that of input, on the sampled distinct tokens",
         "the entropy does not grow",
-        "one-sided paired t-test over the sentence folds",
+        "one-sided paired t-test over the sentence folds (df: folds − 1; a fold without a value leaves it untested)",
         False,
+        _attention_expands_knn,
+        section=1,
     ),
-    "norm_contracts_cov": Claim(
+)
+register_claim(
+    "norm_contracts_cov",
+    Claim(
         "the normalization next to attention contracts the cloud (covariance trace)",
-        "log tr Σ(attn_norm) / tr Σ(its input), all tokens",
+        "log tr Σ(attn_norm) / tr Σ(its input)",
         "the trace does not shrink (log ratio ≥ 0)",
-        "one-sided z from a bootstrap over sentences (1000 resamples)",
+        "one-sided z from a bootstrap over sentences (1000 resamples); df: sentences − 1",
         False,
+        _norm_contracts_cov,
+        section=2,
     ),
-    "norm_contracts_knn": Claim(
+)
+register_claim(
+    "norm_contracts_knn",
+    Claim(
         "the normalization next to attention contracts the cloud (k-NN entropy)",
-        "k-NN entropy of attn_norm minus that of its input, on the sampled tokens",
+        "k-NN entropy of attn_norm minus that of its input, on the sampled distinct tokens",
         "the entropy does not shrink",
-        "one-sided paired t-test over the sentence folds",
+        "one-sided paired t-test over the sentence folds (df: folds − 1; a fold without a value leaves it untested)",
         False,
+        _norm_contracts_knn,
+        section=2,
     ),
-    "qk_inverse_covariance": Claim(
-        "W_qᵀW_k (heads summed) is aligned with Σ⁻¹ of the attention input",
-        "largest z over the λ sweep of cos(sym ΣW_qᵀW_k, Σ_λ⁻¹) against Haar-random rotations of the target",
-        "the form is no more aligned than with a randomly rotated target (what random weights give)",
-        "exact mean and variance of the rotation null, normal tail, Bonferroni over the λ values",
+)
+register_claim(
+    "qk_inverse_covariance",
+    Claim(
+        "W_qᵀW_k (heads summed) is aligned with Σ⁻¹ of the attention input, specifically its own layer's",
+        "cos(sym W_qᵀW_k, Σ_λ⁻¹) at the λ of the largest |z| against Haar-random rotations of the target",
+        "the form is no more and no less aligned than with a randomly rotated target (what random weights give)",
+        "exact mean and variance of the rotation null, two-sided normal tail, Bonferroni over the λ values; "
+        "supported only where the alignment is positive and beats every other layer's Σ⁻¹ and every other "
+        "layer's heads",
         True,
+        _qk_inverse_covariance,
+        section=3,
     ),
-    "mlp_affine": Claim(
+)
+register_claim(
+    "mlp_affine",
+    Claim(
         "the MLP is close to an affine map",
-        f"held-out affine R² (split by sentence) minus {MLP_AFFINE_R2}",
+        f"held-out affine R² (split by sentence) minus {MLP_AFFINE_R2}, mean over the splits",
         f"R² ≤ {MLP_AFFINE_R2}",
-        "one-sided t-test over the held-out splits",
+        "one-sided t-test over the held-out splits with Nadeau and Bengio's correction for their overlap "
+        "(df: splits − 1)",
         False,
+        _mlp_affine,
+        section=4,
     ),
-    "head_own_gradient": Claim(
+)
+register_claim(
+    "head_own_gradient",
+    Claim(
         "each head's update follows the gradient of its own log-normalizer",
         "mean over heads of cos(head update, own ∇ log Z)",
         "head labels exchangeable: own gradient no more aligned than another head's (as at random initialisation)",
-        "permutation test over the heads' gradients (exact for ≤ 8 heads, else 20,000 permutations)",
+        "permutation test over the heads' gradients (exact for ≤ 8 heads, else 20,000 permutations); df: heads − 1",
         True,
+        _head_own_gradient,
+        section=5,
     ),
-}
-"""The claims tested by every probe, in report order."""
+)
 
 
-def _fold_delta(clouds: dict, layer: int, after: str, before: str, stat: str = "knn_entropy") -> np.ndarray:
-    st, fv = clouds["stages"], clouds["folds_values"]
-    k = [str(x) for x in STATISTICS].index(stat)
-    return fv[:, layer, st.index(after), 0, k] - fv[:, layer, st.index(before), 0, k]
+def evaluate_claims(ev: Evidence, claims: dict[str, Claim] | None = None) -> dict[str, np.ndarray]:
+    """Statistic, z (or t), p-value, degrees of freedom, Holm-adjusted p-value, verdict and reason of
+    every claim of ``claims`` (default :data:`CLAIMS`) in every layer.
 
-
-def evaluate_claims(
-    cap: Capture, clouds: dict, qk: dict, mlp: dict, grad: dict, seed: int = 0
-) -> dict[str, np.ndarray]:
-    """Statistic, z (or t), p-value, Holm-adjusted p-value and verdict of every claim of :data:`CLAIMS`
-    in every layer, from the capture and the experiments' outputs.
+    Holm's correction runs over the layers where the claim was tested with at least its ``min_df``
+    degrees of freedom; a layer below that is not tested (its reason says so).
 
     Returns:
-        dict of (claims, L) arrays: ``statistic``, ``z``, ``p``, ``p_holm``, ``supported`` (bool).
+        dict of (claims, L) arrays: ``statistic``, ``z``, ``p``, ``df``, ``p_holm``, ``supported`` (bool),
+        ``reason`` (str, empty where tested and eligible).
     """
-    L = cap.n_layers
-    names = list(CLAIMS)
-    out = {k: np.full((len(names), L), np.nan) for k in ("statistic", "z", "p")}
-
-    def put(name, layer, stat, z, p):
-        i = names.index(name)
-        out["statistic"][i, layer], out["z"][i, layer], out["p"][i, layer] = stat, z, p
-
-    norm_in = norm_input_stage(cap, "attn_norm")
-    lams = len(qk["lams"])
-    for layer in range(L):
-        x, y = cap.get(layer, "input"), cap.get(layer, "attn_add")
-        est, se, p_up, _ = log_cov_trace_ratio(x, y, cap.sentence, seed=seed + layer)
-        put("attention_expands_cov", layer, est, est / se if se > 0 else np.nan, p_up)
-        d = _fold_delta(clouds, layer, "attn_add", "input")
-        t, p = t_test(d, 0.0, greater=True)
-        put("attention_expands_knn", layer, float(np.nanmean(d)) if np.isfinite(d).any() else np.nan, t, p)
-        est, se, _, p_down = log_cov_trace_ratio(
-            cap.get(layer, norm_in), cap.get(layer, "attn_norm"), cap.sentence, seed=seed + L + layer
-        )
-        put("norm_contracts_cov", layer, est, -est / se if se > 0 else np.nan, p_down)
-        d = _fold_delta(clouds, layer, "attn_norm", norm_in)
-        t, p = t_test(d, 0.0, greater=False)
-        put("norm_contracts_knn", layer, float(np.nanmean(d)) if np.isfinite(d).any() else np.nan, -t, p)
-        z = (qk["similarity"][layer, -1] - qk["null_rotation_mean"][layer, -1]) / qk["null_rotation_std"][layer, -1]
-        put(
-            "qk_inverse_covariance",
-            layer,
-            float(np.max(z)),
-            float(np.max(z)),
-            float(min(1.0, lams * normal_sf(np.max(z)))),
-        )
-        r2 = mlp["r2_splits"][layer]
-        t, p = t_test(r2, MLP_AFFINE_R2, greater=True)
-        put("mlp_affine", layer, float(mlp["r2_affine"][layer]) - MLP_AFFINE_R2, t, p)
-        C = grad["matrix"][layer]
-        z, p = head_permutation_test(C, seed=seed + layer)
-        put("head_own_gradient", layer, float(np.trace(C) / C.shape[0]), z, p)
+    claims = CLAIMS if claims is None else claims
+    L = ev.cap.n_layers
+    names = list(claims)
+    out: dict[str, Any] = {k: np.full((len(names), L), np.nan) for k in ("statistic", "z", "p", "df")}
+    out["reason"] = np.full((len(names), L), "", dtype=object)
+    eligible = np.ones((len(names), L), bool)
+    for i, name in enumerate(names):
+        c = claims[name]
+        for layer in range(L):
+            o = c.measure(ev, layer)  # pyright: ignore[reportOptionalCall]  (registered claims have one)
+            p, reason = o.p, o.reason
+            if np.isfinite(p) and not o.df >= c.min_df:
+                p, reason = math.nan, f"{o.df:g} degrees of freedom, fewer than the {c.min_df:g} a verdict needs"
+            out["statistic"][i, layer], out["z"][i, layer], out["p"][i, layer] = o.statistic, o.z, p
+            out["df"][i, layer], out["reason"][i, layer] = o.df, reason
+            eligible[i, layer] = o.eligible
     adj = np.full_like(out["p"], np.nan)
     sup = np.zeros(out["p"].shape, bool)
     for i in range(len(names)):
         adj[i], sup[i] = holm(out["p"][i])
-    out["p_holm"], out["supported"] = adj, sup
+    # a reason stays where the layer was not tested, or where its test rejected but the effect is not the claim's
+    out["reason"][np.isfinite(out["p"]) & ~(sup & ~eligible)] = ""
+    out["p_holm"], out["supported"] = adj, sup & eligible
     return out
 
 
 def claim_verdict(supported, tested: int) -> str:
-    """Words for a claim supported in ``supported`` (bool array) of the layers."""
+    """Words for a claim supported in ``supported`` (bool array) of the layers, ``tested`` of them tested."""
     k, n = int(np.sum(supported)), len(supported)
     where = "" if tested == n else f" ({n - tested} not tested)"
     if tested == 0:
-        return "not tested (no uncertainty available)"
+        return "not tested in any layer (see the reasons)"
     if k == n:
         return f"supported in every layer (Holm, α = {ALPHA:g}){where}"
     if k == 0:
-        return f"not supported in any layer (Holm, α = {ALPHA:g}){where}"
+        return f"not supported in any of the {tested} tested layers (Holm, α = {ALPHA:g}){where}"
     layers = ", ".join(str(i) for i in np.flatnonzero(supported))
     return f"supported in {k} of {n} layers ({layers}; Holm, α = {ALPHA:g}){where}"
 
 
-__all__ = ["MLP_AFFINE_R2", "Claim", "CLAIMS", "evaluate_claims", "claim_verdict"]
+def claim_counts(ds) -> dict[str, str]:
+    """Per claim of a probe dataset, its verdict in a few words for a console: ``k of n tested layers``,
+    or ``not tested`` (never a bare 0 for a claim that could not be tested)."""
+    out = {}
+    for c in ds.claim.values:
+        sup = int(ds.claim_supported.sel(claim=c).sum())
+        tested = int(np.isfinite(ds.claim_p.sel(claim=c).values).sum())
+        L = ds.sizes["layer"]
+        out[str(c)] = (
+            "not tested"
+            if tested == 0
+            else f"{sup} of {tested} tested layers" + ("" if tested == L else f" ({L - tested} untested)")
+        )
+    return out
+
+
+__all__ = [
+    "MLP_AFFINE_R2",
+    "Claim",
+    "Evidence",
+    "Outcome",
+    "CLAIMS",
+    "register_claim",
+    "evaluate_claims",
+    "claim_verdict",
+    "claim_counts",
+]

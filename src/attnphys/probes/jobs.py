@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from pydantic import Field
 
@@ -34,7 +34,15 @@ class ProbeJob(AbstractJob):
     text: Path | None = Field(None, description="UTF-8 file, one sentence per line (default: the built-in corpus).")
     sentences: int | None = Field(None, ge=2, description="Use only the first N sentences.")
     max_tokens: int = Field(1024, ge=16, description="Tokens sampled for the cloud statistics.")
-    seed: int = Field(0, ge=0, description="Seed of the token samples and null baselines.")
+    max_length: int = Field(
+        64, ge=2, description="Tokens kept per sentence (longer sentences are cut, with a warning)."
+    )
+    control: Literal["none", "random", "shuffled"] = Field(
+        "none",
+        description="Run the same probe on a control model beside the trained one: random (weights drawn "
+        "again as the family initialises them) or shuffled (each weight tensor's entries permuted).",
+    )
+    seed: int = Field(0, ge=0, description="Seed of the token samples, null baselines and control.")
     out: Path = Field(Path("probe-out"), description="Folder for probe.zarr, summary.json, figures/ and report.md.")
 
     def inputs_check(self) -> None:
@@ -48,6 +56,7 @@ class ProbeJob(AbstractJob):
 
     def execute(self, progress: bool = True) -> Report:
         from attnphys.probes.capture import read_text
+        from attnphys.probes.claims import claim_counts
         from attnphys.probes.run import probe
 
         lines = read_text(self.text) if self.text is not None else None
@@ -56,6 +65,8 @@ class ProbeJob(AbstractJob):
             lines,
             max_sentences=self.sentences,
             max_tokens=self.max_tokens,
+            max_length=self.max_length,
+            control=None if self.control == "none" else self.control,
             seed=self.seed,
             progress=progress,
         )
@@ -71,9 +82,7 @@ class ProbeJob(AbstractJob):
             rows={
                 "tokens": str(ds.attrs["n_tokens"]),
                 "layers": str(ds.sizes["layer"]),
-                "claims supported (layers)": ", ".join(
-                    f"{c}: {int(ds.claim_supported.sel(claim=c).sum())}" for c in ds.claim.values
-                ),
+                "claims supported": "; ".join(f"{c}: {v}" for c, v in claim_counts(ds).items()),
                 "wall time": f"{ds.attrs['wall_time_s']} s",
             },
             paths=[self.out / p.name for p in written if p.parent.name != "figures"] + [self.out / "figures"],

@@ -57,18 +57,30 @@ def norm_input_stage(cap: Capture, norm_stage: str) -> str:
     return st[st.index(norm_stage) - 1]
 
 
-def cloud_stages(cap: Capture, max_tokens: int = 1024, seed: int = 0) -> dict:
-    """Statistics (layer, stage, tokens ∈ {all, no_special}, statistic) and their fold standard errors
-    (theory: docs/theory/probes.md §3.1, §4).
+TOKEN_SETS = ("all", "no_special", "no_sinks")
+"""Token sets of the cloud statistics: every real token, without the tokenizer's special tokens, without
+the sink positions (:func:`attnphys.probes.sinks.find_sinks`; the headline set)."""
 
-    Each token set is a fixed, seeded sample of ≤ ``max_tokens`` tokens used at every stage (so
-    ``moved_apart`` compares each stage with the previous one on identical tokens); folds split it by
-    sentence and are trimmed to a common size, so every call has one of a few array shapes (compiled once).
-    With fewer than :data:`FOLDS` sentences, or a fold under :data:`MIN_FOLD_TOKENS` tokens, there is no
-    standard error: ``se`` stays NaN and ``folds`` (per token set) is 0. ``folds_values`` (fold, layer,
-    stage, tokens, statistic) keeps each fold's value, for paired tests between stages. Without special
-    tokens the second token set is the first (computed once).
+
+def cloud_stages(cap: Capture, max_tokens: int = 1024, seed: int = 0) -> dict:
+    """Statistics (layer, stage, tokens ∈ :data:`TOKEN_SETS`, statistic) and their fold standard errors
+    (theory: docs/theory/probes.md §3.1, §3.7, §4).
+
+    Each token set is a seeded sample of ≤ ``max_tokens`` tokens used at every stage of a layer (so
+    ``moved_apart`` compares each stage with the previous one on identical tokens), drawn in one seeded
+    order from the set's tokens whose states are not repeats of an earlier token's
+    (:func:`attnphys.probes.sinks.duplicates`: identical states, such as the same prefix in a causal model,
+    would leave the k-NN entropy undefined);
+    folds split it by sentence and are trimmed to a common size, so every call has one of a few array
+    shapes (compiled once). With fewer than :data:`FOLDS` sentences, or a fold under
+    :data:`MIN_FOLD_TOKENS` tokens, there is no standard error: ``se`` stays NaN and ``folds`` (per token
+    set, the fewest over the layers) is 0. ``folds_values`` (fold, layer, stage, tokens, statistic) keeps
+    each fold's value, for paired tests between stages. A token set equal to the first one (no special
+    tokens, no sinks) is not computed again. ``n_tokens`` (tokens,) the sample size of each set (the
+    smallest over the layers) and ``duplicates`` (layer,) how many tokens repeat an earlier token's state.
     """
+    from attnphys.probes.sinks import duplicates
+
     rng = np.random.default_rng(seed)
     stages = list(cap.adapter.stages) + ["attn_norm_noaffine", "mlp_norm_noaffine"]
     # the family's norm (LayerNorm or RMSNorm, which take eps) without its learned affine
@@ -77,18 +89,24 @@ def cloud_stages(cap: Capture, max_tokens: int = 1024, seed: int = 0) -> dict:
     def norm(X):
         return np.asarray(norm_obj(X))
 
-    sets = []
-    for drop in (False, True):
-        pool = np.flatnonzero(~cap.special) if drop else np.arange(cap.sentence.size)
-        sub = np.sort(rng.permutation(pool)[:max_tokens])
+    T = cap.sentence.size
+    order = rng.permutation(T)
+    pools = [np.ones(T, bool), ~cap.special, ~cap.sinks]
+    same = [False, not cap.special.any(), not cap.sinks.any()]
+    L, S, K = cap.n_layers, len(stages), len(TOKEN_SETS)
+    dups = [duplicates(cap, layer) for layer in range(L)] if cap.token_ids is None else [duplicates(cap)] * L
+
+    def sample(v: int, layer: int):
+        ok = pools[v] & ~dups[layer]
+        sub = np.sort(order[ok[order]][:max_tokens])
         folds = _folds(cap.sentence[sub])
         size = min(int(f.sum()) for f in folds)
-        sets.append((sub, [np.flatnonzero(f)[:size] for f in folds] if size >= MIN_FOLD_TOKENS else []))
-    same = not cap.special.any()  # no special tokens (most decoders): both token sets are the same tokens
-    L, S = cap.n_layers, len(stages)
-    val = np.full((L, S, 2, len(STATISTICS)), np.nan)
+        return sub, ([np.flatnonzero(f)[:size] for f in folds] if size >= MIN_FOLD_TOKENS else [])
+
+    sets = [[sample(v, layer) for v in range(K)] for layer in range(L)]
+    val = np.full((L, S, K, len(STATISTICS)), np.nan)
     se = np.full_like(val, np.nan)
-    per_fold_all = np.full((FOLDS, L, S, 2, len(STATISTICS)), np.nan)
+    per_fold_all = np.full((FOLDS, L, S, K, len(STATISTICS)), np.nan)
 
     def stats(X, before):
         st = cloud_statistics(X.astype(np.float32), None if before is None else before.astype(np.float32))
@@ -102,10 +120,10 @@ def cloud_stages(cap: Capture, max_tokens: int = 1024, seed: int = 0) -> dict:
                 X, before = norm(src), src
             else:
                 X, before = cap.get(layer, stage), prev
-            for v, (sub, folds) in enumerate(sets):
-                if v == 1 and same:
-                    val[layer, s, 1], se[layer, s, 1] = val[layer, s, 0], se[layer, s, 0]
-                    per_fold_all[:, layer, s, 1] = per_fold_all[:, layer, s, 0]
+            for v, (sub, folds) in enumerate(sets[layer]):
+                if same[v]:
+                    val[layer, s, v], se[layer, s, v] = val[layer, s, 0], se[layer, s, 0]
+                    per_fold_all[:, layer, s, v] = per_fold_all[:, layer, s, 0]
                     continue
                 b = None if before is None else before[sub]
                 val[layer, s, v] = stats(X[sub], b)
@@ -128,9 +146,10 @@ def cloud_stages(cap: Capture, max_tokens: int = 1024, seed: int = 0) -> dict:
         se=se,
         folds_values=per_fold_all,
         stages=stages,
-        tokens=["all", "no_special"],
-        n_tokens=int(sets[0][0].size),
-        folds=[len(folds) for _, folds in sets],
+        tokens=list(TOKEN_SETS),
+        n_tokens=[min(int(sets[layer][v][0].size) for layer in range(L)) for v in range(K)],
+        folds=[min(len(sets[layer][v][1]) for layer in range(L)) for v in range(K)],
+        duplicates=np.array([int(d.sum()) for d in dups]),
     )
 
 
@@ -147,12 +166,18 @@ def causal_offsets(cap: Capture) -> tuple[np.ndarray, np.ndarray]:
     return -np.arange(counts.size), counts / counts.sum()
 
 
-def qk_vs_inverse_covariance(cap: Capture, heads: list, lams=(1e-4, 1e-3, 1e-2, 1e-1, 1.0), rotary=None) -> dict:
+def qk_vs_inverse_covariance(
+    cap: Capture, heads: list, lams=(1e-4, 1e-3, 1e-2, 1e-1, 1.0), rotary=None, keep: np.ndarray | None = None
+) -> dict:
     """Similarities (layer, head (H per-head + 1 summed), λ), their z-scores against Haar-random rotations
     of the target (exact moments, :func:`attnphys.probes.significance.rotation_null`) and the other nulls
-    (see module doc) (theory: docs/theory/probes.md §3.3, §4). With ``rotary`` (a
-    :class:`~attnphys.probes.adapters.Rotary`), ``similarity_offset_average`` compares the form averaged
-    over the text's causal offsets, W_qᵀ R̄ W_k; without, it is NaN."""
+    (see module doc) (theory: docs/theory/probes.md §3.3, §4), Σ over the tokens ``keep`` (T,) bool (all
+    by default). With ``rotary`` (a :class:`~attnphys.probes.adapters.Rotary`),
+    ``similarity_offset_average`` compares the form averaged over the text's causal offsets, W_qᵀ R̄ W_k;
+    without, it is NaN. Specificity: ``best_other_layer`` the highest similarity of the layer's form with
+    another layer's target, ``best_mismatched_head`` the highest of another layer's form with this layer's
+    target, ``specificity`` the own similarity minus the larger of the two (> 0: the layer's own Σ⁻¹ fits
+    its own form best)."""
     L = cap.n_layers
     H = heads[0].n_heads
     D = heads[0].Wq.shape[2]
@@ -171,7 +196,8 @@ def qk_vs_inverse_covariance(cap: Capture, heads: list, lams=(1e-4, 1e-3, 1e-2, 
     sigma_itself = np.empty((L, H + 1))
     unit_forms = np.empty((L, H + 1, D, D), np.float32)
     for layer in range(L):
-        S = np.cov(cap.get(layer, cap.adapter.attn_input_stage), rowvar=False)
+        X = cap.get(layer, cap.adapter.attn_input_stage)
+        S = np.cov(X if keep is None else X[keep], rowvar=False)
         sigmas.append(S)
         w, V = np.linalg.eigh(S)
         w = np.maximum(w, 0)
@@ -191,32 +217,27 @@ def qk_vs_inverse_covariance(cap: Capture, heads: list, lams=(1e-4, 1e-3, 1e-2, 
     cross = (unit_forms.reshape(L * (H + 1), -1) @ targets.reshape(L * len(lams), -1).T).reshape(L, H + 1, L, len(lams))
     other_layer = np.full((L, H + 1, len(lams)), np.nan)
     mismatched = np.full_like(other_layer, np.nan)
+    best_other, best_mis = np.full_like(other_layer, np.nan), np.full_like(other_layer, np.nan)
     if L > 1:
         off = ~np.eye(L, dtype=bool)
         for layer in range(L):
             other_layer[layer] = cross[layer][:, off[layer]].mean(1)
             mismatched[layer] = cross[off[layer], :, layer].mean(0)
+            best_other[layer] = cross[layer][:, off[layer]].max(1)
+            best_mis[layer] = cross[off[layer], :, layer].max(0)
     return dict(
         similarity=sim,
         null_rotation_mean=null_mean,
         null_rotation_std=null_std,
         null_other_layer=other_layer,
         null_mismatched_head=mismatched,
+        best_other_layer=best_other,
+        best_mismatched_head=best_mis,
+        specificity=sim - np.fmax(best_other, best_mis),
         similarity_to_sigma=sigma_itself,
         similarity_offset_average=sim_avg,
         lams=np.asarray(lams),
     )
-
-
-def _affine_r2(X_tr, Y_tr, X_te, Y_te, ridge: float = 1e-3) -> float:
-    X_tr, Y_tr, X_te, Y_te = (np.asarray(Z, np.float64) for Z in (X_tr, Y_tr, X_te, Y_te))
-    mx, my = X_tr.mean(0), Y_tr.mean(0)
-    Xc, Yc = X_tr - mx, Y_tr - my
-    G = Xc.T @ Xc
-    G[np.diag_indices_from(G)] += ridge * np.trace(G) / G.shape[0]
-    B = np.linalg.solve(G, Xc.T @ Yc)
-    pred = (X_te - mx) @ B + my
-    return 1.0 - np.sum((Y_te - pred) ** 2) / np.sum((Y_te - Y_te.mean(0)) ** 2)
 
 
 def random_twin(mlp, rng, init_std: float):
@@ -252,38 +273,75 @@ def random_twin(mlp, rng, init_std: float):
     return plain
 
 
-def mlp_linearity(cap: Capture, init_std: float = 0.02, seed: int = 0, mlps: list | None = None) -> dict:
+MLP_SPLITS = 10
+"""Held-out splits of the MLP fit (each holds out :data:`MLP_TEST_FRACTION` of the sentences)."""
+
+MLP_TEST_FRACTION = 0.3
+"""Share of the sentences held out in each split of the MLP fit."""
+
+
+def _gram(X, Y):
+    mx, my = X.sum(0), Y.sum(0)
+    return X.shape[0], mx, my, X.T @ X, X.T @ Y
+
+
+def _affine_r2_from(total, part, X_te, Y_te, ridge: float = 1e-3) -> float:
+    """Held-out R² of the ridge affine fit on the training rows, whose sufficient statistics are the
+    total minus the held-out ``part`` (theory: docs/theory/probes.md §3.4)."""
+    n, sx, sy, xx, xy = (a - b for a, b in zip(total, part))
+    mx, my = sx / n, sy / n
+    G = xx - n * np.outer(mx, mx)
+    G[np.diag_indices_from(G)] += ridge * np.trace(G) / G.shape[0]
+    B = np.linalg.solve(G, xy - n * np.outer(mx, my))
+    pred = (X_te - mx) @ B + my
+    return 1.0 - np.sum((Y_te - pred) ** 2) / np.sum((Y_te - Y_te.mean(0)) ** 2)
+
+
+def mlp_linearity(
+    cap: Capture,
+    init_std: float = 0.02,
+    seed: int = 0,
+    mlps: list | None = None,
+    keep: np.ndarray | None = None,
+    splits: int = MLP_SPLITS,
+) -> dict:
     """Per layer: held-out affine R², identity R², relative update norm, random-MLP affine R² (an MLP of
     the family's shape, ``mlps``: the layers' MLP objects, plain or gated; None: GELU of width 4D), and the
-    standard error of the affine R² over :data:`FOLDS` seeded held-out splits (30 % of the sentences each):
-    std/√k over the k distinct ones, NaN when fewer than two are distinct (two or three sentences) (theory:
-    docs/theory/probes.md §3.4). ``splits``: k; ``r2_splits`` (layer, split) the R² of every split."""
+    standard error of the affine R² over ``splits`` seeded held-out splits (:data:`MLP_TEST_FRACTION` of
+    the sentences each), corrected for the overlap of their training sets (Nadeau and Bengio:
+    s·√(1/k + ρ/(1 − ρ))), NaN when fewer than two are distinct (two or three sentences), on the tokens
+    ``keep`` (T,) bool (all by default) (theory: docs/theory/probes.md §3.4). ``r2_affine`` is the mean
+    over the splits; ``splits``: k; ``r2_splits`` (layer, split) the R² of every split; ``test_fraction``: ρ."""
     rng = np.random.default_rng(seed)
     in_stage = "mlp_norm" if cap.adapter.pre_ln else "attn_norm"
-    ids = np.unique(cap.sentence)
-    held_out = [
-        np.random.default_rng([seed, split]).permutation(ids)[: max(1, ids.size * 3 // 10)] for split in range(FOLDS)
-    ]
+    keep = np.ones(cap.sentence.size, bool) if keep is None else keep
+    sentence = cap.sentence[keep]
+    ids = np.unique(sentence)
+    n_test = max(1, int(round(ids.size * MLP_TEST_FRACTION)))
+    held_out = [np.random.default_rng([seed, split]).permutation(ids)[:n_test] for split in range(splits)]
     distinct = [i for i, t in enumerate(held_out) if all(set(t) != set(held_out[j]) for j in range(i))]
     out: dict[str, Any] = {
         k: np.empty(cap.n_layers) for k in ("r2_affine", "r2_affine_se", "r2_identity", "rel_update", "r2_random_mlp")
     }
-    out["r2_splits"] = np.full((cap.n_layers, FOLDS), np.nan)
+    out["r2_splits"] = np.full((cap.n_layers, splits), np.nan)
+    rho = n_test / max(ids.size, 1)
+    tests = [np.isin(sentence, held_out[split]) for split in distinct]
     for layer in range(cap.n_layers):
-        X, Y = cap.get(layer, in_stage).astype(np.float64), cap.get(layer, "mlp_out").astype(np.float64)
-        r2s = []
-        for split in distinct:
-            te = np.isin(cap.sentence, held_out[split])
-            r2s.append(_affine_r2(X[~te], Y[~te], X[te], Y[te]))
+        X = cap.get(layer, in_stage)[keep].astype(np.float64)
+        Y = cap.get(layer, "mlp_out")[keep].astype(np.float64)
+        total = _gram(X, Y)
+        r2s = [_affine_r2_from(total, _gram(X[te], Y[te]), X[te], Y[te]) for te in tests]
         out["r2_splits"][layer, : len(r2s)] = r2s
-        out["r2_affine"][layer] = r2s[0]
-        out["r2_affine_se"][layer] = np.std(r2s, ddof=1) / np.sqrt(len(r2s)) if len(r2s) > 1 else np.nan
+        out["r2_affine"][layer] = float(np.mean(r2s))
+        k = len(r2s)
+        out["r2_affine_se"][layer] = np.std(r2s, ddof=1) * np.sqrt(1 / k + rho / (1 - rho)) if k > 1 else np.nan
         out["r2_identity"][layer] = 1.0 - np.sum((Y - X) ** 2) / np.sum((Y - Y.mean(0)) ** 2)
         out["rel_update"][layer] = float(np.mean(np.linalg.norm(Y, axis=1) / np.linalg.norm(X, axis=1)))
-        Yr = random_twin(None if mlps is None else mlps[layer], rng, init_std)(X.astype(np.float32))
-        te = np.isin(cap.sentence, held_out[0])
-        out["r2_random_mlp"][layer] = _affine_r2(X[~te], Yr[~te], X[te], Yr[te])
+        Yr = random_twin(None if mlps is None else mlps[layer], rng, init_std)(X.astype(np.float32)).astype(np.float64)
+        te = tests[0]
+        out["r2_random_mlp"][layer] = _affine_r2_from(_gram(X, Yr), _gram(X[te], Yr[te]), X[te], Yr[te])
     out["splits"] = len(distinct)
+    out["test_fraction"] = rho
     return out
 
 
@@ -292,22 +350,33 @@ def project(W: np.ndarray, b: np.ndarray, X: np.ndarray) -> np.ndarray:
     return np.matmul(W, X.T).transpose(0, 2, 1) + b[:, None, :]
 
 
-def head_scores(hw, X: np.ndarray, positions: np.ndarray, rotary=None, causal: bool = False) -> np.ndarray:
+def head_scores(
+    hw, X: np.ndarray, positions: np.ndarray, rotary=None, causal: bool = False, window: int | None = None
+) -> np.ndarray:
     """(H, n, n) scores s_ij = (R_i q_i)·(R_j k_j)/√d_h of one sentence's attention input X (n, D), with
     q = W_q x + b_q, k = W_k x + b_k of each query head and its key/value head, R_p the rotary rotation at
-    position p (None: no rotation), and −∞ where j > i when ``causal`` (theory: docs/theory/probes.md §2.3)."""
+    position p (None: no rotation), −∞ where j > i when ``causal`` and where i − j ≥ ``window`` (a sliding
+    window; None: none) (theory: docs/theory/probes.md §2.3). softmax over j gives the attention weights."""
     Q, K = project(hw.Wq, hw.bq, X), project(hw.Wk, hw.bk, X)
     if rotary is not None:
         Q, K = rotary.apply(Q, positions), rotary.apply(K, positions)
-    return scores_of(Q, K, hw.head_dim, causal)
+    return scores_of(Q, K, hw.head_dim, causal, window)
 
 
-def scores_of(Q: np.ndarray, K: np.ndarray, head_dim: int, causal: bool) -> np.ndarray:
-    """(H, n, n) scores q_i·k_j/√d_h of (rotated) queries and keys (H, n, d); −∞ where j > i if ``causal``."""
+def attended(n: int, causal: bool, window: int | None = None) -> np.ndarray:
+    """(n, n) bool: the key positions j each query position i sees: every j, j ≤ i when ``causal``, and
+    i − j < ``window`` with a sliding window."""
+    i, j = np.arange(n)[:, None], np.arange(n)[None, :]
+    keep = (j <= i) if causal else np.ones((n, n), bool)
+    return keep if window is None else keep & (i - j < window)
+
+
+def scores_of(Q: np.ndarray, K: np.ndarray, head_dim: int, causal: bool, window: int | None = None) -> np.ndarray:
+    """(H, n, n) scores q_i·k_j/√d_h of (rotated) queries and keys (H, n, d); −∞ where the query does not
+    see the key (:func:`attended`)."""
     S = np.matmul(Q, K.transpose(0, 2, 1)) / np.sqrt(head_dim)
-    if causal:
-        n = Q.shape[1]
-        S = np.where(np.tril(np.ones((n, n), bool)), S, -np.inf)
+    if causal or window is not None:
+        S = np.where(attended(Q.shape[1], causal, window), S, -np.inf)
     return S
 
 
@@ -324,18 +393,23 @@ def log_z_gradient(hw, X: np.ndarray, P: np.ndarray, positions: np.ndarray, rota
     return np.matmul(ctx, hw.Wq) / np.sqrt(hw.head_dim)
 
 
-def update_vs_gradient(cap: Capture, heads: list, rotary=None) -> dict:
+def update_vs_gradient(cap: Capture, heads: list, rotary=None, keep: dict | None = None) -> dict:
     """Per layer: C[h, g], the mean over tokens of the cosine between head h's update
     W_o,h Σ_j P_ij (W_v,h x_j + b_v) and head g's gradient ∇_{x_i} log Σ_j e^{s_ij} with respect to the query
     token, W_q,gᵀ R_iᵀ Σ_j P_ij R_j k_j / √d_h (R: the rotary rotations, ``rotary``; P: the model's own
     attention weights, causal where the model is); its diagonal is each head's own alignment, the mean of
     its off-diagonal row the other heads' (theory: docs/theory/probes.md §3.6).
 
+    The mean runs over the query tokens of each mask of ``keep`` ({name: (T,) bool}; default: every
+    token, under the name ``all``).
+
     Returns:
-        dict: ``cos_update_gradient`` (L, H), ``cos_null_other_heads`` (L, H), ``matrix`` (L, H, H).
+        dict: ``cos_update_gradient`` (L, H), ``cos_null_other_heads`` (L, H), ``matrix`` (L, H, H) of the
+        first mask; ``matrices`` {name: (L, H, H)} of every mask.
     """
     L, H = cap.n_layers, heads[0].n_heads
-    mats = np.zeros((L, H, H))
+    keep = {"all": np.ones(cap.sentence.size, bool)} if keep is None else keep
+    all_mats = {name: np.zeros((L, H, H)) for name in keep}
     pos = cap.position
     spans = cap.sentences()
     for layer in range(L):
@@ -354,10 +428,12 @@ def update_vs_gradient(cap: Capture, heads: list, rotary=None) -> dict:
         G = np.matmul(ck, hw.Wq) / np.sqrt(hw.head_dim)  # gradients (H, T, D)
         U /= np.linalg.norm(U, axis=2, keepdims=True) + 1e-300
         G /= np.linalg.norm(G, axis=2, keepdims=True) + 1e-300
-        mats[layer] = np.einsum("htd,gtd->hg", U, G, optimize=True) / max(X.shape[0], 1)
+        for name, m in keep.items():
+            all_mats[name][layer] = np.einsum("htd,gtd->hg", U[:, m], G[:, m], optimize=True) / max(int(m.sum()), 1)
+    mats = next(iter(all_mats.values()))
     own = np.diagonal(mats, axis1=1, axis2=2).copy()
     null = (mats.sum(2) - own) / max(H - 1, 1)
-    return dict(cos_update_gradient=own, cos_null_other_heads=null, matrix=mats)
+    return dict(cos_update_gradient=own, cos_null_other_heads=null, matrix=mats, matrices=all_mats)
 
 
 def swap_norm(kind: str, dim: int) -> AbstractNorm:
@@ -429,12 +505,16 @@ def swap_normalization(
     that a causal model cannot take (:data:`NOT_CAUSAL`) are NaN, with the reason in ``not_run``."""
     import torch
 
+    from attnphys.probes.adapters._base import base_model
+
     side = getattr(tokenizer, "padding_side", None)
     if side not in (None, "right"):
         tokenizer.padding_side = "right"
     try:
         with torch.no_grad():
-            return _swap_normalization(torch, model, tokenizer, sentences[:max_sentences], adapter, kinds, max_length)
+            return _swap_normalization(
+                torch, base_model(model), tokenizer, sentences[:max_sentences], adapter, kinds, max_length
+            )
     finally:
         if side not in (None, "right"):
             tokenizer.padding_side = side

@@ -28,7 +28,7 @@ import numpy as np
 from attnphys.clouds.attention import SoftmaxAttention
 from attnphys.clouds.flow import solve_many
 from attnphys.probes.capture import Capture
-from attnphys.probes.metrics import project, scores_of
+from attnphys.probes.metrics import attended, project, scores_of
 
 FLOW_TOKENS = 16
 """Tokens per particle cloud: the first ones of each sentence that has at least as many."""
@@ -45,27 +45,44 @@ CLUSTER_DELTA = 1e-3
 """Two token directions are in one cluster when cos > 1 − δ (docs/theory/particles.md §4.3)."""
 
 
-def head_temperatures(cap: Capture, heads: list, rotary=None) -> dict[str, np.ndarray]:
-    """β, alignment and spreads per (layer, head) (theory: docs/theory/probes.md §5.1).
+ALIGNMENT_MIN = 0.3
+"""A head is read as a particle head (its regime computed) when the within-query correlation of its scores
+with the token cosines is at least this (clearly positive); below, its scores do not follow the cosines
+and the particle flow at its β says nothing about it."""
+
+TEMPERATURE_FOLDS = 4
+"""Sentence folds over which the spread of β over texts is measured."""
+
+
+def head_temperatures(cap: Capture, heads: list, rotary=None, keep: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Signed β, its spread over texts, alignment and spreads per (layer, head) (theory:
+    docs/theory/probes.md §5.1).
 
     For head h of a layer, with attention input x̃_i (the normalised hidden states, the norm's affine
     included), directions u_i = x̃_i/‖x̃_i‖ and cosines c_ij = u_i·u_j, the head's scores s_ij (rotary
     rotations at the tokens' positions; :func:`~attnphys.probes.metrics.head_scores`) over the pairs that
-    attention compares — j ≤ i in causal models, every j otherwise, within a sentence, for every query
-    with at least two keys — are centred within each query (softmax ignores a shift). Then
+    attention compares — j ≤ i in causal models, every j otherwise, within the sliding window if any,
+    within a sentence, among the tokens ``keep`` (T,) bool (all by default), for every query with at least
+    two keys — are centred within each query (softmax ignores a shift). Then
 
-        β_h = √(Σ (s_ij − s̄_i)² / Σ (c_ij − c̄_i)²),   alignment_h = Σ (s − s̄)(c − c̄) / √(Σ (s − s̄)² Σ (c − c̄)²),
+        β_h = Σ (s − s̄)(c − c̄) / Σ (c − c̄)²                    (the least-squares slope: signed),
+        scale_h = √(Σ (s − s̄)² / Σ (c − c̄)²),   alignment_h = β_h / scale_h  (the correlation),
 
-    so that scores of the particle form s_ij = β c_ij give exactly β and alignment 1.
+    so that scores of the particle form s_ij = β c_ij give exactly β and alignment 1, and scores that
+    oppose the cosines give β < 0. ``beta_folds`` is β on each of :data:`TEMPERATURE_FOLDS` sentence folds
+    (sentence k in fold k mod 4), ``beta_spread`` their standard deviation: the spread of β over texts.
 
     Returns:
-        dict: ``beta``, ``alignment``, ``logit_std`` (L, H) (the pooled within-query standard deviation of
-        the scores), ``cos_std`` (L,) (the same of the cosines), ``pairs`` (the number of centred pairs).
+        dict: ``beta``, ``beta_scale``, ``alignment``, ``beta_spread``, ``logit_std`` (L, H) (the pooled
+        within-query standard deviation of the scores), ``beta_folds`` (fold, L, H), ``cos_std`` (L,) (the
+        same of the cosines), ``pairs`` (the number of centred pairs).
     """
-    L, H = cap.n_layers, heads[0].n_heads
-    ss, sc, cc = np.zeros((L, H)), np.zeros((L, H)), np.zeros(L)
+    L, H, F = cap.n_layers, heads[0].n_heads, TEMPERATURE_FOLDS
+    ss, sc, cc = np.zeros((F, L, H)), np.zeros((F, L, H)), np.zeros((F, L))
     pairs = 0
     causal = cap.adapter.causal
+    windows = cap.windows or [None] * L
+    keep_all = np.ones(cap.sentence.size, bool) if keep is None else keep
     for layer in range(L):
         hw = heads[layer]
         X_all = cap.get(layer, cap.adapter.attn_input_stage).astype(np.float64)
@@ -73,36 +90,64 @@ def head_temperatures(cap: Capture, heads: list, rotary=None) -> dict[str, np.nd
         if rotary is not None:
             Q_all, K_all = rotary.apply(Q_all, cap.position), rotary.apply(K_all, cap.position)
         U_all = X_all / np.linalg.norm(X_all, axis=1, keepdims=True)
-        for a, b in cap.sentences():
+        for s_idx, (a, b) in enumerate(cap.sentences()):
             n = b - a
             if n < 2:
                 continue
-            S = scores_of(Q_all[:, a:b], K_all[:, a:b], hw.head_dim, causal)
+            f = s_idx % F
+            S = scores_of(Q_all[:, a:b], K_all[:, a:b], hw.head_dim, False)
             C = U_all[a:b] @ U_all[a:b].T
-            keep = np.tril(np.ones((n, n), bool)) if causal else np.ones((n, n), bool)
-            m = keep.sum(1, keepdims=True)
+            k = keep_all[a:b]
+            pair = attended(n, causal, windows[layer]) & k[:, None] & k[None, :]
+            m = pair.sum(1, keepdims=True)
             rows = m[:, 0] > 1
-            keep &= rows[:, None]
-            Sm = np.where(keep, S, 0.0)
-            Cm = np.where(keep, C, 0.0)
+            pair &= rows[:, None]
+            Sm = np.where(pair, S, 0.0)
+            Cm = np.where(pair, C, 0.0)
             mm = np.maximum(m, 1)
-            Sc = np.where(keep, Sm - Sm.sum(-1, keepdims=True) / mm, 0.0)
-            Cc = np.where(keep, Cm - Cm.sum(-1, keepdims=True) / mm, 0.0)
-            ss[layer] += np.sum(Sc * Sc, axis=(1, 2))
-            sc[layer] += np.sum(Sc * Cc[None], axis=(1, 2))
-            cc[layer] += np.sum(Cc * Cc)
+            Sc = np.where(pair, Sm - Sm.sum(-1, keepdims=True) / mm, 0.0)
+            Cc = np.where(pair, Cm - Cm.sum(-1, keepdims=True) / mm, 0.0)
+            ss[f, layer] += np.sum(Sc * Sc, axis=(1, 2))
+            sc[f, layer] += np.sum(Sc * Cc[None], axis=(1, 2))
+            cc[f, layer] += np.sum(Cc * Cc)
             if layer == 0:
-                pairs += int(keep.sum())
+                pairs += int(pair.sum())
     with np.errstate(invalid="ignore", divide="ignore"):
-        beta = np.sqrt(ss / cc[:, None])
-        align = sc / np.sqrt(ss * cc[:, None])
+        SS, SC, CC = ss.sum(0), sc.sum(0), cc.sum(0)[:, None]
+        beta = SC / CC
+        folds = sc / cc[..., None]
+        used = (cc > 0).sum(0)
+        spread = (
+            np.where(used[:, None] > 1, np.nanstd(folds, axis=0, ddof=1), np.nan)
+            if F > 1
+            else np.full_like(beta, np.nan)
+        )
         return dict(
             beta=beta,
-            alignment=align,
-            logit_std=np.sqrt(ss / max(pairs, 1)),
-            cos_std=np.sqrt(cc / max(pairs, 1)),
+            beta_scale=np.sqrt(SS / CC),
+            alignment=SC / np.sqrt(SS * CC),
+            beta_folds=folds,
+            beta_spread=spread,
+            folds_used=np.asarray(int(used.min()) if used.size else 0),
+            logit_std=np.sqrt(SS / max(pairs, 1)),
+            cos_std=np.sqrt(CC[:, 0] / max(pairs, 1)),
             pairs=np.asarray(pairs),
         )
+
+
+def layer_times(cap: Capture, keep: np.ndarray | None = None) -> np.ndarray:
+    """(L,) the particle flow's time for each layer: the median over tokens of the relative update size
+    ‖attn_out_i‖ / ‖x_i‖ (x the residual stream entering the layer), on the tokens ``keep`` (all by
+    default). The particle flow on the unit sphere moves its tokens at speeds of order one, so a layer that
+    moves the residual stream by a fraction τ of its norm is a time τ of the flow (theory:
+    docs/theory/probes.md §5.2)."""
+    keep = np.ones(cap.sentence.size, bool) if keep is None else keep
+    out = np.empty(cap.n_layers)
+    for layer in range(cap.n_layers):
+        a = np.linalg.norm(cap.get(layer, "attn_out")[keep].astype(np.float64), axis=1)
+        x = np.linalg.norm(cap.get(layer, "input")[keep].astype(np.float64), axis=1)
+        out[layer] = float(np.median(a / np.maximum(x, 1e-300)))
+    return out
 
 
 def flow_clouds(cap: Capture, layer: int, tokens: int = FLOW_TOKENS, sentences: int = FLOW_SENTENCES) -> np.ndarray:
@@ -149,39 +194,61 @@ def _flows(betas, X0s, t1: float, causal: bool):
     return ys
 
 
-def head_regimes(cap: Capture, beta: np.ndarray, horizon: float | None = None) -> dict[str, np.ndarray]:
-    """Per (layer, head): the particle flow at β_h from the layer's own token clouds (:func:`flow_clouds`),
-    run to ``horizon`` (default: the number of layers, one unit of time per layer); the median cluster
-    count at the horizon and the regime, ``one cluster`` when at least half the clouds have collapsed to
-    one cluster, ``metastable`` when several clusters remain (theory: docs/theory/probes.md §5.2,
-    docs/theory/particles.md §4, §5).
+def head_regimes(
+    cap: Capture, beta: np.ndarray, horizon: float | None = None, alignment: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
+    """Per (layer, head) of a particle head (β > 0 and ``alignment`` ≥ :data:`ALIGNMENT_MIN`; every head
+    with β > 0 when ``alignment`` is None): the particle flow at β_h from the layer's own token clouds
+    (:func:`flow_clouds`), run to ``horizon`` (default: the model's whole depth in flow time, the sum of
+    :func:`layer_times`); the median cluster count at the horizon and the regime, ``one cluster`` when at
+    least half the clouds have collapsed to one cluster, ``metastable`` when several clusters remain
+    (theory: docs/theory/probes.md §5.2, docs/theory/particles.md §4, §5). Other heads get no regime
+    (NaN clusters, ``one_cluster`` False, ``particle`` False).
 
     Returns:
         dict: ``clusters`` (L, H) median cluster count at the horizon, ``one_cluster`` (L, H) bool,
-        ``horizon``, ``tokens`` (the cloud size).
+        ``particle`` (L, H) bool, ``horizon``, ``tokens`` (the cloud size).
     """
     L, H = beta.shape
-    T = float(L if horizon is None else horizon)
+    T = float(np.sum(layer_times(cap, ~cap.sinks)) if horizon is None else horizon)
+    particle = np.isfinite(beta) & (beta > 0)
+    if alignment is not None:
+        particle &= np.nan_to_num(alignment, nan=-1.0) >= ALIGNMENT_MIN
     clusters = np.full((L, H), np.nan)
+    n_tok = 0
     for layer in range(L):
         X0 = flow_clouds(cap, layer)
-        b = np.where(np.isfinite(beta[layer]), beta[layer], 0.0)
-        ends = _flows(b, X0, T, cap.adapter.causal)
+        n_tok = X0.shape[1]
+        if not particle[layer].any():
+            continue
+        # every head at once (one compiled shape); the others at β = 0 and then dropped
+        ends = _flows(np.where(particle[layer], beta[layer], 0.0), X0, T, cap.adapter.causal)
         _, k = cloud_observables(np.nan_to_num(ends, nan=1.0))
         k[np.isnan(ends).any(axis=(-1, -2))] = np.nan
-        clusters[layer] = np.nanmedian(k, axis=1)
-    return dict(clusters=clusters, one_cluster=clusters <= 1, horizon=np.asarray(T), tokens=np.asarray(X0.shape[1]))
+        with np.errstate(all="ignore"):
+            clusters[layer] = np.where(particle[layer], np.nanmedian(k, axis=1), np.nan)
+    return dict(
+        clusters=clusters,
+        one_cluster=clusters <= 1,
+        particle=particle,
+        horizon=np.asarray(T),
+        tokens=np.asarray(n_tok),
+    )
 
 
-def clustering_beside_flow(cap: Capture, beta_layer: np.ndarray) -> dict[str, np.ndarray]:
+def clustering_beside_flow(
+    cap: Capture, beta_layer: np.ndarray, times: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
     """The model's clouds at the attention input of every layer and a particle flow from the first of
-    them, at β = ``beta_layer[ℓ]`` between the times ℓ and ℓ + 1 (one unit of time per layer): mean cosine
-    and cluster count per layer, each averaged over the clouds (theory: docs/theory/probes.md §5.3).
+    them, at β = ``beta_layer[ℓ]`` for the time ``times[ℓ]`` of layer ℓ (default: :func:`layer_times`
+    without the sinks; a layer with β ≤ 0 or NaN is flowed at β = 0): mean cosine and cluster count per
+    layer, each averaged over the clouds (theory: docs/theory/probes.md §5.3).
 
     Returns:
         dict: ``model_mean_cosine``, ``model_clusters``, ``flow_mean_cosine``, ``flow_clusters`` (L,).
     """
     L = cap.n_layers
+    times = layer_times(cap, ~cap.sinks) if times is None else times
     out = {k: np.full(L, np.nan) for k in ("model_mean_cosine", "model_clusters", "flow_mean_cosine", "flow_clusters")}
     X = flow_clouds(cap, 0)
     for layer in range(L):
@@ -190,21 +257,27 @@ def clustering_beside_flow(cap: Capture, beta_layer: np.ndarray) -> dict[str, np
         mc, k = cloud_observables(X)
         out["flow_mean_cosine"][layer], out["flow_clusters"][layer] = mc.mean(), k.mean()
         if layer < L - 1:
-            b = float(beta_layer[layer]) if np.isfinite(beta_layer[layer]) else 0.0
-            X = _flows(np.array([b]), X, 1.0, cap.adapter.causal)[0]
+            b = float(beta_layer[layer]) if np.isfinite(beta_layer[layer]) and beta_layer[layer] > 0 else 0.0
+            X = _flows(np.array([b]), X, float(times[layer]), cap.adapter.causal)[0]
             if np.isnan(X).any():
                 break
     return out
 
 
 TEMPERATURE_LONG_NAMES = {
-    "beta": "effective inverse temperature of the head: within-query spread of its scores per unit spread of the token cosines",
+    "beta": "signed effective inverse temperature of the head: least-squares slope of its within-query centred "
+    "scores on the token cosines",
+    "beta_scale": "unsigned scale of the head: within-query spread of its scores per unit spread of the token cosines",
+    "beta_spread": "standard deviation of the head's beta over sentence folds (the spread of beta over texts)",
+    "beta_folds": "the head's beta on each sentence fold",
     "alignment": "within-query correlation of the head's scores with the token cosines",
     "logit_std": "pooled within-query standard deviation of the head's scores",
     "cos_std": "pooled within-query standard deviation of the cosines of the attention input's directions",
-    "head_flow_clusters": "median cluster count of the particle flow at the head's beta at the horizon",
-    "one_cluster": "1 if the particle flow at the head's beta ends in one cluster by the horizon",
-    "beta_layer": "median over the heads of the layer's beta (the particle flow's beta at this layer)",
+    "particle": "1 for a particle head: beta > 0 and alignment clearly positive (its regime is computed)",
+    "head_flow_clusters": "median cluster count of the particle flow at the head's beta at the horizon (particle heads)",
+    "one_cluster": "1 if the particle flow at the head's beta ends in one cluster by the horizon (particle heads)",
+    "beta_layer": "median beta of the layer's particle heads (the particle flow's beta at this layer; NaN: none)",
+    "layer_time": "the particle flow's time of the layer: median relative update size |attn_out| / |x|",
     "model_mean_cosine": "mean cosine between distinct tokens of the model's clouds at the attention input",
     "model_clusters": "cluster count of the model's clouds (cos > 1 - delta), mean over the clouds",
     "flow_mean_cosine": "mean cosine between distinct tokens along the particle flow at the layers' beta",
@@ -213,55 +286,57 @@ TEMPERATURE_LONG_NAMES = {
 
 
 def temperature_variables(cap: Capture, heads: list, rotary=None, log=None) -> tuple[dict, dict]:
-    """The temperature section of a probe as (data variables, attributes): per (layer, attn_head) β,
-    alignment, spreads and regimes; per layer the clustering of the model beside the flow."""
+    """The temperature section of a probe as (data variables, attributes): per (layer, attn_head) the
+    signed β, its spread over texts, alignment, spreads and regimes (particle heads only); per layer the
+    flow time and the clustering of the model beside the flow; all without the sink positions."""
     t0 = time.perf_counter()
     log = log or (lambda *a: None)
-    th = head_temperatures(cap, heads, rotary)
-    reg = head_regimes(cap, th["beta"])
-    beta_layer = np.nanmedian(th["beta"], axis=1)
-    cl = clustering_beside_flow(cap, beta_layer)
+    keep = ~cap.sinks
+    th = head_temperatures(cap, heads, rotary, keep=keep)
+    times = layer_times(cap, keep)
+    reg = head_regimes(cap, th["beta"], float(times.sum()), th["alignment"])
+    with np.errstate(all="ignore"):
+        b = np.where(reg["particle"], th["beta"], np.nan)
+        beta_layer = np.array([np.nanmedian(r) if np.isfinite(r).any() else np.nan for r in b])
+    cl = clustering_beside_flow(cap, beta_layer, times)
     log(f"temperatures and particle flows ({time.perf_counter() - t0:.1f} s)")
     lh, ly = ("layer", "attn_head"), ("layer",)
     v: dict[str, Any] = {
-        "beta": (lh, th["beta"]),
-        "beta_alignment": (lh, th["alignment"]),
-        "beta_logit_std": (lh, th["logit_std"]),
-        "beta_cos_std": (ly, th["cos_std"]),
-        "beta_flow_clusters": (lh, reg["clusters"]),
-        "beta_one_cluster": (lh, reg["one_cluster"].astype(np.int8)),
-        "beta_layer": (ly, beta_layer),
-        "cluster_model_mean_cosine": (ly, cl["model_mean_cosine"]),
-        "cluster_model_count": (ly, cl["model_clusters"]),
-        "cluster_flow_mean_cosine": (ly, cl["flow_mean_cosine"]),
-        "cluster_flow_count": (ly, cl["flow_clusters"]),
-    }
-    names = {
-        "beta": "beta",
-        "beta_alignment": "alignment",
-        "beta_logit_std": "logit_std",
-        "beta_cos_std": "cos_std",
-        "beta_flow_clusters": "head_flow_clusters",
-        "beta_one_cluster": "one_cluster",
-        "beta_layer": "beta_layer",
-        "cluster_model_mean_cosine": "model_mean_cosine",
-        "cluster_model_count": "model_clusters",
-        "cluster_flow_mean_cosine": "flow_mean_cosine",
-        "cluster_flow_count": "flow_clusters",
+        "beta": (lh, th["beta"], "beta"),
+        "beta_scale": (lh, th["beta_scale"], "beta_scale"),
+        "beta_spread": (lh, th["beta_spread"], "beta_spread"),
+        "beta_folds": (("temperature_fold", "layer", "attn_head"), th["beta_folds"], "beta_folds"),
+        "beta_alignment": (lh, th["alignment"], "alignment"),
+        "beta_logit_std": (lh, th["logit_std"], "logit_std"),
+        "beta_cos_std": (ly, th["cos_std"], "cos_std"),
+        "beta_particle": (lh, reg["particle"].astype(np.int8), "particle"),
+        "beta_flow_clusters": (lh, reg["clusters"], "head_flow_clusters"),
+        "beta_one_cluster": (lh, reg["one_cluster"].astype(np.int8), "one_cluster"),
+        "beta_layer": (ly, beta_layer, "beta_layer"),
+        "layer_time": (ly, times, "layer_time"),
+        "cluster_model_mean_cosine": (ly, cl["model_mean_cosine"], "model_mean_cosine"),
+        "cluster_model_count": (ly, cl["model_clusters"], "model_clusters"),
+        "cluster_flow_mean_cosine": (ly, cl["flow_mean_cosine"], "flow_mean_cosine"),
+        "cluster_flow_count": (ly, cl["flow_clusters"], "flow_clusters"),
     }
     attrs = dict(
         beta_pairs=int(th["pairs"]),
+        beta_spread_folds=int(th["folds_used"]),
         flow_horizon=float(reg["horizon"]),
         flow_tokens=int(reg["tokens"]),
         flow_clouds=FLOW_SENTENCES,
         flow_rtol=FLOW_RTOL,
         flow_atol=FLOW_ATOL,
         cluster_delta=CLUSTER_DELTA,
+        alignment_min=ALIGNMENT_MIN,
     )
-    return {k: (*v[k], {"long_name": TEMPERATURE_LONG_NAMES[names[k]]}) for k in v}, attrs
+    return {k: (dims, val, {"long_name": TEMPERATURE_LONG_NAMES[name]}) for k, (dims, val, name) in v.items()}, attrs
 
 
 __all__ = [
+    "ALIGNMENT_MIN",
+    "TEMPERATURE_FOLDS",
+    "layer_times",
     "FLOW_TOKENS",
     "FLOW_SENTENCES",
     "CLUSTER_DELTA",

@@ -37,17 +37,78 @@ def _uncertainty(ds: xr.Dataset) -> str:
 def _claim_line(ds: xr.Dataset, name: str) -> str:
     if "claim" not in ds.coords or name not in ds.claim.values:
         return "- no test stored for this claim (a store written by an older version)."
-    c = CLAIMS[name]
+    c = CLAIMS.get(name)
     sup = ds.claim_supported.sel(claim=name).values.astype(bool)
     p = ds.claim_p.sel(claim=name).values
     z = ds.claim_z.sel(claim=name).values
     tested = int(np.isfinite(p).sum())
-    return (
-        f"- test: {c.test}; null: {c.null}; {tested} comparisons (one per layer), Holm-corrected; "
-        f"z (or t) per layer: {_fmt(z)}; p: {_fmt(p, 2)};\n"
-        f"- **verdict: {claim_verdict(sup, tested)}**"
-        + (" — a claim about training: a randomly initialised model does not pass it." if c.training else ".")
+    test = f"- test: {c.test}; null: {c.null}; " if c else "- "
+    lines = (
+        f"{test}{tested} comparisons (one per tested layer), Holm-corrected; "
+        f"effect per layer: {_fmt(ds.claim_statistic.sel(claim=name).values)}; "
+        f"z (or t) per layer: {_fmt(z)}; p: {_fmt(p, 2)}"
     )
+    if "claim_df" in ds:
+        df = ds.claim_df.sel(claim=name).values
+        lines += (
+            f"; degrees of freedom: {_fmt(df)} (a verdict needs at least {float(ds.claim_min_df.sel(claim=name)):g})"
+        )
+    lines += ";\n" + f"- **verdict: {claim_verdict(sup, tested)}**"
+    if c is not None:
+        lines += " — a claim about training: a randomly initialised model does not pass it." if c.training else "."
+    if "claim_reason" in ds:
+        why = _reasons(ds.claim_reason.sel(claim=name).values)
+        if why:
+            lines += "\n- " + why
+    if "claim_supported_with_sinks" in ds and int(ds.attrs.get("n_sinks", 0)):
+        with_sinks = ds.claim_supported_with_sinks.sel(claim=name).values.astype(bool)
+        t_ws = int(np.isfinite(ds.claim_p_with_sinks.sel(claim=name).values).sum())
+        lines += f"\n- with the sink positions included: {claim_verdict(with_sinks, t_ws)}."
+    return lines
+
+
+def _reasons(reasons) -> str:
+    """The layers not tested (or not counted) grouped by reason."""
+    groups: dict[str, list[int]] = {}
+    for i, r in enumerate(reasons):
+        if str(r):
+            groups.setdefault(str(r), []).append(i)
+    return "; ".join(f"layer{'s' if len(ls) > 1 else ''} {', '.join(map(str, ls))}: {r}" for r, ls in groups.items())
+
+
+def _sink_section(ds: xr.Dataset) -> list[str]:
+    if "token_sink" not in ds:
+        return []
+    n = int(ds.attrs.get("n_sinks", int(ds.token_sink.sum())))
+    thr = ds.attrs.get("sink_norm_ratio_threshold", 10)
+    lines = ["## Attention sinks (massive-norm positions)", ""]
+    if not n:
+        lines += [
+            f"No token's residual-stream norm exceeds {thr:g} times its layer's median in any layer: no sink "
+            "positions; the statistics without sinks are those of all tokens.",
+            "",
+        ]
+        return lines
+    sink = ds.token_sink.values.astype(bool)
+    pos = ds.token_position.values[sink]
+    first = np.flatnonzero(ds.sink_massive.values.any(1))
+    counts = {int(p): int((pos == p).sum()) for p in np.unique(pos)}
+    n_sent = int(ds.attrs["n_sentences"])
+    lines += [
+        f"A finding of its own: {n} tokens have a residual-stream norm above {thr:g} times their layer's median "
+        f"(from layer {int(first[0]) if first.size else '?'} on), at positions "
+        + ", ".join(f"{p} ({k} of {n_sent} sentences)" for p, k in counts.items())
+        + ".",
+        f"- their median norm over the other tokens' median, per layer: {_fmt(ds.sink_norm_ratio.values)};",
+        f"- their share of the covariance trace of the attention input, per layer: {_fmt(ds.sink_trace_share.values, 2)};",
+        f"- the attention weight they receive (mean over queries and heads), per layer: "
+        f"{_fmt(ds.sink_attention_share.values, 2)}; under uniform attention: {_fmt(ds.sink_attention_uniform.values, 2)}.",
+        "",
+        "Every statistic and claim below is computed without them (the headline); the verdicts with them "
+        "included follow each claim, and the dataset keeps both (`tokens = all`, `claim_*_with_sinks`).",
+        "",
+    ]
+    return lines
 
 
 def _header(ds: xr.Dataset) -> list[str]:
@@ -95,26 +156,113 @@ def _header(ds: xr.Dataset) -> list[str]:
     return lines
 
 
+def _where(sup, p, L: int) -> str:
+    n = int(np.isfinite(p).sum())
+    return "not tested" if n == 0 else f"{int(np.sum(sup))} of {n} tested" + ("" if n == L else f" ({L - n} untested)")
+
+
 def _verdict_table(ds: xr.Dataset) -> list[str]:
     if "claim" not in ds.coords:
         return []
     L = ds.sizes["layer"]
+    sinks = "claim_supported_with_sinks" in ds and int(ds.attrs.get("n_sinks", 0)) > 0
+    control = "control_claim_supported" in ds
+    cols = ["claim", "depends on training", "supported in (layers)"]
+    cols += ["with the sinks"] if sinks else []
+    cols += [f"{ds.attrs.get('control', 'control')} control"] if control else []
     rows = [
         "## Verdicts",
         "",
-        f"Each claim is tested in every layer against its null; a layer supports it when its p-value survives "
-        f"Holm's correction over the {L} layers at family-wise level {ALPHA:g}.",
+        f"Each claim is tested in every layer against its null; a layer supports it when its test has enough "
+        f"degrees of freedom, its p-value survives Holm's correction over the tested layers (of {L}) at "
+        f"family-wise level {ALPHA:g}, and the effect is the claimed one. A layer that could not be tested says "
+        "why under its claim.",
         "",
-        "| claim | depends on training | supported in | comparisons |",
-        "|---|---|---|---|",
+        "| " + " | ".join(cols) + " |",
+        "|" + "---|" * len(cols),
     ]
     for name in ds.claim.values:
         c = CLAIMS.get(str(name))
-        sup = ds.claim_supported.sel(claim=name).values.astype(bool)
-        n = int(np.isfinite(ds.claim_p.sel(claim=name).values).sum())
-        where = f"{int(sup.sum())} of {L} layers" if n else "not tested"
-        rows.append(f"| {c.title if c else name} | {'yes' if c and c.training else 'no'} | {where} | {n} |")
+        cells = [c.title if c else str(name), "yes" if c and c.training else "no"]
+        cells.append(_where(ds.claim_supported.sel(claim=name).values, ds.claim_p.sel(claim=name).values, L))
+        if sinks:
+            cells.append(
+                _where(
+                    ds.claim_supported_with_sinks.sel(claim=name).values,
+                    ds.claim_p_with_sinks.sel(claim=name).values,
+                    L,
+                )
+            )
+        if control:
+            cells.append(
+                _where(ds.control_claim_supported.sel(claim=name).values, ds.control_claim_p.sel(claim=name).values, L)
+            )
+        rows.append("| " + " | ".join(cells) + " |")
     return rows + [""]
+
+
+def _control_section(ds: xr.Dataset) -> list[str]:
+    """Trained beside control: where the verdicts and the headline numbers differ."""
+    if "control_claim_supported" not in ds:
+        return []
+    kind = ds.attrs.get("control", "control")
+    what = {
+        "random": "every weight drawn again as the family initialises it",
+        "shuffled": "the entries of every weight tensor permuted within the tensor",
+    }.get(str(kind), "")
+    lines = [f"## Trained beside the {kind} control", "", f"The same probe on a {kind} copy of the model ({what}).", ""]
+    for name in ds.claim.values:
+        a = ds.claim_supported.sel(claim=name).values.astype(bool)
+        b = ds.control_claim_supported.sel(claim=name).values.astype(bool)
+        only = np.flatnonzero(a & ~b)
+        also = np.flatnonzero(a & b)
+        c = CLAIMS.get(str(name))
+        title = c.title if c else str(name)
+        diff = (
+            f"supported in the trained model only in layers {', '.join(map(str, only))}"
+            if only.size
+            else "no layer supported by the trained model only"
+        )
+        both = f"; also in the control: layers {', '.join(map(str, also))}" if also.size else ""
+        ctl_only = np.flatnonzero(b & ~a)
+        c_only = f"; in the control only: layers {', '.join(map(str, ctl_only))}" if ctl_only.size else ""
+        lines.append(
+            f"- {title}: {diff}{both}{c_only}; effect trained {_fmt(ds.claim_statistic.sel(claim=name).values)} "
+            f"vs control {_fmt(ds.control_claim_statistic.sel(claim=name).values)}."
+        )
+    if "beta" in ds and "control_beta" in ds:
+        lines.append(
+            f"- β (signed), median over heads per layer: trained {_fmt(np.nanmedian(ds.beta.values, axis=1))}; "
+            f"control {_fmt(np.nanmedian(ds.control_beta.values, axis=1))}; alignment median trained "
+            f"{_fmt(np.nanmedian(ds.beta_alignment.values, axis=1), 2)}, control "
+            f"{_fmt(np.nanmedian(ds.control_beta_alignment.values, axis=1), 2)}."
+        )
+    for var, words in (
+        ("mlp_r2_affine", "MLP affine R²"),
+        ("grad_cosine", "update–gradient cosine (mean over heads)"),
+    ):
+        if var in ds and f"control_{var}" in ds:
+            t, k = ds[var].values, ds[f"control_{var}"].values
+            if t.ndim > 1:
+                t, k = t.mean(1), k.mean(1)
+            lines.append(f"- {words}: trained {_fmt(t)}; control {_fmt(k)}.")
+    return lines + [""]
+
+
+def _registered_sections(ds: xr.Dataset) -> list[str]:
+    """A section for every registered claim without a built-in one (theory: docs/theory/probes.md §4)."""
+    lines = []
+    if "claim" not in ds.coords:
+        return lines
+    for name in ds.claim.values:
+        c = CLAIMS.get(str(name))
+        if c is None or c.section is not None:
+            continue
+        lines += [f"## Claim: {c.title}", "", f"- statistic: {c.statistic};", _claim_line(ds, str(name))]
+        if c.report is not None:
+            lines += list(c.report(ds))
+        lines.append("")
+    return lines
 
 
 def _temperature_section(ds: xr.Dataset) -> list[str]:
@@ -124,23 +272,47 @@ def _temperature_section(ds: xr.Dataset) -> list[str]:
     med = ds.beta_layer.values
     one = ds.beta_one_cluster.values.astype(bool)
     align = ds.beta_alignment.values
+    particle = ds.beta_particle.values.astype(bool) if "beta_particle" in ds else np.isfinite(beta)
+    amin = ds.attrs.get("alignment_min", 0.3)
     lines = [
         "## 7. The particle picture's parameters: temperatures and clustering",
         "",
-        "Per layer and head, the effective inverse temperature β of the attention: the within-query spread of the "
-        "head's scores per unit spread of the cosines of the same tokens' directions, on the layer's normalised "
-        "hidden states (exactly β for the particle model's scores β⟨x_i, x_j⟩). These are parameters, not claims: "
-        "no test.",
+        "Per layer and head, the signed effective inverse temperature β of the attention: the least-squares slope "
+        "of the head's within-query centred scores on the cosines of the same tokens' directions, on the layer's "
+        "normalised hidden states without the sink positions (exactly β for the particle model's scores "
+        "β⟨x_i, x_j⟩; negative where the scores oppose the cosines). These are parameters, not claims: no test.",
         "",
-        f"- β per layer (median over heads): {_fmt(med)};",
-        f"- β over all heads: min {np.nanmin(beta):.3g}, median {np.nanmedian(beta):.3g}, max {np.nanmax(beta):.3g};",
-        f"- alignment of the scores with the cosines (1: the particle form; 0: unrelated), median per layer: "
+        f"- β over all heads: min {np.nanmin(beta):.3g}, median {np.nanmedian(beta):.3g}, max {np.nanmax(beta):.3g}; "
+        f"{int(np.sum(beta < 0))} of {beta.size} heads have β < 0;",
+        f"- alignment of the scores with the cosines (correlation; 1: the particle form), median per layer: "
         f"{_fmt(np.nanmedian(align, axis=1), 2)};",
-        f"- regimes: the particle flow at a head's β, started from its layer's own token clouds "
-        f"({ds.attrs.get('flow_clouds')} clouds of {ds.attrs.get('flow_tokens')} tokens) and run for "
-        f"t = {ds.attrs.get('flow_horizon')} (one unit per layer), ends in one cluster for {int(one.sum())} of "
-        f"{one.size} heads and stays on a metastable plateau of several clusters for the other {int((~one).sum())} "
-        f"(median clusters at the horizon per layer: {_fmt(np.nanmedian(ds.beta_flow_clusters.values, axis=1), 2)});",
+    ]
+    if "beta_spread" in ds:
+        rel = np.abs(ds.beta_spread.values) / np.maximum(np.abs(beta), 1e-300)
+        lines.append(
+            f"- spread of β over texts (standard deviation over {int(ds.attrs.get('beta_spread_folds', 4))} "
+            f"sentence folds), median over heads per layer: {_fmt(np.nanmedian(ds.beta_spread.values, axis=1))} "
+            f"(median relative spread {np.nanmedian(rel):.2g});"
+        )
+    if "beta_scale" in ds:
+        lines.append(
+            f"- the unsigned score scale (spread of the scores per unit spread of the cosines), median per layer: "
+            f"{_fmt(np.nanmedian(ds.beta_scale.values, axis=1))} — it also measures the weights' scale;"
+        )
+    times = ds.layer_time.values if "layer_time" in ds else None
+    clock = (
+        f"the flow's time per layer is the measured update size ‖attn_out‖/‖x‖ ({_fmt(times, 2)}), "
+        f"t = {ds.attrs.get('flow_horizon'):.3g} through the whole model"
+        if times is not None
+        else f"t = {ds.attrs.get('flow_horizon')} (one unit per layer)"
+    )
+    lines += [
+        f"- particle heads (β > 0 and alignment ≥ {amin:g}): {int(particle.sum())} of {particle.size}; only these "
+        f"get a regime. β per layer (median over its particle heads): {_fmt(med)};",
+        f"- regimes: the particle flow at a particle head's β, started from its layer's own token clouds "
+        f"({ds.attrs.get('flow_clouds')} clouds of {ds.attrs.get('flow_tokens')} tokens); {clock}: it ends in one "
+        f"cluster for {int(one.sum())} of the {int(particle.sum())} particle heads and stays on a metastable "
+        f"plateau of several clusters for the other {int((particle & ~one).sum())};",
         f"- the model's own clouds (attention input, per sentence), mean cosine between tokens per layer: "
         f"{_fmt(ds.cluster_model_mean_cosine.values, 2)};",
         f"- the particle flow from the first layer's clouds at each layer's β: {_fmt(ds.cluster_flow_mean_cosine.values, 2)} "
@@ -153,7 +325,7 @@ def _temperature_section(ds: xr.Dataset) -> list[str]:
 def report(ds: xr.Dataset, s: dict, figures) -> str:
     L = ds.sizes["layer"]
     st_ns = ds.stat.sel(tokens="no_special")
-    lines = _header(ds) + _verdict_table(ds)
+    lines = _header(ds) + _sink_section(ds) + _verdict_table(ds)
 
     ent_ns = (
         st_ns.sel(stage="attn_add", statistic="knn_entropy") - st_ns.sel(stage="input", statistic="knn_entropy")
@@ -184,9 +356,18 @@ def report(ds: xr.Dataset, s: dict, figures) -> str:
         "## 3. W_qᵀW_k ≈ Σ⁻¹ (inverse covariance of the attention input)",
         "",
         f"- best cosine similarity over the regularization sweep (heads summed), per layer: {_fmt(s['qk_sum_best_similarity'])};",
-        f"- z-score against randomly rotated targets: {_fmt(s['qk_sum_z_vs_rotations'])}; other layers' Σ⁻¹: "
+        f"- z-score against randomly rotated targets (two-sided: negative is anti-aligned): "
+        f"{_fmt(s['qk_sum_z_vs_rotations'])}; other layers' Σ⁻¹ (mean): "
         f"{_fmt(s['qk_sum_null_other_layer'])}; Σ itself: {_fmt(s['qk_sum_similarity_to_sigma'])};",
     ]
+    if "qk_specificity" in ds:
+        bo = ds.qk_best_other_layer.sel(head="sum").max("lam").values
+        bm = ds.qk_best_mismatched_head.sel(head="sum").max("lam").values
+        lines.append(
+            f"- specificity: the best similarity of the layer's form with another layer's Σ⁻¹: {_fmt(bo)}; of "
+            f"another layer's heads with this layer's Σ⁻¹: {_fmt(bm)}; a layer supports the claim only where its "
+            "own Σ⁻¹ beats both;"
+        )
     if bool(ds.attrs.get("rotary", 0)) and "qk_similarity_offset_average" in ds:
         avg = ds.qk_similarity_offset_average.sel(head="sum").max("lam").values
         lines.append(
@@ -241,6 +422,8 @@ def report(ds: xr.Dataset, s: dict, figures) -> str:
         )
         lines.append(f"- {k}: the hidden states overflow (non-finite){where}: without it the model diverges.")
     lines.append("")
+    lines += _registered_sections(ds)
     lines += _temperature_section(ds)
+    lines += _control_section(ds)
     lines += ["## Figures", ""] + [f"![{p.stem}]({p.as_posix()})" for p in figures] + [""]
     return "\n".join(lines)

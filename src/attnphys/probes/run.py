@@ -13,11 +13,13 @@ import xarray as xr
 from attnphys import _deprecated
 from attnphys.clouds.stats import LONG_NAMES as STAT_LONG_NAMES
 from attnphys.clouds.stats import STATISTICS
+from attnphys.errors import InputError
 from attnphys.metadata import base_attrs
 from attnphys.probes import metrics
-from attnphys.probes.capture import Capture, builtin_corpus, capture
-from attnphys.probes.claims import CLAIMS, evaluate_claims
+from attnphys.probes.capture import MAX_LENGTH, Capture, builtin_corpus, capture
+from attnphys.probes.claims import CLAIMS, Evidence, evaluate_claims
 from attnphys.probes.particle import temperature_variables
+from attnphys.probes.sinks import SINK_NORM_RATIO
 
 LONG_NAMES = {
     "stat": "token-cloud statistic at a stage of a layer",
@@ -28,7 +30,7 @@ LONG_NAMES = {
     "qk_null_other_layer": "mean similarity with the other layers' inverse covariances (null)",
     "qk_null_mismatched_head": "mean similarity of other layers' heads with this layer's target (null)",
     "qk_similarity_to_sigma": "cosine similarity of sym(W_q^T W_k) with the covariance itself",
-    "mlp_r2_affine": "held-out R^2 of the best affine map from MLP input to output",
+    "mlp_r2_affine": "held-out R^2 of the best affine map from MLP input to output, mean over the splits",
     "mlp_r2_affine_se": "standard error of the affine R^2 over sentence splits",
     "mlp_r2_identity": "R^2 of the identity as a predictor of the MLP output",
     "mlp_rel_update": "mean ratio of MLP output norm to input norm",
@@ -42,12 +44,31 @@ LONG_NAMES = {
     "qk_similarity_offset_average": "cosine similarity of sym(W_q^T Rbar W_k)/sqrt(d_h), the rotary form averaged over the text's causal offsets, with the regularized inverse covariance (NaN without rotary positions)",
     "grad_cosine_matrix": "mean cosine between head h's update and head g's gradient of its log-normalizer",
     "mlp_r2_splits": "held-out affine R^2 of every sentence split",
-    "claim_statistic": "the claim's statistic in each layer",
+    "claim_statistic": "the claim's statistic (effect size) in each layer",
     "claim_z": "z-score (or t) of the claim's statistic against its null",
-    "claim_p": "one-sided p-value of the claim's test in each layer",
-    "claim_p_holm": "p-value adjusted by Holm's correction over the layers",
-    "claim_supported": "1 where the claim is supported at family-wise level 0.05 (Holm over the layers)",
+    "claim_p": "p-value of the claim's test in each layer (NaN: not tested, see claim_reason)",
+    "claim_df": "degrees of freedom of the claim's test in each layer (inf: exact null)",
+    "claim_p_holm": "p-value adjusted by Holm's correction over the tested layers",
+    "claim_supported": "1 where the claim is supported at family-wise level 0.05 (Holm over the tested layers, "
+    "enough degrees of freedom, the claimed effect)",
+    "claim_reason": "why the layer was not tested, or why a significant test does not support the claim",
     "claim_training": "1 for a claim that a randomly initialised model of the family does not satisfy",
+    "claim_min_df": "fewest degrees of freedom of a test behind a verdict",
+    "stat_duplicates": "tokens whose states repeat an earlier token's (sampled once)",
+    "sink_massive": "1 where the token's residual-stream norm exceeds the threshold times the layer's median",
+    "sink_norm_ratio": "median norm of the sink tokens over the median norm of the others",
+    "sink_trace_share": "share of the covariance trace of the attention input carried by the sink tokens",
+    "sink_attention_share": "mean attention weight on the sink tokens (over queries and heads)",
+    "sink_attention_uniform": "the same under uniform attention over the keys each query sees",
+    "token_sink": "1 for a sink position (massive norm in some layer)",
+    "token_position": "position of the token in its sentence",
+    "token_sentence": "index of the token's sentence",
+    "token_id": "the tokenizer's id of the token",
+    "qk_best_other_layer": "highest similarity of this layer's form with another layer's inverse covariance",
+    "qk_best_mismatched_head": "highest similarity of another layer's form with this layer's inverse covariance",
+    "qk_specificity": "own similarity minus the larger of qk_best_other_layer and qk_best_mismatched_head",
+    "qk_similarity_with_sinks": "qk_similarity with the covariance of all tokens, the sink positions included",
+    "mlp_r2_affine_with_sinks": "mlp_r2_affine fitted on all tokens, the sink positions included",
 }
 """CF ``long_name`` of every variable of a probe dataset (the temperature section's are in
 :data:`attnphys.probes.particle.TEMPERATURE_LONG_NAMES`)."""
@@ -56,8 +77,9 @@ STEPS = ("capture", "cloud statistics", "W_qᵀW_k vs Σ⁻¹", "MLP linearity",
          "swapped norms", "temperatures", "claims")  # fmt: skip
 
 
-def _resolve(model, tokenizer, log, progress):
-    """(name, model, tokenizer) for a name or a loaded model."""
+def resolve_model(model, tokenizer, log, progress):
+    """(name, model, tokenizer) for a model name (loaded by :func:`attnphys.probes.models.load_model`) or a
+    loaded model with its ``tokenizer``."""
     from attnphys.probes.models import load_model
 
     if isinstance(model, str):
@@ -86,6 +108,8 @@ def probe(
     tokenizer=None,
     max_sentences: int | None = None,
     max_tokens: int = 1024,
+    max_length: int = MAX_LENGTH,
+    control: str | None = None,
     seed: int = 0,
     progress: bool = False,
     log=None,
@@ -95,52 +119,100 @@ def probe(
 
     Args:
         model: a short name (``minilm``, ``smollm2``), a local model folder, a hub name, or a loaded
-            transformers model (then ``tokenizer`` is needed). sentences: the text, one sentence per
-            item (default: the built-in corpus); ``max_sentences`` keeps the first N. max_tokens: tokens
-            sampled for the cloud statistics. seed: seed of the samples and nulls. progress: show a
-            progress bar. log: called with a line per step (default: print when ``progress``).
+            transformers model, base or with a head (then ``tokenizer`` is needed). sentences: the text, one
+            sentence per item (default: the built-in corpus); ``max_sentences`` keeps the first N.
+            max_tokens: tokens sampled for the cloud statistics. max_length: tokens kept per sentence
+            (longer ones are cut, with a warning). control: None, or ``random`` / ``shuffled``
+            (:data:`attnphys.probes.controls.CONTROLS`): run the same probe on a control model and store it
+            beside the trained one (every variable again as ``control_<name>``). seed: seed of the samples,
+            nulls and control. progress: show a progress bar. log: called with a line per step (default:
+            print when ``progress``).
 
     Returns:
-        Dataset: the cloud statistics per (layer, stage, tokens, statistic); the W_qᵀW_k similarities
+        Dataset: the cloud statistics per (layer, stage, tokens, statistic), tokens ∈ ``all``,
+        ``no_special``, ``no_sinks``; the sink positions per layer (``sink_*``); the W_qᵀW_k similarities
         per (layer, head, lam) with their nulls; the MLP fits per layer; the update–gradient cosines per
-        (layer, attn_head[, grad_head]); the swapped normalizations; every claim's statistic, z, p-value
-        and verdict per (claim, layer); the heads' temperatures per (layer, attn_head) and the clustering
-        beside the particle flow per layer. Attributes: the model, its family and the run's settings.
-    """
-    from attnphys.progress import progress_bar
+        (layer, attn_head[, grad_head]); the swapped normalizations; every claim's statistic, z, p-value,
+        degrees of freedom, verdict and reason per (claim, layer), without the sinks (the headline) and
+        with them (``claim_*_with_sinks``); the heads' signed temperatures per (layer, attn_head) and the
+        clustering beside the particle flow per layer; with ``control``, the control's variables.
+        Attributes: the model, its family and the run's settings.
 
+    Raises:
+        InputError: an unknown ``control`` or a ``max_length`` below 2.
+    """
+    from attnphys.probes.controls import CONTROLS, control_model
+
+    if control is not None and control not in CONTROLS:
+        raise InputError(f"unknown control {control!r}; choose from {', '.join(CONTROLS)}", "control")
     t0 = time.perf_counter()
     log = log or (print if progress else (lambda *a: None))
-    name, model, tokenizer = _resolve(model, tokenizer, log, progress)
+    name, model, tokenizer = resolve_model(model, tokenizer, log, progress)
     sentences = _texts(sentences, max_sentences)
-    with progress_bar(len(STEPS), "probe steps", enabled=progress) as advance:
+    ds = _measure(model, tokenizer, sentences, max_tokens, max_length, seed, progress, log, t0, "")
+    if control is not None:
+        twin = control_model(model, control, seed)
+        ctl = _measure(
+            twin, tokenizer, sentences, max_tokens, max_length, seed, progress, log, t0, f"{control} control: "
+        )
+        for k in list(ctl.data_vars):
+            ds[f"control_{k}"] = ctl[k]
+            ds[f"control_{k}"].attrs["long_name"] = f"{control} control: " + str(ctl[k].attrs.get("long_name", k))
+        ds.attrs["control_n_sinks"] = ctl.attrs["n_sinks"]
+    ds.attrs.update(
+        base_attrs(
+            None,
+            model=name,
+            control=control or "none",
+            seed=seed,
+            wall_time_s=round(time.perf_counter() - t0, 2),
+        )
+    )
+    return ds
+
+
+def _measure(model, tokenizer, sentences, max_tokens, max_length, seed, progress, log, t0, prefix) -> xr.Dataset:
+    """Every experiment and claim of :func:`probe` on one model (trained or control)."""
+    from attnphys.probes.sinks import find_sinks
+    from attnphys.progress import progress_bar
+
+    with progress_bar(len(STEPS), f"{prefix}probe steps", enabled=progress) as advance:
 
         def step(what: str) -> None:
-            log(f"{what} ({time.perf_counter() - t0:.1f} s)")
+            log(f"{prefix}{what} ({time.perf_counter() - t0:.1f} s)")
             advance()
 
-        cap = capture(model, tokenizer, sentences)
+        cap = capture(model, tokenizer, sentences, max_length=max_length, log=log)
         ad = cap.adapter
         heads = _heads(model, cap)
         rotary = ad.rotary(model)
-        step(f"captured {cap.sentence.size} tokens of {len(sentences)} sentences, {cap.n_layers} layers")
+        sinks = find_sinks(cap)
+        step(
+            f"captured {cap.sentence.size} tokens of {len(sentences)} sentences, {cap.n_layers} layers; "
+            f"{int(cap.sinks.sum())} sink positions"
+        )
         clouds = metrics.cloud_stages(cap, max_tokens=max_tokens, seed=seed)
         step("(a) cloud statistics per layer and stage")
-        qk = metrics.qk_vs_inverse_covariance(cap, heads, rotary=rotary)
+        keep = ~cap.sinks
+        any_sinks = bool(cap.sinks.any())
+        qk = metrics.qk_vs_inverse_covariance(cap, heads, rotary=rotary, keep=keep)
+        qk_all = metrics.qk_vs_inverse_covariance(cap, heads, rotary=rotary) if any_sinks else qk
         step("(b) W_qᵀW_k vs Σ⁻¹")
         mlps = [ad.mlp(model, layer) for layer in ad.layers(model)]
-        mlp = metrics.mlp_linearity(
-            cap, init_std=getattr(model.config, "initializer_range", 0.02), seed=seed, mlps=mlps
-        )
+        init_std = getattr(model.config, "initializer_range", 0.02)
+        mlp = metrics.mlp_linearity(cap, init_std=init_std, seed=seed, mlps=mlps, keep=keep)
+        mlp_all = metrics.mlp_linearity(cap, init_std=init_std, seed=seed, mlps=mlps) if any_sinks else mlp
         step("(c) MLP linearity")
         _warn_missing_errors(clouds, mlp, len(sentences), log)
-        grad = metrics.update_vs_gradient(cap, heads, rotary=rotary)
+        grad = metrics.update_vs_gradient(cap, heads, rotary=rotary, keep={"no_sinks": keep, "all": np.ones_like(keep)})
+        grad_all = dict(grad, matrix=grad["matrices"]["all"])
         step("(d) head updates vs ∇ log Z")
-        swap = metrics.swap_normalization(model, tokenizer, sentences, ad)
+        swap = metrics.swap_normalization(model, tokenizer, sentences, ad, max_length=max_length)
         step("(e) swapped normalizations")
         temp_vars, temp_attrs = temperature_variables(cap, heads, rotary)
         step("temperatures and particle flows")
-        claims = evaluate_claims(cap, clouds, qk, mlp, grad, seed=seed)
+        claims = evaluate_claims(Evidence(cap, clouds, qk, mlp, grad, "no_sinks", keep, seed))
+        claims_all = evaluate_claims(Evidence(cap, clouds, qk_all, mlp_all, grad_all, "all", None, seed))
         step("claims tested")
 
     H = heads[0].n_heads
@@ -148,19 +220,34 @@ def probe(
         {
             "stat": (("layer", "stage", "tokens", "statistic"), clouds["values"]),
             "stat_se": (("layer", "stage", "tokens", "statistic"), clouds["se"]),
+            "stat_duplicates": (("layer",), clouds["duplicates"]),
+            "sink_massive": (("layer", "token"), sinks["massive"].astype(np.int8)),
+            "sink_norm_ratio": (("layer",), sinks["norm_ratio"]),
+            "sink_trace_share": (("layer",), sinks["trace_share"]),
+            "sink_attention_share": (("layer",), sinks["attention_share"]),
+            "sink_attention_uniform": (("layer",), sinks["attention_uniform"]),
+            "token_sink": (("token",), cap.sinks.astype(np.int8)),
+            "token_position": (("token",), cap.position),
+            "token_sentence": (("token",), cap.sentence),
+            "token_id": (("token",), cap.token_ids if cap.token_ids is not None else np.full(cap.sentence.size, -1)),
             "qk_similarity": (("layer", "head", "lam"), qk["similarity"]),
             "qk_null_rotation_mean": (("layer", "head", "lam"), qk["null_rotation_mean"]),
             "qk_null_rotation_std": (("layer", "head", "lam"), qk["null_rotation_std"]),
             "qk_null_other_layer": (("layer", "head", "lam"), qk["null_other_layer"]),
             "qk_null_mismatched_head": (("layer", "head", "lam"), qk["null_mismatched_head"]),
+            "qk_best_other_layer": (("layer", "head", "lam"), qk["best_other_layer"]),
+            "qk_best_mismatched_head": (("layer", "head", "lam"), qk["best_mismatched_head"]),
+            "qk_specificity": (("layer", "head", "lam"), qk["specificity"]),
             "qk_similarity_to_sigma": (("layer", "head"), qk["similarity_to_sigma"]),
             "qk_similarity_offset_average": (("layer", "head", "lam"), qk["similarity_offset_average"]),
+            "qk_similarity_with_sinks": (("layer", "head", "lam"), qk_all["similarity"]),
             "mlp_r2_affine": (("layer",), mlp["r2_affine"]),
             "mlp_r2_affine_se": (("layer",), mlp["r2_affine_se"]),
             "mlp_r2_splits": (("layer", "split"), mlp["r2_splits"]),
             "mlp_r2_identity": (("layer",), mlp["r2_identity"]),
             "mlp_rel_update": (("layer",), mlp["rel_update"]),
             "mlp_r2_random_mlp": (("layer",), mlp["r2_random_mlp"]),
+            "mlp_r2_affine_with_sinks": (("layer",), mlp_all["r2_affine"]),
             "grad_cosine": (("layer", "attn_head"), grad["cos_update_gradient"]),
             "grad_cosine_null": (("layer", "attn_head"), grad["cos_null_other_heads"]),
             "grad_cosine_matrix": (("layer", "attn_head", "grad_head"), grad["matrix"]),
@@ -168,12 +255,8 @@ def probe(
             "swap_relative_change": (("norm_swap",), swap["relative_change"]),
             "swap_sentence_cosine": (("norm_swap",), swap["sentence_cosine"]),
             "swap_per_layer_change": (("norm_swap", "hidden_state"), swap["per_layer_relative_change"]),
-            "claim_statistic": (("claim", "layer"), claims["statistic"]),
-            "claim_z": (("claim", "layer"), claims["z"]),
-            "claim_p": (("claim", "layer"), claims["p"]),
-            "claim_p_holm": (("claim", "layer"), claims["p_holm"]),
-            "claim_supported": (("claim", "layer"), claims["supported"].astype(np.int8)),
             "claim_training": (("claim",), np.array([c.training for c in CLAIMS.values()], np.int8)),
+            "claim_min_df": (("claim",), np.array([c.min_df for c in CLAIMS.values()], float)),
         },
         coords={
             "layer": np.arange(cap.n_layers),
@@ -188,38 +271,49 @@ def probe(
             "norm_swap": swap["kinds"],
             "hidden_state": np.arange(swap["per_layer_relative_change"].shape[1]),
             "claim": list(CLAIMS),
+            "token": np.arange(cap.sentence.size),
         },
     )
+    for suffix, res in (("", claims), ("_with_sinks", claims_all)):
+        for k in ("statistic", "z", "p", "df", "p_holm"):
+            ds[f"claim_{k}{suffix}"] = (("claim", "layer"), res[k])
+        ds[f"claim_supported{suffix}"] = (("claim", "layer"), res["supported"].astype(np.int8))
+        ds[f"claim_reason{suffix}"] = (("claim", "layer"), res["reason"].astype(str))
     for k, (dims, val, attrs) in temp_vars.items():
         ds[k] = (dims, val, attrs)
     for k, text in LONG_NAMES.items():
-        ds[k].attrs["long_name"] = text
+        if k in ds:
+            ds[k].attrs["long_name"] = text
+        if f"{k}_with_sinks" in ds:
+            ds[f"{k}_with_sinks"].attrs["long_name"] = text + ", the sink positions included"
     ds["stat"].attrs["statistics"] = "; ".join(f"{k}: {v}" for k, v in STAT_LONG_NAMES.items())
     ds["attn_head"].attrs["kv_head"] = json.dumps(heads[0].kv_heads().tolist())
     ds.attrs.update(
-        base_attrs(
-            None,
-            model=name,
-            family=ad.family,
-            pre_ln=int(ad.pre_ln),
-            norm=ad.norm,
-            causal=int(ad.causal),
-            rotary=int(rotary is not None),
-            n_heads=H,
-            n_kv_heads=int(len(set(heads[0].kv_heads().tolist()))),
-            n_sentences=len(sentences),
-            n_tokens=int(cap.sentence.size),
-            n_special=int(cap.special.sum()),
-            stats_tokens=clouds["n_tokens"],
-            stat_se_folds_all=clouds["folds"][0],
-            stat_se_folds_no_special=clouds["folds"][1],
-            mlp_se_splits=mlp["splits"],
-            swap_not_run=swap["not_run"],
-            swap_sentences=min(len(sentences), metrics.SWAP_SENTENCES),
-            seed=seed,
-            wall_time_s=round(time.perf_counter() - t0, 2),
-            **temp_attrs,
-        )
+        family=ad.family,
+        pre_ln=int(ad.pre_ln),
+        norm=ad.norm,
+        causal=int(ad.causal),
+        rotary=int(rotary is not None),
+        sliding_window=json.dumps(cap.windows),
+        n_heads=H,
+        n_kv_heads=int(len(set(heads[0].kv_heads().tolist()))),
+        n_sentences=len(sentences),
+        n_tokens=int(cap.sentence.size),
+        n_special=int(cap.special.sum()),
+        n_sinks=int(cap.sinks.sum()),
+        sink_norm_ratio_threshold=SINK_NORM_RATIO,
+        max_length=int(max_length),
+        n_truncated=int(cap.truncated),
+        stats_tokens=clouds["n_tokens"][2],
+        stats_tokens_all=clouds["n_tokens"][0],
+        stat_se_folds_all=clouds["folds"][0],
+        stat_se_folds_no_special=clouds["folds"][1],
+        stat_se_folds_no_sinks=clouds["folds"][2],
+        mlp_se_splits=mlp["splits"],
+        mlp_test_fraction=mlp["test_fraction"],
+        swap_not_run=json.dumps(swap["not_run"]),
+        swap_sentences=min(len(sentences), metrics.SWAP_SENTENCES),
+        **temp_attrs,
     )
     return ds
 
@@ -230,7 +324,8 @@ def _warn_missing_errors(clouds, mlp, n_sentences, log):
         if n_sentences < metrics.FOLDS
         else f"a sentence fold has fewer than {metrics.MIN_FOLD_TOKENS} sampled tokens"
     )
-    for tokens, folds in zip(("all tokens", "tokens without the special ones"), clouds["folds"]):
+    names = ("all tokens", "tokens without the special ones", "tokens without the sinks")
+    for tokens, folds in zip(names, clouds["folds"]):
         if not folds:
             log(f"warning: no standard errors of the cloud statistics of {tokens} ({why}): stat_se is NaN there")
     if mlp["splits"] < 2:
@@ -257,8 +352,9 @@ def temperatures(
     Args: as :func:`probe`.
 
     Returns:
-        Dataset: ``beta``, ``beta_alignment``, ``beta_logit_std``, ``beta_flow_clusters``,
-        ``beta_one_cluster`` (layer, attn_head); ``beta_cos_std``, ``beta_layer``,
+        Dataset: ``beta`` (signed), ``beta_scale``, ``beta_spread``, ``beta_alignment``, ``beta_logit_std``,
+        ``beta_particle``, ``beta_flow_clusters``, ``beta_one_cluster`` (layer, attn_head); ``beta_folds``
+        (temperature_fold, layer, attn_head); ``beta_cos_std``, ``beta_layer``, ``layer_time``,
         ``cluster_model_mean_cosine``, ``cluster_model_count``, ``cluster_flow_mean_cosine``,
         ``cluster_flow_count`` (layer); attributes: the model, family, flow settings.
     """
@@ -266,10 +362,10 @@ def temperatures(
 
     t0 = time.perf_counter()
     log = log or (print if progress else (lambda *a: None))
-    name, model, tokenizer = _resolve(model, tokenizer, log, progress)
+    name, model, tokenizer = resolve_model(model, tokenizer, log, progress)
     sentences = _texts(sentences, max_sentences)
     with progress_bar(2, "steps", enabled=progress) as advance:
-        cap = capture(model, tokenizer, sentences)
+        cap = capture(model, tokenizer, sentences, log=log)
         advance()
         rotary = cap.adapter.rotary(model)
         heads = _heads(model, cap)
@@ -289,6 +385,7 @@ def temperatures(
             rotary=int(rotary is not None),
             n_sentences=len(sentences),
             n_tokens=int(cap.sentence.size),
+            n_sinks=int(cap.sinks.sum()),
             wall_time_s=round(time.perf_counter() - t0, 2),
             **attrs,
         )
@@ -297,8 +394,10 @@ def temperatures(
 
 
 def summary(ds: xr.Dataset) -> dict:
-    """The headline numbers per claim (JSON-ready) (theory: docs/theory/probes.md §3)."""
-    st = ds.stat.sel(tokens="all")
+    """The headline numbers per claim (JSON-ready), without the sink positions where the store has that
+    token set (theory: docs/theory/probes.md §3)."""
+    headline = "no_sinks" if "no_sinks" in ds.tokens.values else "all"
+    st = ds.stat.sel(tokens=headline)
     pre = bool(ds.attrs["pre_ln"])
 
     def ratio(a, b, name):
@@ -320,7 +419,10 @@ def summary(ds: xr.Dataset) -> dict:
         ).values.tolist(),
     }
     best = ds.qk_similarity.sel(head="sum").max("lam")
-    z = ((ds.qk_similarity - ds.qk_null_rotation_mean) / ds.qk_null_rotation_std).sel(head="sum").max("lam")
+    zz = ((ds.qk_similarity - ds.qk_null_rotation_mean) / ds.qk_null_rotation_std).sel(head="sum").values
+    z = xr.DataArray(  # the z of largest magnitude over λ, with its sign (two-sided)
+        np.take_along_axis(zz, np.nanargmax(np.nan_to_num(np.abs(zz), nan=-1.0), axis=1)[:, None], axis=1)[:, 0]
+    )
     out.update(
         qk_sum_best_similarity=best.values.tolist(),
         qk_sum_z_vs_rotations=z.values.tolist(),
@@ -343,8 +445,39 @@ def summary(ds: xr.Dataset) -> dict:
                 "z": ds.claim_z.sel(claim=c).values.tolist(),
                 "p": ds.claim_p.sel(claim=c).values.tolist(),
                 "p_holm": ds.claim_p_holm.sel(claim=c).values.tolist(),
+                **(
+                    {
+                        "df": ds.claim_df.sel(claim=c).values.tolist(),
+                        "not_tested_because": {
+                            str(i): str(r) for i, r in enumerate(ds.claim_reason.sel(claim=c).values) if str(r)
+                        },
+                        "supported_layers_with_sinks": np.flatnonzero(
+                            ds.claim_supported_with_sinks.sel(claim=c).values
+                        ).tolist(),
+                    }
+                    if "claim_df" in ds
+                    else {}
+                ),
+                **(
+                    {
+                        "control_supported_layers": np.flatnonzero(
+                            ds.control_claim_supported.sel(claim=c).values
+                        ).tolist()
+                    }
+                    if "control_claim_supported" in ds
+                    else {}
+                ),
             }
             for c in ds.claim.values
+        }
+    out["tokens_headline"] = headline
+    if "token_sink" in ds:
+        out["sinks"] = {
+            "tokens": int(ds.token_sink.sum()),
+            "positions": sorted({int(p) for p in ds.token_position.values[ds.token_sink.values > 0]}),
+            "norm_ratio": ds.sink_norm_ratio.values.tolist(),
+            "trace_share": ds.sink_trace_share.values.tolist(),
+            "attention_share": ds.sink_attention_share.values.tolist(),
         }
     if "beta" in ds:
         out["temperatures"] = {
@@ -352,6 +485,9 @@ def summary(ds: xr.Dataset) -> dict:
             "alignment": ds.beta_alignment.values.tolist(),
             "beta_layer_median": ds.beta_layer.values.tolist(),
             "one_cluster_heads": int(ds.beta_one_cluster.sum()),
+            **({"particle_heads": int(ds.beta_particle.sum())} if "beta_particle" in ds else {}),
+            **({"beta_spread": ds.beta_spread.values.tolist()} if "beta_spread" in ds else {}),
+            **({"control_beta": ds.control_beta.values.tolist()} if "control_beta" in ds else {}),
             "heads": int(ds.beta.size),
             "flow_horizon": ds.attrs.get("flow_horizon"),
             "model_mean_cosine": ds.cluster_model_mean_cosine.values.tolist(),

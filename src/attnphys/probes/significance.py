@@ -1,4 +1,4 @@
-"""Significance tests of the probes' claims against their nulls (theory: docs/theory/probes.md §4).
+"""Significance tests of the probes' claims against their nulls (theory: docs/theory/probes.md §4, §4.1).
 
 Every claim is tested once per layer; a layer supports it when its p-value survives Holm's step-down
 correction over the layers at family-wise level :data:`ALPHA`. Pure numpy/scipy functions over arrays.
@@ -39,18 +39,39 @@ def normal_sf(z):
     return stats.norm.sf(np.asarray(z, float))
 
 
-def t_test(values, mu0: float = 0.0, greater: bool = True) -> tuple[float, float]:
-    """One-sided one-sample t-test of the mean of ``values`` (k,) against ``mu0`` (k − 1 degrees of
-    freedom). Returns (t, p); NaN for fewer than two finite values or zero spread."""
+MIN_DF = 3
+"""Fewest degrees of freedom of any test behind a "supported" (a t-test over four folds has three)."""
+
+
+def t_test(
+    values, mu0: float = 0.0, greater: bool = True, *, two_sided: bool = False, test_fraction: float | None = None
+) -> tuple[float, float]:
+    """One-sample t-test of the mean of ``values`` (k,) against ``mu0`` (k − 1 degrees of freedom):
+    one-sided (``greater``, or below when False) or ``two_sided``. With ``test_fraction`` (the share ρ of
+    the data held out in each of k overlapping train/test splits) the variance of the mean is Nadeau and
+    Bengio's corrected s²(1/k + ρ/(1 − ρ)) instead of s²/k: the splits share their training data, so
+    their values are correlated (theory: docs/theory/probes.md §4, §4.1).
+
+    Returns:
+        (t, p); NaN for fewer than two values, for any non-finite value (a fold that could not be
+        computed is not dropped: the test is undefined), or for zero spread.
+    """
     v = np.asarray(values, float)
-    v = v[np.isfinite(v)]
-    if v.size < 2:
+    if v.size < 2 or not np.all(np.isfinite(v)):
         return math.nan, math.nan
-    se = v.std(ddof=1) / math.sqrt(v.size)
+    factor = 1.0 / v.size if test_fraction is None else 1.0 / v.size + test_fraction / (1.0 - test_fraction)
+    se = v.std(ddof=1) * math.sqrt(factor)
     if not se > 0:
         return math.nan, math.nan
     t = (v.mean() - mu0) / se
+    if two_sided:
+        return float(t), float(2 * stats.t.sf(abs(t), v.size - 1))
     return float(t), float(stats.t.sf(t if greater else -t, v.size - 1))
+
+
+def normal_two_sided(z):
+    """Two-sided p-value P(|Z| ≥ |z|) of a standard normal Z."""
+    return 2 * stats.norm.sf(np.abs(np.asarray(z, float)))
 
 
 def rotation_null(A: np.ndarray, T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -59,7 +80,7 @@ def rotation_null(A: np.ndarray, T: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
         E = tr A · tr T / D,   Var = 2 ‖A₀‖² ‖T₀‖² / ((D − 1)(D + 2)),
 
-    A₀ = A − (tr A / D) I the traceless part (theory: docs/theory/probes.md §4)."""
+    A₀ = A − (tr A / D) I the traceless part (theory: docs/theory/probes.md §4, §4.1)."""
     D = A.shape[-1]
     ta, tt = np.trace(A, axis1=-2, axis2=-1), np.trace(T, axis1=-2, axis2=-1)  # each on its own batch shape
     a0 = np.einsum("...ij,...ij->...", A, A) - ta**2 / D
@@ -141,7 +162,9 @@ __all__ = [
     "ALPHA",
     "holm",
     "normal_sf",
+    "MIN_DF",
     "t_test",
+    "normal_two_sided",
     "rotation_null",
     "head_permutation_test",
     "bootstrap_counts",

@@ -116,6 +116,13 @@ class Rotary:
         return R * self.scaling**2
 
 
+def base_model(model):
+    """The transformer body of a loaded model: the model itself for a base model (``LlamaModel``,
+    ``BertModel``, ``GPT2Model``), the body inside a model with a head (``LlamaForCausalLM``,
+    ``GPT2LMHeadModel``, ``BertForMaskedLM``: transformers' ``base_model``)."""
+    return getattr(model, "base_model", model)
+
+
 def to_numpy(t) -> np.ndarray:
     """A torch tensor (or parameter) as a float64 numpy array."""
     return t.detach().double().cpu().numpy()
@@ -190,6 +197,11 @@ class AbstractAdapter(abc.ABC):
     def embedding_norm(self, model):
         """The normalization applied to the embeddings before the first layer (a norm object), or None."""
         return None
+
+    def windows(self, model) -> list[int | None]:
+        """Per layer, the sliding window W of its attention (a query at position i attends to the keys at
+        i − W < j ≤ i) or None (full attention: causal or bidirectional)."""
+        return [None] * len(self.layers(model))
 
     def rotary(self, model) -> Rotary | None:
         """The rotary positions of the scores, or None (positions enter through the embeddings)."""

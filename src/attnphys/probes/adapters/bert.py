@@ -6,6 +6,7 @@ from attnphys.probes.adapters._base import (
     HF_ACTIVATIONS,
     AbstractAdapter,
     HeadWeights,
+    base_model,
     output_heads,
     split_heads,
     to_numpy,
@@ -30,7 +31,7 @@ class BertAdapter(AbstractAdapter):
     causal = False
 
     def layers(self, model):
-        return list(model.encoder.layer)
+        return list(base_model(model).encoder.layer)
 
     def hooks(self, layer):
         return {
@@ -73,4 +74,4 @@ class BertAdapter(AbstractAdapter):
         )
 
     def embedding_norm(self, model):
-        return _layernorm(model.embeddings.LayerNorm)
+        return _layernorm(base_model(model).embeddings.LayerNorm)

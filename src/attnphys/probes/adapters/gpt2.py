@@ -6,6 +6,7 @@ from attnphys.probes.adapters._base import (
     HF_ACTIVATIONS,
     AbstractAdapter,
     HeadWeights,
+    base_model,
     output_heads,
     split_heads,
     to_numpy,
@@ -30,7 +31,7 @@ class GPT2Adapter(AbstractAdapter):
     causal = True
 
     def layers(self, model):
-        return list(model.h)
+        return list(base_model(model).h)
 
     def hooks(self, block):
         return {

@@ -8,6 +8,7 @@ from attnphys.probes.adapters._base import (
     AbstractAdapter,
     HeadWeights,
     Rotary,
+    base_model,
     output_heads,
     split_heads,
     to_numpy,
@@ -33,7 +34,7 @@ class LlamaAdapter(AbstractAdapter):
     causal = True
 
     def layers(self, model):
-        return list(model.layers)
+        return list(base_model(model).layers)
 
     def hooks(self, layer):
         return {
@@ -61,10 +62,21 @@ class LlamaAdapter(AbstractAdapter):
         kv = np.arange(H) // rep
         return HeadWeights(Wq, bq, Wk, bk, Wv, bv, output_heads(to_numpy(a.o_proj.weight), H), kv_head=kv)
 
+    def windows(self, model):
+        """Mistral: one window (``sliding_window``) in every layer; Qwen2: in the layers that
+        ``layer_types`` marks ``sliding_attention``; Llama: none."""
+        cfg = model.config
+        n = len(self.layers(model))
+        w = getattr(cfg, "sliding_window", None)
+        types = getattr(cfg, "layer_types", None)
+        if w is None:
+            return [None] * n
+        if types is None:
+            return [int(w)] * n
+        return [int(w) if t == "sliding_attention" else None for t in types[:n]]
+
     def rotary(self, model):
-        emb = getattr(model, "rotary_emb", None)
-        if emb is None:  # a model with a head (…ForCausalLM): the rotary module of its base model
-            emb = model.model.rotary_emb
+        emb = base_model(model).rotary_emb  # a model with a head (…ForCausalLM): its base model's
         return Rotary(to_numpy(emb.inv_freq), float(getattr(emb, "attention_scaling", 1.0)))
 
     def attn_output_bias(self, layer):
