@@ -80,7 +80,7 @@ def test_fig5_quick(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [n for n in FIGURES if n != "fig5"])
+@pytest.mark.parametrize("name", [n for n in FIGURES if n != "fig5" and not n.startswith("particles-")])
 def test_every_figure_quick(tmp_path, name):
     extra = ("--filter", "reference", "--pair", "1|0") if name == "fig3b" else ()
     ds = run_quick(tmp_path, name, *extra)
@@ -92,9 +92,34 @@ def test_every_figure_quick(tmp_path, name):
 def test_p5_continuation_from_the_authors_checkpoint(tmp_path):
     ck = reference_checkpoint("exp_pe5__general_beta_idx-258_value_1.554_window_chpt.npz")
     out, fin = tmp_path / "c.zarr", tmp_path / "fin.npz"
-    res = invoke("dmft", "bifurcation", "--preset", "paper-pe5", "--continuation", "down", "--start", ck,
-                 "--start-value", 1.50, "--stop-value", 1.548, "--num", 3, "--steps", 300, "--transient", 0,
-                 "--lyapunov", 0, "--n-orbit", 20, "--save-final", fin, "--out", out)
+    res = invoke(
+        "dmft",
+        "bifurcation",
+        "--preset",
+        "paper-pe5",
+        "--continuation",
+        "down",
+        "--start",
+        ck,
+        "--start-value",
+        1.50,
+        "--stop-value",
+        1.548,
+        "--num",
+        3,
+        "--steps",
+        300,
+        "--transient",
+        0,
+        "--lyapunov",
+        0,
+        "--n-orbit",
+        20,
+        "--save-final",
+        fin,
+        "--out",
+        out,
+    )
     assert res.exit_code == 0, res.output
     ds = load(out)
     assert ds.sizes["direction"] == 1 and ds.sizes["beta_o"] == 3
@@ -102,14 +127,38 @@ def test_p5_continuation_from_the_authors_checkpoint(tmp_path):
     with np.load(fin) as z:  # the chain ends at the smallest value: its window, readable by --start
         assert z["att_window"].shape == (32, 3) and z["pe_window"].shape == (32, 5) and int(z["n"]) == 32
         assert float(z["beta"]) == 1.50
-    res = invoke("dmft", "trajectory", "--preset", "paper-pe5", "--beta-o", 1.5, "--steps", 10, "--start", fin,
-                 "--out", tmp_path / "t.zarr")
+    res = invoke(
+        "dmft",
+        "trajectory",
+        "--preset",
+        "paper-pe5",
+        "--beta-o",
+        1.5,
+        "--steps",
+        10,
+        "--start",
+        fin,
+        "--out",
+        tmp_path / "t.zarr",
+    )
     assert res.exit_code == 0, res.output
 
 
 def test_save_final_needs_a_continuation(tmp_path):
-    res = invoke("dmft", "bifurcation", "--num", 2, "--steps", 20, "--transient", 0, "--save-final",
-                 tmp_path / "f.npz", "--out", tmp_path / "b.zarr")
+    res = invoke(
+        "dmft",
+        "bifurcation",
+        "--num",
+        2,
+        "--steps",
+        20,
+        "--transient",
+        0,
+        "--save-final",
+        tmp_path / "f.npz",
+        "--out",
+        tmp_path / "b.zarr",
+    )
     assert res.exit_code == 2 and "--save-final" in res.output and "--continuation" in res.output
 
 
@@ -126,3 +175,32 @@ def test_a_window_not_yet_full_is_saved_with_its_fill_count(tmp_path):
     assert invoke(*common, 4, "--start", "token", "--out", whole).exit_code == 0
     a, b, c = load(first), load(second), load(whole)
     np.testing.assert_array_equal(np.concatenate([a.att.values, b.att.values]), c.att.values)
+
+
+def run_particles_quick(tmp_path, name):
+    out = tmp_path / name
+    res = invoke("reproduce", name, "--quick", "--out", out)
+    assert res.exit_code == 0, res.output
+    assert (out / f"{name}.png").stat().st_size > 10_000 and (out / f"{name}.txt").exists()
+    ds = load(out / f"{name}.zarr")
+    for v in ds.data_vars:
+        assert ds[v].attrs.get("long_name"), v
+    assert FIGURES[name].source in (out / f"{name}.txt").read_text() and ds.attrs["quick"] == 1
+    return ds
+
+
+def test_particles_scaling_quick(tmp_path):
+    ds = run_particles_quick(tmp_path, "particles-scaling")
+    assert float(ds.gamma_c) == 2.0
+    np.testing.assert_allclose(ds.measured.values, ds.predicted.values, atol=0.05)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["particles-clusters", "particles-equiangular"])
+def test_particle_figures_quick(tmp_path, name):
+    ds = run_particles_quick(tmp_path, name)
+    if name == "particles-clusters":
+        assert ds.predicted.sel(dim=2).values.tolist() == [1, 3]
+        assert float(ds.agree.sel(dim=2, beta=5.0)) >= 0.75
+    else:
+        assert float(ds.deviation.max()) < 1e-7
