@@ -48,7 +48,7 @@ def _check(beta, tokens, rho0, dynamics):
 
 
 def collapse_time(
-    beta: float | Sequence[float],
+    beta: float | Sequence[float] | np.ndarray,
     *,
     tokens: int,
     rho0: float = 0.0,
@@ -181,7 +181,7 @@ def equiangular_collapse(
 
 
 def collapse_boundary(
-    beta: float | Sequence[float],
+    beta: float | Sequence[float] | np.ndarray,
     *,
     tokens: int,
     rho0: float = 0.0,

@@ -71,7 +71,7 @@ def _rates(beta: np.ndarray, k: np.ndarray, dim: int, dynamics: str) -> np.ndarr
 
 
 def mode_growth_rates(
-    beta: float | Sequence[float],
+    beta: float | Sequence[float] | np.ndarray,
     *,
     dim: int = 2,
     dynamics: Dynamics = "sa",
@@ -174,7 +174,7 @@ def wilson_interval(hits: np.ndarray, total: int, level: float = 0.95) -> tuple[
 
 
 def first_cluster_count(
-    beta: float | Sequence[float],
+    beta: float | Sequence[float] | np.ndarray,
     *,
     dim: int = 2,
     dynamics: Dynamics = "sa",

@@ -4,6 +4,8 @@ tests run them perturbed and require them to fail (theory: docs/theory/particles
 
 from __future__ import annotations
 
+from typing import Literal
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -53,7 +55,8 @@ def equiangular_error(rng: np.random.Generator, perturb: int = 0) -> float:
 
     n, beta, rho0 = 5, float(rng.uniform(0.5, 4.0)), float(rng.uniform(-0.2, 0.5))
     err = 0.0
-    for dyn, cls in (("sa", SoftmaxAttention), ("usa", UnnormalisedAttention)):
+    runs: tuple[tuple[Literal["sa", "usa"], type], ...] = (("sa", SoftmaxAttention), ("usa", UnnormalisedAttention))
+    for dyn, cls in runs:
         ode = equiangular_collapse(
             beta, tokens=n + perturb, rho0=rho0, t_max=3.0, saves=16, dynamics=dyn, simulate=False
         )
