@@ -43,6 +43,7 @@ def test_random_measures_cover_every_base_measure():
         ("first_count_error", 1),
         ("equiangular_error", 1),
         ("critical_scaling_error", 0.01),
+        ("staircase_energy_error", 0.01),
     ],
 )
 def test_particle_claims_fail_on_a_perturbed_prediction(check, perturb):

@@ -319,6 +319,12 @@ CLAIMS: tuple[Claim, ...] = (
         particle_checks.critical_scaling_error,
         1e-10,
     ),
+    Claim(
+        "plateau energies of a clustering flow = cluster formula (relative)",
+        "particles §10.1; arXiv 2410.06833",
+        particle_checks.staircase_energy_error,
+        1e-5,
+    ),
 )
 """The claims that ``attnphys verify`` checks, in the order it prints them."""
 

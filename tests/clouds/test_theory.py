@@ -167,3 +167,33 @@ def test_critical_scaling_dataset_and_measurement():
     np.testing.assert_allclose(ds.measured.values, ds.predicted.values, atol=0.1)
     with pytest.raises(InputError, match="rho"):
         critical_scaling(1.0, 10, rho=1.0)
+
+
+# -- §10 staircase energy and merge order --------------------------------------------------------------
+def test_cluster_energy_of_point_clusters_is_the_interaction_energy():
+    from attnphys.clouds import cluster_energy, interaction_energy
+    from attnphys.clouds._staircase import cluster_labels
+
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(4, 3))
+    Z /= np.linalg.norm(Z, axis=1, keepdims=True)
+    X = Z[rng.integers(0, 4, size=40)]
+    lab = cluster_labels(X, 1e-6)
+    E, m, _ = cluster_energy(X, lab, 2.5)
+    assert E == pytest.approx(float(interaction_energy(jnp.asarray(X), 2.5)), rel=1e-12)
+    assert m.sum() == pytest.approx(1.0)
+    # k equal clusters equally spaced on the circle: E = Σ_j e^{β cos(2πj/k)} / (2βk)
+    k, beta = 5, 3.0
+    th = 2 * np.pi * np.repeat(np.arange(k), 3) / k
+    X = np.stack([np.cos(th), np.sin(th)], 1)
+    want = np.sum(np.exp(beta * np.cos(2 * np.pi * np.arange(k) / k))) / (2 * beta * k)
+    assert cluster_energy(X, cluster_labels(X, 1e-6), beta)[0] == pytest.approx(want, rel=1e-12)
+
+
+def test_staircase_energies_and_the_first_merge():
+    from attnphys.clouds import staircase
+
+    ds = staircase(6.0, tokens=32, dim=2, t_max=120.0, saves=241, seed=1)
+    np.testing.assert_allclose(ds.energy, ds.energy_predicted, rtol=1e-6)
+    assert np.all(np.diff(ds.energy.values) > 0)  # the energy of the staircase rises at every merge
+    assert ds.clusters.values.tolist()[:2] == [3, 2] and int(ds.closest_merged[0]) == 1

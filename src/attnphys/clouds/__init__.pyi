@@ -4,6 +4,7 @@ from ._api import clustering_diagram, flow_weights, iterate_layers, particle_flo
 from ._equiangular import collapse_boundary, collapse_time, equiangular_collapse, equiangular_start
 from ._instability import first_cluster_count, mode_growth_rates, near_uniform_start
 from ._scaling import chunked_attention_mean_cosine, critical_scaling, limit_cosine, output_cosine
+from ._staircase import cluster_energy, staircase
 from .attention import (
     ATTENTIONS,
     AbstractAttention,
@@ -80,6 +81,8 @@ __all__ = [
     "output_cosine",
     "limit_cosine",
     "chunked_attention_mean_cosine",
+    "staircase",
+    "cluster_energy",
     "ATTENTIONS",
     "AbstractAttention",
     "SinkhornAttention",

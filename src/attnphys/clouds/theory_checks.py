@@ -81,4 +81,20 @@ def critical_scaling_error(rng: np.random.Generator, perturb: float = 0.0) -> fl
     )
 
 
-__all__ = ["critical_scaling_error", "equiangular_error", "first_count_error", "lattice_rates_error"]
+def staircase_energy_error(rng: np.random.Generator, perturb: float = 0.0) -> float:
+    """Largest relative distance between the interaction energy on every metastable plateau of a flow (SA,
+    24 uniform tokens on the circle, β = 6) and the cluster formula (1/(2β)) Σ m_a m_b e^{β⟨z_a, z_b⟩}
+    (times 1 + ``perturb``) (theory: docs/theory/particles.md §10.1)."""
+    from attnphys.clouds import staircase
+
+    ds = staircase(6.0, tokens=24, dim=2, t_max=120.0, saves=241, seed=int(rng.integers(2**20)))
+    return float(np.max(np.abs(ds.energy.values / (ds.energy_predicted.values * (1 + perturb)) - 1)))
+
+
+__all__ = [
+    "critical_scaling_error",
+    "equiangular_error",
+    "first_count_error",
+    "lattice_rates_error",
+    "staircase_energy_error",
+]

@@ -32,7 +32,7 @@ class ClusterCountFigure(AbstractFigure):
         if quick:
             return dict(betas=[1.0, 5.0], dims=[2, 3], tokens=200, samples=4, noise=1e-3, horizon=30.0, seed=0)
         return dict(
-            betas=[1.0, 2.0, 3.0, 5.0, 8.0, 12.0, 20.0], dims=[2, 3], tokens=200, samples=16, noise=1e-3,
+            betas=[1.0, 2.0, 3.0, 5.0, 8.0, 12.0, 20.0], dims=[2, 3], tokens=200, samples=12, noise=1e-3,
             horizon=30.0, seed=0,
         )  # fmt: skip
 
