@@ -37,7 +37,7 @@ class ClusterCountFigure(AbstractFigure):
         )  # fmt: skip
 
     def work(self, quick: bool = False) -> Work:
-        return _work(15.0 if quick else 90.0)
+        return _work(15.0 if quick else 80.0)
 
     def compute(self, settings: dict[str, Any], progress: bool = True) -> xr.Dataset:
         from attnphys.clouds import first_cluster_count
@@ -201,12 +201,12 @@ class ScalingFigure(AbstractFigure):
         if quick:
             return dict(gammas=[1.0, 2.0, 3.0], tokens=[100, 1000], rho=0.5, dim=128, chunk=1024, seed=0)
         return dict(
-            gammas=[0.5, 1.0, 1.5, 1.75, 2.0, 2.25, 2.5, 3.0, 4.0], tokens=[100, 1000, 10000, 20000], rho=0.5,
+            gammas=[0.5, 1.0, 1.5, 1.75, 2.0, 2.25, 2.5, 3.0, 4.0], tokens=[100, 1000, 10000], rho=0.5,
             dim=128, chunk=1024, seed=0,
         )  # fmt: skip
 
     def work(self, quick: bool = False) -> Work:
-        return _work(5.0 if quick else 80.0)
+        return _work(5.0 if quick else 40.0)
 
     def compute(self, settings: dict[str, Any], progress: bool = True) -> xr.Dataset:
         from attnphys.clouds import critical_scaling
