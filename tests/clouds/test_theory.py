@@ -197,3 +197,48 @@ def test_staircase_energies_and_the_first_merge():
     np.testing.assert_allclose(ds.energy, ds.energy_predicted, rtol=1e-6)
     assert np.all(np.diff(ds.energy.values) > 0)  # the energy of the staircase rises at every merge
     assert ds.clusters.values.tolist()[:2] == [3, 2] and int(ds.closest_merged[0]) == 1
+
+
+# -- §11 normalization placements -----------------------------------------------------------------------
+@pytest.mark.parametrize("dynamics", ["sa", "usa"])
+def test_reduced_equations_are_the_placed_velocities_at_an_equiangular_cloud(dynamics):
+    from attnphys.clouds import PLACEMENTS
+    from attnphys.clouds._normalization import placed_velocity, reduced_field
+
+    n, rho, beta = 5, 0.3, 1.3
+    attn = (SoftmaxAttention if dynamics == "sa" else UnnormalisedAttention)(beta=beta)
+    for pl in PLACEMENTS:
+        r = 1.0 if pl == "post" else 1.7  # post-LN lives on the sphere
+        X = jnp.asarray(r * equiangular_start(n, rho))
+        V = placed_velocity(attn, X, pl)
+        U = X / r
+        dU = (V - jnp.sum(V * U, 1, keepdims=True) * U) / r  # d/dt of the directions
+        dG = dU @ U.T + U @ dU.T
+        dr = jnp.sum(V * U, 1)
+        g_dot, r_dot = reduced_field(jnp.asarray([1 - rho, r]), beta, n, pl, dynamics)
+        np.testing.assert_allclose(-dG[~np.eye(n, dtype=bool)], float(g_dot), atol=1e-12)
+        np.testing.assert_allclose(dr, float(r_dot), atol=1e-12)
+    # peri-LN normalises the sublayer's output: SA and USA give the same flow
+    a = placed_velocity(SoftmaxAttention(beta=beta), X, "peri")
+    np.testing.assert_allclose(a, placed_velocity(UnnormalisedAttention(beta=beta), X, "peri"), atol=1e-12)
+
+
+@pytest.mark.slow
+def test_decay_laws_of_the_placements():
+    from attnphys.clouds import normalization_decay
+
+    ds = normalization_decay(1.0, tokens=6, t_max=400.0, saves=801, simulate=False)
+    f, h = ds.fitted.values, ds.fitted_halfwidth.values
+    assert list(ds.law.values) == ["exponential", "power", "power"]
+    assert abs(f[0] - 2.0) < 1e-3 and np.all(np.abs(f[1:] - 2.0) < 0.03) and np.all(h < 1e-3)
+    # post-LN keeps the norm; pre- and peri-LN grow it linearly near collapse
+    n = ds.norm.values
+    assert np.allclose(n[0], 1.0) and 0.9 < (n[1, -1] - n[1, -201]) / 100.0 < 1.01
+
+
+@pytest.mark.slow
+def test_the_placed_n_token_flows_follow_the_reduced_equations():
+    from attnphys.clouds import normalization_decay
+
+    ds = normalization_decay(1.0, tokens=5, t_max=30.0, saves=121, rtol=1e-9, atol=1e-13, fit_range=(1e-8, 1e-2))
+    assert np.all(ds.deviation.values < 1e-6)

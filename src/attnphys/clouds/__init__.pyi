@@ -3,6 +3,7 @@
 from ._api import clustering_diagram, flow_weights, iterate_layers, particle_flow
 from ._equiangular import collapse_boundary, collapse_time, equiangular_collapse, equiangular_start
 from ._instability import first_cluster_count, mode_growth_rates, near_uniform_start
+from ._normalization import PLACEMENTS, normalization_decay
 from ._scaling import chunked_attention_mean_cosine, critical_scaling, limit_cosine, output_cosine
 from ._staircase import cluster_energy, staircase
 from .attention import (
@@ -83,6 +84,8 @@ __all__ = [
     "chunked_attention_mean_cosine",
     "staircase",
     "cluster_energy",
+    "normalization_decay",
+    "PLACEMENTS",
     "ATTENTIONS",
     "AbstractAttention",
     "SinkhornAttention",

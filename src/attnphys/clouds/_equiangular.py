@@ -33,7 +33,7 @@ def cosine_velocity(rho, beta, n: int, dynamics: str = "sa"):
     return 2.0 * p * (1.0 - rho) * (1.0 + (n - 1) * rho)
 
 
-def _check(beta, tokens, rho0, dynamics):
+def check_equiangular(beta, tokens, rho0, dynamics):
     if isinstance(tokens, bool) or not isinstance(tokens, (int, np.integer)) or tokens < 2:
         raise InputError(f"must be an integer >= 2, got {tokens!r}", "tokens")
     if dynamics not in ("sa", "usa"):
@@ -67,7 +67,7 @@ def collapse_time(
     """
     from scipy.integrate import quad
 
-    b = _check(beta, tokens, rho0, dynamics)
+    b = check_equiangular(beta, tokens, rho0, dynamics)
     if not (np.isfinite(threshold) and -1.0 / (tokens - 1) < threshold < 1):
         raise InputError(f"must lie in (-1/(n-1), 1), got {threshold!r}", "threshold")
     out = np.zeros(b.size)
@@ -122,7 +122,7 @@ def equiangular_collapse(
     from attnphys.clouds.flow import solve_flow
     from attnphys.metadata import base_attrs
 
-    _check(beta, tokens, rho0, dynamics)
+    check_equiangular(beta, tokens, rho0, dynamics)
     if not (np.isfinite(t_max) and t_max > 0):
         raise InputError(f"must be a finite number > 0, got {t_max!r}", "t_max")
     if isinstance(saves, bool) or not isinstance(saves, (int, np.integer)) or saves < 2:
@@ -197,7 +197,7 @@ def collapse_boundary(
     """
     from attnphys.metadata import base_attrs
 
-    b = _check(beta, tokens, rho0, dynamics)
+    b = check_equiangular(beta, tokens, rho0, dynamics)
     thr = 1.0 - pair_tol**2 / 2
     t = collapse_time(b, tokens=tokens, rho0=rho0, threshold=thr, dynamics=dynamics)
     ds = xr.Dataset({"boundary_time": (("beta",), t)}, coords={"beta": b})
@@ -209,4 +209,11 @@ def collapse_boundary(
     return ds
 
 
-__all__ = ["collapse_boundary", "collapse_time", "cosine_velocity", "equiangular_collapse", "equiangular_start"]
+__all__ = [
+    "check_equiangular",
+    "collapse_boundary",
+    "collapse_time",
+    "cosine_velocity",
+    "equiangular_collapse",
+    "equiangular_start",
+]
