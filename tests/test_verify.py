@@ -34,3 +34,22 @@ def test_claims_are_seeded_per_seed_and_claim():
 def test_random_measures_cover_every_base_measure():
     ms = random_measures(np.random.default_rng(0))
     assert [type(m) for m in ms.values()] == measure_classes()
+
+
+@pytest.mark.parametrize(
+    "check, perturb",
+    [
+        ("lattice_rates_error", 1e-3),
+        ("first_count_error", 1),
+        ("equiangular_error", 1),
+        ("critical_scaling_error", 0.01),
+        ("staircase_energy_error", 0.01),
+    ],
+)
+def test_particle_claims_fail_on_a_perturbed_prediction(check, perturb):
+    """Each claim of the particle flow's theory holds as stated and fails when its prediction is moved."""
+    from attnphys.clouds import theory_checks as _claim_checks
+
+    claim = next(c for c in CLAIMS if c.check is getattr(_claim_checks, check))
+    fn = getattr(_claim_checks, check)
+    assert fn(np.random.default_rng(3), perturb=perturb) > claim.tol

@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from attnphys import clouds, hopfield
+from attnphys.clouds import theory_checks as particle_checks
 from attnphys.errors import AttnphysError, InputError, PrecisionWarning
 from attnphys.expfam import (
     AbstractBaseMeasure,
@@ -293,6 +294,37 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("Hopfield update = ∇ log Z / β of the stored patterns", "§4", _hopfield_is_grad, 1e-12),
     Claim("Hopfield update never increases the energy", "§4", _hopfield_monotone, 1e-12),
     Claim("Hopfield retrieves well-separated patterns (10% flipped)", "§4", _hopfield_retrieval, 1e-6),
+    # the particle flow's quantitative theory (docs/theory/particles.md §7–9)
+    Claim(
+        "uniform cloud on the circle: mode k grows at k² I_k(β)/(β I_0(β)) (relative)",
+        "particles §7.1; arXiv 2410.23228",
+        particle_checks.lattice_rates_error,
+        1e-8,
+    ),
+    Claim(
+        "β = 5 on the circle: first plateau of 3 clusters (1 − agreeing fraction, 8 starts)",
+        "particles §7.2; arXiv 2410.23228 Fig. 4",
+        particle_checks.first_count_error,
+        0.25,
+    ),
+    Claim(
+        "equiangular n-token flow follows the scalar cosine ODE (SA and USA)",
+        "particles §8.1; arXiv 2512.01868",
+        particle_checks.equiangular_error,
+        1e-7,
+    ),
+    Claim(
+        "one SA layer, β = γ log n, on a simplex: output cosine = closed form",
+        "particles §9.1; arXiv 2510.05554",
+        particle_checks.critical_scaling_error,
+        1e-10,
+    ),
+    Claim(
+        "plateau energies of a clustering flow = cluster formula (relative)",
+        "particles §10.1; arXiv 2410.06833",
+        particle_checks.staircase_energy_error,
+        1e-5,
+    ),
 )
 """The claims that ``attnphys verify`` checks, in the order it prints them."""
 

@@ -80,7 +80,7 @@ def test_fig5_quick(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [n for n in FIGURES if n != "fig5"])
+@pytest.mark.parametrize("name", [n for n in FIGURES if n != "fig5" and not n.startswith("particles-")])
 def test_every_figure_quick(tmp_path, name):
     extra = ("--filter", "reference", "--pair", "1|0") if name == "fig3b" else ()
     ds = run_quick(tmp_path, name, *extra)
@@ -126,3 +126,32 @@ def test_a_window_not_yet_full_is_saved_with_its_fill_count(tmp_path):
     assert invoke(*common, 4, "--start", "token", "--out", whole).exit_code == 0
     a, b, c = load(first), load(second), load(whole)
     np.testing.assert_array_equal(np.concatenate([a.att.values, b.att.values]), c.att.values)
+
+
+def run_particles_quick(tmp_path, name):
+    out = tmp_path / name
+    res = invoke("reproduce", name, "--quick", "--out", out)
+    assert res.exit_code == 0, res.output
+    assert (out / f"{name}.png").stat().st_size > 10_000 and (out / f"{name}.txt").exists()
+    ds = load(out / f"{name}.zarr")
+    for v in ds.data_vars:
+        assert ds[v].attrs.get("long_name"), v
+    assert FIGURES[name].source in (out / f"{name}.txt").read_text() and ds.attrs["quick"] == 1
+    return ds
+
+
+def test_particles_scaling_quick(tmp_path):
+    ds = run_particles_quick(tmp_path, "particles-scaling")
+    assert float(ds.gamma_c) == 2.0
+    np.testing.assert_allclose(ds.measured.values, ds.predicted.values, atol=0.05)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["particles-clusters", "particles-equiangular"])
+def test_particle_figures_quick(tmp_path, name):
+    ds = run_particles_quick(tmp_path, name)
+    if name == "particles-clusters":
+        assert ds.predicted.sel(dim=2).values.tolist() == [1, 3]
+        assert float(ds.agree.sel(dim=2, beta=5.0)) >= 0.75
+    else:
+        assert float(ds.deviation.max()) < 1e-7

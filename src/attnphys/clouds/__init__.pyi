@@ -1,6 +1,11 @@
 """Type stub of the lazily loaded package: the one list of its public names."""
 
 from ._api import clustering_diagram, flow_weights, iterate_layers, particle_flow
+from ._equiangular import collapse_boundary, collapse_time, equiangular_collapse, equiangular_start
+from ._instability import first_cluster_count, mode_growth_rates, near_uniform_start
+from ._normalization import PLACEMENTS, normalization_decay
+from ._scaling import chunked_attention_mean_cosine, critical_scaling, limit_cosine, output_cosine
+from ._staircase import cluster_energy, staircase
 from .attention import (
     ATTENTIONS,
     AbstractAttention,
@@ -65,6 +70,22 @@ __all__ = [
     "particle_flow",
     "clustering_diagram",
     "flow_weights",
+    # the quantitative theory of the particle flow (docs/theory/particles.md §7–9)
+    "mode_growth_rates",
+    "first_cluster_count",
+    "near_uniform_start",
+    "equiangular_collapse",
+    "collapse_time",
+    "collapse_boundary",
+    "equiangular_start",
+    "critical_scaling",
+    "output_cosine",
+    "limit_cosine",
+    "chunked_attention_mean_cosine",
+    "staircase",
+    "cluster_energy",
+    "normalization_decay",
+    "PLACEMENTS",
     "ATTENTIONS",
     "AbstractAttention",
     "SinkhornAttention",

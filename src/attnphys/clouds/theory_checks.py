@@ -1,0 +1,100 @@
+"""Numerical checks of the particle flow's quantitative theory, each ``rng -> error`` with a ``perturb``
+argument that moves the prediction away from the theory: ``attnphys verify`` runs them unperturbed, and the
+tests run them perturbed and require them to fail (theory: docs/theory/particles.md §7–9)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+def lattice_rates_error(rng: np.random.Generator, perturb: float = 0.0) -> float:
+    """Largest relative distance between the growth of Fourier mode k = 1 … 6 of n = 40 equally spaced
+    tokens on the circle under SA (the flow's velocity linearised by automatic differentiation) and
+    λ_k = k² I_k(β)/(β I_0(β)) (times 1 + ``perturb``), β drawn in [1, 8] (theory: docs/theory/particles.md §7.1)."""
+    from attnphys.clouds import SoftmaxAttention, mode_growth_rates, velocity
+
+    n, beta = 40, float(rng.uniform(1.0, 8.0))
+    attn = SoftmaxAttention(beta=beta)
+
+    def angular(th):
+        X = jnp.stack([jnp.cos(th), jnp.sin(th)], -1)
+        V = velocity(attn, X)
+        return -V[:, 0] * jnp.sin(th) + V[:, 1] * jnp.cos(th)
+
+    th0 = 2 * jnp.pi * jnp.arange(n) / n
+    J = np.asarray(jax.jit(jax.jacfwd(angular))(th0))
+    rates = mode_growth_rates(beta, dim=2, modes=6).rate.values[0] * (1 + perturb)
+    err = 0.0
+    for k in range(1, 7):
+        mode = np.cos(k * np.asarray(th0))
+        measured = float(mode @ J @ mode / (mode @ mode))
+        err = max(err, abs(measured - rates[k - 1]) / rates[k - 1])
+    return err
+
+
+def first_count_error(rng: np.random.Generator, perturb: int = 0) -> float:
+    """1 − the fraction of 8 near-uniform starts on the circle (200 tokens, β = 5, SA) whose first plateau
+    has k*(5) + ``perturb`` clusters; the published count is 3 (theory: docs/theory/particles.md §7.2)."""
+    from attnphys.clouds import first_cluster_count
+
+    ds = first_cluster_count(5.0, samples=8, seed=int(rng.integers(2**31)))
+    pred = int(ds.predicted[0]) + perturb
+    return 1.0 - float(np.mean(ds.clusters.values[0] == pred)) + (0.0 if pred == 3 else 1.0)
+
+
+def equiangular_error(rng: np.random.Generator, perturb: int = 0) -> float:
+    """Largest distance between every pairwise cosine of an equiangular n-token flow (SA and USA, n = 5,
+    β in [0.5, 4], ρ₀ in [−0.2, 0.5], t ≤ 3) and the scalar ODE for n + ``perturb`` tokens (theory:
+    docs/theory/particles.md §8.1)."""
+    from attnphys.clouds import SoftmaxAttention, UnnormalisedAttention, equiangular_collapse, equiangular_start
+    from attnphys.clouds.flow import solve_flow
+
+    n, beta, rho0 = 5, float(rng.uniform(0.5, 4.0)), float(rng.uniform(-0.2, 0.5))
+    err = 0.0
+    runs: tuple[tuple[Literal["sa", "usa"], type], ...] = (("sa", SoftmaxAttention), ("usa", UnnormalisedAttention))
+    for dyn, cls in runs:
+        ode = equiangular_collapse(
+            beta, tokens=n + perturb, rho0=rho0, t_max=3.0, saves=16, dynamics=dyn, simulate=False
+        )
+        fl = solve_flow(cls(beta=beta), equiangular_start(n, rho0), ode.time.values, rtol=1e-10, atol=1e-12)
+        G = np.einsum("tid,tjd->tij", fl.xs, fl.xs)[:, ~np.eye(n, dtype=bool)]
+        err = max(err, float(np.max(np.abs(G - ode.cosine.values[:, None]))))
+    return err
+
+
+def critical_scaling_error(rng: np.random.Generator, perturb: float = 0.0) -> float:
+    """Largest distance between the mean output cosine of an exact simplex of n = 256 tokens through
+    chunked attention with β = γ log n and the closed form at input cosine ρ + ``perturb``, over γ in
+    {γ_c/2, γ_c, 2γ_c} (theory: docs/theory/particles.md §9.1)."""
+    from attnphys.clouds import chunked_attention_mean_cosine, equiangular_start, output_cosine
+
+    n, rho = 256, float(rng.uniform(0.2, 0.7))
+    X = jnp.asarray(equiangular_start(n, rho))
+    gc = 1 / (1 - rho)
+    return max(
+        abs(chunked_attention_mean_cosine(X, g * np.log(n), 64) - float(output_cosine(g, n, rho + perturb)))
+        for g in (gc / 2, gc, 2 * gc)
+    )
+
+
+def staircase_energy_error(rng: np.random.Generator, perturb: float = 0.0) -> float:
+    """Largest relative distance between the interaction energy on every metastable plateau of a flow (SA,
+    24 uniform tokens on the circle, β = 6) and the cluster formula (1/(2β)) Σ m_a m_b e^{β⟨z_a, z_b⟩}
+    (times 1 + ``perturb``) (theory: docs/theory/particles.md §10.1)."""
+    from attnphys.clouds import staircase
+
+    ds = staircase(6.0, tokens=24, dim=2, t_max=120.0, saves=241, seed=int(rng.integers(2**20)))
+    return float(np.max(np.abs(ds.energy.values / (ds.energy_predicted.values * (1 + perturb)) - 1)))
+
+
+__all__ = [
+    "critical_scaling_error",
+    "equiangular_error",
+    "first_count_error",
+    "lattice_rates_error",
+    "staircase_energy_error",
+]
