@@ -3,6 +3,7 @@
 from ._api.attractors import attractors, basins, orbit_continuation
 from ._api.diagrams import bifurcation, phase_diagram
 from ._api.finite import converge, finite_trajectories
+from ._api.fluctuations import compare_fluctuations, fluctuations, predicted_horizon
 from ._api.spectra import lyapunov_spectrum
 from ._api.trajectories import final_windows, trajectories
 from ._variant import AbstractConfig, AbstractModel
@@ -60,4 +61,7 @@ __all__ = [
     "orbit_continuation",
     "finite_trajectories",
     "converge",
+    "fluctuations",
+    "compare_fluctuations",
+    "predicted_horizon",
 ]
