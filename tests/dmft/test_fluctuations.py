@@ -109,6 +109,16 @@ def test_finite_network_agrees_with_the_prediction_at_one_size(fixed):
     assert np.isnan(ds.horizon.values[0]) and np.all(np.isnan(ds.separation.values))
 
 
+def test_converge_reports_the_predicted_prefactor(fixed):
+    """The measured RMS deviation of converge against the predicted c N^-1/2 (fixed point, 64 paths)."""
+    from attnphys.dmft import converge
+
+    ds = converge(fixed, [990, 9900], paths=64, steps=120, horizon=100, transient=100)
+    c = float(ds.rms_prefactor_predicted)
+    assert 0.5 < c < 5
+    np.testing.assert_allclose(ds.rms_deviation.values, ds.rms_predicted.values, rtol=0.1)
+
+
 def test_horizon_is_where_the_spread_reaches_the_threshold():
     import xarray as xr
 

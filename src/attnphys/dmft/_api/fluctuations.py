@@ -86,7 +86,8 @@ def fluctuations(
     Returns:
         Dataset over (step, feature[, feature_b]) with, per observable ``x``: ``x`` (the mean field),
         ``x_bias``, ``x_var``, ``x_cov``; ``spread`` (step) the largest predicted standard deviation times √N;
-        attributes ``mode``, and in stationary mode ``period`` and ``spectral_radius`` (of the monodromy).
+        attributes ``mode``, in stationary mode ``period`` and ``spectral_radius`` (of the monodromy), and
+        ``first_nonfinite_step`` where the covariance overflowed (a chaotic orbit, long past the horizon).
 
     Raises:
         InputError: naming the argument (a configuration without a finite network, bad steps, an observable the
@@ -158,11 +159,15 @@ def fluctuations(
         data[f"{k}_var"] = (("step", "feature"), np.diagonal(c, axis1=1, axis2=2), {"long_name": f"{k}: {LONG['var']}"})
         data[f"{k}_cov"] = (("step", "feature", "feature_b"), c, {"long_name": f"{k}: {LONG['cov']}"})
     var_all = np.diagonal(cov.reshape(T, K * M, K * M), axis1=1, axis2=2)
-    data["spread"] = (
-        ("step",),
-        np.sqrt(np.max(var_all, axis=1)),
-        {"long_name": "largest predicted standard deviation of a record, times sqrt(N)"},
-    )
+    with np.errstate(over="ignore", invalid="ignore"):
+        data["spread"] = (
+            ("step",),
+            np.sqrt(np.max(var_all, axis=1)),
+            {"long_name": "largest predicted standard deviation of a record, times sqrt(N)"},
+        )
+    bad = ~np.all(np.isfinite(var_all), axis=1)
+    if bad.any():  # a chaotic orbit's covariance overflows long after the expansion stopped holding
+        extra["first_nonfinite_step"] = int(ts[np.argmax(bad)])
     return xr.Dataset(
         data,
         coords={"step": ("step", ts), "feature": ("feature", np.arange(M)), "feature_b": ("feature_b", np.arange(M))},
@@ -367,3 +372,44 @@ def compare_fluctuations(
         },
         attrs=attrs,
     )
+
+
+def rms_prefactor(cfg, *, horizon: int, observable: str = "mo_se") -> float:
+    """The predicted prefactor c of the convergence law rms_deviation ≈ c N^{-1/2} of
+    :func:`~attnphys.dmft.converge` (theory: docs/theory/fluctuations.md §5): c² is the predicted variance
+    (times N) of ``observable`` averaged over the first ``horizon`` steps and the features; the bias adds only
+    O(1/N²) to the mean square. Beyond the validity horizon (chaotic regimes) c keeps growing with the horizon
+    and no longer describes the paths."""
+    pred = fluctuations(cfg, steps=horizon, record=(observable,))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return float(np.sqrt(np.mean(pred[f"{observable}_var"].values)))
+
+
+def with_rms_prefactor(ds: xr.Dataset, cfg, *, horizon: int, observable: str) -> xr.Dataset:
+    """A convergence dataset with ``rms_prefactor_predicted`` (sweep…) from :func:`rms_prefactor` at every grid
+    point and ``rms_predicted`` (sweep…, n) = prefactor/√N beside the measured ``rms_deviation`` (theory:
+    docs/theory/fluctuations.md §5)."""
+    import itertools
+
+    others = [d for d in ds.rms_deviation.dims if d != "n"]
+    shape = [ds.sizes[d] for d in others]
+    c = np.empty(shape if shape else ())
+    for idx in itertools.product(*(range(s) for s in shape)):
+        point = cfg
+        for d, i in zip(others, idx, strict=True):
+            v = ds[d].values[i]
+            point = point.with_field(d, v.item() if hasattr(v, "item") else v)
+        c[idx] = rms_prefactor(point, horizon=horizon, observable=observable)
+    ds["rms_prefactor_predicted"] = (
+        others,
+        c,
+        {
+            "long_name": f"predicted prefactor c of rms_deviation = c N^-1/2 (system-size expansion, first {horizon} steps)"
+        },
+    )
+    ds["rms_predicted"] = (
+        others + ["n"],
+        c[..., None] / np.sqrt(ds["n"].values.astype(float)),
+        {"long_name": "predicted rms_deviation, c N^-1/2"},
+    )
+    return ds
