@@ -7,9 +7,10 @@
    interval, and the path-averaged error of the mean field and of the bias-corrected prediction, beside the
    sampling error of those averages. Acceptance: every overlap's ratio within 10 %; at N = 990 the
    corrected error at least 5× below the mean field's.
-2. In a chaotic regime (β_o = 1.28, the chaotic orbit of the paper's Fig. 5), for N over three decades and
-   more: the median step at which a path first deviates from the mean-field orbit by ``--threshold``, its
-   slope against log N with a 95 % interval, beside the predicted horizon and 1/(2λ₁).
+2. In a chaotic regime (β_o = 1.28, the chaotic orbit of the paper's Fig. 5), for N over five decades, paths
+   started on the attractor (from the mean-field state at several steps after a 5,000-step transient): the
+   median step at which a path first deviates from the mean-field orbit by ``--threshold``, its slope against
+   log N with a 95 % interval over the starts, beside the predicted horizon's and 1/(2λ₁).
 3. The cost of the prediction (one run of the expansion, any N) against the simulation it replaces.
 
 ``--figures DIR`` writes the figures: standard deviation and bias against N, predicted and measured, per
@@ -87,35 +88,54 @@ def stationary_cost(cfg, steps, transient):
     return st
 
 
-def horizon(cfg, sizes, paths, steps, threshold):
-    print(f"\n== chaotic regime: beta_o = {cfg.beta_o}, threshold {threshold}, {paths} paths ==")
+def horizon(cfg, sizes, paths, starts, length, threshold):
+    print(
+        f"\n== chaotic regime: beta_o = {cfg.beta_o}, threshold {threshold}, {paths} paths from each of "
+        f"{len(starts)} mean-field states on the attractor =="
+    )
     lam = float(
         lyapunov_spectrum(cfg, start="token", steps=20_000, transient=5000, exponents=1).exponents.values.ravel()[0]
     )
-    ds = compare_fluctuations(cfg, sizes, paths=paths, steps=steps, record=RECORDS, seed=2, threshold=threshold)
-    sep = ds.separation.values  # (n, path)
-    med = np.nanmedian(sep, axis=1)
+    seps, hors, t_pred, t_sim = [], [], 0.0, 0.0
+    for s0 in starts:
+        ds = compare_fluctuations(
+            cfg, sizes, paths=paths, steps=s0 + length, start_step=s0, record=RECORDS, seed=2, threshold=threshold
+        )
+        seps.append(ds.separation.values - s0)  # (n, path)
+        hors.append(ds.horizon.values - s0)
+        t_pred += ds.attrs["prediction_seconds"]
+        t_sim += sum(json.loads(ds.attrs["simulation_seconds"]))
+    # a path that never separated within the run counts as separating after it (a censored time, +inf)
+    seps = [np.where(np.isnan(sp), np.inf, sp) for sp in seps]
+    sep = np.concatenate(seps, axis=1)  # (n, starts x paths)
+    hor = np.stack(hors)  # (starts, n)
+    med = np.median(sep, axis=1)
     rng = np.random.default_rng(0)
-    boot = np.stack([np.nanmedian(sep[:, rng.integers(0, paths, paths)], axis=1) for _ in range(400)])
+    boot = np.stack([np.median(sep[:, rng.integers(0, sep.shape[1], sep.shape[1])], axis=1) for _ in range(400)])
     lo, hi = np.percentile(boot, [2.5, 97.5], axis=0)
-    print(f"lambda_1 = {lam:.4f} per step: 1/(2 lambda_1) = {1 / (2 * lam):.1f} steps per unit of log N")
-    print(f"{'N':>9} {'median separation [95%]':>26} {'never separated':>16} {'predicted horizon':>18}")
+    print(f"lambda_1 = {lam:.4f} per step: 1/(2 lambda_1) = {1 / (2 * lam):.2f} steps per unit of log N")
+    print(f"{'N':>10} {'median separation [95%]':>26} {'never':>6} {'predicted horizon (median over starts)':>40}")
     for i, n in enumerate(sizes):
-        never = int(np.sum(np.isnan(sep[i])))
-        print(f"{n:>9} {med[i]:>10.0f} [{lo[i]:.0f}, {hi[i]:.0f}] {never:>16} {ds.horizon.values[i]:>18.0f}")
+        print(
+            f"{n:>10} {med[i]:>10.1f} [{lo[i]:.1f}, {hi[i]:.1f}] {int(np.sum(np.isinf(sep[i]))):>6} "
+            f"{np.nanmedian(hor[:, i]):>40.1f}"
+        )
     x = np.log(np.asarray(sizes, float))
-    fit = scipy.stats.linregress(x, med)
-    t = scipy.stats.t.ppf(0.975, len(sizes) - 2)
-    pf = scipy.stats.linregress(x, ds.horizon.values)
+    # slope per start (median over its paths), then the mean over starts with its t interval
+    per = np.stack([np.polyfit(x, np.median(sp, axis=1), 1)[0] for sp in seps])
+    pper = np.stack([np.polyfit(x, h, 1)[0] for h in hor])
+    t = scipy.stats.t.ppf(0.975, len(starts) - 1)
+
+    def ci(v):
+        m, se = v.mean(), v.std(ddof=1) / np.sqrt(v.size)
+        return f"{m:.2f} [{m - t * se:.2f}, {m + t * se:.2f}]"
+
     print(
-        f"slope of the median separation vs log N: {fit.slope:.1f} [{fit.slope - t * fit.stderr:.1f}, "
-        f"{fit.slope + t * fit.stderr:.1f}] steps; predicted horizon: {pf.slope:.1f}; 1/(2 lambda_1) = {1 / (2 * lam):.1f}"
+        f"slope of the separation step vs log N (mean over {len(starts)} starts, 95% interval): measured {ci(per)}; "
+        f"predicted horizon {ci(pper)}; 1/(2 lambda_1) = {1 / (2 * lam):.2f}"
     )
-    print(
-        f"cost: prediction {ds.attrs['prediction_seconds']:.1f} s; simulation "
-        + ", ".join(f"{s:.1f} s" for s in json.loads(ds.attrs["simulation_seconds"]))
-    )
-    return ds, lam, (med, lo, hi)
+    print(f"cost: prediction {t_pred:.1f} s; simulation {t_sim:.1f} s (all starts and sizes)")
+    return sizes, lam, (med, lo, hi), np.nanmedian(hor, axis=0)
 
 
 def figures(out: Path, regimes: dict, chaos) -> None:
@@ -140,13 +160,14 @@ def figures(out: Path, regimes: dict, chaos) -> None:
         ax1.legend(fontsize=7)
         ax2.legend(fontsize=6)
         fig.savefig(out / f"fluctuations_{name}.png", dpi=120)
-    ds, lam, (med, lo, hi) = chaos
+    sizes, lam, (med, lo, hi), hor = chaos
     fig = Figure(figsize=(5, 4), layout="constrained")
     ax = fig.subplots()
-    x = np.log(ds.n.values.astype(float)) / lam
-    ax.errorbar(x, med, yerr=[med - lo, hi - med], fmt="o", label="median separation (simulated)")
-    ax.plot(x, ds.horizon.values, "s-", label="predicted horizon")
-    ax.set(xlabel="log N / λ₁", ylabel="steps", title=f"chaotic horizon, β_o = {ds.attrs.get('beta_o', '')}")
+    x = np.log(np.asarray(sizes, float)) / lam
+    ax.errorbar(x, med, yerr=[med - lo, hi - med], fmt="o", label="median separation step (simulated)")
+    ax.plot(x, hor, "s-", label="predicted horizon (median over starts)")
+    ax.plot(x, med[0] + (x - x[0]) / 2, "k:", label="slope 1/2: growth at λ₁")
+    ax.set(xlabel="log N / λ₁", ylabel="steps after the start on the attractor", title="chaotic horizon")
     ax.legend(fontsize=8)
     fig.savefig(out / "fluctuations_horizon.png", dpi=120)
     print(f"figures written to {out}")
@@ -159,8 +180,9 @@ def main() -> None:
     ap.add_argument("--fixed", type=float, default=1.0, help="β_o of the fixed point")
     ap.add_argument("--cycle", type=float, default=3.0, help="β_o of the periodic orbit")
     ap.add_argument("--chaotic", type=float, default=1.28, help="β_o of the chaotic regime")
-    ap.add_argument("--chaos-sizes", default="990,9900,99000,990000")
-    ap.add_argument("--chaos-paths", type=int, default=200)
+    ap.add_argument("--chaos-sizes", default="990,9900,99000,990000,9900000,99000000")
+    ap.add_argument("--chaos-paths", type=int, default=100)
+    ap.add_argument("--chaos-starts", type=int, default=8, help="mean-field states on the attractor to start from")
     ap.add_argument("--threshold", type=float, default=0.1)
     ap.add_argument("--skip", default="", help="comma list of parts to skip: fixed, cycle, chaos")
     ap.add_argument("--figures", type=Path, default=None)
@@ -180,7 +202,10 @@ def main() -> None:
     chaos = None
     if "chaos" not in skip:
         cfg = preset("paper", beta_o=args.chaotic)
-        chaos = horizon(cfg, [int(s) for s in args.chaos_sizes.split(",")], args.chaos_paths, 200, args.threshold)
+        starts = [5000 + 97 * i for i in range(args.chaos_starts)]
+        chaos = horizon(
+            cfg, [int(s) for s in args.chaos_sizes.split(",")], args.chaos_paths, starts, 60, args.threshold
+        )
     if args.figures is not None and chaos is not None and regimes:
         figures(args.figures, regimes, chaos)
 

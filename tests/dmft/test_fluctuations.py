@@ -70,7 +70,9 @@ def test_second_order_contraction_is_the_hessian_contraction():
     x = jnp.asarray([0.3, -0.7, 0.2])
     B = np.random.default_rng(1).standard_normal((3, 3))
     S = jnp.asarray(B @ B.T)
-    np.testing.assert_allclose(_contract(f, x, S), 0.5 * jnp.einsum("ijk,jk->i", jax.hessian(f)(x), S), rtol=1e-12)
+    got = jax.jit(lambda x, S: _contract(f, x, S))(x, S)
+    want = jax.jit(lambda x, S: 0.5 * jnp.einsum("ijk,jk->i", jax.hessian(f)(x), S))(x, S)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
 def test_mean_of_the_expansion_is_the_mean_field_and_first_step_is_exact(fixed, along):
@@ -139,5 +141,7 @@ def test_bad_inputs_name_the_argument(fixed):
         fluctuations(fixed, steps=10, record=("nope",))
     with pytest.raises(InputError, match="stationary"):
         fluctuations(preset("paper", beta_o=1.4), steps=60, transient=50, stationary=True, max_period=16)
+    with pytest.raises(InputError, match="start_step"):
+        fluctuations(fixed, steps=10, start_step=10)
     with pytest.raises(InputError, match="sizes"):
         compare_fluctuations(fixed, [990, 990], paths=4, steps=10)

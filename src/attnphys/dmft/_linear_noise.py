@@ -219,9 +219,11 @@ def _run_block(net: Network, sc: Scalars, carry, t0, *, L: int, M: int, names: t
     return jax.lax.scan(body, carry, t0 + jnp.arange(CHUNK))
 
 
-def run(net: Network, sc: Scalars, x0, *, steps: int, L: int, M: int, names: tuple[str, ...], convention) -> dict:
-    """The expansion along ``steps`` loop steps from a deterministic state x0 with an empty window (theory:
-    docs/theory/fluctuations.md §2)::
+def run(
+    net: Network, sc: Scalars, x0, *, steps: int, L: int, M: int, names: tuple[str, ...], convention, t0: int = 0
+) -> dict:
+    """The expansion along ``steps`` loop steps t0, t0 + 1, … from a deterministic state x0 (the state after loop
+    step t0 − 1; with t0 = 0 the first token's, an empty window) (theory: docs/theory/fluctuations.md §2)::
 
         Σ_{t+1} = J_t Σ_t J_tᵀ + Q_t,   β_{t+1} = J_t β_t + ½ ∂²_x F_t : Σ_t + ½ ∂²_ξ F_t : D_t.
 
@@ -232,8 +234,8 @@ def run(net: Network, sc: Scalars, x0, *, steps: int, L: int, M: int, names: tup
     D = x0.shape[0]
     carry = (x0, jnp.zeros((D, D), x0.dtype), jnp.zeros(D, x0.dtype))
     parts = []
-    for t0 in range(0, steps, CHUNK):
-        carry, out = _run_block(net, sc, carry, jnp.asarray(t0), L=L, M=M, names=names, convention=convention)
+    for t in range(t0, t0 + steps, CHUNK):
+        carry, out = _run_block(net, sc, carry, jnp.asarray(t), L=L, M=M, names=names, convention=convention)
         parts.append({k: np.asarray(v) for k, v in out.items()})
     return {k: np.concatenate([p[k] for p in parts])[:steps] for k in parts[0]}
 

@@ -4,7 +4,10 @@ measured on the finite network (theory: docs/theory/fluctuations.md)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
@@ -54,6 +57,7 @@ def fluctuations(
     transient: int = 0,
     record: Sequence[str] | None = None,
     stationary: bool = False,
+    start_step: int = 0,
     tol: float = 1e-9,
     max_period: int = 4096,
 ) -> xr.Dataset:
@@ -72,7 +76,9 @@ def fluctuations(
     * ``stationary=False`` (paths): the expansion along the run from the first token (the finite network's
       start), steps ``transient`` … ``steps`` − 1 kept. In a chaotic regime the variance grows like
       e^{2λ₁t}: the prediction holds while the standard deviation is small against the attractor
-      (:func:`predicted_horizon`);
+      (:func:`predicted_horizon`). With ``start_step`` > 0 the paths start at loop step ``start_step`` from the
+      mean-field state there (Σ = 0, e.g. on the attractor) instead of the first token; records are kept from
+      max(``transient``, ``start_step``);
     * ``stationary=True``: the mean-field orbit after ``transient`` steps must be periodic (a fixed point is a
       cycle of period L, the positional code's); the stationary covariance and bias on the cycle, phase by
       phase, from the discrete Lyapunov equation on its monodromy (§3). ``step`` then holds one period.
@@ -103,10 +109,18 @@ def fluctuations(
     L, M = cfg.L, cfg.M
     x0 = ln.initial(net, sc, L, M)
     extra: dict = {}
+    if not isinstance(start_step, (int, np.integer)) or not 0 <= start_step < steps:
+        raise InputError(f"must be an integer in [0, steps) = [0, {steps}), got {start_step!r}", "start_step")
     if not stationary:
-        out = ln.run(net, sc, x0, steps=steps, L=L, M=M, names=names, convention=model.convention)
-        mean, bias, cov = (np.asarray(out[k])[transient:] for k in ("mean", "bias", "cov"))
-        ts = np.arange(transient, steps)
+        if start_step:
+            x0 = jnp.asarray(ln.orbit(net, sc, x0, steps=start_step, L=L, M=M)[-1])
+        out = ln.run(
+            net, sc, x0, steps=steps - start_step, L=L, M=M, names=names, convention=model.convention, t0=start_step
+        )
+        first = max(transient, start_step)
+        mean, bias, cov = (np.asarray(out[k])[first - start_step :] for k in ("mean", "bias", "cov"))
+        ts = np.arange(first, steps)
+        extra = {"start_step": int(start_step)}
     else:
         xs = np.asarray(ln.orbit(net, sc, x0, steps=transient + 2 * max_period + 1, L=L, M=M))
         late = xs[transient:]
@@ -202,6 +216,53 @@ def _period(y: np.ndarray, L: int, tol: float) -> int:
     return T
 
 
+@partial(jax.jit, static_argnames=("L", "length", "convention", "record"))
+def _simulate_from(net, sc, s0, keys, *, L: int, length: int, convention, record):
+    """Paths of ``length`` finite-network steps from the state s0, one per key (compiled once per shape)."""
+    from attnphys.dmft.finite import finite_step
+
+    def one(key):
+        def body(s, t):
+            return finite_step(net, sc, s, jax.random.fold_in(key, t), L, False, convention, record)
+
+        return jax.lax.scan(body, s0, s0.t + jnp.arange(length))[1]
+
+    return jax.vmap(one)(keys)
+
+
+def _paths_from(cfg, n: int, *, start_step: int, steps: int, paths: int, seed: int, record) -> dict[str, np.ndarray]:
+    """Finite-N paths started at loop step ``start_step`` from the mean-field state there (theory:
+    docs/theory/fluctuations.md §4), stepped by the finite network's own step
+    (:func:`~attnphys.dmft.finite.finite_step`, one binomial per weight class); path p uses the key
+    fold_in(PRNGKey(seed), p). Returns name → (paths, steps − start_step, M)."""
+    from attnphys.dmft import _linear_noise as ln
+    from attnphys.dmft.finite import FiniteState, repeated_network
+    from attnphys.errors import NonFiniteError
+
+    model, sc, lnet = _setup(cfg)
+    L, M = cfg.L, cfg.M
+    x = ln.orbit(lnet, sc, ln.initial(lnet, sc, L, M), steps=start_step, L=L, M=M)[-1]
+    A, mv, mk, _ = ln.unpack(jnp.asarray(x), L, M)
+    s0 = FiniteState(mv, mk, jnp.asarray(L, jnp.int32), A, jnp.asarray(start_step, jnp.int32))
+    keys = jax.vmap(lambda i: jax.random.fold_in(jax.random.PRNGKey(seed), i))(jnp.arange(paths))
+    recs = _simulate_from(
+        repeated_network(cfg, n),
+        sc,
+        s0,
+        keys,
+        L=L,
+        length=steps - start_step,
+        convention=model.convention,
+        record=tuple(record),
+    )
+    out = {k: np.asarray(v) for k, v in recs.items()}
+    for k, v in out.items():
+        if not np.all(np.isfinite(v)):
+            step = start_step + int(np.argmax(~np.isfinite(v).any(axis=(0, 2))))
+            raise NonFiniteError(step=step, params={"beta_o": float(cfg.beta_o), "n": n}, what=f"finite-network {k}")
+    return out
+
+
 def compare_fluctuations(
     cfg,
     sizes: Sequence[int],
@@ -209,6 +270,7 @@ def compare_fluctuations(
     paths: int = 1000,
     steps: int = 1000,
     transient: int = 0,
+    start_step: int = 0,
     record: Sequence[str] | None = None,
     seed: int = 0,
     threshold: float = 0.1,
@@ -218,7 +280,9 @@ def compare_fluctuations(
 ) -> xr.Dataset:
     """The predicted fluctuations (:func:`fluctuations`, paths from the first token) beside the finite
     network's (:func:`~attnphys.dmft.finite_trajectories`, ``paths`` paths at every size), over the steps
-    ``transient`` … ``steps`` − 1 (theory: docs/theory/fluctuations.md §5).
+    ``transient`` … ``steps`` − 1 (theory: docs/theory/fluctuations.md §5). With ``start_step`` > 0 both start at
+    that loop step from the mean-field state there (on the attractor after a transient), the paths stepped by
+    the finite network's own step, and the window begins at max(``transient``, ``start_step``).
 
     Per observable ``x``, size ``n``, step and feature: ``x_std_predicted`` = √(var/N) and ``x_std_measured``
     (over paths); ``x_mean_predicted`` = mean field + bias/N and ``x_mean_measured`` with its standard error
@@ -261,10 +325,11 @@ def compare_fluctuations(
     if not 0 < threshold:
         raise InputError(f"must be > 0, got {threshold!r}", "threshold")
     t0 = time.perf_counter()
-    pred = fluctuations(cfg, steps=steps, transient=transient, record=names)
+    pred = fluctuations(cfg, steps=steps, transient=transient, record=names, start_step=start_step)
     t_pred = time.perf_counter() - t0
     M = cfg.M
-    T = steps - transient
+    first = max(transient, start_step)
+    T = steps - first
     z = float(scipy.stats.norm.ppf(0.5 + level / 2))
     mf = {k: pred[k].values for k in names}
     p = _period(np.concatenate([mf[k] for k in names], axis=1), cfg.L, tol)
@@ -277,13 +342,18 @@ def compare_fluctuations(
 
     for n in ns:
         t0 = time.perf_counter()
-        fin = finite_trajectories(
-            cfg, n, paths=paths, steps=steps, transient=transient, seed=seed, record=names, progress=progress
-        )
+        if start_step:
+            fin = _paths_from(cfg, n, start_step=start_step, steps=steps, paths=paths, seed=seed, record=names)
+            fin = {k: v[:, first - start_step :] for k, v in fin.items()}
+        else:
+            ds_n = finite_trajectories(
+                cfg, n, paths=paths, steps=steps, transient=transient, seed=seed, record=names, progress=progress
+            )
+            fin = {k: ds_n[k].values for k in names}
         t_sim.append(time.perf_counter() - t0)
         dev_max = np.zeros((paths, T))
         for k in names:
-            y = fin[k].values  # (P, T, M)
+            y = fin[k]  # (P, T, M)
             var_p = pred[f"{k}_var"].values / n
             mean_p = mf[k] + pred[f"{k}_bias"].values / n
             put(f"{k}_std_predicted", np.sqrt(var_p))
@@ -309,7 +379,7 @@ def compare_fluctuations(
             put(f"{k}_error_noise", float(np.mean(e_nz)))
             dev_max = np.maximum(dev_max, np.max(np.abs(y - mf[k]), axis=2))
         hit = dev_max >= threshold
-        put("separation", np.where(hit.any(1), transient + np.argmax(hit, axis=1), np.nan).astype(float))
+        put("separation", np.where(hit.any(1), first + np.argmax(hit, axis=1), np.nan).astype(float))
         put("horizon", predicted_horizon(pred, n, threshold))
     dims = {
         "std_predicted": ("n", "step", "feature"),
@@ -358,6 +428,7 @@ def compare_fluctuations(
         paths=int(paths),
         seed=int(seed),
         threshold=float(threshold),
+        start_step=int(start_step),
         period=int(p),
         prediction_seconds=float(t_pred),
         simulation_seconds=json.dumps([float(s) for s in t_sim]),
@@ -366,7 +437,7 @@ def compare_fluctuations(
         data,
         coords={
             "n": ("n", np.asarray(ns), {"long_name": "network size N (semantic bits)"}),
-            "step": ("step", np.arange(transient, steps)),
+            "step": ("step", np.arange(first, steps)),
             "feature": ("feature", np.arange(M)),
             "path": ("path", np.arange(paths)),
         },
