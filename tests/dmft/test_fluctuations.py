@@ -145,3 +145,19 @@ def test_bad_inputs_name_the_argument(fixed):
         fluctuations(fixed, steps=10, start_step=10)
     with pytest.raises(InputError, match="sizes"):
         compare_fluctuations(fixed, [990, 990], paths=4, steps=10)
+
+
+@pytest.mark.slow
+def test_acceptance_at_the_fixed_point_and_on_the_period_24_orbit():
+    """1,000 paths. Fixed point (β_o = 1): every overlap's standard deviation within 10 % of the prediction at
+    N = 990, 9,900, 99,000, and the bias-corrected mean at least 5x closer than the mean field at N = 990.
+    Period-24 orbit (β_o = 3): within 10 % at N = 9,900 and 99,000 (at 990 the paths leave the orbit)."""
+    overlaps = ("mo_se", "mv", "mq", "mk")
+    fp = compare_fluctuations(preset("paper", beta_o=1.0), [990, 9900, 99000], paths=1000, steps=1000, transient=600)
+    for k in overlaps:
+        assert np.all(np.abs(fp[f"{k}_std_ratio"].values - 1) <= 0.1), k
+        assert fp[f"{k}_error_mean_field"].values[0] >= 5 * fp[f"{k}_error_corrected"].values[0], k
+    po = compare_fluctuations(preset("paper", beta_o=3.0), [9900, 99000], paths=1000, steps=3480, transient=3000)
+    assert po.attrs["period"] == 24
+    for k in overlaps + ("att",):
+        assert np.all(np.abs(po[f"{k}_std_ratio"].values - 1) <= 0.1), k
