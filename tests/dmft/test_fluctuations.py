@@ -135,6 +135,10 @@ def test_bad_inputs_name_the_argument(fixed):
 
     with pytest.raises(InputError, match="cfg"):
         fluctuations(designed_config("4_duplicity_loop_4"), steps=10)
+    with pytest.raises(InputError, match="cfg"):
+        fluctuations(fixed.replace(correlations={"kind": "gaussian"}), steps=10)
+    with pytest.raises(InputError, match="max_period"):
+        fluctuations(fixed, steps=10, stationary=True, max_period=2)
     with pytest.raises(InputError, match="transient"):
         fluctuations(fixed, steps=10, transient=10)
     with pytest.raises(InputError, match="record"):
@@ -143,6 +147,8 @@ def test_bad_inputs_name_the_argument(fixed):
         fluctuations(preset("paper", beta_o=1.4), steps=60, transient=50, stationary=True, max_period=16)
     with pytest.raises(InputError, match="start_step"):
         fluctuations(fixed, steps=10, start_step=10)
+    with pytest.raises(InputError, match="start_step"):
+        fluctuations(fixed, steps=10, start_step=2, stationary=True)
     with pytest.raises(InputError, match="sizes"):
         compare_fluctuations(fixed, [990, 990], paths=4, steps=10)
 

@@ -45,9 +45,13 @@ def _setup(cfg):
     from attnphys.dmft.finite import repeated_network
     from attnphys.dmft.model import DMFTModel
 
+    try:
+        net = repeated_network(cfg, cfg.n_se)
+    except ValueError as e:  # correlations without explicit weights have no finite network
+        raise InputError(str(e), "cfg") from None
     model = DMFTModel.of(cfg)
     sc = jax.tree_util.tree_map(lambda a: a[0], model.scalars(n=1))
-    return model, sc, ln.network_of(repeated_network(cfg, cfg.n_se))
+    return model, sc, ln.network_of(net)
 
 
 def fluctuations(
@@ -111,6 +115,12 @@ def fluctuations(
     extra: dict = {}
     if not isinstance(start_step, (int, np.integer)) or not 0 <= start_step < steps:
         raise InputError(f"must be an integer in [0, steps) = [0, {steps}), got {start_step!r}", "start_step")
+    if not (isinstance(max_period, (int, np.integer)) and max_period >= cfg.L):
+        raise InputError(f"must be an integer >= L = {cfg.L}, got {max_period!r}", "max_period")
+    if not tol > 0:
+        raise InputError(f"must be > 0, got {tol!r}", "tol")
+    if stationary and start_step:
+        raise InputError("a stationary prediction has no start; give start_step=0 or stationary=False", "start_step")
     if not stationary:
         if start_step:
             x0 = jnp.asarray(ln.orbit(net, sc, x0, steps=start_step, L=L, M=M)[-1])
