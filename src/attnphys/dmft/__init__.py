@@ -9,7 +9,9 @@ function per analysis, each returning a labelled ``xarray.Dataset``:
   and exponents; :func:`phase_diagram` — the same over two fields;
 * :func:`attractors` — the attractor census at one point; :func:`basins` — censuses along a parameter,
   matched into tracks; :func:`orbit_continuation` — one periodic orbit and its bifurcations;
-* :func:`finite_trajectories` — the finite-N network; :func:`converge` — its approach to the mean field.
+* :func:`finite_trajectories` — the finite-N network; :func:`converge` — its approach to the mean field;
+  :func:`fluctuations` — its predicted O(1/N) bias and covariance (the system-size expansion),
+  :func:`compare_fluctuations` — prediction and simulation side by side, :func:`predicted_horizon`.
 
 The engine (the map, its cached state, the sweep tasks) lives in the submodules; :class:`DMFTModel` owns a
 configuration's derived state and gives the map to the dynamics toolkit (:mod:`attnphys.dynamics`). A model

@@ -164,7 +164,10 @@ def converge(
     * ``stat_distance``: the largest difference of the long-run time mean and standard deviation of the
       observable (steps ≥ ``transient``), the quantity that can converge in chaotic regimes;
     * ``slope``, ``stat_slope``: least-squares slopes of log10(distance) against log10(N) over the largest
-      three decades of N.
+      three decades of N;
+    * ``rms_prefactor_predicted``, ``rms_predicted``: the prefactor c of rms_deviation ≈ c N^{-1/2} predicted by
+      the system-size expansion, and c N^{-1/2} (:func:`~attnphys.dmft.fluctuations`; theory:
+      docs/theory/fluctuations.md §5).
 
     Args:
         sizes: network sizes N, at least two, each a positive multiple of n_se.
@@ -197,5 +200,7 @@ def converge(
     axes = sweep_axes(sweep) + (Axis(name="n", values=tuple(float(n) for n in ns)),)
     if dry_run:
         return run_task(task, axes, chunk=len(ns), dry_run=True)
-    ds = run_task(task, axes, chunk=len(ns), progress=progress)
-    return ds.assign_coords(n=np.asarray(ns))
+    from attnphys.dmft._api.fluctuations import with_rms_prefactor
+
+    ds = run_task(task, axes, chunk=len(ns), progress=progress).assign_coords(n=np.asarray(ns))
+    return with_rms_prefactor(ds, cfg, horizon=horizon, observable=observable)

@@ -162,7 +162,8 @@ class ConvergeJob(ModelOptions):
             d = ds.sel(beta_o=b)
             rows[f"β_o={b:g}"] = (
                 f"RMS slope {slope_text(d, 'slope')}, long-run statistics slope {slope_text(d, 'stat_slope')} "
-                f"(95% intervals); RMS at largest N {float(d.rms_deviation[-1]):.2e}, long-run distance "
+                f"(95% intervals); RMS at largest N {float(d.rms_deviation[-1]):.2e} (predicted "
+                f"{float(d.rms_predicted[-1]):.2e}), long-run distance "
                 f"{float(d.stat_distance[-1]):.2e} ± {float(d.stat_noise[-1]):.1e} (sampling noise)"
             )
         if self.plot is not None:
