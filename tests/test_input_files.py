@@ -174,3 +174,23 @@ def test_a_design_with_huge_orders_is_refused_at_once_with_a_short_message():
     with pytest.raises(InputError, match=r"orders\.q.*is not a permutation of 0\.\.199999") as err:
         design_from_mapping({"m_se": 1, "P": 1, "orders": lists, "projection": lists, "positional": lists})
     assert len(str(err.value)) < 400
+
+
+def test_a_designed_model_too_large_is_refused_before_it_is_built(monkeypatch):
+    """A valid design of many mean-field patterns is sized before its arrays are allocated."""
+    import attnphys.dmft as d
+    from attnphys.dmft.designed import designed_config
+    from attnphys.errors import MAX_MEMORY_ENV, ResourceError
+
+    monkeypatch.setenv(MAX_MEMORY_ENV, "1G")
+    M = 20_000
+    design = {
+        "m_se": 12,
+        "P": 16,
+        "orders": {c: list(range(M)) for c in "qkvo"},
+        "projection": {c: [i % 12 for i in range(M)] for c in "qkvo"},
+        "positional": {c: [0] * M for c in "qkvo"},
+    }
+    cfg = designed_config(design, L=4)
+    with pytest.raises(ResourceError, match=r"design: the arrays of a designed model with M = 20000"):
+        d.trajectories(cfg, steps=5)

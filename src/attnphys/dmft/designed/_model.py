@@ -32,6 +32,14 @@ from attnphys.errors import InputError
 # ==== the model ============================================================================================
 
 
+def model_bytes(design: DesignSpec) -> float:
+    """Bytes a designed model's arrays take (theory: docs/theory/designed.md §1.2): the field and readout
+    (4, 2^m_se, M) each, built once in float64 on the host and again on the device, the sign vectors
+    (2^m_se, m_se) and the position codes (4, M, P)."""
+    S, M = 2.0**design.m_se, float(design.M)
+    return 8.0 * 2 * (2 * 4 * S * M + S * design.m_se + 4 * M * design.P)
+
+
 @dataclass(frozen=True, eq=False)
 class DesignedModel(AbstractModel):
     """A designed configuration's derived state (build with :meth:`of`; cached per configuration)
@@ -54,6 +62,26 @@ class DesignedModel(AbstractModel):
     def build(cls, cfg: DesignedConfig) -> DesignedModel:
         """The model of ``cfg``: the design's arrays (:meth:`of` caches it)."""
         return cls(cfg, design_arrays(cfg.design, jnp.result_type(float)))
+
+    @classmethod
+    def of(cls, cfg: DesignedConfig) -> DesignedModel:
+        """The model of ``cfg`` (built once per configuration and dtype), after checking that its arrays fit
+        (:func:`model_bytes`).
+
+        Raises:
+            ResourceError: naming ``design`` when they would not fit in the memory available.
+        """
+        from attnphys.errors import check_fits
+
+        d = cfg.design
+        check_fits(
+            model_bytes(d),
+            f"the arrays of a designed model with M = {d.M} mean-field patterns, 2^{d.m_se} sign vectors and "
+            f"P = {d.P} positional bits",
+            "use a design with fewer mean-field patterns (M) or base patterns (m_se)",
+            "design",
+        )
+        return super().of(cfg)
 
     @property
     def design(self) -> DesignSpec:
