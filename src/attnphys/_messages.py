@@ -100,8 +100,8 @@ def _plain(err: Any) -> str:
 MAX_LOOP = 2**31 - 1
 """Largest loop count (steps, transient, …): the device counts steps in 32-bit integers."""
 
-LOOP_FIELDS = ("steps", "transient", "n_orbit", "lyap_steps", "horizon", "record_every")
-"""Arguments that are loop counts (:data:`MAX_LOOP`)."""
+LOOP_FIELDS = ("steps", "transient", "n_orbit", "lyap_steps", "horizon")
+"""Arguments that are loop counts (:data:`MAX_LOOP`); ``record_every`` is bounded by ``steps - transient``."""
 
 
 def too_long_loops(data: dict) -> list[str]:

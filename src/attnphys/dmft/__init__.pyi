@@ -4,7 +4,8 @@ from ._abstract_model import AbstractModel
 from ._api.attractors import ContinuationPlan, attractors, basins, orbit_continuation
 from ._api.diagrams import bifurcation, phase_diagram
 from ._api.finite import converge, finite_trajectories
-from ._api.fluctuations import compare_fluctuations, fluctuations, predicted_horizon
+from ._api.fluctuation_check import compare_fluctuations
+from ._api.fluctuations import fluctuations, predicted_horizon
 from ._api.spectra import lyapunov_spectrum
 from ._api.trajectories import final_windows, trajectories
 from ._variant import AbstractConfig, register_variant, variant_class, variant_names

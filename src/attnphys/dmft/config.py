@@ -174,8 +174,12 @@ def check_sweepable(name: str, allowed=None) -> str:
     if name not in names:
         from attnphys.dmft._variant import variant_class, variant_names
 
-        others = [t for t in variant_names() if t != "paper" and name in variant_class(t).sweepable()]
-        if allowed is None and others:
+        others = [
+            t
+            for t in variant_names()
+            if t != "paper" and name in variant_class(t).sweepable() and set(variant_class(t).sweepable()) != set(names)
+        ]
+        if others:
             raise ValueError(
                 f"{name} is a field of {others[0]} models, not of the paper's network: sweep it with a "
                 f"{others[0]} configuration"

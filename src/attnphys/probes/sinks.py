@@ -13,12 +13,25 @@ Pure numpy over a :class:`~attnphys.probes.capture.Capture`; no torch.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from attnphys.probes.capture import Capture
+
+class Capture(Protocol):
+    """What these functions read of a :class:`attnphys.probes.capture.Capture` (named here so that the
+    capture, which finds its sinks with :func:`find_sinks`, and this module do not import each other)."""
+
+    adapter: Any
+    attentions: list
+    n_layers: int
+    sentence: np.ndarray
+    token_ids: np.ndarray | None
+
+    def get(self, layer: int, stage: str, drop_special: bool = False) -> np.ndarray: ...
+
+    def sentences(self) -> Any: ...
+
 
 SINK_NORM_RATIO = 10.0
 """A token is a sink in a layer when its residual-stream norm exceeds this many times the layer's median
