@@ -14,8 +14,8 @@ from attnphys.dmft.correlations import (
     reference_correlations,
     sign_matrix,
 )
-from attnphys.dmft.initial import token_positions
-from attnphys.dmft.starts import WindowStart
+from attnphys.dmft.initial import start_window, token_positions
+from attnphys.dmft.starts import PatternStart, WindowStart
 
 VECTORS = np.load(Path(__file__).resolve().parents[1] / "data" / "reference_modes.npz")
 RUNS = sorted({k.split("/")[0] for k in VECTORS.files if "/" in k})
@@ -115,3 +115,31 @@ def test_sizes_the_reference_cannot_serve_are_refused(kw, match):
             M=kw["M"], n_se=kw["n_se"], P=kw["P"], L=1, epsilon=0.02 if kw["P"] else 0.0,
             correlations=dict(kind="reference", mode=kw["mode"]),
         )  # fmt: skip
+
+
+@pytest.mark.parametrize("name", [n for n in RUNS if _params(n)["mode"] != 4])
+def test_the_token_start_is_the_references_first_window(name):
+    """The first token is row 0 of the drawn W^o (modes 0 and 2 included, whose moments are drawn apart from
+    the weights): its window is the reference's, to rounding."""
+    p = _params(name)
+    cfg = _config(p)
+    np.testing.assert_allclose(start_window(cfg, "token").A[0], VECTORS[f"{name}/att0"], rtol=0, atol=1e-15)
+
+
+def test_the_manual_pe5_run_from_its_pattern_start_is_the_references():
+    """The reference's newest experiment (hand-set correlations, P = 5, L = 32, β_o = 10, started from pattern
+    1): the pattern start gives its first window exactly and every recorded step to rounding."""
+    p = _params("manual_pe5")
+    cfg = _config(p)
+    np.testing.assert_array_equal(start_window(cfg, "pattern:1").A[0], VECTORS["manual_pe5/att0"])
+    ds = trajectories(cfg, start=PatternStart(index=1), steps=int(VECTORS["steps"]))
+    for s in STATS:
+        np.testing.assert_allclose(ds[s].values, VECTORS[f"manual_pe5/{s}"], rtol=0, atol=1e-12, err_msg=s)
+
+
+def test_a_pattern_index_beyond_the_patterns_is_refused():
+    cfg = _config(_params("manual_pe5"))
+    with pytest.raises(ValueError, match=r"pattern index must be in \[0, 2\], got 3"):
+        start_window(cfg, PatternStart(index=3))
+    with pytest.raises(ValueError, match="pattern:<index>"):
+        start_window(cfg, "pattern:x")

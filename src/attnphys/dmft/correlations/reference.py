@@ -31,7 +31,7 @@ import numpy as np
 from pydantic import Field
 
 from attnphys.dmft.correlations._base import AbstractCorrelations
-from attnphys.dmft.correlations._moments import FAMILIES, Correlations
+from attnphys.dmft.correlations._moments import FAMILIES, Correlations, moments_from_weights
 
 REFERENCE_MODES: dict[int, str] = {
     0: "Gaussian pair moments",
@@ -118,7 +118,10 @@ def reference_correlations(
 
     Returns:
         :class:`Correlations` with C of shape (4, 2^{M-1}, M) (rows: singletons, then {0, 1, 2}) and
-        W_pe of shape (4, M, P); ``weights`` (4, M, N_se + P) for the weight modes 1 and 3.
+        W_pe of shape (4, M, P); ``weights`` (4, M, N_se + P) for the weight modes 1 and 3; for the moment
+        modes 0 and 2, ``token_pair``: the overlaps of the drawn rows of W^o, which the reference's first
+        token is taken from. Mode 4 has no weights to take a token from: start it from a pattern
+        (:class:`~attnphys.dmft.starts.PatternStart`).
     """
     _check(mode, M, n_se, P, pe_mode)
     src = f"reference(mode={mode}, seed={seed}, pe_mode={pe_mode})"
@@ -162,7 +165,8 @@ def reference_correlations(
     C[:, :M, :] = pair
     if M == 3:
         C[:, 3, :] = triple
-    return Correlations(C=C, W_pe=W_pe, source=src)
+    token_pair = moments_from_weights(W, n_se)[:, :M, :]  # the first token is a drawn row of W^o
+    return Correlations(C=C, W_pe=W_pe, source=src, token_pair=token_pair)
 
 
 class ReferenceCorrelations(AbstractCorrelations):
