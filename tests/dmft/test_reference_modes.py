@@ -15,7 +15,7 @@ from attnphys.dmft.correlations import (
     sign_matrix,
 )
 from attnphys.dmft.initial import start_window, token_positions
-from attnphys.dmft.starts import PatternStart, WindowStart
+from attnphys.dmft.starts import PatternStart, TokenStart, WindowStart
 
 VECTORS = np.load(Path(__file__).resolve().parents[1] / "data" / "reference_modes.npz")
 RUNS = sorted({k.split("/")[0] for k in VECTORS.files if "/" in k})
@@ -143,3 +143,142 @@ def test_a_pattern_index_beyond_the_patterns_is_refused():
         start_window(cfg, PatternStart(index=3))
     with pytest.raises(ValueError, match="pattern:<index>"):
         start_window(cfg, "pattern:x")
+
+
+# -- the reference's configurations --------------------------------------------------------------------
+
+MANUAL_PE5 = """\
+semantic_embedding_size: 0
+beta_o: -1
+beta_att: 2.2
+min_bifurcation_value: 0.0
+max_bifurcation_value: 3.0
+epsilon_pe: 0.02
+num_transient_steps: 0
+max_sim_steps: 1000
+num_transient_steps_pre: 0
+max_sim_steps_pre: 0
+ini_token_from_w: 1
+reorder_weights: False
+normalize_weights_str_o: "N"
+normalize_weights_str_att: "N**2*np.sqrt(M)"
+scaling_o: 1
+scaling_att: 100
+filtering_range: 0.001
+compute_inf_normalization: True
+correlations_from_weights: 4
+gaussian_scale: "0.5"
+pe_mode: 0
+num_segments_corrs: 3
+save_non_transient: False
+save_not_plot: True
+bifurcation_mode: out
+inf_mode: True
+load_chpt: False
+chpt_path: ""
+compute_lyapunov: False
+continuation_diagram: False
+"""
+"""The keys and values of the authors' cfgs/manual_pe5/inf_0.yaml."""
+
+
+NO_RANGE = MANUAL_PE5.replace("min_bifurcation_value: 0.0\n", "").replace("max_bifurcation_value: 3.0\n", "")
+"""The same without the diagram's range, which only the hand-set mode's script ignores."""
+
+
+def _manual(tmp_path, text=MANUAL_PE5):
+    folder = tmp_path / "manual_pe5"
+    folder.mkdir(exist_ok=True)
+    (folder / "inf_0.yaml").write_text(text)
+    return folder / "inf_0.yaml"
+
+
+def test_the_manual_pe5_configuration_runs_the_references_experiment(tmp_path):
+    """cfgs/manual_pe5/inf_0.yaml from the command line (its folder gives P = 5, L = 32; --beta-o 10 and 40
+    steps as a short form of the authors' script) reproduces the reference's records."""
+    from typer.testing import CliRunner
+
+    from attnphys.cli import app
+    from attnphys.io import load
+
+    out = tmp_path / "m.zarr"
+    res = CliRunner().invoke(
+        app,
+        [
+            "dmft",
+            "trajectory",
+            "--config",
+            str(_manual(tmp_path)),
+            "--beta-o",
+            "10",
+            "--steps",
+            "40",
+            "--out",
+            str(out),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    ds = load(out)
+    cfg = json.loads(ds.attrs["config"])
+    assert (cfg["P"], cfg["L"], cfg["correlations"]["mode"]) == (5, 32, 4)
+    for s in STATS:
+        np.testing.assert_allclose(
+            ds[s].values.reshape(40, 3), VECTORS[f"manual_pe5/{s}"], rtol=0, atol=1e-12, err_msg=s
+        )
+
+
+@pytest.mark.parametrize(
+    "change, spec",
+    [
+        (("correlations_from_weights: 4", "correlations_from_weights: 0"), dict(mode=0, pe_mode=0, scale=0.5)),
+        (("correlations_from_weights: 4", "correlations_from_weights: 1"), dict(mode=1, pe_mode=0)),
+        (("correlations_from_weights: 4", "correlations_from_weights: 2\npe_mode: 1"), dict(mode=2, pe_mode=1)),
+        (("correlations_from_weights: 4", "correlations_from_weights: 3\npe_mode: 1"), dict(mode=3, pe_mode=1)),
+    ],
+)
+def test_each_correlation_mode_of_a_configuration_becomes_the_reference_kind(tmp_path, change, spec):
+    from attnphys.dmft._commands.trajectory import TrajectoryJob
+    from attnphys.jobs import build_job
+
+    text = (
+        NO_RANGE.replace("pe_mode: 0\n", "")
+        .replace(*change)
+        .replace("semantic_embedding_size: 0", "semantic_embedding_size: 30")
+    )
+    job = build_job(TrajectoryJob, {}, _manual(tmp_path, text))
+    corr = job.configuration().correlations.model_dump()
+    assert corr == {"kind": "reference", "seed": 1, "n_segments": 3, "pe_mode": 0, "scale": 0.5, **spec}
+    assert job.configuration().n_se == 30 and job.start == TokenStart()
+
+
+def test_recording_the_transient_records_from_step_0(tmp_path):
+    from attnphys.dmft._commands.trajectory import TrajectoryJob
+    from attnphys.jobs import build_job
+
+    text = MANUAL_PE5.replace("num_transient_steps: 0", "num_transient_steps: 300")
+    assert build_job(TrajectoryJob, {}, _manual(tmp_path, text)).transient == 300
+    text = text.replace("save_non_transient: False", "save_non_transient: True")
+    assert build_job(TrajectoryJob, {}, _manual(tmp_path, text)).transient == 0
+
+
+@pytest.mark.parametrize(
+    "change, key, words",
+    [
+        (("pe_mode: 0", "pe_mode: 2"), "pe_mode", "0 (positional columns drawn"),
+        (('gaussian_scale: "0.5"\n', ""), "correlations_from_weights", "needs gaussian_scale"),
+        (('gaussian_scale: "0.5"', 'gaussian_scale: "np.sqrt(2)"'), "gaussian_scale", "never evaluated"),
+    ],
+)
+def test_a_mode_the_reference_cannot_run_is_refused_naming_the_key(tmp_path, change, key, words):
+    from attnphys.dmft._commands.trajectory import TrajectoryJob
+    from attnphys.errors import InputError
+    from attnphys.jobs import build_job
+
+    text = (
+        NO_RANGE.replace("correlations_from_weights: 4", "correlations_from_weights: 0")
+        .replace("semantic_embedding_size: 0", "semantic_embedding_size: 30")
+        .replace(*change)
+    )
+    with pytest.raises(InputError) as e:
+        build_job(TrajectoryJob, {}, _manual(tmp_path, text))
+    assert f"{key}:" in str(e.value) and words in str(e.value)

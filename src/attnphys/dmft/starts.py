@@ -145,7 +145,7 @@ def parse_start(v: Any) -> Any:
                 raise ValueError(f"give pattern:<index> with an integer index >= 0, got {text!r}")
             return {"kind": "pattern", "index": int(index)}
         if not text:
-            raise ValueError("give token, checkpoint or a window file")
+            raise ValueError("give token, pattern:<index>, checkpoint or a window file")
         return {"kind": "file", "path": text}
     return v
 
