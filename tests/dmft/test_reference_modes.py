@@ -282,3 +282,12 @@ def test_a_mode_the_reference_cannot_run_is_refused_naming_the_key(tmp_path, cha
     with pytest.raises(InputError) as e:
         build_job(TrajectoryJob, {}, _manual(tmp_path, text))
     assert f"{key}:" in str(e.value) and words in str(e.value)
+
+
+def test_lyapunov_exponents_from_a_pattern_start_need_a_full_window():
+    from attnphys.dmft.tasks.lyapunov import check_token_transient
+
+    cfg = _config(_params("manual_pe5"))
+    with pytest.raises(ValueError, match=r"from a pattern start need transient >= L - 1 = 31"):
+        check_token_transient("pattern:1", cfg, 30)
+    check_token_transient("pattern:1", cfg, 31)
