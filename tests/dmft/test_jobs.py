@@ -160,5 +160,5 @@ def test_an_entry_of_a_correlations_mapping_that_the_kind_lacks_is_refused():
     from attnphys.errors import InputError
 
     job = TrajectoryJob(correlations={"kind": "random", "n_segments": 5})
-    with pytest.raises(InputError, match=r"--correlations.n_segments: applies to the segments correlation kind only"):
+    with pytest.raises(InputError, match=r"--correlations.n_segments: applies to the segments and reference correlation kinds only"):
         job.configuration()

@@ -17,7 +17,7 @@ from attnphys.dmft._commands.diagrams import BifurcationJob, PhaseDiagramJob
 from attnphys.dmft._commands.trajectory import TrajectoryJob
 from attnphys.dmft.initial import from_file, paper_checkpoint_path
 from attnphys.dmft.reference import REFERENCE_CHECKPOINTS, REFERENCE_KEYS, reference_checkpoint
-from attnphys.dmft.starts import CheckpointStart, FileStart, TokenStart
+from attnphys.dmft.starts import CheckpointStart, FileStart, PatternStart, TokenStart
 from attnphys.errors import InputError
 from attnphys.io import load
 from attnphys.jobs import build_job
@@ -128,8 +128,8 @@ def test_continuation_config_maps_the_pre_phase_and_the_shipped_checkpoint(tmp_p
          "normalize_weights_str_att"),
         (("normalize_weights_str_o: \"N\"", "normalize_weights_str_o: \"N*np.sqrt(M)\""), "normalize_weights_str_o"),
         (("gaussian_scale: \"0.5\"", "gaussian_scale: \"np.sqrt(2)\""), "gaussian_scale"),
-        (("correlations_from_weights: 3", "correlations_from_weights: 0"), "correlations_from_weights"),
-        (("pe_mode: 0", "pe_mode: 1"), "pe_mode"),
+        (("correlations_from_weights: 3", "correlations_from_weights: 5"), "correlations_from_weights"),
+        (("pe_mode: 0", "pe_mode: 2"), "pe_mode"),
         (("inf_mode: True", "inf_mode: False"), "inf_mode"),
         (("bifurcation_mode: out", "bifurcation_mode: betas"), "bifurcation_mode"),
         (("ini_token_from_w: 1", "ini_token_from_w: 2"), None),  # ignored: the file loads a checkpoint
@@ -155,13 +155,13 @@ def test_unknown_normalisation_is_refused_through_the_command_line(tmp_path):
     assert not (tmp_path / "b.zarr").exists()
 
 
-def test_hand_set_weights_mode_is_refused_naming_the_key(tmp_path):
+def test_hand_set_weights_mode_maps_to_the_reference_kind_and_its_pattern_start(tmp_path):
     text = BIF.replace("correlations_from_weights: 3", "correlations_from_weights: 4").replace(
-        "semantic_embedding_size: 99", "semantic_embedding_size: 0")
-    with pytest.raises(InputError) as e:
-        build_job(BifurcationJob, {}, write(tmp_path, text, "manual_pe5__inf_0.yaml"))
-    msg = str(e.value)
-    assert "correlations_from_weights: 4" in msg and "--weights FILE" in msg and "positional weight to 0" in msg
+        "semantic_embedding_size: 99", "semantic_embedding_size: 0").replace("load_chpt: True", "load_chpt: False")
+    job = build_job(BifurcationJob, {}, write(tmp_path, text, "manual_pe5__inf_0.yaml"))
+    cfg = job.configuration()
+    assert (cfg.P, cfg.L, cfg.correlations.kind, cfg.correlations.mode) == (5, 32, "reference", 4)
+    assert job.start == PatternStart(index=1)
 
 
 def test_a_diagram_config_is_refused_by_the_trajectory_command(tmp_path):

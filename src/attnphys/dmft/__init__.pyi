@@ -21,7 +21,7 @@ from .initial import from_file, from_window, paper_checkpoint, save_window
 from .meanfield import Window
 from .model import DMFTModel
 from .observables import OBSERVABLES
-from .starts import CheckpointStart, FileStart, PrerunStart, Start, TokenStart, WindowStart
+from .starts import CheckpointStart, FileStart, PatternStart, PrerunStart, Start, TokenStart, WindowStart
 
 __all__ = [
     # configuration
@@ -38,6 +38,7 @@ __all__ = [
     # starts
     "CheckpointStart",
     "FileStart",
+    "PatternStart",
     "PrerunStart",
     "Start",
     "TokenStart",

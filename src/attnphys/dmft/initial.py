@@ -34,6 +34,7 @@ from attnphys.dmft.starts import (
     CACHE_KEYS,
     CheckpointStart,
     FileStart,
+    PatternStart,
     PrerunStart,
     Start,
     TokenStart,
@@ -71,10 +72,12 @@ def token_overlap(corr: Correlations, epsilon: float, row: int = 0) -> np.ndarra
 
 
 def token_semantic(corr: Correlations, epsilon: float, row: int = 0) -> np.ndarray:
-    """(1-ε) C^α_{{row},·}: the semantic part of m^α(x₀), shape (4, M)."""
+    """(1-ε) C^α_{{row},·}: the semantic part of m^α(x₀), shape (4, M) (the token's own overlaps
+    ``corr.token_pair`` where the correlations carry them)."""
     if not 0 <= row < corr.M:
         raise ValueError(f"token row must be in [0, {corr.M - 1}], got {row}")
-    return (1.0 - epsilon) * corr.pair[:, row, :]
+    pair = corr.pair if corr.token_pair is None else corr.token_pair
+    return (1.0 - epsilon) * pair[:, row, :]
 
 
 def token_positional(corr: Correlations, epsilon: float) -> np.ndarray:
@@ -92,6 +95,18 @@ def from_token(
     eps = cfg.epsilon if epsilon is None else epsilon
     A = np.zeros((cfg.L, cfg.M))
     A[0] = token_overlap(corr, eps, row)[1]
+    return Window(A=jnp.asarray(A), pe=jnp.asarray(token_positions(cfg.L, cfg.P)), n=jnp.asarray(1, jnp.int32))
+
+
+def from_pattern(cfg: DMFTConfig, corr: Correlations | None = None, *, index: int = 0) -> Window:
+    """Window of the pattern start: A_0 = [C^v_{{index},·}], n_0 = 1, pe rows π((−d) mod L) (theory:
+    docs/theory/dmft.md §3.5). The overlaps of W^v with pattern ``index`` of W^o at full weight, with no ε
+    share and no positional part: the reference's start from a pattern index under hand-set correlations."""
+    corr = corr if corr is not None else cfg.build_correlations()
+    if not 0 <= index < corr.M:
+        raise ValueError(f"pattern index must be in [0, {corr.M - 1}], got {index}")
+    A = np.zeros((cfg.L, cfg.M))
+    A[0] = corr.pair[1, index, :]
     return Window(A=jnp.asarray(A), pe=jnp.asarray(token_positions(cfg.L, cfg.P)), n=jnp.asarray(1, jnp.int32))
 
 
@@ -324,6 +339,8 @@ def start_window(cfg: DMFTConfig, start: Any, corr: Correlations | None = None, 
         start = TypeAdapter(Start).validate_python(start)
     if isinstance(start, TokenStart):
         return from_token(cfg, corr, row=start.row, epsilon=epsilon)
+    if isinstance(start, PatternStart):
+        return from_pattern(cfg, corr, index=start.index)
     if isinstance(start, CheckpointStart):
         return paper_checkpoint(cfg)
     if isinstance(start, FileStart):

@@ -3,17 +3,19 @@
 * **Configurations.** :func:`translate_config` turns one of the reference's YAML configurations (read
   with the safe loader by the command line's ``--config FILE``) into the options of an ``attnphys
   dmft`` command. Every key of the reference is known here and mapped to a validated option, checked
-  against the one value the library implements, or refused with the reason; a key that is neither the
+  against the values the library implements, or refused with the reason; a key that is neither the
   reference's nor an option of the command is named in the error. Nothing is ever executed: the
   normalisation strings are compared with an explicit list of known values, ``gaussian_scale`` must be
-  a plain decimal number.
+  a plain decimal number. The correlation modes 0, 1, 2, 4 and positional mode 1 become the
+  ``reference`` correlation kind (:mod:`attnphys.dmft.correlations.reference`: the reference's own draws);
+  mode 3 with positional mode 0 the ``segments`` kind (the same draws).
 * **Checkpoints.** The reference saves context windows as ``.npz`` (``att_window``, ``pe_window``,
   ``mo/mv/mq/mk_window``, ``beta``); ``--start FILE.npz`` reads them (:mod:`attnphys.dmft.initial`).
   The checkpoints that seed the authors' continuation diagrams ship with the package
   (:data:`REFERENCE_CHECKPOINTS`, :func:`reference_checkpoint`).
 
-The reference's YAML files do not hold P and L (its launchers pass them): a file whose name contains
-``pe<P>`` (``exp_pe5__…``) selects that P (the preset ``paper-pe5`` for P = 5), a known checkpoint its
+The reference's YAML files do not hold P and L (its launchers pass them): a file (or folder) whose name
+contains ``pe<P>`` (``exp_pe5__…``, ``manual_pe5/inf_0.yaml``) selects that P (the preset ``paper-pe5`` for P = 5), a known checkpoint its
 own sizes, anything else the paper's P = 2, L = 4; ``--P``/``--L``/``--preset`` on the command line win.
 """
 
@@ -102,7 +104,7 @@ def reference_checkpoint(name: str) -> Path:
 # -- configurations ------------------------------------------------------------------------------------
 
 REFERENCE_KEYS: dict[str, str] = {
-    "semantic_embedding_size": "--n-se",
+    "semantic_embedding_size": "--n-se (0: only with correlations_from_weights 4)",
     "beta_o": "--beta-o (−1: a placeholder the diagram fills)",
     "beta_att": "--beta-att (−1: a placeholder)",
     "min_bifurcation_value": "--start-value",
@@ -116,7 +118,7 @@ REFERENCE_KEYS: dict[str, str] = {
     "max_sim_steps": "--steps",
     "num_transient_steps_pre": "the continuation's pre-phase (--transient)",
     "max_sim_steps_pre": "the continuation's pre-phase (--steps, --transient)",
-    "ini_token_from_w": "--start token (1: row 0 of W^o)",
+    "ini_token_from_w": "--start token (1: row 0 of W^o; pattern:1 with correlations_from_weights 4)",
     "reorder_weights": "must be False",
     "normalize_weights_str_o": "must be 'N'",
     "normalize_weights_str_att": "must be 'N**2*np.sqrt(M)'",
@@ -124,11 +126,11 @@ REFERENCE_KEYS: dict[str, str] = {
     "scaling_att": "--scaling-att",
     "filtering_range": "--section-tol",
     "compute_inf_normalization": "must be True",
-    "correlations_from_weights": "--correlations (3: segments)",
-    "gaussian_scale": "a number (only read with correlations_from_weights 0)",
-    "pe_mode": "must be 0",
+    "correlations_from_weights": "--correlations (3: segments; 0, 1, 2, 4: the reference kind's mode)",
+    "gaussian_scale": "--gaussian-scale (a plain number; only read with correlations_from_weights 0)",
+    "pe_mode": "the reference kind's pe_mode (0 or 1)",
     "num_segments_corrs": "--n-segments",
-    "save_non_transient": "must be False",
+    "save_non_transient": "true: the transient recorded (--transient 0, or the pre-phase only)",
     "save_not_plot": "ignored (results are saved and plotted)",
     "bifurcation_mode": "--param (out: beta_o, att: beta_att, pe: epsilon)",
     "inf_mode": "must be True (the mean-field model)",
@@ -197,7 +199,8 @@ def _number_text(p: _Problems, key: str, v: Any) -> float | None:
 
 
 def _inferred_sizes(path: Path) -> int | None:
-    m = _PE.search(path.stem)
+    """P from ``pe<P>`` in the file's name, else in its folder's (``cfgs/manual_pe5/inf_0.yaml``)."""
+    m = _PE.search(path.stem) or _PE.search(path.parent.name)
     return int(m.group(1)) if m else None
 
 
@@ -287,26 +290,34 @@ def translate_config(data: dict, path: str | Path, fields: dict[str, Any] | set[
                 p.add(key, f"unknown normalisation {v!r}{why}; accepted: {known} (never evaluated as code)")
     if "reorder_weights" in data and _bool(p, "reorder_weights", data["reorder_weights"]):
         p.add("reorder_weights", "true (shuffled shared weights) is not supported; only false")
-    if "pe_mode" in data and _int(p, "pe_mode", data["pe_mode"]) not in (0, None):
+    pe_mode = _int(p, "pe_mode", data["pe_mode"]) if "pe_mode" in data else 0
+    if pe_mode not in (0, 1, None):
         p.add(
             "pe_mode",
-            f"{data['pe_mode']} is not supported: only 0 (positional columns copied from the random "
-            "semantic columns, as for the paper)",
+            f"{pe_mode} is not a positional mode of the reference's mean-field model: 0 (positional columns "
+            "drawn; copied from the semantic ones with segments) or 1 (copied)",
         )
-    if "save_non_transient" in data and _bool(p, "save_non_transient", data["save_non_transient"]):
-        p.add("save_non_transient", "true (recording the transient) is not supported: give --transient 0")
+        pe_mode = None
+    record_transient = (
+        bool(_bool(p, "save_non_transient", data["save_non_transient"])) if "save_non_transient" in data else False
+    )
     if "save_not_plot" in data:
         _bool(p, "save_not_plot", data["save_not_plot"])
 
+    corr = (
+        _int(p, "correlations_from_weights", data["correlations_from_weights"])
+        if "correlations_from_weights" in data
+        else None
+    )
     if "semantic_embedding_size" in data:
         n = _int(p, "semantic_embedding_size", data["semantic_embedding_size"], lo=0)
-        if n == 0:
+        if n == 0 and corr != 4:
             p.add(
                 "semantic_embedding_size",
-                "0 is only used by the reference's hand-set-weights mode "
-                "(correlations_from_weights: 4), which is not supported",
+                "0 leaves no semantic bits; only the reference's hand-set mode (correlations_from_weights: 4), "
+                "which draws no weights, runs without them",
             )
-        elif n is not None:
+        elif n and corr != 4:
             put("semantic_embedding_size", "n_se", n)
     for key, field in (("epsilon_pe", "epsilon"), ("scaling_o", "scaling_o"), ("scaling_att", "scaling_att")):
         if key in data:
@@ -319,48 +330,31 @@ def translate_config(data: dict, path: str | Path, fields: dict[str, Any] | set[
             if v is not None and v != -1:
                 out[key] = (v,)
 
-    corr = (
-        _int(p, "correlations_from_weights", data["correlations_from_weights"])
-        if "correlations_from_weights" in data
-        else None
-    )
-    if corr == 3:
-        spec: dict[str, Any] = {"kind": "segments", "seed": 1}
-        if "num_segments_corrs" in data:
+    if corr is None and pe_mode == 1:
+        corr = 3  # the reference's default correlations, now with copied positional columns
+    if corr in (0, 1, 2, 3, 4) and pe_mode is not None:
+        # mode 3 with positional mode 0 is the paper's segment network (the segments kind, the same draws)
+        spec: dict[str, Any] = (
+            {"kind": "segments", "seed": 1}
+            if corr == 3 and pe_mode == 0
+            else {"kind": "reference", "mode": corr, "seed": 1, "pe_mode": pe_mode}
+        )
+        if corr == 3 and "num_segments_corrs" in data:
             ns = _int(p, "num_segments_corrs", data["num_segments_corrs"], lo=1)
             if ns is not None:
                 spec["n_segments"] = ns
-        put("correlations_from_weights", "correlations", spec)
-    elif corr == 4:
-        p.add(
-            "correlations_from_weights",
-            "4 (the reference's hand-set weights) is not supported: that mode sets "
-            "every positional weight to 0, replaces the moments by permutation correlations (W^q, W^k, W^o share "
-            "their patterns, W^v holds them rolled by one; no moment beyond the pairs) and starts from a window "
-            "of pattern indicators. The library's explicit weights are ±1 matrices (positional columns "
-            "included): give hand-set weights with --correlations weights --weights FILE",
-        )
-    elif corr in (0, 1, 2):
-        what = {
-            0: "Gaussian pair correlations",
-            1: "the moments of unsegmented random weights",
-            2: "products of uniform random means",
-        }[corr]
-        alt = {
-            0: " (the library's --correlations gaussian --gaussian-scale draws its own, different sample)",
-            1: " (the library's --correlations random draws its own, different weights)",
-            2: "",
-        }[corr]
-        p.add(
-            "correlations_from_weights",
-            f"{corr} ({what}, drawn by the reference's generator) is not "
-            f"supported: only 3 (random segments) reproduces the reference's network{alt}",
-        )
-    elif corr is not None:
-        p.add("correlations_from_weights", f"unknown mode {corr}; the reference's modes are 0-4, the library maps 3")
+        if corr == 0:
+            scale = _number_text(p, "gaussian_scale", data["gaussian_scale"]) if "gaussian_scale" in data else None
+            if "gaussian_scale" not in data:
+                p.add("correlations_from_weights", "0 (Gaussian pair moments) needs gaussian_scale")
+            elif scale is not None:
+                spec["scale"] = scale
+        put("correlations_from_weights" if "correlations_from_weights" in data else "pe_mode", "correlations", spec)
+    elif corr is not None and corr not in (0, 1, 2, 3, 4):
+        p.add("correlations_from_weights", f"unknown mode {corr}; the reference's modes are 0-4")
     if "num_segments_corrs" in data and corr != 3:
         _int(p, "num_segments_corrs", data["num_segments_corrs"], lo=1)
-    if "gaussian_scale" in data:
+    if "gaussian_scale" in data and corr != 0:
         _number_text(p, "gaussian_scale", data["gaussian_scale"])
 
     # -- sizes -------------------------------------------------------------------------------------
@@ -378,7 +372,9 @@ def translate_config(data: dict, path: str | Path, fields: dict[str, Any] | set[
         if start is not None:
             put("load_chpt", "start", start)
     elif mode == 1 or ("load_chpt" in data and mode is None):
-        put("load_chpt" if mode is None else "ini_token_from_w", "start", "token")
+        # hand-set correlations draw no weights to take a token from: the reference's script for them starts
+        # from pattern 1 (its window of pattern indicators)
+        put("load_chpt" if mode is None else "ini_token_from_w", "start", "pattern:1" if corr == 4 else "token")
     elif mode is not None:
         what = {0: "a random token", 2: "row 0 of W^v", 3: "row 0 of W^q", 4: "row 0 of W^k"}.get(
             mode, "an unknown mode"
@@ -415,7 +411,9 @@ def translate_config(data: dict, path: str | Path, fields: dict[str, Any] | set[
         for key, field in ((lo_key, a), (hi_key, b)):
             if key in data:
                 v = _float(p, key, data[key])
-                if v is not None:
+                if v is not None and (field in fields or corr != 4):
+                    # the reference's trajectory script for hand-set correlations reads its configuration
+                    # with this range and ignores it; a command without a range ignores it too
                     put(key, field, v)
     axes = {}
     for name, lo_key, hi_key in (
@@ -460,15 +458,15 @@ def translate_config(data: dict, path: str | Path, fields: dict[str, Any] | set[
         pre = pre or 0
         if steps is not None:
             put("max_sim_steps", "steps", pre + steps)
-        if trans is not None or pre:
-            put("num_transient_steps", "transient", pre + (trans or 0))
+        if trans is not None or pre:  # save_non_transient: the main phase recorded from its first step
+            put("num_transient_steps", "transient", pre + (0 if record_transient else trans or 0))
     else:
         if pre:
             p.add("max_sim_steps_pre", f"{pre} (a continuation pre-phase) without continuation_diagram: true")
         if steps is not None:
             put("max_sim_steps", "steps", steps)
-        if trans is not None:
-            put("num_transient_steps", "transient", trans)
+        if trans is not None or record_transient:  # save_non_transient: recorded from step 0
+            put("num_transient_steps", "transient", 0 if record_transient else trans)
 
     if "compute_lyapunov" in data:
         ly = _bool(p, "compute_lyapunov", data["compute_lyapunov"])

@@ -88,7 +88,21 @@ class WindowStart(_Start):
         return "window"
 
 
-BaseStart = Annotated[TokenStart | CheckpointStart | FileStart | WindowStart, Field(discriminator="kind")]
+class PatternStart(_Start):
+    """From pattern ``index`` of W^o itself: a window of one entry A₀ = C^v_{{index},·}, at full weight and
+    without positional share (the reference's start under hand-set correlations; theory:
+    docs/theory/dmft.md §3.5)."""
+
+    kind: Literal["pattern"] = "pattern"
+    index: int = Field(default=0, ge=0, description="the pattern (row of W^o) the window starts from")
+
+    def describe(self) -> str:
+        return f"pattern({self.index})"
+
+
+BaseStart = Annotated[
+    TokenStart | PatternStart | CheckpointStart | FileStart | WindowStart, Field(discriminator="kind")
+]
 
 
 class PrerunStart(_Start):
@@ -105,13 +119,15 @@ class PrerunStart(_Start):
         return f"prerun(beta_o={self.beta_o:g}, steps={self.steps}, from {self.start.describe()})"
 
 
-Start = Annotated[TokenStart | CheckpointStart | FileStart | WindowStart | PrerunStart, Field(discriminator="kind")]
+Start = Annotated[
+    TokenStart | PatternStart | CheckpointStart | FileStart | WindowStart | PrerunStart, Field(discriminator="kind")
+]
 
 
 def parse_start(v: Any) -> Any:
-    """A start from the command line or a definition: ``token``, ``checkpoint``, a file path, a window
-    (or an engine state), or a mapping with a ``kind``."""
-    if isinstance(v, (TokenStart, CheckpointStart, FileStart, WindowStart, PrerunStart)):
+    """A start from the command line or a definition: ``token``, ``pattern:<index>``, ``checkpoint``, a file
+    path, a window (or an engine state), or a mapping with a ``kind``."""
+    if isinstance(v, (TokenStart, PatternStart, CheckpointStart, FileStart, WindowStart, PrerunStart)):
         return v
     if hasattr(v, "A") and hasattr(v, "pe") and hasattr(v, "n"):  # a Window or an engine State
         return window_start(v)
@@ -123,8 +139,13 @@ def parse_start(v: Any) -> Any:
             return {"kind": "token"}
         if text == "checkpoint":
             return {"kind": "checkpoint"}
+        if text == "pattern" or text.startswith("pattern:"):
+            index = text.partition(":")[2].strip() or "0"
+            if not index.isdigit():
+                raise ValueError(f"give pattern:<index> with an integer index >= 0, got {text!r}")
+            return {"kind": "pattern", "index": int(index)}
         if not text:
-            raise ValueError("give token, checkpoint or a window file")
+            raise ValueError("give token, pattern:<index>, checkpoint or a window file")
         return {"kind": "file", "path": text}
     return v
 

@@ -79,6 +79,7 @@ def test_token_start_is_the_pattern_index(model):
     [
         (TokenStart(row=4), "pattern index must be in [0, 3]"),
         ("checkpoint", "belongs to the paper" if False else "the checkpoint start is the paper model"),
+        ("pattern:1", "the pattern start belongs to the paper model's hand-set correlations"),
         ({"kind": "window", "att_window": [[0.0] * 3] * 4, "pe_window": [[-1, -1]] * 4}, "att_window must have shape"),
     ],
 )

@@ -66,17 +66,17 @@ _PAPER_ONLY = tuple(n for n in _MODEL_FIELDS if n not in _DESIGNED_FIELDS) + (
 _CORRELATION_OPTIONS: dict[str, tuple[str, tuple[str, ...], str]] = {
     "n_segments": (
         "n_segments",
-        ("segments",),
-        "applies to the segments correlation kind only (the kind here is {kind})",
+        ("segments", "reference"),
+        "applies to the segments and reference correlation kinds only (the kind here is {kind})",
     ),
     "gaussian_scale": (
         "scale",
-        ("gaussian",),
-        "applies to the gaussian correlation kind only (the kind here is {kind})",
+        ("gaussian", "reference"),
+        "applies to the gaussian and reference correlation kinds only (the kind here is {kind})",
     ),
     "corr_seed": (
         "seed",
-        ("segments", "random", "gaussian"),
+        ("segments", "random", "gaussian", "reference"),
         "the {kind} correlation kind has no seed (its weights come from --weights)",
     ),
 }
@@ -89,7 +89,7 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
     """Options shared by the DMFT commands: a preset and overrides of any configuration field."""
 
     preset: str = Field("paper", description="Named configuration (see `attnphys dmft presets`).")
-    correlations: Literal["segments", "random", "gaussian", "weights"] | dict | None = Field(
+    correlations: Literal["segments", "random", "gaussian", "reference", "weights"] | dict | None = Field(
         None, description="Correlation kind (default: the preset's segments)."
     )
     corr_seed: int | None = Field(None, description="Seed of the weights/correlations.")
@@ -220,7 +220,8 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
             base = {**base, **self.correlations} if "kind" not in self.correlations else dict(self.correlations)
             if "kind" not in base:
                 raise InputError(
-                    "a mapping of correlations needs a kind: segments, random, gaussian or weights", "--correlations"
+                    "a mapping of correlations needs a kind: segments, random, gaussian, reference or weights",
+                    "--correlations",
                 )
         elif self.correlations is not None and self.correlations != base.get("kind"):
             base = {"kind": self.correlations}

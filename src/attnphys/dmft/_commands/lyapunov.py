@@ -30,7 +30,9 @@ class LyapunovJob(ModelOptions):
     align: int = Field(0, ge=0, description="Last transient steps that also align the tangent vectors.")
     reortho_every: int = Field(1, ge=1, description="Steps between QR re-orthonormalisations.")
     history_every: int = Field(0, ge=0, description="Keep running estimates every this many steps (0: none).")
-    start: StartSpec = Field("token", description="Initial condition: token, checkpoint or a window FILE.")  # pyright: ignore[reportAssignmentType]  (parsed: validate_default)
+    start: StartSpec = Field(
+        "token", description="Initial condition: token, pattern:INDEX, checkpoint or a window FILE."
+    )  # pyright: ignore[reportAssignmentType]  (parsed: validate_default)
     out: Path = Field(Path("lyapunov.zarr"), description="Output store (.zarr or .nc).")
 
     def inputs_check(self) -> None:

@@ -34,8 +34,9 @@ class TrajectoryJob(ModelOptions):
     record_every: int = Field(1, ge=1, description="Record every K-th step after the transient.")
     start: StartSpec = Field(  # pyright: ignore[reportAssignmentType]  (parsed: validate_default)
         "token",
-        description="Initial condition: token, checkpoint (the published β_o = 3 "
-        "window) or a window FILE (.json or the reference's .npz).",
+        description="Initial condition: token, pattern:INDEX (the pattern itself, as the reference starts its "
+        "hand-set correlations), checkpoint (the published β_o = 3 window) or a window FILE (.json or the "
+        "reference's .npz).",
     )
     out: Path = Field(Path("trajectory.zarr"), description="Output store (.zarr, or .nc for NetCDF).")
     plot: Path | None = Field(None, description="Folder for the trajectory figures.")

@@ -17,10 +17,16 @@ from attnphys.dmft.correlations._moments import (
 from attnphys.dmft.correlations.explicit import ExplicitWeights, file_sha256, read_weights
 from attnphys.dmft.correlations.gaussian import GaussianCorrelations, gaussian_correlations
 from attnphys.dmft.correlations.random import RandomWeightCorrelations, random_weights
+from attnphys.dmft.correlations.reference import (
+    REFERENCE_MODES,
+    ReferenceCorrelations,
+    reference_correlations,
+    reference_weights,
+)
 from attnphys.dmft.correlations.segments import SegmentCorrelations, paper_segment_weights
 
 CorrelationSpec = Annotated[
-    SegmentCorrelations | RandomWeightCorrelations | GaussianCorrelations | ExplicitWeights,
+    SegmentCorrelations | RandomWeightCorrelations | GaussianCorrelations | ExplicitWeights | ReferenceCorrelations,
     Field(discriminator="kind"),
 ]
 """Any correlation kind (the ``correlations`` field of a configuration); add new kinds here."""
@@ -41,6 +47,10 @@ __all__ = [
     "gaussian_correlations",
     "RandomWeightCorrelations",
     "random_weights",
+    "REFERENCE_MODES",
+    "ReferenceCorrelations",
+    "reference_correlations",
+    "reference_weights",
     "SegmentCorrelations",
     "paper_segment_weights",
 ]

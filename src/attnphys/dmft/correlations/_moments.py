@@ -70,12 +70,16 @@ class Correlations:
         W_pe: (4, M, P) positional weights W^{α,pe} (±1, or any real values).
         weights: optional (4, M, N_se + P) explicit weights these moments were computed from.
         source: a short description of where the correlations come from (stored in metadata).
+        token_pair: optional (4, M, M) semantic overlaps (1/N_se) W^{o,se}_b·W^{α,se}_a of the rows of W^o used
+            as first tokens, where they are not the pair moments (the reference's modes 0 and 2 draw the
+            moments apart from the weights its first token is taken from); None: the pair moments.
     """
 
     C: np.ndarray
     W_pe: np.ndarray
     weights: np.ndarray | None = field(default=None, repr=False)
     source: str = "explicit"
+    token_pair: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         C = np.asarray(self.C, dtype=np.float64)
@@ -91,6 +95,11 @@ class Correlations:
             raise ValueError("correlations must be finite")
         object.__setattr__(self, "C", C)
         object.__setattr__(self, "W_pe", W_pe)
+        if self.token_pair is not None:
+            tp = np.asarray(self.token_pair, dtype=np.float64)
+            if tp.shape != (4, M, M) or not np.all(np.isfinite(tp)):
+                raise ValueError(f"token_pair must be finite with shape (4, M={M}, M), got {tp.shape}")
+            object.__setattr__(self, "token_pair", tp)
 
     @property
     def M(self) -> int:

@@ -26,7 +26,16 @@ from attnphys.dmft.initial import check_window, from_file, from_window, token_po
 from attnphys.dmft.meanfield import Scalars, State, Window
 from attnphys.dmft.model import model_of, per_point
 from attnphys.dmft.simulate import Schedule, stack_windows
-from attnphys.dmft.starts import CACHE_KEYS, CheckpointStart, FileStart, PrerunStart, TokenStart, as_start, start_cache
+from attnphys.dmft.starts import (
+    CACHE_KEYS,
+    CheckpointStart,
+    FileStart,
+    PatternStart,
+    PrerunStart,
+    TokenStart,
+    as_start,
+    start_cache,
+)
 from attnphys.errors import InputError
 
 # ==== the model ============================================================================================
@@ -126,6 +135,11 @@ class DesignedModel(AbstractModel):
             if not 0 <= start.row < cfg.M:
                 raise ValueError(f"the token start's pattern index must be in [0, {cfg.M - 1}], got {start.row}")
             return token_window(self.design, cfg.L, start.row)
+        if isinstance(start, PatternStart):
+            raise ValueError(
+                "the pattern start belongs to the paper model's hand-set correlations; a designed model's token "
+                "start is already its pattern index: give token(row=INDEX)"
+            )
         if isinstance(start, CheckpointStart):
             raise ValueError(
                 "the checkpoint start is the paper model's β_o = 3 window; start a designed model from a token "

@@ -12,7 +12,7 @@ from pydantic import Field, model_validator
 
 from attnphys.dmft._variant import AbstractConfig
 from attnphys.dmft.config import check_schedule
-from attnphys.dmft.starts import StartSpec, TokenStart, parse_start
+from attnphys.dmft.starts import PatternStart, StartSpec, TokenStart, as_start
 from attnphys.dmft.tasks._base import (
     DMFTTask,
 )
@@ -170,11 +170,14 @@ class LyapunovTask(DMFTTask):
 
 
 def check_token_transient(start, cfg: AbstractConfig, transient: int) -> None:
-    """Tangent dynamics need a full window: from a token, transient >= L − 1 (head) or >= L (2024)."""
-    if isinstance(parse_start(start), TokenStart):
-        need = cfg.L if cfg.era == "2024" else cfg.L - 1
+    """Tangent dynamics need a full window: from a token, transient >= L − 1 (head) or >= L (2024); from a
+    pattern (a window of one row), transient >= L − 1."""
+    start = as_start(start)
+    if isinstance(start, (TokenStart, PatternStart)):
+        era_2024 = cfg.era == "2024" and isinstance(start, TokenStart)
+        need = cfg.L if era_2024 else cfg.L - 1
         if transient < need:
             raise ValueError(
-                f"Lyapunov exponents from a token start need transient >= {'L' if cfg.era == '2024' else 'L - 1'}"
+                f"Lyapunov exponents from a {start.kind} start need transient >= {'L' if era_2024 else 'L - 1'}"
                 f" = {need} (the window must be full)"
             )
