@@ -194,8 +194,8 @@ def _manual(tmp_path, text=MANUAL_PE5):
 
 
 def test_the_manual_pe5_configuration_runs_the_references_experiment(tmp_path):
-    """cfgs/manual_pe5/inf_0.yaml from the command line (its folder gives P = 5, L = 32; --beta-o 10 and 40
-    steps as a short form of the authors' script) reproduces the reference's records."""
+    """cfgs/manual_pe5/inf_0.yaml from the command line (its folder gives P = 5, L = 32; the placeholder β_o = −1
+    becomes the script's 10, not a preset's value; 40 steps as a short form of the authors' script) reproduces the reference's records."""
     from typer.testing import CliRunner
 
     from attnphys.cli import app
@@ -209,8 +209,6 @@ def test_the_manual_pe5_configuration_runs_the_references_experiment(tmp_path):
             "trajectory",
             "--config",
             str(_manual(tmp_path)),
-            "--beta-o",
-            "10",
             "--steps",
             "40",
             "--out",
@@ -221,6 +219,7 @@ def test_the_manual_pe5_configuration_runs_the_references_experiment(tmp_path):
     ds = load(out)
     cfg = json.loads(ds.attrs["config"])
     assert (cfg["P"], cfg["L"], cfg["correlations"]["mode"]) == (5, 32, 4)
+    assert cfg["beta_o"] == 10.0
     for s in STATS:
         np.testing.assert_allclose(
             ds[s].values.reshape(40, 3), VECTORS[f"manual_pe5/{s}"], rtol=0, atol=1e-12, err_msg=s

@@ -227,6 +227,11 @@ def _checkpoint_start(p: _Problems, chpt: Any, path: Path) -> tuple[Any, str | N
     return str(candidate.resolve() if candidate.exists() else candidate), None
 
 
+MANUAL_TRAJECTORY_BETA_O = 10.0
+"""β_o of the reference's trajectory of a hand-set configuration (correlation mode 4), whose file holds the
+placeholder −1: the value its trajectory script runs at (theory: docs/theory/dmft.md §4.5)."""
+
+
 def translate_config(data: dict, path: str | Path, fields: dict[str, Any] | set[str], command: str = "") -> dict:
     """The options of a command from one of the reference's YAML configurations (theory:
     docs/theory/dmft.md §8).
@@ -329,6 +334,10 @@ def translate_config(data: dict, path: str | Path, fields: dict[str, Any] | set[
             v = _float(p, key, data[key])
             if v is not None and v != -1:
                 out[key] = (v,)
+    if corr == 4 and data.get("beta_o") == -1 and command.endswith("trajectory"):
+        # the hand-set experiment's file leaves β_o as a placeholder and its trajectory script runs at β_o = 10;
+        # a preset's β_o would reproduce another run
+        out["beta_o"] = (MANUAL_TRAJECTORY_BETA_O,)
 
     if corr is None and pe_mode == 1:
         corr = 3  # the reference's default correlations, now with copied positional columns
