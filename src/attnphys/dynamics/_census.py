@@ -51,6 +51,7 @@ import numpy as np
 import xarray as xr
 
 from attnphys.dynamics import _census_geometry as geo
+from attnphys.dynamics._census_settle import settle_in_chunks
 from attnphys.dynamics.checks import warn_if_single_precision
 from attnphys.dynamics.classify import REGIME_CODE, REGIMES, ClassifyOptions, classify, flag_attrs
 from attnphys.dynamics.fingerprint import fingerprint
@@ -58,7 +59,7 @@ from attnphys.dynamics.intervals import wilson_interval
 from attnphys.dynamics.maps import AbstractMap
 from attnphys.dynamics.periodic import floquet_batch, refine_batch
 from attnphys.dynamics.samplers import AbstractSampler, make_sampler
-from attnphys.dynamics.settle import DIVERGENT, EXHAUSTED, PERIODIC, SettleOptions, lane_params, settle
+from attnphys.dynamics.settle import DIVERGENT, PERIODIC, SettleOptions, lane_params
 from attnphys.errors import InputError, check_fits
 from attnphys.progress import step_bar
 from attnphys.runtime import take_rows
@@ -253,58 +254,6 @@ class CensusOptions(NamedTuple):
 # ---------------------------------------------------------------- the census
 
 
-def _settle_in_chunks(m: AbstractMap, x0, aux0, pidx, table, shared, o: CensusOptions, chunk: int, report):
-    """The settle run (:func:`attnphys.dynamics.settle.settle`) over the starts in chunks of ``chunk``
-    lanes, each chunk's fingerprint rings reduced at once to what the grouping needs, so that memory is
-    bounded by the chunk (theory: docs/theory/dynamics.md §7.4): a periodic lane keeps its last p
-    fingerprints, a lane that spent its budget its recurrence evidence and subsampled cloud.
-
-    Returns:
-        (lanes without rings (numpy), {lane: (p, G) last fingerprints} of the periodic lanes,
-        (ex_idx, recurrent, h, converging, clouds) of the lanes that spent their budget).
-    """
-    so = o.settle_options()
-    N = int(np.shape(x0)[0])
-    horizon = so.n_blocks * so.block
-    parts, tails, assessed = [], {}, []
-    for c, lo in enumerate(range(0, N, chunk)):
-        hi = min(N, lo + chunk)
-        sub_aux = jax.tree_util.tree_map(lambda a, lo=lo, hi=hi: a[lo:hi], aux0)
-
-        def progress(n, c=c):
-            report(c * horizon + n, horizon * (-(-N // chunk)) + horizon)
-
-        ln = settle(m, x0[lo:hi], sub_aux, pidx[lo:hi], table, shared, so, progress=progress)
-        ln = jax.tree_util.tree_map(np.asarray, ln)
-        for j in np.flatnonzero(ln.status == PERIODIC):
-            tails[lo + int(j)] = ln.ring[j, -int(ln.period[j]) :].copy()
-        ex = np.flatnonzero(ln.status == EXHAUSTED)
-        if ex.size:
-            nb = geo.pow2(ex.size, 16)
-            rec, h, cvg, S = geo.assess(
-                take_rows(ln.ring, ex, nb),
-                o.recurrence_quantile,
-                o.recurrence_factor,
-                so.max_period,
-                so.confirmations,
-                o.converging_tol,
-                max(1, so.window // o.n_recurrence),
-                o.n_recurrence,
-                o.period_tol,
-            )
-            n = ex.size
-            assessed.append((lo + ex, *(np.asarray(a)[:n] for a in (rec, h, cvg, S))))
-        parts.append(ln._replace(ring=None))
-    lanes = jax.tree_util.tree_map(lambda *a: np.concatenate(a), *parts) if len(parts) > 1 else parts[0]
-    G = min(o.n_fingerprint, int(np.shape(x0)[1]))
-    if assessed:
-        ex_idx, rec, h, cvg, clouds = (np.concatenate(a) for a in zip(*assessed))
-    else:
-        ex_idx, rec, h, cvg = np.zeros(0, np.int64), np.zeros(0, bool), np.zeros(0), np.zeros(0, bool)
-        clouds = np.zeros((0, o.n_recurrence, G))
-    return lanes, tails, (ex_idx, rec, h, cvg, clouds)
-
-
 def _leading(tree) -> int:
     leaves = jax.tree_util.tree_leaves(tree)
     if not leaves:
@@ -414,7 +363,7 @@ def census_batch(
     horizon = so.n_blocks * so.block
     total = horizon * (n_chunks + 1)  # the settle run, then grouping, refinement and representative runs
     with step_bar(total, "steps", enabled=progress) as report:
-        lanes, tails, assessed = _settle_in_chunks(m, x0, aux0, pidx, table, shared, o, chunk, report)
+        lanes, tails, assessed = settle_in_chunks(m, x0, aux0, pidx, table, shared, o, chunk, report)
         ctx = _Context(
             x0, aux0, pidx, table, shared, B, K, k, D, sampler, seed, param_values, param_name, max_attractors
         )

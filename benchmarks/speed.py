@@ -1,0 +1,168 @@
+"""Where researchers wait, side by side in one run: grid basins, small-map kernels, the first result
+(theory: docs/theory/dynamics.md §2, §3, §7; docs/theory/dmft.md §3.7).
+
+1. **Grid basins**: the attractor census of Newton's map for z³ = 1 on an n × n grid of starts
+   (:func:`attnphys.dynamics.census` with a :class:`~attnphys.dynamics.samplers.GridSampler`), with the
+   default options and with options tuned to the map (``max_period=8, block=32, budget=2048``), each
+   called twice (the first call compiles; printed beside); the labels of the two must be identical. (The comparison with ``pynamicalsys`` is not part of this script.)
+2. **Small-map kernels**: the Hénon map batched over B parameter values: an orbit diagram
+   (:func:`~attnphys.dynamics.orbit_sweep` without tangent vectors), the same with both exponents (k = 2),
+   and :func:`~attnphys.dynamics.lyapunov_spectrum` with ``batch=True``, in point-steps/s (best of 2,
+   compiled), with the roofline fraction: flops per point-step from XLA's cost analysis of one vmapped
+   step of the run (tangent step and QR for k = 2) times the rate, over a measured float64 matmul peak.
+3. **The first result**: one 175,000-step ``attnphys dmft trajectory``, whole process, with an empty
+   compilation cache and repeated with the cache it filled.
+
+Every figure depends on the load of the machine, printed with it: compare lines of one run.
+
+    python benchmarks/speed.py [--n 500] [--batch 4096] [--steps 2000] [--skip-grid] [--skip-startup]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import attnphys
+
+attnphys.configure()
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+from attnphys.dynamics import CensusOptions, FunctionMap, OrbitSpec, census, lyapunov_spectrum, orbit_sweep  # noqa: E402
+from attnphys.dynamics.maps import HENON  # noqa: E402
+from attnphys.dynamics.samplers import GridSampler  # noqa: E402
+
+TUNED = dict(max_period=8, block=32, budget=2048)
+"""Options tuned by hand to Newton's map (short cycles, fast convergence)."""
+
+
+def newton_step(x, aux, p):
+    """z ← z − (z³ − 1)/(3z²) in real coordinates."""
+    z = x[0] + 1j * x[1]
+    z2 = z - (z**3 - 1) / (3 * z**2)
+    return jnp.stack([jnp.real(z2), jnp.imag(z2)]), aux
+
+
+def grid_basins(n: int) -> None:
+    g = GridSampler(lo=[-2.0, -2.0], hi=[2.0, 2.0], shape=(n, n))
+    m = FunctionMap(step=newton_step)
+    labels = {}
+    for name, opts in (("defaults", CensusOptions()), ("tuned", CensusOptions(**TUNED))):
+        walls = []
+        for _ in range(2):  # the first call compiles what the options need, the second runs compiled
+            t0 = time.perf_counter()
+            ds = census(m, jnp.asarray(0.0), g, ics=g.size, options=opts)
+            walls.append(time.perf_counter() - t0)
+        labels[name] = ds["label"].values
+        frac = np.round(np.sort(ds["basin_fraction"].values)[::-1], 4).tolist()
+        print(f"grid basins {n}x{n}, {name:8s}: {walls[1]:7.2f} s compiled ({walls[0]:.2f} s first call)  "
+              f"basins {frac}  unsettled {float(ds['unsettled_fraction']):.4f}", flush=True)
+    print(f"grid basins: labels of defaults and tuned identical: {np.array_equal(labels['defaults'], labels['tuned'])}")
+    print("grid basins, pynamicalsys: not compared by this script")
+
+
+def _peak() -> float:
+    """Float64 matmul (n = 2048) on every device at once, flop/s: a practical ceiling of dense arithmetic."""
+    n, devs = 2048, jax.devices()
+    mats = [jax.device_put(jnp.asarray(np.random.default_rng(i).normal(size=(n, n))), d) for i, d in enumerate(devs)]
+    mm = jax.jit(lambda a: a @ a)
+    jax.block_until_ready([mm(a) for a in mats])
+    best = np.inf
+    for _ in range(3):
+        t0 = time.perf_counter()
+        jax.block_until_ready([mm(a) for a in mats])
+        best = min(best, time.perf_counter() - t0)
+    return 2 * n**3 * len(devs) / best
+
+
+def _flops_per_step(B: int, k: int) -> float:
+    """XLA's flop count of one vmapped Hénon step (with k tangent vectors and their QR), per point."""
+    from attnphys.dynamics._lyapunov import reorthonormalise, zero_acc
+
+    def one(x, p, Q):
+        if not k:
+            return HENON.step(x, None, p)[0]
+        x2, _, JQ = HENON.tangent(x, None, p, Q)
+        Q2, acc = reorthonormalise(JQ, zero_acc(k, x.dtype))
+        return x2, Q2, acc.S
+
+    x = jnp.full((B, 2), 0.1)
+    p = jnp.tile(jnp.array([[1.4, 0.3]]), (B, 1))
+    Q = jnp.tile(jnp.eye(2, k)[None], (B, 1, 1))
+    ca = jax.jit(jax.vmap(one)).lower(x, p, Q).compile().cost_analysis()
+    ca = ca[0] if isinstance(ca, (list, tuple)) else ca
+    return float((ca or {}).get("flops", np.nan)) / B
+
+
+def kernels(B: int, T: int, peak: float) -> None:
+    a = np.linspace(1.0, 1.4, B)
+    params = jnp.asarray(np.stack([a, np.full(B, 0.3)], 1))
+    x0 = jnp.tile(jnp.array([[0.1, 0.1]]), (B, 1))
+
+    def rate(f, steps):
+        jax.block_until_ready(f())
+        best = np.inf
+        for _ in range(2):
+            t0 = time.perf_counter()
+            jax.block_until_ready(f())
+            best = min(best, time.perf_counter() - t0)
+        return B * steps / best
+
+    runs = [
+        ("orbit diagram (k = 0)", 0, lambda: orbit_sweep(HENON, OrbitSpec(steps=T, transient=T, n_orbit=200), x0, None,
+                                                         params), 2 * T),
+        ("orbit diagram with spectra (k = 2)", 2,
+         lambda: orbit_sweep(HENON, OrbitSpec(steps=T, transient=T, k=2, n_orbit=200), x0, None, params), 2 * T),
+        ("lyapunov_spectrum, batch", 2, lambda: lyapunov_spectrum(HENON, x0, None, params, steps=T, batch=True), T),
+    ]
+    for label, k, f, steps in runs:
+        r = rate(f, steps)
+        fl = _flops_per_step(B, k)
+        print(f"Henon {label:36s} B = {B}: {r:10.3e} point-steps/s  ({fl:.0f} flop/point-step: "
+              f"{100 * r * fl / peak:.2f} % of the {peak / 1e9:.1f} GFLOP/s matmul peak)", flush=True)
+
+
+def startup(steps: int) -> None:
+    exe = str(Path(sys.executable).with_name("attnphys"))
+    cmd = [exe] if Path(exe).exists() else [sys.executable, "-m", "attnphys"]
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, ATTNPHYS_COMPILATION_CACHE=str(Path(tmp) / "xla"))
+        for label in ("empty cache", "repeat", "repeat"):
+            out = Path(tmp) / f"t-{time.perf_counter_ns()}.zarr"
+            t0 = time.perf_counter()
+            res = subprocess.run([*cmd, "dmft", "trajectory", "--steps", str(steps), "--transient", str(steps - 1000),
+                                  "--start", "checkpoint", "--out", str(out)], capture_output=True, text=True, env=env)
+            wall = time.perf_counter() - t0
+            ok = "ok" if res.returncode == 0 else f"FAILED: {res.stderr[-300:]}"
+            print(f"dmft trajectory, {steps} steps, whole process, {label:11s}: {wall:6.2f} s ({ok})", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=500, help="grid points per side of the basin census")
+    ap.add_argument("--batch", type=int, default=4096, help="Hénon parameter values run at once")
+    ap.add_argument("--steps", type=int, default=2000, help="steps of the Hénon runs (orbit diagrams: twice)")
+    ap.add_argument("--trajectory-steps", type=int, default=175_000)
+    ap.add_argument("--skip-grid", action="store_true")
+    ap.add_argument("--skip-startup", action="store_true")
+    args = ap.parse_args()
+    print(f"jax {jax.__version__}; {len(jax.devices())} x {jax.devices()[0].platform}; "
+          f"load average {os.getloadavg()[0]:.2f}", flush=True)
+    if not args.skip_grid:
+        grid_basins(args.n)
+    kernels(args.batch, args.steps, _peak())
+    if not args.skip_startup:
+        startup(args.trajectory_steps)
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
