@@ -100,7 +100,7 @@ def _plain(err: Any) -> str:
 MAX_LOOP = 2**31 - 1
 """Largest loop count (steps, transient, …): the device counts steps in 32-bit integers."""
 
-LOOP_FIELDS = ("steps", "transient", "n_orbit", "lyap_steps", "horizon", "record_every")
+LOOP_FIELDS = ("steps", "transient", "n_orbit", "lyap_steps")
 """Arguments that are loop counts (:data:`MAX_LOOP`)."""
 
 
@@ -174,4 +174,7 @@ def validated(cls: type[_M], /, arguments: dict[str, str] | None = None, **field
             lines = [
                 arg + line[len(field) :] if line.startswith((f"{field}:", f"{field}.")) else line for line in lines
             ]
+        name, _, detail = lines[0].partition(": ")
+        if len(lines) == 1 and detail and name.isidentifier():  # one argument: named as the error's field
+            raise InputError(detail, name) from None
         raise InputError("\n".join(lines)) from None
