@@ -100,8 +100,8 @@ def _plain(err: Any) -> str:
 MAX_LOOP = 2**31 - 1
 """Largest loop count (steps, transient, …): the device counts steps in 32-bit integers."""
 
-LOOP_FIELDS = ("steps", "transient", "n_orbit", "lyap_steps", "horizon")
-"""Arguments that are loop counts (:data:`MAX_LOOP`); ``record_every`` is bounded by ``steps - transient``."""
+LOOP_FIELDS = ("steps", "transient", "n_orbit", "lyap_steps")
+"""Arguments that are loop counts (:data:`MAX_LOOP`)."""
 
 
 def too_long_loops(data: dict) -> list[str]:
@@ -174,4 +174,7 @@ def validated(cls: type[_M], /, arguments: dict[str, str] | None = None, **field
             lines = [
                 arg + line[len(field) :] if line.startswith((f"{field}:", f"{field}.")) else line for line in lines
             ]
+        name, _, detail = lines[0].partition(": ")
+        if len(lines) == 1 and detail and name.isidentifier():  # one argument: named as the error's field
+            raise InputError(detail, name) from None
         raise InputError("\n".join(lines)) from None

@@ -25,7 +25,7 @@ def read_weights(path: str | Path) -> np.ndarray:
     :data:`MAX_WEIGHTS_BYTES`, an archive unpacking to no more, a key given twice refused.
 
     Raises:
-        ValueError: naming the file and what is wrong with it.
+        InputError: (a ValueError) naming the file and what is wrong with it.
     """
     from attnphys._files import parse_mapping, read_input, read_npz
     from attnphys.errors import InputError
@@ -36,8 +36,8 @@ def read_weights(path: str | Path) -> np.ndarray:
             data = read_npz(raw, path, "weights", MAX_WEIGHTS_BYTES)
         else:
             data = parse_mapping(raw, path, "weights", "a weights file")
-    except InputError as e:  # a ValueError without a field: the configuration's field names it
-        raise ValueError(f"weights file {e.detail}") from None
+    except InputError as e:  # without a field: the configuration's field (or the option) names it
+        raise InputError(f"weights file {e.detail}") from None
     if not isinstance(data, dict):
         raise ValueError(f"weights file {path} must hold a mapping with Wo, Wv, Wq, Wk (or W)")
 
@@ -98,9 +98,9 @@ class ExplicitWeights(AbstractCorrelations):
         try:  # a regular file (a folder, a pipe, a device named as such) of at most MAX_WEIGHTS_BYTES
             p = check_input_file(self.path, "weights", "a weights file")
         except InputError as e:
-            raise ValueError(f"weights file {e.detail}") from None
+            raise InputError(f"weights file {e.detail}") from None
         if p.stat().st_size > MAX_WEIGHTS_BYTES:
-            raise ValueError(
+            raise InputError(
                 f"weights file {p} is larger than {MAX_WEIGHTS_BYTES >> 20} MiB; that is not a weights file"
             )
         digest = file_sha256(p)
