@@ -1,12 +1,11 @@
-"""Extensions without a reinstall: a command, a normalization, a model variant and a sweepable field (a
-variant's own configuration field), each one new file of an outside package (written here under tmp_path)
-plus one entry point, appear in the command line, the Python API and the results — and give their own
-results, not the library's.
+"""Extensions without a reinstall: a command, a normalization, a model variant, a sweepable field (a
+variant's own configuration field), two observables and an example map of the dynamics toolkit, each one
+new file of an outside package (written here under tmp_path) plus one entry point, appear in the command
+line, the Python API, the generated lists and the results — and give their own results, not the
+library's.
 
 The package's distribution metadata (``extpkg-0.1.dist-info/entry_points.txt``) is what an install would
-write; putting its folder on the path is all that is done. (A field of the paper's own configuration that
-varies inside a batch, and an observable, are still added by editing the package:
-tests/dmft/test_extension.py.)"""
+write; putting its folder on the path is all that is done."""
 
 import json
 import textwrap
@@ -99,13 +98,68 @@ FIELD = textwrap.dedent('''
 ''')
 
 
+OBSERVABLE_MO_SQ = textwrap.dedent('''
+    """An observable every model has: the square of the newest token's output overlap."""
+
+    from attnphys.dmft.observables import Observable
+
+    MO_SQ = Observable(lambda st, eps, conv: st.m0[0] ** 2, False, "square of mo")
+''')
+
+OBSERVABLE_PE_MO = textwrap.dedent('''
+    """An observable that reads the positional window (which the finite network does not have)."""
+
+    from attnphys.dmft.observables import Observable
+
+    PE_MO = Observable(lambda st, eps, conv: st.pe[0, 0] * st.m0[0], False, "first positional bit times mo")
+''')
+
+MAP = textwrap.dedent('''
+    """The tent map x' = mu min(x, 1 - x): |f'| = mu everywhere, so its Lyapunov exponent is ln mu."""
+
+    from dataclasses import dataclass
+
+    import jax
+    import jax.numpy as jnp
+
+    from attnphys.dynamics.maps import AutonomousMap
+
+
+    @dataclass(frozen=True)
+    class Tent(AutonomousMap):
+        """x -> mu min(x, 1 - x) on a (1,) state; params mu."""
+
+        title = "tent"
+        equation = r"$x' = \\mu \\min(x, 1-x)$"
+        facts = r"$\\lambda = \\ln \\mu$"
+
+        state_shape = (1,)
+        param_shape = ()
+
+        def f(self, x, mu):
+            return mu * jnp.minimum(x, 1.0 - x)
+
+        def sample_states(self, key, n, params):
+            return jax.random.uniform(key, (n, 1), minval=1e-3, maxval=1.0 - 1e-3), None
+''')
+
+
 @pytest.fixture(scope="module")
 def extpkg(tmp_path_factory):
     root = tmp_path_factory.mktemp("ext")
     write_package(
         root,
         "extpkg",
-        {"__init__.py": "", "norm.py": NORM, "command.py": COMMAND, "reversed.py": VARIANT, "scaled.py": FIELD},
+        {
+            "__init__.py": "",
+            "norm.py": NORM,
+            "command.py": COMMAND,
+            "reversed.py": VARIANT,
+            "scaled.py": FIELD,
+            "mo_sq.py": OBSERVABLE_MO_SQ,
+            "pe_mo.py": OBSERVABLE_PE_MO,
+            "tent.py": MAP,
+        },
         {
             "attnphys.commands": {"ext normalize": "extpkg.command:NormalizeJob"},
             "attnphys.norms": {"center": "extpkg.norm:Centering"},
@@ -113,6 +167,8 @@ def extpkg(tmp_path_factory):
                 "reversed": "extpkg.reversed:ReversedConfig",
                 "scaled": "extpkg.scaled:ScaledConfig",
             },
+            "attnphys.observables": {"mo_sq": "extpkg.mo_sq:MO_SQ", "pe_mo": "extpkg.pe_mo:PE_MO"},
+            "attnphys.maps": {"tent": "extpkg.tent:Tent"},
         },
     )
     return root
@@ -123,9 +179,17 @@ def on_path(extpkg, monkeypatch):
     monkeypatch.syspath_prepend(str(extpkg))
     import attnphys.clouds.norms as norms
     import attnphys.dmft._variant as variant
+    import attnphys.dmft.observables as observables
+    import attnphys.dynamics.maps as maps
     import attnphys.jobs as jobs
 
-    for mod, name in ((jobs, "JOBS"), (norms, "NORMS"), (variant, "VARIANTS")):
+    for mod, name in (
+        (jobs, "JOBS"),
+        (norms, "NORMS"),
+        (variant, "VARIANTS"),
+        (observables, "OBSERVABLE_TABLE"),
+        (maps, "EXAMPLES"),
+    ):
         monkeypatch.setattr(mod, name, dict(getattr(mod, name)))
     return extpkg
 
@@ -252,3 +316,80 @@ def test_a_variant_field_is_swept_by_the_api_and_the_command_line(on_path, tmp_p
         app, ["dmft", "phase-diagram", "--x", "pe_gain", "0", "1", "2", "--out", str(tmp_path / "x.zarr")]
     )
     assert r.exit_code != 0 and "pe_gain" in r.output  # the paper's network has no such field
+
+
+def test_observables_reach_every_runner_command_and_list(on_path, tmp_path):
+    """Two observables, one file each: recorded by default, offered by every command that observes (and
+    in its help and the documentation's list), recorded by the finite network only where it has the
+    fields they read."""
+    import importlib.util
+    from pathlib import Path
+
+    from attnphys.cli import app
+    from attnphys.dmft import finite_trajectories, preset, trajectories
+    from attnphys.dmft.observables import observable_names
+    from attnphys.io import load
+
+    assert observable_names()[-2:] == ("mo_sq", "pe_mo")
+    runner = CliRunner()
+    help_text = runner.invoke(app, ["dmft", "trajectory", "--help"]).output
+    assert "mk, mo_sq, pe_mo" in " ".join(help_text.split())
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("registries_hook", root / "docs" / "_hooks" / "registries.py")
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    assert "`mk`, `mo_sq`, `pe_mo`" in hook.fill((root / "docs" / "howto" / "dmft.md").read_text(encoding="utf-8"))
+
+    ds = trajectories(preset("paper"), steps=30, start="token", sweep={"beta_o": [1.0, 1.3]})
+    np.testing.assert_allclose(ds.mo_sq.values, ds.mo.values**2, rtol=1e-12)  # its own values, read per step
+    assert ds.mo_sq.attrs["long_name"] == "square of mo" and {"pe_mo", "mo_se"} <= set(ds.data_vars)
+
+    def cli(*args):
+        r = runner.invoke(app, list(args))
+        return r.exit_code, r.output
+
+    small = ["--steps", "300", "--transient", "200", "--start", "token"]
+    code, out = cli("dmft", "bifurcation", "--param", "beta_o", "--start-value", "1.2", "--stop-value", "1.3",
+                    "--num", "2", *small, "--lyapunov", "0", "--n-orbit", "20", "--observable", "pe_mo",
+                    "--out", str(tmp_path / "b.zarr"))  # fmt: skip
+    assert code == 0, out
+    assert load(tmp_path / "b.zarr").attrs.get("observable", "pe_mo") == "pe_mo"
+    code, out = cli("dmft", "attractors", "--ics", "4", "--steps", "400", "--transient", "100", "--max-period",
+                    "8", "--observable", "mo_sq", "--out", str(tmp_path / "a.zarr"))  # fmt: skip
+    assert code == 0, out
+    code, out = cli("dmft", "bifurcation", "--observable", "nope", "--out", str(tmp_path / "x.zarr"))
+    assert code != 0 and "mo_sq" in out and "pe_mo" in out
+
+    code, out = cli("dmft", "finite", "--n", "990", "--paths", "2", "--steps", "20", "--out", str(tmp_path / "f.zarr"))
+    assert code == 0, out
+    f = load(tmp_path / "f.zarr")
+    assert "mo_sq" in f.data_vars and "pe_mo" not in f.data_vars and "pe_mo" in f.attrs["not_recorded"]
+    np.testing.assert_allclose(f.mo_sq.values, f.mo.values**2, rtol=1e-12)
+    with pytest.raises(ValueError, match="pe_mo"):
+        finite_trajectories(preset("paper"), 990, steps=5, paths=1, record=["pe_mo"])
+
+
+def test_an_example_map_reaches_the_toolkit_and_the_theory_table(on_path):
+    """An example map, one file: found by name, in the theory page's generated table, and analysed with its
+    own dynamics (the tent map's exponent is ln μ, not the logistic map's)."""
+    import importlib.util
+    from pathlib import Path
+
+    import jax.numpy as jnp
+
+    from attnphys.dynamics import example_map, lyapunov_spectrum
+    from attnphys.dynamics.maps import example_names
+
+    assert example_names()[-1] == "tent"
+    tent = example_map("tent")
+    assert type(tent).__name__ == "Tent"
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("registries_hook", root / "docs" / "_hooks" / "registries.py")
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    table = hook.fill((root / "docs" / "theory" / "dynamics.md").read_text(encoding="utf-8"))
+    assert r"| tent | $x' = \mu \min(x, 1-x)$ | $\lambda = \ln \mu$ |" in table
+    ds = lyapunov_spectrum(tent, jnp.array([0.1234]), None, 1.7, steps=2000)
+    np.testing.assert_allclose(float(ds.exponents.values[0]), np.log(1.7), atol=1e-9)
+    with pytest.raises(ValueError, match="tent"):
+        example_map("nope")
