@@ -98,6 +98,41 @@ FIELD = textwrap.dedent('''
 ''')
 
 
+BATCHED_FIELD = textwrap.dedent('''
+    """A variant with a field that varies inside a vectorised batch: the output gain times ``gain``."""
+
+    from typing import Any, ClassVar, Literal
+
+    import numpy as np
+    from pydantic import Field
+
+    from attnphys.dmft import DMFTConfig, DMFTModel
+    from attnphys.dmft.config import BATCHED
+
+
+    class GainModel(DMFTModel):
+        def scalars(self, points=None, n=None):
+            points = dict(points or {})
+            gain = points.pop("gain", None)
+            if gain is not None:
+                n = max(np.size(gain), n or 1)
+            sc = super().scalars(points, n)
+            g = np.broadcast_to(np.asarray(self.config.gain if gain is None else gain, np.float64), np.shape(sc.gain_o))
+            return sc._replace(gain_o=sc.gain_o * g)
+
+
+    class GainConfig(DMFTConfig):
+        """The paper's network, its output gain beta_o s_o times ``gain``."""
+
+        variant: Literal["gain"] = "gain"
+        model: ClassVar[Any] = GainModel
+        gain: float = Field(default=1.0, gt=0, allow_inf_nan=False, description="factor of the output gain")
+
+        @classmethod
+        def batched_fields(cls):
+            return BATCHED + ("gain",)
+''')
+
 OBSERVABLE_MO_SQ = textwrap.dedent('''
     """An observable every model has: the square of the newest token's output overlap."""
 
@@ -156,6 +191,7 @@ def extpkg(tmp_path_factory):
             "command.py": COMMAND,
             "reversed.py": VARIANT,
             "scaled.py": FIELD,
+            "gain.py": BATCHED_FIELD,
             "mo_sq.py": OBSERVABLE_MO_SQ,
             "pe_mo.py": OBSERVABLE_PE_MO,
             "tent.py": MAP,
@@ -166,6 +202,7 @@ def extpkg(tmp_path_factory):
             "attnphys.model_variants": {
                 "reversed": "extpkg.reversed:ReversedConfig",
                 "scaled": "extpkg.scaled:ScaledConfig",
+                "gain": "extpkg.gain:GainConfig",
             },
             "attnphys.observables": {"mo_sq": "extpkg.mo_sq:MO_SQ", "pe_mo": "extpkg.pe_mo:PE_MO"},
             "attnphys.maps": {"tent": "extpkg.tent:Tent"},
@@ -355,7 +392,7 @@ def test_observables_reach_every_runner_command_and_list(on_path, tmp_path):
     assert code == 0, out
     assert load(tmp_path / "b.zarr").attrs.get("observable", "pe_mo") == "pe_mo"
     code, out = cli("dmft", "attractors", "--ics", "4", "--steps", "400", "--transient", "100", "--max-period",
-                    "8", "--observable", "mo_sq", "--out", str(tmp_path / "a.zarr"))  # fmt: skip
+                    "8", "--exponents", "1", "--observable", "mo_sq", "--out", str(tmp_path / "a.zarr"))  # fmt: skip
     assert code == 0, out
     code, out = cli("dmft", "bifurcation", "--observable", "nope", "--out", str(tmp_path / "x.zarr"))
     assert code != 0 and "mo_sq" in out and "pe_mo" in out
@@ -393,3 +430,22 @@ def test_an_example_map_reaches_the_toolkit_and_the_theory_table(on_path):
     np.testing.assert_allclose(float(ds.exponents.values[0]), np.log(1.7), atol=1e-9)
     with pytest.raises(ValueError, match="tent"):
         example_map("nope")
+
+
+def test_a_structural_and_a_batched_field_of_variants_are_swept_together_with_the_papers(on_path):
+    """A variant's field that changes the couplings (one model per value) and one that varies inside a
+    vectorised batch, each swept with a field of the paper's: the dimensions in the order given, and each
+    value's own results (a gain g at β_o is the paper's network at g·β_o, exactly)."""
+    from attnphys.cli import app
+    from attnphys.dmft import preset, trajectories
+
+    ds = trajectories(preset("paper", variant="scaled"), steps=20, sweep={"pe_gain": [0.0, 1.0], "beta_o": [0.6, 1.2]})
+    assert ds.mo_sq.dims == ("pe_gain", "beta_o", "step", "feature")
+    ds = trajectories(preset("paper", variant="gain"), steps=20, sweep={"gain": [1.0, 2.0], "beta_o": [0.6, 1.2]})
+    assert ds.mo.dims == ("gain", "beta_o", "step", "feature")
+    ref = trajectories(preset("paper"), steps=20, sweep={"beta_o": [0.6, 1.2, 2.4]})
+    for g, b, paper in ((1.0, 0.6, 0.6), (2.0, 0.6, 1.2), (2.0, 1.2, 2.4)):
+        np.testing.assert_array_equal(ds.mo.sel(gain=g, beta_o=b).values, ref.mo.sel(beta_o=paper).values)
+    assert np.abs(ds.mo.sel(gain=2.0, beta_o=1.2).values - ref.mo.sel(beta_o=1.2).values).max() > 1e-6
+    r = CliRunner().invoke(app, ["dmft", "trajectory", "--variant", "scaled", "--pe-gain", "1,2", "--steps", "5"])
+    assert r.exit_code != 0 and "--pe-gain" in r.output  # a structural field is swept by phase-diagram
