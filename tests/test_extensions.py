@@ -4,6 +4,8 @@ new file of an outside package (written here under tmp_path) plus one entry poin
 line, the Python API, the generated lists and the results — and give their own results, not the
 library's.
 
+A claim of ``attnphys verify`` is added the same way.
+
 The package's distribution metadata (``extpkg-0.1.dist-info/entry_points.txt``) is what an install would
 write; putting its folder on the path is all that is done."""
 
@@ -133,6 +135,23 @@ BATCHED_FIELD = textwrap.dedent('''
             return BATCHED + ("gain",)
 ''')
 
+CLAIM = textwrap.dedent('''
+    """A claim: the softmax of a logit vector shifted by a constant is unchanged."""
+
+    import jax
+    import jax.numpy as jnp
+
+    from attnphys.verify import Claim
+
+
+    def shift_error(rng):
+        x = jnp.asarray(rng.normal(size=16))
+        return jnp.max(jnp.abs(jax.nn.softmax(x + 3.0) - jax.nn.softmax(x)))
+
+
+    SHIFT = Claim("softmax is unchanged by a shift of the logits", "fixture §1", shift_error, 1e-12)
+''')
+
 OBSERVABLE_MO_SQ = textwrap.dedent('''
     """An observable every model has: the square of the newest token's output overlap."""
 
@@ -195,6 +214,7 @@ def extpkg(tmp_path_factory):
             "mo_sq.py": OBSERVABLE_MO_SQ,
             "pe_mo.py": OBSERVABLE_PE_MO,
             "tent.py": MAP,
+            "claim.py": CLAIM,
         },
         {
             "attnphys.commands": {"ext normalize": "extpkg.command:NormalizeJob"},
@@ -206,6 +226,7 @@ def extpkg(tmp_path_factory):
             },
             "attnphys.observables": {"mo_sq": "extpkg.mo_sq:MO_SQ", "pe_mo": "extpkg.pe_mo:PE_MO"},
             "attnphys.maps": {"tent": "extpkg.tent:Tent"},
+            "attnphys.claims": {"softmax-shift": "extpkg.claim:SHIFT"},
         },
     )
     return root
@@ -219,6 +240,7 @@ def on_path(extpkg, monkeypatch):
     import attnphys.dmft.observables as observables
     import attnphys.dynamics.maps as maps
     import attnphys.jobs as jobs
+    import attnphys.verify as verify
 
     for mod, name in (
         (jobs, "JOBS"),
@@ -226,6 +248,7 @@ def on_path(extpkg, monkeypatch):
         (variant, "VARIANTS"),
         (observables, "OBSERVABLE_TABLE"),
         (maps, "EXAMPLES"),
+        (verify, "REGISTERED"),
     ):
         monkeypatch.setattr(mod, name, dict(getattr(mod, name)))
     return extpkg
@@ -449,3 +472,29 @@ def test_a_structural_and_a_batched_field_of_variants_are_swept_together_with_th
     assert np.abs(ds.mo.sel(gain=2.0, beta_o=1.2).values - ref.mo.sel(beta_o=1.2).values).max() > 1e-6
     r = CliRunner().invoke(app, ["dmft", "trajectory", "--variant", "scaled", "--pe-gain", "1,2", "--steps", "5"])
     assert r.exit_code != 0 and "--pe-gain" in r.output  # a structural field is swept by phase-diagram
+
+
+def test_a_claim_reaches_verify_its_list_and_the_claims_page(on_path):
+    """A claim, one file: listed and checked by ``attnphys verify`` after the library's own, chosen by
+    ``--claim``, in the theory page's generated table and in run_claims' rows."""
+    import importlib.util
+    from pathlib import Path
+
+    from attnphys.cli import app
+    from attnphys.verify import CLAIMS, all_claims, run_claims
+
+    every = all_claims()
+    assert every[: len(CLAIMS)] == CLAIMS and every[-1].name == "softmax is unchanged by a shift of the logits"
+    runner = CliRunner()
+    r = runner.invoke(app, ["verify", "--list-claims"])
+    assert r.exit_code == 0 and "softmax is unchanged" in r.output and "Hopfield" in r.output, r.output
+    r = runner.invoke(app, ["verify", "--claim", "shift of the logits"])
+    assert r.exit_code == 0 and "all 1 claims hold" in r.output, r.output
+    (row,) = run_claims(seed=2, chosen="fixture §1")
+    assert row["passed"] and row["max_error"] < 1e-12 and row["reference"] == "fixture §1"
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("registries_hook", root / "docs" / "_hooks" / "registries.py")
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    page = (root / "docs" / "theory" / "expfam.md").read_text(encoding="utf-8")
+    assert "| softmax is unchanged by a shift of the logits | fixture §1 | 1e-12 |" in hook.fill(page)

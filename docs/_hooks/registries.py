@@ -6,7 +6,9 @@ A page writes a placeholder where a list belongs, and the build replaces it with
   the library's own and those of outside packages), as code, comma-separated (the same placeholder fills
   the commands' help texts: ``attnphys.dmft.observables.with_observables``);
 * ``{example_maps}`` — the table of the example maps' registry (``attnphys.dynamics.maps.example_maps``):
-  each map's ``title``, ``equation`` and ``facts`` (class attributes of the map).
+  each map's ``title``, ``equation`` and ``facts`` (class attributes of the map);
+* ``{claims}`` — the table of the claims ``attnphys verify`` checks (``attnphys.verify.all_claims``):
+  each claim's name, paper reference and tolerance.
 
 Adding an entry to a registry adds it to every page that shows the list; ``tests/test_registries_lists.py``
 checks this.
@@ -38,7 +40,20 @@ def example_maps() -> str:
     return "\n".join(lines)
 
 
-PLACEHOLDERS: dict[str, Callable[[], str]] = {"{observables}": observables, "{example_maps}": example_maps}
+def claims() -> str:
+    from attnphys.verify import all_claims
+
+    lines = ["| claim | paper | tolerance |", "|---|---|---|"]
+    for c in all_claims():
+        lines.append(f"| {c.name.replace('|', '∣')} | {c.reference} | {c.tol:.0e} |")
+    return "\n".join(lines)
+
+
+PLACEHOLDERS: dict[str, Callable[[], str]] = {
+    "{observables}": observables,
+    "{example_maps}": example_maps,
+    "{claims}": claims,
+}
 """Each placeholder and the function that writes its list."""
 
 
