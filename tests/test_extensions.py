@@ -4,7 +4,7 @@ new file of an outside package (written here under tmp_path) plus one entry poin
 line, the Python API, the generated lists and the results — and give their own results, not the
 library's.
 
-A claim of ``attnphys verify`` is added the same way.
+A claim of ``attnphys verify`` and a sampler of a census's starts are added the same way.
 
 The package's distribution metadata (``extpkg-0.1.dist-info/entry_points.txt``) is what an install would
 write; putting its folder on the path is all that is done."""
@@ -152,6 +152,27 @@ CLAIM = textwrap.dedent('''
     SHIFT = Claim("softmax is unchanged by a shift of the logits", "fixture §1", shift_error, 1e-12)
 ''')
 
+SAMPLER = textwrap.dedent('''
+    """A sampler of starts: every start at one point (a census of its basin only)."""
+
+    from dataclasses import dataclass
+
+    import jax.numpy as jnp
+
+    from attnphys.dynamics.samplers import AbstractSampler
+
+
+    @dataclass(frozen=True)
+    class PointSampler(AbstractSampler):
+        """n copies of the state (value, ..., value)."""
+
+        name = "point"
+        value: float = 0.3
+
+        def sample(self, m, key, n, params):
+            return jnp.full((n,) + tuple(m.state_shape), self.value), None
+''')
+
 OBSERVABLE_MO_SQ = textwrap.dedent('''
     """An observable every model has: the square of the newest token's output overlap."""
 
@@ -215,6 +236,7 @@ def extpkg(tmp_path_factory):
             "pe_mo.py": OBSERVABLE_PE_MO,
             "tent.py": MAP,
             "claim.py": CLAIM,
+            "sampler.py": SAMPLER,
         },
         {
             "attnphys.commands": {"ext normalize": "extpkg.command:NormalizeJob"},
@@ -227,6 +249,7 @@ def extpkg(tmp_path_factory):
             "attnphys.observables": {"mo_sq": "extpkg.mo_sq:MO_SQ", "pe_mo": "extpkg.pe_mo:PE_MO"},
             "attnphys.maps": {"tent": "extpkg.tent:Tent"},
             "attnphys.claims": {"softmax-shift": "extpkg.claim:SHIFT"},
+            "attnphys.samplers": {"point": "extpkg.sampler:PointSampler"},
         },
     )
     return root
@@ -239,6 +262,7 @@ def on_path(extpkg, monkeypatch):
     import attnphys.dmft._variant as variant
     import attnphys.dmft.observables as observables
     import attnphys.dynamics.maps as maps
+    import attnphys.dynamics.samplers as samplers
     import attnphys.jobs as jobs
     import attnphys.verify as verify
 
@@ -249,6 +273,7 @@ def on_path(extpkg, monkeypatch):
         (observables, "OBSERVABLE_TABLE"),
         (maps, "EXAMPLES"),
         (verify, "REGISTERED"),
+        (samplers, "SAMPLERS"),
     ):
         monkeypatch.setattr(mod, name, dict(getattr(mod, name)))
     return extpkg
@@ -498,3 +523,20 @@ def test_a_claim_reaches_verify_its_list_and_the_claims_page(on_path):
     spec.loader.exec_module(hook)
     page = (root / "docs" / "theory" / "expfam.md").read_text(encoding="utf-8")
     assert "| softmax is unchanged by a shift of the logits | fixture §1 | 1e-12 |" in hook.fill(page)
+
+
+def test_a_sampler_of_starts_reaches_the_census(on_path):
+    """A sampler, one file: listed, built by name, and its starts are the census's (every start in one
+    basin of the bistable map: one attractor, where the map's own sampler finds both)."""
+    from attnphys.dynamics import census, make_sampler
+    from attnphys.dynamics.maps import BISTABLE
+    from attnphys.dynamics.samplers import sampler_names
+    from attnphys.errors import InputError
+
+    assert sampler_names()[-1] == "point" and type(make_sampler("point", value=-0.3)).__name__ == "PointSampler"
+    mine = census(BISTABLE, 1.8, sampler="point", ics=8)
+    both = census(BISTABLE, 1.8, sampler="random", ics=8)
+    assert mine.attrs["sampler"] == "point" and int(mine.n_attractors) == 1 and int(both.n_attractors) == 2
+    np.testing.assert_allclose(mine.points.values[0, 0, 0], np.sqrt(0.8), atol=1e-9)  # the basin of +√(a − 1)
+    with pytest.raises(InputError, match="point"):
+        make_sampler("nope")
