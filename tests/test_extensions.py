@@ -485,7 +485,7 @@ def test_a_structural_and_a_batched_field_of_variants_are_swept_together_with_th
     vectorised batch, each swept with a field of the paper's: the dimensions in the order given, and each
     value's own results (a gain g at β_o is the paper's network at g·β_o, exactly)."""
     from attnphys.cli import app
-    from attnphys.dmft import preset, trajectories
+    from attnphys.dmft import bifurcation, lyapunov_spectrum, preset, trajectories
 
     ds = trajectories(preset("paper", variant="scaled"), steps=20, sweep={"pe_gain": [0.0, 1.0], "beta_o": [0.6, 1.2]})
     assert ds.mo_sq.dims == ("pe_gain", "beta_o", "step", "feature")
@@ -495,6 +495,13 @@ def test_a_structural_and_a_batched_field_of_variants_are_swept_together_with_th
     for g, b, paper in ((1.0, 0.6, 0.6), (2.0, 0.6, 1.2), (2.0, 1.2, 2.4)):
         np.testing.assert_array_equal(ds.mo.sel(gain=g, beta_o=b).values, ref.mo.sel(beta_o=paper).values)
     assert np.abs(ds.mo.sel(gain=2.0, beta_o=1.2).values - ref.mo.sel(beta_o=1.2).values).max() > 1e-6
+    gain = preset("paper", variant="gain", beta_o=0.6)
+    lyap = lyapunov_spectrum(gain, sweep={"gain": [1.0, 2.0]}, steps=100, transient=20, exponents=2, start="token")
+    paper = lyapunov_spectrum(preset("paper", beta_o=1.2), steps=100, transient=20, exponents=2, start="token")
+    assert lyap.sizes["gain"] == 2
+    np.testing.assert_allclose(lyap.exponents.sel(gain=2.0).values, paper.exponents.values, rtol=1e-12, atol=1e-14)
+    orbits = bifurcation(gain, {"gain": [1.0, 2.0]}, steps=300, transient=200, exponents=0, n_orbit=20, start="token")
+    assert orbits.sizes["gain"] == 2
     r = CliRunner().invoke(app, ["dmft", "trajectory", "--variant", "scaled", "--pe-gain", "1,2", "--steps", "5"])
     assert r.exit_code != 0 and "--pe-gain" in r.output  # a structural field is swept by phase-diagram
 
