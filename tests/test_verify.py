@@ -53,3 +53,37 @@ def test_particle_claims_fail_on_a_perturbed_prediction(check, perturb):
     claim = next(c for c in CLAIMS if c.check is getattr(_claim_checks, check))
     fn = getattr(_claim_checks, check)
     assert fn(np.random.default_rng(3), perturb=perturb) > claim.tol
+
+
+def test_registered_claims_are_checked_after_the_librarys_and_chosen_by_text(monkeypatch):
+    """register_claim adds a claim to every run (a false one fails it); a chosen claim draws the
+    instances it draws in the full run; a text no claim contains is refused naming --claim."""
+    import attnphys.verify as verify
+    from attnphys.verify import all_claims, register_claim, select_claims
+
+    monkeypatch.setattr(verify, "REGISTERED", {})
+    wrong = register_claim(Claim("a false statement", "nowhere", lambda rng: 0.5, 1e-3))
+    assert register_claim(wrong) is wrong and all_claims()[-1] is wrong and all_claims()[:-1] == CLAIMS
+    with pytest.raises(ValueError, match="already"):
+        register_claim(Claim("a false statement", "elsewhere", lambda rng: 0.0, 1.0))
+    assert select_claims("FALSE STATEMENT") == (wrong,)
+    (row,) = run_claims(chosen="false statement", claims=(CLAIMS[0], wrong))
+    assert not row["passed"] and row["claim"] == "a false statement"
+    draw = (Claim("a", "-", lambda rng: rng.random(), 1.0), Claim("b", "-", lambda rng: rng.random(), 1.0))
+    assert run_claims(seed=5, claims=draw, chosen="b") == run_claims(seed=5, claims=draw)[1:]
+    with pytest.raises(InputError, match="--claim"):
+        select_claims("no such claim anywhere")
+
+
+def test_verify_lists_and_chooses_claims_on_the_command_line():
+    from typer.testing import CliRunner
+
+    from attnphys.cli import app
+
+    runner = CliRunner()
+    r = runner.invoke(app, ["verify", "--list-claims"])
+    assert r.exit_code == 0 and "Prop. 1(a)" in r.output and f"claims │ {len(CLAIMS)} │" in r.output, r.output
+    r = runner.invoke(app, ["verify", "--claim", "Hopfield update never"])
+    assert r.exit_code == 0 and "all 1 claims hold" in r.output, r.output
+    r = runner.invoke(app, ["verify", "--claim", "no such claim anywhere"])
+    assert r.exit_code == 2 and "--claim" in r.output

@@ -2,11 +2,13 @@
 
 A page writes a placeholder where a list belongs, and the build replaces it with the registry's contents:
 
-* ``{observables}`` — the names of :data:`attnphys.dmft.observables.OBSERVABLE_TABLE`, as code, comma-
-  separated (the same placeholder fills the commands' help texts: ``attnphys.dmft.observables.
-  with_observables``);
-* ``{example_maps}`` — the table of :data:`attnphys.dynamics.maps.EXAMPLES`: each map's ``title``,
-  ``equation`` and ``facts`` (class attributes of the map).
+* ``{observables}`` — the names of the observables' registry (``attnphys.dmft.observables.observable_names``:
+  the library's own and those of outside packages), as code, comma-separated (the same placeholder fills
+  the commands' help texts: ``attnphys.dmft.observables.with_observables``);
+* ``{example_maps}`` — the table of the example maps' registry (``attnphys.dynamics.maps.example_maps``):
+  each map's ``title``, ``equation`` and ``facts`` (class attributes of the map);
+* ``{claims}`` — the table of the claims ``attnphys verify`` checks (``attnphys.verify.all_claims``):
+  each claim's name, paper reference and tolerance.
 
 Adding an entry to a registry adds it to every page that shows the list; ``tests/test_registries_lists.py``
 checks this.
@@ -24,21 +26,34 @@ if str(SRC) not in sys.path:  # the pages describe the source tree they are buil
 
 
 def observables() -> str:
-    from attnphys.dmft.observables import OBSERVABLE_TABLE
+    from attnphys.dmft.observables import observable_names
 
-    return ", ".join(f"`{name}`" for name in OBSERVABLE_TABLE)
+    return ", ".join(f"`{name}`" for name in observable_names())
 
 
 def example_maps() -> str:
-    from attnphys.dynamics.maps import EXAMPLES
+    from attnphys.dynamics.maps import example_maps as registered
 
     lines = ["| map | equation | known facts |", "|---|---|---|"]
-    for name, m in EXAMPLES.items():
+    for name, m in registered().items():
         lines.append(f"| {m.title or name} | {m.equation} | {m.facts} |")
     return "\n".join(lines)
 
 
-PLACEHOLDERS: dict[str, Callable[[], str]] = {"{observables}": observables, "{example_maps}": example_maps}
+def claims() -> str:
+    from attnphys.verify import all_claims
+
+    lines = ["| claim | paper | tolerance |", "|---|---|---|"]
+    for c in all_claims():
+        lines.append(f"| {c.name.replace('|', '∣')} | {c.reference} | {c.tol:.0e} |")
+    return "\n".join(lines)
+
+
+PLACEHOLDERS: dict[str, Callable[[], str]] = {
+    "{observables}": observables,
+    "{example_maps}": example_maps,
+    "{claims}": claims,
+}
 """Each placeholder and the function that writes its list."""
 
 

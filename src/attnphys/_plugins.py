@@ -9,6 +9,11 @@ built-in or a member registered in code is ignored when it refers to the same ob
 of the package's own metadata), and refused when it refers to another one: two objects under one name
 would make the result depend on what happens to be installed.
 
+The registries whose members are objects defined in code rather than importable classes — observables
+(:mod:`attnphys.dmft.observables`), example maps (:mod:`attnphys.dynamics.maps`), samplers of starts
+(:mod:`attnphys.dynamics.samplers`) and the claims of ``attnphys verify`` (:mod:`attnphys.verify`) — hold
+their built-ins in their own module and follow the same rules for entry points (:func:`outside`).
+
 A light module: nothing here imports a numerical library.
 """
 

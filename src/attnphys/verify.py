@@ -5,6 +5,11 @@
 ``attnphys verify`` (:class:`attnphys.expfam.jobs.VerifyJob`) prints them as a table and exits with
 status 1 on any failure (:class:`ClaimsFailedError`). Deterministic (seeded); float64 is required for
 the exact claims (the command line enables it; in a script call :func:`attnphys.configure` first).
+
+The registry of claims: the library's own (:data:`CLAIMS`, in code), those registered in this process
+(:func:`register_claim`), and the ``attnphys.claims`` entry points of outside packages (value =
+``"module:attribute"`` naming a :class:`Claim`), so that a claim is one new file; :func:`all_claims`
+lists them in the order ``attnphys verify`` checks them, :func:`select_claims` chooses some by name.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from attnphys import clouds, hopfield
+from attnphys._plugins import load, outside
 from attnphys.clouds import theory_checks as particle_checks
 from attnphys.errors import AttnphysError, InputError, PrecisionWarning
 from attnphys.expfam import (
@@ -326,17 +332,95 @@ CLAIMS: tuple[Claim, ...] = (
         1e-5,
     ),
 )
-"""The claims that ``attnphys verify`` checks, in the order it prints them."""
+"""The library's own claims, in the order ``attnphys verify`` prints them (:func:`all_claims` adds the
+registered and outside ones after them)."""
+
+ENTRY_POINT_GROUP = "attnphys.claims"
+"""Entry-point group of the claims of outside packages."""
+
+REGISTERED: dict[str, Claim] = {}
+"""The claims registered in this process (:func:`register_claim`), by name."""
 
 
-def run_claims(seed: int = 0, claims: tuple[Claim, ...] | None = None, progress: bool = False) -> list[dict]:
+def register_claim(claim: Claim) -> Claim:
+    """Add ``claim`` to the claims that ``attnphys verify`` and :func:`run_claims` check (theory:
+    docs/theory/expfam.md §5); returns it.
+
+    Raises:
+        ValueError: ``claim`` is not a :class:`Claim`, or its name is already another claim's.
+    """
+    if not isinstance(claim, Claim):
+        raise ValueError(f"a claim must be a Claim(name, reference, check, tol), got {claim!r}")
+    taken = {c.name: c for c in CLAIMS} | REGISTERED
+    if taken.get(claim.name, claim) is not claim:
+        raise ValueError(f"the claim {claim.name!r} is already registered (one name, one claim)")
+    if all(c is not claim for c in CLAIMS):
+        REGISTERED[claim.name] = claim
+    return claim
+
+
+def all_claims() -> tuple[Claim, ...]:
+    """Every claim in the order they are checked: the library's own (:data:`CLAIMS`), then the registered
+    ones in their order, then those of outside packages' entry points (by entry-point name).
+
+    Raises:
+        ExtensionError: an entry point naming something that is not a :class:`Claim`, or a claim whose
+            name is already another one's.
+    """
+    from attnphys.errors import ExtensionError
+
+    out = list(CLAIMS) + [c for c in REGISTERED.values() if c not in CLAIMS]
+    names = {c.name for c in out}
+    for ep_name, ref in sorted(outside(ENTRY_POINT_GROUP, REGISTERED).items()):
+        obj = load(ref)
+        if not isinstance(obj, Claim):
+            raise ExtensionError(
+                f"the entry point {ep_name!r} of the group {ENTRY_POINT_GROUP} names {ref}, which is not a "
+                f"Claim(name, reference, check, tol)"
+            )
+        if any(c is obj for c in out):
+            continue
+        if obj.name in names:
+            raise ExtensionError(
+                f"the entry point {ep_name!r} of the group {ENTRY_POINT_GROUP} names a claim called "
+                f"{obj.name!r}, which is already another claim: rename it (one name, one claim)"
+            )
+        out.append(obj)
+        names.add(obj.name)
+    return tuple(out)
+
+
+def select_claims(text: str) -> tuple[Claim, ...]:
+    """The claims whose name or paper reference contains ``text`` (case-insensitive), in checking order.
+
+    Raises:
+        InputError: no claim matches (naming ``--claim`` and listing the claims).
+    """
+    return _matching(all_claims(), text)
+
+
+def _matching(every: tuple[Claim, ...], text: str) -> tuple[Claim, ...]:
+    needle = text.casefold()
+    chosen = tuple(c for c in every if needle in c.name.casefold() or needle in c.reference.casefold())
+    if not chosen:
+        listed = "; ".join(c.name for c in every)
+        raise InputError(f"no claim's name or reference contains {text!r}; the claims: {listed}", "--claim")
+    return chosen
+
+
+def run_claims(
+    seed: int = 0, claims: tuple[Claim, ...] | None = None, progress: bool = False, *, chosen: str | None = None
+) -> list[dict]:
     """Evaluate every claim (theory: docs/theory/expfam.md §5); claim i draws its instances from
     ``numpy.random.default_rng([seed, i])``.
 
     Args:
         seed: integer ≥ 0.
-        claims: the claims to check (default :data:`CLAIMS`).
+        claims: the claims to check (default: every one, :func:`all_claims`).
         progress: show a bar that advances with every claim checked.
+        chosen: check only the claims among ``claims`` whose name or reference contains this text (as
+            :func:`select_claims`), each with the instances it draws in a run of all of them (its index i
+            among ``claims``).
 
     Returns:
         One dict per claim: ``claim``, ``reference``, ``max_error``, ``tolerance``, ``passed``
@@ -352,9 +436,11 @@ def run_claims(seed: int = 0, claims: tuple[Claim, ...] | None = None, progress:
     from attnphys.progress import progress_bar
 
     rows = []
-    todo = CLAIMS if claims is None else claims
+    every = all_claims() if claims is None else claims
+    picked = None if chosen is None else _matching(tuple(every), chosen)
+    todo = [(i, c) for i, c in enumerate(every) if picked is None or any(c is p for p in picked)]
     with progress_bar(len(todo), "claims", enabled=progress) as advance:
-        for i, c in enumerate(todo):
+        for i, c in todo:
             rows.append(_check(c, np.random.default_rng([seed, i])))
             advance(1)
     return rows
@@ -372,4 +458,13 @@ def _check(c: Claim, rng: np.random.Generator) -> dict:
     )
 
 
-__all__ = ["Claim", "CLAIMS", "ClaimsFailedError", "random_measures", "run_claims"]
+__all__ = [
+    "Claim",
+    "CLAIMS",
+    "ClaimsFailedError",
+    "all_claims",
+    "random_measures",
+    "register_claim",
+    "run_claims",
+    "select_claims",
+]

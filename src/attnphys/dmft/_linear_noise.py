@@ -35,7 +35,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from attnphys.dmft.meanfield import Scalars, attention
-from attnphys.dmft.observables import OBSERVABLE_TABLE
+from attnphys.dmft.observables import observable
 
 
 class Network(NamedTuple):
@@ -130,7 +130,7 @@ def observe(net: Network, sc: Scalars, x, t, L: int, M: int, names: tuple[str, .
     docs/theory/dmft.md §2.2): (len(names), M)."""
     A, mv, mk, se0 = unpack(x, L, M)
     view = _View(A[None], se0 + positional(net, sc, t, L), se0, mv, mk)
-    return jnp.stack([OBSERVABLE_TABLE[k].value(view, sc.eps, convention) for k in names])
+    return jnp.stack([observable(k).value(view, sc.eps, convention) for k in names])
 
 
 def initial(net: Network, sc: Scalars, L: int, M: int) -> jax.Array:

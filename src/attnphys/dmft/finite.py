@@ -8,7 +8,7 @@ Conventions — the same as the mean-field map of this package, so that both des
 * ``mo_se`` follows the configuration's ``mo_se_convention`` (``plain``: W^{o,se}·x^se / N_se;
   ``paper``: times (1 − ε), as the mean-field records);
 * records of loop step t (``att`` = A_{t+1}, and every other observable of
-  :data:`~attnphys.dmft.observables.OBSERVABLE_TABLE` of the token x_{t+1} sampled from A_t) are the
+  :mod:`~attnphys.dmft.observables` registry of the token x_{t+1} sampled from A_t) are the
   finite-N counterparts of the mean-field records of loop step t: the mean-field
   overlaps are their conditional expectations given A_t, and the finite values deviate by O(N^{-1/2}).
 
@@ -35,7 +35,7 @@ from attnphys import _deprecated
 from attnphys.dmft.config import DMFTConfig, MoSeConvention
 from attnphys.dmft.correlations import Correlations, odd_subsets
 from attnphys.dmft.meanfield import Scalars
-from attnphys.dmft.observables import OBSERVABLE_TABLE, check_observable
+from attnphys.dmft.observables import check_observable, observable, observable_table
 
 
 class FiniteNetwork(NamedTuple):
@@ -163,7 +163,7 @@ def initial_state(net: FiniteNetwork, sc: Scalars, L: int) -> FiniteState:
 
 
 class TokenView(NamedTuple):
-    """What the observables of :data:`~attnphys.dmft.observables.OBSERVABLE_TABLE` read in a step of the
+    """What the observables of the registry (:mod:`attnphys.dmft.observables`) read in a step of the
     finite network: the fields of a mean-field state that it has (theory: docs/theory/dmft.md §2.2).
 
     A: (1, M) the step's attention output A_{t+1}. m0: (4, M) the overlaps (o, v, q, k) of the token
@@ -197,7 +197,7 @@ def finite_observables() -> tuple[str, ...]:
     z = jnp.zeros((4, 2))
     view = TokenView(A=z[:1], m0=z, se0=z, mv=z, mk=z)
     names = []
-    for name, obs in OBSERVABLE_TABLE.items():
+    for name, obs in observable_table().items():
         try:
             obs.value(view, 0.0, "plain")
         except (AttributeError, IndexError, TypeError):
@@ -258,7 +258,7 @@ def finite_step(
     A = jax.nn.softmax(scores) @ mv
     view = TokenView(A=A[None], m0=m, se0=(1.0 - sc.eps) * se, mv=mv, mk=mk)
     names = finite_observables() if record is None else record
-    rec = {name: OBSERVABLE_TABLE[name].value(view, sc.eps, convention) for name in names}
+    rec = {name: observable(name).value(view, sc.eps, convention) for name in names}
     return FiniteState(mv, mk, n, A, state.t + 1), rec
 
 

@@ -307,7 +307,7 @@ def advance(cp: Couplings, sc: Scalars, st: State, convention: MoSeConvention) -
 
     Returns:
         (new state, records) with one record per observable of
-        :data:`~attnphys.dmft.observables.OBSERVABLE_TABLE`, each of shape (M,): those recorded after the
+        the registry :mod:`attnphys.dmft.observables`, each of shape (M,): those recorded after the
         step (``att``, the step's A^new) from the new state, the others from the newest token of the state
         the step started from.
     """
@@ -335,7 +335,7 @@ def step(cp: Couplings, sc: Scalars, win: Window, convention: MoSeConvention = "
 
     Returns:
         (new window, records) with one record per observable of
-        :data:`~attnphys.dmft.observables.OBSERVABLE_TABLE`, each of shape (M,).
+        the registry :mod:`attnphys.dmft.observables`, each of shape (M,).
     """
     new, rec = advance(cp, sc, fill(cp, sc, win), convention)
     return new.window, rec

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, ClassVar
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -173,8 +173,6 @@ class DMFTModel(AbstractModel):
         return final.window
 
     # -- runners ---------------------------------------------------------------------------------------
-    batched: ClassVar[tuple[str, ...]] = BATCHED
-    """The parameters that vary inside a batch (what :meth:`scalars` accepts)."""
 
     def run_batch(self, sc: Scalars, states: State, schedule: Schedule, labels: dict[str, np.ndarray] | None = None):
         """Run a batch of states under ``schedule`` on the cached engine (:func:`attnphys.dmft.simulate.run_batch`;

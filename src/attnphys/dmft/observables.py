@@ -3,18 +3,28 @@
 Each observable is an M-vector read from a state of the map — the mean-field :class:`~attnphys.dmft.
 meanfield.State`, or the finite network's view of the same quantities — by one function of the table. The
 mean field's per-step records, the orbit diagrams' observations, the attractor censuses and the finite
-network all read this table, and every command offers its names: adding an observable is one entry here.
-A light module (no JAX): the command line lists the names without loading the engine.
+network all read this registry, and every command offers its names.
+
+The registry of observables: the library's own (:data:`OBSERVABLE_TABLE`, in code), those registered in
+this process (:func:`register_observable`), and the ``attnphys.observables`` entry points of outside
+packages (name = the observable's name, value = ``"module:attribute"`` naming an :class:`Observable`), so
+that an observable is one new file. A light module (no JAX): the command line lists the names without
+loading the engine.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Annotated, Any, NamedTuple
 
 from pydantic import AfterValidator
 
+from attnphys._plugins import outside
 from attnphys.dmft.config import MoSeConvention
+
+ENTRY_POINT_GROUP = "attnphys.observables"
+"""Entry-point group of the observables of outside packages."""
 
 
 def record_mo_se(se_o: Any, eps: Any, convention: MoSeConvention) -> Any:
@@ -32,7 +42,9 @@ class Observable(NamedTuple):
     """One entry of the table.
 
     value: (state, ε, convention) → (M,) array, where the state has the fields of a mean-field
-        :class:`~attnphys.dmft.meanfield.State` (A, pe, n, mv, mk, m0, se0).
+        :class:`~attnphys.dmft.meanfield.State` (A, pe, n, mv, mk, m0, se0); a function of JAX arrays
+        (it is traced inside the compiled step). An observable that reads only A, m0, se0, mv and mk is
+        recorded by the finite network too (:func:`~attnphys.dmft.finite.finite_observables`).
     after: recorded from the state after the step (the step's own output) rather than before it.
     long_name: the CF ``long_name`` of the recorded variable.
     """
@@ -54,33 +66,102 @@ OBSERVABLE_TABLE: dict[str, Observable] = {
     "mq": Observable(lambda st, eps, conv: st.m0[2], False, "query overlap m^q of the newest token"),
     "mk": Observable(lambda st, eps, conv: st.mk[0], False, "key overlap m^k of the newest token"),
 }
-"""What the map records (theory: docs/theory/dmft.md §3.6); adding an observable is one entry here."""
+"""The observables registered in this process by name: the library's own (theory: docs/theory/dmft.md
+§3.6) and those of :func:`register_observable` (:func:`observable_table` adds the outside ones)."""
 
 OBSERVABLES: tuple[str, ...] = tuple(OBSERVABLE_TABLE)
-"""Names of the per-step records."""
+"""Names of the library's own per-step records (:func:`observable_names` gives every observable's)."""
+
+
+def register_observable(name: str, observable: Observable) -> Observable:
+    """Make ``observable`` available as ``name`` to every runner, command and list of this process
+    (theory: docs/theory/dmft.md §3.6); returns it.
+
+    Raises:
+        ValueError: ``observable`` is not an :class:`Observable`, or ``name`` is already another one.
+    """
+    if not isinstance(observable, Observable):
+        raise ValueError(f"observable {name!r} must be an Observable(value, after, long_name), got {observable!r}")
+    if OBSERVABLE_TABLE.get(name, observable) is not observable:
+        raise ValueError(f"observable {name!r} is already registered (one name, one observable)")
+    OBSERVABLE_TABLE[name] = observable
+    return observable
+
+
+def observable_names() -> tuple[str, ...]:
+    """Every observable's name: the library's own in their order, then the registered and outside ones,
+    sorted."""
+    extra = outside(ENTRY_POINT_GROUP, OBSERVABLE_TABLE)
+    return tuple(OBSERVABLE_TABLE) + tuple(sorted(set(extra) - set(OBSERVABLE_TABLE)))
+
+
+def observable_table() -> dict[str, Observable]:
+    """Every observable by name (:func:`observable_names`' order), the outside ones loaded now.
+
+    Raises:
+        ExtensionError: an entry point naming something that is not an :class:`Observable`, or giving a
+            registered observable's name to another object.
+    """
+    from attnphys._plugins import load
+    from attnphys.errors import ExtensionError
+
+    table = dict(OBSERVABLE_TABLE)
+    for name, ref in sorted(outside(ENTRY_POINT_GROUP, OBSERVABLE_TABLE).items()):
+        obj = load(ref)
+        if not isinstance(obj, Observable):
+            raise ExtensionError(
+                f"the entry point {name!r} of the group {ENTRY_POINT_GROUP} names {ref}, which is not an "
+                f"Observable(value, after, long_name)"
+            )
+        table.setdefault(name, obj)
+    return table
+
+
+def observable(name: str) -> Observable:
+    """The observable ``name`` (registered in code, else an outside entry point).
+
+    Raises:
+        ValueError: an unknown name, listing the known ones.
+    """
+    own = OBSERVABLE_TABLE.get(name)
+    if own is not None:
+        return own
+    table = observable_table()
+    if name not in table:
+        raise ValueError(f"unknown observable {name!r}; choose from {', '.join(table)}")
+    return table[name]
 
 
 PLACEHOLDER = "{observables}"
 """What a help text, a docstring or a documentation page writes where the observables' names belong."""
 
 
+def fill_observables(text: str) -> str:
+    """``text`` with ``{observables}`` replaced by every observable's name (:func:`observable_names`),
+    comma-separated."""
+    return text.replace(PLACEHOLDER, ", ".join(observable_names())) if PLACEHOLDER in text else text
+
+
 def with_observables(obj: Any) -> Any:
-    """A class or function decorator: ``{observables}`` in its docstring becomes the names of
-    :data:`OBSERVABLE_TABLE`, comma-separated (theory: docs/theory/dmft.md §3.6). The lists a user reads
-    (a command's help) are written from the table; the documentation's build fills the same placeholder."""
-    if obj.__doc__:
-        obj.__doc__ = obj.__doc__.replace(PLACEHOLDER, ", ".join(OBSERVABLE_TABLE))
+    """A class or function decorator: ``{observables}`` in its docstring becomes the names of the
+    registry, comma-separated (theory: docs/theory/dmft.md §3.6). The lists a user reads (a command's help)
+    are written from the registry: the docstring is filled now, and again, with the observables an outside
+    package adds, by ``obj.__help__()`` (what the command line shows); the documentation's build fills the
+    same placeholder."""
+    template = obj.__doc__
+    if template:
+        obj.__doc__ = fill_observables(template)
+        obj.__help__ = lambda: inspect.cleandoc(fill_observables(template))
     return obj
 
 
 def check_observable(name: str) -> str:
-    """``name`` if it is an observable of :data:`OBSERVABLE_TABLE` (the one list).
+    """``name`` if it is an observable of the registry (the one list).
 
     Raises:
         ValueError: naming the observable and the known ones.
     """
-    if name not in OBSERVABLE_TABLE:
-        raise ValueError(f"unknown observable {name!r}; choose from {', '.join(OBSERVABLES)}")
+    observable(name)
     return name
 
 
@@ -90,12 +171,11 @@ ObservableName = Annotated[str, AfterValidator(check_observable)]
 
 def observe(name: str, st: Any, eps: Any, convention: MoSeConvention) -> Any:
     """The observable ``name`` of a state (theory: docs/theory/dmft.md §3.6)."""
-    return OBSERVABLE_TABLE[check_observable(name)].value(st, eps, convention)
+    return observable(name).value(st, eps, convention)
 
 
-def records(before: Any, after: Any, eps: Any, convention: MoSeConvention, names=OBSERVABLES) -> dict:
-    """The records of one step: each observable read from the state before or after it (theory:
-    docs/theory/dmft.md §3.6)."""
-    return {
-        n: OBSERVABLE_TABLE[n].value(after if OBSERVABLE_TABLE[n].after else before, eps, convention) for n in names
-    }
+def records(before: Any, after: Any, eps: Any, convention: MoSeConvention, names=None) -> dict:
+    """The records of one step: each observable of ``names`` (default: every one) read from the state
+    before or after it (theory: docs/theory/dmft.md §3.6)."""
+    table = {n: observable(n) for n in (observable_names() if names is None else names)}
+    return {n: obs.value(after if obs.after else before, eps, convention) for n, obs in table.items()}

@@ -10,7 +10,7 @@ one new row per step); a :class:`Window` given instead is filled first.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 
 import jax
@@ -28,7 +28,7 @@ from attnphys.dmft.meanfield import (
     fill,
     push_token,
 )
-from attnphys.dmft.observables import OBSERVABLES
+from attnphys.dmft.observables import observable_names
 from attnphys.errors import InputError, NonFiniteError
 from attnphys.runtime import shard_batch, stored_jit, take_rows
 
@@ -44,7 +44,7 @@ class Schedule:
     steps: int
     transient: int = 0
     record_every: int = 1
-    record: tuple[str, ...] = OBSERVABLES
+    record: tuple[str, ...] = field(default_factory=observable_names)
 
     def __post_init__(self) -> None:
         if self.steps < 0:
@@ -59,9 +59,10 @@ class Schedule:
                 f"the same single step), got {self.record_every}",
                 "--record-every",
             )
-        unknown = set(self.record) - set(OBSERVABLES)
+        known = observable_names()
+        unknown = set(self.record) - set(known)
         if unknown:
-            raise ValueError(f"unknown observables {sorted(unknown)}; choose from {OBSERVABLES}")
+            raise ValueError(f"unknown observables {sorted(unknown)}; choose from {', '.join(known)}")
 
     @property
     def n_records(self) -> int:

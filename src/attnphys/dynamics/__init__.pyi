@@ -6,7 +6,7 @@ from ._lyapunov import LyapunovResult
 from ._tracks import tracks
 from .bifurcations import EVENT_KINDS, BifurcationEvent, Branch, continue_orbit, event_kinds
 from .classify import REGIMES, ClassifyOptions, regime_counts, undetermined_values
-from .maps import EXAMPLES, AbstractMap, FunctionMap, autonomous
+from .maps import EXAMPLES, AbstractMap, FunctionMap, autonomous, example_map, register_map
 from .orbits import OrbitSpec, continuation_chains, orbit, orbit_sweep
 from .periodic import (
     Floquet,
@@ -31,6 +31,8 @@ __all__ = [
     "undetermined_values",
     # maps
     "EXAMPLES",
+    "example_map",
+    "register_map",
     "AbstractMap",
     "FunctionMap",
     "autonomous",

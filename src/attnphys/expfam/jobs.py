@@ -25,20 +25,37 @@ def claims_table(rows: list[dict]):
     return table
 
 
+def claims_list(claims):
+    """The claims as a rich table: claim, paper, tolerance (theory: docs/theory/expfam.md §5)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title="probabilistic attention: the claims")
+    for col in ("claim", "paper", "tolerance"):
+        table.add_column(col)
+    for c in claims:
+        table.add_row(Text(c.name), Text(c.reference), f"{c.tol:.0e}")
+    return table
+
+
 @register_job
 class VerifyJob(AbstractJob):
-    """Check every claim of the exponential-family theory numerically; non-zero exit on any failure.
+    """Check every claim of the theory numerically; non-zero exit on any failure.
 
-    Each claim (attention = ∇ log Z, mean and Fisher of every base measure, Monte-Carlo log Z, the
-    Jensen bound, Bregman = KL, the conjugate, Theorem 1, the Hopfield update) is evaluated on seeded
-    random instances and printed with its largest error and tolerance; the exit status is 1 when a claim
-    fails. Writes no files (theory: docs/theory/expfam.md §5)."""
+    Each claim of the registry (attnphys.verify: the library's own and those of outside packages;
+    --list-claims prints them) is evaluated on seeded random instances and printed with its largest error
+    and tolerance; --claim TEXT checks only those whose name or paper reference contains TEXT. The exit
+    status is 1 when a claim fails. Writes no files (theory: docs/theory/expfam.md §5)."""
 
     command: ClassVar[str] = "verify"
     outputs_spec: ClassVar[dict[str, str]] = {}
     cli_hidden: ClassVar[frozenset[str]] = frozenset({"overwrite"})
 
     seed: int = Field(0, ge=0, description="Seed of the random instances (an integer >= 0).")
+    claim: str | None = Field(
+        None, description="Check only the claims whose name or paper reference contains this text (any case)."
+    )
+    list_claims: bool = Field(False, description="Print the claims (name, paper, tolerance) and check none.")
 
     def inputs_check(self) -> None:
         """The exact claims are checked to ~1e-12: refuse to run them in float32
@@ -57,7 +74,15 @@ class VerifyJob(AbstractJob):
         """
         from attnphys import verify
 
-        rows = verify.run_claims(self.seed, progress=progress)
+        chosen = verify.all_claims() if self.claim is None else verify.select_claims(self.claim)
+        if self.list_claims:
+            if progress:
+                from rich.console import Console
+
+                Console().print(claims_list(chosen))
+            names = [c.name for c in chosen]
+            return Report(title="verify", rows={"claims": str(len(names))}, result=names)
+        rows = verify.run_claims(self.seed, progress=progress, chosen=self.claim)
         if progress:
             from rich.console import Console
 

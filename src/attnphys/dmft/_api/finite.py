@@ -75,7 +75,7 @@ def finite_trajectories(
         dry_run: validate the options, the grid and the starts, and return the :class:`~attnphys.sweeps.Sweep`
             that would run (its grid and task) instead of computing.
         record: the observables recorded (default: every one of
-            :data:`~attnphys.dmft.observables.OBSERVABLES` the finite network has; another is refused by name).
+            observables of the registry (:mod:`attnphys.dmft.observables`) the finite network has; another is refused by name).
 
     Returns:
         Dataset with the recorded observables (sweep…, path, step, feature); attributes ``engine``,

@@ -12,7 +12,7 @@ import xarray as xr
 from attnphys._messages import validated
 from attnphys.dmft._api._common import Config, Sweep, sweep_axes
 from attnphys.dmft.meanfield import State, Window
-from attnphys.dmft.observables import OBSERVABLES
+from attnphys.dmft.observables import observable_names
 from attnphys.dmft.starts import split_starts
 from attnphys.errors import InputError
 
@@ -29,7 +29,7 @@ def trajectories(
     steps: int,
     transient: int = 0,
     record_every: int = 1,
-    record: Sequence[str] = OBSERVABLES,
+    record: Sequence[str] | None = None,
     progress: bool = False,
     dry_run: Literal[False] = False,
 ) -> xr.Dataset: ...
@@ -44,7 +44,7 @@ def trajectories(
     steps: int,
     transient: int = 0,
     record_every: int = 1,
-    record: Sequence[str] = OBSERVABLES,
+    record: Sequence[str] | None = None,
     progress: bool = False,
     dry_run: Literal[True],
 ) -> SweepPlan: ...
@@ -58,7 +58,7 @@ def trajectories(
     steps: int,
     transient: int = 0,
     record_every: int = 1,
-    record: Sequence[str] = OBSERVABLES,
+    record: Sequence[str] | None = None,
     progress: bool = False,
     dry_run: bool = False,
 ) -> xr.Dataset | SweepPlan:
@@ -76,7 +76,7 @@ def trajectories(
         start: ``"token"``, ``"checkpoint"``, a window file, a :class:`Window`, a typed start, or a list of
             them (then a dimension ``ic`` comes first).
         steps, transient, record_every: T loop steps, the first T_tr not recorded, every k-th kept.
-        record: the observables recorded (:data:`~attnphys.dmft.meanfield.OBSERVABLES`).
+        record: the observables recorded (default: every one of the registry, :mod:`attnphys.dmft.observables`).
         progress: show a progress bar.
         dry_run: validate the options, the grid and the starts, and return the :class:`~attnphys.sweeps.Sweep`
             that would run (its grid and task) instead of computing.
@@ -100,7 +100,7 @@ def trajectories(
         steps=steps,
         transient=transient,
         record_every=record_every,
-        record=tuple(record),
+        record=observable_names() if record is None else tuple(record),
     )
     if len(starts) > 1:
         axes = (Axis(name="ic", values=tuple(float(i) for i in range(len(starts)))),) + axes

@@ -42,14 +42,23 @@ def _config_options() -> dict[str, Any]:
 _ConfigOptions = create_model("_ConfigOptions", __base__=AbstractJob, **_config_options())
 _MODEL_FIELDS = tuple(n for n in DMFTConfig.model_fields if n not in ("variant", "correlations"))
 
-BATCHED_ANY: tuple[str, ...] = tuple(
-    dict.fromkeys(BATCHED + tuple(f for tag in variant_names() for f in variant_class(tag).batched_fields()))
-)
-"""The fields that vary inside a batch in some model variant of the registry (the paper's β_o, β_att, ε; a
-design's γ): the options that take several values where a command sweeps them."""
-
 _DESIGNED_FIELDS = ("beta_o", "gamma", "epsilon", "L")
 """The options a designed model takes (its configuration's fields besides the design)."""
+
+BATCHED_ANY: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        BATCHED
+        + tuple(
+            f
+            for tag in variant_names()
+            for f in variant_class(tag).batched_fields()
+            if f in _MODEL_FIELDS or f in _DESIGNED_FIELDS
+        )
+    )
+)
+"""The fields that vary inside a batch in some model variant of the registry and are options of the
+commands (the paper's β_o, β_att, ε; a design's γ): the options that take several values where a command
+sweeps them. (A variant's own batched field is swept from Python; it is no option of the commands.)"""
 
 _PAPER_ONLY = tuple(n for n in _MODEL_FIELDS if n not in _DESIGNED_FIELDS) + (
     "preset",

@@ -13,7 +13,7 @@ from pydantic import Field, ValidationError, field_validator
 
 from attnphys._messages import format_validation
 from attnphys.dmft._commands._options import BATCHED_ANY, FIGURE_ONLY, ModelOptions, ParameterRange, summary_dims
-from attnphys.dmft.observables import OBSERVABLES, check_observable
+from attnphys.dmft.observables import check_observable
 from attnphys.dmft.starts import StartSpec, parse_start
 from attnphys.errors import InputError
 from attnphys.jobs import Applies, Report, only_with, register_job
@@ -84,7 +84,9 @@ class _CensusOptions(ModelOptions):
         default=8, ge=1, description="Most attractors stored per value (the others are counted)."
     )
     max_period: int = Field(default=256, ge=1, description="Longest period detected exactly.")
-    observable: str = Field(default="mo_se", description=f"Observable of the figures: one of {', '.join(OBSERVABLES)}.")
+    observable: str = Field(
+        default="mo_se", description="Observable of the figures (the names: attnphys dmft trajectory --help)."
+    )
 
     @field_validator("observable")
     @classmethod

@@ -24,7 +24,7 @@ from attnphys.dmft._commands._options import (
     summary_dims,
 )
 from attnphys.dmft.config import check_schedule
-from attnphys.dmft.observables import OBSERVABLES, check_observable
+from attnphys.dmft.observables import check_observable
 from attnphys.dmft.starts import StartSpec
 from attnphys.errors import InputError
 from attnphys.jobs import Applies, Report, register_job
@@ -55,7 +55,9 @@ class BifurcationJob(ParameterRange):
     reortho_every: int = Field(1, ge=1, description=REORTHO_HELP)
     n_orbit: int = Field(1000, ge=20, description="Last recorded observations kept per value.")
     adaptive: bool = Field(False, description=ADAPTIVE_HELP)
-    observable: str = Field("mo_se", description=f"Observable of the diagram: one of {', '.join(OBSERVABLES)}.")
+    observable: str = Field(
+        "mo_se", description="Observable of the diagram (the names: attnphys dmft trajectory --help)."
+    )
     section_tol: float = Field(1e-3, ge=0, allow_inf_nan=False, description="Zero-plane section tolerance |y_g| ≤ tol.")
     continuation: Literal["up", "down", "both"] | None = Field(None, description="Continuation instead of cold starts.")
     start: StartSpec = Field(  # pyright: ignore[reportAssignmentType]  (parsed: validate_default)

@@ -34,7 +34,7 @@ from attnphys.dmft.designed._design import FEATURES, DesignSpec
 from attnphys.dmft.initial import token_positions
 from attnphys.dmft.maps import WindowMap
 from attnphys.dmft.meanfield import Scalars, State, Window, attention
-from attnphys.dmft.observables import OBSERVABLES, check_observable, observe
+from attnphys.dmft.observables import check_observable, observe
 from attnphys.dmft.observables import records as table_records
 from attnphys.dmft.simulate import Schedule, raise_if_nonfinite
 from attnphys.runtime import shard_batch
@@ -145,7 +145,7 @@ def fill(cp: DesignArrays, sc: Scalars, win: Window) -> State:
     return State(win.A, win.pe, win.n, m[V], m[K], m[:, 0], se[:, 0])
 
 
-def records(before: State, after: State, eps, names=OBSERVABLES) -> dict:
+def records(before: State, after: State, eps, names=None) -> dict:
     """The records of one step: the observables' one table read on the designed map's states, ``mo_se``
     recorded as the map computes it (theory: docs/theory/designed.md §1.5; docs/theory/dmft.md §3.6)."""
     return table_records(before, after, eps, RECORDING, names)
@@ -156,7 +156,7 @@ def advance(cp: DesignArrays, sc: Scalars, st: State) -> tuple[State, dict]:
     (theory: docs/theory/designed.md §1.4).
 
     Returns:
-        (new state, records: one per observable of :data:`~attnphys.dmft.observables.OBSERVABLE_TABLE`,
+        (new state, records: one per observable of the registry (:mod:`attnphys.dmft.observables`),
         each (M,)).
     """
     L = st.A.shape[0]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, ClassVar, Literal, cast
+from typing import Any, Literal, cast
 
 import jax
 import jax.numpy as jnp
@@ -63,9 +63,6 @@ class DesignedModel(AbstractModel):
     config: DesignedConfig
     couplings: DesignArrays
     _paths: dict = field(default_factory=dict, repr=False)
-
-    batched: ClassVar[tuple[str, ...]] = BATCHED
-    """The parameters that vary inside a batch (what :meth:`scalars` accepts)."""
 
     @classmethod
     def build(cls, cfg: DesignedConfig) -> DesignedModel:

@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 
 from attnphys.dmft.config import check_schedule
 from attnphys.dmft.finite import check_finite_model, check_finite_record, finite_observables
-from attnphys.dmft.observables import OBSERVABLE_TABLE, OBSERVABLES, ObservableName
+from attnphys.dmft.observables import ObservableName, observable, observable_names
 from attnphys.dmft.starts import StartSpec, TokenStart
 from attnphys.dmft.tasks._base import (
     DMFTTask,
@@ -57,7 +57,7 @@ class FiniteTask(DMFTTask):
                 (self.paths, self.steps - self.transient, F),
                 np.float64,
                 np.nan,
-                OBSERVABLE_TABLE[name].long_name + " (finite N)",
+                observable(name).long_name + " (finite N)",
             )
             for name in self.record
         }
@@ -85,7 +85,7 @@ class FiniteTask(DMFTTask):
             "seed": self.seed,
             "engine": "per-bit" if self.per_bit else "class-binomial",
             "positions": "mean-field convention: token k at position (k-1) mod L, x0 not in the window",
-            "not_recorded": ", ".join(n for n in OBSERVABLES if n not in self.record) or "none",
+            "not_recorded": ", ".join(n for n in observable_names() if n not in self.record) or "none",
         }
 
     def compute_group(self, model, pts, n, idx):

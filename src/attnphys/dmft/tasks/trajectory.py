@@ -12,7 +12,7 @@ from pydantic import Field, model_validator
 
 from attnphys.dmft.config import check_schedule
 from attnphys.dmft.model import model_of
-from attnphys.dmft.observables import OBSERVABLE_TABLE, OBSERVABLES, ObservableName
+from attnphys.dmft.observables import ObservableName, observable, observable_names
 from attnphys.dmft.simulate import Schedule
 from attnphys.dmft.starts import StartSpec, TokenStart
 from attnphys.dmft.tasks._base import (
@@ -35,7 +35,9 @@ class TrajectoryTask(DMFTTask):
     steps: int = Field(ge=1, description="loop steps T")
     transient: int = Field(default=0, ge=0, description="steps not recorded")
     record_every: int = Field(default=1, ge=1, description="keep every k-th step after the transient")
-    record: tuple[ObservableName, ...] = Field(default=OBSERVABLES, description="observables to record")
+    record: tuple[ObservableName, ...] = Field(
+        default_factory=observable_names, description="observables to record (default: every one)"
+    )
 
     extra_axes: ClassVar[tuple[str, ...]] = ("ic",)
 
@@ -62,9 +64,7 @@ class TrajectoryTask(DMFTTask):
         s = self.sizes(grid)
         n_rec = self.schedule.n_records
         sch = {
-            name: VarSpec(
-                ("step", "feature"), (n_rec, s["feature"]), np.float64, np.nan, OBSERVABLE_TABLE[name].long_name
-            )
+            name: VarSpec(("step", "feature"), (n_rec, s["feature"]), np.float64, np.nan, observable(name).long_name)
             for name in self.record
         }
         sch["final_A"] = VarSpec(

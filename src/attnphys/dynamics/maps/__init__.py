@@ -1,10 +1,17 @@
 """Discrete-time maps: the interface of the dynamics toolkit and maps with known dynamics
 (theory: docs/theory/dynamics.md §1). One file per map; a new map is a subclass of
-:class:`AbstractMap` (or :class:`AutonomousMap`) with a ``step`` (or ``f``)."""
+:class:`AbstractMap` (or :class:`AutonomousMap`) with a ``step`` (or ``f``).
+
+The registry of example maps: the library's own (:data:`EXAMPLES`, in code), those registered in this
+process (:func:`register_map`), and the ``attnphys.maps`` entry points of outside packages (name = the
+map's name, value = ``"module:attribute"`` naming a map or a map class built with its defaults), so that an
+example map — with its ``title``, ``equation`` and ``facts``, which the theory page's table shows — is one
+new file."""
 
 from typing import TYPE_CHECKING
 
 from attnphys import _deprecated
+from attnphys._plugins import load, outside
 from attnphys.dynamics.maps._base import AbstractMap, AutonomousMap, FunctionMap, ReferencePoint, autonomous
 from attnphys.dynamics.maps.bistable import Bistable
 from attnphys.dynamics.maps.delayed_logistic import DelayedLogistic
@@ -28,7 +35,76 @@ EXAMPLES: dict[str, AbstractMap] = {
     "delayed_logistic": DELAYED_LOGISTIC,
     "bistable": BISTABLE,
 }
-"""The example maps by name (the property tests run over all of them)."""
+"""The library's own example maps by name, and those of :func:`register_map` (the property tests run over
+all of them; :func:`example_maps` adds the outside ones)."""
+
+ENTRY_POINT_GROUP = "attnphys.maps"
+"""Entry-point group of the example maps of outside packages."""
+
+
+def register_map(name: str, m: AbstractMap) -> AbstractMap:
+    """Make the map ``m`` an example map called ``name`` (:func:`example_map`, the theory page's table);
+    returns it.
+
+    Raises:
+        ValueError: ``m`` is not an :class:`AbstractMap`, or ``name`` is already another map.
+    """
+    if not isinstance(m, AbstractMap):
+        raise ValueError(f"example map {name!r} must be an AbstractMap, got {type(m).__name__}")
+    if EXAMPLES.get(name, m) is not m:
+        raise ValueError(f"example map {name!r} is already registered (one name, one map)")
+    EXAMPLES[name] = m
+    return m
+
+
+def _as_map(name: str, ref: str) -> AbstractMap:
+    from attnphys.errors import ExtensionError
+
+    obj = load(ref)
+    if isinstance(obj, type) and issubclass(obj, AbstractMap):
+        obj = obj()
+    if not isinstance(obj, AbstractMap):
+        raise ExtensionError(
+            f"the entry point {name!r} of the group {ENTRY_POINT_GROUP} names {ref}, which is neither an "
+            f"AbstractMap nor a map class"
+        )
+    return obj
+
+
+def example_names() -> tuple[str, ...]:
+    """Every example map's name: the library's own in their order, then the registered and outside ones,
+    sorted."""
+    extra = outside(ENTRY_POINT_GROUP, EXAMPLES)
+    return tuple(EXAMPLES) + tuple(sorted(set(extra) - set(EXAMPLES)))
+
+
+def example_maps() -> dict[str, AbstractMap]:
+    """Every example map by name (:func:`example_names`' order), the outside ones loaded now.
+
+    Raises:
+        ExtensionError: an entry point naming something that is not a map, or giving a registered map's
+            name to another object.
+    """
+    table: dict[str, AbstractMap] = dict(EXAMPLES)
+    for name, ref in sorted(outside(ENTRY_POINT_GROUP, EXAMPLES).items()):
+        table.setdefault(name, _as_map(name, ref))
+    return table
+
+
+def example_map(name: str) -> AbstractMap:
+    """The example map called ``name`` (registered in code, else an outside entry point; theory:
+    docs/theory/dynamics.md §1).
+
+    Raises:
+        ValueError: an unknown name, listing the known ones.
+    """
+    if name in EXAMPLES:
+        return EXAMPLES[name]
+    table = example_maps()
+    if name not in table:
+        raise ValueError(f"unknown example map {name!r}; choose from {', '.join(table)}")
+    return table[name]
+
 
 __all__ = [
     "AbstractMap",
@@ -49,6 +125,10 @@ __all__ = [
     "LINEAR",
     "ROTATION",
     "EXAMPLES",
+    "example_map",
+    "example_maps",
+    "example_names",
+    "register_map",
 ]
 
 if not TYPE_CHECKING:  # the names of 0.2.0 that moved, with a deprecation warning
