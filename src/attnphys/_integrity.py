@@ -48,9 +48,10 @@ ATTRIBUTES = ":attributes"
 """Key of the manifest holding ``{root attribute: sha256 of its JSON}`` (every root attribute but the
 manifest itself); not a file."""
 
-RECORDS_SINCE = (0, 2, 0)
+RECORDS_SINCE = (0, 3, 0)
 """The first attnphys version whose stores all carry the manifest (and, for sweeps, the chunk records):
-a store naming this version or a later one without them is damaged."""
+a store naming this version or a later one without them is damaged. The 0.2.0 release wrote none, so a
+store naming 0.2.0 without them is read as before (with them, they are checked)."""
 
 ROOT_METADATA = frozenset({"zarr.json", ".zattrs", ".zgroup", ".zmetadata"})
 """Files of the root group's metadata: they hold the manifest, so they are not in it."""
