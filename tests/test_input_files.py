@@ -30,7 +30,7 @@ READERS = {
     "weights json": (read_weights, ".json", [("attnphys.dmft.correlations.explicit.MAX_WEIGHTS_BYTES", 1 << 10)]),
     "weights npz": (read_weights, ".npz", [("attnphys.dmft.correlations.explicit.MAX_WEIGHTS_BYTES", 1 << 10)]),
     "flow weights": (lambda p: flow_weights(str(p), 2), ".npz", [("attnphys.clouds._api.MAX_WEIGHTS_BYTES", 1 << 10)]),
-    "window": (read_window_file, ".json", [("attnphys.dmft.initial.MAX_START_BYTES", 1 << 10)]),
+    "window": (read_window_file, ".json", [("attnphys.dmft._window_files.MAX_START_BYTES", 1 << 10)]),
     "probe text": (read_text, ".txt", [("attnphys.probes.capture.MAX_TEXT_BYTES", 1 << 10)]),
 }
 

@@ -343,8 +343,8 @@ REGISTERED: dict[str, Claim] = {}
 
 
 def register_claim(claim: Claim) -> Claim:
-    """Add ``claim`` to the claims that ``attnphys verify`` and :func:`run_claims` check (theory:
-    docs/theory/expfam.md §5); returns it.
+    """Add ``claim`` to the claims that ``attnphys verify`` and :func:`run_claims` check; returns it
+    (theory: docs/theory/expfam.md §5).
 
     Raises:
         ValueError: ``claim`` is not a :class:`Claim`, or its name is already another claim's.
@@ -361,7 +361,8 @@ def register_claim(claim: Claim) -> Claim:
 
 def all_claims() -> tuple[Claim, ...]:
     """Every claim in the order they are checked: the library's own (:data:`CLAIMS`), then the registered
-    ones in their order, then those of outside packages' entry points (by entry-point name).
+    ones in their order, then those of outside packages' entry points (by entry-point name)
+    (theory: docs/theory/expfam.md §5).
 
     Raises:
         ExtensionError: an entry point naming something that is not a :class:`Claim`, or a claim whose
@@ -391,7 +392,8 @@ def all_claims() -> tuple[Claim, ...]:
 
 
 def select_claims(text: str) -> tuple[Claim, ...]:
-    """The claims whose name or paper reference contains ``text`` (case-insensitive), in checking order.
+    """The claims whose name or paper reference contains ``text`` (case-insensitive), in checking order
+    (theory: docs/theory/expfam.md §5).
 
     Raises:
         InputError: no claim matches (naming ``--claim`` and listing the claims).

@@ -62,7 +62,8 @@ def test_single_threaded_blas_sets_one_thread_and_restores():
 
 def test_statistics_on_one_blas_thread_equal_the_default_threading():
     """cloud_statistics (one BLAS thread for eigh and Cholesky) against the same device computation under
-    the process's default BLAS threading, on a fixed well-conditioned cloud of a model's width."""
+    the process's default BLAS threading, on a fixed well-conditioned cloud of a model's width (float32: the sampled energy distance moves by ~1e-4 relative
+    with the summation order of the threads)."""
     import jax
 
     from attnphys.clouds.stats import cluster_components, device_stats
@@ -79,7 +80,7 @@ def test_statistics_on_one_blas_thread_equal_the_default_threading():
     new = cloud_statistics(X, X_prev, key)
     assert set(new) == set(ref)
     for k in ref:
-        assert new[k] == pytest.approx(ref[k], rel=1e-5, abs=1e-6), k
+        assert new[k] == pytest.approx(ref[k], rel=2e-4, abs=1e-6), k
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -15,7 +15,7 @@ def test_verify_command_exit_codes(monkeypatch):
 
     monkeypatch.setattr(verify, "CLAIMS", verify.CLAIMS[:2])
     failed = [dict(claim="x", reference="r", max_error=1.0, tolerance=0.1, passed=False)]
-    monkeypatch.setattr(verify, "run_claims", lambda seed=0, progress=False: failed)
+    monkeypatch.setattr(verify, "run_claims", lambda seed=0, progress=False, **kw: failed)
     res = CliRunner().invoke(app, ["verify"])
     assert res.exit_code == 1 and "FAIL" in res.output
 

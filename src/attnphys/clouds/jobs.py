@@ -25,7 +25,6 @@ def norm_names() -> tuple[str, ...]:
     return tuple(names("attnphys.norms", getattr(loaded, "NORMS", None)))
 
 
-_NORM_NAMES = norm_names()
 _INITS = ("gaussian", "sphere", "mixture")
 _ENSEMBLES = ("gaussian", "goe", "pm_kq")
 
@@ -100,7 +99,8 @@ class CloudsRunJob(AbstractJob):
     layers: int = Field(100, ge=0, description="Layers to iterate.")
     norm: str = Field(
         "layernorm",
-        description="Normalization after each attention step: " + ", ".join(_NORM_NAMES) + ".",
+        description="Normalization after each attention step.",
+        json_schema_extra={"choices": "attnphys.clouds.jobs:norm_names"},
     )
     beta: float = Field(1.0, gt=0, allow_inf_nan=False, description="Inverse temperature β of the attention scores.")
     alpha: float = Field(1.0, allow_inf_nan=False, description="Step size α of the residual update.")

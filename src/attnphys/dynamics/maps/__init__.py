@@ -44,7 +44,7 @@ ENTRY_POINT_GROUP = "attnphys.maps"
 
 def register_map(name: str, m: AbstractMap) -> AbstractMap:
     """Make the map ``m`` an example map called ``name`` (:func:`example_map`, the theory page's table);
-    returns it.
+    returns it (theory: docs/theory/dynamics.md §1).
 
     Raises:
         ValueError: ``m`` is not an :class:`AbstractMap`, or ``name`` is already another map.
@@ -73,13 +73,14 @@ def _as_map(name: str, ref: str) -> AbstractMap:
 
 def example_names() -> tuple[str, ...]:
     """Every example map's name: the library's own in their order, then the registered and outside ones,
-    sorted."""
+    sorted (theory: docs/theory/dynamics.md §1)."""
     extra = outside(ENTRY_POINT_GROUP, EXAMPLES)
     return tuple(EXAMPLES) + tuple(sorted(set(extra) - set(EXAMPLES)))
 
 
 def example_maps() -> dict[str, AbstractMap]:
-    """Every example map by name (:func:`example_names`' order), the outside ones loaded now.
+    """Every example map by name (:func:`example_names`' order), the outside ones loaded now
+    (theory: docs/theory/dynamics.md §1).
 
     Raises:
         ExtensionError: an entry point naming something that is not a map, or giving a registered map's
@@ -92,8 +93,8 @@ def example_maps() -> dict[str, AbstractMap]:
 
 
 def example_map(name: str) -> AbstractMap:
-    """The example map called ``name`` (registered in code, else an outside entry point; theory:
-    docs/theory/dynamics.md §1).
+    """The example map called ``name``: registered in code, else an outside entry point
+    (theory: docs/theory/dynamics.md §1).
 
     Raises:
         ValueError: an unknown name, listing the known ones.

@@ -50,13 +50,14 @@ def register_sampler(cls: S) -> S:
 
 
 def sampler_names() -> list[str]:
-    """Every sampler's name: the library's own, registered ones and outside entry points."""
+    """Every sampler's name: the library's own, registered ones and outside entry points
+    (theory: docs/theory/dynamics.md §7.1)."""
     own = list(SAMPLERS)
     return own + sorted(set(names(ENTRY_POINT_GROUP, SAMPLERS)) - set(own))
 
 
 def sampler_class(name: str) -> type[AbstractSampler]:
-    """The sampler class called ``name``.
+    """The sampler class called ``name`` (theory: docs/theory/dynamics.md §7.1).
 
     Raises:
         InputError: an unknown name, listing the known ones (field ``start-sampler``).
@@ -69,8 +70,8 @@ def sampler_class(name: str) -> type[AbstractSampler]:
 
 def make_sampler(name: str | AbstractSampler, **kw) -> AbstractSampler:
     """A sampler by name (``random``, ``perturb`` with x, aux, radius; ``explicit`` with x, aux; ``grid`` with
-    lo, hi, shape, aux; or one of the registry's), or the sampler itself (theory:
-    docs/theory/dynamics.md §7.1)."""
+    lo, hi, shape, aux; or one of the registry's), or the sampler itself
+    (theory: docs/theory/dynamics.md §7.1)."""
     if isinstance(name, AbstractSampler):
         return name
     return sampler_class(name)(**kw)
