@@ -331,3 +331,15 @@ def test_a_clearly_positive_exponent_decides_over_a_record_of_few_lyapunov_times
     assert REGIME_REASONS[ev["regime_reason"][0]] == "exponent_alone"
     ev = classify(w, np.array([[0.1, -1.0]]))
     assert regime_names(ev["regime"])[0] == "undetermined"
+
+
+def test_an_infinitely_contracting_point_is_a_fixed_point_without_an_overflow_warning():
+    """λ₁ = −∞ (a superstable point: the tangent dies) is classified with no numpy warning: the weak-chaos
+    rule compares n·λ₁ with the record's Lyapunov times, which must not overflow at −∞ read as −1.8e308."""
+    import warnings
+
+    orbit = np.zeros((1, 200, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        ev = classify(orbit, np.array([[-np.inf, -np.inf]]))
+    assert regime_names(ev["regime"]).tolist() == ["fixed_point"]

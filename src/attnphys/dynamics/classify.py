@@ -380,7 +380,7 @@ def classify(
     k_chaos = K > 0.5  # the verdict without exponents, and that of ``agree``
     k_says_chaos, k_says_regular = K > o.k_chaotic, K < o.k_regular  # clear verdicts (False for NaN)
     # a record of few Lyapunov times cannot show weak chaos to the 0–1 test: its "regular" is no verdict
-    lam = np.nan_to_num(lam1)
+    lam = np.nan_to_num(lam1, nan=0.0, posinf=np.inf, neginf=-np.inf)  # ±inf kept: n·λ must not overflow
     few_times = (lam > o.clear_factor * o.theta) & (n * lam < o.min_lyapunov_times)
     k_says_regular = k_says_regular & ~few_times
     k_decides = k_says_chaos | k_says_regular
