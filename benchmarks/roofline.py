@@ -38,6 +38,25 @@ def _cost(compiled) -> dict:
     return dict(ca or {})
 
 
+def matmul_peak(n: int = 2048, repeats: int = 3) -> float:
+    """Float64 n × n matmul on every device at once, best of ``repeats``, in flop/s: a practical ceiling of
+    dense arithmetic on this machine (also read by ``benchmarks/speed.py``)."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    devs = jax.devices()
+    mats = [jax.device_put(jnp.asarray(np.random.default_rng(i).normal(size=(n, n))), d) for i, d in enumerate(devs)]
+    mm = jax.jit(lambda a: a @ a)
+    jax.block_until_ready([mm(a) for a in mats])
+    best = np.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        jax.block_until_ready([mm(a) for a in mats])
+        best = min(best, time.perf_counter() - t0)
+    return 2 * n**3 * len(devs) / best
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--batch", type=int, default=1024)
@@ -48,7 +67,6 @@ def main() -> None:
     configure(x64=True, host_devices=args.devices)
 
     import jax
-    import jax.numpy as jnp
     import numpy as np
 
     from attnphys.dmft import preset
@@ -61,15 +79,7 @@ def main() -> None:
 
     # ---- peak estimate: float64 matmul on every device at once --------------------------------------
     n = 2048
-    mats = [jax.device_put(jnp.asarray(np.random.default_rng(i).normal(size=(n, n))), d) for i, d in enumerate(devs)]
-    mm = jax.jit(lambda a: a @ a)
-    jax.block_until_ready([mm(a) for a in mats])
-    best = np.inf
-    for _ in range(3):
-        t0 = time.perf_counter()
-        jax.block_until_ready([mm(a) for a in mats])
-        best = min(best, time.perf_counter() - t0)
-    peak = 2 * n**3 * len(devs) / best
+    peak = matmul_peak(n)
     print(f"peak estimate: {peak / 1e9:.1f} GFLOP/s (float64 {n}x{n} matmul on {len(devs)} device(s), best of 3)")
 
     B = args.batch

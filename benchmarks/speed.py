@@ -35,6 +35,7 @@ attnphys.configure()
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+from roofline import matmul_peak  # noqa: E402  (the sibling script: benchmarks/ is on the path of a script run from it)
 
 from attnphys.dynamics import CensusOptions, FunctionMap, OrbitSpec, census, lyapunov_spectrum, orbit_sweep  # noqa: E402
 from attnphys.dynamics.maps import HENON  # noqa: E402
@@ -67,20 +68,6 @@ def grid_basins(n: int) -> None:
               f"basins {frac}  unsettled {float(ds['unsettled_fraction']):.4f}", flush=True)
     print(f"grid basins: labels of defaults and tuned identical: {np.array_equal(labels['defaults'], labels['tuned'])}")
     print("grid basins, pynamicalsys: not compared by this script")
-
-
-def _peak() -> float:
-    """Float64 matmul (n = 2048) on every device at once, flop/s: a practical ceiling of dense arithmetic."""
-    n, devs = 2048, jax.devices()
-    mats = [jax.device_put(jnp.asarray(np.random.default_rng(i).normal(size=(n, n))), d) for i, d in enumerate(devs)]
-    mm = jax.jit(lambda a: a @ a)
-    jax.block_until_ready([mm(a) for a in mats])
-    best = np.inf
-    for _ in range(3):
-        t0 = time.perf_counter()
-        jax.block_until_ready([mm(a) for a in mats])
-        best = min(best, time.perf_counter() - t0)
-    return 2 * n**3 * len(devs) / best
 
 
 def _flops_per_step(B: int, k: int) -> float:
@@ -158,7 +145,7 @@ def main() -> None:
           f"load average {os.getloadavg()[0]:.2f}", flush=True)
     if not args.skip_grid:
         grid_basins(args.n)
-    kernels(args.batch, args.steps, _peak())
+    kernels(args.batch, args.steps, matmul_peak())
     if not args.skip_startup:
         startup(args.trajectory_steps)
     print(f"load average after: {os.getloadavg()[0]:.2f}")
