@@ -134,6 +134,32 @@ def outside(group: str, registered: dict[str, Any] | None = None) -> dict[str, s
     return out
 
 
+def put(table: dict[str, Any], name: str, obj: Any, label: str, noun: str) -> Any:
+    """Register ``obj`` as ``table[name]``; returns it. ``label`` names it in the message (``observable 'x'``),
+    ``noun`` is what the table holds.
+
+    Raises:
+        ValueError: ``name`` already holds another object (one name, one member).
+    """
+    if table.get(name, obj) is not obj:
+        raise ValueError(f"{label} is already registered (one name, one {noun})")
+    table[name] = obj
+    return obj
+
+
+def load_member(group: str, name: str, ref: str, accept, description: str) -> Any:
+    """The object the entry point ``name`` of ``group`` names (``ref``), through ``accept(obj)``, which returns
+    the member or None where the object is not one.
+
+    Raises:
+        ExtensionError: the entry point names something else (``description`` says what it must be).
+    """
+    member = accept(load(ref))
+    if member is None:
+        raise ExtensionError(f"the entry point {name!r} of the group {group} names {ref}, which is {description}")
+    return member
+
+
 def names(group: str, registered: dict[str, Any] | None = None) -> list[str]:
     """Every member's name of a registry: the built-ins in their order, then the members registered in code
     and the outside entry points, sorted."""

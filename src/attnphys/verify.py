@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from attnphys import clouds, hopfield
-from attnphys._plugins import load, outside
+from attnphys._plugins import load_member, outside
 from attnphys.clouds import theory_checks as particle_checks
 from attnphys.errors import AttnphysError, InputError, PrecisionWarning
 from attnphys.expfam import (
@@ -373,12 +373,13 @@ def all_claims() -> tuple[Claim, ...]:
     out = list(CLAIMS) + [c for c in REGISTERED.values() if c not in CLAIMS]
     names = {c.name for c in out}
     for ep_name, ref in sorted(outside(ENTRY_POINT_GROUP, REGISTERED).items()):
-        obj = load(ref)
-        if not isinstance(obj, Claim):
-            raise ExtensionError(
-                f"the entry point {ep_name!r} of the group {ENTRY_POINT_GROUP} names {ref}, which is not a "
-                f"Claim(name, reference, check, tol)"
-            )
+        obj = load_member(
+            ENTRY_POINT_GROUP,
+            ep_name,
+            ref,
+            lambda o: o if isinstance(o, Claim) else None,
+            "not a Claim(name, reference, check, tol)",
+        )
         if any(c is obj for c in out):
             continue
         if obj.name in names:

@@ -20,7 +20,7 @@ from typing import Annotated, Any, NamedTuple
 
 from pydantic import AfterValidator
 
-from attnphys._plugins import outside
+from attnphys._plugins import load_member, outside, put
 from attnphys.dmft.config import MoSeConvention
 
 ENTRY_POINT_GROUP = "attnphys.observables"
@@ -82,10 +82,7 @@ def register_observable(name: str, observable: Observable) -> Observable:
     """
     if not isinstance(observable, Observable):
         raise ValueError(f"observable {name!r} must be an Observable(value, after, long_name), got {observable!r}")
-    if OBSERVABLE_TABLE.get(name, observable) is not observable:
-        raise ValueError(f"observable {name!r} is already registered (one name, one observable)")
-    OBSERVABLE_TABLE[name] = observable
-    return observable
+    return put(OBSERVABLE_TABLE, name, observable, f"observable {name!r}", "observable")
 
 
 def observable_names() -> tuple[str, ...]:
@@ -102,17 +99,15 @@ def observable_table() -> dict[str, Observable]:
         ExtensionError: an entry point naming something that is not an :class:`Observable`, or giving a
             registered observable's name to another object.
     """
-    from attnphys._plugins import load
-    from attnphys.errors import ExtensionError
-
     table = dict(OBSERVABLE_TABLE)
     for name, ref in sorted(outside(ENTRY_POINT_GROUP, OBSERVABLE_TABLE).items()):
-        obj = load(ref)
-        if not isinstance(obj, Observable):
-            raise ExtensionError(
-                f"the entry point {name!r} of the group {ENTRY_POINT_GROUP} names {ref}, which is not an "
-                f"Observable(value, after, long_name)"
-            )
+        obj = load_member(
+            ENTRY_POINT_GROUP,
+            name,
+            ref,
+            lambda o: o if isinstance(o, Observable) else None,
+            "not an Observable(value, after, long_name)",
+        )
         table.setdefault(name, obj)
     return table
 

@@ -11,7 +11,7 @@ new file."""
 from typing import TYPE_CHECKING
 
 from attnphys import _deprecated
-from attnphys._plugins import load, outside
+from attnphys._plugins import load_member, outside, put
 from attnphys.dynamics.maps._base import AbstractMap, AutonomousMap, FunctionMap, ReferencePoint, autonomous
 from attnphys.dynamics.maps.bistable import Bistable
 from attnphys.dynamics.maps.delayed_logistic import DelayedLogistic
@@ -51,24 +51,18 @@ def register_map(name: str, m: AbstractMap) -> AbstractMap:
     """
     if not isinstance(m, AbstractMap):
         raise ValueError(f"example map {name!r} must be an AbstractMap, got {type(m).__name__}")
-    if EXAMPLES.get(name, m) is not m:
-        raise ValueError(f"example map {name!r} is already registered (one name, one map)")
-    EXAMPLES[name] = m
-    return m
+    return put(EXAMPLES, name, m, f"example map {name!r}", "map")
+
+
+def _map_or_none(obj: object) -> AbstractMap | None:
+    """A map, or an instance of a map class; None for anything else."""
+    if isinstance(obj, type) and issubclass(obj, AbstractMap):
+        obj = obj()
+    return obj if isinstance(obj, AbstractMap) else None
 
 
 def _as_map(name: str, ref: str) -> AbstractMap:
-    from attnphys.errors import ExtensionError
-
-    obj = load(ref)
-    if isinstance(obj, type) and issubclass(obj, AbstractMap):
-        obj = obj()
-    if not isinstance(obj, AbstractMap):
-        raise ExtensionError(
-            f"the entry point {name!r} of the group {ENTRY_POINT_GROUP} names {ref}, which is neither an "
-            f"AbstractMap nor a map class"
-        )
-    return obj
+    return load_member(ENTRY_POINT_GROUP, name, ref, _map_or_none, "neither an AbstractMap nor a map class")
 
 
 def example_names() -> tuple[str, ...]:
