@@ -529,7 +529,7 @@ def run_job(cls: type[AbstractJob], given: dict, config: Path | None) -> None:
 @app.command("rerun", cls=StrictCommand)
 def rerun_cmd(
     store: Path = typer.Argument(
-        ..., metavar="STORE", help="A result written by attnphys (it records the job that made it)."
+        ..., metavar="STORE", help="A result written by attnphys: a command's (it records the job) or a Python analysis' (it records its sweep)."
     ),
     out: Path = typer.Option(..., "--out", help="Where to write the new result."),
     overwrite: bool = typer.Option(

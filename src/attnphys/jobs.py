@@ -552,8 +552,9 @@ def rerun(
     executor: str | None = None,
     workers: int | None = None,
     scheduler: str | None = None,
-) -> AbstractJob:
-    """The job that produced ``store``, with its output moved to ``out`` and its figures switched off.
+) -> AbstractJob | SweepRerun:
+    """The job that produced ``store``, with its output moved to ``out`` and its figures switched off; for
+    a sweep made through the Python API (no command recorded), its recorded sweep (:class:`SweepRerun`).
 
     Where the chunks run is not repeated: a sweep made on a Dask cluster reruns in this process, or with
     the ``executor``, ``workers`` and ``scheduler`` given now."""
@@ -562,6 +563,10 @@ def rerun(
     if not Path(store).exists():
         raise InputError(f"{store} does not exist", "STORE")
     info = result_info(store)
+    if info is not None and Path(store).is_dir() and "sweep" in info:
+        _check_record(store, info)
+    if info is not None and (JOB not in info or COMMAND not in info) and "sweep" in info:
+        return SweepRerun(Path(store), Path(out), overwrite, executor, workers, scheduler)
     if info is None or JOB not in info or COMMAND not in info:
         raise InputError(f"{store} is not an attnphys result that records the job that made it", "STORE")
     cls = job_class(info[COMMAND])
@@ -604,6 +609,56 @@ def rerun(
     return job
 
 
+def _check_record(store: str | Path, info: dict) -> None:
+    """Refuse a store whose root attributes (the record a rerun repeats) differ from what was written.
+
+    Raises:
+        DamagedResultError: naming what changed.
+    """
+    from attnphys._integrity import verify_attrs
+    from attnphys.errors import DamagedResultError
+
+    problems = verify_attrs(info, sweep=(Path(store) / "done").is_dir())
+    if problems:
+        raise DamagedResultError(f"{store}: its record cannot be repeated: {'; '.join(problems)}", problems)
+
+
+@dataclass
+class SweepRerun:
+    """A result made through the Python API (no command recorded it): its sweep, as its store records it
+    (task, grid, seeds), run again into ``out`` (theory: docs/theory/sweeps.md §5). The same record gives
+    the same numbers, bit for bit, as the call that made it."""
+
+    store: Path
+    out: Path
+    overwrite: bool = False
+    executor: str | None = None
+    workers: int | None = None
+    scheduler: str | None = None
+
+    def outputs(self) -> list[tuple[str, Path, str]]:
+        return [("out", self.out, "sweep")]
+
+    def run(self, progress: bool = True) -> Report:
+        from attnphys.io import load, resolve_output, result_info
+        from attnphys.sweeps.engine import Sweep, check_executor, run_sweep
+
+        info = result_info(self.store) or {}
+        sweep = Sweep.model_validate_json(info["sweep"])
+        executor = self.executor or "inprocess"
+        check_executor(executor, self.scheduler)
+        if self.workers is not None and executor == "inprocess":
+            raise InputError("workers need executor='processes' or 'dask'", "workers")
+        out = resolve_output(self.out, "out")
+        if out.resolve() == Path(self.store).resolve():
+            raise InputError("must differ from the store being repeated", "out")
+        run_sweep(sweep, out, executor, workers=self.workers,  # pyright: ignore[reportArgumentType]  (checked above) scheduler=self.scheduler, progress=progress,
+                  replace=self.overwrite)
+        ds = load(out)
+        return Report(f"repeated {self.store} (a sweep made through the Python API)",
+                      {"points": str(sweep.grid.size)}, [out], ds)
+
+
 def rerun_result(
     store: str | Path,
     out: str | Path,
@@ -618,6 +673,9 @@ def rerun_result(
     result (an xarray Dataset) or, for a command that writes a folder, its path (``attnphys.rerun``; theory:
     docs/theory/sweeps.md §5). The same options give the same numbers, bit for bit; figures are not
     drawn again, and where the chunks run is chosen now (``executor``, ``workers``, ``scheduler``).
+    A result made through the Python API (a ``store=`` of an analysis, or a Dataset written with
+    :func:`attnphys.io.save`) records its sweep instead of a command: that sweep is repeated. A store whose
+    record was edited since it was written is refused (:class:`~attnphys.errors.DamagedResultError`).
 
     Raises:
         InputError: naming ``store`` (no attnphys result, or one that records no job) or the option now
@@ -633,6 +691,8 @@ def rerun_result(
         if e.field != "STORE":
             raise
         raise InputError(e.detail, "store") from None
+    if isinstance(job, SweepRerun):
+        return job.run(progress).result
     job.run(progress)
     first = next(iter(type(job).outputs_spec))
     path = Path(getattr(job, first))
