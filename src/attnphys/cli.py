@@ -28,7 +28,7 @@ from rich.table import Table
 from typer.core import TyperCommand, TyperGroup
 
 from attnphys._messages import format_validation, option_name
-from attnphys.errors import AttnphysError
+from attnphys.errors import AttnphysError, is_out_of_memory
 from attnphys.jobs import (
     AbstractJob,
     IntValues,
@@ -488,15 +488,6 @@ def print_report(report) -> None:
     Console().print(table)
 
 
-def _out_of_memory(e: BaseException) -> bool:
-    if isinstance(e, MemoryError):
-        return True
-    text = str(e)
-    return type(e).__name__ in ("XlaRuntimeError", "JaxRuntimeError") and (
-        "RESOURCE_EXHAUSTED" in text or "Out of memory" in text or "out of memory" in text
-    )
-
-
 def execute(make_job: typing.Callable[[], AbstractJob]) -> None:
     """Build a job, run it under :func:`interruptible` and print its report; every user error becomes a
     message without traceback and a non-zero exit (:attr:`AttnphysError.exit_code`, 2 for bad values,
@@ -514,7 +505,7 @@ def execute(make_job: typing.Callable[[], AbstractJob]) -> None:
     except (ValueError, OSError) as e:
         fail(str(e))
     except Exception as e:
-        if not _out_of_memory(e):
+        if not is_out_of_memory(e):
             raise
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         fail(f"out of memory ({first}); use smaller sizes (tokens, steps, grid points, paths)")

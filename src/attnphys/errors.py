@@ -270,3 +270,15 @@ def check_fits(need: float, what: str, hint: str, field: str | None = None) -> N
     budget, source = memory_budget()
     if budget is not None and need > budget:
         raise ResourceError(f"{what} need {_gib(need)}, more than {source} ({_gib(budget)}); {hint}", field)
+
+
+def is_out_of_memory(e: BaseException) -> bool:
+    """Whether ``e`` says that memory ran out: Python's ``MemoryError`` or XLA's ``RESOURCE_EXHAUSTED``
+    (host or device memory), as opposed to a bug."""
+    if isinstance(e, MemoryError) and not isinstance(e, AttnphysError):
+        return True
+    text = str(e)
+    return type(e).__name__ in ("XlaRuntimeError", "JaxRuntimeError") and (
+        "RESOURCE_EXHAUSTED" in text or "Out of memory" in text or "out of memory" in text
+    )
+

@@ -205,3 +205,32 @@ def test_sigkill_then_rerun_gives_identical_store(tmp_path):
     whole = tmp_path / "whole.zarr"
     subprocess.run(cmd + ["--out", str(whole)], check=True, stdout=subprocess.DEVNULL)
     assert_same_store(open_result(killed).drop_attrs(), open_result(whole).drop_attrs())
+
+
+def test_memory_running_out_during_a_run_is_named_and_keeps_the_finished_chunks(tmp_path, reference, monkeypatch):
+    """XLA's RESOURCE_EXHAUSTED in the third chunk: a ResourceError naming ``chunk`` (not XLA's traceback),
+    the first two chunks kept, and the same call resumes to the full result. Any other error passes."""
+    import attnphys.sweeps.engine as engine
+    from attnphys.errors import ResourceError
+    from attnphys.sweeps import run_task
+
+    XlaRuntimeError = type("XlaRuntimeError", (RuntimeError,), {})
+    real = engine.run_chunk
+
+    def exhausted(definition, store, i):
+        if i == 2:
+            raise XlaRuntimeError("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 9.31GiB.")
+        return real(definition, store, i)
+
+    sweep = small_sweep()
+    path = tmp_path / "s.zarr"
+    monkeypatch.setattr(engine, "run_chunk", exhausted)
+    with pytest.raises(ResourceError, match=r"^chunk: memory ran out .*RESOURCE_EXHAUSTED.*kept in the store"):
+        run_task(sweep.task, sweep.grid.axes, store=path, chunk=4)
+    assert done_mask(path).tolist() == [True, True, False, False]
+    monkeypatch.setattr(engine, "run_chunk", lambda d, s, i: (_ for _ in ()).throw(ZeroDivisionError("a bug")))
+    with pytest.raises(ZeroDivisionError):
+        run_task(sweep.task, sweep.grid.axes, store=path, chunk=4)
+    monkeypatch.setattr(engine, "run_chunk", real)
+    res = run_task(sweep.task, sweep.grid.axes, store=path, chunk=4)
+    assert_same_store(res.drop_attrs(), reference.drop_attrs())

@@ -253,6 +253,7 @@ def run_task(
 
     Raises:
         InputError: an invalid grid, chunking or executor, naming the rule.
+        ResourceError: memory (host or device) ran out during the run, naming ``chunk``.
     """
     from pydantic import ValidationError
 
@@ -276,16 +277,31 @@ def run_task(
     if dry_run:
         _stored_schema(sweep)
         return sweep
-    ds = run_sweep(
-        sweep,
-        store,
-        executor,
-        workers=workers,
-        scheduler=scheduler,
-        progress=progress,
-        attrs=store_attrs,
-        replace=store is not None and overwrite,
-    )
+    from attnphys.errors import AttnphysError, ResourceError, is_out_of_memory
+
+    try:
+        ds = run_sweep(
+            sweep,
+            store,
+            executor,
+            workers=workers,
+            scheduler=scheduler,
+            progress=progress,
+            attrs=store_attrs,
+            replace=store is not None and overwrite,
+        )
+    except AttnphysError:
+        raise
+    except Exception as e:
+        if not is_out_of_memory(e):
+            raise
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        kept = " (the chunks finished so far are kept in the store: the same call resumes)" if store else ""
+        raise ResourceError(
+            f"memory ran out computing a chunk of {sweep.grid.chunk} points ({first}); a smaller chunk, or "
+            f"fewer steps, starts or recorded samples, fits{kept}",
+            "chunk",
+        ) from None
     return ds.drop_vars("point_seed", errors="ignore") if store is None else ds
 
 
