@@ -32,6 +32,7 @@ from attnphys.errors import AttnphysError, is_out_of_memory
 from attnphys.jobs import (
     AbstractJob,
     IntValues,
+    SweepRerun,
     Values,
     build_job,
     command_names,
@@ -407,9 +408,12 @@ RESUME = "re-run the same command to resume"
 """What an interrupted run that kept its finished sweep chunks is told."""
 
 
-def interrupt_advice(job: AbstractJob | None) -> str:
+def interrupt_advice(job: AbstractJob | SweepRerun | None) -> str:
     """What to do after an interrupted run: resume a sweep store (its finished chunks are kept), or start
     again (a result written whole at the end, or a NetCDF sweep result, has nothing to resume from)."""
+    kept = job.resume_advice() if job is not None else None
+    if kept:
+        return kept
     if job is not None and any(kind == "sweep" and path.suffix != ".nc" for _, path, kind in job.outputs()):
         return RESUME
     return "unfinished outputs were removed; re-run the same command to start again"
@@ -488,7 +492,7 @@ def print_report(report) -> None:
     Console().print(table)
 
 
-def execute(make_job: typing.Callable[[], AbstractJob]) -> None:
+def execute(make_job: typing.Callable[[], AbstractJob | SweepRerun]) -> None:
     """Build a job, run it under :func:`interruptible` and print its report; every user error becomes a
     message without traceback and a non-zero exit (:attr:`AttnphysError.exit_code`, 2 for bad values,
     file-system errors and exhausted memory)."""
@@ -520,7 +524,9 @@ def run_job(cls: type[AbstractJob], given: dict, config: Path | None) -> None:
 @app.command("rerun", cls=StrictCommand)
 def rerun_cmd(
     store: Path = typer.Argument(
-        ..., metavar="STORE", help="A result written by attnphys: a command's (it records the job) or a Python analysis' (it records its sweep)."
+        ...,
+        metavar="STORE",
+        help="A result written by attnphys: a command's (it records the job) or a Python analysis' (it records its sweep).",
     ),
     out: Path = typer.Option(..., "--out", help="Where to write the new result."),
     overwrite: bool = typer.Option(

@@ -335,6 +335,11 @@ class AbstractJob(BaseModel, abc.ABC):
         if "overwrite" in given and self.overwrite and not self.outputs_spec:
             raise InputError("this command writes nothing", "--overwrite")
 
+    def resume_advice(self) -> str | None:
+        """What to do after an interrupted run when the job keeps finished work outside its outputs
+        (None: nothing is kept)."""
+        return None
+
     def preflight(self) -> None:
         """Every check that can be done before computing (see the module doc)."""
         self.check_applicable()
@@ -639,6 +644,9 @@ class SweepRerun:
     def outputs(self) -> list[tuple[str, Path, str]]:
         return [("out", self.out, "sweep")]
 
+    def resume_advice(self) -> str | None:
+        return None
+
     def run(self, progress: bool = True) -> Report:
         from attnphys.io import load, resolve_output, result_info
         from attnphys.sweeps.engine import Sweep, check_executor, run_sweep
@@ -652,11 +660,17 @@ class SweepRerun:
         out = resolve_output(self.out, "out")
         if out.resolve() == Path(self.store).resolve():
             raise InputError("must differ from the store being repeated", "out")
-        run_sweep(sweep, out, executor, workers=self.workers,  # pyright: ignore[reportArgumentType]  (checked above) scheduler=self.scheduler, progress=progress,
-                  replace=self.overwrite)
+        run_sweep(
+            sweep,
+            out,
+            executor,
+            workers=self.workers,  # pyright: ignore[reportArgumentType]  (checked above) scheduler=self.scheduler, progress=progress,
+            replace=self.overwrite,
+        )
         ds = load(out)
-        return Report(f"repeated {self.store} (a sweep made through the Python API)",
-                      {"points": str(sweep.grid.size)}, [out], ds)
+        return Report(
+            f"repeated {self.store} (a sweep made through the Python API)", {"points": str(sweep.grid.size)}, [out], ds
+        )
 
 
 def rerun_result(

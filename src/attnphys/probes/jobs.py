@@ -54,6 +54,16 @@ class ProbeJob(AbstractJob):
         require_torch("the probe command")
         model_path(self.model)
 
+    def steps_folder(self) -> Path:
+        """Where the probe keeps its finished steps until its outputs are written (beside ``out``)."""
+        return self.out.with_name(self.out.name + ".steps")
+
+    def resume_advice(self) -> str | None:
+        return (
+            f"unfinished outputs were removed; the finished steps are kept in {self.steps_folder()}: "
+            "re-run the same command to resume after them"
+        )
+
     def execute(self, progress: bool = True) -> Report:
         from attnphys.probes.capture import read_text
         from attnphys.probes.claims import claim_counts
@@ -68,6 +78,7 @@ class ProbeJob(AbstractJob):
             max_length=self.max_length,
             control=None if self.control == "none" else self.control,
             seed=self.seed,
+            keep=self.steps_folder(),
             progress=progress,
         )
         ds.attrs.update(self.provenance())

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -111,11 +113,12 @@ def probe(
     max_length: int = MAX_LENGTH,
     control: str | None = None,
     seed: int = 0,
+    keep: str | Path | None = None,
     progress: bool = False,
     log=None,
 ) -> xr.Dataset:
     """Run every experiment of the probes on a real model and test every claim (theory:
-    docs/theory/probes.md §3–§5).
+    docs/theory/probes.md §3–§6).
 
     Args:
         model: a short name (``minilm``, ``smollm2``), a local model folder, a hub name, or a loaded
@@ -125,7 +128,10 @@ def probe(
             (longer ones are cut, with a warning). control: None, or ``random`` / ``shuffled``
             (:data:`attnphys.probes.controls.CONTROLS`): run the same probe on a control model and store it
             beside the trained one (every variable again as ``control_<name>``). seed: seed of the samples,
-            nulls and control. progress: show a progress bar. log: called with a line per step (default:
+            nulls and control. keep: a folder where each finished step is kept as it completes; calling
+            again with the same model (weights), sentences and settings resumes after the last kept step
+            (a folder kept for other inputs has its steps removed first); the folder is removed when the
+            probe finishes. progress: show a progress bar. log: called with a line per step (default:
             print when ``progress``).
 
     Returns:
@@ -149,11 +155,12 @@ def probe(
     log = log or (print if progress else (lambda *a: None))
     name, model, tokenizer = resolve_model(model, tokenizer, log, progress)
     sentences = _texts(sentences, max_sentences)
-    ds = _measure(model, tokenizer, sentences, max_tokens, max_length, seed, progress, log, t0, "")
+    steps = _step_store(keep, name, model, sentences, max_tokens, max_length, control, seed)
+    ds = _measure(model, tokenizer, sentences, max_tokens, max_length, seed, progress, log, t0, "", steps)
     if control is not None:
         twin = control_model(model, control, seed)
         ctl = _measure(
-            twin, tokenizer, sentences, max_tokens, max_length, seed, progress, log, t0, f"{control} control: "
+            twin, tokenizer, sentences, max_tokens, max_length, seed, progress, log, t0, f"{control} control: ", steps
         )
         for k in list(ctl.data_vars):
             ds[f"control_{k}"] = ctl[k]
@@ -168,11 +175,39 @@ def probe(
             wall_time_s=round(time.perf_counter() - t0, 2),
         )
     )
+    steps.remove()
     return ds
 
 
-def _measure(model, tokenizer, sentences, max_tokens, max_length, seed, progress, log, t0, prefix) -> xr.Dataset:
-    """Every experiment and claim of :func:`probe` on one model (trained or control)."""
+def _step_store(keep, name, model, sentences, max_tokens, max_length, control, seed):
+    """Where the finished steps are kept (:class:`~attnphys.probes._checkpoint.StepStore`), keyed by all
+    the probe's results depend on; nothing kept without ``keep``."""
+    from attnphys.probes._checkpoint import NoSteps, StepStore, model_digest
+
+    if keep is None:
+        return NoSteps()
+    import torch
+    import transformers
+
+    from attnphys._version import __version__
+
+    inputs = {
+        "model": name,
+        "weights_sha256": model_digest(model),
+        "sentences_sha256": hashlib.sha256(json.dumps(list(sentences)).encode()).hexdigest(),
+        "n_sentences": len(sentences),
+        "max_tokens": max_tokens,
+        "max_length": max_length,
+        "control": control,
+        "seed": seed,
+        "versions": [__version__, torch.__version__, transformers.__version__],
+    }
+    return StepStore(keep, inputs)
+
+
+def _measure(model, tokenizer, sentences, max_tokens, max_length, seed, progress, log, t0, prefix, kept) -> xr.Dataset:
+    """Every experiment and claim of :func:`probe` on one model (trained or control); each finished step
+    through ``kept`` (:class:`~attnphys.probes._checkpoint.StepStore`): a kept step is not computed again."""
     from attnphys.probes.sinks import find_sinks
     from attnphys.progress import progress_bar
 
@@ -191,28 +226,48 @@ def _measure(model, tokenizer, sentences, max_tokens, max_length, seed, progress
             f"captured {cap.sentence.size} tokens of {len(sentences)} sentences, {cap.n_layers} layers; "
             f"{int(cap.sinks.sum())} sink positions"
         )
-        clouds = metrics.cloud_stages(cap, max_tokens=max_tokens, seed=seed)
+        clouds = kept.step(prefix + "clouds", lambda: metrics.cloud_stages(cap, max_tokens=max_tokens, seed=seed))
         step("(a) cloud statistics per layer and stage")
         keep = ~cap.sinks
         any_sinks = bool(cap.sinks.any())
-        qk = metrics.qk_vs_inverse_covariance(cap, heads, rotary=rotary, keep=keep)
-        qk_all = metrics.qk_vs_inverse_covariance(cap, heads, rotary=rotary) if any_sinks else qk
+
+        def qk_pair():
+            qk = metrics.qk_vs_inverse_covariance(cap, heads, rotary=rotary, keep=keep)
+            return qk, (metrics.qk_vs_inverse_covariance(cap, heads, rotary=rotary) if any_sinks else qk)
+
+        qk, qk_all = kept.step(prefix + "qk", qk_pair)
         step("(b) W_qᵀW_k vs Σ⁻¹")
-        mlps = [ad.mlp(model, layer) for layer in ad.layers(model)]
-        init_std = getattr(model.config, "initializer_range", 0.02)
-        mlp = metrics.mlp_linearity(cap, init_std=init_std, seed=seed, mlps=mlps, keep=keep)
-        mlp_all = metrics.mlp_linearity(cap, init_std=init_std, seed=seed, mlps=mlps) if any_sinks else mlp
+
+        def mlp_pair():
+            mlps = [ad.mlp(model, layer) for layer in ad.layers(model)]
+            init_std = getattr(model.config, "initializer_range", 0.02)
+            mlp = metrics.mlp_linearity(cap, init_std=init_std, seed=seed, mlps=mlps, keep=keep)
+            return mlp, (metrics.mlp_linearity(cap, init_std=init_std, seed=seed, mlps=mlps) if any_sinks else mlp)
+
+        mlp, mlp_all = kept.step(prefix + "mlp", mlp_pair)
         step("(c) MLP linearity")
         _warn_missing_errors(clouds, mlp, len(sentences), log)
-        grad = metrics.update_vs_gradient(cap, heads, rotary=rotary, keep={"no_sinks": keep, "all": np.ones_like(keep)})
+        grad = kept.step(
+            prefix + "grad",
+            lambda: metrics.update_vs_gradient(
+                cap, heads, rotary=rotary, keep={"no_sinks": keep, "all": np.ones_like(keep)}
+            ),
+        )
         grad_all = dict(grad, matrix=grad["matrices"]["all"])
         step("(d) head updates vs ∇ log Z")
-        swap = metrics.swap_normalization(model, tokenizer, sentences, ad, max_length=max_length)
+        swap = kept.step(
+            prefix + "swap", lambda: metrics.swap_normalization(model, tokenizer, sentences, ad, max_length=max_length)
+        )
         step("(e) swapped normalizations")
-        temp_vars, temp_attrs = temperature_variables(cap, heads, rotary)
+        temp_vars, temp_attrs = kept.step(prefix + "temperatures", lambda: temperature_variables(cap, heads, rotary))
         step("temperatures and particle flows")
-        claims = evaluate_claims(Evidence(cap, clouds, qk, mlp, grad, "no_sinks", keep, seed))
-        claims_all = evaluate_claims(Evidence(cap, clouds, qk_all, mlp_all, grad_all, "all", None, seed))
+        claims, claims_all = kept.step(
+            prefix + "claims",
+            lambda: (
+                evaluate_claims(Evidence(cap, clouds, qk, mlp, grad, "no_sinks", keep, seed)),
+                evaluate_claims(Evidence(cap, clouds, qk_all, mlp_all, grad_all, "all", None, seed)),
+            ),
+        )
         step("claims tested")
 
     H = heads[0].n_heads
