@@ -281,4 +281,3 @@ def is_out_of_memory(e: BaseException) -> bool:
     return type(e).__name__ in ("XlaRuntimeError", "JaxRuntimeError") and (
         "RESOURCE_EXHAUSTED" in text or "Out of memory" in text or "out of memory" in text
     )
-
