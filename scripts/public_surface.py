@@ -1,7 +1,7 @@
 """Write the committed lists of the public surface that the tests hold still.
 
     python scripts/public_surface.py signatures    tests/data/public_signatures.txt from the working tree
-    python scripts/public_surface.py released      tests/data/surface_0.2.0.txt from the 0.2.0 release in git
+    python scripts/public_surface.py released      tests/data/surface_<version>.txt of each release in git
     python scripts/public_surface.py migration     print the changelog's migration table (old name -> new)
 
 ``signatures``: every name of every public package's or module's ``__all__`` with its signature (``inspect.signature``), one
@@ -9,7 +9,7 @@ line each. ``tests/test_public_surface.py`` compares the package with this snaps
 run this after a deliberate change of the public surface, and commit the snapshot with a changelog line
 (and a deprecation shim for a renamed or removed name).
 
-``released``: the public modules and names of the 0.2.0 release (the commit that released it), read from the
+``released``: the public modules and names of each release of ``RELEASES`` (the commit that released it), read from the
 sources in git without importing them: every module outside a private (``_name``) module, and in each the
 names of its ``__all__``, or else the functions, classes and constants it defines. The tests import each of
 them from the working tree (a moved or renamed one through its deprecation shim). The list only changes
@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
 
-RELEASES = {"0.2.0": "9ad9e28"}
+RELEASES = {"0.2.0": "9ad9e28", "0.3.0": "9491da3"}
 """Each release whose names are kept importable, and the commit that released it."""
 
 
@@ -57,7 +57,8 @@ def released(version: str) -> list[str]:
     """``module`` and ``module:name`` lines of a release's public surface."""
     commit = RELEASES[version]
     lines = []
-    for path in sorted(_git("ls-tree", "-r", "--name-only", commit, "src/attnphys").split()):
+    files = set(_git("ls-tree", "-r", "--name-only", commit, "src/attnphys").split())
+    for path in sorted(files):
         parts = Path(path).relative_to("src").with_suffix("").parts
         if not path.endswith(".py") or parts[-1] == "__main__":
             continue
@@ -67,7 +68,8 @@ def released(version: str) -> list[str]:
             continue
         module = ".".join(parts)
         lines.append(module)
-        tree = ast.parse(_git("show", f"{commit}:{path}"))
+        stub = path[:-3] + ".pyi"  # a lazily loaded package lists its public names in its stub
+        tree = ast.parse(_git("show", f"{commit}:{stub if stub in files else path}"))
         lines += [f"{module}:{name}" for name in _defined(tree)]
     return lines
 

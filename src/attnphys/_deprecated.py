@@ -1,4 +1,4 @@
-"""The names of the 0.2.0 release that moved or went away, kept importable until 0.4.0.
+"""The names of the 0.2.0 release that moved or went away, kept importable until 0.5.0.
 
 One table says where each one went. A module that lost a name ends with
 ``__getattr__ = _deprecated.module_getattr(__name__)`` (a lazily loaded package wraps its own ``__getattr__``
@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
 SINCE = "0.3.0"
-UNTIL = "0.4.0"
+UNTIL = "0.5.0"
 
 _D = "attnphys.dynamics"
 _M = "attnphys.dmft"
