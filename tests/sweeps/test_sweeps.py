@@ -62,8 +62,15 @@ def test_point_seed_is_a_pure_function_of_the_index():
 
 def test_result_matches_direct_analysis(reference):
     """The store holds what `phase_diagram` computes for the same grid, reshaped to the grid axes."""
-    direct = phase_diagram(CFG, {"beta_o": np.linspace(0.5, 2.5, 5), "beta_att": np.linspace(1.5, 2.2, 3)},
-                           steps=1500, transient=1000, exponents=2, n_orbit=200, keep_orbit=True)
+    direct = phase_diagram(
+        CFG,
+        {"beta_o": np.linspace(0.5, 2.5, 5), "beta_att": np.linspace(1.5, 2.2, 3)},
+        steps=1500,
+        transient=1000,
+        exponents=2,
+        n_orbit=200,
+        keep_orbit=True,
+    )
     assert reference.regime.dims == ("beta_o", "beta_att")
     np.testing.assert_array_equal(reference.regime.values, direct.regime.values)
     np.testing.assert_allclose(reference.exponents.values, direct.exponents.values, rtol=0, atol=1e-12)
@@ -115,11 +122,14 @@ def test_different_sweep_refuses_the_store(tmp_path):
         run_sweep(small_sweep(), tmp_path / "notastore", progress=False)
 
 
-@pytest.mark.parametrize("axes,match", [
-    ((Axis(name="beta_q", values=(1.0,)),), "unknown sweep field 'beta_q'"),
-    ((Axis(name="L", values=(4.0, 5.0)),), "axis L=5.0"),
-    ((Axis(name="M", values=(1.0, 2.0)),), "lyapunov"),
-])
+@pytest.mark.parametrize(
+    "axes,match",
+    [
+        ((Axis(name="beta_q", values=(1.0,)),), "unknown sweep field 'beta_q'"),
+        ((Axis(name="L", values=(4.0, 5.0)),), "axis L=5.0"),
+        ((Axis(name="M", values=(1.0, 2.0)),), "lyapunov"),
+    ],
+)
 def test_bad_grids_fail_before_computing(tmp_path, axes, match):
     sweep = Sweep(grid=Grid(axes=axes, chunk=2), task=DMFTOrbitTask(config=CFG, steps=1500, transient=1000, lyapunov=9))
     with pytest.raises(ValueError, match=match):
@@ -127,8 +137,10 @@ def test_bad_grids_fail_before_computing(tmp_path, axes, match):
     assert not (tmp_path / "x.zarr").exists()
 
 
-@pytest.mark.parametrize("args,match", [(("beta_o", 1.0, 0.0, 5), "reversed"), (("beta_o", 1.0, 1.0, 3), "empty"),
-                                        (("beta_o", 0.0, 1.0, 0), "num")])
+@pytest.mark.parametrize(
+    "args,match",
+    [(("beta_o", 1.0, 0.0, 5), "reversed"), (("beta_o", 1.0, 1.0, 3), "empty"), (("beta_o", 0.0, 1.0, 0), "num")],
+)
 def test_bad_ranges(args, match):
     with pytest.raises(ValueError, match=match):
         Axis.linspace(*args)
@@ -136,15 +148,18 @@ def test_bad_ranges(args, match):
 
 def test_structural_axes_group_points(tmp_path):
     """Seeds and M change the couplings: each group runs with its own configuration."""
-    grid = Grid(axes=(Axis(name="seed", values=(1, 2)), Axis(name="M", values=(2, 3)), Axis.linspace("beta_o", 1, 2, 2)),
-                chunk=8)
+    grid = Grid(
+        axes=(Axis(name="seed", values=(1, 2)), Axis(name="M", values=(2, 3)), Axis.linspace("beta_o", 1, 2, 2)),
+        chunk=8,
+    )
     task = DMFTOrbitTask(config=CFG, steps=1500, transient=1000, lyapunov=1, n_orbit=100, start="token")
     res = run_sweep(Sweep(grid=grid, task=task), tmp_path / "g.zarr", progress=False)
     assert res.obs_mean.dims == ("seed", "M", "beta_o", "feature") and res.sizes["feature"] == 3
     assert np.isnan(res.obs_mean.sel(M=2).values[..., 2]).all() and np.isfinite(res.obs_mean.sel(M=3).values).all()
     cfg2 = CFG.replace(M=2, correlations={**CFG.correlations.model_dump(), "seed": 2})
-    direct = bifurcation(cfg2, {"beta_o": [1.0, 2.0]}, steps=1500, transient=1000, exponents=1, n_orbit=100,
-                         start="token")
+    direct = bifurcation(
+        cfg2, {"beta_o": [1.0, 2.0]}, steps=1500, transient=1000, exponents=1, n_orbit=100, start="token"
+    )
     np.testing.assert_allclose(res.exponents.sel(seed=2, M=2).values, direct.exponents.values, atol=1e-12)
 
 
@@ -164,8 +179,10 @@ def test_dask_worker_killed_mid_sweep_loses_nothing(tmp_path, reference):
 
     sweep = small_sweep(chunk=2, steps=20_000, transient=1000)  # 8 chunks, each long enough to kill into
     ref = run_sweep(sweep, tmp_path / "ref.zarr", progress=False)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
-            Client(cluster) as client:
+    with (
+        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
+        Client(cluster) as client,
+    ):
         import threading
 
         def kill_one():
@@ -183,8 +200,28 @@ def test_dask_worker_killed_mid_sweep_loses_nothing(tmp_path, reference):
 
 def test_sigkill_then_rerun_gives_identical_store(tmp_path):
     """A CLI sweep killed with SIGKILL part-way, re-run, equals an uninterrupted run."""
-    args = ["--x", "beta_o", "0.5", "2.5", "4", "--y", "beta_att", "1.5", "2.2", "3", "--steps", "20000",
-            "--transient", "1000", "--lyapunov", "1", "--chunk", "2", "--n-orbit", "200"]
+    args = [
+        "--x",
+        "beta_o",
+        "0.5",
+        "2.5",
+        "4",
+        "--y",
+        "beta_att",
+        "1.5",
+        "2.2",
+        "3",
+        "--steps",
+        "20000",
+        "--transient",
+        "1000",
+        "--lyapunov",
+        "1",
+        "--chunk",
+        "2",
+        "--n-orbit",
+        "200",
+    ]
     cmd = [sys.executable, "-m", "attnphys.cli", "--devices", "1", "dmft", "phase-diagram", *args]
     killed = tmp_path / "killed.zarr"
     proc = subprocess.Popen(cmd + ["--out", str(killed)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -234,3 +271,29 @@ def test_memory_running_out_during_a_run_is_named_and_keeps_the_finished_chunks(
     monkeypatch.setattr(engine, "run_chunk", real)
     res = run_task(sweep.task, sweep.grid.axes, store=path, chunk=4)
     assert_same_store(res.drop_attrs(), reference.drop_attrs())
+
+
+@pytest.mark.parametrize("kind", ["folder", "file"])
+def test_overwrite_never_replaces_what_is_not_an_attnphys_result(tmp_path, kind):
+    """``store=path, overwrite=True`` starts over on an attnphys result (a different sweep here), and on
+    an empty folder; a user's own folder or file at that path is refused and left as it was."""
+    from attnphys.errors import OutputError
+    from attnphys.sweeps import run_task
+
+    sweep = small_sweep(steps=1200)
+    mine = tmp_path / "mine"
+    if kind == "folder":
+        mine.mkdir()
+        (mine / "notes.txt").write_text("mine")
+    else:
+        mine.write_text("mine")
+    with pytest.raises(OutputError, match="not an attnphys result"):
+        run_task(sweep.task, sweep.grid.axes, store=mine, overwrite=True, chunk=8)
+    assert (mine / "notes.txt" if kind == "folder" else mine).read_text() == "mine"
+
+    other = tmp_path / "other.zarr"
+    run_sweep(small_sweep(steps=1100), other, progress=False)
+    run_task(sweep.task, sweep.grid.axes, store=other, overwrite=True, chunk=8)
+    assert json.loads(xr.open_zarr(other, consolidated=False).attrs["sweep"])["task"]["steps"] == 1200
+    (tmp_path / "empty").mkdir()
+    run_task(sweep.task, sweep.grid.axes, store=tmp_path / "empty", overwrite=True, chunk=8)

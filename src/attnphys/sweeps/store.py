@@ -131,6 +131,37 @@ def _template(
     return ds, encoding
 
 
+def _marked_store(path: Path) -> bool:
+    """A Zarr group that carries a sweep's or attnphys's records (a damaged store whose version was
+    removed, say): the library wrote it."""
+    try:
+        import zarr
+
+        attrs = dict(zarr.open_group(str(path), mode="r").attrs)
+    except Exception:  # noqa: BLE001 - not a Zarr group
+        return False
+    return "sweep" in attrs or any(str(k).startswith("attnphys_") for k in attrs)
+
+
+def _check_replaceable(path: Path) -> None:
+    """Starting over may replace an attnphys result (any sweep, damaged or not) or an empty folder, never
+    anything else a user keeps at that path (theory: docs/theory/sweeps.md §5).
+
+    Raises:
+        OutputError: ``path`` holds a file or a folder that is not an attnphys result.
+    """
+    from attnphys.io import result_info
+
+    if path.is_dir() and not any(path.iterdir()):
+        return
+    if result_info(path) is None and not _marked_store(path):
+        what = "a folder" if path.is_dir() else "a file"
+        raise OutputError(
+            f"{path} is {what} that is not an attnphys result; starting over (overwrite) replaces only an "
+            "attnphys result, never other data: choose another path"
+        )
+
+
 class ZarrStore:
     """A resumable sweep store at ``path``."""
 
@@ -195,6 +226,8 @@ class ZarrStore:
                 )
             self.repair(definition, n_points, chunk, schema, coords, attrs)
             return False
+        if path.exists() and replace:
+            _check_replaceable(path)
         ds, encoding = _template(definition, n_points, chunk, schema, coords, attrs, sums=True)
         ds.attrs[COMPLETE] = 1  # the template is complete; the ``done`` flags say which data are
         recover_stale(path)  # hidden partial templates of killed runs
