@@ -136,16 +136,17 @@ def check_output(
         )
     if resume:
         return "resume"
+    flag = "--overwrite" if option.startswith("--") else "overwrite=True"
     if not overwrite:
         raise OutputError(
-            f"{option} {path} already holds a result of `attnphys {command}`; pass --overwrite to "
+            f"{option} {path} already holds a result of `attnphys {command}`; pass {flag} to "
             "replace it, or choose another path"
         )
     extra = _foreign_entries(path, info)
     if extra:
         shown = ", ".join(extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
         raise OutputError(
-            f"{option} {path} holds {shown} besides the result of `attnphys {command}`; --overwrite replaces "
+            f"{option} {path} holds {shown} besides the result of `attnphys {command}`; {flag} replaces "
             "only the result's own files: move the others out, or choose another path"
         )
     return "replace"
@@ -603,11 +604,11 @@ def save(ds: xr.Dataset, path: str | Path, overwrite: bool = False, command: str
     Raises:
         OutputError: the path holds something that may not be replaced.
     """
-    path = local_path(path)
+    path = local_path(path, "path")
     command = command or str(ds.attrs.get(COMMAND, "python"))
-    check_output(path, command, overwrite=overwrite)
-    with OutputLock(path):
-        check_output(path, command, overwrite=overwrite)  # again, now that no other run can write it
+    check_output(path, command, overwrite=overwrite, option="path")
+    with OutputLock(path, "path"):
+        check_output(path, command, overwrite=overwrite, option="path")  # again, now that no other run can write it
         with staged(path, replace=overwrite) as tmp:
             write_dataset(ds, tmp, netcdf=path.suffix == ".nc")
     return path
