@@ -421,27 +421,3 @@ def test_radius_bound_of_a_nilpotent_monodromy_is_below_one():
         assert np.exp(log_b) <= np.linalg.norm(M, 2) * (1 + 1e-12)
     assert radius_bound(np.zeros((2, 2)))[0] == -np.inf
     assert radius_bound(np.array([[np.inf]]))[0] == np.inf
-
-
-def test_the_multipliers_of_an_orbit_do_not_depend_on_its_chunk(monkeypatch):
-    """The accelerator's chunks (256 orbits per call, :func:`row_sizes`) give each orbit the multipliers of
-    the CPU's chunks of 16, to the last bits (another shape may order some additions differently): 40
-    period-5 orbits of random linear maps, against the eigenvalues of A⁵."""
-    from attnphys.dynamics import periodic
-
-    assert periodic.row_sizes() == periodic.ROW_SIZES  # the tests run on CPU devices
-    rng = np.random.default_rng(3)
-    A = rng.normal(size=(40, 3, 3)) / 2
-    args = (LINEAR, jnp.zeros((40, 5, 3)), None, A, [5] * 40)
-    small = floquet_batch(*args)
-    monkeypatch.setattr(periodic, "row_sizes", lambda: periodic.ACCELERATOR_ROW_SIZES)
-    large = floquet_batch(*args)
-    exact = np.sort(np.log(np.abs(np.linalg.eigvals(np.linalg.matrix_power(A, 5)))), axis=1)[:, ::-1]
-    ok = np.asarray(small.converged)
-    assert ok.sum() >= 30 and (np.asarray(large.converged) == ok).all()
-    for res in (small, large):
-        got = np.sort(np.asarray(res.log_abs), axis=1)[:, ::-1]
-        big = ok[:, None] & (exact > -10)  # eigvals of A⁵ itself lose the tiny ones
-        np.testing.assert_allclose(got[big], exact[big], rtol=1e-10, atol=1e-10)
-    np.testing.assert_allclose(np.asarray(large.log_abs), np.asarray(small.log_abs), rtol=1e-14, atol=1e-14)
-    np.testing.assert_allclose(np.asarray(large.angle), np.asarray(small.angle), rtol=1e-12, atol=1e-12)

@@ -343,32 +343,17 @@ shapes are compiled per stored length (:func:`stored_length`), whatever the numb
 size: a compilation costs more than the per-call overhead of small chunks, a chunk runs only until its own
 slowest orbit, and no chunk carries more than 15 copies (the adaptive paper bifurcation diagram, when each
 power of two compiled its own programs: 119 s, against 132 s with sizes (8, 64) and 150 s with
-(8, 64, 512); ``benchmarks/paper_bifurcation.py``). On an accelerator see :data:`ACCELERATOR_ROW_SIZES`."""
-
-ACCELERATOR_ROW_SIZES = (256,)
-"""The batch size on a GPU (or another accelerator): there each call of a small chunk costs a kernel
-launch per step of its loop whatever the chunk's size, so 16-orbit chunks leave the device idle; the basins
-of 401 β_o values × 128 starts spent 85 of their 144 s in such calls on one H200 (``benchmarks/gpu.py``).
-One size, as on the CPU, so that an orbit is always computed in the same shape: its multipliers do not
-depend on how many orbits share its call (another shape may order some additions differently)."""
-
-
-def row_sizes() -> tuple[int, ...]:
-    """:data:`ROW_SIZES` on CPU devices, :data:`ACCELERATOR_ROW_SIZES` when the default device is a GPU
-    or TPU (theory: docs/theory/dynamics.md §5.1)."""
-    return ROW_SIZES if jax.devices()[0].platform == "cpu" else ACCELERATOR_ROW_SIZES
+(8, 64, 512); ``benchmarks/paper_bifurcation.py``)."""
 
 
 def _row_chunks(idx: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, Any]]:
     """(indices, rows, take) per chunk of ``idx``: the chunk's indices, the same padded to a size of
     :data:`ROW_SIZES` with copies of the last, and a function taking those rows from every leaf of a
-    pytree (on the host: indexing device arrays would compile for every shape). The sizes:
-    :func:`row_sizes`."""
+    pytree (on the host: indexing device arrays would compile for every shape)."""
     out = []
-    sizes = row_sizes()
-    for start in range(0, idx.size, sizes[-1]):
-        part = idx[start : start + sizes[-1]]
-        sel = np.r_[part, np.full(next(s for s in sizes if s >= part.size) - part.size, part[-1])]
+    for start in range(0, idx.size, ROW_SIZES[-1]):
+        part = idx[start : start + ROW_SIZES[-1]]
+        sel = np.r_[part, np.full(next(s for s in ROW_SIZES if s >= part.size) - part.size, part[-1])]
         out.append((part, sel, partial(take_rows, idx=sel)))
     return out
 
