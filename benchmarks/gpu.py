@@ -45,16 +45,30 @@ def diagram(num: int, steps: int, transient: int, chunk: int, exponents: int) ->
 
     betas = np.linspace(0.0, 3.0, num)
     t0 = time.perf_counter()
-    ds = bifurcation(preset("paper"), {"beta_o": betas}, start="checkpoint", steps=steps, transient=transient,
-                     exponents=exponents, chunk=chunk, progress=True)
+    ds = bifurcation(
+        preset("paper"),
+        {"beta_o": betas},
+        start="checkpoint",
+        steps=steps,
+        transient=transient,
+        exponents=exponents,
+        chunk=chunk,
+        progress=True,
+    )
     wall = time.perf_counter() - t0
     counts = {REGIMES[c]: int(n) for c, n in zip(*np.unique(ds.regime.values, return_counts=True))}
-    out = {"what": f"bifurcation {num} x {steps} steps, {exponents} exponents, chunk {chunk}", "wall_s": wall,
-           "point_steps_per_s": num * steps / wall, "regimes": counts,
-           # per value, to compare devices point by point
-           "regime_per_value": ds.regime.values.astype(int).tolist()}
-    print(f"[{_device()}] {out['what']}: {wall:.1f} s, {out['point_steps_per_s']:.3e} point-steps/s; regimes {counts}",
-          flush=True)
+    out = {
+        "what": f"bifurcation {num} x {steps} steps, {exponents} exponents, chunk {chunk}",
+        "wall_s": wall,
+        "point_steps_per_s": num * steps / wall,
+        "regimes": counts,
+        # per value, to compare devices point by point
+        "regime_per_value": ds.regime.values.astype(int).tolist(),
+    }
+    print(
+        f"[{_device()}] {out['what']}: {wall:.1f} s, {out['point_steps_per_s']:.3e} point-steps/s; regimes {counts}",
+        flush=True,
+    )
     return out
 
 
@@ -64,15 +78,30 @@ def basins_run(values: int, ics: int, steps: int, chunk: int) -> dict:
     from attnphys.dmft import basins, preset
 
     t0 = time.perf_counter()
-    res = basins(preset("paper"), {"beta_o": np.linspace(1.24, 1.30, values)}, ics=ics, steps=steps,
-                 transient=steps // 2, chunk=chunk, start="checkpoint", progress=True)
+    res = basins(
+        preset("paper"),
+        {"beta_o": np.linspace(1.24, 1.30, values)},
+        ics=ics,
+        steps=steps,
+        transient=steps // 2,
+        chunk=chunk,
+        start="checkpoint",
+        progress=True,
+    )
     wall = time.perf_counter() - t0
     lane_steps = float(res.ic_steps.sum())
-    out = {"what": f"basins {values} x {ics} starts x {steps} steps, chunk {chunk}", "wall_s": wall,
-           "lane_steps_per_s": lane_steps / wall, "tracks": int(res.sizes.get("track_id", 0)),
-           "n_attractors_total": int(res.n_attractors.sum())}
-    print(f"[{_device()}] {out['what']}: {wall:.1f} s, {out['lane_steps_per_s']:.3e} lane-steps/s; "
-          f"tracks {out['tracks']}, attractors summed over values {out['n_attractors_total']}", flush=True)
+    out = {
+        "what": f"basins {values} x {ics} starts x {steps} steps, chunk {chunk}",
+        "wall_s": wall,
+        "lane_steps_per_s": lane_steps / wall,
+        "tracks": int(res.sizes.get("track_id", 0)),
+        "n_attractors_total": int(res.n_attractors.sum()),
+    }
+    print(
+        f"[{_device()}] {out['what']}: {wall:.1f} s, {out['lane_steps_per_s']:.3e} lane-steps/s; "
+        f"tracks {out['tracks']}, attractors summed over values {out['n_attractors_total']}",
+        flush=True,
+    )
     return out
 
 
@@ -95,10 +124,16 @@ def grid(n: int) -> dict:
         ds = census(FunctionMap(step=newton_step), jnp.asarray(0.0), g, ics=g.size)
         walls.append(time.perf_counter() - t0)
     frac = np.round(np.sort(ds["basin_fraction"].values)[::-1], 4).tolist()
-    out = {"what": f"grid basins Newton {n}x{n}, default options", "wall_s": walls[1], "first_call_s": walls[0],
-           "basins": frac}
-    print(f"[{_device()}] {out['what']}: {walls[1]:.2f} s compiled ({walls[0]:.2f} s first call); basins {frac}",
-          flush=True)
+    out = {
+        "what": f"grid basins Newton {n}x{n}, default options",
+        "wall_s": walls[1],
+        "first_call_s": walls[0],
+        "basins": frac,
+    }
+    print(
+        f"[{_device()}] {out['what']}: {walls[1]:.2f} s compiled ({walls[0]:.2f} s first call); basins {frac}",
+        flush=True,
+    )
     return out
 
 
@@ -120,8 +155,13 @@ def main() -> None:
     ap.add_argument("--skip-grid", action="store_true")
     ap.add_argument("--json", default=None)
     ap.add_argument("--compilation-cache", default=None)
-    ap.add_argument("--stacks-every", type=float, default=None, metavar="S",
-                    help="print every thread's Python stack every S seconds (where a long run spends its time)")
+    ap.add_argument(
+        "--stacks-every",
+        type=float,
+        default=None,
+        metavar="S",
+        help="print every thread's Python stack every S seconds (where a long run spends its time)",
+    )
     args = ap.parse_args()
     if args.stacks_every:
         import faulthandler
