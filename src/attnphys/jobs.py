@@ -649,23 +649,26 @@ class SweepRerun:
 
     def run(self, progress: bool = True) -> Report:
         from attnphys.io import load, resolve_output, result_info
-        from attnphys.sweeps.engine import Sweep, check_executor, run_sweep
+        from attnphys.sweeps.engine import Sweep, check_executor, run_task
 
         info = result_info(self.store) or {}
         sweep = Sweep.model_validate_json(info["sweep"])
         executor = self.executor or "inprocess"
         check_executor(executor, self.scheduler)
-        if self.workers is not None and executor == "inprocess":
-            raise InputError("workers need executor='processes' or 'dask'", "workers")
         out = resolve_output(self.out, "out")
         if out.resolve() == Path(self.store).resolve():
             raise InputError("must differ from the store being repeated", "out")
-        run_sweep(
-            sweep,
-            out,
-            executor,
-            workers=self.workers,  # pyright: ignore[reportArgumentType]  (checked above) scheduler=self.scheduler, progress=progress,
-            replace=self.overwrite,
+        run_task(
+            sweep.task,
+            sweep.grid.axes,
+            store=out,
+            overwrite=self.overwrite,
+            chunk=sweep.grid.chunk,
+            executor=executor,  # pyright: ignore[reportArgumentType]  (checked above)
+            workers=self.workers,
+            scheduler=self.scheduler,
+            seed=sweep.base_seed,
+            progress=progress,
         )
         ds = load(out)
         return Report(
