@@ -11,6 +11,7 @@ from ._indicators import (
     weighted_birkhoff,
 )
 from ._lyapunov import LyapunovResult
+from ._manifolds import invariant_manifold
 from ._tracks import tracks
 from .bifurcations import EVENT_KINDS, BifurcationEvent, Branch, continue_orbit, event_kinds
 from .classify import REGIMES, ClassifyOptions, regime_counts, undetermined_values
@@ -39,6 +40,7 @@ __all__ = [
     "alignment_indices",
     "weighted_birkhoff",
     "recurrence_time_entropy",
+    "invariant_manifold",
     # regimes of recorded orbits (the function ``classify`` stays in :mod:`attnphys.dynamics.classify`: its
     # name is that public module's)
     "regime_counts",
