@@ -86,3 +86,19 @@ def test_bad_arguments_are_named():
     # the logistic map's fixed point at r = 4 is a repeller: no stable direction
     with pytest.raises(InputError, match="saddle"):
         invariant_manifold(LOGISTIC, jnp.array([0.7]), jnp.asarray(4.0), kind="stable")
+
+
+def test_unstable_branches_run_to_the_two_coexisting_attractors():
+    """x ↦ a x − x³, a = 1.5: the saddle 0 (multiplier a) sits between the attractors ±√(a − 1); the two branches
+    of its unstable manifold end on them."""
+    from attnphys.dynamics.maps import BISTABLE
+
+    ds = invariant_manifold(BISTABLE, jnp.array([0.01]), jnp.asarray(1.5), pieces=60, points=20)
+    ends = ds["points"].values[:, -1, -1, 0]
+    np.testing.assert_allclose(ends, [np.sqrt(0.5), -np.sqrt(0.5)], atol=1e-12)
+    assert ds.attrs["multiplier"] == pytest.approx(1.5, rel=1e-12)
+    # monotone along each branch (up to the seams between pieces, O(δ²)): the interval between the attractors
+    flat = ds["points"].values[..., 0].reshape(2, -1)
+    back = ds.attrs["seam"] + 1e-15
+    assert np.all(np.diff(flat[0]) >= -back) and np.all(np.diff(flat[1]) <= back)
+    assert ds.attrs["seam"] < 1e-13
