@@ -208,3 +208,19 @@ def test_bad_arguments_are_named():
         local_lyapunov_map(LOGISTIC, p, axes={3: [0.1]}, base=x, steps=5)
     with pytest.raises(InputError, match="m"):
         weighted_birkhoff("logistic", x, None, p, n=10)  # type: ignore[arg-type]
+
+
+def test_divergence_is_reported_with_its_step():
+    """The logistic map at r = 5 sends x = 0.3 to −∞ within a few steps: every indicator says so, naming a step."""
+    from attnphys.errors import NonFiniteError
+
+    x, p = jnp.array([[0.5], [0.3]]), jnp.asarray(5.0)
+    for run in (
+        lambda: finite_time_lyapunov(LOGISTIC, x, None, p, window=10, windows=5),
+        lambda: weighted_birkhoff(LOGISTIC, x, None, p, n=20),
+        lambda: recurrence_time_entropy(LOGISTIC, x, None, p, n=50, transient=0),
+    ):
+        with pytest.raises(NonFiniteError, match="step"):
+            run()
+    with pytest.raises(NonFiniteError, match="step"):
+        alignment_indices(HENON, jnp.array([3.0, 3.0]), None, jnp.array([1.4, 0.3]), steps=40)

@@ -22,7 +22,7 @@ import xarray as xr
 
 from attnphys._checks import check_array, check_count, check_positive
 from attnphys.dynamics._lyapunov import gram_schmidt, initial_vectors, scaled_norm
-from attnphys.dynamics.checks import warn_if_single_precision
+from attnphys.dynamics.checks import raise_if_nonfinite, warn_if_single_precision
 from attnphys.dynamics.maps import AbstractMap
 from attnphys.errors import InputError
 
@@ -51,6 +51,15 @@ def _starts(m: AbstractMap, x0, aux0, params) -> tuple[jax.Array, Any, int, int]
     check_map_call(m, x[0], jax.tree_util.tree_map(lambda a: a[0], aux0), params)
     warn_if_single_precision(x)
     return x, aux0, B, D
+
+
+def _first_bad(values, minus_inf: bool = True) -> np.ndarray:
+    """(B,) the first index along axis 1 where a value is NaN or ±∞ (−∞ allowed unless ``minus_inf``: an
+    exponent's log 0 of an annihilated direction), −1 where none."""
+    v = np.asarray(values)
+    v = v.reshape(v.shape[0], v.shape[1], -1)
+    bad = np.any(np.isnan(v) | (v == np.inf) | (minus_inf & (v == -np.inf)), axis=-1)
+    return np.where(bad.any(axis=1), np.argmax(bad, axis=1), -1)
 
 
 def _chunks(run: Callable, carry, total: int, chunk: int, progress: bool, unit: str):
@@ -160,6 +169,8 @@ def finite_time_lyapunov(
     Raises:
         InputError: naming ``m``, ``x0``, ``aux0``, ``params``, ``window``, ``windows``, ``transient``,
             ``align`` or ``exponents``.
+        NonFiniteError: a tangent vector became NaN/∞, naming the last step of the first window where it
+            showed and the parameters.
     """
     x, aux, B, D = _starts(m, x0, aux0, params)
     window = check_count(window, "window")
@@ -177,6 +188,8 @@ def finite_time_lyapunov(
         carry = _align(m, carry, params, align)
     chunk = max(1, CHUNK // window)
     _, lam = _chunks(lambda c, n: _ftle_windows(m, c, params, window, n), carry, windows, chunk, progress, "windows")
+    w = _first_bad(lam, minus_inf=False)
+    raise_if_nonfinite(np.where(w >= 0, transient + align + (w + 1) * window - 1, -1), params, "tangent vector")
     dims = ("start", "window", "exponent")
     return xr.Dataset(
         {
@@ -321,6 +334,7 @@ def alignment_indices(
 
     Raises:
         InputError: naming ``x0``, ``steps``, ``every``, ``vectors`` (also for D < 2) or ``transient``.
+        NonFiniteError: a deviation vector became NaN/∞, naming the step of the first record showing it.
     """
     x, aux, B, D = _starts(m, x0, aux0, params)
     steps = check_count(steps, "steps")
@@ -339,6 +353,8 @@ def alignment_indices(
     _, (sali, gali) = _chunks(
         lambda c, n: _alignment_records(m, c, params, every, k, n), (x, aux, W), n_rec, chunk, progress, "records"
     )
+    r = _first_bad(np.concatenate([sali[..., None], gali], axis=-1))  # in [0, √2] and [0, 1]
+    raise_if_nonfinite(np.where(r >= 0, transient + (r + 1) * every - 1, -1), params, "deviation vector")
     return xr.Dataset(
         {
             "sali": (("start", "time"), sali, {"long_name": "smaller alignment index"}),
@@ -373,8 +389,9 @@ def _birkhoff(m: AbstractMap, observable: Callable, x, aux, params, n: int):
         zero = jnp.zeros_like(f0)
 
         def body(c, t):
-            x, aux, S1, S2, P, W = c
+            x, aux, S1, S2, P, W, bad = c
             f = observable(x, aux, params)
+            bad = jnp.where((bad < 0) & ~jnp.all(jnp.isfinite(f)), t.astype(bad.dtype), bad)
             s = jnp.where(t < n, t, t - n) / n
             w = bump_weight(s)
             first = t < n
@@ -383,11 +400,12 @@ def _birkhoff(m: AbstractMap, observable: Callable, x, aux, params, n: int):
             P = P + jnp.where(first, 1.0, 0.0) * f
             W = W + jnp.where(first, w, 0.0)
             x, aux = m.step(x, aux, params)
-            return (x, aux, S1, S2, P, W), None
+            return (x, aux, S1, S2, P, W, bad), None
 
         ts = jnp.arange(2 * n, dtype=x.dtype)
-        (x, aux, S1, S2, P, W), _ = jax.lax.scan(body, (x, aux, zero, zero, zero, jnp.zeros((), x.dtype)), ts)
-        return S1 / W, S2 / W, P / n
+        init = (x, aux, zero, zero, zero, jnp.zeros((), x.dtype), jnp.asarray(-1, jnp.int32))
+        (x, aux, S1, S2, P, W, bad), _ = jax.lax.scan(body, init, ts)
+        return S1 / W, S2 / W, P / n, bad
 
     return jax.vmap(one)(x, aux)
 
@@ -423,6 +441,7 @@ def weighted_birkhoff(
 
     Raises:
         InputError: naming ``x0``, ``n``, ``observable`` or ``transient``.
+        NonFiniteError: the observable became NaN/±∞, naming the first such step.
     """
     x, aux, B, _ = _starts(m, x0, aux0, params)
     n = check_count(n, "n", 2)
@@ -436,7 +455,8 @@ def weighted_birkhoff(
 
     if transient:
         x, aux = _settle(m, x, aux, params, transient)
-    wb1, wb2, plain = (np.asarray(a) for a in _birkhoff(m, f, x, aux, params, n))
+    wb1, wb2, plain, bad = (np.asarray(a) for a in _birkhoff(m, f, x, aux, params, n))
+    raise_if_nonfinite(np.where(bad >= 0, transient + bad, -1), params, "observable")
     with np.errstate(divide="ignore"):
         digits = -np.log10(np.max(np.abs(wb1 - wb2), axis=-1))
     dims = ("start", "component")
@@ -517,6 +537,7 @@ def recurrence_time_entropy(
 
     Raises:
         InputError: naming ``x0``, ``n``, ``transient`` or ``threshold``.
+        NonFiniteError: the orbit became NaN/±∞, naming the first such step.
     """
     x, aux, B, _ = _starts(m, x0, aux0, params)
     n = check_count(n, "n", 2)
@@ -525,6 +546,8 @@ def recurrence_time_entropy(
     if transient:
         x, aux = _settle(m, x, aux, params, transient)
     Y = _orbits(m, x, aux, params, n)
+    t = _first_bad(Y)
+    raise_if_nonfinite(np.where(t >= 0, transient + t, -1), params)
     H, lines, mean = np.zeros(B), np.zeros(B, dtype=np.int64), np.full(B, np.nan)
     for b in range(B):
         eps = threshold * jnp.max(jnp.std(Y[b], axis=0))
