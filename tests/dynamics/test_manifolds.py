@@ -102,3 +102,11 @@ def test_unstable_branches_run_to_the_two_coexisting_attractors():
     back = ds.attrs["seam"] + 1e-15
     assert np.all(np.diff(flat[0]) >= -back) and np.all(np.diff(flat[1]) <= back)
     assert ds.attrs["seam"] < 1e-13
+
+
+def test_a_manifold_running_to_infinity_is_reported():
+    """The Hénon saddle's stable manifold is unbounded: enough preimages overflow, and the piece is named."""
+    from attnphys.errors import NonFiniteError
+
+    with pytest.raises(NonFiniteError, match="stable manifold piece"):
+        invariant_manifold(HENON, jnp.array([0.6, 0.2]), P, kind="stable", pieces=40, points=10, inverse=_inverse)

@@ -20,10 +20,10 @@ import numpy as np
 import xarray as xr
 
 from attnphys._checks import check_array, check_count, check_positive
-from attnphys.dynamics.checks import warn_if_single_precision
+from attnphys.dynamics.checks import params_dict, warn_if_single_precision
 from attnphys.dynamics.maps import AbstractMap
 from attnphys.dynamics.periodic import compose_steps, monodromy, refine
-from attnphys.errors import InputError
+from attnphys.errors import InputError, NonFiniteError
 
 NEWTON_STEPS = 12
 """Newton steps per preimage (after the predictor; quadratic convergence needs ~3)."""
@@ -126,6 +126,8 @@ def invariant_manifold(
     Raises:
         InputError: naming ``x``, ``period``, ``kind``, ``pieces``, ``points``, ``delta``, ``inverse``; or
             ``x`` when Newton does not converge or the point is not a saddle with one multiplier of the kind.
+        NonFiniteError: a piece reached NaN/∞ (the manifold runs off to infinity: fewer ``pieces``), naming
+            the first such piece as the step.
     """
     check_array(x, "x", ndim=1, what="one state (D,)")
     period = check_count(period, "period")
@@ -169,6 +171,11 @@ def invariant_manifold(
         branches.append(np.asarray(out))
         residuals.append(np.asarray(res))
     P = np.stack(branches)  # (2, K, n, D)
+    bad = ~np.isfinite(P).all(axis=(0, 2, 3))
+    if bad.any():
+        raise NonFiniteError(
+            step=int(np.argmax(bad)), params=params_dict(params), count=int(bad.sum()), what=f"{kind} manifold piece"
+        )
     R = np.stack(residuals)
     seg_len = np.linalg.norm(np.diff(P, axis=2), axis=-1)  # (2, K, n − 1)
     seam = np.linalg.norm(P[:, 1:, 0] - P[:, :-1, -1], axis=-1) if pieces > 1 else np.zeros((2, 0))
