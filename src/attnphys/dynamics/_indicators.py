@@ -22,9 +22,10 @@ import xarray as xr
 
 from attnphys._checks import check_array, check_count, check_positive
 from attnphys.dynamics._lyapunov import gram_schmidt, initial_vectors, scaled_norm
-from attnphys.dynamics.checks import raise_if_nonfinite, warn_if_single_precision
+from attnphys.dynamics.checks import params_dict, raise_if_nonfinite, warn_if_single_precision
 from attnphys.dynamics.maps import AbstractMap
 from attnphys.errors import InputError
+from attnphys.metadata import base_attrs
 
 CHUNK = 2048
 """Steps (or windows) per compiled chunk of a long run: the progress bar moves once per chunk."""
@@ -198,14 +199,17 @@ def finite_time_lyapunov(
             "std": (("start", "exponent"), lam.std(axis=1), {"long_name": "standard deviation over the windows"}),
         },
         coords={"start": np.arange(B), "window": np.arange(windows), "exponent": np.arange(k)},
-        attrs={
-            "window": window,
-            "windows": windows,
-            "transient": transient,
-            "align": align,
-            "map": type(m).__name__,
-            "theory": "docs/theory/dynamics.md §11.1",
-        },
+        attrs=base_attrs(
+            params=params_dict(params),
+            **{
+                "window": window,
+                "windows": windows,
+                "transient": transient,
+                "align": align,
+                "map": type(m).__name__,
+                "theory": "docs/theory/dynamics.md §11.1",
+            },
+        ),
     )
 
 
@@ -264,7 +268,14 @@ def local_lyapunov_map(
     return xr.Dataset(
         {"ftle": ((*names, "exponent"), lam, ds["ftle"].attrs)},
         coords={**{n: v for n, v in zip(names, vals)}, "exponent": ds["exponent"].values},
-        attrs={"steps": steps, "map": type(m).__name__, "theory": "docs/theory/dynamics.md §11.1"},
+        attrs=base_attrs(
+            params=params_dict(params),
+            **{
+                "steps": steps,
+                "map": type(m).__name__,
+                "theory": "docs/theory/dynamics.md §11.1",
+            },
+        ),
     )
 
 
@@ -361,12 +372,15 @@ def alignment_indices(
             "gali": (("start", "time", "order"), gali, {"long_name": "generalized alignment index (= LDI)"}),
         },
         coords={"start": np.arange(B), "time": every * np.arange(1, n_rec + 1), "order": np.arange(2, k + 1)},
-        attrs={
-            "every": every,
-            "transient": transient,
-            "map": type(m).__name__,
-            "theory": "docs/theory/dynamics.md §11.2",
-        },
+        attrs=base_attrs(
+            params=params_dict(params),
+            **{
+                "every": every,
+                "transient": transient,
+                "map": type(m).__name__,
+                "theory": "docs/theory/dynamics.md §11.2",
+            },
+        ),
     )
 
 
@@ -468,7 +482,15 @@ def weighted_birkhoff(
             "digits": (("start",), digits, {"long_name": "digits of agreement of the two averages"}),
         },
         coords={"start": np.arange(B), "component": np.arange(wb1.shape[-1])},
-        attrs={"n": n, "transient": transient, "map": type(m).__name__, "theory": "docs/theory/dynamics.md §11.3"},
+        attrs=base_attrs(
+            params=params_dict(params),
+            **{
+                "n": n,
+                "transient": transient,
+                "map": type(m).__name__,
+                "theory": "docs/theory/dynamics.md §11.3",
+            },
+        ),
     )
 
 
@@ -565,11 +587,14 @@ def recurrence_time_entropy(
             "mean_time": (("start",), mean, {"long_name": "mean recurrence time", "units": "steps"}),
         },
         coords={"start": np.arange(B)},
-        attrs={
-            "n": n,
-            "transient": transient,
-            "threshold": threshold,
-            "map": type(m).__name__,
-            "theory": "docs/theory/dynamics.md §11.4",
-        },
+        attrs=base_attrs(
+            params=params_dict(params),
+            **{
+                "n": n,
+                "transient": transient,
+                "threshold": threshold,
+                "map": type(m).__name__,
+                "theory": "docs/theory/dynamics.md §11.4",
+            },
+        ),
     )

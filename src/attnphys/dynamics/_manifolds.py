@@ -24,6 +24,7 @@ from attnphys.dynamics.checks import params_dict, warn_if_single_precision
 from attnphys.dynamics.maps import AbstractMap
 from attnphys.dynamics.periodic import compose_steps, monodromy, refine
 from attnphys.errors import InputError, NonFiniteError
+from attnphys.metadata import base_attrs
 
 NEWTON_STEPS = 12
 """Newton steps per preimage (after the predictor; quadratic convergence needs ~3)."""
@@ -191,16 +192,19 @@ def invariant_manifold(
             "eigenvector": (("component",), v, {"long_name": f"{kind} eigenvector of F^p"}),
         },
         coords={"branch": [1, -1], "piece": np.arange(pieces), "point": np.arange(points)},
-        attrs={
-            "kind": kind,
-            "period": period,
-            "multiplier": mult,
-            "delta": float(delta),
-            "seam": float(seam.max()) if seam.size else 0.0,
-            "max_gap": float(seg_len.max()),
-            "max_residual": float(R.max()),
-            "orbit_residual": float(orb.residual),
-            "map": type(m).__name__,
-            "theory": "docs/theory/dynamics.md §11.5",
-        },
+        attrs=base_attrs(
+            params=params_dict(params),
+            **{
+                "kind": kind,
+                "period": period,
+                "multiplier": mult,
+                "delta": float(delta),
+                "seam": float(seam.max()) if seam.size else 0.0,
+                "max_gap": float(seg_len.max()),
+                "max_residual": float(R.max()),
+                "orbit_residual": float(orb.residual),
+                "map": type(m).__name__,
+                "theory": "docs/theory/dynamics.md §11.5",
+            },
+        ),
     )
