@@ -396,30 +396,38 @@ def bump_weight(s: jax.Array) -> jax.Array:
 
 @partial(jax.jit, static_argnames=("m", "observable", "n"))
 def _birkhoff(m: AbstractMap, observable: Callable, x, aux, params, n: int):
-    """Weighted sums of f over steps [0, n) and [n, 2n), and the plain sum over [0, n), of every start."""
+    """Weighted sums of f over steps [0, n) and [n, 2n), and the plain sum over [0, n), of every start
+    (compensated sums)."""
 
     def one(x, aux):
         f0 = observable(x, aux, params)
         zero = jnp.zeros_like(f0)
 
+        def add(acc, v):
+            """Compensated (Kahan) summation: acc = (sum, carry)."""
+            S, C = acc
+            y = v - C
+            t = S + y
+            return t, (t - S) - y
+
         def body(c, t):
             x, aux, S1, S2, P, W, bad = c
             f = observable(x, aux, params)
             bad = jnp.where((bad < 0) & ~jnp.all(jnp.isfinite(f)), t.astype(bad.dtype), bad)
-            s = jnp.where(t < n, t, t - n) / n
-            w = bump_weight(s)
             first = t < n
-            S1 = S1 + jnp.where(first, w, 0.0) * f
-            S2 = S2 + jnp.where(first, 0.0, w) * f
-            P = P + jnp.where(first, 1.0, 0.0) * f
-            W = W + jnp.where(first, w, 0.0)
+            w = bump_weight(jnp.where(first, t, t - n) / n)
+            S1 = add(S1, jnp.where(first, w, 0.0) * f)
+            S2 = add(S2, jnp.where(first, 0.0, w) * f)
+            P = add(P, jnp.where(first, 1.0, 0.0) * f)
+            W = add(W, jnp.where(first, w, 0.0))
             x, aux = m.step(x, aux, params)
             return (x, aux, S1, S2, P, W, bad), None
 
         ts = jnp.arange(2 * n, dtype=x.dtype)
-        init = (x, aux, zero, zero, zero, jnp.zeros((), x.dtype), jnp.asarray(-1, jnp.int32))
+        z2, s2 = (zero, zero), (jnp.zeros((), x.dtype), jnp.zeros((), x.dtype))
+        init = (x, aux, z2, z2, z2, s2, jnp.asarray(-1, jnp.int32))
         (x, aux, S1, S2, P, W, bad), _ = jax.lax.scan(body, init, ts)
-        return S1 / W, S2 / W, P / n, bad
+        return S1[0] / W[0], S2[0] / W[0], P[0] / n, bad
 
     return jax.vmap(one)(x, aux)
 
