@@ -1,13 +1,17 @@
 """The dynamics toolkit: discrete-time maps, Lyapunov spectra, orbits and their classification, exact
 periodic orbits with Floquet multipliers, local bifurcations, attractor censuses with basins, and attractor
-tracks across parameter grids (theory: docs/theory/dynamics.md §1–8).
+tracks across parameter grids, finer chaos indicators and invariant manifolds of saddles
+(theory: docs/theory/dynamics.md §1–8, §11).
 
 The analyses a researcher calls, each returning a labelled ``xarray.Dataset``: :func:`lyapunov_spectrum`,
 :func:`census` (the attractors of a map at one parameter point, with basins), :func:`tracks` (censuses along
 a parameter matched into tracks) and :func:`continuation` (a periodic orbit followed in a parameter, with its
 bifurcations). A map is any subclass of :class:`AbstractMap` (or a :class:`FunctionMap` of pure functions).
-Recorded orbits are labelled by :func:`attnphys.dynamics.classify.classify`; :func:`regime_counts` and
-:func:`undetermined_values` summarise the labels of a diagram.
+Finer chaos indicators: :func:`finite_time_lyapunov`, :func:`local_lyapunov_map`, :func:`alignment_indices`
+(SALI, GALI = LDI), :func:`weighted_birkhoff`, :func:`recurrence_time_entropy`; one-dimensional stable and
+unstable manifolds of saddle periodic points: :func:`invariant_manifold`. Recorded orbits are labelled by
+:func:`attnphys.dynamics.classify.classify`; :func:`regime_counts` and :func:`undetermined_values` summarise
+the labels of a diagram.
 """
 
 # The names are loaded on first use (the stub ``__init__.pyi`` lists them), so a run imports only the modules

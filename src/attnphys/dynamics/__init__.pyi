@@ -2,7 +2,16 @@
 
 from ._api import continuation, lyapunov_spectrum
 from ._census import CensusOptions, census, census_batch
+from ._indicators import (
+    alignment_indices,
+    bump_weight,
+    finite_time_lyapunov,
+    local_lyapunov_map,
+    recurrence_time_entropy,
+    weighted_birkhoff,
+)
 from ._lyapunov import LyapunovResult
+from ._manifolds import invariant_manifold
 from ._tracks import tracks
 from .bifurcations import EVENT_KINDS, BifurcationEvent, Branch, continue_orbit, event_kinds
 from .classify import REGIMES, ClassifyOptions, regime_counts, undetermined_values
@@ -25,6 +34,13 @@ __all__ = [
     "census",
     "tracks",
     "continuation",
+    # chaos indicators
+    "finite_time_lyapunov",
+    "local_lyapunov_map",
+    "alignment_indices",
+    "weighted_birkhoff",
+    "recurrence_time_entropy",
+    "invariant_manifold",
     # regimes of recorded orbits (the function ``classify`` stays in :mod:`attnphys.dynamics.classify`: its
     # name is that public module's)
     "regime_counts",
@@ -52,6 +68,7 @@ __all__ = [
     "OrbitSpec",
     "PeriodicOrbit",
     "PerturbationSampler",
+    "bump_weight",
     "census_batch",
     "continuation_chains",
     "continue_orbit",
