@@ -387,7 +387,7 @@ def test_a_variant_field_is_swept_by_the_api_and_the_command_line(on_path, tmp_p
             "300",
             "--transient",
             "200",
-            "--lyapunov",
+            "--exponents",
             "0",
             "--start",
             "token",
@@ -435,7 +435,7 @@ def test_observables_reach_every_runner_command_and_list(on_path, tmp_path):
 
     small = ["--steps", "300", "--transient", "200", "--start", "token"]
     code, out = cli("dmft", "bifurcation", "--param", "beta_o", "--start-value", "1.2", "--stop-value", "1.3",
-                    "--num", "2", *small, "--lyapunov", "0", "--n-orbit", "20", "--observable", "pe_mo",
+                    "--num", "2", *small, "--exponents", "0", "--n-orbit", "20", "--observable", "pe_mo",
                     "--out", str(tmp_path / "b.zarr"))  # fmt: skip
     assert code == 0, out
     assert load(tmp_path / "b.zarr").attrs.get("observable", "pe_mo") == "pe_mo"

@@ -342,6 +342,15 @@ def make_command(cls: type[AbstractJob]):
                 None, option_name(name), help=_help(name, f, cls.takes_several(name)), show_default=False
             )
         params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=ann))
+    for old, new in cls.renamed_options().items():  # kept one release, hidden from the help
+        params.append(
+            inspect.Parameter(
+                old,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=typer.Option(None, option_name(old), hidden=True),
+                annotation=params[[p.name for p in params].index(new)].annotation,
+            )
+        )
     params.append(
         inspect.Parameter(
             "config",
@@ -502,7 +511,8 @@ def execute(make_job: typing.Callable[[], AbstractJob]) -> None:
     message without traceback and a non-zero exit (:attr:`AttnphysError.exit_code`, 2 for bad values,
     file-system errors and exhausted memory)."""
     try:
-        job = make_job()
+        with user_warnings():
+            job = make_job()
         with interruptible(interrupt_advice(job)), user_warnings():
             report = job.run(progress=True)
     except AttnphysError as e:

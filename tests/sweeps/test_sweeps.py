@@ -184,7 +184,7 @@ def test_dask_worker_killed_mid_sweep_loses_nothing(tmp_path, reference):
 def test_sigkill_then_rerun_gives_identical_store(tmp_path):
     """A CLI sweep killed with SIGKILL part-way, re-run, equals an uninterrupted run."""
     args = ["--x", "beta_o", "0.5", "2.5", "4", "--y", "beta_att", "1.5", "2.2", "3", "--steps", "20000",
-            "--transient", "1000", "--lyapunov", "1", "--chunk", "2", "--n-orbit", "200"]
+            "--transient", "1000", "--exponents", "1", "--chunk", "2", "--n-orbit", "200"]
     cmd = [sys.executable, "-m", "attnphys.cli", "--devices", "1", "dmft", "phase-diagram", *args]
     killed = tmp_path / "killed.zarr"
     proc = subprocess.Popen(cmd + ["--out", str(killed)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

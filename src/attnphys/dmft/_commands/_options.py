@@ -18,6 +18,8 @@ from pydantic import Field, create_model, field_validator, model_validator
 
 from attnphys._contract import JOB
 from attnphys._messages import format_validation, option_name
+from attnphys._options import AnalysisOptions
+from attnphys.dmft._analysis_options import Execution
 from attnphys.dmft._variant import AbstractConfig, make_config, variant_class, variant_names
 from attnphys.dmft.config import BATCHED, PRESETS, DMFTConfig, preset
 from attnphys.errors import InputError, check_fits
@@ -254,6 +256,11 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
                 base.pop(key, None)  # the preset's entry, which this kind does not have
         return base or None
 
+    def options_of(self, model: type[AnalysisOptions]) -> dict[str, Any]:
+        """This command's values of the options of an analysis' options model (the fields the command took
+        from it), as keywords of the analysis."""
+        return {name: getattr(self, name) for name in model.model_fields}
+
     def sweep(self) -> dict[str, tuple[float, ...]]:
         """The options given several values, as the analyses take them (``{field: values}``, field order)."""
         return {n: getattr(self, n) for n in self.swept if getattr(self, n) is not None and len(getattr(self, n)) > 1}
@@ -397,13 +404,9 @@ def summary_dims(ds) -> str:
     return ", ".join(f"{a}={b}" for a, b in ds.sizes.items())
 
 
-class SweepOptions(ModelOptions):
-    """Options of the commands that run on a resumable sweep store."""
-
-    chunk: int = Field(1024, ge=1, description="Points per vectorised batch (one task).")
-    executor: Literal["inprocess", "processes", "dask"] = Field("inprocess", description="Where chunks run.")
-    workers: int | None = Field(None, ge=1, description="Processes / Dask workers (default: CPU count).")
-    scheduler: str | None = Field(None, description="Dask scheduler address, e.g. tcp://host:8786.")
+class SweepOptions(ModelOptions, Execution):
+    """Options of the commands that run on a resumable sweep store (where the chunks run: the analyses'
+    :class:`~attnphys.dmft._analysis_options.Execution` options)."""
 
     def sweep_options(self, store: Path) -> dict[str, Any]:
         """Where and how the sweep runs, as every sweeping analysis takes it: ``store=`` (the command's
@@ -450,17 +453,6 @@ def prerun_start(v: Any, beta_max: float | None, steps: int | None) -> Any:
     return {"kind": "prerun", "start": {"kind": "token"}, "beta_o": beta_max, "steps": steps}
 
 
-REORTHO_HELP = (
-    "Steps between QR re-orthonormalisations of the tangent vectors (more: faster; an exponent whose "
-    "direction became numerically parallel to the leading ones is flagged in `unreliable`)."
-)
-
-ADAPTIVE_HELP = (
-    "Stop a value early once its orbit is confirmed periodic (exponents from its Floquet multipliers); "
-    "cold starts only."
-)
-
-
 class ParameterRange(SweepOptions):
     """Options of the commands that sweep one parameter over evenly spaced values."""
 
@@ -503,5 +495,5 @@ PLOT_OPTIONS = ("plot_component", "plot_pair", "plot_max_points", "plot_filter")
 FIGURE_ONLY = only_if_given("plot", " (it only changes the figure)")
 """A figure option of a command whose figure is drawn with ``--plot`` only."""
 
-REORTHO_APPLIES = Applies(lambda job: job.lyapunov > 0, "no exponents are computed (--lyapunov 0)")
+REORTHO_APPLIES = Applies(lambda job: job.exponents > 0, "no exponents are computed (--exponents 0)")
 """``--reortho-every`` of the orbit diagrams: it paces the exponents' QRs."""
