@@ -8,6 +8,7 @@ import warnings
 import pytest
 from typer.testing import CliRunner
 
+import attnphys.clouds as clouds
 import attnphys.dmft as dmft
 from attnphys.cli import app
 from attnphys.errors import InputError
@@ -24,20 +25,28 @@ ANALYSES = [
     ("orbit_continuation", "ContinuationOptions", "dmft orbit-continuation", "ContinuationPoint"),
     ("finite_trajectories", "FiniteOptions", "dmft finite", "FinitePoint"),
     ("converge", "ConvergeOptions", "dmft converge", "ConvergePoint"),
+    ("clustering_diagram", "ClusteringOptions", "clouds phase-diagram", "ClusteringPoint"),
 ]
-STARTS = [a for a in ANALYSES if a[0] not in ("finite_trajectories", "converge")]  # these start from the token
+STARTS = [a for a in ANALYSES if a[0] not in ("finite_trajectories", "converge", "clustering_diagram")]
+"""The analyses with a start (the others start from the token)."""
 IDS = [a[0] for a in ANALYSES]
 
 
-def _point(name):
-    from attnphys.dmft import _analysis_options
+def _package(command):
+    return clouds if command.startswith("clouds") else dmft
 
-    return getattr(_analysis_options, name)
+
+def _point(name, command):
+    from attnphys.clouds import _analysis_options as of_clouds
+    from attnphys.dmft import _analysis_options as of_dmft
+
+    return getattr(of_clouds if command.startswith("clouds") else of_dmft, name)
 
 
 @pytest.mark.parametrize("name, model, command, point", ANALYSES, ids=IDS)
 def test_the_function_and_its_plan_take_every_option_of_the_model_once(name, model, command, point):
-    fn, plan, model = getattr(dmft, name), getattr(dmft, "plan_" + name), getattr(dmft, model)
+    package = _package(command)
+    fn, plan, model = getattr(package, name), getattr(package, "plan_" + name), getattr(package, model)
     sig, plan_sig = inspect.signature(fn), inspect.signature(plan)
     assert list(sig.parameters) == list(plan_sig.parameters)
     assert "dry_run" not in sig.parameters
@@ -50,7 +59,7 @@ def test_the_function_and_its_plan_take_every_option_of_the_model_once(name, mod
 
 @pytest.mark.parametrize("name, model, command, point", ANALYSES, ids=IDS)
 def test_a_command_takes_the_models_options_with_their_names_defaults_help_and_bounds(name, model, command, point):
-    job, point, model = job_class(command), _point(point), getattr(dmft, model)
+    job, point, model = job_class(command), _point(point, command), getattr(_package(command), model)
     for field, info in point.model_fields.items():
         if field == "start":  # typed by the command (parsed), checked below
             continue

@@ -238,9 +238,9 @@ def test_continuation_never_overwrites_a_cold_start_store(tmp_path):
 
 
 @pytest.mark.parametrize("args", [
-    ["dmft", "bifurcation", "--M", "2", "--num", "3", "--steps", "30", "--transient", "10"],
+    ["dmft", "bifurcation", "--M", "2", "--num", "3", "--steps", "30", "--transient", "10", "--start", "checkpoint"],
     ["dmft", "phase-diagram", "--x", "M", "2", "4", "3", "--y", "beta_o", "0", "1", "2", "--steps", "30", "--transient",
-     "10", "--n-orbit", "20"],
+     "10", "--n-orbit", "20", "--start", "checkpoint"],
 ])
 def test_the_checkpoint_start_at_another_size_creates_nothing(tmp_path, args):
     res = invoke(*args, "--out", tmp_path / "s.zarr")

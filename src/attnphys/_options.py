@@ -19,9 +19,10 @@ import functools
 import inspect
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, TypeVar
+from pathlib import Path
+from typing import Any, ClassVar, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import PydanticUndefined
 
 from attnphys.errors import InputError
@@ -111,6 +112,28 @@ class AnalysisOptions(BaseModel):
             d = "required" if p.default is inspect.Parameter.empty else f"default {p.default!r}"
             lines.append(f"{indent}{p.name} ({d}): {cls.model_fields[p.name].description or ''}".rstrip())
         return "\n".join(lines)
+
+
+class Execution(AnalysisOptions):
+    """Where a sweep's chunks run (theory: docs/theory/sweeps.md §4); shared by the sweeping commands."""
+
+    late = True
+
+    chunk: int = Field(1024, ge=1, description="Points per vectorised batch (one task).")
+    executor: Literal["inprocess", "processes", "dask"] = Field("inprocess", description="Where chunks run.")
+    workers: int | None = Field(None, ge=1, description="Processes / Dask workers (default: CPU count).")
+    scheduler: str | None = Field(None, description="Dask scheduler address, e.g. tcp://host:8786.")
+
+
+class Storage(AnalysisOptions):
+    """Where a sweep's result goes (Python only: a command's store is its ``--out``)."""
+
+    late = True
+
+    store: str | Path | None = Field(None, description="A resumable Zarr store (the same call resumes), or None.")
+    overwrite: bool = Field(False, description="Replace an existing store at ``store``.")
+    store_attrs: dict | None = Field(None, description="Extra attributes of a new store.")
+    progress: bool = Field(False, description="Show a progress bar.")
 
 
 def takes(

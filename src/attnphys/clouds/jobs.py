@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Literal, cast
 
 from pydantic import Field, model_validator
 
+from attnphys.clouds._analysis_options import ClusteringPoint
 from attnphys.errors import InputError, check_fits
 from attnphys.jobs import AbstractJob, Applies, IntValues, Report, Values, only_with, register_job
 
@@ -353,7 +354,7 @@ class CloudsFlowJob(_FlowOptions):
 
 
 @register_job
-class CloudsPhaseDiagramJob(_FlowOptions):
+class CloudsPhaseDiagramJob(ClusteringPoint, _FlowOptions):
     """The (β, t) clustering phase diagram: fraction of clustered pairs of uniform starts on the sphere.
 
     One sweep point per β (the sweep engine; a .zarr output is a resumable store), several random
@@ -364,9 +365,6 @@ class CloudsPhaseDiagramJob(_FlowOptions):
     sweep_netcdf: ClassVar[bool] = True
 
     beta: Values = Field((0.5, 1.0, 2.0, 4.0, 9.0), description="Values of β (each ≥ 0).")
-    t_max: float = Field(30.0, gt=0, allow_inf_nan=False, description="Final time.")
-    saves: int = Field(61, ge=2, description="Saved times, evenly spaced from 0 to --t-max.")
-    samples: int = Field(4, ge=1, description="Random starts per β (averaged).")
     out: Path = Field(Path("phase.zarr"), description="Output store: .zarr (resumable sweep store) or .nc.")
     plot: Path | None = Field(None, description="Figure file (PNG).")
 
@@ -393,18 +391,7 @@ class CloudsPhaseDiagramJob(_FlowOptions):
 
         return clustering_diagram(
             self.beta,
-            dynamics=self.dynamics,
-            tokens=self.tokens,
-            dim=self.dim,
-            t_max=self.t_max,
-            saves=self.saves,
-            samples=self.samples,
-            rtol=self.rtol,
-            atol=self.atol,
-            solver=self.solver,
-            pair_tol=self.pair_tol,
-            cluster_delta=self.cluster_delta,
-            seed=self.seed,
+            **{name: getattr(self, name) for name in ClusteringPoint.model_fields},
             store=None if self.out.suffix == ".nc" else self.out,
             overwrite=self.overwrite,
             **kw,

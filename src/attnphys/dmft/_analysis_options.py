@@ -10,15 +10,13 @@ per-value options of the bifurcation command); the analysis' full model adds the
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from attnphys._options import AnalysisOptions
+from attnphys._options import AnalysisOptions, Execution, Storage
 from attnphys.dynamics.classify import ClassifyOptions
 
-Executor = Literal["inprocess", "processes", "dask"]
 Sampler = Literal["random", "perturb", "explicit"]
 
 _START = (
@@ -31,28 +29,6 @@ def _check_observable(name: str) -> str:
     from attnphys.dmft.observables import check_observable
 
     return check_observable(name)
-
-
-class Execution(AnalysisOptions):
-    """Where a sweep's chunks run (theory: docs/theory/sweeps.md §4); shared by the sweeping commands."""
-
-    late = True
-
-    chunk: int = Field(1024, ge=1, description="Points per vectorised batch (one task).")
-    executor: Executor = Field("inprocess", description="Where chunks run.")
-    workers: int | None = Field(None, ge=1, description="Processes / Dask workers (default: CPU count).")
-    scheduler: str | None = Field(None, description="Dask scheduler address, e.g. tcp://host:8786.")
-
-
-class Storage(AnalysisOptions):
-    """Where a sweep's result goes (Python only: a command's store is its ``--out``)."""
-
-    late = True
-
-    store: str | Path | None = Field(None, description="A resumable Zarr store (the same call resumes), or None.")
-    overwrite: bool = Field(False, description="Replace an existing store at ``store``.")
-    store_attrs: dict | None = Field(None, description="Extra attributes of a new store.")
-    progress: bool = Field(False, description="Show a progress bar.")
 
 
 class OrbitTuning(AnalysisOptions):
