@@ -251,6 +251,16 @@ class AbstractJob(BaseModel, abc.ABC):
 
     overwrite: bool = Field(False, description="Replace an existing result of this command at the output path.")
 
+    extra_field: ClassVar[str | None] = None
+    """The field (a mapping) that receives the values of :meth:`extra_options`, or None (no such options)."""
+
+    @classmethod
+    def extra_options(cls, args: list[str]) -> dict[str, str]:
+        """Options that exist only with some values given on the command line ``args`` (name → help), e.g.
+        a model variant's own fields after ``--variant TAG``: looked up when the command is parsed (so an
+        outside package is imported only when asked for), their values gathered into :attr:`extra_field`."""
+        return {}
+
     @classmethod
     def renamed_options(cls) -> dict[str, str]:
         """Options renamed since the last release: old field name → its name now (``renamed`` of every class
