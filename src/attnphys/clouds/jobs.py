@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Literal, cast
 
 from pydantic import Field, model_validator
 
-from attnphys.clouds._analysis_options import ClusteringPoint
+from attnphys.clouds._analysis_options import ClusteringPoint, Integration
 from attnphys.errors import InputError, check_fits
 from attnphys.jobs import AbstractJob, Applies, IntValues, Report, Values, only_with, register_job
 
@@ -209,27 +209,10 @@ class CloudsRunJob(AbstractJob):
         return Report(title=f"token cloud → {self.out}", rows=rows, paths=paths, result=ds)
 
 
-class _FlowOptions(AbstractJob):
-    """Options shared by the continuous-time commands."""
+class _FlowOptions(Integration, AbstractJob):
+    """Options shared by the continuous-time commands (:class:`~attnphys.clouds._analysis_options.Integration`)."""
 
     command: ClassVar[str] = "clouds _flow"
-    dynamics: Literal["sa", "usa", "sinkhorn"] = Field(
-        "sa", description="Attention: softmax (sa), unnormalised (usa) or doubly stochastic (sinkhorn)."
-    )
-    dim: int = Field(3, ge=2, description="Token dimension d (tokens on the sphere S^{d-1}).")
-    tokens: int = Field(64, ge=2, description="Number of tokens n.")
-    t_max: float = Field(50.0, gt=0, allow_inf_nan=False, description="Final time.")
-    saves: int = Field(201, ge=2, description="Saved times, evenly spaced from 0 to --t-max.")
-    rtol: float = Field(1e-8, gt=0, lt=1, description="Relative tolerance of the adaptive step-size controller.")
-    atol: float = Field(1e-10, gt=0, description="Absolute tolerance of the adaptive step-size controller.")
-    solver: Literal["tsit5", "dopri8", "kvaerno5"] = Field(
-        "tsit5", description="ODE solver (kvaerno5: implicit, for stiff flows such as USA at large β)."
-    )
-    pair_tol: float = Field(
-        1e-3, gt=0, description="Two tokens are a clustered pair when their directions are closer than this."
-    )
-    cluster_delta: float = Field(1e-3, gt=0, lt=1, description="Clusters: connected components of cos > 1 − δ.")
-    seed: int = Field(0, ge=0, description="Seed of the initial cloud and of random weights.")
 
     def execute(self, progress: bool = True) -> Report:  # pragma: no cover - abstract helper
         raise NotImplementedError
