@@ -125,7 +125,15 @@ class Execution(AnalysisOptions):
     scheduler: str | None = Field(None, description="Dask scheduler address, e.g. tcp://host:8786.")
 
 
-class Storage(AnalysisOptions):
+class Progress(AnalysisOptions):
+    """Whether a long analysis shows a progress bar (Python only: a command always does)."""
+
+    late = True
+
+    progress: bool = Field(False, description="Show a progress bar.")
+
+
+class Storage(Progress):
     """Where a sweep's result goes (Python only: a command's store is its ``--out``)."""
 
     late = True
@@ -133,7 +141,6 @@ class Storage(AnalysisOptions):
     store: str | Path | None = Field(None, description="A resumable Zarr store (the same call resumes), or None.")
     overwrite: bool = Field(False, description="Replace an existing store at ``store``.")
     store_attrs: dict | None = Field(None, description="Extra attributes of a new store.")
-    progress: bool = Field(False, description="Show a progress bar.")
 
 
 def takes(

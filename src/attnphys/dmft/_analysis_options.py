@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from attnphys._options import AnalysisOptions, Execution, Storage
+from attnphys._options import AnalysisOptions, Execution, Progress, Storage
 from attnphys.dynamics.classify import ClassifyOptions
 
 Sampler = Literal["random", "perturb", "explicit"]
@@ -128,13 +128,12 @@ class TrajectoryPoint(Scheduled):
     record_every: int = Field(1, ge=1, description="Record every K-th step after the transient.")
 
 
-class TrajectoriesOptions(TrajectoryPoint):
+class TrajectoriesOptions(Progress, TrajectoryPoint):
     """Every option of :func:`attnphys.dmft.trajectories`."""
 
     record: Sequence[str] | None = Field(
         None, description="The observables recorded (default: every one of the registry, attnphys.dmft.OBSERVABLES)."
     )
-    progress: bool = Field(False, description="Show a progress bar.")
 
 
 class LyapunovPoint(AnalysisOptions):
@@ -153,11 +152,10 @@ class LyapunovPoint(AnalysisOptions):
     history_every: int = Field(0, ge=0, description="Keep running estimates every this many steps (0: none).")
 
 
-class LyapunovOptions(LyapunovPoint):
+class LyapunovOptions(Progress, LyapunovPoint):
     """Every option of :func:`attnphys.dmft.lyapunov_spectrum`."""
 
     init: Literal["identity", "random"] = Field("identity", description="Initial tangent vectors.")
-    progress: bool = Field(False, description="Show a progress bar.")
 
 
 class CensusPoint(AnalysisOptions):
@@ -188,11 +186,10 @@ class CensusPoint(AnalysisOptions):
     _observable = field_validator("observable")(classmethod(lambda cls, v: _check_observable(v)))
 
 
-class AttractorsOptions(CensusPoint):
+class AttractorsOptions(Progress, CensusPoint):
     """Every option of :func:`attnphys.dmft.attractors`."""
 
     starts: Sequence[Any] = Field((), description="explicit: the starts (windows, typed starts, token, …).")
-    progress: bool = Field(False, description="Show a progress bar.")
 
 
 class BasinsPoint(CensusPoint):
@@ -220,10 +217,8 @@ class ContinuationPoint(AnalysisOptions):
     max_points: int = Field(2000, ge=1, description="Most continuation points.")
 
 
-class ContinuationOptions(ContinuationPoint):
+class ContinuationOptions(Progress, ContinuationPoint):
     """Every option of :func:`attnphys.dmft.orbit_continuation`."""
-
-    progress: bool = Field(False, description="Show a progress bar.")
 
 
 class FinitePoint(Scheduled):
@@ -237,13 +232,12 @@ class FinitePoint(Scheduled):
     per_bit: bool = Field(False, description="Sample every bit (memory O(N)) instead of one binomial per weight class.")
 
 
-class FiniteOptions(FinitePoint):
+class FiniteOptions(Progress, FinitePoint):
     """Every option of :func:`attnphys.dmft.finite_trajectories`."""
 
     record: Sequence[str] | None = Field(
         None, description="The observables recorded (default: every one of the registry the finite network has)."
     )
-    progress: bool = Field(False, description="Show a progress bar.")
 
 
 class ConvergePoint(Scheduled):
@@ -263,10 +257,9 @@ class ConvergePoint(Scheduled):
         return self
 
 
-class ConvergeOptions(ConvergePoint):
+class ConvergeOptions(Progress, ConvergePoint):
     """Every option of :func:`attnphys.dmft.converge`."""
 
     observable: str = Field("mo_se", description="Observable compared (attnphys.dmft.OBSERVABLES).")
-    progress: bool = Field(False, description="Show a progress bar.")
 
     _observable = field_validator("observable")(classmethod(lambda cls, v: _check_observable(v)))
