@@ -3,7 +3,7 @@
 Equivalent to
 
     attnphys dmft phase-diagram --preset paper --x beta_o 0 3 201 --y beta_att 0 3 201 \\
-        --steps 120000 --transient 100000 --lyapunov 2 --out phase.zarr --plot phase.png
+        --steps 120000 --transient 100000 --exponents 2 --start checkpoint --out phase.zarr --plot phase.png
 
 Prints the wall time and points per second (target on a 2-core machine: <= 20 minutes; the reference
 needs about 440 CPU-hours). ``--num`` shrinks the grid for a quick look.

@@ -55,7 +55,7 @@ def test_a_store_made_before_the_rules_resumes_with_its_options(tmp_path):
     from attnphys.cli import app
 
     args = ["dmft", "bifurcation", "--num", "2", "--steps", "30", "--transient", "10", "--n-orbit", "20",
-            "--lyapunov", "0", "--out", str(tmp_path / "b.zarr")]
+            "--exponents", "0", "--out", str(tmp_path / "b.zarr")]
     runner = CliRunner()
     assert runner.invoke(app, args).exit_code == 0
     res = runner.invoke(app, args + ["--reortho-every", "2", "--overwrite"])

@@ -354,6 +354,37 @@ def test_a_variant_reaches_the_command_line_with_its_own_results(on_path, tmp_pa
     assert np.abs(a.mo_se.values - b.mo_se.values).max() > 1e-6
 
 
+def test_a_variant_field_is_a_fixed_value_option_of_the_commands(on_path, tmp_path):
+    """``--variant scaled`` brings the variant's own field as ``--pe-gain`` (only then: no import of the
+    variant otherwise); the value reaches the configuration, the result and ``rerun``."""
+    from attnphys.cli import app
+    from attnphys.dmft import preset, trajectories
+    from attnphys.io import load
+
+    runner = CliRunner()
+    res = runner.invoke(app, ["dmft", "trajectory", "--variant", "scaled", "--help"], terminal_width=400)
+    help_text = res.output
+    assert res.exit_code == 0, repr(res.exception)
+    assert "--pe-gain" in help_text and "gain of the positional weights" in help_text
+    assert "--pe-gain" not in runner.invoke(app, ["dmft", "trajectory", "--help"], terminal_width=400).output
+    out, again = tmp_path / "g.zarr", tmp_path / "again.zarr"
+    args = ["dmft", "trajectory", "--variant", "scaled", "--pe-gain", "0.5", "--steps", "40", "--start", "token"]
+    r = runner.invoke(app, [*args, "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    ds = load(out)
+    assert json.loads(ds.attrs["config"])["pe_gain"] == 0.5
+    api = trajectories(preset("paper", variant="scaled", pe_gain=0.5), steps=40, start="token")
+    np.testing.assert_array_equal(ds.mo_se.values, api.mo_se.values)
+    paper = trajectories(preset("paper"), steps=40, start="token")
+    assert np.abs(ds.mo_se.values - paper.mo_se.values).max() > 1e-6  # the gain changed the result
+    assert runner.invoke(app, ["rerun", str(out), "--out", str(again)]).exit_code == 0
+    np.testing.assert_array_equal(load(again).mo_se.values, ds.mo_se.values)
+    r = runner.invoke(app, ["dmft", "trajectory", "--pe-gain", "0.5", "--out", str(tmp_path / "x.zarr")])
+    assert r.exit_code != 0 and "--pe-gain" in r.output  # the paper's network has no such option
+    r = runner.invoke(app, [*args[:4], "--pe-gain", "-1", "--out", str(tmp_path / "y.zarr")])
+    assert r.exit_code != 0 and "pe-gain" in r.output and "greater than or equal to 0" in r.output
+
+
 def test_a_variant_field_is_swept_by_the_api_and_the_command_line(on_path, tmp_path):
     from attnphys.cli import app
     from attnphys.dmft import preset, trajectories
@@ -387,7 +418,7 @@ def test_a_variant_field_is_swept_by_the_api_and_the_command_line(on_path, tmp_p
             "300",
             "--transient",
             "200",
-            "--lyapunov",
+            "--exponents",
             "0",
             "--start",
             "token",
@@ -435,7 +466,7 @@ def test_observables_reach_every_runner_command_and_list(on_path, tmp_path):
 
     small = ["--steps", "300", "--transient", "200", "--start", "token"]
     code, out = cli("dmft", "bifurcation", "--param", "beta_o", "--start-value", "1.2", "--stop-value", "1.3",
-                    "--num", "2", *small, "--lyapunov", "0", "--n-orbit", "20", "--observable", "pe_mo",
+                    "--num", "2", *small, "--exponents", "0", "--n-orbit", "20", "--observable", "pe_mo",
                     "--out", str(tmp_path / "b.zarr"))  # fmt: skip
     assert code == 0, out
     assert load(tmp_path / "b.zarr").attrs.get("observable", "pe_mo") == "pe_mo"

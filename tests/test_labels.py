@@ -96,13 +96,13 @@ def test_every_task_variable_is_labelled(kind):
 # Small options for every command that stores a dataset. A new such command must be added here.
 SMALL: dict[str, list[str]] = {
     "dmft trajectory": ["--preset", "paper", "--beta-o", "1.26,2", "--steps", "60", "--start", "token"],
-    "dmft lyapunov": ["--preset", "paper", "--beta-o", "1.26", "--steps", "60", "--transient", "10", "--k", "2",
+    "dmft lyapunov": ["--preset", "paper", "--beta-o", "1.26", "--steps", "60", "--transient", "10", "--exponents", "2",
                       "--start", "token"],
     "dmft bifurcation": ["--preset", "paper", "--start-value", "1", "--stop-value", "2", "--num", "2",
-                         "--steps", "60", "--transient", "20", "--lyapunov", "2", "--n-orbit", "20",
+                         "--steps", "60", "--transient", "20", "--exponents", "2", "--n-orbit", "20",
                          "--start", "token"],
     "dmft phase-diagram": ["--preset", "paper", "--x", "beta_o", "1", "2", "2", "--y", "beta_att", "1", "2", "2",
-                           "--steps", "60", "--transient", "20", "--lyapunov", "1", "--n-orbit", "20",
+                           "--steps", "60", "--transient", "20", "--exponents", "1", "--n-orbit", "20",
                            "--start", "token"],
     "dmft finite": ["--preset", "paper", "--n", "99", "--paths", "2", "--steps", "20"],
     "dmft converge": ["--preset", "paper", "--beta-o", "1.0", "--n", "99,198", "--paths", "2", "--steps", "30",

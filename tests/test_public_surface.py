@@ -195,11 +195,11 @@ def test_the_changelog_has_the_migration_table():
     assert "| `attnphys.dynamics.lyapunov` | (the module), `lyapunov` |" in table
 
 
-def test_orbit_continuation_dry_run_returns_its_plan():
-    from attnphys.dmft import ContinuationPlan, TokenStart, orbit_continuation, preset
+def test_orbit_continuation_plan_is_typed():
+    from attnphys.dmft import ContinuationPlan, TokenStart, plan_orbit_continuation, preset
 
     cfg = preset("paper")
-    plan = orbit_continuation(cfg, "beta_o", 1.25, 1.2, start="token", transient=100, dry_run=True)
+    plan = plan_orbit_continuation(cfg, "beta_o", 1.25, 1.2, start="token", transient=100)
     assert isinstance(plan, ContinuationPlan)
     assert (plan.param, plan.start_value, plan.stop_value, plan.transient) == ("beta_o", 1.25, 1.2, 100)
     assert isinstance(plan.start, TokenStart) and plan.config == cfg

@@ -18,7 +18,7 @@ CASES = {
     "trajectory": ["dmft", "trajectory", "--preset", "paper", "--beta-o", "1.26,2.0", "--steps", "120",
                    "--transient", "20", "--start", "token"],
     "bifurcation": ["dmft", "bifurcation", "--preset", "paper", "--start-value", "1.2", "--stop-value", "1.3",
-                    "--num", "3", "--steps", "80", "--transient", "40", "--lyapunov", "1", "--n-orbit", "20",
+                    "--num", "3", "--steps", "80", "--transient", "40", "--exponents", "1", "--n-orbit", "20",
                     "--start", "token"],
     "clouds": ["clouds", "run", "--dim", "4", "--tokens", "24", "--layers", "6", "--stats-every", "2",
                "--seed", "3"],

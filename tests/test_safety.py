@@ -130,7 +130,7 @@ def hidden(folder: Path, name: str) -> list[Path]:
 
 TRAJ = ["dmft", "trajectory", "--steps", "40", "--start", "checkpoint"]
 PHASE = ["dmft", "phase-diagram", "--x", "beta_o", "0.5", "2.5", "2", "--y", "beta_att", "1.5", "2.2", "2", "--steps",
-         "1500", "--transient", "1000", "--lyapunov", "1", "--n-orbit", "100", "--chunk", "2"]
+         "1500", "--transient", "1000", "--exponents", "1", "--n-orbit", "100", "--chunk", "2"]
 slow_variant = pytest.mark.slow
 
 
@@ -227,7 +227,7 @@ def test_an_existing_figure_is_replaced_only_with_overwrite(tmp_path):
 def test_continuation_never_overwrites_a_cold_start_store(tmp_path):
     out = tmp_path / "bif.zarr"
     common = ["dmft", "bifurcation", "--start-value", "1.0", "--stop-value", "2.0", "--num", "2", "--steps", "300",
-              "--transient", "200", "--lyapunov", "0", "--n-orbit", "50", "--out", out]
+              "--transient", "200", "--exponents", "0", "--n-orbit", "50", "--out", out]
     assert invoke(*common).exit_code == 0
     cold = open_result(out)
     for direction in ("up", "both"):
@@ -238,9 +238,9 @@ def test_continuation_never_overwrites_a_cold_start_store(tmp_path):
 
 
 @pytest.mark.parametrize("args", [
-    ["dmft", "bifurcation", "--M", "2", "--num", "3", "--steps", "30", "--transient", "10"],
+    ["dmft", "bifurcation", "--M", "2", "--num", "3", "--steps", "30", "--transient", "10", "--start", "checkpoint"],
     ["dmft", "phase-diagram", "--x", "M", "2", "4", "3", "--y", "beta_o", "0", "1", "2", "--steps", "30", "--transient",
-     "10", "--n-orbit", "20"],
+     "10", "--n-orbit", "20", "--start", "checkpoint"],
 ])
 def test_the_checkpoint_start_at_another_size_creates_nothing(tmp_path, args):
     res = invoke(*args, "--out", tmp_path / "s.zarr")
@@ -393,7 +393,7 @@ def test_a_start_file_edited_before_the_resume_is_refused(tmp_path):
     win.write_text(original)
     out = tmp_path / "bif.zarr"
     args = ["dmft", "bifurcation", "--start", win, "--start-value", "1.0", "--stop-value", "2.0", "--num", "4",
-            "--chunk", "2", "--steps", "300", "--transient", "200", "--lyapunov", "0", "--n-orbit", "50", "--out", out]
+            "--chunk", "2", "--steps", "300", "--transient", "200", "--exponents", "0", "--n-orbit", "50", "--out", out]
     code, output = finish(attnphys(*args, hook="signal-after-first-chunk", cwd=tmp_path,
                                    env={"ATTNPHYS_TEST_SIGNAL": "SIGKILL"}))
     assert code == -signal.SIGKILL, output

@@ -202,7 +202,7 @@ class Report:
 class Applies:
     """When an option has an effect: ``when(job)`` is true. Given where it is false, the option would be
     dropped or overridden without a word, so it is refused with ``reason`` (formatted with the job's
-    fields, e.g. ``"applies to --start-sampler random only (the sampler here is {start_sampler})"``)."""
+    fields, e.g. ``"applies to --sampler random only (the sampler here is {sampler})"``)."""
 
     when: typing.Callable[[Any], bool]
     reason: str
@@ -250,6 +250,49 @@ class AbstractJob(BaseModel, abc.ABC):
     """Whether a ``sweep`` output may also be a NetCDF file (run in memory, written at the end)."""
 
     overwrite: bool = Field(False, description="Replace an existing result of this command at the output path.")
+
+    extra_field: ClassVar[str | None] = None
+    """The field (a mapping) that receives the values of :meth:`extra_options`, or None (no such options)."""
+
+    @classmethod
+    def extra_options(cls, args: list[str]) -> dict[str, str]:
+        """Options that exist only with some values given on the command line ``args`` (name → help), e.g.
+        a model variant's own fields after ``--variant TAG``: looked up when the command is parsed (so an
+        outside package is imported only when asked for), their values gathered into :attr:`extra_field`."""
+        return {}
+
+    @classmethod
+    def renamed_options(cls) -> dict[str, str]:
+        """Options renamed since the last release: old field name → its name now (``renamed`` of every class
+        this job is made of, e.g. its analysis' options model). The old option, options-file key and stored
+        job still work for one release, with a warning naming the new option."""
+        out: dict[str, str] = {}
+        for c in reversed(cls.__mro__):
+            out.update(vars(c).get("renamed", {}))
+        return {old: new for old, new in out.items() if new in cls.model_fields and old not in cls.model_fields}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: Any) -> Any:
+        """An option given by its old name becomes the new one, with a :class:`FutureWarning` (shown to the
+        command line's user) naming the new option."""
+        if not isinstance(data, dict):
+            return data
+        import warnings
+
+        for old, new in cls.renamed_options().items():
+            if old in data:
+                if data.get(new) is not None:
+                    raise ValueError(
+                        f"{option_name(old)} is the old name of {option_name(new)}: give {option_name(new)} only"
+                    )
+                warnings.warn(
+                    f"{option_name(old)} is deprecated since 0.3.0 and will be removed in 0.4.0: use {option_name(new)}",
+                    FutureWarning,
+                    stacklevel=2,
+                )
+                data = {**{k: v for k, v in data.items() if k != old}, new: data[old]}
+        return data
 
     @model_validator(mode="before")
     @classmethod

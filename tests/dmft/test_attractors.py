@@ -22,7 +22,7 @@ def invoke(*args):
 def census_127(tmp_path_factory):
     d = tmp_path_factory.mktemp("att")
     res = invoke("dmft", "attractors", "--preset", "paper", "--beta-o", "1.27", "--ics", "16", "--steps", "60000",
-                 "--transient", "40000", "--start-sampler", "random", "--out", d / "att.zarr", "--plot", d / "att.png")
+                 "--transient", "40000", "--sampler", "random", "--out", d / "att.zarr", "--plot", d / "att.png")
     assert res.exit_code == 0, res.output
     return load(d / "att.zarr"), d
 

@@ -115,14 +115,14 @@ def test_token_numbers_and_positions_of_the_records():
 def test_2024_recipe_is_available_to_the_diagram_commands():
     job = BifurcationJob(era="2024", start="prerun", start_value=1.24, stop_value=1.28, num=3, steps=200,
                          transient=100)
-    start = job.analysis(dry_run=True).task.start
+    start = job.plan().task.start
     assert start == PrerunStart(start=TokenStart(), beta_o=1.28, steps=200)
-    assert BifurcationJob(start="prerun:3:500", steps=2000, transient=1000).analysis(dry_run=True).task.start.beta_o == 3.0
+    assert BifurcationJob(start="prerun:3:500", steps=2000, transient=1000).plan().task.start.beta_o == 3.0
     with pytest.raises(ValueError, match="prerun needs"):
         BifurcationJob(param="beta_att", start="prerun", steps=2000, transient=1000)
     phase = PhaseDiagramJob(start="prerun", x=("beta_att", 0.0, 3.0, 3), y=("beta_o", 0.5, 2.5, 3), steps=300,
                             transient=100)
-    assert phase.analysis(dry_run=True).task.start == PrerunStart(start=TokenStart(), beta_o=2.5, steps=300)
+    assert phase.plan().task.start == PrerunStart(start=TokenStart(), beta_o=2.5, steps=300)
 
 
 @pytest.mark.slow

@@ -85,7 +85,7 @@ def test_bifurcation_command_cold_and_continuation(tmp_path):
     from attnphys.sweeps import open_result
 
     common = ["dmft", "bifurcation", "--preset", "paper", "--param", "beta_o", "--start-value", "1.0", "--stop-value",
-              "2.0", "--num", "5", "--steps", "3000", "--transient", "2000", "--lyapunov", "2", "--n-orbit", "200"]
+              "2.0", "--num", "5", "--steps", "3000", "--transient", "2000", "--exponents", "2", "--n-orbit", "200"]
     res = invoke(*common, "--out", tmp_path / "bif.zarr", "--plot", tmp_path / "bif.png")
     assert res.exit_code == 0, res.output
     ds = open_result(tmp_path / "bif.zarr")
@@ -103,7 +103,7 @@ def test_phase_diagram_command_and_resume_guard(tmp_path):
     from attnphys.sweeps import open_result
 
     args = ["dmft", "phase-diagram", "--x", "beta_o", "0.5", "2.5", "3", "--y", "beta_att", "1.5", "2.2", "2",
-            "--steps", "1500", "--transient", "1000", "--lyapunov", "1", "--n-orbit", "100", "--chunk", "4"]
+            "--steps", "1500", "--transient", "1000", "--exponents", "1", "--n-orbit", "100", "--chunk", "4"]
     res = invoke(*args, "--out", tmp_path / "p.zarr", "--plot", tmp_path / "p.png")
     assert res.exit_code == 0, res.output
     assert open_result(tmp_path / "p.zarr").regime.shape == (3, 2) and (tmp_path / "p.png").exists()
@@ -120,8 +120,8 @@ def test_orbit_commands_pass_the_reorthonormalisation_interval_to_their_task(tmp
     from attnphys.dmft._commands.diagrams import BifurcationJob, PhaseDiagramJob
 
     for job in (BifurcationJob, PhaseDiagramJob):
-        assert job(out=tmp_path / "o.zarr").analysis(dry_run=True).task.reortho_every == 1
-        task = job(out=tmp_path / "o.zarr", reortho_every=5).analysis(dry_run=True).task
+        assert job(out=tmp_path / "o.zarr").plan().task.reortho_every == 1
+        task = job(out=tmp_path / "o.zarr", reortho_every=5).plan().task
         assert task.reortho_every == 5 and task.spec(task.config).reortho_every == 5
 
 

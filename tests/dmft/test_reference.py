@@ -78,7 +78,7 @@ def test_bifurcation_config_loads_to_the_paper_preset_with_the_head_schedule(tmp
     assert (job.steps, job.transient) == (175_000, 100_000)
     assert isinstance(job.start, CheckpointStart)
     assert (job.param, job.start_value, job.stop_value, job.section_tol) == ("beta_o", 0.0, 3.0, 0.001)
-    assert job.lyapunov == BifurcationJob.model_fields["lyapunov"].default and job.continuation is None
+    assert job.exponents == BifurcationJob.model_fields["exponents"].default and job.continuation is None
 
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason="the authors' files are not on this machine")
@@ -302,7 +302,7 @@ def test_a_census_samples_its_own_starts_from_a_reference_configuration(tmp_path
     job = build_job(BasinsJob, {}, path)
     assert "start" not in job.given_options()
     job.check_applicable()
-    job = build_job(BasinsJob, {"start_sampler": "perturb"}, path)
+    job = build_job(BasinsJob, {"sampler": "perturb"}, path)
     assert isinstance(job.start, CheckpointStart) and "start" in job.given_options()
     job.check_applicable()
 

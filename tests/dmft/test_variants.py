@@ -117,7 +117,7 @@ def test_the_command_line_runs_the_variant_and_reruns_it(reversed_variant):
             "3000",
             "--transient",
             "2000",
-            "--lyapunov",
+            "--exponents",
             "0",
             "--n-orbit",
             "50",

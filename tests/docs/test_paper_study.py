@@ -18,8 +18,8 @@ def commands(s: dict, tmp: Path) -> dict[str, list[str]]:
     """The command of each step of the study, with the study's sizes."""
     return {
         "bifurcation": ["dmft", "bifurcation", "--start-value", "0", "--stop-value", "3", "--num", str(s["values"]),
-                        "--steps", str(s["steps"]), "--transient", str(s["transient"]), "--lyapunov", "3",
-                        "--adaptive"],
+                        "--steps", str(s["steps"]), "--transient", str(s["transient"]), "--exponents", "3",
+                        "--adaptive", "--start", "checkpoint"],
         "census": ["dmft", "attractors", "--beta-o", "1.27", "--ics", str(s["ics"]), "--steps", str(s["census_steps"]),
                    "--transient", str(s["census_transient"]), "--max-period", str(s["max_period"])],
         "basins": ["dmft", "basins", "--start-value", "1.24", "--stop-value", "1.30", "--num", str(s["basin_values"]),
@@ -27,7 +27,7 @@ def commands(s: dict, tmp: Path) -> dict[str, list[str]]:
                    "--transient", str(s["census_transient"]), "--max-period", str(s["max_period"])],
         "phase": ["dmft", "phase-diagram", "--x", "beta_o", "0", "3", str(s["phase"]), "--y", "beta_att", "0", "3",
                   str(s["phase"]), "--steps", str(s["phase_steps"]), "--transient", str(s["phase_transient"]),
-                  "--lyapunov", "2", "--adaptive"],
+                  "--exponents", "2", "--adaptive", "--start", "checkpoint"],
         "converge": ["dmft", "converge", "--beta-o", "0.5,1,3", "--n", ",".join(map(str, s["sizes"])),
                      "--paths", str(s["paths"]), "--steps", str(s["conv_steps"]), "--horizon", str(s["horizon"]),
                      "--transient", str(s["conv_transient"])],

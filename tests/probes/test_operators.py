@@ -69,6 +69,26 @@ def test_swapped_norms_are_the_clouds_norms():
     np.testing.assert_allclose(Y.std(0), 1, rtol=1e-10)
 
 
+def test_a_norm_of_an_outside_package_reaches_the_probes(monkeypatch):
+    """A norm found through its entry point (not in the in-process table) is a swap of the probes too."""
+    import attnphys.clouds.norms as norms
+    from attnphys.clouds import Identity
+
+    class Center(Identity):
+        name = "center"
+        tokenwise = False
+
+        def __call__(self, X):
+            return X - X.mean(0)
+
+    monkeypatch.setattr(norms, "find", lambda group, name, table: Center if name == "center" else None)
+    assert "center" not in NORMS
+    X = jnp.asarray(np.random.default_rng(1).normal(size=(12, 5)) + 2.0)
+    np.testing.assert_allclose(swap_norm("center", 5)(X).mean(0), 0.0, atol=1e-12)
+    with pytest.raises(ValueError, match="unknown normalization 'thrice'"):
+        swap_norm("thrice", 5)
+
+
 @pytest.mark.parametrize("kind", sorted(ADAPTERS))
 def test_swap_normalization_runs_for_every_family(kind):
     model = tiny(kind)

@@ -94,7 +94,7 @@ def test_p5_continuation_from_the_authors_checkpoint(tmp_path):
     out, fin = tmp_path / "c.zarr", tmp_path / "fin.npz"
     res = invoke("dmft", "bifurcation", "--preset", "paper-pe5", "--continuation", "down", "--start", ck,
                  "--start-value", 1.50, "--stop-value", 1.548, "--num", 3, "--steps", 300, "--transient", 0,
-                 "--lyapunov", 0, "--n-orbit", 20, "--save-final", fin, "--out", out)
+                 "--exponents", 0, "--n-orbit", 20, "--save-final", fin, "--out", out)
     assert res.exit_code == 0, res.output
     ds = load(out)
     assert ds.sizes["direction"] == 1 and ds.sizes["beta_o"] == 3

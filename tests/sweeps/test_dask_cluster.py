@@ -28,7 +28,7 @@ distributed = pytest.importorskip("distributed")
 runner = CliRunner()
 BIN = Path(sys.executable).parent
 PHASE = ["dmft", "phase-diagram", "--x", "beta_o", "0.5", "2.5", "3", "--y", "beta_att", "1.5", "2.2", "2",
-         "--steps", "400", "--transient", "200", "--lyapunov", "1", "--n-orbit", "50", "--chunk", "1"]
+         "--steps", "400", "--transient", "200", "--exponents", "1", "--n-orbit", "50", "--chunk", "1"]
 """A 6-point diagram in 6 chunks: seconds per chunk once compiled."""
 
 

@@ -127,7 +127,7 @@ def test_different_sweep_refuses_the_store(tmp_path):
     [
         ((Axis(name="beta_q", values=(1.0,)),), "unknown sweep field 'beta_q'"),
         ((Axis(name="L", values=(4.0, 5.0)),), "axis L=5.0"),
-        ((Axis(name="M", values=(1.0, 2.0)),), "lyapunov"),
+        ((Axis(name="M", values=(1.0, 2.0)),), "exponents: must be in"),
     ],
 )
 def test_bad_grids_fail_before_computing(tmp_path, axes, match):
@@ -215,7 +215,7 @@ def test_sigkill_then_rerun_gives_identical_store(tmp_path):
         "20000",
         "--transient",
         "1000",
-        "--lyapunov",
+        "--exponents",
         "1",
         "--chunk",
         "2",

@@ -1,6 +1,7 @@
 """Type stub of the lazily loaded package: the one list of its public names."""
 
-from ._api import clustering_diagram, flow_weights, iterate_layers, particle_flow
+from ._analysis_options import ClusteringOptions
+from ._api import clustering_diagram, flow_weights, iterate_layers, particle_flow, plan_clustering_diagram
 from ._equiangular import collapse_boundary, collapse_time, equiangular_collapse, equiangular_start
 from ._instability import first_cluster_count, mode_growth_rates, near_uniform_start
 from ._normalization import PLACEMENTS, normalization_decay
@@ -69,6 +70,8 @@ __all__ = [
     "iterate_layers",
     "particle_flow",
     "clustering_diagram",
+    "plan_clustering_diagram",
+    "ClusteringOptions",
     "flow_weights",
     # the quantitative theory of the particle flow (docs/theory/particles.md §7–9)
     "mode_growth_rates",

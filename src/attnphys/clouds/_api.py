@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import xarray as xr
 
 from attnphys._messages import validated
+from attnphys._options import takes
+from attnphys.clouds._analysis_options import ClusteringOptions
 from attnphys.errors import InputError
 
 if TYPE_CHECKING:
@@ -307,121 +309,77 @@ def particle_flow(
     return ds
 
 
-@overload
-def clustering_diagram(
-    beta: Sequence[float],
-    *,
-    dynamics: Literal["sa", "usa", "sinkhorn"] = "sa",
-    tokens: int = 64,
-    dim: int = 3,
-    t_max: float = 30.0,
-    saves: int = 61,
-    samples: int = 4,
-    rtol: float = 1e-8,
-    atol: float = 1e-10,
-    solver: Literal["tsit5", "dopri8", "kvaerno5"] = "tsit5",
-    pair_tol: float = 1e-3,
-    cluster_delta: float = 1e-3,
-    seed: int = 0,
-    store: str | Path | None = None,
-    overwrite: bool = False,
-    store_attrs: dict | None = None,
-    progress: bool = False,
-    dry_run: Literal[False] = False,
-) -> xr.Dataset: ...
-
-
-@overload
-def clustering_diagram(
-    beta: Sequence[float],
-    *,
-    dynamics: Literal["sa", "usa", "sinkhorn"] = "sa",
-    tokens: int = 64,
-    dim: int = 3,
-    t_max: float = 30.0,
-    saves: int = 61,
-    samples: int = 4,
-    rtol: float = 1e-8,
-    atol: float = 1e-10,
-    solver: Literal["tsit5", "dopri8", "kvaerno5"] = "tsit5",
-    pair_tol: float = 1e-3,
-    cluster_delta: float = 1e-3,
-    seed: int = 0,
-    store: str | Path | None = None,
-    overwrite: bool = False,
-    store_attrs: dict | None = None,
-    progress: bool = False,
-    dry_run: Literal[True],
-) -> SweepPlan: ...
-
-
-def clustering_diagram(
-    beta: Sequence[float],
-    *,
-    dynamics: Literal["sa", "usa", "sinkhorn"] = "sa",
-    tokens: int = 64,
-    dim: int = 3,
-    t_max: float = 30.0,
-    saves: int = 61,
-    samples: int = 4,
-    rtol: float = 1e-8,
-    atol: float = 1e-10,
-    solver: Literal["tsit5", "dopri8", "kvaerno5"] = "tsit5",
-    pair_tol: float = 1e-3,
-    cluster_delta: float = 1e-3,
-    seed: int = 0,
-    store: str | Path | None = None,
-    overwrite: bool = False,
-    store_attrs: dict | None = None,
-    progress: bool = False,
-    dry_run: bool = False,
-) -> xr.Dataset | SweepPlan:
-    """The (β, t) clustering phase diagram (theory: docs/theory/particles.md §5): for every β, ``samples``
-    uniform starts on the sphere flow under ``dynamics``; the fraction of clustered pairs and the number of
-    clusters over time, and the time at which every sample is one cluster. One sweep point per β (a point's
-    seed from its index), in memory or on a resumable store.
-
-    Args:
-        beta: the values of β (each ≥ 0); store: a resumable Zarr store, or None.
-        Others: as :func:`particle_flow`.
-
-    Returns:
-        Dataset over (``beta``, ``time``): ``clustered_fraction``, ``clusters``, ``clustering_time`` per β,
-        ``failed`` (integrations that did not finish) per β. A dry run returns the sweep that would run.
-    """
+def _clustering_task(beta: Sequence[float], o: ClusteringOptions):
     from attnphys.clouds.phase import ClusteringTask
-    from attnphys.sweeps import Axis, run_task
+    from attnphys.sweeps import Axis
 
     betas = tuple(float(b) for b in np.atleast_1d(beta))
     if not betas or min(betas) < 0:
         raise InputError(f"values must be >= 0 and at least one, got {list(betas)}", "beta")
     task = validated(
         ClusteringTask,
-        dynamics=dynamics,
-        dim=dim,
-        tokens=tokens,
-        t_max=t_max,
-        saves=saves,
-        samples=samples,
-        rtol=rtol,
-        atol=atol,
-        solver=solver,
-        pair_tol=pair_tol,
-        cluster_delta=cluster_delta,
+        dynamics=o.dynamics,
+        dim=o.dim,
+        tokens=o.tokens,
+        t_max=o.t_max,
+        saves=o.saves,
+        samples=o.samples,
+        rtol=o.rtol,
+        atol=o.atol,
+        solver=o.solver,
+        pair_tol=o.pair_tol,
+        cluster_delta=o.cluster_delta,
     )
-    if dry_run:
-        return run_task(
-            task, (Axis(name="beta", values=betas),), chunk=1, seed=seed, store=store, overwrite=overwrite, dry_run=True
-        )
+    return task, (Axis(name="beta", values=betas),)
+
+
+@takes(ClusteringOptions)
+def plan_clustering_diagram(beta: Sequence[float], *, options: ClusteringOptions) -> SweepPlan:
+    """The sweep that :func:`clustering_diagram` with the same arguments would run (one point per β),
+    validated, nothing computed (theory: docs/theory/sweeps.md §5).
+
+    Raises:
+        InputError: naming the argument or option refused.
+    """
+    from attnphys.sweeps import run_task
+
+    task, axes = _clustering_task(beta, options)
+    return run_task(
+        task, axes, chunk=1, seed=options.seed, store=options.store, overwrite=options.overwrite, dry_run=True
+    )
+
+
+@takes(ClusteringOptions, plan=plan_clustering_diagram)
+def clustering_diagram(beta: Sequence[float], *, options: ClusteringOptions) -> xr.Dataset:
+    """The (β, t) clustering phase diagram (theory: docs/theory/particles.md §5): for every β, ``samples``
+    uniform starts on the sphere flow under ``dynamics``; the fraction of clustered pairs and the number of
+    clusters over time, and the time at which every sample is one cluster. One sweep point per β (a point's
+    seed from its index), in memory or on a resumable store.
+
+    Args:
+        beta: the values of β (each ≥ 0).
+
+    The options (each a keyword; :class:`~attnphys.clouds.ClusteringOptions`): the flow's, as
+    :func:`particle_flow`, ``samples`` starts per β, and ``store`` (a resumable Zarr store, or None);
+    :func:`plan_clustering_diagram` validates them and returns the sweep that would run.
+
+    Returns:
+        Dataset over (``beta``, ``time``): ``clustered_fraction``, ``clusters``, ``clustering_time`` per β,
+        ``failed`` (integrations that did not finish) per β.
+    """
+    from attnphys.sweeps import run_task
+
+    o = options
+    task, axes = _clustering_task(beta, o)
     ds = run_task(
         task,
-        (Axis(name="beta", values=betas),),
-        store=store,
-        overwrite=overwrite,
+        axes,
+        store=o.store,
+        overwrite=o.overwrite,
         chunk=1,
-        seed=seed,
-        store_attrs=store_attrs,
-        progress=progress,
+        seed=o.seed,
+        store_attrs=o.store_attrs,
+        progress=o.progress,
     )
     ds["beta"].attrs["long_name"] = "inverse temperature beta"
     ds["time"].attrs["long_name"] = "time of the continuous-time dynamics"

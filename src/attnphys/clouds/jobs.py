@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Literal, cast
 
 from pydantic import Field, model_validator
 
+from attnphys.clouds._analysis_options import ClusteringPoint, Integration
 from attnphys.errors import InputError, check_fits
 from attnphys.jobs import AbstractJob, Applies, IntValues, Report, Values, only_with, register_job
 
@@ -208,27 +209,10 @@ class CloudsRunJob(AbstractJob):
         return Report(title=f"token cloud → {self.out}", rows=rows, paths=paths, result=ds)
 
 
-class _FlowOptions(AbstractJob):
-    """Options shared by the continuous-time commands."""
+class _FlowOptions(Integration, AbstractJob):
+    """Options shared by the continuous-time commands (:class:`~attnphys.clouds._analysis_options.Integration`)."""
 
     command: ClassVar[str] = "clouds _flow"
-    dynamics: Literal["sa", "usa", "sinkhorn"] = Field(
-        "sa", description="Attention: softmax (sa), unnormalised (usa) or doubly stochastic (sinkhorn)."
-    )
-    dim: int = Field(3, ge=2, description="Token dimension d (tokens on the sphere S^{d-1}).")
-    tokens: int = Field(64, ge=2, description="Number of tokens n.")
-    t_max: float = Field(50.0, gt=0, allow_inf_nan=False, description="Final time.")
-    saves: int = Field(201, ge=2, description="Saved times, evenly spaced from 0 to --t-max.")
-    rtol: float = Field(1e-8, gt=0, lt=1, description="Relative tolerance of the adaptive step-size controller.")
-    atol: float = Field(1e-10, gt=0, description="Absolute tolerance of the adaptive step-size controller.")
-    solver: Literal["tsit5", "dopri8", "kvaerno5"] = Field(
-        "tsit5", description="ODE solver (kvaerno5: implicit, for stiff flows such as USA at large β)."
-    )
-    pair_tol: float = Field(
-        1e-3, gt=0, description="Two tokens are a clustered pair when their directions are closer than this."
-    )
-    cluster_delta: float = Field(1e-3, gt=0, lt=1, description="Clusters: connected components of cos > 1 − δ.")
-    seed: int = Field(0, ge=0, description="Seed of the initial cloud and of random weights.")
 
     def execute(self, progress: bool = True) -> Report:  # pragma: no cover - abstract helper
         raise NotImplementedError
@@ -353,7 +337,7 @@ class CloudsFlowJob(_FlowOptions):
 
 
 @register_job
-class CloudsPhaseDiagramJob(_FlowOptions):
+class CloudsPhaseDiagramJob(ClusteringPoint, _FlowOptions):
     """The (β, t) clustering phase diagram: fraction of clustered pairs of uniform starts on the sphere.
 
     One sweep point per β (the sweep engine; a .zarr output is a resumable store), several random
@@ -364,9 +348,6 @@ class CloudsPhaseDiagramJob(_FlowOptions):
     sweep_netcdf: ClassVar[bool] = True
 
     beta: Values = Field((0.5, 1.0, 2.0, 4.0, 9.0), description="Values of β (each ≥ 0).")
-    t_max: float = Field(30.0, gt=0, allow_inf_nan=False, description="Final time.")
-    saves: int = Field(61, ge=2, description="Saved times, evenly spaced from 0 to --t-max.")
-    samples: int = Field(4, ge=1, description="Random starts per β (averaged).")
     out: Path = Field(Path("phase.zarr"), description="Output store: .zarr (resumable sweep store) or .nc.")
     plot: Path | None = Field(None, description="Figure file (PNG).")
 
@@ -393,18 +374,7 @@ class CloudsPhaseDiagramJob(_FlowOptions):
 
         return clustering_diagram(
             self.beta,
-            dynamics=self.dynamics,
-            tokens=self.tokens,
-            dim=self.dim,
-            t_max=self.t_max,
-            saves=self.saves,
-            samples=self.samples,
-            rtol=self.rtol,
-            atol=self.atol,
-            solver=self.solver,
-            pair_tol=self.pair_tol,
-            cluster_delta=self.cluster_delta,
-            seed=self.seed,
+            **{name: getattr(self, name) for name in ClusteringPoint.model_fields},
             store=None if self.out.suffix == ".nc" else self.out,
             overwrite=self.overwrite,
             **kw,

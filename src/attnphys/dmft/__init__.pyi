@@ -1,13 +1,32 @@
 """Type stub of the lazily loaded package: the one list of its public names."""
 
 from ._abstract_model import AbstractModel
-from ._api.attractors import ContinuationPlan, attractors, basins, orbit_continuation
-from ._api.diagrams import bifurcation, phase_diagram
-from ._api.finite import converge, finite_trajectories
+from ._analysis_options import (
+    AttractorsOptions,
+    BasinsOptions,
+    BifurcationOptions,
+    ContinuationOptions,
+    ConvergeOptions,
+    FiniteOptions,
+    LyapunovOptions,
+    PhaseDiagramOptions,
+    TrajectoriesOptions,
+)
+from ._api.attractors import (
+    ContinuationPlan,
+    attractors,
+    basins,
+    orbit_continuation,
+    plan_attractors,
+    plan_basins,
+    plan_orbit_continuation,
+)
+from ._api.diagrams import bifurcation, phase_diagram, plan_bifurcation, plan_phase_diagram
+from ._api.finite import converge, finite_trajectories, plan_converge, plan_finite_trajectories
 from ._api.fluctuation_check import compare_fluctuations
 from ._api.fluctuations import fluctuations, predicted_horizon
-from ._api.spectra import lyapunov_spectrum
-from ._api.trajectories import final_windows, trajectories
+from ._api.spectra import lyapunov_spectrum, plan_lyapunov_spectrum
+from ._api.trajectories import final_windows, plan_trajectories, trajectories
 from ._variant import AbstractConfig, register_variant, variant_class, variant_names
 from .config import BATCHED, PRESETS, DMFTConfig, preset, sweepable_fields
 from .correlations import (
@@ -58,16 +77,34 @@ __all__ = [
     "OBSERVABLES",
     # analyses
     "trajectories",
+    "plan_trajectories",
+    "TrajectoriesOptions",
     "final_windows",
     "lyapunov_spectrum",
+    "plan_lyapunov_spectrum",
+    "LyapunovOptions",
     "bifurcation",
     "phase_diagram",
+    "plan_bifurcation",
+    "plan_phase_diagram",
+    "BifurcationOptions",
+    "PhaseDiagramOptions",
     "attractors",
+    "plan_attractors",
+    "AttractorsOptions",
     "basins",
+    "plan_basins",
+    "BasinsOptions",
     "orbit_continuation",
+    "plan_orbit_continuation",
+    "ContinuationOptions",
     "ContinuationPlan",
     "finite_trajectories",
+    "plan_finite_trajectories",
+    "FiniteOptions",
     "converge",
+    "plan_converge",
+    "ConvergeOptions",
     "fluctuations",
     "compare_fluctuations",
     "predicted_horizon",

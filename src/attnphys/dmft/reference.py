@@ -136,7 +136,7 @@ REFERENCE_KEYS: dict[str, str] = {
     "inf_mode": "must be True (the mean-field model)",
     "load_chpt": "--start (True: chpt_path)",
     "chpt_path": "--start FILE",
-    "compute_lyapunov": "--lyapunov (False: 0)",
+    "compute_lyapunov": "--exponents (False: 0)",
     "continuation_diagram": "--continuation down",
 }
 """Every key of the reference's YAML configurations and the option it becomes (theory:
@@ -479,9 +479,9 @@ def translate_config(data: dict, path: str | Path, fields: dict[str, Any] | set[
 
     if "compute_lyapunov" in data:
         ly = _bool(p, "compute_lyapunov", data["compute_lyapunov"])
-        if "lyapunov" in fields:
+        if "exponents" in fields and "n_orbit" in fields:  # the orbit diagrams: exponents optional
             if ly is False:
-                out["lyapunov"] = 0
+                out["exponents"] = 0
         elif ly:
             p.add(
                 "compute_lyapunov",

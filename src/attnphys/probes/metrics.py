@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from attnphys.clouds.norms import NORMS, AbstractNorm, Sphere
+from attnphys.clouds.norms import AbstractNorm, Sphere, norm_class
 from attnphys.clouds.stats import STATISTICS, cloud_statistics
 from attnphys.probes.capture import Capture
 from attnphys.probes.significance import rotation_null
@@ -84,7 +84,7 @@ def cloud_stages(cap: Capture, max_tokens: int = 1024, seed: int = 0) -> dict:
     rng = np.random.default_rng(seed)
     stages = list(cap.adapter.stages) + ["attn_norm_noaffine", "mlp_norm_noaffine"]
     # the family's norm (LayerNorm or RMSNorm, which take eps) without its learned affine
-    norm_obj = NORMS[cap.adapter.norm](eps=1e-12)  # pyright: ignore[reportCallIssue]
+    norm_obj = norm_class(cap.adapter.norm)(eps=1e-12)  # pyright: ignore[reportCallIssue]
 
     def norm(X):
         return np.asarray(norm_obj(X))
@@ -437,12 +437,15 @@ def update_vs_gradient(cap: Capture, heads: list, rotary=None, keep: dict | None
 
 
 def swap_norm(kind: str, dim: int) -> AbstractNorm:
-    """The replacement normalization ``kind`` (a name in :data:`attnphys.clouds.norms.NORMS`) for a model
-    of width D, without affine: the sphere has radius √D, the scale of a LayerNorm output
-    (theory: docs/theory/probes.md §3.5)."""
-    if kind not in NORMS:
-        raise ValueError(f"unknown normalization {kind!r}; choose from {', '.join(NORMS)}")
-    return Sphere(radius=float(dim) ** 0.5) if kind == "sphere" else NORMS[kind]()
+    """The replacement normalization ``kind`` (any name of the norms' registry,
+    :func:`attnphys.clouds.norms.norm_names`, an outside package's too) for a model of width D, without
+    affine: the sphere has radius √D, the scale of a LayerNorm output (theory: docs/theory/probes.md §3.5).
+
+    Raises:
+        ValueError: an unknown name, listing the known ones.
+    """
+    cls = norm_class(kind)
+    return Sphere(radius=float(dim) ** 0.5) if cls is Sphere else cls()
 
 
 def _swap_forward(norm: AbstractNorm, mask):
@@ -477,7 +480,8 @@ SWAP_SENTENCES = 64
 """Sentences (the first ones) run through the models with swapped normalizations, as one batch."""
 
 SWAPS = ("rmsnorm", "sphere", "rn", "diagonal_rn", "none")
-"""Replacement normalizations tried by :func:`swap_normalization` (names of :data:`attnphys.clouds.norms.NORMS`)."""
+"""Replacement normalizations tried by :func:`swap_normalization` by default (names of the norms' registry,
+:func:`attnphys.clouds.norms.norm_names`; any registered one can be asked for)."""
 
 NOT_CAUSAL = ("rn", "diagonal_rn")
 """Cloud-wise normalizations: each token's output depends on every token of the cloud, the later ones

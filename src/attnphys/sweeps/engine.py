@@ -20,7 +20,7 @@ import os
 import threading
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import Any, Literal, TypedDict, Unpack, overload
 
 import numpy as np
 import xarray as xr
@@ -179,40 +179,27 @@ def run_sweep(
     return sweep.task.finalize(target.result())
 
 
+class RunKeywords(TypedDict, total=False):
+    """The keywords of :func:`run_task` besides ``dry_run``, for its typed forms (a dry run returns the
+    :class:`Sweep`, a run its result)."""
+
+    store: str | Path | None
+    overwrite: bool
+    chunk: int | None
+    executor: Literal["inprocess", "processes", "dask"]
+    workers: int | None
+    scheduler: str | None
+    seed: int
+    store_attrs: dict | None
+    progress: bool
+
+
 @overload
 def run_task(
-    task,
-    axes: Iterable[Axis] = (),
-    *,
-    store: str | Path | None = None,
-    overwrite: bool = False,
-    chunk: int | None = None,
-    executor: Literal["inprocess", "processes", "dask"] = "inprocess",
-    workers: int | None = None,
-    scheduler: str | None = None,
-    seed: int = 0,
-    store_attrs: dict | None = None,
-    progress: bool = False,
-    dry_run: Literal[False] = False,
+    task, axes: Iterable[Axis] = (), *, dry_run: Literal[False] = False, **kw: Unpack[RunKeywords]
 ) -> xr.Dataset: ...
-
-
 @overload
-def run_task(
-    task,
-    axes: Iterable[Axis] = (),
-    *,
-    store: str | Path | None = None,
-    overwrite: bool = False,
-    chunk: int | None = None,
-    executor: Literal["inprocess", "processes", "dask"] = "inprocess",
-    workers: int | None = None,
-    scheduler: str | None = None,
-    seed: int = 0,
-    store_attrs: dict | None = None,
-    progress: bool = False,
-    dry_run: Literal[True],
-) -> Sweep: ...
+def run_task(task, axes: Iterable[Axis] = (), *, dry_run: Literal[True], **kw: Unpack[RunKeywords]) -> Sweep: ...
 
 
 def run_task(

@@ -28,6 +28,16 @@ class AbstractAttention(eqx.Module):
         bq, bk: (H, d_k) biases. bv: (H, d_v). bo: (D,).
         causal: token i attends to tokens j ≤ i only (theory: docs/theory/particles.md §2.4).
         heads: number of heads when every map is the identity (identical heads add up).
+
+    Class attributes (the contract of the weights, read by the tests of every registered attention):
+        name: the registry name (``sa``, ``usa``, ``sinkhorn``).
+        rows_sum_to_one: every row of P^h sums to 1 (each output a weighted mean of the values).
+        columns_sum_to_one: every column of P^h sums to 1 too (doubly stochastic), up to the iterations.
+        takes_causal_mask: a causal mask is accepted (masked weights are exactly 0); otherwise refused
+            when the operator is built.
+
+    Shapes: ``scores`` and ``weights`` (H, N, N), non-negative weights; ``__call__`` (N, D) → (N, D) of
+    the same dtype.
     """
 
     beta: float | jax.Array = 1.0
@@ -42,6 +52,9 @@ class AbstractAttention(eqx.Module):
     causal: bool = eqx.field(default=False, static=True)
     heads: int = eqx.field(default=1, static=True)
     name: ClassVar[str]
+    rows_sum_to_one: ClassVar[bool]
+    columns_sum_to_one: ClassVar[bool] = False
+    takes_causal_mask: ClassVar[bool] = True
 
     @abc.abstractmethod
     def normalize(self, S: jax.Array, mask: jax.Array | None) -> jax.Array:

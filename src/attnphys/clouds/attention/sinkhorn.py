@@ -23,6 +23,9 @@ class SinkhornAttention(AbstractAttention):
 
     iterations: int = eqx.field(default=30, static=True)
     name: ClassVar[str] = "sinkhorn"
+    rows_sum_to_one: ClassVar[bool] = True
+    columns_sum_to_one: ClassVar[bool] = True
+    takes_causal_mask: ClassVar[bool] = False
 
     def __check_init__(self):
         if self.causal:

@@ -15,6 +15,7 @@ class SoftmaxAttention(AbstractAttention):
     each row of P is a probability, so A(X)_i is an average of values."""
 
     name: ClassVar[str] = "sa"
+    rows_sum_to_one: ClassVar[bool] = True
 
     def normalize(self, S, mask):
         if mask is not None:

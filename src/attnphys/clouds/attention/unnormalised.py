@@ -15,6 +15,7 @@ class UnnormalisedAttention(AbstractAttention):
     weights is the gradient ascent of the interaction energy (theory: docs/theory/particles.md §3)."""
 
     name: ClassVar[str] = "usa"
+    rows_sum_to_one: ClassVar[bool] = False
 
     def normalize(self, S, mask):
         P = jnp.exp(S) / S.shape[-1]

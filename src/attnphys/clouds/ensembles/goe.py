@@ -15,6 +15,7 @@ class GOE(AbstractEnsemble):
     spectrum filling the semicircle on [−2, 2] (theory: docs/theory/clouds.md §6.3)."""
 
     name: ClassVar[str] = "goe"
+    symmetric: ClassVar[bool] = True
 
     def sample(self, key, batch, dim, dtype=None):
         G = jax.random.normal(key, (*batch, dim, dim), dtype or jnp.result_type(float))

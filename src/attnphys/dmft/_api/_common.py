@@ -4,7 +4,7 @@ of sweepable fields (theory: docs/theory/sweeps.md §1)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import ValidationError
@@ -72,3 +72,11 @@ def sweep_axes(sweep: Sweep | None, *, allowed: Sequence[str] | None = None, cou
         except ValidationError as e:
             raise InputError(e.errors()[0]["msg"].removeprefix("Value error, "), name) from None
     return tuple(axes)
+
+
+def sweep_where(options: Any, **kw: Any) -> dict[str, Any]:
+    """Where an analysis' sweep runs and is stored (the ``store``, ``overwrite``, ``executor``, ``workers``,
+    ``scheduler`` of its options model, those it has), with ``kw`` (e.g. ``chunk``, ``seed``), as keywords of
+    :func:`~attnphys.sweeps.run_task` (theory: docs/theory/sweeps.md §4)."""
+    names = ("store", "overwrite", "chunk", "executor", "workers", "scheduler")
+    return {**{n: getattr(options, n) for n in names if n in type(options).model_fields}, **kw}

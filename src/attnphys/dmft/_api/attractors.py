@@ -4,9 +4,7 @@ docs/theory/dmft.md §7.5; docs/theory/dynamics.md §5–§8)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, overload
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -14,21 +12,22 @@ import numpy as np
 import xarray as xr
 
 from attnphys._messages import validated
+from attnphys._options import takes
 from attnphys.dmft._abstract_model import AbstractModel
-from attnphys.dmft._api._common import Config, Executor, Sweep, sweep_axes
+from attnphys.dmft._analysis_options import AttractorsOptions, BasinsOptions, ContinuationOptions
+from attnphys.dmft._api._common import Config, Sweep, sweep_axes, sweep_where
 from attnphys.dmft.config import DMFTConfig
 from attnphys.dmft.model import model_of
 from attnphys.dmft.starts import as_start
 from attnphys.metadata import base_attrs
+from attnphys.sweeps.engine import run_task
 
 if TYPE_CHECKING:
     from attnphys.sweeps import Sweep as SweepPlan
 
-Sampler = Literal["random", "perturb", "explicit"]
-
 
 class ContinuationPlan(NamedTuple):
-    """What :func:`orbit_continuation` would run, validated (its ``dry_run=True`` answer): the configuration,
+    """What :func:`orbit_continuation` would run, validated (:func:`plan_orbit_continuation`'s answer): the configuration,
     the parameter and its range, the start (typed) and the run's settings (theory: docs/theory/dmft.md §7.5)."""
 
     config: Any
@@ -43,126 +42,57 @@ class ContinuationPlan(NamedTuple):
     max_points: int
 
 
-def _census_task(
-    cfg,
-    *,
-    ics,
-    sampler,
-    amplitude,
-    radius,
-    start: Any,
-    starts,
-    steps,
-    transient,
-    exponents,
-    seed,
-    max_attractors,
-    max_period,
-    observable,
-):
+def _census_task(cfg, o: AttractorsOptions | BasinsOptions):
     from attnphys.dmft.tasks import AttractorTask
 
-    starts = tuple(starts)
-    if sampler != "perturb" and not isinstance(cfg, DMFTConfig):
-        start = "token"  # unused by this sampler; the paper's default checkpoint is no other model's start
+    starts = tuple(o.starts)
+    start = o.start
+    if o.sampler != "perturb" and not isinstance(cfg, DMFTConfig):
+        start = "token"  # unused by this sampler; the paper's checkpoint is no other model's start
     return validated(
         AttractorTask,
         arguments={"k": "exponents", "n_ics": "ics"},
         config=cfg,
         start=start,
-        n_ics=len(starts) if sampler == "explicit" and starts else ics,
-        steps=steps,
-        transient=transient,
-        k=exponents,
-        sampler=sampler,
-        amplitude=amplitude,
-        radius=radius,
+        n_ics=len(starts) if o.sampler == "explicit" and starts else o.ics,
+        steps=o.steps,
+        transient=o.transient,
+        k=o.exponents,
+        sampler=o.sampler,
+        amplitude=o.amplitude,
+        radius=o.radius,
         starts=starts,
-        seed=seed,
-        max_attractors=max_attractors,
-        max_period=max_period,
-        observable=observable,
+        seed=o.seed,
+        max_attractors=o.max_attractors,
+        max_period=o.max_period,
+        observable=o.observable,
     )
 
 
-@overload
-def attractors(
-    cfg: Config,
-    *,
-    ics: int = 256,
-    sampler: Sampler = "random",
-    amplitude: float = 1.0,
-    radius: float = 1e-3,
-    start: Any = "token",
-    starts: Sequence[Any] = (),
-    steps: int = 60_000,
-    transient: int = 40_000,
-    exponents: int = 3,
-    seed: int = 0,
-    max_attractors: int = 8,
-    max_period: int = 256,
-    observable: str = "mo_se",
-    progress: bool = False,
-    dry_run: Literal[False] = False,
-) -> xr.Dataset: ...
+@takes(AttractorsOptions)
+def plan_attractors(cfg: Config, *, options: AttractorsOptions) -> SweepPlan:
+    """The sweep that :func:`attractors` with the same arguments would run (its task), validated, nothing
+    computed (theory: docs/theory/sweeps.md §5).
+
+    Raises:
+        InputError: naming the argument or option refused.
+    """
+    return run_task(_census_task(cfg, options), (), dry_run=True)
 
 
-@overload
-def attractors(
-    cfg: Config,
-    *,
-    ics: int = 256,
-    sampler: Sampler = "random",
-    amplitude: float = 1.0,
-    radius: float = 1e-3,
-    start: Any = "token",
-    starts: Sequence[Any] = (),
-    steps: int = 60_000,
-    transient: int = 40_000,
-    exponents: int = 3,
-    seed: int = 0,
-    max_attractors: int = 8,
-    max_period: int = 256,
-    observable: str = "mo_se",
-    progress: bool = False,
-    dry_run: Literal[True],
-) -> SweepPlan: ...
-
-
-def attractors(
-    cfg: Config,
-    *,
-    ics: int = 256,
-    sampler: Sampler = "random",
-    amplitude: float = 1.0,
-    radius: float = 1e-3,
-    start: Any = "token",
-    starts: Sequence[Any] = (),
-    steps: int = 60_000,
-    transient: int = 40_000,
-    exponents: int = 3,
-    seed: int = 0,
-    max_attractors: int = 8,
-    max_period: int = 256,
-    observable: str = "mo_se",
-    progress: bool = False,
-    dry_run: bool = False,
-) -> xr.Dataset | SweepPlan:
+@takes(AttractorsOptions, plan=plan_attractors)
+def attractors(cfg: Config, *, options: AttractorsOptions) -> xr.Dataset:
     """The attractor census at the configuration's parameter point (theory: docs/theory/dmft.md §7.5;
     docs/theory/dynamics.md §7): ``ics`` starts run vectorised for at most ``steps`` steps, the first
     ``transient`` without period checks; the settled ones are grouped into attractors with kinds, periods,
     exponents (Floquet for periodic orbits, Benettin otherwise) and basin fractions with 95 % Wilson
     intervals; the others are counted as unsettled, never forced into a class.
 
-    Args:
-        sampler: ``random`` (full windows with A uniform in [−amplitude, amplitude]), ``perturb`` (``start``
-            plus a uniform perturbation of radius ``radius``) or ``explicit`` (the windows of ``starts``).
-        seed: the sampler's seed.
-        max_attractors: the size of the ``attractor`` dim (more are counted in ``n_dropped``).
-        max_period: the longest period detected exactly.
-        observable: the observable recorded at the attractors' representative states.
-        dry_run: validate the options, the grid and the starts, and return the :class:`~attnphys.sweeps.Sweep`
-            that would run (its grid and task) instead of computing.
+    The options (each a keyword; :class:`~attnphys.dmft.AttractorsOptions`): ``sampler`` ``random`` (full
+    windows with A uniform in [−amplitude, amplitude]), ``perturb`` (``start`` plus a uniform perturbation of
+    radius ``radius``) or ``explicit`` (the windows of ``starts``); ``seed``, the sampler's seed;
+    ``max_attractors``, the size of the ``attractor`` dim (more are counted in ``n_dropped``);
+    :func:`plan_attractors` validates them and returns the sweep that would run.
 
     Returns:
         Dataset with dims ``attractor``, ``ic``, ``exponent``, ``sample``, ``dim``, ``feature``: ``kind``,
@@ -170,175 +100,52 @@ def attractors(
         ``observed``, per start ``label``, ``settle_step``, ``ic_outcome``; ``n_attractors``,
         ``unsettled_fraction`` (+ interval); attribute ``observable``.
     """
-    from attnphys.sweeps import run_task
-
-    task = _census_task(
-        cfg,
-        ics=ics,
-        sampler=sampler,
-        amplitude=amplitude,
-        radius=radius,
-        start=start,
-        starts=starts,
-        steps=steps,
-        transient=transient,
-        exponents=exponents,
-        seed=seed,
-        max_attractors=max_attractors,
-        max_period=max_period,
-        observable=observable,
-    )
-    if dry_run:
-        return run_task(task, (), dry_run=True)
-    ds = run_task(task, (), progress=progress)
-    ds.attrs["observable"] = observable
+    ds = run_task(_census_task(cfg, options), (), progress=options.progress)
+    ds.attrs["observable"] = options.observable
     return ds
 
 
-@overload
-def basins(
-    cfg: Config,
-    sweep: Sweep,
-    *,
-    ics: int = 128,
-    sampler: Sampler = "random",
-    amplitude: float = 1.0,
-    radius: float = 1e-3,
-    start: Any = "token",
-    starts: Sequence[Any] = (),
-    steps: int = 60_000,
-    transient: int = 40_000,
-    exponents: int = 3,
-    seed: int = 0,
-    max_attractors: int = 8,
-    max_period: int = 256,
-    observable: str = "mo_se",
-    store: str | Path | None = None,
-    overwrite: bool = False,
-    chunk: int = 16,
-    executor: Executor = "inprocess",
-    workers: int | None = None,
-    scheduler: str | None = None,
-    store_attrs: dict | None = None,
-    progress: bool = False,
-    dry_run: Literal[False] = False,
-) -> xr.Dataset: ...
+def _basin_axes(sweep: Sweep):
+    return sweep_axes(sweep, count=1, what="a basin diagram")
 
 
-@overload
-def basins(
-    cfg: Config,
-    sweep: Sweep,
-    *,
-    ics: int = 128,
-    sampler: Sampler = "random",
-    amplitude: float = 1.0,
-    radius: float = 1e-3,
-    start: Any = "token",
-    starts: Sequence[Any] = (),
-    steps: int = 60_000,
-    transient: int = 40_000,
-    exponents: int = 3,
-    seed: int = 0,
-    max_attractors: int = 8,
-    max_period: int = 256,
-    observable: str = "mo_se",
-    store: str | Path | None = None,
-    overwrite: bool = False,
-    chunk: int = 16,
-    executor: Executor = "inprocess",
-    workers: int | None = None,
-    scheduler: str | None = None,
-    store_attrs: dict | None = None,
-    progress: bool = False,
-    dry_run: Literal[True],
-) -> SweepPlan: ...
+@takes(BasinsOptions)
+def plan_basins(cfg: Config, sweep: Sweep, *, options: BasinsOptions) -> SweepPlan:
+    """The sweep that :func:`basins` with the same arguments would run, validated, nothing computed
+    (theory: docs/theory/sweeps.md §5).
+
+    Raises:
+        InputError: naming the argument or option refused.
+    """
+    return run_task(_census_task(cfg, options), _basin_axes(sweep), dry_run=True, **sweep_where(options))
 
 
-def basins(
-    cfg: Config,
-    sweep: Sweep,
-    *,
-    ics: int = 128,
-    sampler: Sampler = "random",
-    amplitude: float = 1.0,
-    radius: float = 1e-3,
-    start: Any = "token",
-    starts: Sequence[Any] = (),
-    steps: int = 60_000,
-    transient: int = 40_000,
-    exponents: int = 3,
-    seed: int = 0,
-    max_attractors: int = 8,
-    max_period: int = 256,
-    observable: str = "mo_se",
-    store: str | Path | None = None,
-    overwrite: bool = False,
-    chunk: int = 16,
-    executor: Executor = "inprocess",
-    workers: int | None = None,
-    scheduler: str | None = None,
-    store_attrs: dict | None = None,
-    progress: bool = False,
-    dry_run: bool = False,
-) -> xr.Dataset | SweepPlan:
+@takes(BasinsOptions, plan=plan_basins)
+def basins(cfg: Config, sweep: Sweep, *, options: BasinsOptions) -> xr.Dataset:
     """Attractor censuses along one parameter, matched into tracks: births, deaths, coexistence and
     hysteresis windows (theory: docs/theory/dmft.md §7.5; docs/theory/dynamics.md §8). Every value uses the
     same starts (common random numbers), so basin fractions vary smoothly along the parameter.
 
     Args:
         sweep: ``{field: values}``, one sweepable field.
-        chunk: parameter values per vectorised batch (times ``ics`` lanes).
-        Others: as :func:`attractors`; store, executor, …: as :func:`bifurcation`.
+
+    The options (each a keyword; :class:`~attnphys.dmft.BasinsOptions`): those of :func:`attractors`
+    (128 starts by default), ``chunk`` (parameter values per vectorised batch, times ``ics`` lanes) and
+    where the sweep runs and is stored, as :func:`bifurcation`; :func:`plan_basins` validates them and
+    returns the sweep that would run.
 
     Returns:
         The census variables of :func:`attractors` over the parameter and, with two or more values, the
         tracks (``track_id``, ``n_coexisting``, ``window_low``/``window_high`` …).
     """
-    from attnphys.sweeps import run_task
-
-    task = _census_task(
-        cfg,
-        ics=ics,
-        sampler=sampler,
-        amplitude=amplitude,
-        radius=radius,
-        start=start,
-        starts=starts,
-        steps=steps,
-        transient=transient,
-        exponents=exponents,
-        seed=seed,
-        max_attractors=max_attractors,
-        max_period=max_period,
-        observable=observable,
-    )
-    axes = sweep_axes(sweep, count=1, what="a basin diagram")
-    if dry_run:
-        return run_task(
-            task,
-            axes,
-            chunk=chunk,
-            executor=executor,
-            workers=workers,
-            scheduler=scheduler,
-            store=store,
-            overwrite=overwrite,
-            dry_run=True,
-        )
     ds = run_task(
-        task,
-        axes,
-        store=store,
-        overwrite=overwrite,
-        chunk=chunk,
-        executor=executor,
-        workers=workers,
-        scheduler=scheduler,
-        store_attrs=store_attrs,
-        progress=progress,
+        _census_task(cfg, options),
+        _basin_axes(sweep),
+        store_attrs=options.store_attrs,
+        progress=options.progress,
+        **sweep_where(options),
     )
-    ds.attrs["observable"] = observable
+    ds.attrs["observable"] = options.observable
     return ds
 
 
@@ -360,67 +167,66 @@ def exact_period(model: AbstractModel, window, sc, max_period: int, confirmation
     return int(detect_period(np.asarray(ys), max_period=max_period, confirmations=confirmations))
 
 
-@overload
+def _continuation_plan(cfg: Config, param: str, start_value: float, stop_value: float, o: ContinuationOptions):
+    from attnphys.dynamics.bifurcations import check_continuation
+    from attnphys.errors import InputError
+
+    if param not in cfg.batched_fields():
+        raise InputError(f"continuation runs along one of {', '.join(cfg.batched_fields())}, got {param!r}", "param")
+    start_value, stop_value = check_continuation(start_value, stop_value, o.step, o.max_step, o.max_points)
+    for v, name in ((start_value, "start_value"), (stop_value, "stop_value")):
+        try:
+            cfg.check_axis(param, (v,))
+        except ValueError as e:
+            raise InputError(str(e), name) from None
+    model = model_of(cfg)
+    try:
+        model.params_of(param)
+    except ValueError as e:
+        raise InputError(str(e), "param") from None
+    model.check_start(o.start)
+    return ContinuationPlan(
+        cfg,
+        param,
+        start_value,
+        stop_value,
+        as_start(o.start),
+        o.transient,
+        o.max_period,
+        o.step,
+        o.max_step,
+        o.max_points,
+    )
+
+
+@takes(ContinuationOptions)
+def plan_orbit_continuation(
+    cfg: Config, param: str, start_value: float, stop_value: float, *, options: ContinuationOptions
+) -> ContinuationPlan:
+    """What :func:`orbit_continuation` with the same arguments would run, validated (the parameter, its
+    range, the start), nothing computed (theory: docs/theory/dmft.md §7.5).
+
+    Raises:
+        InputError: an invalid parameter, range, option or start.
+    """
+    return _continuation_plan(cfg, param, start_value, stop_value, options)
+
+
+@takes(ContinuationOptions, plan=plan_orbit_continuation)
 def orbit_continuation(
-    cfg: Config,
-    param: str,
-    start_value: float,
-    stop_value: float,
-    *,
-    start: Any = "token",
-    transient: int = 40_000,
-    max_period: int = 256,
-    step: float = 1e-3,
-    max_step: float = 1e-2,
-    max_points: int = 2000,
-    progress: bool = False,
-    dry_run: Literal[False] = False,
-) -> xr.Dataset: ...
-
-
-@overload
-def orbit_continuation(
-    cfg: Config,
-    param: str,
-    start_value: float,
-    stop_value: float,
-    *,
-    start: Any = "token",
-    transient: int = 40_000,
-    max_period: int = 256,
-    step: float = 1e-3,
-    max_step: float = 1e-2,
-    max_points: int = 2000,
-    progress: bool = False,
-    dry_run: Literal[True],
-) -> ContinuationPlan: ...
-
-
-def orbit_continuation(
-    cfg: Config,
-    param: str,
-    start_value: float,
-    stop_value: float,
-    *,
-    start: Any = "token",
-    transient: int = 40_000,
-    max_period: int = 256,
-    step: float = 1e-3,
-    max_step: float = 1e-2,
-    max_points: int = 2000,
-    progress: bool = False,
-    dry_run: bool = False,
-) -> xr.Dataset | ContinuationPlan:
+    cfg: Config, param: str, start_value: float, stop_value: float, *, options: ContinuationOptions
+) -> xr.Dataset:
     """Continue the periodic orbit that ``start`` settles on at ``param`` = ``start_value`` towards
     ``stop_value`` by pseudo-arclength continuation of F^p(x) = x, locating folds, flips and Neimark–Sacker
     points from its Floquet multipliers (theory: docs/theory/dmft.md §7.5; docs/theory/dynamics.md §6).
 
     Args:
-        param: one of β_o, β_att, ε; start: the initial condition; transient: steps run at ``start_value``
-            before the exact period is read (at most ``max_period``).
-        step, max_step: the initial and largest arclength steps; max_points: most continuation points.
-        dry_run: validate the options and the start, and return the :class:`ContinuationPlan` instead of
-            computing.
+        param: one of β_o, β_att, ε; start_value, stop_value: the range.
+
+    The options (each a keyword; :class:`~attnphys.dmft.ContinuationOptions`): ``start``, the initial
+    condition; ``transient``, steps run at ``start_value`` before the exact period is read (at most
+    ``max_period``); ``step``, ``max_step``: the initial and largest arclength steps; ``max_points``;
+    :func:`plan_orbit_continuation` validates them and returns the :class:`ContinuationPlan`.
 
     Returns:
         Dataset over the branch points: the parameter, the orbit, its multipliers and stability, the events
@@ -430,27 +236,19 @@ def orbit_continuation(
         InputError: the start is not on a periodic orbit of period ≤ ``max_period`` after the transient,
             or an invalid parameter or range.
     """
-    from attnphys.dynamics.bifurcations import check_continuation, continue_orbit
+    from attnphys.dynamics.bifurcations import continue_orbit
     from attnphys.errors import InputError
 
-    if param not in cfg.batched_fields():
-        raise InputError(f"continuation runs along one of {', '.join(cfg.batched_fields())}, got {param!r}", "param")
-    start_value, stop_value = check_continuation(start_value, stop_value, step, max_step, max_points)
-    for v, name in ((start_value, "start_value"), (stop_value, "stop_value")):
-        try:
-            cfg.check_axis(param, (v,))
-        except ValueError as e:
-            raise InputError(str(e), name) from None
+    plan = _continuation_plan(cfg, param, start_value, stop_value, options)
+    start_value, stop_value, start, transient, max_period = (
+        plan.start_value,
+        plan.stop_value,
+        options.start,
+        options.transient,
+        options.max_period,
+    )
     model = model_of(cfg)
-    try:
-        pf = model.params_of(param)
-    except ValueError as e:
-        raise InputError(str(e), "param") from None
-    model.check_start(start)
-    if dry_run:
-        return ContinuationPlan(
-            cfg, param, start_value, stop_value, as_start(start), transient, max_period, step, max_step, max_points
-        )
+    pf = model.params_of(param)
     sc = pf(jnp.asarray(start_value, jnp.result_type(float)))[1]
     sc_b = jax.tree_util.tree_map(lambda a: jnp.asarray(a)[None], sc)
     win = jax.tree_util.tree_map(lambda a: a[0], model.windows_after(start, sc_b, transient))
@@ -464,7 +262,16 @@ def orbit_continuation(
     m = model.map()
     x0, aux0 = m.state(win)
     branch = continue_orbit(
-        m, x0, aux0, pf, start_value, stop_value, period=p, ds=step, ds_max=max_step, max_steps=max_points
+        m,
+        x0,
+        aux0,
+        pf,
+        start_value,
+        stop_value,
+        period=p,
+        ds=plan.step,
+        ds_max=plan.max_step,
+        max_steps=plan.max_points,
     )
     ds = branch.to_dataset(param)
     ds.attrs.update(base_attrs(cfg, start=as_start(start).describe(), transient=transient))

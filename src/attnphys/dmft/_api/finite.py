@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import xarray as xr
 
 from attnphys._messages import validated
+from attnphys._options import takes
+from attnphys.dmft._analysis_options import ConvergeOptions, FiniteOptions
 from attnphys.dmft._api._common import Config, Sweep, sweep_axes
 from attnphys.errors import InputError
 
@@ -16,54 +18,41 @@ if TYPE_CHECKING:
     from attnphys.sweeps import Sweep as SweepPlan
 
 
-@overload
-def finite_trajectories(
-    cfg: Config,
-    n: int,
-    *,
-    sweep: Sweep | None = None,
-    paths: int = 16,
-    steps: int = 1000,
-    transient: int = 0,
-    seed: int = 0,
-    per_bit: bool = False,
-    record: Sequence[str] | None = None,
-    progress: bool = False,
-    dry_run: Literal[False] = False,
-) -> xr.Dataset: ...
+def _finite_task(cfg: Config, n: int, sweep: Sweep | None, o: FiniteOptions):
+    from attnphys.dmft.tasks import FiniteTask
+
+    record: dict[str, Any] = {} if o.record is None else {"record": tuple(o.record)}
+    task = validated(
+        FiniteTask,
+        config=cfg,
+        n=n,
+        paths=o.paths,
+        steps=o.steps,
+        transient=o.transient,
+        seed=o.seed,
+        per_bit=o.per_bit,
+        **record,
+    )
+    axes = sweep_axes(sweep)
+    return task, axes, max(1, len(axes[0].values)) if len(axes) == 1 else None
 
 
-@overload
-def finite_trajectories(
-    cfg: Config,
-    n: int,
-    *,
-    sweep: Sweep | None = None,
-    paths: int = 16,
-    steps: int = 1000,
-    transient: int = 0,
-    seed: int = 0,
-    per_bit: bool = False,
-    record: Sequence[str] | None = None,
-    progress: bool = False,
-    dry_run: Literal[True],
-) -> SweepPlan: ...
+@takes(FiniteOptions)
+def plan_finite_trajectories(cfg: Config, n: int, *, sweep: Sweep | None = None, options: FiniteOptions) -> SweepPlan:
+    """The sweep that :func:`finite_trajectories` with the same arguments would run, validated, nothing
+    computed (theory: docs/theory/sweeps.md §5).
+
+    Raises:
+        InputError: naming the argument or option refused.
+    """
+    from attnphys.sweeps import run_task
+
+    task, axes, chunk = _finite_task(cfg, n, sweep, options)
+    return run_task(task, axes, chunk=chunk, dry_run=True)
 
 
-def finite_trajectories(
-    cfg: Config,
-    n: int,
-    *,
-    sweep: Sweep | None = None,
-    paths: int = 16,
-    steps: int = 1000,
-    transient: int = 0,
-    seed: int = 0,
-    per_bit: bool = False,
-    record: Sequence[str] | None = None,
-    progress: bool = False,
-    dry_run: bool = False,
-) -> xr.Dataset | SweepPlan:
+@takes(FiniteOptions, plan=plan_finite_trajectories)
+def finite_trajectories(cfg: Config, n: int, *, sweep: Sweep | None = None, options: FiniteOptions) -> xr.Dataset:
     """Sample paths of the finite-N stochastic network with the mean field's conventions (theory:
     docs/theory/dmft.md §2): N = ``n`` semantic bits, each of the configuration's n_se weight columns
     repeated N/n_se times, so that the network and the mean field share every correlation tensor. Path p
@@ -71,91 +60,69 @@ def finite_trajectories(
 
     Args:
         n: semantic bits N (a multiple of n_se); sweep: field → values (any sweepable field).
-        per_bit: sample every bit (memory O(N)) instead of one binomial per weight class.
-        dry_run: validate the options, the grid and the starts, and return the :class:`~attnphys.sweeps.Sweep`
-            that would run (its grid and task) instead of computing.
-        record: the observables recorded (default: every one of
-            observables of the registry (:mod:`attnphys.dmft.observables`) the finite network has; another is refused by name).
+
+    The options (each a keyword; :class:`~attnphys.dmft.FiniteOptions`): ``per_bit`` samples every bit
+    (memory O(N)) instead of one binomial per weight class; ``record``, the observables recorded (default:
+    every one of the registry, :mod:`attnphys.dmft.observables`, the finite network has; another is refused
+    by name); :func:`plan_finite_trajectories` validates them and returns the sweep that would run.
 
     Returns:
         Dataset with the recorded observables (sweep…, path, step, feature); attributes ``engine``,
         ``n_se_finite`` (N) and ``classes`` (weight classes sampled).
     """
     from attnphys.dmft.finite import check_finite_model, repeated_network
-    from attnphys.dmft.tasks import FiniteTask
     from attnphys.sweeps import run_task
 
-    options: dict[str, Any] = {} if record is None else {"record": tuple(record)}
-    task = validated(
-        FiniteTask,
-        config=cfg,
-        n=n,
-        paths=paths,
-        steps=steps,
-        transient=transient,
-        seed=seed,
-        per_bit=per_bit,
-        **options,
-    )
-    axes = sweep_axes(sweep)
-    chunk = max(1, len(axes[0].values)) if len(axes) == 1 else None
-    if dry_run:
-        return run_task(task, axes, chunk=chunk, dry_run=True)
-    ds = run_task(task, axes, chunk=chunk, progress=progress)
+    task, axes, chunk = _finite_task(cfg, n, sweep, options)
+    ds = run_task(task, axes, chunk=chunk, progress=options.progress)
     ds.attrs.update(
-        n_se_finite=int(n), classes=int(n) if per_bit else int(repeated_network(check_finite_model(cfg), n).W.shape[2])
+        n_se_finite=int(n),
+        classes=int(n) if options.per_bit else int(repeated_network(check_finite_model(cfg), n).W.shape[2]),
     )
     return ds
 
 
-@overload
-def converge(
-    cfg: Config,
-    sizes: Sequence[int],
-    *,
-    sweep: Sweep | None = None,
-    paths: int = 16,
-    steps: int = 2000,
-    horizon: int = 200,
-    transient: int = 1000,
-    observable: str = "mo_se",
-    seed: int = 0,
-    progress: bool = False,
-    dry_run: Literal[False] = False,
-) -> xr.Dataset: ...
+def _converge_task(cfg: Config, sizes: Sequence[int], sweep: Sweep | None, o: ConvergeOptions):
+    from attnphys.dmft.tasks import ConvergeTask
+    from attnphys.sweeps import Axis
+
+    ns = [int(n) for n in sizes]
+    if len(ns) < 2:
+        raise InputError(f"give at least two network sizes to fit a slope, got {ns}", "sizes")
+    if len(set(ns)) != len(ns):
+        raise InputError(f"network sizes repeat: {ns}", "sizes")
+    ns = sorted(ns)
+    task = validated(
+        ConvergeTask,
+        config=cfg,
+        paths=o.paths,
+        steps=o.steps,
+        horizon=o.horizon,
+        transient=o.transient,
+        observable=o.observable,
+        seed=o.seed,
+    )
+    return task, sweep_axes(sweep) + (Axis(name="n", values=tuple(float(n) for n in ns)),), ns
 
 
-@overload
-def converge(
-    cfg: Config,
-    sizes: Sequence[int],
-    *,
-    sweep: Sweep | None = None,
-    paths: int = 16,
-    steps: int = 2000,
-    horizon: int = 200,
-    transient: int = 1000,
-    observable: str = "mo_se",
-    seed: int = 0,
-    progress: bool = False,
-    dry_run: Literal[True],
-) -> SweepPlan: ...
+@takes(ConvergeOptions)
+def plan_converge(
+    cfg: Config, sizes: Sequence[int], *, sweep: Sweep | None = None, options: ConvergeOptions
+) -> SweepPlan:
+    """The sweep that :func:`converge` with the same arguments would run, validated, nothing computed
+    (theory: docs/theory/sweeps.md §5).
+
+    Raises:
+        InputError: naming the argument or option refused.
+    """
+    from attnphys.sweeps import run_task
+
+    task, axes, ns = _converge_task(cfg, sizes, sweep, options)
+    return run_task(task, axes, chunk=len(ns), dry_run=True)
 
 
-def converge(
-    cfg: Config,
-    sizes: Sequence[int],
-    *,
-    sweep: Sweep | None = None,
-    paths: int = 16,
-    steps: int = 2000,
-    horizon: int = 200,
-    transient: int = 1000,
-    observable: str = "mo_se",
-    seed: int = 0,
-    progress: bool = False,
-    dry_run: bool = False,
-) -> xr.Dataset | SweepPlan:
+@takes(ConvergeOptions, plan=plan_converge)
+def converge(cfg: Config, sizes: Sequence[int], *, sweep: Sweep | None = None, options: ConvergeOptions) -> xr.Dataset:
     """How finite-N paths approach the mean field as N grows (theory: docs/theory/dmft.md §2.3): for every
     grid point and N, ``paths`` finite-N paths and the mean-field trajectory from the same token, with
 
@@ -172,35 +139,17 @@ def converge(
     Args:
         sizes: network sizes N, at least two, each a positive multiple of n_se.
         sweep: field → values (default: the configuration's point).
-        dry_run: validate the options, the grid and the starts, and return the :class:`~attnphys.sweeps.Sweep`
-            that would run (its grid and task) instead of computing.
+
+    The options (each a keyword; :class:`~attnphys.dmft.ConvergeOptions`): ``paths``, ``steps``,
+    ``horizon``, ``transient``, ``observable``, ``seed``; :func:`plan_converge` validates them and returns
+    the sweep that would run.
 
     Raises:
         InputError: fewer than two sizes, a repeated size, or a size that is not a multiple of n_se.
     """
-    from attnphys.dmft.tasks import ConvergeTask
-    from attnphys.sweeps import Axis, run_task
-
-    ns = [int(n) for n in sizes]
-    if len(ns) < 2:
-        raise InputError(f"give at least two network sizes to fit a slope, got {ns}", "sizes")
-    if len(set(ns)) != len(ns):
-        raise InputError(f"network sizes repeat: {ns}", "sizes")
-    ns = sorted(ns)
-    task = validated(
-        ConvergeTask,
-        config=cfg,
-        paths=paths,
-        steps=steps,
-        horizon=horizon,
-        transient=transient,
-        observable=observable,
-        seed=seed,
-    )
-    axes = sweep_axes(sweep) + (Axis(name="n", values=tuple(float(n) for n in ns)),)
-    if dry_run:
-        return run_task(task, axes, chunk=len(ns), dry_run=True)
     from attnphys.dmft._api.fluctuations import with_rms_prefactor
+    from attnphys.sweeps import run_task
 
-    ds = run_task(task, axes, chunk=len(ns), progress=progress).assign_coords(n=np.asarray(ns))
-    return with_rms_prefactor(ds, cfg, horizon=horizon, observable=observable)
+    task, axes, ns = _converge_task(cfg, sizes, sweep, options)
+    ds = run_task(task, axes, chunk=len(ns), progress=options.progress).assign_coords(n=np.asarray(ns))
+    return with_rms_prefactor(ds, cfg, horizon=options.horizon, observable=options.observable)

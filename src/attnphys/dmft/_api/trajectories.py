@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING
 
 import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
 from attnphys._messages import validated
+from attnphys._options import takes
+from attnphys.dmft._analysis_options import TrajectoriesOptions
 from attnphys.dmft._api._common import Config, Sweep, sweep_axes
 from attnphys.dmft.meanfield import State, Window
 from attnphys.dmft.observables import observable_names
@@ -20,48 +21,43 @@ if TYPE_CHECKING:
     from attnphys.sweeps import Sweep as SweepPlan
 
 
-@overload
-def trajectories(
-    cfg: Config,
-    *,
-    sweep: Sweep | None = None,
-    start: Any = "token",
-    steps: int,
-    transient: int = 0,
-    record_every: int = 1,
-    record: Sequence[str] | None = None,
-    progress: bool = False,
-    dry_run: Literal[False] = False,
-) -> xr.Dataset: ...
+def _trajectory_task(cfg: Config, sweep: Sweep | None, o: TrajectoriesOptions):
+    """The trajectory task and its grid (a list of starts: an ``ic`` dim first)."""
+    from attnphys.dmft.tasks import TrajectoryTask
+    from attnphys.sweeps import Axis
+
+    axes = sweep_axes(sweep)
+    first, starts = split_starts(o.start)
+    task = validated(
+        TrajectoryTask,
+        config=cfg,
+        start=first,  # pyright: ignore[reportArgumentType]  (validated by the task)
+        starts=starts,
+        steps=o.steps,
+        transient=o.transient,
+        record_every=o.record_every,
+        record=observable_names() if o.record is None else tuple(o.record),
+    )
+    if len(starts) > 1:
+        axes = (Axis(name="ic", values=tuple(float(i) for i in range(len(starts)))),) + axes
+    return task, axes
 
 
-@overload
-def trajectories(
-    cfg: Config,
-    *,
-    sweep: Sweep | None = None,
-    start: Any = "token",
-    steps: int,
-    transient: int = 0,
-    record_every: int = 1,
-    record: Sequence[str] | None = None,
-    progress: bool = False,
-    dry_run: Literal[True],
-) -> SweepPlan: ...
+@takes(TrajectoriesOptions)
+def plan_trajectories(cfg: Config, *, sweep: Sweep | None = None, options: TrajectoriesOptions) -> SweepPlan:
+    """The sweep that :func:`trajectories` with the same arguments would run (its grid and task), with the
+    options, the grid and the starts validated; nothing is computed (theory: docs/theory/sweeps.md §5).
+
+    Raises:
+        InputError: naming the argument or option refused.
+    """
+    from attnphys.sweeps import run_task
+
+    return run_task(*_trajectory_task(cfg, sweep, options), dry_run=True)
 
 
-def trajectories(
-    cfg: Config,
-    *,
-    sweep: Sweep | None = None,
-    start: Any = "token",
-    steps: int,
-    transient: int = 0,
-    record_every: int = 1,
-    record: Sequence[str] | None = None,
-    progress: bool = False,
-    dry_run: bool = False,
-) -> xr.Dataset | SweepPlan:
+@takes(TrajectoriesOptions, plan=plan_trajectories)
+def trajectories(cfg: Config, *, sweep: Sweep | None = None, options: TrajectoriesOptions) -> xr.Dataset:
     """Run the mean-field map x_{t+1} = F(x_t) (theory: docs/theory/dmft.md §3.4) at every point of the
     outer-product grid ``sweep``, and over initial conditions, recording the observables per step
     (theory: docs/theory/dmft.md §3.6).
@@ -73,13 +69,11 @@ def trajectories(
     Args:
         cfg: the configuration; unswept fields come from it.
         sweep: field → values (any sweepable configuration field); dims in the given order.
-        start: ``"token"``, ``"checkpoint"``, a window file, a :class:`Window`, a typed start, or a list of
-            them (then a dimension ``ic`` comes first).
-        steps, transient, record_every: T loop steps, the first T_tr not recorded, every k-th kept.
-        record: the observables recorded (default: every one of the registry, :mod:`attnphys.dmft.observables`).
-        progress: show a progress bar.
-        dry_run: validate the options, the grid and the starts, and return the :class:`~attnphys.sweeps.Sweep`
-            that would run (its grid and task) instead of computing.
+
+    The options (each a keyword; :class:`~attnphys.dmft.TrajectoriesOptions`): ``start`` (a list of starts
+    adds a dimension ``ic`` first), the schedule ``steps``, ``transient``, ``record_every`` (T loop steps,
+    the first T_tr not recorded, every k-th kept), ``record`` and ``progress``; :func:`plan_trajectories`
+    validates them and returns the sweep that would run.
 
     Returns:
         Dataset with the recorded observables (sweep…, step, feature), the final window ``final_A``
@@ -87,26 +81,9 @@ def trajectories(
         recorded, its autocorrelation time and the fraction of its power below 1/L per feature; attributes
         with the full configuration, the schedule, the start and the package version.
     """
-    from attnphys.dmft.tasks import TrajectoryTask
-    from attnphys.sweeps import Axis, run_task
+    from attnphys.sweeps import run_task
 
-    axes = sweep_axes(sweep)
-    first, starts = split_starts(start)
-    task = validated(
-        TrajectoryTask,
-        config=cfg,
-        start=first,  # pyright: ignore[reportArgumentType]  (validated by the task)
-        starts=starts,
-        steps=steps,
-        transient=transient,
-        record_every=record_every,
-        record=observable_names() if record is None else tuple(record),
-    )
-    if len(starts) > 1:
-        axes = (Axis(name="ic", values=tuple(float(i) for i in range(len(starts)))),) + axes
-    if dry_run:
-        return run_task(task, axes, dry_run=True)
-    ds = run_task(task, axes, progress=progress)
+    ds = run_task(*_trajectory_task(cfg, sweep, options), progress=options.progress)
     if "ic" in ds.dims:
         ds = ds.assign_coords(ic=np.arange(ds.sizes["ic"]))
     return ds

@@ -18,6 +18,7 @@ from pydantic import Field, create_model, field_validator, model_validator
 
 from attnphys._contract import JOB
 from attnphys._messages import format_validation, option_name
+from attnphys._options import AnalysisOptions, Execution
 from attnphys.dmft._variant import AbstractConfig, make_config, variant_class, variant_names
 from attnphys.dmft.config import BATCHED, PRESETS, DMFTConfig, preset
 from attnphys.errors import InputError, check_fits
@@ -115,11 +116,41 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
         None,
         description="Model variant of the paper's network to run (registered: "
         + ", ".join(n for n in variant_names() if n != "designed")
-        + "; default: the paper's own; the designed model is --design).",
+        + "; default: the paper's own; the designed model is --design). A variant's own fields are options "
+        "once it is named: --variant TAG --help lists them.",
+    )
+
+    variant_fields: dict[str, Any] | None = Field(
+        None,
+        description="Fixed values of the variant's own configuration fields (on the command line: --FIELD VALUE "
+        "after --variant TAG, listed by `--variant TAG --help`).",
     )
 
     swept: ClassVar[tuple[str, ...]] = ()
     """Fields this command may sweep (several values); others must have one value."""
+
+    cli_hidden: ClassVar[frozenset[str]] = frozenset({"variant_fields"})
+    extra_field: ClassVar[str | None] = "variant_fields"
+
+    @classmethod
+    def extra_options(cls, args: list[str]) -> dict[str, str]:
+        """A model variant's own configuration fields, when ``--variant TAG`` is given: one option each
+        (``pe_gain`` → ``--pe-gain``), with the field's description. The variant (an outside package's too)
+        is imported only then."""
+        tags = [a.partition("=")[2] for a in args if a.startswith("--variant=")]
+        tags += [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--variant"]
+        if not tags:
+            return {}
+        try:
+            found = variant_class(tags[-1])
+        except Exception:  # an unknown tag: the option's own validation says so
+            return {}
+        own = [n for n in found.model_fields if n not in DMFTConfig.model_fields and n not in cls.model_fields]
+        return {
+            n: f"{(found.model_fields[n].description or n).rstrip('.')} (a field of the variant {tags[-1]}); "
+            f"default: {found.model_fields[n].default}"
+            for n in own
+        }
 
     @classmethod
     def takes_several(cls, name: str) -> bool:
@@ -183,6 +214,10 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
             changes["correlations"] = corr
         if self.variant is not None:
             changes["variant"] = self.variant
+        if self.variant_fields:
+            if self.variant is None:
+                raise InputError("a variant's own fields need the variant: give --variant TAG", "--variant")
+            changes.update(self.variant_fields)
         try:
             cfg = preset(self.preset, **changes)
         except InputError as err:  # the configuration's own error: its fields named as this command's options
@@ -190,6 +225,11 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
             if e is None:
                 raise
             msg = format_validation(e, type(self))
+            for name in self.variant_fields or {}:  # a variant's own field: named as its option
+                msg = "\n".join(
+                    option_name(name) + line[len(name) :] if line.startswith(f"{name}:") else line
+                    for line in msg.split("\n")
+                )
             for name, (key, _, _) in _CORRELATION_OPTIONS.items():
                 if getattr(self, name) is not None:  # the value came from this option: name it
                     msg = msg.replace(f"--correlations.{key}:", f"{option_name(name)}:")
@@ -253,6 +293,11 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
                     raise InputError(why.format(kind=kind), f"--correlations.{key}")
                 base.pop(key, None)  # the preset's entry, which this kind does not have
         return base or None
+
+    def options_of(self, model: type[AnalysisOptions]) -> dict[str, Any]:
+        """This command's values of the options of an analysis' options model (the fields the command took
+        from it), as keywords of the analysis."""
+        return {name: getattr(self, name) for name in model.model_fields}
 
     def sweep(self) -> dict[str, tuple[float, ...]]:
         """The options given several values, as the analyses take them (``{field: values}``, field order)."""
@@ -334,7 +379,7 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
             raise InputError("applies to a designed model only (give --design NAME or FILE)", "--gamma")
         for name in self.swept_fields():
             opt = "corr_seed" if name == "seed" else name
-            if opt in given:
+            if opt in given or name in (self.variant_fields or {}):
                 raise InputError(
                     f"{name} is swept by this command, so a fixed value would be overridden; set its values "
                     "with the sweep's options",
@@ -397,13 +442,9 @@ def summary_dims(ds) -> str:
     return ", ".join(f"{a}={b}" for a, b in ds.sizes.items())
 
 
-class SweepOptions(ModelOptions):
-    """Options of the commands that run on a resumable sweep store."""
-
-    chunk: int = Field(1024, ge=1, description="Points per vectorised batch (one task).")
-    executor: Literal["inprocess", "processes", "dask"] = Field("inprocess", description="Where chunks run.")
-    workers: int | None = Field(None, ge=1, description="Processes / Dask workers (default: CPU count).")
-    scheduler: str | None = Field(None, description="Dask scheduler address, e.g. tcp://host:8786.")
+class SweepOptions(ModelOptions, Execution):
+    """Options of the commands that run on a resumable sweep store (where the chunks run: the analyses'
+    :class:`~attnphys.dmft._analysis_options.Execution` options)."""
 
     def sweep_options(self, store: Path) -> dict[str, Any]:
         """Where and how the sweep runs, as every sweeping analysis takes it: ``store=`` (the command's
@@ -450,17 +491,6 @@ def prerun_start(v: Any, beta_max: float | None, steps: int | None) -> Any:
     return {"kind": "prerun", "start": {"kind": "token"}, "beta_o": beta_max, "steps": steps}
 
 
-REORTHO_HELP = (
-    "Steps between QR re-orthonormalisations of the tangent vectors (more: faster; an exponent whose "
-    "direction became numerically parallel to the leading ones is flagged in `unreliable`)."
-)
-
-ADAPTIVE_HELP = (
-    "Stop a value early once its orbit is confirmed periodic (exponents from its Floquet multipliers); "
-    "cold starts only."
-)
-
-
 class ParameterRange(SweepOptions):
     """Options of the commands that sweep one parameter over evenly spaced values."""
 
@@ -503,5 +533,5 @@ PLOT_OPTIONS = ("plot_component", "plot_pair", "plot_max_points", "plot_filter")
 FIGURE_ONLY = only_if_given("plot", " (it only changes the figure)")
 """A figure option of a command whose figure is drawn with ``--plot`` only."""
 
-REORTHO_APPLIES = Applies(lambda job: job.lyapunov > 0, "no exponents are computed (--lyapunov 0)")
+REORTHO_APPLIES = Applies(lambda job: job.exponents > 0, "no exponents are computed (--exponents 0)")
 """``--reortho-every`` of the orbit diagrams: it paces the exponents' QRs."""

@@ -6,14 +6,14 @@ from __future__ import annotations
 import abc
 import time
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError
 
 from attnphys._messages import format_validation
+from attnphys.dmft._analysis_options import BasinsPoint, CensusPoint, ContinuationPoint
 from attnphys.dmft._commands._options import BATCHED_ANY, FIGURE_ONLY, ModelOptions, ParameterRange, summary_dims
-from attnphys.dmft.observables import check_observable
 from attnphys.dmft.starts import StartSpec, parse_start
 from attnphys.errors import InputError
 from attnphys.jobs import Applies, Report, only_with, register_job
@@ -22,17 +22,25 @@ _REFERENCE_START = "\0reference start"
 """Key of a reference configuration's start between its translation and the merge with the command line."""
 
 
-class _CensusOptions(ModelOptions):
+def _census_start() -> Any:
+    """The census commands' ``--start`` (parsed; default: the analyses' own)."""
+    return Field(
+        default=CensusPoint.default("start"),
+        description="perturb: the start perturbed (token, checkpoint or a window FILE).",
+    )
+
+
+class _CensusOptions(ModelOptions, CensusPoint):
     """Options of a census: starts, schedule, criteria."""
 
     applies: ClassVar[dict[str, Applies]] = {
-        "amplitude": only_with("start_sampler", "random"),
-        "radius": only_with("start_sampler", "perturb"),
-        "start": only_with("start_sampler", "perturb"),
-        "starts": only_with("start_sampler", "explicit"),
+        "amplitude": only_with("sampler", "random"),
+        "radius": only_with("sampler", "perturb"),
+        "start": only_with("sampler", "perturb"),
+        "starts": only_with("sampler", "explicit"),
         **{
             name: Applies(
-                lambda job: job.start_sampler != "explicit",
+                lambda job: job.sampler != "explicit",
                 "the explicit sampler starts from the --starts given (their number, the same at every value)",
             )
             for name in ("ics", "seed")
@@ -56,75 +64,38 @@ class _CensusOptions(ModelOptions):
         their own starts."""
         merged = super().merge_options(from_file, given)
         start = merged.pop(_REFERENCE_START, None)
-        if start is not None and merged.get("start_sampler", "random") == "perturb":
+        if start is not None and merged.get("sampler", merged.get("start_sampler", "random")) == "perturb":
             merged.setdefault("start", start)
         return merged
 
-    ics: int = Field(default=256, ge=1, description="Starts per parameter value (explicit starts: their number).")
-    steps: int = Field(default=60_000, ge=1, description="Most steps per start (the settle budget).")
-    transient: int = Field(
-        default=40_000, ge=0, description="Steps before the first period check (fewer than --steps)."
-    )
-    exponents: int = Field(default=3, ge=1, description="Lyapunov exponents per attractor.")
-    start_sampler: Literal["random", "perturb", "explicit"] = Field(
-        default="random", description="Starts: random full windows, perturbations of --start, or the --starts list."
-    )
-    amplitude: float = Field(
-        default=1.0, gt=0, allow_inf_nan=False, description="random: attention outputs uniform in [-a, a]."
-    )
-    radius: float = Field(default=1e-3, ge=0, allow_inf_nan=False, description="perturb: radius of the perturbations.")
-    start: StartSpec = Field(  # pyright: ignore[reportAssignmentType]  (parsed: validate_default)
-        default="checkpoint", description="perturb: the start perturbed (checkpoint, token or a window FILE)."
-    )
+    start: StartSpec = _census_start()  # pyright: ignore[reportAssignmentType]  (parsed: validate_default)
     starts: str | None = Field(
         default=None, description="explicit: comma-separated starts (token, checkpoint, FILE, …)."
     )
-    seed: int = Field(default=0, ge=0, description="Seed of the starts (the same at every parameter value).")
-    max_attractors: int = Field(
-        default=8, ge=1, description="Most attractors stored per value (the others are counted)."
-    )
-    max_period: int = Field(default=256, ge=1, description="Longest period detected exactly.")
-    observable: str = Field(
-        default="mo_se", description="Observable of the figures (the names: attnphys dmft trajectory --help)."
-    )
-
-    @field_validator("observable")
-    @classmethod
-    def _observable(cls, v):
-        return check_observable(v)
 
     @abc.abstractmethod
     def analysis(self, **kw):
         """The census this command runs (:func:`attnphys.dmft.attractors` or :func:`~attnphys.dmft.basins`)
-        with its options; ``dry_run=True`` validates them without running."""
+        with its options."""
+
+    @abc.abstractmethod
+    def plan(self):
+        """The sweep the census would run (:func:`attnphys.dmft.plan_attractors` or
+        :func:`~attnphys.dmft.plan_basins`), validated."""
 
     def census_options(self) -> dict:
         """The census options of the analyses (:func:`attnphys.dmft.attractors`, :func:`~attnphys.dmft.basins`)."""
         starts = ()
-        if self.start_sampler == "explicit":
+        if self.sampler == "explicit":
             if not self.starts:
                 raise InputError("the explicit sampler needs --starts", "--starts")
             starts = tuple(parse_start(s.strip()) for s in self.starts.split(",") if s.strip())
-        return dict(
-            ics=self.ics,
-            sampler=self.start_sampler,
-            amplitude=self.amplitude,
-            radius=self.radius,
-            start=self.start,
-            starts=starts,
-            steps=self.steps,
-            transient=self.transient,
-            exponents=self.exponents,
-            seed=self.seed,
-            max_attractors=self.max_attractors,
-            max_period=self.max_period,
-            observable=self.observable,
-        )
+        return dict(**self.options_of(CensusPoint), starts=starts)
 
     def inputs_check(self) -> None:
         super().inputs_check()
         try:
-            self.analysis(dry_run=True)
+            self.plan()
         except ValidationError as e:
             raise InputError(format_validation(e, type(self))) from None
 
@@ -169,6 +140,11 @@ class AttractorsJob(_CensusOptions):
 
         return attractors(self.configuration(), **self.census_options(), **kw)
 
+    def plan(self):
+        from attnphys.dmft import plan_attractors
+
+        return plan_attractors(self.configuration(), **self.census_options())
+
     def execute(self, progress: bool = True) -> Report:
         t0 = time.perf_counter()
         ds = self.analysis(progress=progress)
@@ -182,7 +158,7 @@ class AttractorsJob(_CensusOptions):
 
 
 @register_job
-class BasinsJob(_CensusOptions, ParameterRange):
+class BasinsJob(BasinsPoint, _CensusOptions, ParameterRange):
     """Attractor censuses along a parameter, matched into tracks: births, deaths, coexistence, hysteresis.
 
     Every value uses the same starts; runs on a resumable store (re-running the same command resumes)."""
@@ -193,8 +169,7 @@ class BasinsJob(_CensusOptions, ParameterRange):
         **_CensusOptions.applies,
         "plot_component": FIGURE_ONLY,
     }
-    ics: int = Field(default=128, ge=1, description="Starts per parameter value (explicit starts: their number).")
-    chunk: int = Field(default=16, ge=1, description="Parameter values per vectorised batch (times --ics lanes).")
+    start: StartSpec = _census_start()  # pyright: ignore[reportAssignmentType]  (parsed: validate_default)
     out: Path = Field(default=Path("basins.zarr"), description="Output Zarr store; re-running resumes.")
     plot: Path | None = Field(
         default=None, description="Figure file (PNG): the diagram coloured by track over the basin fractions."
@@ -205,13 +180,16 @@ class BasinsJob(_CensusOptions, ParameterRange):
         """The one analysis this command runs (:func:`attnphys.dmft.basins`) with its options."""
         from attnphys.dmft import basins
 
-        return basins(
-            self.configuration(),
-            self.parameter_sweep(),
-            **self.census_options(),
-            **self.sweep_options(self.out),
-            **kw,
-        )
+        return basins(self.configuration(), self.parameter_sweep(), **self.arguments(), **kw)
+
+    def arguments(self) -> dict:
+        """The keywords of the analysis (:func:`attnphys.dmft.basins`) from this command's options."""
+        return dict(**self.census_options(), **self.sweep_options(self.out))
+
+    def plan(self):
+        from attnphys.dmft import plan_basins
+
+        return plan_basins(self.configuration(), self.parameter_sweep(), **self.arguments())
 
     def inputs_check(self) -> None:
         super().inputs_check()
@@ -242,7 +220,7 @@ class BasinsJob(_CensusOptions, ParameterRange):
 
 
 @register_job
-class OrbitContinuationJob(ModelOptions):
+class OrbitContinuationJob(ModelOptions, ContinuationPoint):
     """Continue the periodic orbit a start settles on, locating folds, flips and Neimark–Sacker points.
 
     The start runs --transient steps at --start-value; its exact period is read there, and the orbit is
@@ -258,13 +236,8 @@ class OrbitContinuationJob(ModelOptions):
         default=1.24, allow_inf_nan=False, description="Towards where it is followed (either side)."
     )
     start: StartSpec = Field(  # pyright: ignore[reportAssignmentType]  (parsed: validate_default)
-        default="checkpoint", description="Initial condition: checkpoint, token or a window FILE."
+        default=ContinuationPoint.default("start"), description="Initial condition: token, checkpoint or a window FILE."
     )
-    transient: int = Field(default=40_000, ge=0, description="Steps at --start-value before the period is read.")
-    max_period: int = Field(default=256, ge=1, description="Longest period looked for.")
-    step: float = Field(default=1e-3, gt=0, allow_inf_nan=False, description="Initial arclength step.")
-    max_step: float = Field(default=1e-2, gt=0, allow_inf_nan=False, description="Largest arclength step.")
-    max_points: int = Field(default=2000, ge=1, description="Most continuation points.")
     out: Path = Field(default=Path("orbit_continuation.zarr"), description="Output store (.zarr or .nc).")
 
     def swept_fields(self) -> tuple[str, ...]:
@@ -274,24 +247,21 @@ class OrbitContinuationJob(ModelOptions):
         """The one analysis this command runs (:func:`attnphys.dmft.orbit_continuation`) with its options."""
         from attnphys.dmft import orbit_continuation
 
-        return orbit_continuation(
-            self.configuration(),
-            self.param,
-            self.start_value,
-            self.stop_value,
-            start=self.start,
-            transient=self.transient,
-            max_period=self.max_period,
-            step=self.step,
-            max_step=self.max_step,
-            max_points=self.max_points,
-            **kw,
-        )
+        return orbit_continuation(*self._range(), **self.options_of(ContinuationPoint), **kw)
+
+    def _range(self):
+        return self.configuration(), self.param, self.start_value, self.stop_value
+
+    def plan(self):
+        """What the analysis would run (:func:`attnphys.dmft.plan_orbit_continuation`), validated."""
+        from attnphys.dmft import plan_orbit_continuation
+
+        return plan_orbit_continuation(*self._range(), **self.options_of(ContinuationPoint))
 
     def inputs_check(self) -> None:
         super().inputs_check()
         try:
-            self.analysis(dry_run=True)
+            self.plan()
         except InputError as e:
             raise self.option_error(e) from None
 

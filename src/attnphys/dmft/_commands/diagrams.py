@@ -5,33 +5,35 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from attnphys._messages import format_validation
+from attnphys.dmft._analysis_options import (
+    BifurcationOptions,
+    BifurcationPoint,
+    PhaseDiagramOptions,
+    PhaseDiagramPoint,
+)
 from attnphys.dmft._commands._options import (
-    ADAPTIVE_HELP,
     FIGURE_ONLY,
     PLOT_OPTIONS,
     PRERUN_HELP,
     REORTHO_APPLIES,
-    REORTHO_HELP,
     ParameterRange,
     SweepOptions,
     prerun_start,
     summary_dims,
 )
-from attnphys.dmft.config import check_schedule
-from attnphys.dmft.observables import check_observable
 from attnphys.dmft.starts import StartSpec
 from attnphys.errors import InputError
 from attnphys.jobs import Applies, Report, register_job
 
 
 @register_job
-class BifurcationJob(ParameterRange):
+class BifurcationJob(ParameterRange, BifurcationPoint):
     """Orbit/bifurcation diagram with Lyapunov exponents and regimes.
 
     Cold starts (every value from --start) or continuation chains (--continuation up|down|both: every
@@ -49,20 +51,9 @@ class BifurcationJob(ParameterRange):
         "reortho_every": REORTHO_APPLIES,
     }
 
-    steps: int = Field(175_000, ge=1, description="Loop steps per value.")
-    transient: int = Field(100_000, ge=0, description="Steps discarded before recording (fewer than --steps).")
-    lyapunov: int = Field(3, ge=0, description="Leading Lyapunov exponents over the recorded steps (0: none).")
-    reortho_every: int = Field(1, ge=1, description=REORTHO_HELP)
-    n_orbit: int = Field(1000, ge=20, description="Last recorded observations kept per value.")
-    adaptive: bool = Field(False, description=ADAPTIVE_HELP)
-    observable: str = Field(
-        "mo_se", description="Observable of the diagram (the names: attnphys dmft trajectory --help)."
-    )
-    section_tol: float = Field(1e-3, ge=0, allow_inf_nan=False, description="Zero-plane section tolerance |y_g| ≤ tol.")
-    continuation: Literal["up", "down", "both"] | None = Field(None, description="Continuation instead of cold starts.")
     start: StartSpec = Field(  # pyright: ignore[reportAssignmentType]  (parsed: validate_default)
-        "checkpoint",
-        description="Initial condition: checkpoint, token or a window FILE;" + PRERUN_HELP,
+        BifurcationOptions.default("start"),
+        description="Initial condition: token, checkpoint (the paper's diagrams) or a window FILE;" + PRERUN_HELP,
     )
     out: Path = Field(Path("bifurcation.zarr"), description="Output Zarr store; re-running resumes.")
     plot: Path | None = Field(None, description="Figure file (PNG); zero-plane points go to <stem>_sections.png.")
@@ -91,39 +82,32 @@ class BifurcationJob(ParameterRange):
         beta = info.data.get("stop_value") if info.data.get("param", "beta_o") == "beta_o" else None
         return prerun_start(v, beta, info.data.get("steps"))
 
-    @field_validator("observable")
-    @classmethod
-    def _observable(cls, v):
-        return check_observable(v)
-
     @model_validator(mode="after")
-    def _schedule(self):
-        check_schedule(self.steps, self.transient)
+    def _chains(self):
         if self.continuation is not None and self.executor != "inprocess" and self.continuation != "both":
             raise ValueError("a single continuation chain runs in one process: use --executor inprocess")
         return self
+
+    def arguments(self) -> dict[str, Any]:
+        """The keywords of the analysis (:func:`attnphys.dmft.bifurcation`) from this command's options."""
+        return dict(
+            **self.options_of(BifurcationPoint),
+            start=self.start,
+            keep_final=self.save_final is not None,
+            **self.sweep_options(self.out),
+        )
 
     def analysis(self, **kw):
         """The one analysis this command runs (:func:`attnphys.dmft.bifurcation`) with its options."""
         from attnphys.dmft import bifurcation
 
-        return bifurcation(
-            self.configuration(),
-            self.parameter_sweep(),
-            start=self.start,
-            steps=self.steps,
-            transient=self.transient,
-            exponents=self.lyapunov,
-            reortho_every=self.reortho_every,
-            n_orbit=self.n_orbit,
-            adaptive=self.adaptive,
-            observable=self.observable,
-            section_tol=self.section_tol,
-            continuation=self.continuation,
-            keep_final=self.save_final is not None,
-            **self.sweep_options(self.out),
-            **kw,
-        )
+        return bifurcation(self.configuration(), self.parameter_sweep(), **self.arguments(), **kw)
+
+    def plan(self):
+        """The sweep the analysis would run (:func:`attnphys.dmft.plan_bifurcation`), validated."""
+        from attnphys.dmft import plan_bifurcation
+
+        return plan_bifurcation(self.configuration(), self.parameter_sweep(), **self.arguments())
 
     def final_paths(self) -> dict[str, Path]:
         """Where --save-final writes the final window of each chain: FILE, or FILE-up/FILE-down."""
@@ -163,7 +147,7 @@ class BifurcationJob(ParameterRange):
             except ValueError as e:
                 raise InputError(str(e), "--plot-pair" if self.plot_pair else "--plot-component") from None
         try:
-            self.analysis(dry_run=True)
+            self.plan()
         except ValidationError as e:
             raise InputError(format_validation(e, type(self))) from None
         except InputError as e:
@@ -229,7 +213,7 @@ AxisSpec = tuple[str, float, float, int]
 
 
 @register_job
-class PhaseDiagramJob(SweepOptions):
+class PhaseDiagramJob(SweepOptions, PhaseDiagramPoint):
     """Phase diagram over two configuration fields: regime and Lyapunov exponents per point.
 
     Runs on a resumable store: re-running the same command resumes; a different one is refused."""
@@ -247,17 +231,10 @@ class PhaseDiagramJob(SweepOptions):
 
     x: AxisSpec = Field(("beta_o", 0.0, 3.0, 201), description="FIELD START STOP NUM of the x axis.")
     y: AxisSpec = Field(("beta_att", 0.0, 3.0, 201), description="FIELD START STOP NUM of the y axis.")
-    steps: int = Field(120_000, ge=1, description="Loop steps per point.")
-    transient: int = Field(100_000, ge=0, description="Steps discarded before recording (fewer than --steps).")
-    lyapunov: int = Field(2, ge=0, description="Leading Lyapunov exponents per point.")
-    reortho_every: int = Field(1, ge=1, description=REORTHO_HELP)
-    n_orbit: int = Field(1000, ge=20, description="Last recorded observations used for the classification.")
-    adaptive: bool = Field(False, description=ADAPTIVE_HELP)
     start: StartSpec = Field(  # pyright: ignore[reportAssignmentType]  (parsed: validate_default)
-        "checkpoint",
-        description="Initial condition: checkpoint, token or a window FILE;" + PRERUN_HELP,
+        PhaseDiagramOptions.default("start"),
+        description="Initial condition: token, checkpoint (the paper's diagrams) or a window FILE;" + PRERUN_HELP,
     )
-    seed: int = Field(0, ge=0, description="Base seed of the per-point seeds.")
     out: Path = Field(Path("phase.zarr"), description="Zarr store; re-running the same command resumes.")
     plot: Path | None = Field(None, description="Figure (PNG): regime map and λ1 heat map.")
 
@@ -273,8 +250,7 @@ class PhaseDiagramJob(SweepOptions):
         return (self.x[0], self.y[0])
 
     @model_validator(mode="after")
-    def _schedule(self):
-        check_schedule(self.steps, self.transient)
+    def _axes(self):
         if self.x[0] == self.y[0]:
             raise ValueError(f"--x and --y name the same field {self.x[0]!r}")
         return self
@@ -298,25 +274,22 @@ class PhaseDiagramJob(SweepOptions):
         """The one analysis this command runs (:func:`attnphys.dmft.phase_diagram`) with its options."""
         from attnphys.dmft import phase_diagram
 
-        return phase_diagram(
-            self.configuration(),
-            self.grid_sweep(),
-            start=self.start,
-            steps=self.steps,
-            transient=self.transient,
-            exponents=self.lyapunov,
-            reortho_every=self.reortho_every,
-            n_orbit=self.n_orbit,
-            adaptive=self.adaptive,
-            seed=self.seed,
-            **self.sweep_options(self.out),
-            **kw,
-        )
+        return phase_diagram(self.configuration(), self.grid_sweep(), **self.arguments(), **kw)
+
+    def arguments(self) -> dict[str, Any]:
+        """The keywords of the analysis (:func:`attnphys.dmft.phase_diagram`) from this command's options."""
+        return dict(**self.options_of(PhaseDiagramPoint), start=self.start, **self.sweep_options(self.out))
+
+    def plan(self):
+        """The sweep the analysis would run (:func:`attnphys.dmft.plan_phase_diagram`), validated."""
+        from attnphys.dmft import plan_phase_diagram
+
+        return plan_phase_diagram(self.configuration(), self.grid_sweep(), **self.arguments())
 
     def inputs_check(self) -> None:
         super().inputs_check()
         try:
-            self.analysis(dry_run=True)
+            self.plan()
         except InputError as e:
             opt = {self.x[0]: "--x", self.y[0]: "--y"}.get(e.field or "")
             if opt is None:

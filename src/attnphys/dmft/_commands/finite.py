@@ -9,14 +9,14 @@ from typing import ClassVar
 
 from pydantic import Field, model_validator
 
+from attnphys.dmft._analysis_options import ConvergePoint, FinitePoint
 from attnphys.dmft._commands._options import ModelOptions, summary_dims
-from attnphys.dmft.config import check_schedule
 from attnphys.errors import InputError
 from attnphys.jobs import IntValues, Report, Values, register_job
 
 
 @register_job
-class FiniteJob(ModelOptions):
+class FiniteJob(ModelOptions, FinitePoint):
     """Sample paths of the finite-N stochastic network with the mean field's conventions.
 
     The network repeats each of the configuration's n_se weight columns N/n_se times, so N must be a
@@ -28,32 +28,22 @@ class FiniteJob(ModelOptions):
     designs: ClassVar[bool] = False
 
     n: int = Field(99_000, ge=1, description="Semantic bits N of the finite network (a multiple of n_se).")
-    paths: int = Field(16, ge=1, description="Independent sample paths.")
-    steps: int = Field(5000, ge=1, description="Loop steps.")
-    transient: int = Field(0, ge=0, description="Steps not recorded (fewer than --steps).")
-    seed: int = Field(0, ge=0, lt=2**32, description="Path p uses the key fold_in(PRNGKey(seed), p).")
-    per_bit: bool = Field(False, description="Sample every bit (memory O(N)) instead of one binomial per weight class.")
     out: Path = Field(Path("finite.zarr"), description="Output store (.zarr or .nc).")
-
-    @model_validator(mode="after")
-    def _schedule(self):
-        check_schedule(self.steps, self.transient)
-        return self
 
     def analysis(self, **kw):
         """The one analysis this command runs (:func:`attnphys.dmft.finite_trajectories`) with its options."""
         from attnphys.dmft import finite_trajectories
 
         return finite_trajectories(
-            self.configuration(),
-            self.n,
-            sweep=self.sweep(),
-            paths=self.paths,
-            steps=self.steps,
-            transient=self.transient,
-            seed=self.seed,
-            per_bit=self.per_bit,
-            **kw,
+            self.configuration(), self.n, sweep=self.sweep(), **self.options_of(FinitePoint), **kw
+        )
+
+    def plan(self):
+        """The sweep the analysis would run (:func:`attnphys.dmft.plan_finite_trajectories`), validated."""
+        from attnphys.dmft import plan_finite_trajectories
+
+        return plan_finite_trajectories(
+            self.configuration(), self.n, sweep=self.sweep(), **self.options_of(FinitePoint)
         )
 
     def inputs_check(self) -> None:
@@ -66,7 +56,7 @@ class FiniteJob(ModelOptions):
                 "--per-bit",
                 "--per-bit",
             )
-        self.analysis(dry_run=True)
+        self.plan()
 
     def execute(self, progress: bool = True) -> Report:
         t0 = time.perf_counter()
@@ -81,7 +71,7 @@ class FiniteJob(ModelOptions):
 
 
 @register_job
-class ConvergeJob(ModelOptions):
+class ConvergeJob(ModelOptions, ConvergePoint):
     """How finite-N paths approach the mean field as N grows; fitted slopes over the largest three decades.
 
     Each N is rounded to the nearest multiple of n_se (the network repeats the configuration's columns)."""
@@ -97,19 +87,11 @@ class ConvergeJob(ModelOptions):
         (100, 1000, 10_000, 100_000, 1_000_000),
         description="Network sizes N (each rounded to the nearest multiple of n_se; at least two).",
     )
-    paths: int = Field(16, ge=1, description="Sample paths per (β_o, N).")
-    steps: int = Field(2000, ge=2, description="Loop steps per path.")
-    horizon: int = Field(200, ge=1, description="Steps over which path deviations are measured.")
-    transient: int = Field(1000, ge=0, description="Steps before the long-run statistics (fewer than --steps).")
-    seed: int = Field(0, ge=0, lt=2**32, description="Path p uses the key fold_in(PRNGKey(seed), p).")
     out: Path = Field(Path("converge.zarr"), description="Output store (.zarr or .nc).")
     plot: Path | None = Field(None, description="Figure (PNG): distances vs N, log–log, with fitted slopes.")
 
     @model_validator(mode="after")
-    def _schedule(self):
-        check_schedule(self.steps, self.transient)
-        if self.horizon > self.steps:
-            raise ValueError(f"--horizon ({self.horizon}) must not exceed --steps ({self.steps})")
+    def _sizes(self):
         bad = [v for v in self.n if v < 1]
         if bad:
             raise ValueError(f"--n: network sizes must be positive, got {bad}")
@@ -135,21 +117,17 @@ class ConvergeJob(ModelOptions):
         """The one analysis this command runs (:func:`attnphys.dmft.converge`) with its options."""
         from attnphys.dmft import converge
 
-        return converge(
-            self.configuration(),
-            self.sizes(),
-            sweep=self.sweep(),
-            paths=self.paths,
-            steps=self.steps,
-            horizon=self.horizon,
-            transient=self.transient,
-            seed=self.seed,
-            **kw,
-        )
+        return converge(self.configuration(), self.sizes(), sweep=self.sweep(), **self.options_of(ConvergePoint), **kw)
+
+    def plan(self):
+        """The sweep the analysis would run (:func:`attnphys.dmft.plan_converge`), validated."""
+        from attnphys.dmft import plan_converge
+
+        return plan_converge(self.configuration(), self.sizes(), sweep=self.sweep(), **self.options_of(ConvergePoint))
 
     def inputs_check(self) -> None:
         super().inputs_check()
-        self.analysis(dry_run=True)
+        self.plan()
 
     def execute(self, progress: bool = True) -> Report:
         from attnphys.dmft._convergence import slope_text

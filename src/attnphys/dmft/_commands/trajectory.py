@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
-from pydantic import Field, model_validator
+from pydantic import Field
 
+from attnphys.dmft._analysis_options import TrajectoryPoint
 from attnphys.dmft._commands._options import BATCHED_ANY, ModelOptions, check_records, summary_dims
-from attnphys.dmft.config import check_schedule
 from attnphys.dmft.observables import with_observables
 from attnphys.dmft.starts import StartSpec
 from attnphys.errors import InputError
@@ -19,7 +19,7 @@ from attnphys.jobs import Report, register_job
 
 @register_job
 @with_observables
-class TrajectoryJob(ModelOptions):
+class TrajectoryJob(ModelOptions, TrajectoryPoint):
     """Run the mean-field map and record {observables} per step.
 
     Several values of --beta-o, --beta-att or --epsilon (0.5,1,3 or START:STOP:NUM) run as one
@@ -29,11 +29,8 @@ class TrajectoryJob(ModelOptions):
     outputs_spec: ClassVar[dict[str, str]] = {"out": "result", "plot": "figures", "save_final": "file"}
     swept: ClassVar[tuple[str, ...]] = BATCHED_ANY
 
-    steps: int = Field(2000, ge=1, description="Loop steps T.")
-    transient: int = Field(0, ge=0, description="Steps discarded before recording (fewer than --steps).")
-    record_every: int = Field(1, ge=1, description="Record every K-th step after the transient.")
     start: StartSpec = Field(  # pyright: ignore[reportAssignmentType]  (parsed: validate_default)
-        "token",
+        TrajectoryPoint.default("start"),
         description="Initial condition: token, pattern:INDEX (the pattern itself, as the reference starts its "
         "hand-set correlations), checkpoint (the published β_o = 3 window) or a window FILE (.json or the "
         "reference's .npz).",
@@ -43,11 +40,6 @@ class TrajectoryJob(ModelOptions):
     save_final: Path | None = Field(
         None, description="Save the final context window here (.npz or .json), readable by --start."
     )
-
-    @model_validator(mode="after")
-    def _schedule(self):
-        check_schedule(self.steps, self.transient)
-        return self
 
     def inputs_check(self) -> None:
         super().inputs_check()
@@ -77,10 +69,7 @@ class TrajectoryJob(ModelOptions):
         ds = trajectories(
             cfg,
             sweep=self.sweep(),
-            start=self.start,
-            steps=self.steps,
-            transient=self.transient,
-            record_every=self.record_every,
+            **self.options_of(TrajectoryPoint),
             progress=progress,
         )
         elapsed = time.perf_counter() - t0

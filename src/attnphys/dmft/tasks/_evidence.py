@@ -40,7 +40,7 @@ def orbit_spec(
     recorded = steps - transient
     D = cfg.L * (cfg.M + (cfg.P if full_state else 0))
     if not 0 <= k <= D:
-        raise InputError(f"must be in [0, {D}] (L·M{' + L·P' if full_state else ''}), got {k}", "--lyapunov")
+        raise InputError(f"must be in [0, {D}] (L·M{' + L·P' if full_state else ''}), got {k}", "--exponents")
     if k and not start_filled and transient < cfg.L - 1:
         raise ValueError(f"Lyapunov exponents from a token start need transient >= L - 1 = {cfg.L - 1}")
     if align > transient:

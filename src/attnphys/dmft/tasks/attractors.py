@@ -29,6 +29,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from attnphys.dmft._abstract_model import AbstractModel
+from attnphys.dmft._analysis_options import CensusPoint
 from attnphys.dmft.config import check_schedule
 from attnphys.dmft.initial import token_positions
 from attnphys.dmft.model import model_of
@@ -110,10 +111,14 @@ class AttractorTask(DMFTTask):
     (:func:`attnphys.dynamics._tracks.tracks`) when the result is assembled."""
 
     kind: Literal["dmft-attractors"] = "dmft-attractors"
-    n_ics: int = Field(default=256, ge=1, description="starts per grid point")
-    steps: int = Field(default=60_000, ge=1, description="most steps per start (the settle budget)")
-    transient: int = Field(default=40_000, ge=0, description="steps before the first period check")
-    k: int = Field(default=3, ge=1, description="exponents per attractor")
+    n_ics: int = Field(default=CensusPoint.default("ics"), ge=1, description="starts per grid point")
+    steps: int = Field(
+        default=CensusPoint.default("steps"), ge=1, description="most steps per start (the settle budget)"
+    )
+    transient: int = Field(
+        default=CensusPoint.default("transient"), ge=0, description="steps before the first period check"
+    )
+    k: int = Field(default=CensusPoint.default("exponents"), ge=1, description="exponents per attractor")
     sampler: Literal["random", "perturb", "explicit"] = Field(default="random", description="start sampler")
     amplitude: float = Field(default=1.0, gt=0, allow_inf_nan=False, description="random: A uniform in [-a, a]")
     radius: float = Field(default=1e-3, ge=0, allow_inf_nan=False, description="perturb: radius of the perturbation")

@@ -8,6 +8,7 @@ import jax
 import numpy as np
 from pydantic import Field, model_validator
 
+from attnphys.dmft._analysis_options import ConvergePoint
 from attnphys.dmft.config import BATCHED, check_schedule
 from attnphys.dmft.finite import check_finite_model
 from attnphys.dmft.observables import ObservableName
@@ -28,10 +29,10 @@ class ConvergeTask(DMFTTask):
 
     kind: Literal["dmft-converge"] = "dmft-converge"
     start: StartSpec = Field(default_factory=TokenStart, description="initial condition (token only)")
-    paths: int = Field(default=16, ge=1)
-    steps: int = Field(default=2000, ge=2)
-    horizon: int = Field(default=200, ge=1)
-    transient: int = Field(default=1000, ge=0)
+    paths: int = Field(default=ConvergePoint.default("paths"), ge=1)
+    steps: int = Field(default=ConvergePoint.default("steps"), ge=2)
+    horizon: int = Field(default=ConvergePoint.default("horizon"), ge=1)
+    transient: int = Field(default=ConvergePoint.default("transient"), ge=0)
     observable: ObservableName = "mo_se"
     seed: int = Field(default=0, ge=0, lt=2**32)
 

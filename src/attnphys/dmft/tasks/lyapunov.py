@@ -83,7 +83,9 @@ class LyapunovTask(DMFTTask):
     def check_config(self, cfg, grid):
         D = cfg.L * (cfg.M + (cfg.P if self.full_state else 0))
         if self.k is not None and self.k > D:
-            raise InputError(f"must be in [1, {D}] (L·M{' + L·P' if self.full_state else ''}), got {self.k}", "--k")
+            raise InputError(
+                f"must be in [1, {D}] (L·M{' + L·P' if self.full_state else ''}), got {self.k}", "--exponents"
+            )
         check_token_transient(self.start, cfg, self.transient)
 
     def schema(self, grid):

@@ -11,6 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 from pydantic import Field, model_validator
 
+from attnphys.dmft._analysis_options import PhaseDiagramPoint
 from attnphys.dmft._variant import AbstractConfig
 from attnphys.dmft.config import check_schedule
 from attnphys.dmft.observables import ObservableName
@@ -38,10 +39,18 @@ class OrbitTask(DMFTTask):
     final state (continuation); the variables are the same as for cold starts."""
 
     kind: Literal["dmft-orbits"] = "dmft-orbits"
-    steps: int = Field(default=120_000, ge=1, description="loop steps per point")
-    transient: int = Field(default=100_000, ge=0, description="steps discarded first")
-    lyapunov: int = Field(default=2, ge=0, description="leading Lyapunov exponents over the recorded steps")
-    n_orbit: int = Field(default=1000, ge=20, description="last recorded observations used for the classification")
+    steps: int = Field(default=PhaseDiagramPoint.default("steps"), ge=1, description="loop steps per point")
+    transient: int = Field(default=PhaseDiagramPoint.default("transient"), ge=0, description="steps discarded first")
+    lyapunov: int = Field(
+        default=PhaseDiagramPoint.default("exponents"),
+        ge=0,
+        description="leading Lyapunov exponents over the recorded steps",
+    )
+    n_orbit: int = Field(
+        default=PhaseDiagramPoint.default("n_orbit"),
+        ge=20,
+        description="last recorded observations used for the classification",
+    )
     keep_orbit: bool = Field(default=False, description="store the orbit samples and zero-plane points too")
     observable: ObservableName = "mo_se"
     section_tol: float = Field(default=1e-3, ge=0, allow_inf_nan=False)

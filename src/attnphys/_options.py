@@ -1,0 +1,185 @@
+"""One options model per analysis: each option's name, default, type, help text and bounds written once, in a
+pydantic model, from which the analysis' Python function, its dry run (a ``plan_*`` function) and its
+command's options all derive (theory: docs/theory/sweeps.md §5).
+
+* :class:`AnalysisOptions` — the base of every analysis' options model; :meth:`AnalysisOptions.read` turns
+  the keywords of a call into the model (a refused value raises :class:`~attnphys.errors.InputError` naming
+  the keyword; a keyword renamed since the last release still works, with a :class:`DeprecationWarning`
+  naming the new one).
+* :func:`takes` — the decorator that gives an analysis function the model's options as keyword arguments
+  (its signature and docstring list them) and hands the implementation one validated model.
+
+Light: pydantic and the standard library only, so that a command's ``--help`` builds its options from the
+models without loading the numerical engine.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, ClassVar, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic_core import PydanticUndefined
+
+from attnphys.errors import InputError
+
+_R = TypeVar("_R")
+_O = TypeVar("_O", bound="AnalysisOptions")
+
+
+def deprecated_name(where: str, old: str, new: str, stacklevel: int = 3) -> None:
+    """Warn that ``old`` (a keyword or option of 0.3.0 and before) is now ``new`` (kept for one release)."""
+    warnings.warn(
+        f"{where}: {old} is deprecated since 0.3.0 and will be removed in 0.4.0: use {new}",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
+
+
+class AnalysisOptions(BaseModel):
+    """The options of one analysis, each written once: its name (the Python keyword; the command's option is
+    ``--`` + the name with ``-`` for ``_``), default, type, help text (``description``) and bounds.
+
+    Class attributes:
+        renamed: keywords of earlier releases → their name now (accepted for one release with a
+            :class:`DeprecationWarning`).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, arbitrary_types_allowed=True)
+
+    renamed: ClassVar[Mapping[str, str]] = {}
+    late: ClassVar[bool] = False
+    """Whether this class's own options come last in a signature (where a sweep runs and is stored)."""
+
+    @classmethod
+    def read(cls: type[_O], given: Mapping[str, Any], where: str = "") -> _O:
+        """The model of the keywords ``given`` of a call of ``where``.
+
+        Raises:
+            InputError: naming the keyword: unknown (with the known ones), given twice under its old and
+                new name, or a value the model refuses.
+        """
+        from attnphys._messages import validated
+
+        data = dict(given)
+        for old, new in cls.renamed.items():
+            if old in data:
+                if new in data:
+                    raise InputError(f"given twice, as {new} and as its old name {old}: give {new} only", new)
+                deprecated_name(f"{where}({old}=…)" if where else old, f"{old}=", f"{new}=", stacklevel=4)
+                data[new] = data.pop(old)
+        unknown = [k for k in data if k not in cls.model_fields]
+        if unknown:
+            known = ", ".join(cls.model_fields)
+            raise InputError(
+                f"{where or cls.__name__} takes no option {unknown[0]!r}; its options: {known}", unknown[0]
+            )
+        return validated(cls, **data)
+
+    @classmethod
+    def parameters(cls) -> list[inspect.Parameter]:
+        """The options as keyword-only parameters (name, default, annotation), in the model's order."""
+        out = []
+
+        def late(name: str) -> bool:
+            owner = next(c for c in reversed(cls.__mro__) if name in vars(c).get("__annotations__", {}))
+            return bool(vars(owner).get("late", False))
+
+        for name, f in sorted(cls.model_fields.items(), key=lambda item: late(item[0])):
+            default = inspect.Parameter.empty if f.default is PydanticUndefined else f.default
+            if f.default_factory is not None:
+                default = f.default_factory()  # pyright: ignore[reportCallIssue]  (no arguments)
+            out.append(
+                inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=f.annotation)
+            )
+        return out
+
+    @classmethod
+    def default(cls, name: str) -> Any:
+        """The default of option ``name`` (for a layer that types the option its own way, e.g. a command's
+        parsed ``--start``)."""
+        return cls.model_fields[name].get_default(call_default_factory=True)
+
+    @classmethod
+    def help_lines(cls, indent: str = "    ") -> str:
+        """The options as a docstring section: ``name (default): help``, one per option."""
+        lines = []
+        for p in cls.parameters():
+            d = "required" if p.default is inspect.Parameter.empty else f"default {p.default!r}"
+            lines.append(f"{indent}{p.name} ({d}): {cls.model_fields[p.name].description or ''}".rstrip())
+        return "\n".join(lines)
+
+
+class Execution(AnalysisOptions):
+    """Where a sweep's chunks run (theory: docs/theory/sweeps.md §4); shared by the sweeping commands."""
+
+    late = True
+
+    chunk: int = Field(1024, ge=1, description="Points per vectorised batch (one task).")
+    executor: Literal["inprocess", "processes", "dask"] = Field("inprocess", description="Where chunks run.")
+    workers: int | None = Field(None, ge=1, description="Processes / Dask workers (default: CPU count).")
+    scheduler: str | None = Field(None, description="Dask scheduler address, e.g. tcp://host:8786.")
+
+
+class Progress(AnalysisOptions):
+    """Whether a long analysis shows a progress bar (Python only: a command always does)."""
+
+    late = True
+
+    progress: bool = Field(False, description="Show a progress bar.")
+
+
+class Storage(Progress):
+    """Where a sweep's result goes (Python only: a command's store is its ``--out``)."""
+
+    late = True
+
+    store: str | Path | None = Field(None, description="A resumable Zarr store (the same call resumes), or None.")
+    overwrite: bool = Field(False, description="Replace an existing store at ``store``.")
+    store_attrs: dict | None = Field(None, description="Extra attributes of a new store.")
+
+
+def takes(
+    options: type[_O], *, plan: Callable[..., Any] | None = None
+) -> Callable[[Callable[..., _R]], Callable[..., _R]]:
+    """Give an analysis function the options of ``options`` as keyword arguments.
+
+    The decorated function takes its own leading parameters and a last keyword-only parameter
+    ``options`` (the validated model); the function it becomes takes the leading parameters and every
+    option of the model as a keyword (its ``__signature__`` lists them, its docstring gets their help),
+    validates them with :meth:`AnalysisOptions.read` and calls it with the model.
+
+    ``plan``: the analysis' ``plan_*`` function: a call with ``dry_run=True`` (0.3.0 and before) warns and
+    returns its plan.
+    """
+
+    def wrap(fn: Callable[..., _R]) -> Callable[..., _R]:
+        sig = inspect.signature(fn)
+        head = [p for p in sig.parameters.values() if p.name != "options"]
+        head_names = {p.name for p in head}
+        where = fn.__name__
+
+        @functools.wraps(fn)
+        def call(*args: Any, **kw: Any) -> Any:
+            if plan is not None and "dry_run" in kw:
+                dry = kw.pop("dry_run")
+                deprecated_name(f"{where}(dry_run=…)", "dry_run=True", f"{plan.__name__}(…)")
+                if dry:
+                    return plan(*args, **kw)
+            own = {k: kw.pop(k) for k in list(kw) if k in head_names}
+            return fn(*args, **own, options=options.read(kw, where))
+
+        call.__signature__ = sig.replace(parameters=head + options.parameters())  # pyright: ignore[reportAttributeAccessIssue]
+        call.__doc__ = (fn.__doc__ or "").rstrip() + (
+            f"\n\n    Options (:class:`{options.__module__.split('._')[0]}.{options.__name__}`):\n"
+            + options.help_lines(" " * 8)
+            + "\n"
+        )
+        call.options = options  # pyright: ignore[reportAttributeAccessIssue]
+        return call
+
+    return wrap
