@@ -132,7 +132,7 @@ def test_an_old_option_name_works_one_release_with_a_warning_naming_the_new(comm
     job, said = _job(command, {old: value})
     assert getattr(job, new) == value and job == _job(command, {new: value})[0]
     flag, new_flag = "--" + old.replace("_", "-"), "--" + new.replace("_", "-")
-    assert said == [f"{flag} is deprecated since 0.3.0 and will be removed in 0.4.0: use {new_flag}"]
+    assert said == [f"{flag} is deprecated since 0.4.0 and will be removed in 0.5.0: use {new_flag}"]
     assert old not in job.model_dump()  # a stored job (and its rerun) names the new option only
     with pytest.raises(InputError, match=f"{flag} is the old name of {new_flag}"):
         _job(command, {old: value, new: value})
@@ -146,7 +146,7 @@ def test_the_old_option_on_the_command_line_warns_and_runs_as_the_new(tmp_path):
     old = runner.invoke(app, [*base, "--k", "2", "--out", str(tmp_path / "old.zarr")])
     new = runner.invoke(app, [*base, "--exponents", "2", "--out", str(tmp_path / "new.zarr")])
     assert old.exit_code == 0 and new.exit_code == 0, old.output + new.output
-    assert "warning: --k is deprecated since 0.3.0 and will be removed in 0.4.0: use --exponents" in old.output
+    assert "warning: --k is deprecated since 0.4.0 and will be removed in 0.5.0: use --exponents" in old.output
     assert "deprecated since" not in new.output
     import xarray as xr
 

@@ -34,7 +34,7 @@ _O = TypeVar("_O", bound="AnalysisOptions")
 def deprecated_name(where: str, old: str, new: str, stacklevel: int = 3) -> None:
     """Warn that ``old`` (a keyword or option of 0.3.0 and before) is now ``new`` (kept for one release)."""
     warnings.warn(
-        f"{where}: {old} is deprecated since 0.3.0 and will be removed in 0.4.0: use {new}",
+        f"{where}: {old} is deprecated since 0.4.0 and will be removed in 0.5.0: use {new}",
         DeprecationWarning,
         stacklevel=stacklevel,
     )

@@ -287,7 +287,7 @@ class AbstractJob(BaseModel, abc.ABC):
                         f"{option_name(old)} is the old name of {option_name(new)}: give {option_name(new)} only"
                     )
                 warnings.warn(
-                    f"{option_name(old)} is deprecated since 0.3.0 and will be removed in 0.4.0: use {option_name(new)}",
+                    f"{option_name(old)} is deprecated since 0.4.0 and will be removed in 0.5.0: use {option_name(new)}",
                     FutureWarning,
                     stacklevel=2,
                 )
