@@ -180,3 +180,41 @@ def test_a_given_census_is_reused_and_must_come_from_the_same_starts():
     other = GridSampler(lo=[-1.1], hi=[1.2], shape=(16,))
     with pytest.raises(InputError, match="sampler"):
         convergence_times(BISTABLE, 1.8, other, attractors=ds, options=OPTS)
+
+
+def test_on_the_dmft_map_convergence_times_follow_the_floquet_exponent():
+    """The DMFT mean-field map (paper preset, β_o = 0.8: one period-4 attractor): near it the distance
+    shrinks as e^{λ₁ n}, so tightening the radius from 1e-4 to 1e-8 adds log(1e4)/|λ₁| = 56.1 steps, λ₁ the
+    census's exact exponent from the Floquet multipliers (theory: docs/theory/dynamics.md §10.3)."""
+    import jax
+
+    from attnphys.dmft.config import preset
+    from attnphys.dmft.model import DMFTModel
+    from attnphys.dmft.tasks import WindowSampler
+
+    cfg = preset("paper")
+    model = DMFTModel.of(cfg)
+    m = model.map("mo_se")
+    sc = jax.tree_util.tree_map(lambda a: a[0], model.scalars({"beta_o": np.array([0.8])}, n=1))
+    start = WindowSampler(cfg.L, cfg.M, cfg.P)
+    o = CensusOptions(budget=4000, max_period=64, block=64)
+    ds = census(m, sc, start, ics=8, shared=model.couplings, options=o)
+    assert ds["period"].values.tolist() == [4]
+    loose, tight = (
+        convergence_times(m, sc, start, attractors=ds, shared=model.couplings, options=o, tol=t) for t in (1e-4, 1e-8)
+    )
+    assert float(loose["agreement"]) == 1.0 and float(tight["agreement"]) == 1.0
+    gap = float((tight["time"] - loose["time"]).mean())
+    want = np.log(1e4) / -float(ds["exponents"].values[0, 0])
+    assert abs(gap - want) < 2.0, (gap, want)
+
+
+def test_a_convergence_time_run_moves_an_enclosing_bar():
+    from attnphys.progress import nested_progress, piece
+
+    moves = []
+    with nested_progress(moves.append) as tracker, piece(1.0):
+        convergence_times(BISTABLE, 1.8, ics=32, options=OPTS, progress=True)
+        inner = sum(moves)
+        tracker.complete(1.0)
+    assert len(moves) >= 3 and 0.9 < inner <= 1.0
