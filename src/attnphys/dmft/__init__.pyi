@@ -7,6 +7,7 @@ from ._api.finite import converge, finite_trajectories
 from ._api.fluctuation_check import compare_fluctuations
 from ._api.fluctuations import fluctuations, predicted_horizon
 from ._api.spectra import lyapunov_spectrum
+from ._api.stability import stability
 from ._api.trajectories import final_windows, trajectories
 from ._variant import AbstractConfig, register_variant, variant_class, variant_names
 from .config import BATCHED, PRESETS, DMFTConfig, preset, sweepable_fields
@@ -66,6 +67,7 @@ __all__ = [
     "basins",
     "orbit_continuation",
     "ContinuationPlan",
+    "stability",
     "finite_trajectories",
     "converge",
     "fluctuations",
