@@ -125,7 +125,7 @@ def minimal_shock(
             rs = r_hi[:, None] * np.arange(1, scan + 1)[None, :] / scan  # (n, scan)
             pts = (y[:, None, :] + rs[..., None] * u[:, None, :]).reshape(n * scan, D)
             aux_s = jax.tree_util.tree_map(lambda t: np.repeat(t, scan, axis=0), yaux)
-            with subrange(*stage):
+            with subrange(*stage), subrange(0.0, 0.5):
                 lab, _ = land(m, p, pts, aux_s, tg, pr.steps, report)
             out = leaves(a_idx, lab).reshape(n, scan)
             lab = lab.reshape(n, scan)
@@ -135,9 +135,11 @@ def minimal_shock(
             lo = np.where(has, np.where(first > 0, rs[np.arange(n), np.maximum(first - 1, 0)], 0.0), np.nan)
             to = np.where(has, lab[np.arange(n), first], UNRESOLVED)
             sel = np.flatnonzero(has)
-            for _ in range(bisections):
+            for k in range(bisections):
                 if sel.size == 0:
                     break
+                with subrange(*stage), subrange(0.5, 1.0):
+                    report(k, bisections)
                 mid = 0.5 * (lo[sel] + hi[sel])
                 lab_m, _ = land(m, p, y[sel] + mid[:, None] * u[sel], _batched_aux(yaux, sel), tg, pr.steps)
                 out_m = leaves(a_idx, lab_m)
@@ -160,8 +162,12 @@ def minimal_shock(
             k = xs.shape[0]
             oi = np.repeat(np.arange(k), n_dir)
             u = np.tile(dirs, (k, 1))
-            span = (0.3 + 0.7 * i / A, 0.3 + 0.7 * (i + 1) / A)
-            hi, lo, to = crossings(i, xs[oi], _batched_aux(auxs, oi), u, np.full(oi.size, R), span)
+
+            def span(j, i=i):  # stage j of 1 + rounds of attractor i, within 30–100 % of the bar
+                w = 0.7 / (A * (1 + rounds))
+                return (0.3 + w * (i * (1 + rounds) + j), 0.3 + w * (i * (1 + rounds) + j + 1))
+
+            hi, lo, to = crossings(i, xs[oi], _batched_aux(auxs, oi), u, np.full(oi.size, R), span(0))
             ray_norm[i, : oi.size] = hi
             best_o, best_u, best_hi, best_lo, best_to = oi, u, hi, lo, to
             for r in range(rounds):
@@ -175,7 +181,7 @@ def minimal_shock(
                 ru = np.repeat(best_u[top], directions, axis=0)
                 ru = ru + sigma * rng.standard_normal(ru.shape)
                 ru /= np.maximum(np.linalg.norm(ru, axis=1, keepdims=True), 1e-300)
-                h2, l2, t2 = crossings(i, xs[ro], _batched_aux(auxs, ro), ru, np.full(ro.size, cur), span)
+                h2, l2, t2 = crossings(i, xs[ro], _batched_aux(auxs, ro), ru, np.full(ro.size, cur), span(1 + r))
                 best_o = np.concatenate([best_o[top], ro])
                 best_u = np.concatenate([best_u[top], ru])
                 best_hi = np.concatenate([best_hi[top], h2])
