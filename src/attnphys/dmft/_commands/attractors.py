@@ -337,11 +337,11 @@ class StabilityJob(_CensusOptions):
     tol: float = Field(
         default=1e-4, gt=0, allow_inf_nan=False, description="Radius of an attractor, relative to max(1, max|A|)."
     )
-    directions: int = Field(default=16, ge=1, description="Random shock directions per state (besides ±each axis).")
-    origins: int = Field(default=4, ge=1, description="States of each attractor the shocks start from.")
-    scan: int = Field(default=16, ge=1, description="Radii scanned along each shock direction.")
-    bisections: int = Field(default=30, ge=1, description="Halvings of the bracket of each crossing.")
-    rounds: int = Field(default=2, ge=0, description="Rounds turning the best directions.")
+    directions: int = Field(default=8, ge=1, description="Random shock directions per state (besides ±each axis).")
+    origins: int = Field(default=2, ge=1, description="States of each attractor the shocks start from.")
+    scan: int = Field(default=8, ge=1, description="Radii scanned along each shock direction.")
+    bisections: int = Field(default=20, ge=1, description="Halvings of the bracket of each crossing.")
+    rounds: int = Field(default=1, ge=0, description="Rounds turning the best directions.")
     out: Path = Field(default=Path("stability.zarr"), description="Output store (.zarr or .nc).")
 
     def shock_options(self) -> dict:
