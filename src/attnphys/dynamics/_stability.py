@@ -29,6 +29,33 @@ def _directions(key, n: int, D: int) -> np.ndarray:
     return np.concatenate([axes, g])
 
 
+def _aux_groups(aux, n: int) -> np.ndarray:
+    """(n,) group ids: states with equal auxiliary states share one (all one group without auxiliary state)."""
+    leaves = [np.asarray(a).reshape(n, -1) for a in jax.tree_util.tree_leaves(aux)]
+    if not leaves:
+        return np.zeros(n, np.int64)
+    flat = np.concatenate([a.astype(np.float64) for a in leaves], axis=1)
+    return np.unique(flat, axis=0, return_inverse=True)[1].reshape(n)
+
+
+def _reanchor(xs, phase, o, u, hi):
+    """Rays from the state nearest to each crossing point b = xs[o] + hi·u among the attractor's states with
+    the same auxiliary state, where nearer than hi: (origins, directions, radii ≤ the distance to b)."""
+    keep_o, keep_u, keep_r = [], [], []
+    for oj, uj, hj in zip(o, u, hi):
+        b = xs[oj] + hj * uj
+        same = np.flatnonzero(phase == phase[oj])
+        d = np.linalg.norm(xs[same] - b, axis=1)
+        j = int(same[np.argmin(d)])
+        dj = float(np.min(d))
+        if j != oj and 0 < dj < hj:
+            keep_o.append(j)
+            keep_u.append((b - xs[j]) / dj)
+            keep_r.append(dj)
+    D = xs.shape[1]
+    return np.asarray(keep_o, np.int64), np.asarray(keep_u, float).reshape(-1, D), np.asarray(keep_r, float)
+
+
 def _batched_aux(aux, idx):
     return jax.tree_util.tree_map(lambda a: np.asarray(a)[idx], aux)
 
@@ -61,7 +88,9 @@ def minimal_shock(
 
     found by a seeded search over directions: along each ray y + r·u, r ∈ (0, R], ``scan`` equally spaced
     radii locate the first one that leaves, ``bisections`` halvings pin the crossing; then ``rounds`` rounds
-    turn the 8 best rays by random angles (halved each round) and search again below the best radius. The
+    turn the 8 best rays by random angles (halved each round) and search again below the best radius, and
+    search again from the state of the attractor (with the same auxiliary state) nearest to each of their
+    crossing points, below the distance to it. The
     result is an upper bound on the true minimum (a ray may cross a thin tongue of another basin between
     two scan radii) whose bracket is stated (``shock_norm_low``).
 
@@ -112,7 +141,7 @@ def minimal_shock(
             R = radius
             if R is None:
                 R = float(np.max(np.linalg.norm(pr.x0[None, :, :] - xs[pick][:, None, :], axis=-1)))
-            rows.append((a, xs[pick], _batched_aux(auxs, pick), max(R, 1e-300)))
+            rows.append((a, xs, auxs, pick, max(R, 1e-300)))
         n_unres = np.zeros(len(rows), np.int64)
 
         def leaves(a_idx, lab):
@@ -157,11 +186,11 @@ def minimal_shock(
         radii = np.full(A, np.nan)
         n_ray = O * n_dir
         ray_norm = np.full((A, n_ray), np.nan)
-        for i, (_, xs, auxs, R) in enumerate(rows):
+        for i, (_, xs, auxs, pick, R) in enumerate(rows):
             radii[i] = R
-            k = xs.shape[0]
-            oi = np.repeat(np.arange(k), n_dir)
-            u = np.tile(dirs, (k, 1))
+            phase = _aux_groups(auxs, xs.shape[0])
+            oi = np.repeat(pick, n_dir)
+            u = np.tile(dirs, (pick.size, 1))
 
             def span(j, i=i):  # stage j of 1 + rounds of attractor i, within 30–100 % of the bar
                 w = 0.7 / (A * (1 + rounds))
@@ -181,7 +210,11 @@ def minimal_shock(
                 ru = np.repeat(best_u[top], directions, axis=0)
                 ru = ru + sigma * rng.standard_normal(ru.shape)
                 ru /= np.maximum(np.linalg.norm(ru, axis=1, keepdims=True), 1e-300)
-                h2, l2, t2 = crossings(i, xs[ro], _batched_aux(auxs, ro), ru, np.full(ro.size, cur), span(1 + r))
+                rh = np.full(ro.size, cur)
+                # the crossing points seen from the nearest state of the attractor with the same auxiliary state
+                ao, au, ah = _reanchor(xs, phase, best_o[top], best_u[top], best_hi[top])
+                ro, ru, rh = np.concatenate([ro, ao]), np.concatenate([ru, au]), np.concatenate([rh, ah])
+                h2, l2, t2 = crossings(i, xs[ro], _batched_aux(auxs, ro), ru, rh, span(1 + r))
                 best_o = np.concatenate([best_o[top], ro])
                 best_u = np.concatenate([best_u[top], ru])
                 best_hi = np.concatenate([best_hi[top], h2])
