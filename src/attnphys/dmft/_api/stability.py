@@ -53,7 +53,7 @@ def stability(
     origins: int = 2,
     scan: int = 8,
     bisections: int = 20,
-    rounds: int = 1,
+    rounds: int = 4,
     progress: bool = False,
     dry_run: Literal[False] = False,
 ) -> xr.Dataset: ...
@@ -81,7 +81,7 @@ def stability(
     origins: int = 2,
     scan: int = 8,
     bisections: int = 20,
-    rounds: int = 1,
+    rounds: int = 4,
     progress: bool = False,
     dry_run: Literal[True],
 ) -> None: ...
@@ -108,7 +108,7 @@ def stability(
     origins: int = 2,
     scan: int = 8,
     bisections: int = 20,
-    rounds: int = 1,
+    rounds: int = 4,
     progress: bool = False,
     dry_run: bool = False,
 ) -> xr.Dataset | None:

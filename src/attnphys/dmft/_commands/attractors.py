@@ -341,7 +341,7 @@ class StabilityJob(_CensusOptions):
     origins: int = Field(default=2, ge=1, description="States of each attractor the shocks start from.")
     scan: int = Field(default=8, ge=1, description="Radii scanned along each shock direction.")
     bisections: int = Field(default=20, ge=1, description="Halvings of the bracket of each crossing.")
-    rounds: int = Field(default=1, ge=0, description="Rounds turning the best directions.")
+    rounds: int = Field(default=4, ge=0, description="Rounds turning the best directions (each tightens the bound).")
     out: Path = Field(default=Path("stability.zarr"), description="Output store (.zarr or .nc).")
 
     def shock_options(self) -> dict:
