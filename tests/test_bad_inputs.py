@@ -604,6 +604,12 @@ CASES = [
      2, "--stop-value: --start-value and --stop-value must differ"),
     ("orbit negative beta", ["dmft", "orbit-continuation", "--stop-value", "-1"],
      2, "--stop-value"),
+    ("stability directions 0", ["dmft", "stability", "--directions", "0"],
+     2, "--directions: Input should be greater than or equal to 1 (got 0)"),
+    ("stability tol 0", ["dmft", "stability", "--tol", "0"],
+     2, "--tol: Input should be greater than 0 (got 0.0)"),
+    ("stability steps below the ring", ["dmft", "stability", "--steps", "100", "--transient", "50"],
+     2, "--steps: must be >= the fingerprint ring"),
     # --- reproduce
     ("reproduce unknown figure", ["reproduce", "fig9"],
      2, "NAME: unknown figure 'fig9'; choose list or one of cont-pe2, cont-pe2-zoom, cont-pe5"),

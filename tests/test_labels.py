@@ -121,6 +121,8 @@ SMALL: dict[str, list[str]] = {
                              "--samples", "1"],
     "clouds through-model": ["--tokens", "32"],
     "probe": ["--sentences", "4", "--max-tokens", "32"],
+    "dmft stability": ["--beta-o", "0.8", "--ics", "4", "--steps", "4000", "--transient", "0", "--max-period", "64",
+                       "--directions", "2", "--origins", "1", "--scan", "4", "--bisections", "5", "--rounds", "0"],
     "reproduce": ["fig5", "--quick"],
     "demo": ["--quick"],
 }

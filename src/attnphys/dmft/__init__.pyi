@@ -26,6 +26,7 @@ from ._api.finite import converge, finite_trajectories, plan_converge, plan_fini
 from ._api.fluctuation_check import compare_fluctuations
 from ._api.fluctuations import fluctuations, predicted_horizon
 from ._api.spectra import lyapunov_spectrum, plan_lyapunov_spectrum
+from ._api.stability import stability
 from ._api.trajectories import final_windows, plan_trajectories, trajectories
 from ._variant import AbstractConfig, register_variant, variant_class, variant_names
 from .config import BATCHED, PRESETS, DMFTConfig, preset, sweepable_fields
@@ -99,6 +100,7 @@ __all__ = [
     "plan_orbit_continuation",
     "ContinuationOptions",
     "ContinuationPlan",
+    "stability",
     "finite_trajectories",
     "plan_finite_trajectories",
     "FiniteOptions",

@@ -1,6 +1,7 @@
 """Type stub of the lazily loaded package: the one list of its public names."""
 
 from ._api import continuation, lyapunov_spectrum
+from ._boundaries import basin_entropy, box_entropy, uncertainty_exponent
 from ._census import CensusOptions, census, census_batch
 from ._indicators import (
     alignment_indices,
@@ -12,6 +13,7 @@ from ._indicators import (
 )
 from ._lyapunov import LyapunovResult
 from ._manifolds import invariant_manifold
+from ._stability import convergence_times, minimal_shock
 from ._tracks import tracks
 from .bifurcations import EVENT_KINDS, BifurcationEvent, Branch, continue_orbit, event_kinds
 from .classify import REGIMES, ClassifyOptions, regime_counts, undetermined_values
@@ -41,6 +43,12 @@ __all__ = [
     "weighted_birkhoff",
     "recurrence_time_entropy",
     "invariant_manifold",
+    # global stability of attractors
+    "minimal_shock",
+    "convergence_times",
+    "basin_entropy",
+    "box_entropy",
+    "uncertainty_exponent",
     # regimes of recorded orbits (the function ``classify`` stays in :mod:`attnphys.dynamics.classify`: its
     # name is that public module's)
     "regime_counts",

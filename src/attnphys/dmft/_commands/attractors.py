@@ -1,5 +1,5 @@
-"""``attnphys dmft attractors``, ``basins`` and ``orbit-continuation`` (theory: docs/theory/dmft.md §7.5;
-docs/theory/dynamics.md §5–§8)."""
+"""``attnphys dmft attractors``, ``basins``, ``stability`` and ``orbit-continuation`` (theory:
+docs/theory/dmft.md §7.5; docs/theory/dynamics.md §5–§8, §10)."""
 
 from __future__ import annotations
 
@@ -291,3 +291,55 @@ class OrbitContinuationJob(ModelOptions, ContinuationPoint):
         if not ds.sizes["event"]:
             rows["events"] = "none in the range"
         return Report(f"continuation of a period-{ds.attrs['period']} orbit → {self.out}", rows, paths, ds)
+
+
+@register_job
+class StabilityJob(_CensusOptions):
+    """Global stability of the coexisting attractors at one parameter point: the census, the minimal
+    critical shock of each attractor (the smallest change of the attention state that moves it into another
+    basin) and the convergence times of the starts.
+
+    The shock search is seeded and reproducible; its result is an upper bound on the true minimum."""
+
+    command: ClassVar[str] = "dmft stability"
+    outputs_spec: ClassVar[dict[str, str]] = {"out": "result"}
+    ics: int = Field(default=64, ge=1, description="Starts of the census (explicit starts: their number).")
+    tol: float = Field(
+        default=1e-4, gt=0, allow_inf_nan=False, description="Radius of an attractor, relative to max(1, max|A|)."
+    )
+    directions: int = Field(default=8, ge=1, description="Random shock directions per state (besides ±each axis).")
+    origins: int = Field(default=2, ge=1, description="States of each attractor the shocks start from.")
+    scan: int = Field(default=8, ge=1, description="Radii scanned along each shock direction.")
+    bisections: int = Field(default=20, ge=1, description="Halvings of the bracket of each crossing.")
+    rounds: int = Field(default=4, ge=0, description="Rounds turning the best directions (each tightens the bound).")
+    out: Path = Field(default=Path("stability.zarr"), description="Output store (.zarr or .nc).")
+
+    def shock_options(self) -> dict:
+        """The options of the shock search and the times (:func:`attnphys.dmft.stability`)."""
+        return dict(
+            tol=self.tol,
+            directions=self.directions,
+            origins=self.origins,
+            scan=self.scan,
+            bisections=self.bisections,
+            rounds=self.rounds,
+        )
+
+    def analysis(self, **kw):
+        """The one analysis this command runs (:func:`attnphys.dmft.stability`) with its options."""
+        from attnphys.dmft import stability
+
+        return stability(self.configuration(), **self.census_options(), **self.shock_options(), **kw)
+
+    def execute(self, progress: bool = True) -> Report:
+        t0 = time.perf_counter()
+        ds = self.analysis(progress=progress)
+        paths = [self.write_result(ds, self.out)]
+        rows = {"dims": summary_dims(ds), "wall time": f"{time.perf_counter() - t0:.2f} s"}
+        for a in range(ds.sizes["attractor"]):
+            per, f = int(ds["period"].values[a]), float(ds["basin_fraction"].values[a])
+            norm, to = float(ds["shock_norm"].values[a]), int(ds["lands_on"].values[a])
+            shock = f"shock {norm:.4g} → attractor {to}" if np.isfinite(norm) else "no shock up to the radius leaves"
+            tm = float(ds["time_mean"].values[a])
+            rows[f"attractor {a}"] = f"period {per}, basin {f:.3f}, {shock}, mean convergence {tm:.1f} steps"
+        return Report(f"global stability → {self.out}", rows, paths, ds)
