@@ -10,6 +10,7 @@ from ._analysis_options import (
     FiniteOptions,
     LyapunovOptions,
     PhaseDiagramOptions,
+    StabilityOptions,
     TrajectoriesOptions,
 )
 from ._api.attractors import (
@@ -26,7 +27,7 @@ from ._api.finite import converge, finite_trajectories, plan_converge, plan_fini
 from ._api.fluctuation_check import compare_fluctuations
 from ._api.fluctuations import fluctuations, predicted_horizon
 from ._api.spectra import lyapunov_spectrum, plan_lyapunov_spectrum
-from ._api.stability import stability
+from ._api.stability import plan_stability, stability
 from ._api.trajectories import final_windows, plan_trajectories, trajectories
 from ._variant import AbstractConfig, register_variant, variant_class, variant_names
 from .config import BATCHED, PRESETS, DMFTConfig, preset, sweepable_fields
@@ -101,6 +102,8 @@ __all__ = [
     "ContinuationOptions",
     "ContinuationPlan",
     "stability",
+    "plan_stability",
+    "StabilityOptions",
     "finite_trajectories",
     "plan_finite_trajectories",
     "FiniteOptions",

@@ -192,6 +192,32 @@ class AttractorsOptions(Progress, CensusPoint):
     starts: Sequence[Any] = Field((), description="explicit: the starts (windows, typed starts, token, …).")
 
 
+class ShockSearch(AnalysisOptions):
+    """The minimal-shock search and convergence times of :func:`attnphys.dmft.stability` (theory:
+    docs/theory/dynamics.md §10)."""
+
+    tol: float = Field(
+        1e-4, gt=0, allow_inf_nan=False, description="Radius of an attractor, relative to max(1, max|A|)."
+    )
+    directions: int = Field(8, ge=1, description="Random shock directions per state (besides ±each axis).")
+    origins: int = Field(2, ge=1, description="States of each attractor the shocks start from.")
+    scan: int = Field(8, ge=1, description="Radii scanned along each shock direction.")
+    bisections: int = Field(20, ge=1, description="Halvings of the bracket of each crossing.")
+    rounds: int = Field(4, ge=0, description="Rounds turning the best directions (each tightens the bound).")
+
+
+class StabilityPoint(ShockSearch, CensusPoint):
+    """The options of :func:`attnphys.dmft.stability` that its command exposes: a census and the search."""
+
+    ics: int = Field(64, ge=1, description="Starts of the census (explicit starts: their number).")
+
+
+class StabilityOptions(Progress, StabilityPoint):
+    """Every option of :func:`attnphys.dmft.stability`."""
+
+    starts: Sequence[Any] = Field((), description="explicit: the starts (windows, typed starts, token, …).")
+
+
 class BasinsPoint(CensusPoint):
     """The options of :func:`attnphys.dmft.basins` that its command exposes."""
 

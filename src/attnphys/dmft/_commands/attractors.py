@@ -12,7 +12,7 @@ import numpy as np
 from pydantic import Field, ValidationError
 
 from attnphys._messages import format_validation
-from attnphys.dmft._analysis_options import BasinsPoint, CensusPoint, ContinuationPoint
+from attnphys.dmft._analysis_options import BasinsPoint, CensusPoint, ContinuationPoint, ShockSearch
 from attnphys.dmft._commands._options import BATCHED_ANY, FIGURE_ONLY, ModelOptions, ParameterRange, summary_dims
 from attnphys.dmft.starts import StartSpec, parse_start
 from attnphys.errors import InputError
@@ -294,7 +294,7 @@ class OrbitContinuationJob(ModelOptions, ContinuationPoint):
 
 
 @register_job
-class StabilityJob(_CensusOptions):
+class StabilityJob(ShockSearch, _CensusOptions):
     """Global stability of the coexisting attractors at one parameter point: the census, the minimal
     critical shock of each attractor (the smallest change of the attention state that moves it into another
     basin) and the convergence times of the starts.
@@ -304,26 +304,16 @@ class StabilityJob(_CensusOptions):
     command: ClassVar[str] = "dmft stability"
     outputs_spec: ClassVar[dict[str, str]] = {"out": "result"}
     ics: int = Field(default=64, ge=1, description="Starts of the census (explicit starts: their number).")
-    tol: float = Field(
-        default=1e-4, gt=0, allow_inf_nan=False, description="Radius of an attractor, relative to max(1, max|A|)."
-    )
-    directions: int = Field(default=8, ge=1, description="Random shock directions per state (besides ±each axis).")
-    origins: int = Field(default=2, ge=1, description="States of each attractor the shocks start from.")
-    scan: int = Field(default=8, ge=1, description="Radii scanned along each shock direction.")
-    bisections: int = Field(default=20, ge=1, description="Halvings of the bracket of each crossing.")
-    rounds: int = Field(default=4, ge=0, description="Rounds turning the best directions (each tightens the bound).")
     out: Path = Field(default=Path("stability.zarr"), description="Output store (.zarr or .nc).")
 
     def shock_options(self) -> dict:
         """The options of the shock search and the times (:func:`attnphys.dmft.stability`)."""
-        return dict(
-            tol=self.tol,
-            directions=self.directions,
-            origins=self.origins,
-            scan=self.scan,
-            bisections=self.bisections,
-            rounds=self.rounds,
-        )
+        return {name: getattr(self, name) for name in ShockSearch.model_fields}
+
+    def plan(self):
+        from attnphys.dmft import plan_stability
+
+        return plan_stability(self.configuration(), **self.census_options(), **self.shock_options())
 
     def analysis(self, **kw):
         """The one analysis this command runs (:func:`attnphys.dmft.stability`) with its options."""
