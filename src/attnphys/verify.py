@@ -331,6 +331,12 @@ CLAIMS: tuple[Claim, ...] = (
         particle_checks.staircase_energy_error,
         1e-5,
     ),
+    Claim(
+        "causal flow with ALiBi slope: influence on the last token = kinetic Green's function (relative)",
+        "particles §12.3; arXiv 2605.09213",
+        particle_checks.causal_influence_error,
+        0.04,
+    ),
 )
 """The library's own claims, in the order ``attnphys verify`` prints them (:func:`all_claims` adds the
 registered and outside ones after them)."""
