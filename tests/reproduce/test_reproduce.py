@@ -92,9 +92,34 @@ def test_every_figure_quick(tmp_path, name):
 def test_p5_continuation_from_the_authors_checkpoint(tmp_path):
     ck = reference_checkpoint("exp_pe5__general_beta_idx-258_value_1.554_window_chpt.npz")
     out, fin = tmp_path / "c.zarr", tmp_path / "fin.npz"
-    res = invoke("dmft", "bifurcation", "--preset", "paper-pe5", "--continuation", "down", "--start", ck,
-                 "--start-value", 1.50, "--stop-value", 1.548, "--num", 3, "--steps", 300, "--transient", 0,
-                 "--lyapunov", 0, "--n-orbit", 20, "--save-final", fin, "--out", out)
+    res = invoke(
+        "dmft",
+        "bifurcation",
+        "--preset",
+        "paper-pe5",
+        "--continuation",
+        "down",
+        "--start",
+        ck,
+        "--start-value",
+        1.50,
+        "--stop-value",
+        1.548,
+        "--num",
+        3,
+        "--steps",
+        300,
+        "--transient",
+        0,
+        "--lyapunov",
+        0,
+        "--n-orbit",
+        20,
+        "--save-final",
+        fin,
+        "--out",
+        out,
+    )
     assert res.exit_code == 0, res.output
     ds = load(out)
     assert ds.sizes["direction"] == 1 and ds.sizes["beta_o"] == 3
@@ -102,14 +127,38 @@ def test_p5_continuation_from_the_authors_checkpoint(tmp_path):
     with np.load(fin) as z:  # the chain ends at the smallest value: its window, readable by --start
         assert z["att_window"].shape == (32, 3) and z["pe_window"].shape == (32, 5) and int(z["n"]) == 32
         assert float(z["beta"]) == 1.50
-    res = invoke("dmft", "trajectory", "--preset", "paper-pe5", "--beta-o", 1.5, "--steps", 10, "--start", fin,
-                 "--out", tmp_path / "t.zarr")
+    res = invoke(
+        "dmft",
+        "trajectory",
+        "--preset",
+        "paper-pe5",
+        "--beta-o",
+        1.5,
+        "--steps",
+        10,
+        "--start",
+        fin,
+        "--out",
+        tmp_path / "t.zarr",
+    )
     assert res.exit_code == 0, res.output
 
 
 def test_save_final_needs_a_continuation(tmp_path):
-    res = invoke("dmft", "bifurcation", "--num", 2, "--steps", 20, "--transient", 0, "--save-final",
-                 tmp_path / "f.npz", "--out", tmp_path / "b.zarr")
+    res = invoke(
+        "dmft",
+        "bifurcation",
+        "--num",
+        2,
+        "--steps",
+        20,
+        "--transient",
+        0,
+        "--save-final",
+        tmp_path / "f.npz",
+        "--out",
+        tmp_path / "b.zarr",
+    )
     assert res.exit_code == 2 and "--save-final" in res.output and "--continuation" in res.output
 
 
@@ -155,3 +204,10 @@ def test_particle_figures_quick(tmp_path, name):
         assert float(ds.agree.sel(dim=2, beta=5.0)) >= 0.75
     else:
         assert float(ds.deviation.max()) < 1e-7
+
+
+def test_particles_middle_quick(tmp_path):
+    ds = run_particles_quick(tmp_path, "particles-middle")
+    assert float(ds.deviation) < 0.035
+    assert float(ds.critical_times.sel(alibi=1.0, beta=2.0)) == pytest.approx(0.600716, abs=1e-6)
+    assert ds.u_shaped.values.tolist() == [t < float(ds.critical_time) for t in ds.time.values]

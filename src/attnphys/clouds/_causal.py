@@ -66,6 +66,14 @@ def causal_kernel(c, s, alibi: float) -> np.ndarray:
     return coeff * psi
 
 
+def influence_profile(beta: float, times, positions, *, alibi: float = 1.0, needle: float = 8.0, modes: int = 20):
+    """S_t(s) = Σ_{n≤n_max} ω_n g_{a_n}(t; s), a_n = n² I_n(β), ω_n = e^{−π² n²/(2M²)} (theory:
+    docs/theory/particles.md §12.1) at (T,) ``times`` and (S,) ``positions`` in (0, 1]: a (T, S) array."""
+    a, w = _bessel_coeffs(float(beta), modes, needle)
+    ts, s = np.atleast_1d(np.asarray(times, dtype=float)), np.atleast_1d(np.asarray(positions, dtype=float))
+    return np.einsum("n,tns->ts", w, causal_kernel(a[None, :, None] * ts[:, None, None], s[None, None, :], alibi))
+
+
 def critical_time(
     beta: float | Sequence[float] | np.ndarray, *, alibi: float = 1.0, needle: float = 8.0, modes: int = 20
 ) -> np.ndarray:
@@ -117,8 +125,7 @@ def middle_profile(
     if isinstance(positions, bool) or not isinstance(positions, (int, np.integer)) or positions < 3:
         raise InputError(f"must be an integer >= 3, got {positions!r}", "positions")
     s = np.linspace(0.02, 0.98, positions)
-    a, w = _bessel_coeffs(float(beta), modes, needle)
-    prof = np.einsum("n,tns->ts", w, causal_kernel(a[None, :, None] * ts[:, None, None], s[None, None, :], alibi))
+    prof = influence_profile(beta, ts, s, alibi=alibi, needle=needle, modes=modes)
     if not np.all(np.isfinite(prof)):
         raise InputError(f"the profile overflows at beta={beta}, times up to {ts.max():g}", "times")
     arg = np.argmin(prof, axis=1)
@@ -225,7 +232,7 @@ def causal_influence(
     modes_sin = np.sin(n[:, None] * phi[None, :])  # (n, P)
     measured = N * np.einsum("np,tpk->tk", 2.0 / P * modes_sin, J)
     s = (np.arange(N) + 0.5) / N
-    predicted = np.einsum("n,tns->ts", w, causal_kernel(a[None, :, None] * ts[:, None, None], s[None, None, :], alibi))
+    predicted = influence_profile(beta, ts, s, alibi=alibi, needle=needle, modes=modes)
     inner = (s >= 0.1) & (s <= 0.95)
     dev = float(np.max(np.abs(measured - predicted)[:, inner]) / np.max(np.abs(predicted[:, inner])))
     ds = xr.Dataset(

@@ -98,13 +98,12 @@ def causal_influence_error(rng: np.random.Generator, perturb: float = 0.0) -> fl
     kinetic Green's function S_t(s) evaluated at the times t·(1 + ``perturb``) (theory:
     docs/theory/particles.md §12.3)."""
     from attnphys.clouds import causal_influence
-    from attnphys.clouds._causal import _bessel_coeffs, causal_kernel
+    from attnphys.clouds._causal import influence_profile
 
     beta, lam = float(rng.uniform(0.5, 1.5)), float(rng.uniform(0.5, 2.0))
     ds = causal_influence(beta, [0.5, 1.0, 2.0], alibi=lam, positions=32, particles=10, modes=4)
-    a, w = _bessel_coeffs(beta, 4, float(ds.attrs["needle"]))
-    ts, s = ds.time.values * (1 + perturb), ds.position.values
-    pred = np.einsum("n,tns->ts", w, causal_kernel(a[None, :, None] * ts[:, None, None], s[None, None, :], lam))
+    s = ds.position.values
+    pred = influence_profile(beta, ds.time.values * (1 + perturb), s, alibi=lam, needle=8.0, modes=4)
     inner = (s >= 0.1) & (s <= 0.95)
     return float(np.max(np.abs(ds.influence.values - pred)[:, inner]) / np.max(np.abs(pred[:, inner])))
 
