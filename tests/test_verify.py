@@ -45,6 +45,7 @@ def test_random_measures_cover_every_base_measure():
         ("critical_scaling_error", 0.01),
         ("staircase_energy_error", 0.01),
         ("causal_influence_error", 0.1),
+        ("placement_decay_error", 0.15),
     ],
 )
 def test_particle_claims_fail_on_a_perturbed_prediction(check, perturb):

@@ -337,6 +337,12 @@ CLAIMS: tuple[Claim, ...] = (
         particle_checks.causal_influence_error,
         0.04,
     ),
+    Claim(
+        "normalization placements: fitted decay law of 1 − ρ = predicted rate or exponent (relative)",
+        "particles §11.2; arXiv 2510.22026",
+        particle_checks.placement_decay_error,
+        0.06,
+    ),
 )
 """The library's own claims, in the order ``attnphys verify`` prints them (:func:`all_claims` adds the
 registered and outside ones after them)."""

@@ -108,8 +108,23 @@ def causal_influence_error(rng: np.random.Generator, perturb: float = 0.0) -> fl
     return float(np.max(np.abs(ds.influence.values - pred)[:, inner]) / np.max(np.abs(pred[:, inner])))
 
 
+def placement_decay_error(rng: np.random.Generator, perturb: float = 0.0) -> float:
+    """Largest relative distance between the fitted decay law of 1 − ρ (rate or exponent, over the times
+    where 10⁻⁹ < 1 − ρ < 10⁻³, t ≤ 4000) and the predicted one (times 1 + ``perturb``) for the six
+    normalization placements of an equiangular cloud (SA, 6 tokens, β in [0.5, 2]): Post-LN and nGPT-style
+    e^{−2t}, Pre-LN, Peri-LN and Mix-LN t^{−2}, √-scaling t^{−1} (theory: docs/theory/particles.md §11.2)."""
+    from attnphys.clouds import normalization_decay
+
+    ds = normalization_decay(
+        float(rng.uniform(0.5, 2.0)), tokens=6, t_max=4000.0, saves=600, spacing="log", simulate=False,
+        rtol=1e-8, atol=1e-14, fit_range=(1e-9, 1e-3),
+    )  # fmt: skip
+    return float(np.max(np.abs(ds.fitted.values / (ds.predicted.values * (1 + perturb)) - 1)))
+
+
 __all__ = [
     "causal_influence_error",
+    "placement_decay_error",
     "critical_scaling_error",
     "equiangular_error",
     "first_count_error",
