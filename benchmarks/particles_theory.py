@@ -37,7 +37,14 @@ print(json.dumps(dict(seconds=wall, peak_mib=resource.getrusage(resource.RUSAGE_
 """
 
 
-NAMES = ("particles-clusters", "particles-equiangular", "particles-scaling", "particles-middle")
+NAMES = (
+    "particles-clusters",
+    "particles-equiangular",
+    "particles-scaling",
+    "particles-middle",
+    "particles-staircase",
+    "particles-normalization",
+)
 
 
 def main() -> None:

@@ -211,3 +211,14 @@ def test_particles_middle_quick(tmp_path):
     assert float(ds.deviation) < 0.035
     assert float(ds.critical_times.sel(alibi=1.0, beta=2.0)) == pytest.approx(0.600716, abs=1e-6)
     assert ds.u_shaped.values.tolist() == [t < float(ds.critical_time) for t in ds.time.values]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["particles-staircase", "particles-normalization"])
+def test_particle_law_figures_quick(tmp_path, name):
+    ds = run_particles_quick(tmp_path, name)
+    if name == "particles-staircase":
+        ok = np.isfinite(ds.energy.values)
+        np.testing.assert_allclose(ds.energy.values[ok], ds.energy_predicted.values[ok], rtol=1e-5)
+    else:
+        assert np.all(np.abs(ds.fitted.values / ds.predicted.values - 1) < 0.06)

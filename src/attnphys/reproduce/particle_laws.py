@@ -120,7 +120,148 @@ class MiddleFigure(AbstractFigure):
         )
 
 
-PARTICLE_LAW_FIGURES = (MiddleFigure(),)
+class StaircaseFigure(AbstractFigure):
+    """Plateau energies of clustering flows against the cluster formula, and plateau lengths against the
+    merge timescale e^{β(1 − c)} of the closest pair (theory: docs/theory/particles.md §10)."""
+
+    name = "particles-staircase"
+    title = "staircase: plateau energies and the merge timescale of the closest pair"
+    source = "arXiv 2410.06833 (plateau energies) and arXiv 2509.25040 (merge timescale)"
+
+    def settings(self, quick: bool = False) -> dict[str, Any]:
+        if quick:
+            return dict(beta=6.0, tokens=24, dim=2, t_max=120.0, saves=241, seeds=[0])
+        return dict(beta=6.0, tokens=32, dim=2, t_max=600.0, saves=1201, seeds=[0, 1, 2, 3, 4, 5])
+
+    def work(self, quick: bool = False) -> Work:
+        return _work(10.0 if quick else 60.0)
+
+    def compute(self, settings: dict[str, Any], progress: bool = True) -> xr.Dataset:
+        from attnphys.clouds import staircase
+
+        s = settings
+        parts = [
+            staircase(
+                s["beta"], tokens=s["tokens"], dim=s["dim"], t_max=s["t_max"], saves=s["saves"], seed=int(seed),
+                progress=progress,
+            ).reset_coords(drop=True)
+            for seed in s["seeds"]
+        ]  # fmt: skip
+        ds = xr.concat(parts, dim="seed", join="outer", combine_attrs="drop")
+        ds = ds.assign_coords(seed=s["seeds"])
+        for v in parts[0].variables:
+            ds[v].attrs.update(parts[0][v].attrs)
+        ds["seed"].attrs["long_name"] = "seed of the uniform start"
+        return self.stamp(ds, s, figure=self.name, source=self.source)
+
+    def figure(self, ds: xr.Dataset, **_: Any):
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(10, 4.2), layout="constrained")
+        a, b = fig.subplots(1, 2)
+        e, p = ds.energy.values.ravel(), ds.energy_predicted.values.ravel()
+        ok = np.isfinite(e) & np.isfinite(p)
+        a.plot(p[ok], e[ok], "o", ms=4)
+        lim = [float(np.min(p[ok])), float(np.max(p[ok]))]
+        a.plot(lim, lim, "k-", lw=0.8, label="measured = predicted")
+        a.set_xlabel("plateau energy, cluster formula")
+        a.set_ylabel("plateau energy, flow")
+        a.set_title("every plateau of every start")
+        a.legend(fontsize=8)
+        ts, ln, cm = ds.timescale.values.ravel(), ds.length.values.ravel(), ds.closest_merged.values.ravel()
+        for val, mk, lab in ((1, "o", "the closest pair merged next"), (0, "x", "another pair merged")):
+            m = (cm == val) & np.isfinite(ts) & np.isfinite(ln)
+            b.loglog(ts[m], ln[m], mk, label=lab)
+        b.set_xlabel("e^{β(1 − c)}, c = largest cosine between clusters")
+        b.set_ylabel("plateau length")
+        b.set_title("merge timescale")
+        b.legend(fontsize=8)
+        return fig
+
+    def caption(self, ds: xr.Dataset) -> str:
+        s = settings_of(ds)
+        e, p = ds.energy.values, ds.energy_predicted.values
+        ok = np.isfinite(e) & np.isfinite(p)
+        rel = float(np.max(np.abs(e[ok] / p[ok] - 1)))
+        cm = ds.closest_merged.values
+        m = cm == 1
+        ratio = ds.length.values[m] / ds.timescale.values[m]
+        return (
+            f"{self.source}: {self.title}.\n"
+            f"SA, identity weights, β = {s['beta']:g}, {s['tokens']} uniform tokens on S^{s['dim'] - 1}, seeds "
+            f"{s['seeds']}, t ≤ {s['t_max']:g}. Largest relative distance of a plateau energy to the cluster formula: "
+            f"{rel:.1e} over {int(ok.sum())} plateaus. Single merges joining the closest pair: {int(m.sum())} of "
+            f"{int(np.sum(cm >= 0))}; plateau length / e^(β(1 − c)) for those: median "
+            f"{float(np.median(ratio)) if ratio.size else float('nan'):.2f}, range "
+            f"[{float(np.min(ratio)) if ratio.size else float('nan'):.2f}, "
+            f"{float(np.max(ratio)) if ratio.size else float('nan'):.2f}].\n"
+        )
+
+
+class NormalizationFigure(AbstractFigure):
+    """The collapse 1 − ρ(t) of an equiangular cloud under six normalization placements, with the fitted and
+    predicted decay laws (theory: docs/theory/particles.md §11)."""
+
+    name = "particles-normalization"
+    title = "normalization placements as speed factors: decay of 1 − ρ and its law"
+    source = "arXiv 2510.22026, normalization as speed regulation"
+
+    def settings(self, quick: bool = False) -> dict[str, Any]:
+        if quick:
+            return dict(beta=1.0, tokens=6, t_max=4000.0, saves=300, dynamics="sa", fit_range=[1e-9, 1e-3])
+        return dict(beta=1.0, tokens=6, t_max=4000.0, saves=800, dynamics="sa", fit_range=[1e-10, 1e-3])
+
+    def work(self, quick: bool = False) -> Work:
+        return _work(30.0 if quick else 45.0)
+
+    def compute(self, settings: dict[str, Any], progress: bool = True) -> xr.Dataset:
+        from attnphys.clouds import normalization_decay
+
+        s = settings
+        ds = normalization_decay(
+            s["beta"], tokens=s["tokens"], t_max=s["t_max"], saves=s["saves"], dynamics=s["dynamics"],
+            fit_range=tuple(s["fit_range"]), spacing="log", simulate=False,
+        )  # fmt: skip
+        return self.stamp(ds, s, figure=self.name, source=self.source)
+
+    def figure(self, ds: xr.Dataset, **_: Any):
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(7.5, 4.8), layout="constrained")
+        ax = fig.subplots()
+        t = ds.time.values[1:]
+        for i, pl in enumerate(ds.placement.values):
+            sub = ds.sel(placement=pl)
+            law = str(sub.law.values)
+            unit = "rate" if law == "exponential" else "exponent"
+            ax.loglog(
+                t, np.where(sub.gap.values[1:] > 1e-13, sub.gap.values[1:], np.nan), color=f"C{i}",
+                label=f"{pl}: {unit} {float(sub.fitted):.4f} (predicted {float(sub.predicted):g})",
+            )  # fmt: skip
+        ax.set_ylim(1e-14, 2)
+        ax.set_xlabel("t")
+        ax.set_ylabel("1 − ρ(t)")
+        ax.set_title("equiangular cloud, six placements (reduced equations)")
+        ax.legend(fontsize=8)
+        return fig
+
+    def caption(self, ds: xr.Dataset) -> str:
+        s = settings_of(ds)
+        rows = ", ".join(
+            f"{pl} ({law}) {f:.4f} ± {h:.4f} vs {p:g}"
+            for pl, law, f, h, p in zip(
+                ds.placement.values, ds.law.values, ds.fitted.values, ds.fitted_halfwidth.values, ds.predicted.values
+            )
+        )
+        return (
+            f"{self.source}: {self.title}.\n"
+            f"{s['dynamics'].upper()}, β = {s['beta']:g}, {s['tokens']} equiangular tokens from cosine 0, t ≤ "
+            f"{s['t_max']:g}; fit over {s['fit_range'][0]:g} < 1 − ρ < {s['fit_range'][1]:g} (95 % intervals): "
+            f"{rows}.\n"
+        )
+
+
+PARTICLE_LAW_FIGURES = (MiddleFigure(), StaircaseFigure(), NormalizationFigure())
 """The figures of the particle flow's theory added to ``attnphys reproduce`` beside :data:`PARTICLE_FIGURES`."""
 
-__all__ = ["PARTICLE_LAW_FIGURES", "MiddleFigure"]
+__all__ = ["PARTICLE_LAW_FIGURES", "MiddleFigure", "NormalizationFigure", "StaircaseFigure"]
