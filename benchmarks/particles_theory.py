@@ -43,7 +43,7 @@ NAMES = (
     "particles-scaling",
     "particles-middle",
     "particles-staircase",
-    "particles-normalization",
+    "particles-placements",
 )
 
 

@@ -214,7 +214,7 @@ def test_particles_middle_quick(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["particles-staircase", "particles-normalization"])
+@pytest.mark.parametrize("name", ["particles-staircase", "particles-placements"])
 def test_particle_law_figures_quick(tmp_path, name):
     ds = run_particles_quick(tmp_path, name)
     if name == "particles-staircase":

@@ -202,7 +202,7 @@ class NormalizationFigure(AbstractFigure):
     """The collapse 1 − ρ(t) of an equiangular cloud under six normalization placements, with the fitted and
     predicted decay laws (theory: docs/theory/particles.md §11)."""
 
-    name = "particles-normalization"
+    name = "particles-placements"
     title = "normalization placements as speed factors: decay of 1 − ρ and its law"
     source = "arXiv 2510.22026, normalization as speed regulation"
 
