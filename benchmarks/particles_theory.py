@@ -6,7 +6,8 @@ Measured on the shared 2-core development machine under heavy load (about a sixt
 chunk = 1024, three values of γ: 1733 s, peak resident memory 1214 MiB (the cloud 49 MiB, one score block
 391 MiB, the rest the softmax's temporaries and the runtime); a smaller ``--chunk`` lowers the peak.
 
-    python benchmarks/particles_theory.py [--skip-figures] [--tokens 100000] [--dim 128] [--chunk 1024]
+    python benchmarks/particles_theory.py [--skip-figures] [--figures NAME ...] [--skip-long] [--tokens 100000]
+        [--dim 128] [--chunk 1024]
 
 The long-context run is a separate process, so that its peak resident memory (``ru_maxrss``) is its own; it
 prints the measured and predicted output cosines at γ = γ_c/2, γ_c, 3γ_c/2 (ρ = 0.5).
@@ -36,12 +37,24 @@ print(json.dumps(dict(seconds=wall, peak_mib=resource.getrusage(resource.RUSAGE_
 """
 
 
+NAMES = (
+    "particles-clusters",
+    "particles-equiangular",
+    "particles-scaling",
+    "particles-middle",
+    "particles-staircase",
+    "particles-placements",
+)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--skip-figures", action="store_true")
     ap.add_argument("--tokens", type=int, default=100_000)
     ap.add_argument("--dim", type=int, default=128)
     ap.add_argument("--chunk", type=int, default=1024)
+    ap.add_argument("--figures", nargs="*", default=list(NAMES), help="particle figures to time (default: all)")
+    ap.add_argument("--skip-long", action="store_true", help="skip the long-context critical-scaling run")
     args = ap.parse_args()
 
     if not args.skip_figures:
@@ -50,12 +63,14 @@ def main() -> None:
         configure(x64=True, host_devices=1)
         from attnphys.reproduce import FIGURES
 
-        for name in ("particles-clusters", "particles-equiangular", "particles-scaling"):
+        for name in args.figures:
             fig = FIGURES[name]
             t = time.perf_counter()
             ds = fig.compute(fig.settings(False), progress=False)
             print(f"{name}: {time.perf_counter() - t:.1f} s (full settings)")
             print("   " + fig.caption(ds).replace("\n", "\n   "))
+    if args.skip_long:
+        return
     out = subprocess.run(
         [sys.executable, "-c", LONG, str(args.tokens), str(args.dim), str(args.chunk)],
         capture_output=True,

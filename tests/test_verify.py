@@ -44,6 +44,8 @@ def test_random_measures_cover_every_base_measure():
         ("equiangular_error", 1),
         ("critical_scaling_error", 0.01),
         ("staircase_energy_error", 0.01),
+        ("causal_influence_error", 0.1),
+        ("placement_decay_error", 0.15),
     ],
 )
 def test_particle_claims_fail_on_a_perturbed_prediction(check, perturb):

@@ -331,6 +331,18 @@ CLAIMS: tuple[Claim, ...] = (
         particle_checks.staircase_energy_error,
         1e-5,
     ),
+    Claim(
+        "causal flow with ALiBi slope: influence on the last token = kinetic Green's function (relative)",
+        "particles §12.3; arXiv 2605.09213",
+        particle_checks.causal_influence_error,
+        0.04,
+    ),
+    Claim(
+        "normalization placements: fitted decay law of 1 − ρ = predicted rate or exponent (relative)",
+        "particles §11.2; arXiv 2510.22026",
+        particle_checks.placement_decay_error,
+        0.06,
+    ),
 )
 """The library's own claims, in the order ``attnphys verify`` prints them (:func:`all_claims` adds the
 registered and outside ones after them)."""

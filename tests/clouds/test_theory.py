@@ -207,15 +207,15 @@ def test_reduced_equations_are_the_placed_velocities_at_an_equiangular_cloud(dyn
 
     n, rho, beta = 5, 0.3, 1.3
     attn = (SoftmaxAttention if dynamics == "sa" else UnnormalisedAttention)(beta=beta)
-    for pl in PLACEMENTS:
-        r = 1.0 if pl == "post" else 1.7  # post-LN lives on the sphere
+    for pl, t in [(p, 0.0) for p in PLACEMENTS] + [("mix", 3.0), ("sqrt", 3.0)]:
+        r = 1.0 if pl in ("post", "ngpt", "mix") and t == 0 else 1.7  # these live on the sphere
         X = jnp.asarray(r * equiangular_start(n, rho))
-        V = placed_velocity(attn, X, pl)
+        V = placed_velocity(attn, X, pl, t, 0.7)
         U = X / r
         dU = (V - jnp.sum(V * U, 1, keepdims=True) * U) / r  # d/dt of the directions
         dG = dU @ U.T + U @ dU.T
         dr = jnp.sum(V * U, 1)
-        g_dot, r_dot = reduced_field(jnp.asarray([1 - rho, r]), beta, n, pl, dynamics)
+        g_dot, r_dot = reduced_field(jnp.asarray([1 - rho, r]), beta, n, pl, dynamics, t, 0.7)
         np.testing.assert_allclose(-dG[~np.eye(n, dtype=bool)], float(g_dot), atol=1e-12)
         np.testing.assert_allclose(dr, float(r_dot), atol=1e-12)
     # peri-LN normalises the sublayer's output: SA and USA give the same flow
@@ -227,13 +227,19 @@ def test_reduced_equations_are_the_placed_velocities_at_an_equiangular_cloud(dyn
 def test_decay_laws_of_the_placements():
     from attnphys.clouds import normalization_decay
 
-    ds = normalization_decay(1.0, tokens=6, t_max=400.0, saves=801, simulate=False)
+    ds = normalization_decay(1.0, tokens=6, t_max=4000.0, saves=600, spacing="log", simulate=False)
     f, h = ds.fitted.values, ds.fitted_halfwidth.values
-    assert list(ds.law.values) == ["exponential", "power", "power"]
-    assert abs(f[0] - 2.0) < 1e-3 and np.all(np.abs(f[1:] - 2.0) < 0.03) and np.all(h < 1e-3)
-    # post-LN keeps the norm; pre- and peri-LN grow it linearly near collapse
-    n = ds.norm.values
-    assert np.allclose(n[0], 1.0) and 0.9 < (n[1, -1] - n[1, -201]) / 100.0 < 1.01
+    assert list(ds.law.values) == ["exponential", "power", "power", "exponential", "power", "power"]
+    assert abs(f[0] - 2.0) < 1e-3 and np.all(np.abs(f[1:3] - 2.0) < 0.03) and np.all(h[:4] < 1e-3)
+    assert abs(f[3] - 2.0) < 1e-3 and abs(f[4] - 2.0) < 0.03 and abs(f[5] - 1.0) < 0.05  # ngpt, mix, sqrt
+    # post-LN and nGPT keep the norm; pre-LN grows it linearly near collapse, √-scaling as 2√t
+    n = ds.norm
+    assert np.allclose(n.sel(placement="post"), 1.0) and np.allclose(n.sel(placement="ngpt"), 1.0)
+    pre = n.sel(placement="pre").interp(time=[3000.0, 4000.0]).values
+    sq = n.sel(placement="sqrt").interp(time=[1000.0, 4000.0]).values
+    assert (
+        0.9 < (pre[1] - pre[0]) / 1000.0 < 1.01 and 0.9 < (sq[1] - sq[0]) / (2 * (np.sqrt(4000) - np.sqrt(1000))) < 1.01
+    )
 
 
 @pytest.mark.slow

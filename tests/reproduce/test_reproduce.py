@@ -102,14 +102,38 @@ def test_p5_continuation_from_the_authors_checkpoint(tmp_path):
     with np.load(fin) as z:  # the chain ends at the smallest value: its window, readable by --start
         assert z["att_window"].shape == (32, 3) and z["pe_window"].shape == (32, 5) and int(z["n"]) == 32
         assert float(z["beta"]) == 1.50
-    res = invoke("dmft", "trajectory", "--preset", "paper-pe5", "--beta-o", 1.5, "--steps", 10, "--start", fin,
-                 "--out", tmp_path / "t.zarr")
+    res = invoke(
+        "dmft",
+        "trajectory",
+        "--preset",
+        "paper-pe5",
+        "--beta-o",
+        1.5,
+        "--steps",
+        10,
+        "--start",
+        fin,
+        "--out",
+        tmp_path / "t.zarr",
+    )
     assert res.exit_code == 0, res.output
 
 
 def test_save_final_needs_a_continuation(tmp_path):
-    res = invoke("dmft", "bifurcation", "--num", 2, "--steps", 20, "--transient", 0, "--save-final",
-                 tmp_path / "f.npz", "--out", tmp_path / "b.zarr")
+    res = invoke(
+        "dmft",
+        "bifurcation",
+        "--num",
+        2,
+        "--steps",
+        20,
+        "--transient",
+        0,
+        "--save-final",
+        tmp_path / "f.npz",
+        "--out",
+        tmp_path / "b.zarr",
+    )
     assert res.exit_code == 2 and "--save-final" in res.output and "--continuation" in res.output
 
 
@@ -155,3 +179,21 @@ def test_particle_figures_quick(tmp_path, name):
         assert float(ds.agree.sel(dim=2, beta=5.0)) >= 0.75
     else:
         assert float(ds.deviation.max()) < 1e-7
+
+
+def test_particles_middle_quick(tmp_path):
+    ds = run_particles_quick(tmp_path, "particles-middle")
+    assert float(ds.deviation) < 0.035
+    assert float(ds.critical_times.sel(alibi=1.0, beta=2.0)) == pytest.approx(0.600716, abs=1e-6)
+    assert ds.u_shaped.values.tolist() == [t < float(ds.critical_time) for t in ds.time.values]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["particles-staircase", "particles-placements"])
+def test_particle_law_figures_quick(tmp_path, name):
+    ds = run_particles_quick(tmp_path, name)
+    if name == "particles-staircase":
+        ok = np.isfinite(ds.energy.values)
+        np.testing.assert_allclose(ds.energy.values[ok], ds.energy_predicted.values[ok], rtol=1e-5)
+    else:
+        assert np.all(np.abs(ds.fitted.values / ds.predicted.values - 1) < 0.06)

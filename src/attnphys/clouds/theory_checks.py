@@ -1,6 +1,6 @@
 """Numerical checks of the particle flow's quantitative theory, each ``rng -> error`` with a ``perturb``
 argument that moves the prediction away from the theory: ``attnphys verify`` runs them unperturbed, and the
-tests run them perturbed and require them to fail (theory: docs/theory/particles.md §7–9)."""
+tests run them perturbed and require them to fail (theory: docs/theory/particles.md §7–12)."""
 
 from __future__ import annotations
 
@@ -91,7 +91,40 @@ def staircase_energy_error(rng: np.random.Generator, perturb: float = 0.0) -> fl
     return float(np.max(np.abs(ds.energy.values / (ds.energy_predicted.values * (1 + perturb)) - 1)))
 
 
+def causal_influence_error(rng: np.random.Generator, perturb: float = 0.0) -> float:
+    """Largest distance (relative to the profile's largest value, s in [0.1, 0.95]) between the influence of each
+    position on the last token of a causal flow with ALiBi slope λ (33 positions × 10 particles on the circle,
+    linearised with jax.jacfwd through the solver; β in [0.5, 1.5], λ in [0.5, 2], t ∈ {0.5, 1, 2}) and the
+    kinetic Green's function S_t(s) evaluated at the times t·(1 + ``perturb``) (theory:
+    docs/theory/particles.md §12.3)."""
+    from attnphys.clouds import causal_influence
+    from attnphys.clouds._causal import influence_profile
+
+    beta, lam = float(rng.uniform(0.5, 1.5)), float(rng.uniform(0.5, 2.0))
+    ds = causal_influence(beta, [0.5, 1.0, 2.0], alibi=lam, positions=32, particles=10, modes=4)
+    s = ds.position.values
+    pred = influence_profile(beta, ds.time.values * (1 + perturb), s, alibi=lam, needle=8.0, modes=4)
+    inner = (s >= 0.1) & (s <= 0.95)
+    return float(np.max(np.abs(ds.influence.values - pred)[:, inner]) / np.max(np.abs(pred[:, inner])))
+
+
+def placement_decay_error(rng: np.random.Generator, perturb: float = 0.0) -> float:
+    """Largest relative distance between the fitted decay law of 1 − ρ (rate or exponent, over the times
+    where 10⁻⁹ < 1 − ρ < 10⁻³, t ≤ 4000) and the predicted one (times 1 + ``perturb``) for the six
+    normalization placements of an equiangular cloud (SA, 6 tokens, β in [0.5, 2]): Post-LN and nGPT-style
+    e^{−2t}, Pre-LN, Peri-LN and Mix-LN t^{−2}, √-scaling t^{−1} (theory: docs/theory/particles.md §11.2)."""
+    from attnphys.clouds import normalization_decay
+
+    ds = normalization_decay(
+        float(rng.uniform(0.5, 2.0)), tokens=6, t_max=4000.0, saves=600, spacing="log", simulate=False,
+        rtol=1e-8, atol=1e-14, fit_range=(1e-9, 1e-3),
+    )  # fmt: skip
+    return float(np.max(np.abs(ds.fitted.values / (ds.predicted.values * (1 + perturb)) - 1)))
+
+
 __all__ = [
+    "causal_influence_error",
+    "placement_decay_error",
     "critical_scaling_error",
     "equiangular_error",
     "first_count_error",

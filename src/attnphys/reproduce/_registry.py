@@ -3,8 +3,11 @@
 from attnphys.reproduce._base import AbstractFigure
 from attnphys.reproduce.continuation import CONTINUATIONS
 from attnphys.reproduce.diagram import FIG3A, FIG3B
+from attnphys.reproduce.particle_laws import PARTICLE_LAW_FIGURES
 from attnphys.reproduce.particles import PARTICLE_FIGURES
 from attnphys.reproduce.trajectories import FIG4, FIG5
 
-FIGURES: dict[str, AbstractFigure] = {f.name: f for f in (FIG3A, FIG3B, FIG4, FIG5, *CONTINUATIONS, *PARTICLE_FIGURES)}
+FIGURES: dict[str, AbstractFigure] = {
+    f.name: f for f in (FIG3A, FIG3B, FIG4, FIG5, *CONTINUATIONS, *PARTICLE_FIGURES, *PARTICLE_LAW_FIGURES)
+}
 """Everything ``attnphys reproduce`` can make, by name."""
