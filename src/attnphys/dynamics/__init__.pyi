@@ -2,6 +2,7 @@
 
 from ._api import continuation, lyapunov_spectrum
 from ._census import CensusOptions, census, census_batch
+from ._codim2 import CODIM2_TESTS, CURVE_KINDS, bifurcation_curve, normal_form_coefficient
 from ._lyapunov import LyapunovResult
 from ._tracks import tracks
 from .bifurcations import EVENT_KINDS, BifurcationEvent, Branch, continue_orbit, event_kinds
@@ -25,6 +26,7 @@ __all__ = [
     "census",
     "tracks",
     "continuation",
+    "bifurcation_curve",
     # regimes of recorded orbits (the function ``classify`` stays in :mod:`attnphys.dynamics.classify`: its
     # name is that public module's)
     "regime_counts",
@@ -39,6 +41,8 @@ __all__ = [
     # the building blocks
     "REGIMES",
     "BifurcationEvent",
+    "CODIM2_TESTS",
+    "CURVE_KINDS",
     "EVENT_KINDS",
     "event_kinds",
     "Branch",
@@ -59,6 +63,7 @@ __all__ = [
     "floquet_batch",
     "floquet_direct",
     "make_sampler",
+    "normal_form_coefficient",
     "orbit",
     "orbit_sweep",
     "refine",
