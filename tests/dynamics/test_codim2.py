@@ -169,3 +169,29 @@ def test_bad_arguments_are_named(kwargs, field):
 def test_no_curve_near_the_start_is_an_input_error():
     with pytest.raises(InputError, match="x0"):
         bifurcation_curve(FunctionMap(_cusp), "fold", [np.inf], [1.0, -1.0])
+
+
+@pytest.mark.slow
+def test_henon_period_two_flip_curve():
+    """The period-2 orbit of the Hénon map: x₁ + x₂ = (1 − b)/a, x₁x₂ = ((1 − b)²/a − 1)/a, multipliers
+    with trace 4((1 − b)² − a) + 2b and determinant b²; its flip curve is a = (1 − b)² + (1 + b)²/4 with the
+    second multiplier −b², so 1:2 at (a, b) = (1, 1) and (4, −1)."""
+    b = 0.3
+    a = (1 - b) ** 2 + (1 + b) ** 2 / 4
+    s, p = (1 - b) / a, ((1 - b) ** 2 / a - 1) / a
+    x1 = (s + np.sqrt(s * s - 4 * p)) / 2
+    found = {}
+    for direction in (1, -1):
+        ds = bifurcation_curve(
+            HENON, "flip", [x1, b * (s - x1)], [a, b], period=2, bounds=BOX, direction=direction, max_points=200
+        )
+        np.testing.assert_allclose(ds.s1.values, (1 - ds.s2.values) ** 2 + (1 + ds.s2.values) ** 2 / 4, atol=1e-11)
+        found.update(
+            {
+                round(float(s2)): (float(s1), float(s2))
+                for k, s1, s2 in zip(ds.special_kind.values, ds.special_s1.values, ds.special_s2.values, strict=True)
+                if k == "resonance_1_2"
+            }
+        )
+    assert found[1] == pytest.approx((1.0, 1.0), abs=1e-10)
+    assert found[-1] == pytest.approx((4.0, -1.0), abs=1e-10)
