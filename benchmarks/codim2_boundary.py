@@ -28,7 +28,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=120_000, help="steps per grid point (the paper's)")
     ap.add_argument("--grid", action="store_true", help="also run a grid band around the curve and compare")
     ap.add_argument("--rows", default="2.0,2.2,2.4", help="β_att values of the grid band")
-    ap.add_argument("--band", type=float, default=0.03, help="half-width in β_o of the grid band")
+    ap.add_argument("--band", type=float, default=0.006, help="half-width in β_o of the grid band")
     args = ap.parse_args()
     configure(x64=True, host_devices=2)
 
@@ -108,8 +108,10 @@ def main() -> None:
         names = [REGIMES[c] for c in ds.regime.transpose("beta_att", "beta_o").values[0]]
         print(f"beta_att = {row}: fold curve at beta_o = {centre:.6f}; grid ({len(xs)} points, "
               f"{len(xs) * args.steps:.2e} map steps, {time.perf_counter() - t1:.0f} s):")
-        for x, n in zip(xs, names, strict=True):
-            print(f"   {x:.5f} {'>' if x > centre else '<'} curve: {n}")
+        periods = ds.period.transpose("beta_att", "beta_o").values[0] if "period" in ds else [0] * len(xs)
+        for x, n, p in zip(xs, names, periods, strict=True):
+            side = "on" if abs(x - centre) < 1e-12 else (">" if x > centre else "<")
+            print(f"   {x:.5f} {side} curve: {n}" + (f" (period {int(p)})" if int(p) else ""))
 
 
 if __name__ == "__main__":
