@@ -1,16 +1,17 @@
-"""The fold curve of the paper network's period-16 orbit in (β_o, β_att), continued by
+"""Boundaries of the paper network's phase diagram in (β_o, β_att), continued by
 :func:`attnphys.dynamics.bifurcation_curve` (theory: docs/theory/dynamics.md §9), against a grid phase
 diagram over the same plane.
 
-The period-16 orbit that the published checkpoint settles on at (β_o, β_att) = (1.25, 2.2) is born in a fold
-just below β_o = 1.25 (``dmft orbit-continuation`` locates it). Its fold curve in the plane is continued both
-ways inside [0, 3]²; the script prints the curve, its codimension-two points and its cost (Newton evaluations
-of F^16 and its Jacobian, and the map steps of the residuals alone), then the cost of an N×N grid diagram
-(N² × steps map steps) for comparison. With ``--grid`` it also runs a grid phase diagram on a band around the
+``--curve ns`` (default): the period-4 orbit that the published checkpoint settles on at (1.24, 2.2) loses
+stability in a Neimark–Sacker bifurcation (``dmft orbit-continuation`` locates it): the boundary between the
+periodic and the quasi-periodic regime. ``--curve fold``: the period-16 orbit that the checkpoint settles on
+at (1.25, 2.2) is born in a fold just below β_o = 1.25: the edge of a period-16 locking region. The curve is
+continued both ways inside [0, 3]²; the script prints it, its codimension-two points and its cost (Newton
+evaluations of F^p and its Jacobian), then the cost of an N×N grid diagram for comparison. With ``--grid`` it also runs a grid phase diagram on a band around the
 curve (``--num`` β_o values over ``--band``, at ``--rows`` values of β_att) from the same checkpoint and
 reports, for every row, the regime on either side of the curve.
 
-    python benchmarks/codim2_boundary.py [--points 80] [--num 201] [--grid] [--rows 2.0,2.2,2.4]
+    python benchmarks/codim2_boundary.py [--curve ns|fold] [--points 80] [--num 201] [--grid] [--rows 2.0,2.2,2.4]
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from attnphys.runtime import configure
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--curve", choices=("ns", "fold"), default="ns", help="which boundary (see above)")
     ap.add_argument("--points", type=int, default=80, help="most points on each half of the curve")
     ap.add_argument("--num", type=int, default=201, help="grid size N of the N×N diagram the cost is compared with")
     ap.add_argument("--steps", type=int, default=120_000, help="steps per grid point (the paper's)")
@@ -44,14 +46,15 @@ def main() -> None:
     cfg = preset("paper")
     model = model_of(cfg)
     t0 = time.perf_counter()
-    branch = orbit_continuation(cfg, "beta_o", 1.25, 1.20, start="checkpoint", max_points=300)
+    kind, b_start, b_stop = ("neimark_sacker", 1.24, 1.26) if args.curve == "ns" else ("fold", 1.25, 1.20)
+    branch = orbit_continuation(cfg, "beta_o", b_start, b_stop, start="checkpoint", max_points=300)
     period = int(branch.attrs["period"])
-    folds = np.flatnonzero(branch.event_kind.values == "fold")
+    folds = np.flatnonzero(branch.event_kind.values == kind)
     if not folds.size:
-        raise SystemExit("no fold on the period-16 branch below beta_o = 1.25")
+        raise SystemExit(f"no {kind} point on the period-{period} branch from beta_o = {b_start}")
     b_fold, x_fold = float(branch.event_s.values[folds[0]]), branch.event_x.values[folds[0]]
     # the orbit's aux state (positional window) at the phase that the branch followed
-    sc = model.params_of("beta_o")(jnp.asarray(1.25))[1]
+    sc = model.params_of("beta_o")(jnp.asarray(b_start))[1]
     win = jax.tree_util.tree_map(
         lambda a: a[0], model.windows_after("checkpoint", jax.tree_util.tree_map(lambda a: jnp.asarray(a)[None], sc), 40_000)
     )
@@ -65,7 +68,7 @@ def main() -> None:
     halves, evaluations = [], 0
     for direction in (1, -1):
         c = bifurcation_curve(
-            m, "fold", x_fold, [b_fold, cfg.beta_att], params_of, aux0=aux0, period=period, direction=direction,
+            m, kind, x_fold, [b_fold, cfg.beta_att], params_of, aux0=aux0, period=period, direction=direction,
             max_points=args.points, ds_max=0.05, bounds=((0.0, 3.0), (0.0, 3.0)), param_names=("beta_o", "beta_att"),
             progress=True,
         )
@@ -77,8 +80,8 @@ def main() -> None:
     bo = np.concatenate([halves[1].beta_o.values[::-1], halves[0].beta_o.values[1:]])
     ba = np.concatenate([halves[1].beta_att.values[::-1], halves[0].beta_att.values[1:]])
     a = np.concatenate([halves[1].coefficient.values[::-1], halves[0].coefficient.values[1:]])
-    print(f"period-{period} fold at beta_att = {cfg.beta_att}: beta_o = {b_fold:.10f}")
-    print(" beta_o        beta_att      a")
+    print(f"period-{period} {kind} at beta_att = {cfg.beta_att}: beta_o = {b_fold:.10f}")
+    print(f" beta_o        beta_att      {halves[0].attrs['coefficient']}")
     for i in range(0, bo.size, max(1, bo.size // 25)):
         print(f" {bo[i]:.8f}  {ba[i]:.8f}  {a[i]:+.4f}")
     print(f"curve: {bo.size} points, {evaluations} Newton evaluations of F^{period} with its Jacobian "
@@ -106,7 +109,7 @@ def main() -> None:
         ds = phase_diagram(cfg, {"beta_o": xs, "beta_att": np.array([row])}, start="checkpoint", steps=args.steps,
                            transient=args.steps - 20_000, exponents=2, adaptive=True)
         names = [REGIMES[c] for c in ds.regime.transpose("beta_att", "beta_o").values[0]]
-        print(f"beta_att = {row}: fold curve at beta_o = {centre:.6f}; grid ({len(xs)} points, "
+        print(f"beta_att = {row}: {kind} curve at beta_o = {centre:.6f}; grid ({len(xs)} points, "
               f"{len(xs) * args.steps:.2e} map steps, {time.perf_counter() - t1:.0f} s):")
         periods = ds.period.transpose("beta_att", "beta_o").values[0] if "period" in ds else [0] * len(xs)
         for x, n, p in zip(xs, names, periods, strict=True):
