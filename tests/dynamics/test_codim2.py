@@ -152,6 +152,7 @@ def test_flip_coefficient_of_the_logistic_map():
     [
         ({"kind": "hopf"}, "kind"),
         ({"period": 0}, "period"),
+        ({"direction": 0}, "direction"),
         ({"x0": [np.nan, 0.0]}, "x0"),
         ({"s0": [1.0]}, "s0"),
         ({"ds": -1.0}, "ds"),

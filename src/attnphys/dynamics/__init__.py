@@ -1,11 +1,12 @@
 """The dynamics toolkit: discrete-time maps, Lyapunov spectra, orbits and their classification, exact
-periodic orbits with Floquet multipliers, local bifurcations, attractor censuses with basins, and attractor
-tracks across parameter grids (theory: docs/theory/dynamics.md §1–8).
+periodic orbits with Floquet multipliers, local bifurcations in one and two parameters, attractor censuses with basins, and attractor
+tracks across parameter grids (theory: docs/theory/dynamics.md §1–9).
 
 The analyses a researcher calls, each returning a labelled ``xarray.Dataset``: :func:`lyapunov_spectrum`,
 :func:`census` (the attractors of a map at one parameter point, with basins), :func:`tracks` (censuses along
-a parameter matched into tracks) and :func:`continuation` (a periodic orbit followed in a parameter, with its
-bifurcations). A map is any subclass of :class:`AbstractMap` (or a :class:`FunctionMap` of pure functions).
+a parameter matched into tracks), :func:`continuation` (a periodic orbit followed in a parameter, with its
+bifurcations) and :func:`bifurcation_curve` (a fold, flip or Neimark–Sacker curve in two parameters, with its
+codimension-two points; §9). A map is any subclass of :class:`AbstractMap` (or a :class:`FunctionMap` of pure functions).
 Recorded orbits are labelled by :func:`attnphys.dynamics.classify.classify`; :func:`regime_counts` and
 :func:`undetermined_values` summarise the labels of a diagram.
 """

@@ -260,7 +260,9 @@ def _identity(s):
     return s
 
 
-def _check(kind, x0, s0, period, ds, ds_max, max_points, bounds):
+def _check(kind, x0, s0, period, ds, ds_max, max_points, bounds, direction=1.0):
+    if direction not in (1, -1):
+        raise InputError(f"must be +1 or -1 (got {direction!r})", "direction")
     if kind not in CURVE_KINDS:
         raise InputError(f"must be one of {', '.join(CURVE_KINDS)} (got {kind!r})", "kind")
     if not isinstance(period, int | np.integer) or period < 1:
@@ -341,7 +343,7 @@ def bifurcation_curve(
     Raises:
         InputError: a bad argument (named), or no curve point could be found near (x0, s0).
     """
-    x0, s0, bounds = _check(kind, x0, s0, period, ds, ds_max, max_points, bounds)
+    x0, s0, bounds = _check(kind, x0, s0, period, ds, ds_max, max_points, bounds, direction)
     params_of = params_of or _identity
     HJM, diagnostics = _kernels(m, params_of, int(period), kind)
     D = x0.size
