@@ -1,6 +1,6 @@
 """The dynamics toolkit: discrete-time maps, Lyapunov spectra, orbits and their classification, exact
-periodic orbits with Floquet multipliers, local bifurcations in one and two parameters, attractor censuses with basins, and attractor
-tracks across parameter grids (theory: docs/theory/dynamics.md §1–9).
+periodic orbits with Floquet multipliers, local bifurcations in one and two parameters, attractor censuses
+with basins, and attractor tracks across parameter grids (theory: docs/theory/dynamics.md §1–9).
 
 The analyses a researcher calls, each returning a labelled ``xarray.Dataset``: :func:`lyapunov_spectrum`,
 :func:`census` (the attractors of a map at one parameter point, with basins), :func:`tracks` (censuses along
