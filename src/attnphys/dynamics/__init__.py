@@ -1,15 +1,18 @@
 """The dynamics toolkit: discrete-time maps, Lyapunov spectra, orbits and their classification, exact
-periodic orbits with Floquet multipliers, local bifurcations, attractor censuses with basins, and attractor
-tracks across parameter grids, finer chaos indicators and invariant manifolds of saddles
-(theory: docs/theory/dynamics.md §1–8, §11).
+periodic orbits with Floquet multipliers, local bifurcations in one and two parameters, attractor censuses
+with basins, attractor tracks across parameter grids, global stability of attractors, finer chaos
+indicators and invariant manifolds of saddles (theory: docs/theory/dynamics.md §1–11).
 
 The analyses a researcher calls, each returning a labelled ``xarray.Dataset``: :func:`lyapunov_spectrum`,
 :func:`census` (the attractors of a map at one parameter point, with basins), :func:`tracks` (censuses along
-a parameter matched into tracks) and :func:`continuation` (a periodic orbit followed in a parameter, with its
-bifurcations). A map is any subclass of :class:`AbstractMap` (or a :class:`FunctionMap` of pure functions).
-Finer chaos indicators: :func:`finite_time_lyapunov`, :func:`local_lyapunov_map`, :func:`alignment_indices`
-(SALI, GALI = LDI), :func:`weighted_birkhoff`, :func:`recurrence_time_entropy`; one-dimensional stable and
-unstable manifolds of saddle periodic points: :func:`invariant_manifold`. Recorded orbits are labelled by
+a parameter matched into tracks), :func:`continuation` (a periodic orbit followed in a parameter, with its
+bifurcations) and :func:`bifurcation_curve` (a fold, flip or Neimark–Sacker curve in two parameters, with its
+codimension-two points; §9). A map is any subclass of :class:`AbstractMap` (or a :class:`FunctionMap` of
+pure functions). Global stability (§10): :func:`minimal_shock`, :func:`convergence_times`,
+:func:`basin_entropy`, :func:`box_entropy`, :func:`uncertainty_exponent`. Finer chaos indicators (§11):
+:func:`finite_time_lyapunov`, :func:`local_lyapunov_map`, :func:`alignment_indices` (SALI, GALI = LDI),
+:func:`weighted_birkhoff`, :func:`recurrence_time_entropy`; one-dimensional stable and unstable manifolds of
+saddle periodic points: :func:`invariant_manifold`. Recorded orbits are labelled by
 :func:`attnphys.dynamics.classify.classify`; :func:`regime_counts` and :func:`undetermined_values` summarise
 the labels of a diagram.
 """

@@ -3,6 +3,7 @@
 from ._api import continuation, lyapunov_spectrum
 from ._boundaries import basin_entropy, box_entropy, uncertainty_exponent
 from ._census import CensusOptions, census, census_batch
+from ._codim2 import CODIM2_TESTS, CURVE_KINDS, bifurcation_curve, normal_form_coefficient
 from ._indicators import (
     alignment_indices,
     bump_weight,
@@ -49,6 +50,7 @@ __all__ = [
     "basin_entropy",
     "box_entropy",
     "uncertainty_exponent",
+    "bifurcation_curve",
     # regimes of recorded orbits (the function ``classify`` stays in :mod:`attnphys.dynamics.classify`: its
     # name is that public module's)
     "regime_counts",
@@ -63,6 +65,8 @@ __all__ = [
     # the building blocks
     "REGIMES",
     "BifurcationEvent",
+    "CODIM2_TESTS",
+    "CURVE_KINDS",
     "EVENT_KINDS",
     "event_kinds",
     "Branch",
@@ -84,6 +88,7 @@ __all__ = [
     "floquet_batch",
     "floquet_direct",
     "make_sampler",
+    "normal_form_coefficient",
     "orbit",
     "orbit_sweep",
     "refine",
