@@ -15,6 +15,7 @@ models without loading the numerical engine.
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import inspect
 import warnings
@@ -29,6 +30,33 @@ from attnphys.errors import InputError
 
 _R = TypeVar("_R")
 _O = TypeVar("_O", bound="AnalysisOptions")
+
+
+COMMAND_LINE: contextvars.ContextVar[bool] = contextvars.ContextVar("attnphys_command_line", default=False)
+"""True while a command runs: the functions it calls then name their arguments as its options (the user
+reads the command line's language); a Python caller reads the keywords (:func:`in_python_names`)."""
+
+
+def in_python_names(e: InputError, names) -> InputError:
+    """``e`` with the command-line spelling of the options among ``names`` (``--record-every``) written as
+    the Python keywords (``record_every``), in its field and its text; the same error when none occurs. A
+    layer shared by the commands and the functions speaks the commands' language; a function's caller
+    reads its own."""
+    import re
+
+    names = set(names)
+
+    def python(m: re.Match) -> str:
+        word = m.group(1).replace("-", "_")
+        return word if word in names else m.group(0)
+
+    field = e.field
+    if field and field.startswith("--") and field[2:].replace("-", "_") in names:
+        field = field[2:].replace("-", "_")
+    detail = re.sub(r"(?<![\w-])--([a-z][a-z0-9-]*)", python, e.detail)
+    if field == e.field and detail == e.detail:
+        return e
+    return type(e)(detail, field) if isinstance(e, InputError) else e
 
 
 def deprecated_name(where: str, old: str, new: str, stacklevel: int = 3) -> None:
@@ -171,7 +199,12 @@ def takes(
                 if dry:
                     return plan(*args, **kw)
             own = {k: kw.pop(k) for k in list(kw) if k in head_names}
-            return fn(*args, **own, options=options.read(kw, where))
+            try:
+                return fn(*args, **own, options=options.read(kw, where))
+            except InputError as e:
+                if COMMAND_LINE.get():
+                    raise
+                raise in_python_names(e, head_names | set(options.model_fields)) from None
 
         call.__signature__ = sig.replace(parameters=head + options.parameters())  # pyright: ignore[reportAttributeAccessIssue]
         call.__doc__ = (fn.__doc__ or "").rstrip() + (

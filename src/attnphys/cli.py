@@ -28,6 +28,7 @@ from rich.table import Table
 from typer.core import TyperCommand, TyperGroup
 
 from attnphys._messages import format_validation, option_name
+from attnphys._options import COMMAND_LINE
 from attnphys.errors import AttnphysError, is_out_of_memory
 from attnphys.jobs import (
     AbstractJob,
@@ -549,6 +550,7 @@ def execute(make_job: typing.Callable[[], AbstractJob | SweepRerun]) -> None:
     """Build a job, run it under :func:`interruptible` and print its report; every user error becomes a
     message without traceback and a non-zero exit (:attr:`AttnphysError.exit_code`, 2 for bad values,
     file-system errors and exhausted memory)."""
+    token = COMMAND_LINE.set(True)  # the functions it calls name their arguments as the options
     try:
         with user_warnings():
             job = make_job()
@@ -567,6 +569,8 @@ def execute(make_job: typing.Callable[[], AbstractJob | SweepRerun]) -> None:
             raise
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         fail(f"out of memory ({first}); use smaller sizes (tokens, steps, grid points, paths)")
+    finally:
+        COMMAND_LINE.reset(token)
     print_report(report)
 
 

@@ -287,6 +287,6 @@ def test_lyapunov_exponents_from_a_pattern_start_need_a_full_window():
     from attnphys.dmft.tasks.lyapunov import check_token_transient
 
     cfg = _config(_params("manual_pe5"))
-    with pytest.raises(ValueError, match=r"from a pattern start need transient >= L - 1 = 31"):
+    with pytest.raises(ValueError, match=r"from a pattern start need --transient >= L - 1 = 31"):
         check_token_transient("pattern:1", cfg, 30)
     check_token_transient("pattern:1", cfg, 31)

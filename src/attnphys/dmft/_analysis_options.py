@@ -34,7 +34,7 @@ def _check_observable(name: str) -> str:
 class OrbitTuning(AnalysisOptions):
     """The orbit diagrams' numerical options of Python only (theory: docs/theory/dmft.md §7.1)."""
 
-    max_section: int = Field(1000, ge=1, description="Most zero-plane section points kept per value.")
+    max_section: int = Field(1000, ge=1, le=2**31 - 1, description="Most zero-plane section points kept per value.")
     align: int = Field(0, ge=0, description="Last transient steps that align the tangent vectors.")
     init: Literal["identity", "random"] = Field("random", description="Initial tangent vectors.")
     full_state: bool = Field(False, description="The reference's L(M+P)-dimensional state.")

@@ -38,7 +38,12 @@ class DMFTTask(AbstractTask):
     extra_axes: ClassVar[tuple[str, ...]] = ()
     """Grid axes the task interprets itself (not configuration fields)."""
 
-    dim_options: ClassVar[dict[str, str]] = {"step": "steps", "path": "paths", "sample": "n_orbit"}
+    dim_options: ClassVar[dict[str, str]] = {
+        "step": "steps",
+        "path": "paths",
+        "sample": "n_orbit",
+        "crossing": "max_section",
+    }
     """The options that set the sizes of result dimensions, named when the results would not fit."""
 
     # -- grid ---------------------------------------------------------------------------------------

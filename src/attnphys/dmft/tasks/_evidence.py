@@ -42,7 +42,11 @@ def orbit_spec(
     if not 0 <= k <= D:
         raise InputError(f"must be in [0, {D}] (L·M{' + L·P' if full_state else ''}), got {k}", "--exponents")
     if k and not start_filled and transient < cfg.L - 1:
-        raise ValueError(f"Lyapunov exponents from a token start need transient >= L - 1 = {cfg.L - 1}")
+        raise InputError(
+            f"Lyapunov exponents from a token start need --transient >= L - 1 = {cfg.L - 1} (the window must be "
+            f"full), got {transient}",
+            "--transient",
+        )
     if align > transient:
         raise InputError(f"must not exceed --transient ({transient}), got {align}", "--align")
     pairs = tuple(p for p in PAPER_SECTION_PAIRS if max(p) < cfg.M)

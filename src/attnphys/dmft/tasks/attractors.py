@@ -111,6 +111,7 @@ class AttractorTask(DMFTTask):
     (:func:`attnphys.dynamics._tracks.tracks`) when the result is assembled."""
 
     kind: Literal["dmft-attractors"] = "dmft-attractors"
+    dim_options: ClassVar[dict[str, str]] = {"attractor": "max_attractors", "ic": "ics"}
     n_ics: int = Field(default=CensusPoint.default("ics"), ge=1, description="starts per grid point")
     steps: int = Field(
         default=CensusPoint.default("steps"), ge=1, description="most steps per start (the settle budget)"
@@ -161,8 +162,10 @@ class AttractorTask(DMFTTask):
             raise ValueError(f"{name}: {e.detail}") from None
 
     def check_config(self, cfg, grid: Grid) -> None:
+        from attnphys.errors import InputError
+
         if self.k > cfg.L * cfg.M:
-            raise ValueError(f"--exponents ({self.k}) must not exceed the state dimension L·M = {cfg.L * cfg.M}")
+            raise InputError(f"must not exceed the state dimension L·M = {cfg.L * cfg.M}, got {self.k}", "--exponents")
         model = model_of(cfg)
         for s in self.starts:
             model.check_start(s)

@@ -179,7 +179,8 @@ def check_token_transient(start, cfg: AbstractConfig, transient: int) -> None:
         era_2024 = cfg.era == "2024" and isinstance(start, TokenStart)
         need = cfg.L if era_2024 else cfg.L - 1
         if transient < need:
-            raise ValueError(
-                f"Lyapunov exponents from a {start.kind} start need transient >= {'L' if era_2024 else 'L - 1'}"
-                f" = {need} (the window must be full)"
+            raise InputError(
+                f"Lyapunov exponents from a {start.kind} start need --transient >= {'L' if era_2024 else 'L - 1'}"
+                f" = {need} (the window must be full), got {transient}",
+                "--transient",
             )
