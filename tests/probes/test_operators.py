@@ -75,16 +75,16 @@ def test_a_norm_of_an_outside_package_reaches_the_probes(monkeypatch):
     from attnphys.clouds import Identity
 
     class Center(Identity):
-        name = "center"
+        name = "probe_center"
         tokenwise = False
 
         def __call__(self, X):
             return X - X.mean(0)
 
-    monkeypatch.setattr(norms, "find", lambda group, name, table: Center if name == "center" else None)
-    assert "center" not in NORMS
+    monkeypatch.setattr(norms, "find", lambda group, name, table: Center if name == "probe_center" else None)
+    assert "probe_center" not in NORMS
     X = jnp.asarray(np.random.default_rng(1).normal(size=(12, 5)) + 2.0)
-    np.testing.assert_allclose(swap_norm("center", 5)(X).mean(0), 0.0, atol=1e-12)
+    np.testing.assert_allclose(swap_norm("probe_center", 5)(X).mean(0), 0.0, atol=1e-12)
     with pytest.raises(ValueError, match="unknown normalization 'thrice'"):
         swap_norm("thrice", 5)
 
