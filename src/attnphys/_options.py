@@ -56,7 +56,7 @@ def in_python_names(e: InputError, names) -> InputError:
     detail = re.sub(r"(?<![\w-])--([a-z][a-z0-9-]*)", python, e.detail)
     if field == e.field and detail == e.detail:
         return e
-    return type(e)(detail, field) if isinstance(e, InputError) else e
+    return type(e)(detail, field)
 
 
 def deprecated_name(where: str, old: str, new: str, stacklevel: int = 3) -> None:

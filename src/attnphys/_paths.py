@@ -182,4 +182,19 @@ def check_name(path: Path, option: str) -> None:
         )
 
 
-__all__ = ["check_writable_place", "local_path"]
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that the file is there whole or not at all: a hidden temporary file in
+    the same folder, renamed over the name (removed if anything fails)."""
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+__all__ = ["check_writable_place", "local_path", "write_bytes_atomic"]

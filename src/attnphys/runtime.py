@@ -303,24 +303,19 @@ def _read_program(path: Path):
 def _write_program(path: Path, compiled) -> None:
     """Write atomically (a temporary file renamed over the name); a failure only loses the entry."""
     import pickle
-    import tempfile
 
     from jax.experimental.serialize_executable import serialize
 
-    tmp = None
+    from attnphys._paths import write_bytes_atomic
+
     try:
         shardings = jax.tree_util.tree_leaves(compiled.input_shardings)
         ids = sorted({d.id for s in shardings for d in s.device_set})  # the devices it runs on
         body = pickle.dumps((ids, serialize(compiled)))
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
-        os.replace(tmp, path)
+        write_bytes_atomic(path, hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
     except Exception:  # disk full, a program XLA cannot serialize: compiled again next time
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+        pass
 
 
 def stored_jit(fn, name: str, static_argnames: tuple[str, ...] = ()):

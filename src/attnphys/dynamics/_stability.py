@@ -17,6 +17,7 @@ from attnphys.dynamics.samplers import AbstractSampler
 from attnphys.errors import InputError
 from attnphys.metadata import base_attrs
 from attnphys.progress import step_bar, subrange
+from attnphys.runtime import take_rows
 
 _LABEL_COMMENT = "attractor index of the census; -1: reached no attractor within the steps; -2: diverged"
 
@@ -54,10 +55,6 @@ def _reanchor(xs, phase, o, u, hi):
             keep_r.append(dj)
     D = xs.shape[1]
     return np.asarray(keep_o, np.int64), np.asarray(keep_u, float).reshape(-1, D), np.asarray(keep_r, float)
-
-
-def _batched_aux(aux, idx):
-    return jax.tree_util.tree_map(lambda a: np.asarray(a)[idx], aux)
 
 
 def minimal_shock(
@@ -170,7 +167,7 @@ def minimal_shock(
                 with subrange(*stage), subrange(0.5, 1.0):
                     report(k, bisections)
                 mid = 0.5 * (lo[sel] + hi[sel])
-                lab_m, _ = land(m, p, y[sel] + mid[:, None] * u[sel], _batched_aux(yaux, sel), tg, pr.steps)
+                lab_m, _ = land(m, p, y[sel] + mid[:, None] * u[sel], take_rows(yaux, sel), tg, pr.steps)
                 out_m = leaves(a_idx, lab_m)
                 hi[sel] = np.where(out_m, mid, hi[sel])
                 to[sel] = np.where(out_m, lab_m, to[sel])
@@ -196,7 +193,7 @@ def minimal_shock(
                 w = 0.7 / (A * (1 + rounds))
                 return (0.3 + w * (i * (1 + rounds) + j), 0.3 + w * (i * (1 + rounds) + j + 1))
 
-            hi, lo, to = crossings(i, xs[oi], _batched_aux(auxs, oi), u, np.full(oi.size, R), span(0))
+            hi, lo, to = crossings(i, xs[oi], take_rows(auxs, oi), u, np.full(oi.size, R), span(0))
             ray_norm[i, : oi.size] = hi
             best_o, best_u, best_hi, best_lo, best_to = oi, u, hi, lo, to
             for r in range(rounds):
@@ -214,7 +211,7 @@ def minimal_shock(
                 # the crossing points seen from the nearest state of the attractor with the same auxiliary state
                 ao, au, ah = _reanchor(xs, phase, best_o[top], best_u[top], best_hi[top])
                 ro, ru, rh = np.concatenate([ro, ao]), np.concatenate([ru, au]), np.concatenate([rh, ah])
-                h2, l2, t2 = crossings(i, xs[ro], _batched_aux(auxs, ro), ru, rh, span(1 + r))
+                h2, l2, t2 = crossings(i, xs[ro], take_rows(auxs, ro), ru, rh, span(1 + r))
                 best_o = np.concatenate([best_o[top], ro])
                 best_u = np.concatenate([best_u[top], ru])
                 best_hi = np.concatenate([best_hi[top], h2])

@@ -14,12 +14,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from attnphys._paths import write_bytes_atomic
 from attnphys.errors import OutputError
 
 KEY_FILE = "probe-steps.json"
@@ -29,11 +29,13 @@ KEY_FILE = "probe-steps.json"
 def model_digest(model) -> str:
     """SHA-256 over the names, shapes, dtypes and bytes of every parameter and buffer of a torch module
     (its state dict): two models with the same digest compute the same probe."""
+    import torch
+
     h = hashlib.sha256()
     for name, t in sorted(model.state_dict().items()):
         a = t.detach().cpu().contiguous()
         h.update(f"{name} {tuple(a.shape)} {a.dtype}\0".encode())
-        h.update(a.view(-1).view(dtype=__import__("torch").uint8).numpy().tobytes())
+        h.update(a.view(-1).view(dtype=torch.uint8).numpy().tobytes())
     return h.hexdigest()
 
 
@@ -110,14 +112,7 @@ class StepStore:
         self._write(KEY_FILE, json.dumps({"key": self.key, "inputs": json.loads(text)}, indent=1).encode())
 
     def _write(self, name: str, data: bytes) -> None:
-        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.replace(tmp, self.folder / name)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_bytes_atomic(self.folder / name, data)
 
     def _path(self, name: str) -> Path:
         return self.folder / (hashlib.sha256(name.encode()).hexdigest()[:16] + ".npz")

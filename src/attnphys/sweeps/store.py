@@ -150,15 +150,15 @@ def _check_replaceable(path: Path) -> None:
     Raises:
         OutputError: ``path`` holds a file or a folder that is not an attnphys result.
     """
+    from attnphys._paths import kind_of
     from attnphys.io import result_info
 
     if path.is_dir() and not any(path.iterdir()):
         return
     if result_info(path) is None and not _marked_store(path):
-        what = "a folder" if path.is_dir() else "a file"
         raise OutputError(
-            f"{path} is {what} that is not an attnphys result; starting over (overwrite) replaces only an "
-            "attnphys result, never other data: choose another path"
+            f"{path} is {kind_of(path)} that is not an attnphys result; starting over (overwrite) replaces only "
+            "an attnphys result, never other data: choose another path"
         )
 
 
