@@ -2,6 +2,7 @@
 
 from ._abstract_model import AbstractModel
 from ._api.attractors import ContinuationPlan, attractors, basins, orbit_continuation
+from ._api.compare import compare_diagrams
 from ._api.diagrams import bifurcation, phase_diagram
 from ._api.finite import converge, finite_trajectories
 from ._api.fluctuation_check import compare_fluctuations
@@ -62,6 +63,7 @@ __all__ = [
     "lyapunov_spectrum",
     "bifurcation",
     "phase_diagram",
+    "compare_diagrams",
     "attractors",
     "basins",
     "orbit_continuation",
