@@ -12,8 +12,8 @@ from attnphys.errors import AttnphysError
 from attnphys.jobs import build_job
 
 ROOT = Path(__file__).resolve().parents[1]
-NEEDS_FILES = ("rerun", "--config", "--text", "./models/", "compare-diagrams")
-"""Commands that read files a reader brings (a result to rerun or to compare, an options file, text, a model
+NEEDS_FILES = ("rerun", "--config", "--text", "./models/", "compare-diagrams", "portraits")
+"""Commands that read files a reader brings (a result to rerun, compare or draw from, an options file, text, a model
 folder)."""
 
 

@@ -121,55 +121,105 @@ def test_phase_diagram_grids_compare_point_by_point():
     np.testing.assert_array_equal(ds.change.values, expected)
 
 
-def test_stored_pair_in_one_call(tmp_path):
-    """Two bifurcation diagrams of the paper network, stored, compared by one command: a rerun of the same
-    configuration changes nothing; another ε names itself in the configuration changes."""
-    from typer.testing import CliRunner
-
-    from attnphys.cli import app
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory):
+    """Two small bifurcation diagrams of the paper network written to stores (cold starts from the
+    published window): a, and b with another ε."""
     from attnphys.dmft import bifurcation
-    from attnphys.io import load, save
 
+    where = tmp_path_factory.mktemp("diagrams")
     cfg = preset("paper")
     spec = dict(steps=600, transient=400, exponents=2, n_orbit=20, start="checkpoint")
     grid = {"beta_o": [1.0, 2.0]}
-    save(bifurcation(cfg, grid, **spec), tmp_path / "a.zarr")
-    save(bifurcation(cfg, grid, **spec), tmp_path / "a2.zarr")
-    save(bifurcation(cfg.replace(epsilon=0.05), grid, **spec), tmp_path / "b.zarr")
-    same = compare_diagrams(tmp_path / "a.zarr", tmp_path / "a2.zarr")
+    bifurcation(cfg, grid, **spec, store=where / "a.zarr")
+    bifurcation(cfg.replace(epsilon=0.05), grid, **spec, store=where / "b.zarr")
+    return where
+
+
+def test_stored_pair_in_one_call(stored, tmp_path):
+    """Two stored diagrams compared by one command; a diagram compared with itself changes nothing and
+    another ε names itself in the configuration changes."""
+    from typer.testing import CliRunner
+
+    from attnphys.cli import app
+    from attnphys.io import load
+
+    same = compare_diagrams(stored / "a.zarr", stored / "a.zarr")
     assert (same.change.values == 0).all() and same.attrs["max_abs_d_lambda1"] == 0.0
     assert json.loads(same.attrs["config_changes"]) == {}
 
+    a, b = str(stored / "a.zarr"), str(stored / "b.zarr")
     res = CliRunner().invoke(
         app,
-        [
-            "dmft",
-            "compare-diagrams",
-            str(tmp_path / "a.zarr"),
-            str(tmp_path / "b.zarr"),
-            "--out",
-            str(tmp_path / "c.zarr"),
-            "--plot",
-            str(tmp_path / "c.png"),
-        ],
+        ["dmft", "compare-diagrams", a, b, "--out", str(tmp_path / "c.zarr"), "--plot", str(tmp_path / "c.png")],
     )
     assert res.exit_code == 0, res.output
     out = load(tmp_path / "c.zarr")
     assert json.loads(out.attrs["config_changes"]) == {"epsilon": [0.02, 0.05]}
-    a, b = load(tmp_path / "a.zarr"), load(tmp_path / "b.zarr")
-    np.testing.assert_array_equal(out.d_lambda1.values, b.lambda1.values - a.lambda1.values)
+    np.testing.assert_array_equal(out.d_lambda1.values, load(b).lambda1.values - load(a).lambda1.values)
     assert out.attrs["attnphys_command"] == "dmft compare-diagrams"
     assert (tmp_path / "c.png").stat().st_size > 0
+
+    res = CliRunner().invoke(
+        app, ["dmft", "compare-diagrams", a, str(tmp_path / "none.zarr"), "--out", str(tmp_path / "d.zarr")]
+    )
+    assert res.exit_code != 0 and "no diagram at" in res.output and "Traceback" not in res.output
+
+
+def test_portraits_rerun_the_stored_points_exactly(stored, tmp_path):
+    """A point of a stored diagram rerun from the diagram's record has the stored exponents, regime and
+    period, and its trajectory ends on the stored orbit, to round-off (a batch of another size may round
+    otherwise: 5e-13 measured here)."""
+    from typer.testing import CliRunner
+
+    from attnphys.cli import app
+    from attnphys.dmft import diagram_portraits
+    from attnphys.io import load
+
+    ds = diagram_portraits(stored / "b.zarr", [2.0], keep=50)
+    assert ds.mo_se.shape == (1, 50, 3) and ds.beta_o.values.tolist() == [2.0]
+    assert ds.step.values.tolist() == list(range(550, 600))
+    np.testing.assert_allclose(ds.exponents.values, ds.stored_exponents.values, rtol=0, atol=1e-9)
+    assert ds.regime.item() == ds.stored_regime.item() and ds.period.item() == ds.stored_period.item()
+    assert ds.attrs["max_exponent_difference"] <= 1e-9 and ds.attrs["max_orbit_difference"] <= 1e-9
+    stored_orbit = load(stored / "b.zarr").orbit.sel(beta_o=2.0).values
+    np.testing.assert_allclose(ds.mo_se.values[0, -20:], stored_orbit, rtol=0, atol=1e-9)
+    assert ds.orbit_difference.item() == np.max(np.abs(ds.mo_se.values[0, -20:] - stored_orbit))
 
     res = CliRunner().invoke(
         app,
         [
             "dmft",
-            "compare-diagrams",
-            str(tmp_path / "a.zarr"),
-            str(tmp_path / "none.zarr"),
+            "portraits",
+            str(stored / "a.zarr"),
+            "--at",
+            "1.0",
             "--out",
-            str(tmp_path / "d.zarr"),
+            str(tmp_path / "p.zarr"),
+            "--plot",
+            str(tmp_path / "p.png"),
         ],
     )
-    assert res.exit_code != 0 and "no diagram at" in res.output and "Traceback" not in res.output
+    assert res.exit_code == 0, res.output
+    assert load(tmp_path / "p.zarr").attrs["max_exponent_difference"] <= 1e-9
+    assert (tmp_path / "p.png").stat().st_size > 0
+
+
+def test_portraits_refuse_points_off_the_grid_and_continuations(stored):
+    from attnphys.dmft import diagram_portraits
+    from attnphys.io import load
+
+    with pytest.raises(InputError, match=r"beta_o = 1.5 is not a value of the diagram's grid \(nearest: 1\)") as e:
+        diagram_portraits(stored / "a.zarr", [1.5])
+    assert e.value.field == "values"
+    with pytest.raises(InputError, match="each point needs 1 value"):
+        diagram_portraits(stored / "a.zarr", [(1.0, 0.02)])
+    ds = load(stored / "a.zarr")
+    sweep = json.loads(ds.attrs["sweep"])
+    sweep["grid"]["axes"].insert(0, {"name": "direction", "values": ["up", "down"]})
+    ds.attrs["sweep"] = json.dumps(sweep)
+    with pytest.raises(InputError, match="is a continuation diagram") as e:
+        diagram_portraits(ds, [1.0])
+    assert e.value.field == "diagram"
+    with pytest.raises(InputError, match="records no sweep"):
+        diagram_portraits(ds.drop_attrs(), [1.0])

@@ -7,6 +7,7 @@ from ._api.diagrams import bifurcation, phase_diagram
 from ._api.finite import converge, finite_trajectories
 from ._api.fluctuation_check import compare_fluctuations
 from ._api.fluctuations import fluctuations, predicted_horizon
+from ._api.portraits import diagram_portraits
 from ._api.spectra import lyapunov_spectrum
 from ._api.trajectories import final_windows, trajectories
 from ._variant import AbstractConfig, register_variant, variant_class, variant_names
@@ -64,6 +65,7 @@ __all__ = [
     "bifurcation",
     "phase_diagram",
     "compare_diagrams",
+    "diagram_portraits",
     "attractors",
     "basins",
     "orbit_continuation",

@@ -1,4 +1,5 @@
-"""The comparison of two orbit diagrams (:func:`attnphys.dmft.compare_diagrams`): exponents side by side,
+"""Figures of stored diagrams read again: the comparison of two (:func:`attnphys.dmft.compare_diagrams`) and the
+phase portraits of rerun points (:func:`attnphys.dmft.diagram_portraits`). The comparison: exponents side by side,
 their difference and what changed where (theory: docs/theory/dmft.md §7.6)."""
 
 from __future__ import annotations
@@ -120,4 +121,51 @@ def compare_diagrams_figure(ds: xr.Dataset, *, fig=None) -> Figure:
     return root(fig)
 
 
-__all__ = ["CHANGE_COLORS", "compare_diagrams_figure"]
+__all__ = ["CHANGE_COLORS", "compare_diagrams_figure", "portraits_figure"]
+
+
+def portraits_figure(ds: xr.Dataset, pairs=((0, 1), (0, 2)), *, fig=None) -> Figure:
+    """Phase portraits of the points of a stored diagram rerun by :func:`attnphys.dmft.diagram_portraits`
+    (theory: docs/theory/dmft.md §7.7): one column per point, one row per feature pair (f, g) of the
+    diagram's observable, the recorded steps drawn as points of the plane (feature f, feature g); each column
+    is titled with the point's parameters, its regime and period and λ₁.
+
+    Args:
+        ds: the result of :func:`attnphys.dmft.diagram_portraits`. pairs: the feature pairs (rows); pairs
+            beyond the recorded features are left out. fig: a Figure or SubFigure to draw into.
+    """
+    from attnphys.dynamics.classify import REGIMES
+
+    obs = str(ds.attrs.get("observable", "mo_se"))
+    if obs not in ds:
+        obs = next(str(v) for v in ds.data_vars if ds[v].dims == ("point", "step", "feature"))
+    n_feat = ds.sizes["feature"]
+    pairs = [(f, g) for f, g in pairs if max(f, g) < n_feat] or [(0, 0)]
+    n = ds.sizes["point"]
+    fig = figure(fig, figsize=(3.2 * n + 0.5, 3.0 * len(pairs)))
+    axes = np.atleast_2d(fig.subplots(len(pairs), n, squeeze=False))
+    params = [str(c) for c in ds.coords if ds[c].dims == ("point",) and c != "point"]
+    for j in range(n):
+        p = ds.isel(point=j)
+        x = np.asarray(p[obs].values)
+        reg = int(p.regime.item())
+        color = REGIME_COLORS[REGIMES[reg]] if reg >= 0 else "k"
+        for i, (f, g) in enumerate(pairs):
+            ax = axes[i, j]
+            ax.plot(x[:, f], x[:, g], ".", ms=4 if int(p.period.item()) > 0 else 1.5, color=color)
+            ax.ticklabel_format(style="sci", scilimits=(-2, 3))
+            ax.locator_params(nbins=4)
+            ax.set_xlabel(f"{obs}[{f}]", fontsize=8)
+            ax.set_ylabel(f"{obs}[{g}]", fontsize=8)
+        where = ", ".join(f"{param_label(ds, c)} = {float(p[c]):.6g}" for c in params)
+        what = REGIMES[reg].replace("_", " ") if reg >= 0 else "not computed"
+        period = int(p.period.item())
+        what += f" (period {period})" if period > 0 else ""
+        lam = float(p.exponents.values[0]) if p.sizes.get("exponent", 0) else float("nan")
+        axes[0, j].set_title(f"{where}\n{what}, λ₁ = {lam:.4g}", fontsize=8)
+    fig.suptitle(
+        f"rerun of {ds.attrs.get('diagram', 'a diagram')}: max |Δλ| {ds.attrs.get('max_exponent_difference')}, "
+        f"max |Δ orbit| {ds.attrs.get('max_orbit_difference')}",
+        fontsize=8,
+    )
+    return root(fig)

@@ -1,5 +1,6 @@
 """``attnphys dmft compare-diagrams``: what changed between two stored orbit diagrams of the same grid
-(theory: docs/theory/dmft.md §7.6)."""
+(theory: docs/theory/dmft.md §7.6); ``attnphys dmft portraits``: chosen points of a stored diagram rerun for
+phase portraits (§7.7)."""
 
 from __future__ import annotations
 
@@ -65,4 +66,62 @@ class CompareDiagramsJob(AbstractJob):
         return Report(f"diagram comparison → {self.out}", rows, paths, ds)
 
 
-__all__ = ["CompareDiagramsJob"]
+def _points(text: str) -> list[tuple[float, ...]]:
+    """``1.2,1.4`` (one value per point) or ``1.2/0.02,1.4/0.03`` (a value per axis, separated by /)."""
+    try:
+        return [tuple(float(v) for v in item.split("/")) for item in text.split(",") if item.strip()]
+    except ValueError:
+        raise InputError(
+            f"must be values separated by commas (a value per axis separated by /), not {text!r}", "at"
+        ) from None
+
+
+@register_job
+class PortraitsJob(AbstractJob):
+    """Rerun chosen points of a stored bifurcation or phase diagram from its own record (configuration,
+    start, schedule, seeds), check that the exponents and the orbit equal the stored ones, and keep the
+    trajectories for phase portraits."""
+
+    command: ClassVar[str] = "dmft portraits"
+    outputs_spec: ClassVar[dict[str, str]] = {"out": "result", "plot": "figure"}
+    cli_arguments: ClassVar[tuple[str, ...]] = ("diagram",)
+
+    diagram: Path = Field(description="The diagram's store: a `dmft bifurcation` or `dmft phase-diagram` result.")
+    at: str = Field(
+        description="The points: values of the diagram's grid separated by commas (1.2,1.4); for a phase "
+        "diagram a value per axis separated by / (1.2/0.02)."
+    )
+    keep: int | None = Field(None, ge=1, description="Last steps kept per point (default: every recorded step).")
+    out: Path = Field(Path("portraits.zarr"), description="Output store (.zarr or .nc).")
+    plot: Path | None = Field(None, description="Figure file (PNG).")
+
+    def inputs_check(self) -> None:
+        if not Path(self.diagram).exists():
+            raise InputError(f"no diagram at {self.diagram}", "diagram")
+        if Path(self.out).resolve() == Path(self.diagram).resolve():
+            raise InputError("must not be the diagram", "out")
+        if not _points(self.at):
+            raise InputError("give at least one point", "at")
+
+    def execute(self, progress: bool = True) -> Report:
+        from attnphys.dmft import diagram_portraits
+
+        try:
+            ds = diagram_portraits(self.diagram, _points(self.at), keep=self.keep, progress=progress)
+        except InputError as e:
+            raise InputError(e.detail, {"values": "at"}.get(str(e.field), e.field)) from None
+        paths = [self.write_result(ds, self.out)]
+        rows = {
+            "points": str(ds.sizes["point"]),
+            "steps kept": f"{ds.sizes['step']} (steps {int(ds.step[0])}–{int(ds.step[-1])})",
+            "max |rerun − stored| exponents": f"{ds.attrs['max_exponent_difference']:.3g}",
+            "max |trajectory − stored orbit|": f"{ds.attrs['max_orbit_difference']:.3g}",
+        }
+        if self.plot is not None:
+            from attnphys.plots import portraits_figure, save_figure
+
+            paths.append(save_figure(portraits_figure(ds), self.plot))
+        return Report(f"phase portraits → {self.out}", rows, paths, ds)
+
+
+__all__ = ["CompareDiagramsJob", "PortraitsJob"]
