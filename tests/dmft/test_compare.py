@@ -166,6 +166,7 @@ def test_stored_pair_in_one_call(stored, tmp_path):
     assert res.exit_code != 0 and "no diagram at" in res.output and "Traceback" not in res.output
 
 
+@pytest.mark.slow
 def test_portraits_rerun_the_stored_points_exactly(stored, tmp_path):
     """A point of a stored diagram rerun from the diagram's record has the stored exponents, regime and
     period, and its trajectory ends on the stored orbit, to round-off (a batch of another size may round
