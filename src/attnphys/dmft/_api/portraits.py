@@ -182,24 +182,40 @@ def diagram_portraits(
     out = xr.Dataset(
         {
             **{r: (("point", "step", "feature"), np.stack(series[r]), {"long_name": f"{r}, recorded"}) for r in record},
-            "exponents": (("point", "exponent"), np.stack([r["exponents"] for r in rows]), {"units": "1/step"}),
+            "exponents": (
+                ("point", "exponent"),
+                np.stack([r["exponents"] for r in rows]),
+                {"long_name": "Lyapunov exponents, rerun", "units": "1/step"},
+            ),
             "stored_exponents": (
                 ("point", "exponent"),
                 np.stack([r["stored_exponents"][:k] for r in rows]),
                 {"long_name": "exponents stored in the diagram", "units": "1/step"},
             ),
-            "regime": (("point",), np.stack([r["regime"] for r in rows]).astype(np.int8), dict(REGIME_ATTRS)),
+            "regime": (
+                ("point",),
+                np.stack([r["regime"] for r in rows]).astype(np.int8),
+                {**REGIME_ATTRS, "long_name": "attractor type, rerun"},
+            ),
             "stored_regime": (
                 ("point",),
                 np.stack([r["stored_regime"] for r in rows]).astype(np.int8),
                 {**REGIME_ATTRS, "long_name": "attractor type stored in the diagram"},
             ),
-            "period": (("point",), np.stack([r["period"] for r in rows]).astype(np.int64), CLASSIFY_ATTRS["period"]),
-            "stored_period": (("point",), np.stack([r["stored_period"] for r in rows]).astype(np.int64)),
+            "period": (
+                ("point",),
+                np.stack([r["period"] for r in rows]).astype(np.int64),
+                {**CLASSIFY_ATTRS["period"], "long_name": "exact period of the orbit, rerun"},
+            ),
+            "stored_period": (
+                ("point",),
+                np.stack([r["stored_period"] for r in rows]).astype(np.int64),
+                {**CLASSIFY_ATTRS["period"], "long_name": "exact period stored in the diagram"},
+            ),
             "exponent_difference": (
                 ("point",),
                 np.stack([r["exponent_difference"] for r in rows]).astype(float),
-                {"long_name": "max |rerun − stored| of the exponents"},
+                {"long_name": "max |rerun − stored| of the exponents", "units": "1/step"},
             ),
             "orbit_difference": (
                 ("point",),
