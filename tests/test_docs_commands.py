@@ -12,8 +12,9 @@ from attnphys.errors import AttnphysError
 from attnphys.jobs import build_job
 
 ROOT = Path(__file__).resolve().parents[1]
-NEEDS_FILES = ("rerun", "--config", "--text", "./models/")
-"""Commands that read files a reader brings (a result to rerun, an options file, text, a model folder)."""
+NEEDS_FILES = ("rerun", "--config", "--text", "./models/", "compare-diagrams", "portraits")
+"""Commands that read files a reader brings (a result to rerun, compare or draw from, an options file, text, a model
+folder)."""
 
 
 def documented_commands() -> list[tuple[str, str, str]]:

@@ -104,6 +104,8 @@ SMALL: dict[str, list[str]] = {
     "dmft phase-diagram": ["--preset", "paper", "--x", "beta_o", "1", "2", "2", "--y", "beta_att", "1", "2", "2",
                            "--steps", "60", "--transient", "20", "--exponents", "1", "--n-orbit", "20",
                            "--start", "token"],
+    "dmft compare-diagrams": ["{diagram}", "{diagram}"],
+    "dmft portraits": ["{diagram}", "--at", "1"],
     "dmft finite": ["--preset", "paper", "--n", "99", "--paths", "2", "--steps", "20"],
     "dmft converge": ["--preset", "paper", "--beta-o", "1.0", "--n", "99,198", "--paths", "2", "--steps", "30",
                       "--horizon", "10", "--transient", "10"],
@@ -129,7 +131,9 @@ SMALL: dict[str, list[str]] = {
 NEEDS_TORCH = {"clouds through-model", "probe", "demo"}
 # slow: the heavy ones, and the sweep commands, whose variables are the task schemas checked above
 SLOW = {"reproduce", "demo", "probe", "clouds through-model", "dmft bifurcation", "dmft phase-diagram", "dmft design-report",
-        "clouds phase-diagram", "dmft attractors", "dmft basins"}
+        "clouds phase-diagram", "dmft attractors", "dmft basins", "dmft compare-diagrams", "dmft portraits"}
+# commands that read a stored diagram: the small bifurcation diagram above is written first as {diagram}
+NEEDS_DIAGRAM = {"dmft compare-diagrams", "dmft portraits"}
 # stored variables still without the units their quantity has (remove an entry when it is fixed)
 MISSING_UNITS: dict[str, str] = {}
 
@@ -169,7 +173,13 @@ def test_every_stored_variable_is_labelled(command, tmp_path):
         pytest.importorskip("torch")
     kind = next(k for k in load_jobs()[command].outputs_spec.values() if k in STORING)
     out = tmp_path / ("out" if kind == "folder" else "out.zarr")
-    res = CliRunner().invoke(app, [*command.split(), *SMALL[command], "--out", str(out)])
+    args = SMALL[command]
+    if command in NEEDS_DIAGRAM:
+        diagram = tmp_path / "diagram.zarr"
+        res = CliRunner().invoke(app, ["dmft", "bifurcation", *SMALL["dmft bifurcation"], "--out", str(diagram)])
+        assert res.exit_code == 0, res.output
+        args = [a.replace("{diagram}", str(diagram)) for a in args]
+    res = CliRunner().invoke(app, [*command.split(), *args, "--out", str(out)])
     assert res.exit_code == 0, res.output
     stores = _datasets(out)
     assert stores, f"{command} wrote no dataset under {out}"

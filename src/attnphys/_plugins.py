@@ -30,6 +30,8 @@ BUILTINS: dict[str, dict[str, str]] = {
         "dmft lyapunov": "attnphys.dmft._commands.lyapunov:LyapunovJob",
         "dmft bifurcation": "attnphys.dmft._commands.diagrams:BifurcationJob",
         "dmft phase-diagram": "attnphys.dmft._commands.diagrams:PhaseDiagramJob",
+        "dmft compare-diagrams": "attnphys.dmft._commands.compare:CompareDiagramsJob",
+        "dmft portraits": "attnphys.dmft._commands.compare:PortraitsJob",
         "dmft attractors": "attnphys.dmft._commands.attractors:AttractorsJob",
         "dmft basins": "attnphys.dmft._commands.attractors:BasinsJob",
         "dmft orbit-continuation": "attnphys.dmft._commands.attractors:OrbitContinuationJob",

@@ -6,7 +6,9 @@ function per analysis, each returning a labelled ``xarray.Dataset``:
 * :func:`trajectories` — records of the mean-field map over a parameter grid; :func:`final_windows`;
 * :func:`lyapunov_spectrum` — Lyapunov spectra;
 * :func:`bifurcation` — the orbit diagram along one parameter (cold starts or continuation), with regimes
-  and exponents; :func:`phase_diagram` — the same over two fields;
+  and exponents; :func:`phase_diagram` — the same over two fields; :func:`compare_diagrams` — what changed
+  between two stored diagrams of the same grid; :func:`diagram_portraits` — chosen points of a stored
+  diagram rerun exactly, for phase portraits;
 * :func:`attractors` — the attractor census at one point; :func:`basins` — censuses along a parameter,
   matched into tracks; :func:`orbit_continuation` — one periodic orbit and its bifurcations;
 * :func:`finite_trajectories` — the finite-N network; :func:`converge` — its approach to the mean field;

@@ -22,10 +22,12 @@ from ._api.attractors import (
     plan_basins,
     plan_orbit_continuation,
 )
+from ._api.compare import compare_diagrams
 from ._api.diagrams import bifurcation, phase_diagram, plan_bifurcation, plan_phase_diagram
 from ._api.finite import converge, finite_trajectories, plan_converge, plan_finite_trajectories
 from ._api.fluctuation_check import compare_fluctuations
 from ._api.fluctuations import fluctuations, predicted_horizon
+from ._api.portraits import diagram_portraits
 from ._api.spectra import lyapunov_spectrum, plan_lyapunov_spectrum
 from ._api.stability import plan_stability, stability
 from ._api.trajectories import final_windows, plan_trajectories, trajectories
@@ -91,6 +93,8 @@ __all__ = [
     "plan_phase_diagram",
     "BifurcationOptions",
     "PhaseDiagramOptions",
+    "compare_diagrams",
+    "diagram_portraits",
     "attractors",
     "plan_attractors",
     "AttractorsOptions",

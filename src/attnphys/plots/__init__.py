@@ -31,6 +31,7 @@ from attnphys.plots._clouds import (
     through_model_figure,
 )
 from attnphys.plots._common import check_component, config_title, save_figure
+from attnphys.plots._compare import compare_diagrams_figure, portraits_figure
 from attnphys.plots._converge import converge_figure
 from attnphys.plots._designed import cycle_figure
 from attnphys.plots._particles import flow_figure, particles_phase_figure
@@ -56,6 +57,7 @@ __all__ = [
     "clouds_figures",
     "clouds_snapshots_figure",
     "clouds_statistics_figure",
+    "compare_diagrams_figure",
     "config_title",
     "converge_figure",
     "cycle_figure",
@@ -65,6 +67,7 @@ __all__ = [
     "particles_phase_figure",
     "phase_diagram_figure",
     "planes_figure",
+    "portraits_figure",
     "probe_figures",
     "save_figure",
     "sections_figure",
