@@ -2,6 +2,14 @@
 
 from ._api import continuation, lyapunov_spectrum
 from ._census import CensusOptions, census, census_batch
+from ._kinetic_ising import (
+    KINETIC_ISING_METHODS,
+    asymmetric_sk,
+    kinetic_ising_errors,
+    kinetic_ising_exact,
+    kinetic_ising_mean_field,
+    kinetic_ising_sample,
+)
 from ._lyapunov import LyapunovResult
 from ._tracks import tracks
 from .bifurcations import EVENT_KINDS, BifurcationEvent, Branch, continue_orbit, event_kinds
@@ -20,6 +28,12 @@ from .periodic import (
 from .samplers import DomainSampler, ExplicitSampler, GridSampler, PerturbationSampler, make_sampler
 
 __all__ = [
+    "KINETIC_ISING_METHODS",
+    "asymmetric_sk",
+    "kinetic_ising_errors",
+    "kinetic_ising_exact",
+    "kinetic_ising_mean_field",
+    "kinetic_ising_sample",
     # the analyses
     "lyapunov_spectrum",
     "census",
