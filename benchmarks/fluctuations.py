@@ -141,25 +141,11 @@ def horizon(cfg, sizes, paths, starts, length, threshold):
 def figures(out: Path, regimes: dict, chaos) -> None:
     from matplotlib.figure import Figure
 
+    from attnphys.plots import fluctuations_figure, save_figure
+
     out.mkdir(parents=True, exist_ok=True)
-    for name, ds in regimes.items():
-        fig = Figure(figsize=(10, 4), layout="constrained")
-        ax1, ax2 = fig.subplots(1, 2)
-        n = ds.n.values
-        for k, c in zip(("att", "mo_se"), ("C0", "C1"), strict=True):
-            for f in range(ds.sizes["feature"]):
-                pred = ds[f"{k}_std_predicted"].mean("step").values[:, f]
-                meas = ds[f"{k}_std_predicted"].mean("step").values[:, f] * ds[f"{k}_std_ratio"].values[:, f]
-                ax1.loglog(n, pred, "-", color=c, alpha=0.5, label=f"{k} predicted" if f == 0 else None)
-                ax1.loglog(n, meas, "o", color=c, mfc="none", label=f"{k} measured" if f == 0 else None)
-            ax2.loglog(n, ds[f"{k}_error_mean_field"].values, "o-", color=c, label=f"{k}: |measured mean - mean field|")
-            ax2.loglog(n, ds[f"{k}_error_corrected"].values, "s--", color=c, label=f"{k}: after the 1/N bias")
-            ax2.loglog(n, ds[f"{k}_error_noise"].values, ":", color=c, alpha=0.6, label=f"{k}: sampling error")
-        ax1.set(xlabel="N", ylabel="standard deviation (window average)", title=f"{name}: fluctuations")
-        ax2.set(xlabel="N", ylabel="path-averaged error of the mean", title=f"{name}: bias")
-        ax1.legend(fontsize=7)
-        ax2.legend(fontsize=6)
-        fig.savefig(out / f"fluctuations_{name}.png", dpi=120)
+    for name, ds in regimes.items():  # the figure of `attnphys dmft fluctuations --n ... --plot`
+        save_figure(fluctuations_figure(ds), out / f"fluctuations_{name}.png", dpi=120)
     sizes, lam, (med, lo, hi), hor = chaos
     fig = Figure(figsize=(5, 4), layout="constrained")
     ax = fig.subplots()
