@@ -1,7 +1,8 @@
 """The finite-size theory of the paper's network against simulation (theory: docs/theory/fluctuations.md).
 
 1. At a fixed point (β_o = 1.0: the orbit diagram from the first token settles on A ≈ 0 for every
-   β_o ≤ 1.235) and on a periodic orbit (β_o = 3.0: period 24, the window 2.6 ≤ β_o ≤ 3.0), for
+   β_o ≤ 1.235) and on a periodic orbit (β_o = 4.0: period 24, monodromy radius 0.017; ``--cycle 3.0``
+   gives the less stable period-24 orbit on which paths leave the orbit at N = 990), for
    N ∈ {990, 9,900, 99,000} (the multiples of N_se = 99 nearest 10³, 10⁴, 10⁵) and ``--paths`` paths: the
    measured / predicted standard deviation of every record and feature over the window with its 95 %
    interval, and the path-averaged error of the mean field and of the bias-corrected prediction, beside the
@@ -164,7 +165,7 @@ def main() -> None:
     ap.add_argument("--paths", type=int, default=1000)
     ap.add_argument("--sizes", default="990,9900,99000")
     ap.add_argument("--fixed", type=float, default=1.0, help="β_o of the fixed point")
-    ap.add_argument("--cycle", type=float, default=3.0, help="β_o of the periodic orbit")
+    ap.add_argument("--cycle", type=float, default=4.0, help="β_o of the periodic orbit (3.0: the failing one)")
     ap.add_argument("--chaotic", type=float, default=1.28, help="β_o of the chaotic regime")
     ap.add_argument("--chaos-sizes", default="990,9900,99000,990000,9900000,99000000")
     ap.add_argument("--chaos-paths", type=int, default=100)
