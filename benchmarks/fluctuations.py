@@ -1,7 +1,8 @@
 """The finite-size theory of the paper's network against simulation (theory: docs/theory/fluctuations.md).
 
 1. At a fixed point (β_o = 1.0: the orbit diagram from the first token settles on A ≈ 0 for every
-   β_o ≤ 1.235) and on a periodic orbit (β_o = 3.0: period 24, the window 2.6 ≤ β_o ≤ 3.0), for
+   β_o ≤ 1.235) and on a periodic orbit (β_o = 4.0: period 24, monodromy radius 0.017; ``--cycle 3.0``
+   gives the less stable period-24 orbit on which paths leave the orbit at N = 990), for
    N ∈ {990, 9,900, 99,000} (the multiples of N_se = 99 nearest 10³, 10⁴, 10⁵) and ``--paths`` paths: the
    measured / predicted standard deviation of every record and feature over the window with its 95 %
    interval, and the path-averaged error of the mean field and of the bias-corrected prediction, beside the
@@ -141,25 +142,11 @@ def horizon(cfg, sizes, paths, starts, length, threshold):
 def figures(out: Path, regimes: dict, chaos) -> None:
     from matplotlib.figure import Figure
 
+    from attnphys.plots import fluctuations_figure, save_figure
+
     out.mkdir(parents=True, exist_ok=True)
-    for name, ds in regimes.items():
-        fig = Figure(figsize=(10, 4), layout="constrained")
-        ax1, ax2 = fig.subplots(1, 2)
-        n = ds.n.values
-        for k, c in zip(("att", "mo_se"), ("C0", "C1"), strict=True):
-            for f in range(ds.sizes["feature"]):
-                pred = ds[f"{k}_std_predicted"].mean("step").values[:, f]
-                meas = ds[f"{k}_std_predicted"].mean("step").values[:, f] * ds[f"{k}_std_ratio"].values[:, f]
-                ax1.loglog(n, pred, "-", color=c, alpha=0.5, label=f"{k} predicted" if f == 0 else None)
-                ax1.loglog(n, meas, "o", color=c, mfc="none", label=f"{k} measured" if f == 0 else None)
-            ax2.loglog(n, ds[f"{k}_error_mean_field"].values, "o-", color=c, label=f"{k}: |measured mean - mean field|")
-            ax2.loglog(n, ds[f"{k}_error_corrected"].values, "s--", color=c, label=f"{k}: after the 1/N bias")
-            ax2.loglog(n, ds[f"{k}_error_noise"].values, ":", color=c, alpha=0.6, label=f"{k}: sampling error")
-        ax1.set(xlabel="N", ylabel="standard deviation (window average)", title=f"{name}: fluctuations")
-        ax2.set(xlabel="N", ylabel="path-averaged error of the mean", title=f"{name}: bias")
-        ax1.legend(fontsize=7)
-        ax2.legend(fontsize=6)
-        fig.savefig(out / f"fluctuations_{name}.png", dpi=120)
+    for name, ds in regimes.items():  # the figure of `attnphys dmft fluctuations --n ... --plot`
+        save_figure(fluctuations_figure(ds), out / f"fluctuations_{name}.png", dpi=120)
     sizes, lam, (med, lo, hi), hor = chaos
     fig = Figure(figsize=(5, 4), layout="constrained")
     ax = fig.subplots()
@@ -178,7 +165,7 @@ def main() -> None:
     ap.add_argument("--paths", type=int, default=1000)
     ap.add_argument("--sizes", default="990,9900,99000")
     ap.add_argument("--fixed", type=float, default=1.0, help="β_o of the fixed point")
-    ap.add_argument("--cycle", type=float, default=3.0, help="β_o of the periodic orbit")
+    ap.add_argument("--cycle", type=float, default=4.0, help="β_o of the periodic orbit (3.0: the failing one)")
     ap.add_argument("--chaotic", type=float, default=1.28, help="β_o of the chaotic regime")
     ap.add_argument("--chaos-sizes", default="990,9900,99000,990000,9900000,99000000")
     ap.add_argument("--chaos-paths", type=int, default=100)

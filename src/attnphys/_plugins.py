@@ -38,6 +38,7 @@ BUILTINS: dict[str, dict[str, str]] = {
         "dmft stability": "attnphys.dmft._commands.attractors:StabilityJob",
         "dmft finite": "attnphys.dmft._commands.finite:FiniteJob",
         "dmft converge": "attnphys.dmft._commands.finite:ConvergeJob",
+        "dmft fluctuations": "attnphys.dmft._commands.fluctuations:FluctuationsJob",
         "dmft presets": "attnphys.dmft._commands.presets:PresetsJob",
         "dmft designs": "attnphys.dmft._commands.presets:DesignsJob",
         "dmft design-report": "attnphys.dmft._commands.design:DesignReportJob",

@@ -12,6 +12,14 @@ from ._indicators import (
     recurrence_time_entropy,
     weighted_birkhoff,
 )
+from ._kinetic_ising import (
+    KINETIC_ISING_METHODS,
+    asymmetric_sk,
+    kinetic_ising_errors,
+    kinetic_ising_exact,
+    kinetic_ising_mean_field,
+    kinetic_ising_sample,
+)
 from ._lyapunov import LyapunovResult
 from ._manifolds import invariant_manifold
 from ._stability import convergence_times, minimal_shock
@@ -32,6 +40,12 @@ from .periodic import (
 from .samplers import DomainSampler, ExplicitSampler, GridSampler, PerturbationSampler, make_sampler
 
 __all__ = [
+    "KINETIC_ISING_METHODS",
+    "asymmetric_sk",
+    "kinetic_ising_errors",
+    "kinetic_ising_exact",
+    "kinetic_ising_mean_field",
+    "kinetic_ising_sample",
     # the analyses
     "lyapunov_spectrum",
     "census",

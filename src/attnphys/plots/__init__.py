@@ -34,6 +34,7 @@ from attnphys.plots._common import check_component, config_title, save_figure
 from attnphys.plots._compare import compare_diagrams_figure, portraits_figure
 from attnphys.plots._converge import converge_figure
 from attnphys.plots._designed import cycle_figure
+from attnphys.plots._fluctuations import fluctuations_figure
 from attnphys.plots._particles import flow_figure, particles_phase_figure
 from attnphys.plots._phase import phase_diagram_figure
 from attnphys.plots._probes import heads_figure, mlp_norms_figure, probe_figures, stages_figure, temperatures_figure
@@ -62,6 +63,7 @@ __all__ = [
     "converge_figure",
     "cycle_figure",
     "flow_figure",
+    "fluctuations_figure",
     "heads_figure",
     "mlp_norms_figure",
     "particles_phase_figure",

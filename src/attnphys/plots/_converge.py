@@ -26,7 +26,9 @@ def _slope_label(d: xr.Dataset, prefix: str) -> str:
 def converge_figure(ds: xr.Dataset, *, fig=None) -> Figure:
     """``rms_deviation`` and ``stat_distance`` against N (log–log) per β_o, each with its fitted slope s of
     distance ∝ N^s (about −1/2 off chaos) and the slope's 95% interval, twice the sampling noise of the
-    distance as a thin dotted line of the same colour (a distance at or below it is noise-limited), sizes
+    distance as a thin dotted line of the same colour (a distance at or below it is noise-limited), the
+    RMS deviation predicted by the system-size expansion (``rms_predicted`` = c/√N, dash-dotted; theory:
+    docs/theory/fluctuations.md §5) where the dataset has it, sizes
     left out of the fit (paths on another attractor, ``elsewhere_fraction``) as open markers, and an
     N^(−1/2) guide; the legend below the panels, off the data (theory: docs/theory/dmft.md §2.3).
 
@@ -56,6 +58,16 @@ def converge_figure(ds: xr.Dataset, *, fig=None) -> Figure:
                 ax.plot(ns[away], y[away], style[0], ms=9, mfc="white", mec=color, mew=1.5, ls="none", zorder=4)
             if noise in d and np.isfinite(d[noise].values).any():
                 ax.loglog(ns, 2 * d[noise].values, ":", color=color, lw=0.9)
+        if "rms_predicted" in d and np.isfinite(d["rms_predicted"].values).any():
+            axes[0].loglog(
+                ns,
+                d["rms_predicted"].values,
+                "-.",
+                color=color,
+                lw=1.1,
+                alpha=0.8,
+                label=f"β_o={b:g}: predicted c/√N, c = {float(d['rms_prefactor_predicted']):.3g}",
+            )
     ref = ds.rms_deviation.values[np.isfinite(ds.rms_deviation.values)]
     if ref.size:
         axes[0].loglog(ns, ref.max() * (ns / ns[0]) ** -0.5, "k-", lw=0.6, alpha=0.6, label="N^-1/2 guide")

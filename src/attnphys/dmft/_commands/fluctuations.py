@@ -1,0 +1,150 @@
+"""``attnphys dmft fluctuations``: the finite network's predicted fluctuations around the mean field, and with
+``--n`` the same measured over many finite paths (theory: docs/theory/fluctuations.md)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+from pydantic import Field, model_validator
+
+from attnphys.dmft._commands._options import ModelOptions, summary_dims
+from attnphys.dmft.config import check_schedule
+from attnphys.errors import InputError
+from attnphys.jobs import IntValues, Report, register_job
+
+
+@register_job
+class FluctuationsJob(ModelOptions):
+    """The system-size expansion around the mean-field orbit: predicted mean, O(1/N) bias and covariance of
+    every record (one prediction for every N); with ``--n``, finite paths at those sizes beside it.
+
+    The finite network repeats each of the configuration's n_se weight columns N/n_se times, so every N must
+    be a multiple of n_se. The designed-weights model has no finite network and is refused."""
+
+    command: ClassVar[str] = "dmft fluctuations"
+    outputs_spec: ClassVar[dict[str, str]] = {"out": "result", "plot": "figure"}
+    swept: ClassVar[tuple[str, ...]] = ()
+    eras: ClassVar[tuple[str, ...]] = ("head",)
+    designs: ClassVar[bool] = False
+
+    n: IntValues | None = Field(
+        None,
+        description="Network sizes N to simulate beside the prediction (multiples of n_se; none: the prediction only).",
+    )
+    paths: int = Field(1000, ge=2, description="Finite paths per size (with --n).")
+    steps: int = Field(1000, ge=1, description="Loop steps.")
+    transient: int = Field(0, ge=0, description="Steps not kept (fewer than --steps).")
+    start_step: int = Field(
+        0,
+        ge=0,
+        description="Start the expansion (and the paths) at this loop step from the mean-field state there "
+        "(0: from the first token).",
+    )
+    stationary: bool = Field(
+        False,
+        description="Predict the stationary covariance and bias of the attractor's cycle (Lyapunov equation; "
+        "not with --n).",
+    )
+    threshold: float = Field(0.1, gt=0, description="Deviation from the mean field that counts as a separation.")
+    seed: int = Field(0, ge=0, lt=2**32, description="Path p uses the key fold_in(PRNGKey(seed), p).")
+    out: Path = Field(Path("fluctuations.zarr"), description="Output store (.zarr or .nc).")
+    plot: Path | None = Field(
+        None, description="Figure (PNG): predicted spread, or with --n std and bias vs N and the separation steps."
+    )
+
+    @model_validator(mode="after")
+    def _schedule(self):
+        check_schedule(self.steps, self.transient)
+        if self.start_step >= self.steps:
+            raise ValueError(f"--start-step ({self.start_step}) must be less than --steps ({self.steps})")
+        return self
+
+    def sizes(self) -> list[int]:
+        """The sizes of ``--n``, checked: distinct multiples of n_se."""
+        from attnphys.dmft.finite import check_finite_model, network_size
+
+        cfg = check_finite_model(self.configuration())
+        sizes = [int(k) for k in self.n or ()]
+        if len(set(sizes)) != len(sizes):
+            raise InputError(f"sizes must be distinct, got {sizes}", "--n")
+        for k in sizes:
+            network_size(cfg, k)  # InputError naming --n and the nearest valid sizes
+        return sorted(sizes)
+
+    def analysis(self, **kw):
+        """The analysis this command runs: :func:`attnphys.dmft.fluctuations` alone, or with ``--n``
+        :func:`attnphys.dmft.compare_fluctuations`."""
+        from attnphys.dmft import compare_fluctuations, fluctuations
+
+        cfg = self.configuration()
+        if self.n:
+            return compare_fluctuations(
+                cfg,
+                self.sizes(),
+                paths=self.paths,
+                steps=self.steps,
+                transient=self.transient,
+                start_step=self.start_step,
+                seed=self.seed,
+                threshold=self.threshold,
+                **kw,
+            )
+        return fluctuations(
+            cfg, steps=self.steps, transient=self.transient, stationary=self.stationary, start_step=self.start_step
+        )
+
+    def inputs_check(self) -> None:
+        from attnphys.dmft.finite import check_finite_model
+
+        try:
+            check_finite_model(self.configuration())
+        except ValueError as e:
+            raise InputError(str(e), "--design" if self.design is not None else "--preset") from None
+        if self.stationary and self.n:
+            raise InputError("the stationary prediction has no paths to compare; drop --n or --stationary", "--n")
+        if self.stationary and self.start_step:
+            raise InputError(
+                "the stationary prediction starts on the attractor already; drop --start-step", "--start-step"
+            )
+        self.sizes()
+
+    def execute(self, progress: bool = True) -> Report:
+        t0 = time.perf_counter()
+        ds = self.analysis(progress=progress) if self.n else self.analysis()
+        paths = [self.write_result(ds, self.out)]
+        rows = {"dims": summary_dims(ds), "wall time": f"{time.perf_counter() - t0:.1f} s"}
+        names = [k for k in ds.data_vars if f"{k}_std_ratio" in ds or f"{k}_var" in ds]
+        if self.n:
+            rows["period of the mean-field records"] = str(ds.attrs["period"])
+            sim = json.loads(ds.attrs["simulation_seconds"])
+            rows["cost"] = f"prediction {ds.attrs['prediction_seconds']:.1f} s; simulation " + ", ".join(
+                f"{s:.1f} s" for s in sim
+            )
+            for i, k in enumerate(ds.n.values):
+                d = ds.isel(n=i)
+                ratios = np.concatenate([np.atleast_1d(d[f"{v}_std_ratio"].values) for v in names])
+                gain = [float(d[f"{v}_error_mean_field"]) / float(d[f"{v}_error_corrected"]) for v in names]
+                sep = d.separation.values
+                med = float(np.median(np.where(np.isnan(sep), np.inf, sep)))
+                rows[f"N={k}"] = (
+                    f"std measured/predicted {np.nanmin(ratios):.3f}–{np.nanmax(ratios):.3f}; mean-field error / "
+                    f"corrected error {min(gain):.2f}–{max(gain):.2f}; median separation step {med:g}, predicted "
+                    f"horizon {float(d.horizon):g}"
+                )
+        else:
+            rows["mode"] = str(ds.attrs.get("mode"))
+            if "period" in ds.attrs:
+                rows["period"] = str(ds.attrs["period"])
+            if "spectral_radius" in ds.attrs:
+                rows["spectral radius"] = f"{float(ds.attrs['spectral_radius']):.4g}"
+            for v in names:
+                rows[f"{v}: max √(N var)"] = f"{float(np.sqrt(ds[f'{v}_var'].max())):.4g}"
+        if self.plot is not None:
+            from attnphys.plots import fluctuations_figure, save_figure
+
+            paths.append(save_figure(fluctuations_figure(ds), self.plot, dpi=130))
+        return Report(f"finite-size fluctuations → {self.out}", rows, paths, ds)
