@@ -4,7 +4,12 @@
 1. **Grid basins**: the attractor census of Newton's map for z³ = 1 on an n × n grid of starts
    (:func:`attnphys.dynamics.census` with a :class:`~attnphys.dynamics.samplers.GridSampler`), with the
    default options and with options tuned to the map (``max_period=8, block=32, budget=2048``), each
-   called twice (the first call compiles; printed beside); the labels of the two must be identical. (The comparison with ``pynamicalsys`` is not part of this script.)
+   called twice (the first call compiles; printed beside); the labels of the two must be identical. Beside
+   them the peer, ``pynamicalsys`` (when installed; it is no dependency of attnphys): its basin computation for
+   maps, ``DiscreteDynamicalSystem.escape_analysis(u, max_time, exits=roots, escape="entering",
+   hole_size=h)`` — the index of the first small square around a root that the orbit of u enters — called
+   for every start of the same grid (its Newton map compiled by numba; the best of two passes after a
+   warm-up start), its labels compared with ours up to a relabelling, and the ratio of its time to ours.
 2. **Small-map kernels**: the Hénon map batched over B parameter values: an orbit diagram
    (:func:`~attnphys.dynamics.orbit_sweep` without tangent vectors), the same with both exponents (k = 2),
    and :func:`~attnphys.dynamics.lyapunov_spectrum` with ``batch=True``, in point-steps/s (best of 2,
@@ -52,10 +57,59 @@ def newton_step(x, aux, p):
     return jnp.stack([jnp.real(z2), jnp.imag(z2)]), aux
 
 
+ROOTS = np.array([[1.0, 0.0], [-0.5, np.sqrt(3) / 2], [-0.5, -np.sqrt(3) / 2]])
+"""The three roots of z³ = 1: Newton's map has one attractor at each."""
+
+
+def peer_basins(g: GridSampler, max_time: int = 1000, hole: float = 1e-3):
+    """pynamicalsys's escape basins of Newton's map on the starts of ``g``: (labels (n·n,) with −1 for a start
+    that entered no square within ``max_time`` steps, seconds of the best of two passes), or None when
+    pynamicalsys is not installed."""
+    try:
+        from numba import njit
+        from pynamicalsys import DiscreteDynamicalSystem
+    except ImportError:
+        return None
+
+    @njit
+    def newton(u, p):
+        z = u[0] + 1j * u[1]
+        z2 = z - (z**3 - 1) / (3 * z**2)
+        return np.array([z2.real, z2.imag])
+
+    ds = DiscreteDynamicalSystem(mapping=newton, system_dimension=2, number_of_parameters=0)
+    starts = g.states()
+    none = np.zeros(0)
+
+    def run():
+        return np.array(
+            [
+                ds.escape_analysis(u, max_time, ROOTS, parameters=none, escape="entering", hole_size=hole)[0]
+                for u in starts
+            ]
+        )
+
+    ds.escape_analysis(starts[0], max_time, ROOTS, parameters=none, escape="entering", hole_size=hole)  # compiles
+    best, labels = np.inf, None
+    for _ in range(2):
+        t0 = time.perf_counter()
+        labels = run()
+        best = min(best, time.perf_counter() - t0)
+    return labels, best
+
+
+def same_up_to_relabelling(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two labellings of the same starts are one bijection apart (−1, unsettled, maps to −1)."""
+    pairs = np.unique(np.stack([a, b], 1), axis=0)
+    return len(np.unique(pairs[:, 0])) == len(pairs) == len(np.unique(pairs[:, 1])) and all(
+        (x < 0) == (y < 0) for x, y in pairs
+    )
+
+
 def grid_basins(n: int) -> None:
     g = GridSampler(lo=[-2.0, -2.0], hi=[2.0, 2.0], shape=(n, n))
     m = FunctionMap(step=newton_step)
-    labels = {}
+    labels, times = {}, {}
     for name, opts in (("defaults", CensusOptions()), ("tuned", CensusOptions(**TUNED))):
         walls = []
         for _ in range(2):  # the first call compiles what the options need, the second runs compiled
@@ -63,11 +117,33 @@ def grid_basins(n: int) -> None:
             ds = census(m, jnp.asarray(0.0), g, ics=g.size, options=opts)
             walls.append(time.perf_counter() - t0)
         labels[name] = ds["label"].values
+        times[name] = walls[1]
         frac = np.round(np.sort(ds["basin_fraction"].values)[::-1], 4).tolist()
-        print(f"grid basins {n}x{n}, {name:8s}: {walls[1]:7.2f} s compiled ({walls[0]:.2f} s first call)  "
-              f"basins {frac}  unsettled {float(ds['unsettled_fraction']):.4f}", flush=True)
+        print(
+            f"grid basins {n}x{n}, {name:8s}: {walls[1]:7.2f} s compiled ({walls[0]:.2f} s first call)  "
+            f"basins {frac}  unsettled {float(ds['unsettled_fraction']):.4f}",
+            flush=True,
+        )
     print(f"grid basins: labels of defaults and tuned identical: {np.array_equal(labels['defaults'], labels['tuned'])}")
-    print("grid basins, pynamicalsys: not compared by this script")
+    peer = peer_basins(g)
+    if peer is None:
+        print("grid basins, pynamicalsys: not installed, not compared")
+        return
+    plab, pt = peer
+    import pynamicalsys
+
+    print(
+        f"grid basins {n}x{n}, pynamicalsys {pynamicalsys.__version__} escape_analysis per start: {pt:7.2f} s  "
+        f"(not entered: {int(np.sum(plab < 0))})",
+        flush=True,
+    )
+    for name in ("defaults", "tuned"):
+        same = same_up_to_relabelling(labels[name], plab)
+        print(
+            f"grid basins, {name:8s} vs pynamicalsys: {pt / times[name]:5.2f}x its speed, labels identical up to "
+            f"relabelling: {same}",
+            flush=True,
+        )
 
 
 def _flops_per_step(B: int, k: int) -> float:
@@ -104,17 +180,28 @@ def kernels(B: int, T: int, peak: float) -> None:
         return B * steps / best
 
     runs = [
-        ("orbit diagram (k = 0)", 0, lambda: orbit_sweep(HENON, OrbitSpec(steps=T, transient=T, n_orbit=200), x0, None,
-                                                         params), 2 * T),
-        ("orbit diagram with spectra (k = 2)", 2,
-         lambda: orbit_sweep(HENON, OrbitSpec(steps=T, transient=T, k=2, n_orbit=200), x0, None, params), 2 * T),
+        (
+            "orbit diagram (k = 0)",
+            0,
+            lambda: orbit_sweep(HENON, OrbitSpec(steps=T, transient=T, n_orbit=200), x0, None, params),
+            2 * T,
+        ),
+        (
+            "orbit diagram with spectra (k = 2)",
+            2,
+            lambda: orbit_sweep(HENON, OrbitSpec(steps=T, transient=T, k=2, n_orbit=200), x0, None, params),
+            2 * T,
+        ),
         ("lyapunov_spectrum, batch", 2, lambda: lyapunov_spectrum(HENON, x0, None, params, steps=T, batch=True), T),
     ]
     for label, k, f, steps in runs:
         r = rate(f, steps)
         fl = _flops_per_step(B, k)
-        print(f"Henon {label:36s} B = {B}: {r:10.3e} point-steps/s  ({fl:.0f} flop/point-step: "
-              f"{100 * r * fl / peak:.2f} % of the {peak / 1e9:.1f} GFLOP/s matmul peak)", flush=True)
+        print(
+            f"Henon {label:36s} B = {B}: {r:10.3e} point-steps/s  ({fl:.0f} flop/point-step: "
+            f"{100 * r * fl / peak:.2f} % of the {peak / 1e9:.1f} GFLOP/s matmul peak)",
+            flush=True,
+        )
 
 
 def startup(steps: int) -> None:
@@ -125,8 +212,24 @@ def startup(steps: int) -> None:
         for label in ("empty cache", "repeat", "repeat"):
             out = Path(tmp) / f"t-{time.perf_counter_ns()}.zarr"
             t0 = time.perf_counter()
-            res = subprocess.run([*cmd, "dmft", "trajectory", "--steps", str(steps), "--transient", str(steps - 1000),
-                                  "--start", "checkpoint", "--out", str(out)], capture_output=True, text=True, env=env)
+            res = subprocess.run(
+                [
+                    *cmd,
+                    "dmft",
+                    "trajectory",
+                    "--steps",
+                    str(steps),
+                    "--transient",
+                    str(steps - 1000),
+                    "--start",
+                    "checkpoint",
+                    "--out",
+                    str(out),
+                ],
+                capture_output=True,
+                text=True,
+                env=env,
+            )
             wall = time.perf_counter() - t0
             ok = "ok" if res.returncode == 0 else f"FAILED: {res.stderr[-300:]}"
             print(f"dmft trajectory, {steps} steps, whole process, {label:11s}: {wall:6.2f} s ({ok})", flush=True)
@@ -141,8 +244,11 @@ def main() -> None:
     ap.add_argument("--skip-grid", action="store_true")
     ap.add_argument("--skip-startup", action="store_true")
     args = ap.parse_args()
-    print(f"jax {jax.__version__}; {len(jax.devices())} x {jax.devices()[0].platform}; "
-          f"load average {os.getloadavg()[0]:.2f}", flush=True)
+    print(
+        f"jax {jax.__version__}; {len(jax.devices())} x {jax.devices()[0].platform}; "
+        f"load average {os.getloadavg()[0]:.2f}",
+        flush=True,
+    )
     if not args.skip_grid:
         grid_basins(args.n)
     kernels(args.batch, args.steps, matmul_peak())
