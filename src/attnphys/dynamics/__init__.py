@@ -4,7 +4,8 @@ tracks across parameter grids (theory: docs/theory/dynamics.md §1–8).
 
 The analyses a researcher calls, each returning a labelled ``xarray.Dataset``: :func:`lyapunov_spectrum`,
 :func:`census` (the attractors of a map at one parameter point, with basins), :func:`tracks` (censuses along
-a parameter matched into tracks) and :func:`continuation` (a periodic orbit followed in a parameter, with its
+a parameter matched into tracks), :func:`global_continuation` (attractors followed along a parameter by basin
+overlap, with seeds and user quantities) and :func:`continuation` (a periodic orbit followed in a parameter, with its
 bifurcations). A map is any subclass of :class:`AbstractMap` (or a :class:`FunctionMap` of pure functions).
 Recorded orbits are labelled by :func:`attnphys.dynamics.classify.classify`; :func:`regime_counts` and
 :func:`undetermined_values` summarise the labels of a diagram.

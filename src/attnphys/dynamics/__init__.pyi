@@ -2,6 +2,7 @@
 
 from ._api import continuation, lyapunov_spectrum
 from ._census import CensusOptions, census, census_batch
+from ._census_continue import global_continuation
 from ._lyapunov import LyapunovResult
 from ._tracks import tracks
 from .bifurcations import EVENT_KINDS, BifurcationEvent, Branch, continue_orbit, event_kinds
@@ -24,6 +25,7 @@ __all__ = [
     "lyapunov_spectrum",
     "census",
     "tracks",
+    "global_continuation",
     "continuation",
     # regimes of recorded orbits (the function ``classify`` stays in :mod:`attnphys.dynamics.classify`: its
     # name is that public module's)

@@ -15,8 +15,8 @@ from attnphys.runtime import take_rows
 
 
 class Tails(NamedTuple):
-    """The last p fingerprints of the periodic lanes of one period p: lanes (n,) in increasing order, seqs
-    (n, p, G)."""
+    """The last p fingerprints of the periodic lanes of one period p (theory: docs/theory/dynamics.md §7.2):
+    lanes (n,) in increasing order, seqs (n, p, G)."""
 
     lanes: np.ndarray
     seqs: np.ndarray
