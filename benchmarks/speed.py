@@ -13,7 +13,7 @@
 2. **Small-map kernels**: the Hénon map batched over B parameter values: an orbit diagram
    (:func:`~attnphys.dynamics.orbit_sweep` without tangent vectors), the same with both exponents (k = 2),
    and :func:`~attnphys.dynamics.lyapunov_spectrum` with ``batch=True``, in point-steps/s (best of 2,
-   compiled), with the roofline fraction: flops per point-step from XLA's cost analysis of one vmapped
+   compiled; also per CPU-second of the process, which a loaded machine changes less), with the roofline fraction: flops per point-step from XLA's cost analysis of one vmapped
    step of the run (tangent step and QR for k = 2) times the rate, over a measured float64 matmul peak.
 3. **The first result**: one 175,000-step ``attnphys dmft trajectory``, whole process, with an empty
    compilation cache and repeated with the cache it filled.
@@ -171,13 +171,14 @@ def kernels(B: int, T: int, peak: float) -> None:
     x0 = jnp.tile(jnp.array([[0.1, 0.1]]), (B, 1))
 
     def rate(f, steps):
+        """(point-steps per second of wall time, per CPU-second of this process), best of 2 compiled runs."""
         jax.block_until_ready(f())
-        best = np.inf
+        best, cpu = np.inf, np.inf
         for _ in range(2):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             jax.block_until_ready(f())
-            best = min(best, time.perf_counter() - t0)
-        return B * steps / best
+            best, cpu = min(best, time.perf_counter() - t0), min(cpu, time.process_time() - c0)
+        return B * steps / best, B * steps / cpu
 
     runs = [
         (
@@ -194,14 +195,25 @@ def kernels(B: int, T: int, peak: float) -> None:
         ),
         ("lyapunov_spectrum, batch", 2, lambda: lyapunov_spectrum(HENON, x0, None, params, steps=T, batch=True), T),
     ]
+    cpu_rates = {}
     for label, k, f, steps in runs:
-        r = rate(f, steps)
+        r, rc = rate(f, steps)
+        cpu_rates[label] = rc
         fl = _flops_per_step(B, k)
         print(
             f"Henon {label:36s} B = {B}: {r:10.3e} point-steps/s  ({fl:.0f} flop/point-step: "
-            f"{100 * r * fl / peak:.2f} % of the {peak / 1e9:.1f} GFLOP/s matmul peak)",
+            f"{100 * r * fl / peak:.2f} % of the {peak / 1e9:.1f} GFLOP/s matmul peak); "
+            f"{rc:.3e} per CPU-second",
             flush=True,
         )
+    # the orbit diagram's T transient steps carry no tangent vectors: its tangent steps alone are compared
+    r0, r2, rs = (cpu_rates[label] for label, *_ in runs)
+    tangent_phase = 1.0 / (2.0 / r2 - 1.0 / r0)
+    print(
+        f"Henon per CPU-second: lyapunov_spectrum {rs:.3e} vs the orbit diagram's steps with spectra "
+        f"{tangent_phase:.3e} (ratio {rs / tangent_phase:.2f})",
+        flush=True,
+    )
 
 
 def startup(steps: int) -> None:
