@@ -15,12 +15,16 @@
    and :func:`~attnphys.dynamics.lyapunov_spectrum` with ``batch=True``, in point-steps/s (best of 2,
    compiled; also per CPU-second of the process, which a loaded machine changes less), with the roofline fraction: flops per point-step from XLA's cost analysis of one vmapped
    step of the run (tangent step and QR for k = 2) times the rate, over a measured float64 matmul peak.
-3. **The first result**: one 175,000-step ``attnphys dmft trajectory``, whole process, with an empty
+3. **Attractors along a parameter**: the logistic map at 401 values of r × 128 starts × at most 40,000
+   steps, as one :func:`~attnphys.dynamics.census_batch` and as :func:`~attnphys.dynamics.global_continuation`
+   (the same censuses, matched by basin overlap, seeded, with a quantity).
+4. **The first result**: one 175,000-step ``attnphys dmft trajectory``, whole process, with an empty
    compilation cache and repeated with the cache it filled.
 
 Every figure depends on the load of the machine, printed with it: compare lines of one run.
 
-    python benchmarks/speed.py [--n 500] [--batch 4096] [--steps 2000] [--skip-grid] [--skip-startup]
+    python benchmarks/speed.py [--n 500] [--batch 4096] [--steps 2000] [--continuation-values 401]
+        [--skip-grid] [--skip-startup] [--skip-continuation]
 """
 
 from __future__ import annotations
@@ -216,6 +220,39 @@ def kernels(B: int, T: int, peak: float) -> None:
     )
 
 
+def continuation(n_values: int, ics: int, steps: int) -> None:
+    """Attractors along a parameter: the logistic map at n_values values of r in [2.9, 4] × ics starts ×
+    at most ``steps`` steps, as one census_batch and as global_continuation (the same censuses, then matching
+    by basin overlap, seeds and a quantity), each called twice (the first call compiles)."""
+    import attnphys.dynamics as dyn
+    from attnphys.dynamics import census_batch
+    from attnphys.dynamics.maps import LOGISTIC
+
+    rs = np.linspace(2.9, 4.0, n_values)
+    opts = CensusOptions(budget=steps)
+    runs = [("census_batch", lambda: census_batch(LOGISTIC, rs, ics=ics, options=opts, param_values=rs))]
+    if "global_continuation" in dir(dyn):
+        runs.append(
+            (
+                "global_continuation",
+                lambda: dyn.global_continuation(LOGISTIC, rs, ics=ics, options=opts, param_values=rs, quantity=np.mean),
+            )
+        )
+    for label, f in runs:
+        walls = []
+        for _ in range(2):
+            t0 = time.perf_counter()
+            ds = f()
+            walls.append(time.perf_counter() - t0)
+        print(
+            f"attractors along r: {n_values} x {ics} starts x <= {steps} steps, {label:19s}: {walls[1]:7.2f} s "
+            f"compiled ({walls[0]:.2f} s first call); attractor dim {ds.sizes['attractor']}",
+            flush=True,
+        )
+    if len(runs) == 1:
+        print("attractors along r: global_continuation not in this version")
+
+
 def startup(steps: int) -> None:
     exe = str(Path(sys.executable).with_name("attnphys"))
     cmd = [exe] if Path(exe).exists() else [sys.executable, "-m", "attnphys"]
@@ -255,6 +292,10 @@ def main() -> None:
     ap.add_argument("--trajectory-steps", type=int, default=175_000)
     ap.add_argument("--skip-grid", action="store_true")
     ap.add_argument("--skip-startup", action="store_true")
+    ap.add_argument("--continuation-values", type=int, default=401, help="values of r along the parameter")
+    ap.add_argument("--continuation-ics", type=int, default=128)
+    ap.add_argument("--continuation-steps", type=int, default=40_000)
+    ap.add_argument("--skip-continuation", action="store_true")
     args = ap.parse_args()
     print(
         f"jax {jax.__version__}; {len(jax.devices())} x {jax.devices()[0].platform}; "
@@ -264,6 +305,8 @@ def main() -> None:
     if not args.skip_grid:
         grid_basins(args.n)
     kernels(args.batch, args.steps, matmul_peak())
+    if not args.skip_continuation:
+        continuation(args.continuation_values, args.continuation_ics, args.continuation_steps)
     if not args.skip_startup:
         startup(args.trajectory_steps)
     print(f"load average after: {os.getloadavg()[0]:.2f}")
