@@ -1,10 +1,11 @@
 """Global continuation of attractors across a parameter against closed forms (theory: docs/theory/dynamics.md §8.1)."""
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from attnphys.dynamics import CensusOptions, global_continuation
-from attnphys.dynamics.maps import BISTABLE, LOGISTIC
+from attnphys.dynamics.maps import BISTABLE, LOGISTIC, FunctionMap
 from attnphys.dynamics.samplers import GridSampler
 from attnphys.errors import InputError
 
@@ -31,6 +32,35 @@ def test_attractors_that_jump_keep_their_ids_by_basin_overlap_not_by_distance():
     assert (ds["label"].values[:, x > 0] == plus).all() and (ds["label"].values[:, x < 0] == 1 - plus).all()
     far = global_continuation(BISTABLE, a, GRID, ics=40, options=OPTS, param_values=a, match_by="distance")
     assert far.sizes["attractor"] == 4 and far["first"].values.tolist() == [0, 0, 1, 1]
+
+
+def _swap_step(x, aux, c):
+    """x' = 0.1 tanh(20 x): attractors x ≈ ±0.1, basins the sign of x; y' = 10 c x': the attractor of x > 0
+    sits at y = 10 c x* ≈ 0.96 c, that of x < 0 at −10 c x*."""
+    u = 0.1 * jnp.tanh(20.0 * x[0])
+    return jnp.stack([u, 10.0 * c * u]), aux
+
+
+def test_two_attractors_that_exchange_places_are_told_apart_by_their_basins():
+    """From c = 1 to c = −1 the two attractors (x*, 10x*) and (−x*, −10x*) exchange their places: each now
+    sits 2x* from where the other was. Basin overlap follows the basins (x > 0 keeps its id); distance alone follows
+    the places and exchanges the ids."""
+    m = FunctionMap(step=_swap_step)
+    c = np.array([1.0, -1.0])
+    g = GridSampler(lo=[-0.5, -1.0], hi=[0.5, 1.0], shape=(10, 3))
+    x = g.states()[:, 0]
+    ds = global_continuation(m, c, g, ics=g.size, options=OPTS, param_values=c)
+    lab = ds["label"].values
+    assert ds.sizes["attractor"] == 2 and len(set(lab[:, x > 0].ravel())) == 1 and len(set(lab[:, x < 0].ravel())) == 1
+    plus = lab[0, x > 0][0]
+    xs = 0.1
+    for _ in range(200):  # the fixed point x* = 0.1 tanh(20 x*) (a contraction there)
+        xs = 0.1 * np.tanh(20.0 * xs)
+    np.testing.assert_allclose(ds["points"].values[:, plus, 0], [[xs, 10 * xs], [xs, -10 * xs]], rtol=0, atol=1e-12)
+    far = global_continuation(m, c, g, ics=g.size, options=OPTS, param_values=c, match_by="distance", tol=0.5)
+    lab = far["label"].values
+    assert far.sizes["attractor"] == 2 and lab[0, x > 0][0] == lab[1, x < 0][0] != lab[1, x > 0][0]
+    np.testing.assert_allclose(far["match_distance"].values[1], 2 * xs, rtol=0, atol=1e-12)
 
 
 def test_one_id_through_the_period_doubling_cascade_with_its_period_and_mean():
