@@ -239,14 +239,15 @@ def continuation(n_values: int, ics: int, steps: int) -> None:
             )
         )
     for label, f in runs:
-        walls = []
+        walls, cpus = [], []
         for _ in range(2):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             ds = f()
             walls.append(time.perf_counter() - t0)
+            cpus.append(time.process_time() - c0)
         print(
             f"attractors along r: {n_values} x {ics} starts x <= {steps} steps, {label:19s}: {walls[1]:7.2f} s "
-            f"compiled ({walls[0]:.2f} s first call); attractor dim {ds.sizes['attractor']}",
+            f"compiled, {cpus[1]:.1f} CPU-s ({walls[0]:.2f} s first call); attractor dim {ds.sizes['attractor']}",
             flush=True,
         )
     if len(runs) == 1:
