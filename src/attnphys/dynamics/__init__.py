@@ -5,7 +5,8 @@ indicators and invariant manifolds of saddles (theory: docs/theory/dynamics.md �
 
 The analyses a researcher calls, each returning a labelled ``xarray.Dataset``: :func:`lyapunov_spectrum`,
 :func:`census` (the attractors of a map at one parameter point, with basins), :func:`tracks` (censuses along
-a parameter matched into tracks), :func:`continuation` (a periodic orbit followed in a parameter, with its
+a parameter matched into tracks), :func:`global_continuation` (attractors followed along a parameter by basin
+overlap, with seeds and user quantities; §8.1), :func:`continuation` (a periodic orbit followed in a parameter, with its
 bifurcations) and :func:`bifurcation_curve` (a fold, flip or Neimark–Sacker curve in two parameters, with its
 codimension-two points; §9). A map is any subclass of :class:`AbstractMap` (or a :class:`FunctionMap` of
 pure functions). Global stability (§10): :func:`minimal_shock`, :func:`convergence_times`,
@@ -14,7 +15,9 @@ pure functions). Global stability (§10): :func:`minimal_shock`, :func:`converge
 :func:`weighted_birkhoff`, :func:`recurrence_time_entropy`; one-dimensional stable and unstable manifolds of
 saddle periodic points: :func:`invariant_manifold`. Recorded orbits are labelled by
 :func:`attnphys.dynamics.classify.classify`; :func:`regime_counts` and :func:`undetermined_values` summarise
-the labels of a diagram.
+the labels of a diagram. Kinetic Ising networks: :func:`kinetic_ising_mean_field` (naive mean field, TAP,
+Plefka[t], Plefka2[t]), :func:`kinetic_ising_exact`, :func:`kinetic_ising_sample` and the asymmetric SK
+benchmark :func:`asymmetric_sk` (theory: docs/theory/fluctuations.md).
 """
 
 # The names are loaded on first use (the stub ``__init__.pyi`` lists them), so a run imports only the modules

@@ -20,6 +20,7 @@ from ._kinetic_ising import (
     kinetic_ising_mean_field,
     kinetic_ising_sample,
 )
+from ._census_continue import global_continuation
 from ._lyapunov import LyapunovResult
 from ._manifolds import invariant_manifold
 from ._stability import convergence_times, minimal_shock
@@ -50,6 +51,7 @@ __all__ = [
     "lyapunov_spectrum",
     "census",
     "tracks",
+    "global_continuation",
     "continuation",
     # chaos indicators
     "finite_time_lyapunov",

@@ -147,6 +147,12 @@ RING_COPIES = 5
 """Copies of a lane's fingerprint ring alive at the peak of the settle run (the stored lanes, the working
 batch, a round's carry and its updated ring, the verification; measured ≈ 4.4 on the Hénon map)."""
 
+CHUNK_LANES = 2048
+"""The most starts settled in one call (theory: docs/theory/dynamics.md §7.4): every step of the settle run
+reads and writes each lane's state, so a batch whose states stay in the processor's caches runs fastest —
+on the 500 × 500 Newton grid (one 32-step block per start), a batch of 2048 lanes took a third of the time
+of one of 65,536 (``benchmarks/speed.py``). Chunks are evened out so that they share one compiled size."""
+
 UNSTABLE_LOG_MU = 1e-8
 """A periodic orbit whose leading log|μ| per cycle exceeds this is unstable and never an attractor (a neutral
 orbit, |μ| = 1 to rounding, e.g. of a rational rotation, is kept)."""
@@ -207,8 +213,9 @@ class CensusOptions(NamedTuple):
         return RING_COPIES * so.window * G * 8 + 16 * max(self.n_state, 1) * 8
 
     def lanes_per_chunk(self) -> int:
-        """Starts settled together so that their working memory stays within ``memory_budget`` bytes."""
-        return max(1, int(self.memory_budget // self.lane_bytes()))
+        """Starts settled together: as many as fit ``memory_budget`` bytes of working memory, and at most
+        :data:`CHUNK_LANES` (a batch whose per-step state stays in the processor's caches)."""
+        return max(1, min(CHUNK_LANES, int(self.memory_budget // self.lane_bytes())))
 
     def settle_options(self) -> SettleOptions:
         return SettleOptions(
@@ -360,6 +367,7 @@ def census_batch(
 
     chunk = o._replace(n_state=D).lanes_per_chunk()
     n_chunks = -(-N // chunk)
+    chunk = -(-N // n_chunks)  # even chunks: one compiled batch size (the last no larger than the others)
     horizon = so.n_blocks * so.block
     total = horizon * (n_chunks + 1)  # the settle run, then grouping, refinement and representative runs
     with step_bar(total, "steps", enabled=progress) as report:
@@ -425,19 +433,17 @@ def _group(m, o, lanes, tails, assessed, ctx: _Context) -> xr.Dataset:
 
     # ---- periodic lanes: grouped by their detected cycles, one Newton refinement per group, merged exactly
     per_idx = np.flatnonzero(status == PERIODIC)
-    raw_groups: list[tuple[int, list[int]]] = []  # (b, members), first member = representative
+    raw_groups: list[tuple[int, np.ndarray]] = []  # (b, members in increasing order), first = representative
     for b in range(B):
-        todo = [int(j) for j in per_idx[(per_idx >= b * K) & (per_idx < (b + 1) * K)]]
-        while todo:
-            r = todo[0]
-            p = int(period[r])
-            same = [j for j in todo if int(period[j]) == p]
-            seqs = np.stack([tails[j] for j in same])
+        todo = per_idx[(per_idx >= b * K) & (per_idx < (b + 1) * K)]
+        while todo.size:
+            p = int(period[todo[0]])
+            same = todo[period[todo] == p]
+            seqs = tails[p].of(same)
             tol = o.raw_group_tol * max(1.0, float(np.max(np.abs(seqs[0]))))
-            members = [j for j, ok in zip(same, geo.align_match(seqs, seqs[0], tol)) if ok]
-            raw_groups.append((b, members))
-            taken = set(members)
-            todo = [j for j in todo if j not in taken]
+            ok = geo.align_match(seqs, seqs[0], tol)
+            raw_groups.append((b, same[ok]))
+            todo = np.setdiff1d(todo, same[ok], assume_unique=True)
     orb = None
     if raw_groups:
         reps = np.asarray([g[1][0] for g in raw_groups])
@@ -457,15 +463,15 @@ def _group(m, o, lanes, tails, assessed, ctx: _Context) -> xr.Dataset:
         assert orb is not None  # refined above whenever there are groups
         p = int(orb.period[g])
         conv = bool(orb.converged[g])
-        seq = fps[g, :p] if conv else tails[members[0]]
+        seq = fps[g, :p] if conv else tails[int(period[members[0]])].of(members[:1])[0]
         for grp in per_groups[b]:
             if grp["period"] == p and grp["conv"] and conv and grp["seq"].shape == seq.shape:
                 tol = o.group_tol * max(1.0, float(np.max(np.abs(grp["seq"]))))
                 if geo.align_match(seq[None], grp["seq"], tol)[0]:
-                    grp["members"] += members
+                    grp["members"] = np.concatenate([grp["members"], members])
                     break
         else:
-            per_groups[b].append(dict(members=list(members), row=g, period=p, conv=conv, seq=seq))
+            per_groups[b].append(dict(members=members, row=g, period=p, conv=conv, seq=seq))
         period[members] = p
 
     # ---- other lanes: recurrence and convergence
@@ -531,7 +537,7 @@ def _group(m, o, lanes, tails, assessed, ctx: _Context) -> xr.Dataset:
                 _Attractor(
                     kind=REGIME_CODE["fixed_point" if p == 1 else "periodic"],
                     period=p,
-                    members=sorted(grp["members"]),
+                    members=np.sort(grp["members"]),
                     rep=int(grp["members"][0]),
                     row=grp["row"],
                     source="periodic",

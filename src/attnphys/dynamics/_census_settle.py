@@ -3,7 +3,7 @@ docs/theory/dynamics.md §7.2, §7.4)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import numpy as np
@@ -14,6 +14,18 @@ from attnphys.dynamics.settle import DIVERGENT, EXHAUSTED, PERIODIC, SettleOptio
 from attnphys.runtime import take_rows
 
 
+class Tails(NamedTuple):
+    """The last p fingerprints of the periodic lanes of one period p (theory: docs/theory/dynamics.md §7.2):
+    lanes (n,) in increasing order, seqs (n, p, G)."""
+
+    lanes: np.ndarray
+    seqs: np.ndarray
+
+    def of(self, lanes: np.ndarray) -> np.ndarray:
+        """The (len(lanes), p, G) fingerprints of the given lanes (all of this period)."""
+        return self.seqs[np.searchsorted(self.lanes, lanes)]
+
+
 def settle_in_chunks(m: AbstractMap, x0, aux0, pidx, table, shared, o: Any, chunk: int, report):
     """The settle run (:func:`attnphys.dynamics.settle.settle`; ``o`` a :class:`~attnphys.dynamics.CensusOptions`) over the starts in chunks of ``chunk``
     lanes, each chunk's fingerprint rings reduced at once to what the grouping needs, so that memory is
@@ -21,7 +33,7 @@ def settle_in_chunks(m: AbstractMap, x0, aux0, pidx, table, shared, o: Any, chun
     fingerprints, a lane that spent its budget its recurrence evidence and subsampled cloud.
 
     Returns:
-        (lanes without rings (numpy), {lane: (p, G) last fingerprints} of the periodic lanes,
+        (lanes without rings (numpy), {p: :class:`Tails`} the last p fingerprints of the periodic lanes by period,
         (ex_idx, recurrent, h, converging, clouds) of the lanes that spent their budget).
     """
     so = o.settle_options()
@@ -36,8 +48,10 @@ def settle_in_chunks(m: AbstractMap, x0, aux0, pidx, table, shared, o: Any, chun
             report(c * horizon + n, horizon * (-(-N // chunk)) + horizon)
 
         ln = settle_with_pilot(m, x0[lo:hi], sub_aux, pidx[lo:hi], table, shared, so, progress)
-        for j in np.flatnonzero(ln.status == PERIODIC):
-            tails[lo + int(j)] = ln.ring[j, -int(ln.period[j]) :].copy()
+        per = np.flatnonzero(ln.status == PERIODIC)
+        for p in np.unique(ln.period[per]):
+            js = per[ln.period[per] == p]
+            tails.setdefault(int(p), []).append((lo + js, ln.ring[js, -int(p) :]))
         ex = np.flatnonzero(ln.status == EXHAUSTED)
         if ex.size:
             nb = geo.pow2(ex.size, 16)
@@ -57,6 +71,10 @@ def settle_in_chunks(m: AbstractMap, x0, aux0, pidx, table, shared, o: Any, chun
         parts.append(ln._replace(ring=None))
     lanes = jax.tree_util.tree_map(lambda *a: np.concatenate(a), *parts) if len(parts) > 1 else parts[0]
     G = min(o.n_fingerprint, int(np.shape(x0)[1]))
+    tails = {
+        p: Tails(np.concatenate([a for a, _ in parts_p]), np.concatenate([b for _, b in parts_p]))
+        for p, parts_p in tails.items()
+    }
     if assessed:
         ex_idx, rec, h, cvg, clouds = (np.concatenate(a) for a in zip(*assessed))
     else:

@@ -16,8 +16,9 @@ After each block of b steps:
 The lanes step the map's cached form (:meth:`~attnphys.dynamics.maps.AbstractMap.step_cached`, theory:
 docs/theory/dynamics.md §1.1) and are handed back with plain auxiliary states.
 
-Work balance: lanes run in rounds of ``round_blocks`` blocks inside one jitted, vmapped call (stopped
-lanes are frozen by selects and cost a block each); between rounds the still-running lanes are compacted
+Work balance: lanes run in rounds of up to ``round_blocks`` blocks inside one jitted, vmapped call (stopped
+lanes are frozen by selects and cost a block each; a round ends early once every lane of the batch has
+stopped); between rounds the still-running lanes are compacted
 into a smaller batch, padded to a power of two, once they fill at most ``compact_ratio`` of it — so at
 most log₂(N) batch sizes are compiled, and a finished lane costs at most one round plus the slack of
 the ratio.
@@ -209,11 +210,20 @@ def lane_params(table, shared, i):
 
 @partial(jax.jit, static_argnames=("m", "o", "check"))
 def _round(m, o, check, lanes, pidx, table, shared):
-    """``round_blocks`` blocks of a batch of lanes; ``check``: whether the period test can be due."""
-    lanes, _ = jax.lax.scan(
-        lambda c, _: (_blocks(m, o, check, c, pidx, table, shared), None), lanes, None, length=o.round_blocks
-    )
-    return lanes
+    """Up to ``round_blocks`` blocks of a batch of lanes, stopping early once no lane of the batch runs (a
+    stopped lane is frozen, so the early exit changes no result); ``check``: whether the period test can be
+    due."""
+    horizon = o.n_blocks * o.block
+
+    def more(c):
+        i, ln = c
+        return (i < o.round_blocks) & jnp.any((ln.status == RUNNING) & (ln.t < horizon))
+
+    def block(c):
+        i, ln = c
+        return i + 1, _blocks(m, o, check, ln, pidx, table, shared)
+
+    return jax.lax.while_loop(more, block, (jnp.int32(0), lanes))[1]
 
 
 @partial(jax.jit, static_argnames=("m",))
