@@ -91,7 +91,7 @@ class AnalysisOptions(BaseModel):
             InputError: naming the keyword: unknown (with the known ones), given twice under its old and
                 new name, or a value the model refuses.
         """
-        from attnphys._messages import validated
+        from attnphys._messages import members, validated
 
         data = dict(given)
         for old, new in cls.renamed.items():
@@ -106,6 +106,10 @@ class AnalysisOptions(BaseModel):
             raise InputError(
                 f"{where or cls.__name__} takes no option {unknown[0]!r}; its options: {known}", unknown[0]
             )
+        for name, value in data.items():  # pydantic would read "1" as 1: a Python caller meant something else
+            kinds = members(cls.model_fields[name].annotation)
+            if isinstance(value, str) and kinds and all(a in (int, float, type(None)) for a in kinds):
+                raise InputError(f"must be a number, not the text {value!r}", name)
         return validated(cls, **data)
 
     @classmethod
@@ -171,6 +175,17 @@ class Storage(Progress):
     store_attrs: dict | None = Field(None, description="Extra attributes of a new store.")
 
 
+class _FromOptions:
+    def __repr__(self) -> str:
+        return "<the options model's default>"
+
+
+OPTION: Any = _FromOptions()
+"""The default of a leading parameter of a :func:`takes` function that is an option of its model (e.g.
+``particle_flow(dynamics=OPTION, *, options)``): the public signature shows the model's default, and the
+value reaches the implementation inside ``options`` only."""
+
+
 def takes(
     options: type[_O], *, plan: Callable[..., Any] | None = None
 ) -> Callable[[Callable[..., _R]], Callable[..., _R]]:
@@ -179,7 +194,9 @@ def takes(
     The decorated function takes its own leading parameters and a last keyword-only parameter
     ``options`` (the validated model); the function it becomes takes the leading parameters and every
     option of the model as a keyword (its ``__signature__`` lists them, its docstring gets their help),
-    validates them with :meth:`AnalysisOptions.read` and calls it with the model.
+    validates them with :meth:`AnalysisOptions.read` and calls it with the model. A leading parameter
+    named like an option (default :data:`OPTION`) may be given by position; it is that option (the
+    model's default, type and bounds) and reaches the implementation in ``options`` only.
 
     ``plan``: the analysis' ``plan_*`` function: a call with ``dry_run=True`` (0.3.0 and before) warns and
     returns its plan.
@@ -187,8 +204,16 @@ def takes(
 
     def wrap(fn: Callable[..., _R]) -> Callable[..., _R]:
         sig = inspect.signature(fn)
-        head = [p for p in sig.parameters.values() if p.name != "options"]
+        shared = {p for p in sig.parameters if p in options.model_fields}
+        head = [
+            p.replace(default=options.default(p.name), annotation=options.model_fields[p.name].annotation)
+            if p.name in shared
+            else p
+            for p in sig.parameters.values()
+            if p.name != "options"
+        ]
         head_names = {p.name for p in head}
+        head_sig = inspect.Signature(head)
         where = fn.__name__
 
         @functools.wraps(fn)
@@ -199,6 +224,10 @@ def takes(
                 if dry:
                     return plan(*args, **kw)
             own = {k: kw.pop(k) for k in list(kw) if k in head_names}
+            if shared:  # leading options: by position or keyword, into the model
+                own = dict(head_sig.bind_partial(*args, **own).arguments)
+                args = ()
+                kw.update({k: own.pop(k) for k in list(own) if k in shared})
             try:
                 return fn(*args, **own, options=options.read(kw, where))
             except InputError as e:
@@ -206,7 +235,8 @@ def takes(
                     raise
                 raise in_python_names(e, head_names | set(options.model_fields)) from None
 
-        call.__signature__ = sig.replace(parameters=head + options.parameters())  # pyright: ignore[reportAttributeAccessIssue]
+        rest = [p for p in options.parameters() if p.name not in shared]
+        call.__signature__ = sig.replace(parameters=head + rest)  # pyright: ignore[reportAttributeAccessIssue]
         call.__doc__ = (fn.__doc__ or "").rstrip() + (
             f"\n\n    Options (:class:`{options.__module__.split('._')[0]}.{options.__name__}`):\n"
             + options.help_lines(" " * 8)

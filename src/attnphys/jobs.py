@@ -435,6 +435,11 @@ class AbstractJob(BaseModel, abc.ABC):
                 raise
             raise self.option_error(e) from None
 
+    def options_of(self, model: type[BaseModel]) -> dict[str, Any]:
+        """This command's values of the options of an analysis' options model (the fields the command took
+        from it), as keywords of the analysis."""
+        return {name: getattr(self, name) for name in model.model_fields}
+
     def option_error(self, e: InputError | ResourceError) -> InputError | ResourceError:
         """An error of the library, worded for the command line: its field and every argument named in
         backticks (```start_value```) become this job's options (``--start-value``)."""

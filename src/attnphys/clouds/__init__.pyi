@@ -1,6 +1,6 @@
 """Type stub of the lazily loaded package: the one list of its public names."""
 
-from ._analysis_options import ClusteringOptions
+from ._analysis_options import ClusteringOptions, FlowOptions, LayersOptions
 from ._api import clustering_diagram, flow_weights, iterate_layers, particle_flow, plan_clustering_diagram
 from ._causal import causal_alibi_weights, causal_influence, critical_time, middle_profile
 from ._equiangular import collapse_boundary, collapse_time, equiangular_collapse, equiangular_start
@@ -73,6 +73,8 @@ __all__ = [
     "clustering_diagram",
     "plan_clustering_diagram",
     "ClusteringOptions",
+    "FlowOptions",
+    "LayersOptions",
     "flow_weights",
     # the quantitative theory of the particle flow (docs/theory/particles.md §7–9)
     "mode_growth_rates",

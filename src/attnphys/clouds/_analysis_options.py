@@ -1,15 +1,18 @@
-"""The options of the clouds' sweeping analysis, each written once (name, default, type, help, bounds): the
-function :func:`attnphys.clouds.clustering_diagram`, its dry run :func:`~attnphys.clouds.plan_clustering_diagram`
-and the command ``attnphys clouds phase-diagram`` derive from these models (theory: docs/theory/particles.md
-§5; docs/theory/sweeps.md §5). Light: nothing here imports the numerical engine."""
+"""The options of the clouds' analyses, each written once (name, default, type, help, bounds): the functions
+:func:`attnphys.clouds.clustering_diagram` (and its dry run :func:`~attnphys.clouds.plan_clustering_diagram`),
+:func:`~attnphys.clouds.particle_flow` and :func:`~attnphys.clouds.iterate_layers`, and the commands
+``attnphys clouds phase-diagram``, ``clouds flow`` and ``clouds run`` derive from these models (theory:
+docs/theory/particles.md §2, §5; docs/theory/clouds.md §2; docs/theory/sweeps.md §5). Light: nothing here
+imports the numerical engine."""
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from pydantic import Field
 
-from attnphys._options import AnalysisOptions, Storage
+from attnphys._options import AnalysisOptions, Progress, Storage
 
 
 class Integration(AnalysisOptions):
@@ -45,3 +48,83 @@ class ClusteringPoint(Integration):
 
 class ClusteringOptions(Storage, ClusteringPoint):
     """Every option of :func:`attnphys.clouds.clustering_diagram`."""
+
+
+class FlowPoint(Integration):
+    """The options of :func:`attnphys.clouds.particle_flow` that its command ``clouds flow`` exposes (theory:
+    docs/theory/particles.md §2–4)."""
+
+    beta: float = Field(1.0, gt=0, allow_inf_nan=False, description="Inverse temperature β.")
+    sphere: bool = Field(True, description="Tokens on the unit sphere (projected dynamics); --no-sphere: in R^d.")
+    residual: bool = Field(True, description="With the residual: ẋ = A(X); without: ẋ = A(X) − x.")
+    causal: bool = Field(False, description="Causal masking: token i attends to tokens j ≤ i.")
+    heads: int = Field(1, ge=1, description="Number of heads (identical for identity weights).")
+    weights: str = Field(
+        "identity",
+        description="Q, K, V: identity, or random from gaussian, goe, pm_kq "
+        "(Q = K-transposed bilinear form W, V = I), or an .npz file with "
+        "arrays Q, K, V (and optionally O) of shape (H, k, d).",
+    )
+    init: Literal["sphere", "gaussian"] = Field(
+        "sphere",
+        description="Start: uniform on the sphere, or standard Gaussian (projected on the sphere with --sphere).",
+    )
+    keep_cloud: bool = Field(True, description="Store the token positions at every saved time.")
+
+
+class FlowOptions(Progress, FlowPoint):
+    """Every option of :func:`attnphys.clouds.particle_flow`: in Python the weights may also be the arrays."""
+
+    weights: str | Mapping[str, Any] = Field(
+        FlowPoint.default("weights"),
+        description=f"{FlowPoint.model_fields['weights'].description} In Python also a mapping of the arrays.",
+    )
+
+
+class LayersPoint(AnalysisOptions):
+    """The options of :func:`attnphys.clouds.iterate_layers` that its command ``clouds run`` exposes (theory:
+    docs/theory/clouds.md §2)."""
+
+    init: Literal["gaussian", "sphere", "mixture"] = Field(
+        "gaussian", description="Initial cloud: gaussian (centred isotropic), sphere or mixture."
+    )
+    dim: int = Field(16, ge=2, description="Token dimension D (at least 2).")
+    tokens: int = Field(512, ge=2, description="Number of tokens N.")
+    layers: int = Field(100, ge=0, description="Layers to iterate.")
+    norm: str = Field(
+        "layernorm",
+        description="Normalization after each attention step.",
+        json_schema_extra={"choices": "attnphys.clouds.jobs:norm_names"},
+    )
+    beta: float = Field(1.0, gt=0, allow_inf_nan=False, description="Inverse temperature β of the attention scores.")
+    alpha: float = Field(1.0, allow_inf_nan=False, description="Step size α of the residual update.")
+    heads: int = Field(0, ge=0, description="0: identity weights; H > 0: H heads with random W = W_qᵀW_k and W_v.")
+    ensemble: str = Field(
+        "gaussian", description="Ensemble of the random weights (with --heads > 0): gaussian, goe, pm_kq."
+    )
+    resample_every: int = Field(
+        0,
+        ge=0,
+        description="Draw new random weights every this many layers (0: the same "
+        "weights in every layer; 1: untied layers).",
+    )
+    attention: Literal["sa", "usa", "sinkhorn"] = Field(
+        "sa", description="Attention: softmax (sa), unnormalised (usa) or doubly stochastic (sinkhorn)."
+    )
+    residual: bool = Field(
+        True,
+        description="Keep the residual of the attention sublayer (without it every token "
+        "becomes a weighted mean of the cloud).",
+    )
+    mlp: Literal["none", "random"] = Field("none", description="MLP sublayer after the attention block.")
+    stats_every: int = Field(10, ge=1, description="Record the statistics every this many layers.")
+    snapshots: tuple[int, ...] = Field(
+        (0, 10, 100),
+        description="Layers whose clouds are stored and drawn (default 0, 10, 100: those beyond --layers become "
+        "the last layer).",
+    )
+    seed: int = Field(0, ge=0, description="Seed of the initial cloud and of random weights.")
+
+
+class LayersOptions(Progress, LayersPoint):
+    """Every option of :func:`attnphys.clouds.iterate_layers`."""

@@ -13,8 +13,8 @@ import numpy as np
 import xarray as xr
 
 from attnphys._messages import validated
-from attnphys._options import takes
-from attnphys.clouds._analysis_options import ClusteringOptions
+from attnphys._options import OPTION, takes
+from attnphys.clouds._analysis_options import ClusteringOptions, FlowOptions, LayersOptions
 from attnphys.errors import InputError
 
 if TYPE_CHECKING:
@@ -24,40 +24,8 @@ ENSEMBLE_NAMES = ("gaussian", "goe", "pm_kq")
 """The ensembles of random weights (:data:`attnphys.clouds.ENSEMBLES`) by name."""
 
 
-def _check_arguments(ints: dict[str, tuple[Any, int]], positive: dict[str, Any], choices: dict[str, tuple[Any, Any]]):
-    """The arguments of a cloud analysis, refused naming the argument (theory: docs/theory/clouds.md §2):
-    ``ints`` name → (value, least), ``positive`` name → finite value > 0, ``choices`` name → (value, allowed)."""
-    for name, (v, least) in ints.items():
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < least:
-            raise InputError(f"must be an integer >= {least}, got {v!r}", name)
-    for name, v in positive.items():
-        if isinstance(v, (bool, str)) or not isinstance(v, (int, float, np.number)) or not (np.isfinite(v) and v > 0):
-            raise InputError(f"must be a finite number > 0, got {v!r}", name)
-    for name, (v, allowed) in choices.items():
-        if v not in allowed:
-            raise InputError(f"must be one of {', '.join(map(str, allowed))}, got {v!r}", name)
-
-
-def iterate_layers(
-    init: Literal["gaussian", "sphere", "mixture"] = "gaussian",
-    *,
-    tokens: int = 512,
-    dim: int = 16,
-    layers: int = 100,
-    norm: str = "layernorm",
-    beta: float = 1.0,
-    alpha: float = 1.0,
-    heads: int = 0,
-    ensemble: str = "gaussian",
-    resample_every: int = 0,
-    attention: Literal["sa", "usa", "sinkhorn"] = "sa",
-    residual: bool = True,
-    mlp: Literal["none", "random"] = "none",
-    stats_every: int = 10,
-    snapshots: Sequence[int] = (0, 10, 100),
-    seed: int = 0,
-    progress: bool = False,
-) -> xr.Dataset:
+@takes(LayersOptions)
+def iterate_layers(init: Literal["gaussian", "sphere", "mixture"] = OPTION, *, options: LayersOptions) -> xr.Dataset:
     """A token cloud through ``layers`` post-norm blocks X ← N(X + α A(X)) (theory: docs/theory/clouds.md §2),
     optionally followed by a random MLP sublayer, with identity weights (``heads = 0``) or H random heads
     W = W_qᵀW_k and W_v from ``ensemble`` (entries of variance 1/D² and 1/(D H)), the same in every layer or
@@ -70,6 +38,7 @@ def iterate_layers(
         stats_every: record the statistics every this many layers; snapshots: layers whose clouds are kept
             (those beyond ``layers`` become the last layer).
         seed: seed of the cloud (and of the weights, with seed + 1, and of the MLP, with seed + 2).
+        The options, their defaults and bounds: :class:`~attnphys.clouds.LayersOptions`.
 
     Returns:
         Dataset over ``layer``: the cloud statistics (covariance trace, k-NN entropy, angular spread, radial
@@ -85,25 +54,18 @@ def iterate_layers(
     from attnphys.clouds.ops import standard_layer, untied_layers
     from attnphys.clouds.run import initial_cloud, run_cloud
 
+    o = options
+    init, tokens, dim, layers, norm, beta, alpha = o.init, o.tokens, o.dim, o.layers, o.norm, o.beta, o.alpha
+    heads, ensemble, resample_every, attention, residual = (
+        o.heads,
+        o.ensemble,
+        o.resample_every,
+        o.attention,
+        o.residual,
+    )
+    mlp, stats_every, snapshots, seed, progress = o.mlp, o.stats_every, o.snapshots, o.seed, o.progress
     if ensemble not in ENSEMBLES:
         raise InputError(f"unknown ensemble {ensemble!r}; choose one of {', '.join(ENSEMBLES)}", "ensemble")
-    _check_arguments(
-        {
-            "tokens": (tokens, 2),
-            "dim": (dim, 2),
-            "layers": (layers, 0),
-            "heads": (heads, 0),
-            "resample_every": (resample_every, 0),
-            "stats_every": (stats_every, 1),
-            "seed": (seed, 0),
-        },
-        {"beta": beta},
-        {
-            "init": (init, ("gaussian", "sphere", "mixture")),
-            "attention": (attention, ("sa", "usa", "sinkhorn")),
-            "mlp": (mlp, ("none", "random")),
-        },
-    )
     X0 = initial_cloud(init, tokens, dim, seed)
     D, H = dim, heads
     net = random_mlp(jax.random.PRNGKey(seed + 2), D, dtype=X0.dtype) if mlp == "random" else None
@@ -189,29 +151,8 @@ def flow_weights(weights: str | Mapping[str, Any], dim: int) -> dict[str, np.nda
     return arrs
 
 
-def particle_flow(
-    dynamics: Literal["sa", "usa", "sinkhorn"] = "sa",
-    *,
-    beta: float = 1.0,
-    tokens: int = 64,
-    dim: int = 3,
-    t_max: float = 50.0,
-    saves: int = 201,
-    sphere: bool = True,
-    residual: bool = True,
-    causal: bool = False,
-    heads: int = 1,
-    weights: str | Mapping[str, Any] = "identity",
-    init: Literal["sphere", "gaussian"] = "sphere",
-    keep_cloud: bool = True,
-    rtol: float = 1e-8,
-    atol: float = 1e-10,
-    solver: Literal["tsit5", "dopri8", "kvaerno5"] = "tsit5",
-    pair_tol: float = 1e-3,
-    cluster_delta: float = 1e-3,
-    seed: int = 0,
-    progress: bool = False,
-) -> xr.Dataset:
+@takes(FlowOptions)
+def particle_flow(dynamics: Literal["sa", "usa", "sinkhorn"] = OPTION, *, options: FlowOptions) -> xr.Dataset:
     """Tokens as interacting particles: ẋ_i = Π_i(A(X)_i) on the unit sphere (or in R^d without ``sphere``;
     ẋ = A(X) − x without ``residual``), A softmax (``sa``), unnormalised (``usa``) or doubly stochastic
     (``sinkhorn``) attention at inverse temperature β, integrated by an adaptive diffrax solver and saved at
@@ -224,6 +165,7 @@ def particle_flow(
         keep_cloud: store the token positions at every saved time.
         pair_tol, cluster_delta: a clustered pair has directions closer than ``pair_tol``; clusters are the
             connected components of cos > 1 − δ.
+        The options, their defaults and bounds: :class:`~attnphys.clouds.FlowOptions`.
 
     Returns:
         Dataset over ``time``: interaction energy, clusters, clustered pairs, statistics and (``keep_cloud``)
@@ -239,22 +181,11 @@ def particle_flow(
     from attnphys.clouds.ensembles import ENSEMBLES
     from attnphys.clouds.flow import flow_dataset, solve_flow
 
-    _check_arguments(
-        {"tokens": (tokens, 2), "dim": (dim, 2), "saves": (saves, 2), "heads": (heads, 1), "seed": (seed, 0)},
-        {
-            "beta": beta,
-            "t_max": t_max,
-            "rtol": rtol,
-            "atol": atol,
-            "pair_tol": pair_tol,
-            "cluster_delta": cluster_delta,
-        },
-        {
-            "dynamics": (dynamics, ("sa", "usa", "sinkhorn")),
-            "init": (init, ("sphere", "gaussian")),
-            "solver": (solver, ("tsit5", "dopri8", "kvaerno5")),
-        },
-    )
+    o = options
+    dynamics, beta, tokens, dim, t_max, saves, sphere = o.dynamics, o.beta, o.tokens, o.dim, o.t_max, o.saves, o.sphere
+    residual, causal, heads, weights, init, keep_cloud = o.residual, o.causal, o.heads, o.weights, o.init, o.keep_cloud
+    rtol, atol, solver, pair_tol, cluster_delta = o.rtol, o.atol, o.solver, o.pair_tol, o.cluster_delta
+    seed, progress = o.seed, o.progress
     if dynamics == "sinkhorn" and causal:
         raise InputError(
             "Sinkhorn attention with a causal mask is degenerate (the only lower-triangular doubly stochastic "

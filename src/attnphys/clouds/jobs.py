@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, ClassVar, Literal, cast
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from attnphys.clouds._analysis_options import ClusteringPoint, Integration
+from attnphys.clouds._analysis_options import ClusteringPoint, FlowPoint, Integration, LayersPoint
 from attnphys.errors import InputError, check_fits
 from attnphys.jobs import AbstractJob, Applies, IntValues, Report, Values, only_with, register_job
 
@@ -70,7 +70,7 @@ def _check_memory(
     )
 
 
-DEFAULT_SNAPSHOTS = (0, 10, 100)
+DEFAULT_SNAPSHOTS = LayersPoint.default("snapshots")
 """Snapshot layers of ``clouds run`` when none are given."""
 
 
@@ -79,7 +79,7 @@ def _fmt(a: float, b: float) -> str:
 
 
 @register_job
-class CloudsRunJob(AbstractJob):
+class CloudsRunJob(LayersPoint, AbstractJob):
     """Iterate attention + residual + normalization on a token cloud and record its statistics per layer.
 
     Layers are post-norm blocks X ← N(X + α A(X)) (theory: docs/theory/clouds.md §2), optionally with a
@@ -94,43 +94,9 @@ class CloudsRunJob(AbstractJob):
         ),
     }
 
-    init: str = Field("gaussian", description="Initial cloud: gaussian (centred isotropic), sphere or mixture.")
-    dim: int = Field(16, ge=2, description="Token dimension D (at least 2).")
-    tokens: int = Field(512, ge=2, description="Number of tokens N.")
-    layers: int = Field(100, ge=0, description="Layers to iterate.")
-    norm: str = Field(
-        "layernorm",
-        description="Normalization after each attention step.",
-        json_schema_extra={"choices": "attnphys.clouds.jobs:norm_names"},
-    )
-    beta: float = Field(1.0, gt=0, allow_inf_nan=False, description="Inverse temperature β of the attention scores.")
-    alpha: float = Field(1.0, allow_inf_nan=False, description="Step size α of the residual update.")
-    heads: int = Field(0, ge=0, description="0: identity weights; H > 0: H heads with random W = W_qᵀW_k and W_v.")
-    ensemble: str = Field(
-        "gaussian", description="Ensemble of the random weights (with --heads > 0): gaussian, goe, pm_kq."
-    )
-    resample_every: int = Field(
-        0,
-        ge=0,
-        description="Draw new random weights every this many layers (0: the same "
-        "weights in every layer; 1: untied layers).",
-    )
-    attention: Literal["sa", "usa", "sinkhorn"] = Field(
-        "sa", description="Attention: softmax (sa), unnormalised (usa) or doubly stochastic (sinkhorn)."
-    )
-    residual: bool = Field(
-        True,
-        description="Keep the residual of the attention sublayer (without it every token "
-        "becomes a weighted mean of the cloud).",
-    )
-    mlp: Literal["none", "random"] = Field("none", description="MLP sublayer after the attention block.")
-    stats_every: int = Field(10, ge=1, description="Record the statistics every this many layers.")
     snapshots: IntValues = Field(
-        DEFAULT_SNAPSHOTS,
-        description="Layers whose clouds are stored and drawn (default 0, 10, 100: those beyond --layers become "
-        "the last layer).",
+        LayersPoint.default("snapshots"), description=LayersPoint.model_fields["snapshots"].description
     )
-    seed: int = Field(0, ge=0, description="Seed of the initial cloud and of random weights.")
     out: Path = Field(Path("clouds.zarr"), description="Output store (.zarr, or .nc for NetCDF).")
     plot: Path | None = Field(None, description="Figure (PNG); snapshots go to <stem>_snapshots.png.")
 
@@ -168,25 +134,7 @@ class CloudsRunJob(AbstractJob):
         """The one analysis this command runs (:func:`attnphys.clouds.iterate_layers`) with its options."""
         from attnphys.clouds import iterate_layers
 
-        return iterate_layers(
-            cast(Any, self.init),  # one of _INITS (checked by the validator)
-            tokens=self.tokens,
-            dim=self.dim,
-            layers=self.layers,
-            norm=self.norm,
-            beta=self.beta,
-            alpha=self.alpha,
-            heads=self.heads,
-            ensemble=self.ensemble,
-            resample_every=self.resample_every,
-            attention=self.attention,
-            residual=self.residual,
-            mlp=self.mlp,
-            stats_every=self.stats_every,
-            snapshots=self.snapshots,
-            seed=self.seed,
-            **kw,
-        )
+        return iterate_layers(**self.options_of(LayersPoint), **kw)
 
     def execute(self, progress: bool = True) -> Report:
         t0 = time.perf_counter()
@@ -219,7 +167,7 @@ class _FlowOptions(Integration, AbstractJob):
 
 
 @register_job
-class CloudsFlowJob(_FlowOptions):
+class CloudsFlowJob(FlowPoint, _FlowOptions):
     """Tokens as particles: integrate continuous-time self-attention and record energy, clusters and statistics.
 
     ẋ_i = Π_i(A(X)_i) on the unit sphere (or in R^d with --no-sphere), A = SA, USA or Sinkhorn attention
@@ -234,22 +182,6 @@ class CloudsFlowJob(_FlowOptions):
         ),
     }
 
-    beta: float = Field(1.0, gt=0, allow_inf_nan=False, description="Inverse temperature β.")
-    sphere: bool = Field(True, description="Tokens on the unit sphere (projected dynamics); --no-sphere: in R^d.")
-    residual: bool = Field(True, description="With the residual: ẋ = A(X); without: ẋ = A(X) − x.")
-    causal: bool = Field(False, description="Causal masking: token i attends to tokens j ≤ i.")
-    heads: int = Field(1, ge=1, description="Number of heads (identical for identity weights).")
-    weights: str = Field(
-        "identity",
-        description="Q, K, V: identity, or random from gaussian, goe, pm_kq "
-        "(Q = K-transposed bilinear form W, V = I), or an .npz file with "
-        "arrays Q, K, V (and optionally O) of shape (H, k, d).",
-    )
-    init: Literal["sphere", "gaussian"] = Field(
-        "sphere",
-        description="Start: uniform on the sphere, or standard Gaussian (projected on the sphere with --sphere).",
-    )
-    keep_cloud: bool = Field(True, description="Store the token positions at every saved time.")
     out: Path = Field(Path("flow.zarr"), description="Output store (.zarr, or .nc for NetCDF).")
     plot: Path | None = Field(None, description="Figure file (PNG).")
 
@@ -286,28 +218,7 @@ class CloudsFlowJob(_FlowOptions):
         """The one analysis this command runs (:func:`attnphys.clouds.particle_flow`) with its options."""
         from attnphys.clouds import particle_flow
 
-        return particle_flow(
-            self.dynamics,
-            beta=self.beta,
-            tokens=self.tokens,
-            dim=self.dim,
-            t_max=self.t_max,
-            saves=self.saves,
-            sphere=self.sphere,
-            residual=self.residual,
-            causal=self.causal,
-            heads=self.heads,
-            weights=self.weights,
-            init=self.init,
-            keep_cloud=self.keep_cloud,
-            rtol=self.rtol,
-            atol=self.atol,
-            solver=self.solver,
-            pair_tol=self.pair_tol,
-            cluster_delta=self.cluster_delta,
-            seed=self.seed,
-            **kw,
-        )
+        return particle_flow(**self.options_of(FlowPoint), **kw)
 
     def execute(self, progress: bool = True) -> Report:
         from attnphys.clouds.observables import longest_metastable, plateau_text, plateaus
@@ -374,7 +285,7 @@ class CloudsPhaseDiagramJob(ClusteringPoint, _FlowOptions):
 
         return clustering_diagram(
             self.beta,
-            **{name: getattr(self, name) for name in ClusteringPoint.model_fields},
+            **self.options_of(ClusteringPoint),
             store=None if self.out.suffix == ".nc" else self.out,
             overwrite=self.overwrite,
             **kw,

@@ -1,7 +1,7 @@
 """The dynamics toolkit: discrete-time maps, Lyapunov spectra, orbits and their classification, exact
 periodic orbits with Floquet multipliers, local bifurcations in one and two parameters, attractor censuses
 with basins, attractor tracks across parameter grids, global stability of attractors, finer chaos
-indicators and invariant manifolds of saddles (theory: docs/theory/dynamics.md §1–11).
+indicators and invariant manifolds of saddles, kinetic Ising networks (theory: docs/theory/dynamics.md §1–12).
 
 The analyses a researcher calls, each returning a labelled ``xarray.Dataset``: :func:`lyapunov_spectrum`,
 :func:`census` (the attractors of a map at one parameter point, with basins), :func:`tracks` (censuses along

@@ -1,6 +1,6 @@
 """Mean-field theories of the kinetic (parallel-update) Ising model, and its Monte-Carlo moments: naive mean
 field, TAP (Plefka[t−1,t]), Plefka[t] and the pairwise Plefka2[t], all second order in the couplings except
-the naive one (theory: docs/theory/fluctuations.md §6).
+the naive one (theory: docs/theory/dynamics.md §12, docs/theory/fluctuations.md §6).
 
 The model: spins s_i(t) = ±1, i = 1…n, all updated at once from the previous configuration,
 
@@ -130,7 +130,7 @@ def _dataset(m, C, D, steps: int, attrs: dict) -> xr.Dataset:
 def kinetic_ising_mean_field(H, J, *, steps: int, method: str = "plefka2_t", m0=None) -> xr.Dataset:
     """The moments of a kinetic Ising model by one mean-field method over ``steps`` parallel updates from a
     start of magnetisations ``m0`` (n,) with independent spins (default: every spin +1), in float64 (theory:
-    docs/theory/fluctuations.md §6). With Δ_i the variance of the field h_i that a method keeps:
+    docs/theory/dynamics.md §12, docs/theory/fluctuations.md §6). With Δ_i the variance of the field h_i that a method keeps:
 
     * ``naive``: m_i(t) = tanh(H_i + Σ_j J_ij m_j(t−1)); C diagonal; D_il = (1 − m_i²) J_il (1 − m_l²(t−1));
     * ``tap``: m_i = tanh(H_i + Σ_j J_ij m_j(t−1) − m_i Δ_i), Δ_i = Σ_j J_ij² (1 − m_j²(t−1)) (the
@@ -175,7 +175,7 @@ def kinetic_ising_mean_field(H, J, *, steps: int, method: str = "plefka2_t", m0=
 def kinetic_ising_sample(H, J, *, steps: int, samples: int, seed: int = 0, s0=None, batch: int = 4096) -> xr.Dataset:
     """The same moments measured over ``samples`` independent runs of the kinetic Ising model from the
     configuration ``s0`` (n,) of ±1 (default: every spin +1): the Monte-Carlo reference of
-    :func:`kinetic_ising_mean_field` (theory: docs/theory/fluctuations.md §6). Runs are drawn in batches of
+    :func:`kinetic_ising_mean_field` (theory: docs/theory/dynamics.md §12, docs/theory/fluctuations.md §6). Runs are drawn in batches of
     ``batch``; batch b uses the key fold_in(PRNGKey(seed), b). Standard errors of m: ``m_se``.
 
     Returns:
@@ -228,7 +228,7 @@ def kinetic_ising_sample(H, J, *, steps: int, samples: int, seed: int = 0, s0=No
 def kinetic_ising_exact(H, J, *, steps: int, s0=None) -> xr.Dataset:
     """The exact moments of a small kinetic Ising model (n ≤ 14) from the configuration ``s0`` (default: every
     spin +1), by propagating the distribution over all 2ⁿ configurations with the transition matrix
-    W(s′ | s) = Π_i exp(s′_i h_i(s)) / (2 cosh h_i(s)) (theory: docs/theory/fluctuations.md §6).
+    W(s′ | s) = Π_i exp(s′_i h_i(s)) / (2 cosh h_i(s)) (theory: docs/theory/dynamics.md §12, docs/theory/fluctuations.md §6).
 
     Returns:
         Dataset with ``m`` (step, spin), ``C`` and ``D`` (step, spin, spin_b), steps 1…T.
@@ -261,7 +261,7 @@ def kinetic_ising_exact(H, J, *, steps: int, s0=None) -> xr.Dataset:
 def asymmetric_sk(n: int, *, beta: float = 1.0, j0: float = 1.0, js: float = 0.1, h0: float = 0.5, seed: int = 0):
     """Fields and couplings of the asymmetric Sherrington–Kirkpatrick benchmark of kinetic mean-field methods:
     J_ij = β (j0/n + js ξ_ij/√n) with independent standard normal ξ (J_ij and J_ji independent), H_i = β h0 u_i
-    with u_i uniform on [−1, 1] (theory: docs/theory/fluctuations.md §6). Returns (H (n,), J (n, n))."""
+    with u_i uniform on [−1, 1] (theory: docs/theory/dynamics.md §12, docs/theory/fluctuations.md §6). Returns (H (n,), J (n, n))."""
     if not isinstance(n, (int, np.integer)) or n < 2:
         raise InputError(f"must be an integer >= 2, got {n!r}", "n")
     rng = np.random.default_rng(seed)
@@ -272,7 +272,8 @@ def asymmetric_sk(n: int, *, beta: float = 1.0, j0: float = 1.0, js: float = 0.1
 
 def kinetic_ising_errors(pred: xr.Dataset, ref: xr.Dataset) -> xr.Dataset:
     """Mean squared errors of a method's moments against a reference over spins (and spin pairs, the diagonal
-    of C included): ``error_m``, ``error_C``, ``error_D`` per step, and their means over steps as attributes."""
+    of C included): ``error_m``, ``error_C``, ``error_D`` per step, and their means over steps as attributes
+    (theory: docs/theory/dynamics.md §12)."""
     out = xr.Dataset(
         {
             "error_m": ((pred.m - ref.m) ** 2).mean("spin"),

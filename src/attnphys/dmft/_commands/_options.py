@@ -18,7 +18,7 @@ from pydantic import Field, create_model, field_validator, model_validator
 
 from attnphys._contract import JOB
 from attnphys._messages import format_validation, option_name
-from attnphys._options import AnalysisOptions, Execution
+from attnphys._options import Execution
 from attnphys.dmft._variant import AbstractConfig, make_config, variant_class, variant_names
 from attnphys.dmft.config import BATCHED, PRESETS, DMFTConfig, preset
 from attnphys.errors import InputError, check_fits
@@ -293,11 +293,6 @@ class ModelOptions(_ConfigOptions):  # type: ignore[misc,valid-type]
                     raise InputError(why.format(kind=kind), f"--correlations.{key}")
                 base.pop(key, None)  # the preset's entry, which this kind does not have
         return base or None
-
-    def options_of(self, model: type[AnalysisOptions]) -> dict[str, Any]:
-        """This command's values of the options of an analysis' options model (the fields the command took
-        from it), as keywords of the analysis."""
-        return {name: getattr(self, name) for name in model.model_fields}
 
     def sweep(self) -> dict[str, tuple[float, ...]]:
         """The options given several values, as the analyses take them (``{field: values}``, field order)."""
