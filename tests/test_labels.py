@@ -125,6 +125,7 @@ SMALL: dict[str, list[str]] = {
     "probe": ["--sentences", "4", "--max-tokens", "32"],
     "dmft stability": ["--beta-o", "0.8", "--ics", "4", "--steps", "4000", "--transient", "0", "--max-period", "64",
                        "--directions", "2", "--origins", "1", "--scan", "4", "--bisections", "5", "--rounds", "0"],
+    "dmft fluctuations": ["--beta-o", "1.0", "--steps", "20", "--n", "99,198", "--paths", "2"],
     "reproduce": ["fig5", "--quick"],
     "demo": ["--quick"],
 }
