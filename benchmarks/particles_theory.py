@@ -37,14 +37,11 @@ print(json.dumps(dict(seconds=wall, peak_mib=resource.getrusage(resource.RUSAGE_
 """
 
 
-NAMES = (
-    "particles-clusters",
-    "particles-equiangular",
-    "particles-scaling",
-    "particles-middle",
-    "particles-staircase",
-    "particles-placements",
-)
+def particle_figures() -> tuple[str, ...]:
+    """The particle figures of the reproduce registry (every figure named ``particles-…``)."""
+    from attnphys.reproduce import FIGURES
+
+    return tuple(name for name in FIGURES if name.startswith("particles-"))
 
 
 def main() -> None:
@@ -53,7 +50,7 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=100_000)
     ap.add_argument("--dim", type=int, default=128)
     ap.add_argument("--chunk", type=int, default=1024)
-    ap.add_argument("--figures", nargs="*", default=list(NAMES), help="particle figures to time (default: all)")
+    ap.add_argument("--figures", nargs="*", default=None, help="particle figures to time (default: all)")
     ap.add_argument("--skip-long", action="store_true", help="skip the long-context critical-scaling run")
     args = ap.parse_args()
 
@@ -63,7 +60,7 @@ def main() -> None:
         configure(x64=True, host_devices=1)
         from attnphys.reproduce import FIGURES
 
-        for name in args.figures:
+        for name in args.figures or particle_figures():
             fig = FIGURES[name]
             t = time.perf_counter()
             ds = fig.compute(fig.settings(False), progress=False)

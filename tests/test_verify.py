@@ -46,6 +46,8 @@ def test_random_measures_cover_every_base_measure():
         ("staircase_energy_error", 0.01),
         ("causal_influence_error", 0.1),
         ("placement_decay_error", 0.15),
+        ("causal_renyi_error", 1.0),
+        ("causal_collapse_error", 1.0),
     ],
 )
 def test_particle_claims_fail_on_a_perturbed_prediction(check, perturb):

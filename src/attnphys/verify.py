@@ -338,6 +338,18 @@ CLAIMS: tuple[Claim, ...] = (
         0.04,
     ),
     Claim(
+        "causal SA at beta = 64: first plateau has as many clusters as the start's Renyi centers (relative)",
+        "particles §13.2; arXiv 2411.04990",
+        particle_checks.causal_renyi_error,
+        0.15,
+    ),
+    Claim(
+        "causal SA with any key-query matrix and V = I ends in one cluster (1 - min cosine)",
+        "particles §13.3; arXiv 2411.04990 Thm 4.1",
+        particle_checks.causal_collapse_error,
+        1e-3,
+    ),
+    Claim(
         "normalization placements: fitted decay law of 1 − ρ = predicted rate or exponent (relative)",
         "particles §11.2; arXiv 2510.22026",
         particle_checks.placement_decay_error,

@@ -3,6 +3,7 @@
 from ._analysis_options import ClusteringOptions, FlowOptions, LayersOptions
 from ._api import clustering_diagram, flow_weights, iterate_layers, particle_flow, plan_clustering_diagram
 from ._causal import causal_alibi_weights, causal_influence, critical_time, middle_profile
+from ._causal_clusters import RENYI_CONSTANT, causal_clusters, parking_mean, renyi_centers
 from ._equiangular import collapse_boundary, collapse_time, equiangular_collapse, equiangular_start
 from ._instability import first_cluster_count, mode_growth_rates, near_uniform_start
 from ._normalization import PLACEMENTS, normalization_decay
@@ -85,6 +86,10 @@ __all__ = [
     "collapse_boundary",
     "equiangular_start",
     "middle_profile",
+    "causal_clusters",
+    "renyi_centers",
+    "parking_mean",
+    "RENYI_CONSTANT",
     "critical_time",
     "causal_influence",
     "causal_alibi_weights",

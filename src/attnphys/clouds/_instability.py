@@ -27,7 +27,8 @@ from attnphys.errors import InputError
 Dynamics = Literal["sa", "usa"]
 
 
-def _check_betas(beta) -> np.ndarray:
+def check_betas(beta) -> np.ndarray:
+    """(B,) inverse temperatures, finite and > 0, or InputError naming ``beta`` (theory: docs/theory/particles.md §7)."""
     b = np.atleast_1d(np.asarray(beta, dtype=float))
     if b.ndim != 1 or b.size == 0 or not np.all(np.isfinite(b)) or np.any(b <= 0):
         raise InputError(f"values must be finite and > 0, at least one; got {np.asarray(beta).tolist()!r:.80}", "beta")
@@ -39,7 +40,8 @@ def _check_choice(value, allowed, name):
         raise InputError(f"must be one of {', '.join(allowed)}, got {value!r}", name)
 
 
-def _check_int(value, least, name):
+def check_int(value, least, name):
+    """An integer ≥ ``least``, or InputError naming ``name`` (theory: docs/theory/particles.md §7)."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
         raise InputError(f"must be an integer >= {least}, got {value!r}", name)
 
@@ -95,9 +97,9 @@ def mode_growth_rates(
     """
     from attnphys.metadata import base_attrs
 
-    b = _check_betas(beta)
-    _check_int(dim, 2, "dim")
-    _check_int(modes, 1, "modes")
+    b = check_betas(beta)
+    check_int(dim, 2, "dim")
+    check_int(modes, 1, "modes")
     _check_choice(dynamics, ("sa", "usa"), "dynamics")
     k = np.arange(1, modes + 1)
     lam = _rates(b, k, dim, dynamics)
@@ -141,7 +143,7 @@ def near_uniform_start(key: jax.Array, samples: int, tokens: int, dim: int, nois
 
 
 @jax.jit
-def _counts(ys, delta):
+def cluster_counts(ys, delta):
     """(S, T, N, D) → cluster counts (S, T): components of cos > 1 − δ."""
     from attnphys.clouds.stats import cluster_components
 
@@ -215,10 +217,10 @@ def first_cluster_count(
     from attnphys.metadata import base_attrs
     from attnphys.progress import step_bar
 
-    b = _check_betas(beta)
+    b = check_betas(beta)
     for name, v, least in (("dim", dim, 2), ("tokens", tokens, 4), ("samples", samples, 1), ("run", run, 2)):
-        _check_int(v, least, name)
-    _check_int(saves_per_time, 1, "saves_per_time")
+        check_int(v, least, name)
+    check_int(saves_per_time, 1, "saves_per_time")
     _check_choice(dynamics, ("sa", "usa"), "dynamics")
     for name, v in (("noise", noise), ("horizon", horizon), ("cluster_delta", cluster_delta)):
         if not (np.isfinite(v) and v >= 0 and (v > 0 or name == "noise")):
@@ -236,7 +238,7 @@ def first_cluster_count(
             ys, _, ok = solve_many(attn, X0, ts, True, True, rtol, atol, "tsit5", 200_000)
             if not bool(np.all(np.asarray(ok))) or not np.isfinite(np.asarray(ys)).all():
                 raise NonFiniteError(0, {"beta": float(beta_i), "dim": dim}, what="near-uniform flow")
-            clusters[i] = first_plateau(np.asarray(_counts(ys, cluster_delta)), tokens, run)
+            clusters[i] = first_plateau(np.asarray(cluster_counts(ys, cluster_delta)), tokens, run)
             report(i + 1, b.size)
     pred = rates.fastest_mode.values
     hits = (clusters == pred[:, None]).sum(1)

@@ -122,7 +122,43 @@ def placement_decay_error(rng: np.random.Generator, perturb: float = 0.0) -> flo
     return float(np.max(np.abs(ds.fitted.values / (ds.predicted.values * (1 + perturb)) - 1)))
 
 
+def causal_renyi_error(rng: np.random.Generator, perturb: float = 0.0) -> float:
+    """Distance, relative to the mean Rényi count, between the mean first-plateau cluster count of the causal
+    flow (SA, Q = K = V = I, 200 uniform tokens on the circle, β = 64, 16 starts) and the mean number of Rényi
+    centers of the same starts with δ = 4 (1 + ``perturb``) β^{−1/2} (theory: docs/theory/particles.md
+    §13.2)."""
+    from attnphys.clouds import causal_clusters
+
+    ds = causal_clusters(64.0, samples=16, delta_scale=4.0 * (1 + perturb), seed=int(rng.integers(2**31)))
+    has = ds.clusters.values[0] >= 0
+    return float(abs(ds.clusters.values[0][has].mean() - ds.renyi.values[0].mean()) / ds.renyi.values[0].mean())
+
+
+def causal_collapse_error(rng: np.random.Generator, perturb: float = 0.0) -> float:
+    """1 − the smallest pairwise cosine at t = 300 of causal flows with a random key-query matrix and
+    V = (1 − 2 ``perturb``) I (32 tokens on S², β in [0.5, 1.5], 3 starts): 0 when every flow has become one
+    cluster, as it must for V = I; ``perturb`` = 1 (V = −I) must fail (theory: docs/theory/particles.md
+    §13.3)."""
+    from attnphys.clouds import particle_flow
+
+    d = 3
+    worst = 0.0
+    for _ in range(3):
+        A = rng.normal(size=(1, d, d)) / np.sqrt(d)
+        w = {"Q": A, "K": np.eye(d)[None], "V": (1 - 2 * perturb) * np.eye(d)[None]}
+        ds = particle_flow(
+            beta=float(rng.uniform(0.5, 1.5)), tokens=32, dim=d, t_max=300.0, saves=2, causal=True, weights=w,
+            seed=int(rng.integers(2**31)), keep_cloud=True,
+        )  # fmt: skip
+        X = ds.x.values[-1].astype(float)
+        X /= np.linalg.norm(X, axis=1, keepdims=True)
+        worst = max(worst, 1.0 - float((X @ X.T).min()))
+    return worst
+
+
 __all__ = [
+    "causal_collapse_error",
+    "causal_renyi_error",
     "causal_influence_error",
     "placement_decay_error",
     "critical_scaling_error",

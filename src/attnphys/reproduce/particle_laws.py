@@ -261,7 +261,84 @@ class NormalizationFigure(AbstractFigure):
         )
 
 
-PARTICLE_LAW_FIGURES = (MiddleFigure(), StaircaseFigure(), NormalizationFigure())
+class CausalClustersFigure(AbstractFigure):
+    """Metastable clusters of causal attention against the Rényi centers of the start: the cluster count over
+    time beside each start's Rényi count, and the first plateau's count against the Rényi count and the
+    parking law c_R 2π/δ over β (theory: docs/theory/particles.md §13)."""
+
+    name = "particles-causal"
+    title = "causal attention: first metastable clusters = Renyi centers of the start"
+    source = "arXiv 2411.04990, Renyi parking and the metastable clusters of causal attention"
+
+    def settings(self, quick: bool = False) -> dict[str, Any]:
+        if quick:
+            return dict(betas=[16.0, 64.0], show=64.0, tokens=200, samples=8, t_max=60.0, saves=61, seed=0)
+        return dict(
+            betas=[16.0, 32.0, 64.0, 128.0, 256.0], show=64.0, tokens=200, samples=24, t_max=100.0, saves=101, seed=0
+        )
+
+    def work(self, quick: bool = False) -> Work:
+        return _work(6.0 if quick else 20.0)
+
+    def compute(self, settings: dict[str, Any], progress: bool = True) -> xr.Dataset:
+        from attnphys.clouds import causal_clusters
+
+        s = settings
+        ds = causal_clusters(
+            s["betas"], tokens=s["tokens"], samples=s["samples"], t_max=s["t_max"], saves=s["saves"], seed=s["seed"],
+            progress=progress,
+        )  # fmt: skip
+        return self.stamp(ds, s, figure=self.name, source=self.source)
+
+    def figure(self, ds: xr.Dataset, **_: Any):
+        from matplotlib.figure import Figure
+
+        st = settings_of(ds)
+        fig = Figure(figsize=(11, 4.2), layout="constrained")
+        a, b = fig.subplots(1, 2)
+        sub = ds.sel(beta=st["show"])
+        for k in range(min(4, sub.sizes["sample"])):
+            a.plot(sub.time, sub.counts.isel(sample=k), color=f"C{k}", lw=1.2)
+            a.axhline(int(sub.renyi.isel(sample=k)), color=f"C{k}", ls="--", lw=0.8)
+        a.set_ylim(0, 2.5 * float(sub.renyi.max()))
+        a.set_xlabel("time t")
+        a.set_ylabel("clusters")
+        a.set_title(f"β = {st['show']:g}: clusters (solid) and the start's Rényi centers (dashed)")
+        beta = ds.beta.values
+        has = ds.clusters >= 0
+        b.errorbar(beta, ds.clusters.where(has).mean("sample"), yerr=ds.clusters.where(has).std("sample"), fmt="o",
+                   label="first plateau (mean ± sd)")  # fmt: skip
+        b.plot(beta, ds.renyi.mean("sample"), "s", mfc="none", label="Rényi centers, δ = 4/√β (mean)")
+        fine = np.geomspace(beta.min(), beta.max(), 100)
+        b.plot(fine, 0.7475979202534114 * 2 * np.pi * np.sqrt(fine) / 4, "k-", lw=0.8, label="parking law c_R 2π/δ")
+        b.set_xscale("log")
+        b.set_xticks(beta, [f"{v:g}" for v in beta], minor=False)
+        b.minorticks_off()
+        b.set_xlabel("β")
+        b.set_ylabel("clusters")
+        b.set_title(f"{st['tokens']} uniform tokens on the circle, {st['samples']} starts per β")
+        b.legend(fontsize=8)
+        return fig
+
+    def caption(self, ds: xr.Dataset) -> str:
+        s = settings_of(ds)
+        rows = "; ".join(
+            f"β = {b:g}: {float(c):.2f} vs {float(r):.2f} (difference {float(d):+.2f} [{float(lo):+.2f}, {float(hi):+.2f}])"
+            for b, c, r, d, lo, hi in zip(
+                ds.beta.values, ds.clusters.where(ds.clusters >= 0).mean("sample").values,
+                ds.renyi.mean("sample").values, ds.difference.values, ds.difference_low.values,
+                ds.difference_high.values,
+            )
+        )  # fmt: skip
+        return (
+            f"{self.source}: {self.title}.\n"
+            f"Causal SA with Q = K = V = I, {s['tokens']} uniform tokens on the circle in causal order, "
+            f"{s['samples']} starts per β, t ≤ {s['t_max']:g}. First-plateau clusters vs Rényi centers (means, "
+            f"95 % t interval of the mean difference): {rows}.\n"
+        )
+
+
+PARTICLE_LAW_FIGURES = (MiddleFigure(), StaircaseFigure(), NormalizationFigure(), CausalClustersFigure())
 """The figures of the particle flow's theory added to ``attnphys reproduce`` beside :data:`PARTICLE_FIGURES`."""
 
-__all__ = ["PARTICLE_LAW_FIGURES", "MiddleFigure", "NormalizationFigure", "StaircaseFigure"]
+__all__ = ["PARTICLE_LAW_FIGURES", "CausalClustersFigure", "MiddleFigure", "NormalizationFigure", "StaircaseFigure"]
