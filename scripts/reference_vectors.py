@@ -15,6 +15,15 @@ reference's scripts do, builds the mean-field model, starts as the reference doe
 token x₀ = row 0 of W^o with positional bits −1; mode 4: the pattern index 1) and records every step from
 step 0 (``min_saved_step`` 0: the transient recorded). Stored per run ``<name>/<stat>`` (steps, M) and
 ``<name>/att0`` (the first attention row, the start of the window), ``<name>/params``.
+
+``reference_vectors.py --context REFDIR tests/data/reference_context.npz`` writes the vectors of the
+reference's context-start script (``simulate_mf_trajectory_inf_from_context.py``; its
+``simulate_mf_trajectory_inf_paper_3pats.py`` is the same file): the paper's network (mode 3, N_se = 99,
+M = 3, P = 2, L = 4) started from the context window saved at β_o = 3 (``results_betas_ft/beta3.0/…npz``,
+extracted with ``git archive HEAD models utils.py results_betas_ft``), at each β_o of the script's list,
+plus one run from a partial context (the newest two rows of that window: the reference's
+``simulate(context_att, context_pe)`` with fewer rows than L). ``--compare-context FILE`` prints the
+differences.
 """
 
 from __future__ import annotations
@@ -83,6 +92,78 @@ def run_one(p: dict, steps: int = STEPS) -> dict[str, np.ndarray]:
     return out
 
 
+CONTEXT_CHECKPOINT = "results_betas_ft/beta3.0/seed-1-transient_steps-100000-max_sim_steps-175000.npz"
+CONTEXT_BETAS = (1.255, 1.26451, 1.266, 1.27, 1.28, 1.4)
+"""β_o of the reference's context-start script."""
+CONTEXT_RUNS: dict[str, dict] = {
+    **{f"beta{b}": dict(beta_o=b, rows=4) for b in CONTEXT_BETAS},
+    "partial2": dict(beta_o=1.27, rows=2),
+}
+
+
+def run_context(reference_dir: Path, p: dict, steps: int = STEPS) -> dict[str, np.ndarray]:
+    from models.Embedding import Embedding
+    from models.HopfieldSelfAttentionNNMFInfNPE import HopfieldSelfAttentionNNMFInfNPE
+    from utils import load_context
+
+    att_window, pe_window = load_context(str(reference_dir / CONTEXT_CHECKPOINT))
+    att_window = att_window[: p["rows"]]
+    vocab = Embedding(99, 2)
+    vocab.initialize_pos_encoder()
+    np.random.seed(1)  # noqa: NPY002  (the reference draws from the global generator)
+    HT = HopfieldSelfAttentionNNMFInfNPE(
+        p["beta_o"], 2.2, num_feat_patterns=3, positional_embedding_bitsize=2, vocab=vocab, context_size=4,
+        max_sim_steps=steps, min_saved_step=0, normalize_weights_str_att="N**2*np.sqrt(M)",
+        normalize_weights_str_o="N", correlations_from_weights=3, semantic_embedding_bitsize=99,
+        epsilon_pe=0.02, pe_mode=0, compute_inf_normalization=True, scaling_o=1, scaling_att=100,
+    )  # fmt: skip
+    HT.reset_data()
+    HT.simulate(att_window, pe_window, max_steps=steps, compute_lyapunov=False)
+    out = {s: np.asarray(HT.mf_statistics[s], dtype=np.float64) for s in STATS}
+    out["att_window"] = np.asarray(att_window, dtype=np.float64)
+    out["pe_window"] = np.asarray(pe_window, dtype=np.float64)
+    return out
+
+
+def main_context(reference_dir: str, out: str, steps: int = STEPS) -> None:
+    _stub_autograd()
+    sys.path.insert(0, str(Path(reference_dir).resolve()))
+    arrays: dict[str, np.ndarray] = {}
+    for name, p in CONTEXT_RUNS.items():
+        for k, v in run_context(Path(reference_dir), p, steps).items():
+            arrays[f"{name}/{k}"] = v
+        arrays[f"{name}/params"] = np.asarray(json.dumps(p))
+    arrays["steps"] = np.asarray(steps)
+    _write(arrays, out)
+    print(f"wrote {out}: {len(CONTEXT_RUNS)} runs of {steps} steps")
+
+
+def compare_context(path: str) -> None:
+    """Print, per run of a file written by ``--context``, the largest difference between the reference's
+    records and the library's, run from the same context (a file start) through ``dmft.trajectories``."""
+    import attnphys
+    from attnphys.dmft import trajectories
+    from attnphys.dmft.config import preset
+    from attnphys.dmft.starts import WindowStart
+
+    attnphys.configure()
+    d = np.load(path)
+    for name in CONTEXT_RUNS:
+        p = json.loads(str(d[f"{name}/params"]))
+        cfg = preset("paper", beta_o=p["beta_o"])
+        A = d[f"{name}/att_window"]
+        start = WindowStart(att_window=tuple(map(tuple, A)), pe_window=tuple(map(tuple, d[f"{name}/pe_window"])))
+        ds = trajectories(cfg, start=start, steps=int(d["steps"]))
+        diff = max(float(np.abs(ds[s].values - d[f"{name}/{s}"]).max()) for s in STATS)
+        print(f"{name:12s} {int(d['steps'])} steps: max |library - reference| = {diff:.3g}")
+
+
+def _write(arrays: dict[str, np.ndarray], out: str) -> None:
+    with tempfile.NamedTemporaryFile(dir=Path(out).parent, suffix=".npz", delete=False) as f:
+        np.savez_compressed(f, **arrays)
+    Path(f.name).replace(out)
+
+
 def main(reference_dir: str, out: str, steps: int = STEPS) -> None:
     _stub_autograd()
     sys.path.insert(0, str(Path(reference_dir).resolve()))
@@ -93,9 +174,7 @@ def main(reference_dir: str, out: str, steps: int = STEPS) -> None:
             arrays[f"{name}/{k}"] = v
         arrays[f"{name}/params"] = np.asarray(json.dumps({**p, "L": 2 ** p["P"] if p["mode"] == 4 else 4}))
     arrays["steps"] = np.asarray(steps)
-    with tempfile.NamedTemporaryFile(dir=Path(out).parent, suffix=".npz", delete=False) as f:
-        np.savez_compressed(f, **arrays)
-    Path(f.name).replace(out)
+    _write(arrays, out)
     print(f"wrote {out}: {len(RUNS)} runs of {steps} steps")
 
 
@@ -122,5 +201,9 @@ def compare(path: str) -> None:
 if __name__ == "__main__":
     if sys.argv[1] == "--compare":
         compare(sys.argv[2])
+    elif sys.argv[1] == "--compare-context":
+        compare_context(sys.argv[2])
+    elif sys.argv[1] == "--context":
+        main_context(sys.argv[2], sys.argv[3], *(int(a) for a in sys.argv[4:5]))
     else:
         main(sys.argv[1], sys.argv[2], *(int(a) for a in sys.argv[3:4]))
