@@ -147,3 +147,14 @@ def test_an_unsupported_key_of_the_scripts_configuration_is_named(tmp_path):
     with pytest.raises(InputError) as e:
         build_job(TrajectoryJob, {}, write(tmp_path, BIF + "context_tokens: 3\n"))
     assert "context_tokens: unknown key" in str(e.value)
+
+
+def test_other_commands_still_refuse_the_diagram_range(tmp_path):
+    """Only the scripts' outputs (a trajectory, its exponents) read a diagram's file that way: another command
+    that starts from a window refuses its range by name rather than sweeping the scripts' β_o."""
+    from attnphys.dmft._commands.attractors import StabilityJob
+
+    assert "start" in StabilityJob.model_fields and "start_value" not in StabilityJob.model_fields
+    with pytest.raises(InputError) as e:
+        build_job(StabilityJob, {}, write(tmp_path, BIF))
+    assert "min_bifurcation_value" in str(e.value)

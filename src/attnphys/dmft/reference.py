@@ -237,6 +237,10 @@ its copy ``simulate_mf_trajectory_inf_paper_3pats.py``), which read a diagram's 
 the placeholder −1 (theory: docs/theory/dmft.md §8)."""
 
 
+CONTEXT_COMMANDS: tuple[str, ...] = ("trajectory", "lyapunov")
+"""The commands that read a one-parameter diagram's configuration as the reference's trajectory scripts do."""
+
+
 def is_context_trajectory(data: dict, fields: set[str] | dict[str, Any]) -> bool:
     """Whether a command without a parameter range reads a one-parameter diagram configuration as the
     reference's trajectory scripts from a context do: the range ignored, the window of ``chpt_path`` as the
@@ -276,7 +280,8 @@ def translate_config(data: dict, path: str | Path, fields: dict[str, Any] | set[
     path = Path(path)
     fields_info = dict(fields) if isinstance(fields, dict) else {}
     fields = set(fields)
-    from_context = is_context_trajectory(data, fields)
+    # only the commands of the scripts' outputs (a trajectory and its exponents) read a diagram's file so
+    from_context = command.rsplit(" ", 1)[-1] in CONTEXT_COMMANDS and is_context_trajectory(data, fields)
     p = _Problems(path)
     out: dict[str, Any] = {}
     cmd = f"`attnphys {command}`" if command else "this command"
@@ -526,6 +531,7 @@ __all__ = [
     "OUTPUT_NORMALISATIONS",
     "PAPER_BETA3_CHECKPOINT",
     "REFERENCE_CHECKPOINTS",
+    "CONTEXT_COMMANDS",
     "CONTEXT_TRAJECTORY_BETAS",
     "REFERENCE_KEYS",
     "ReferenceCheckpoint",
