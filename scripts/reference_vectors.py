@@ -101,7 +101,7 @@ CONTEXT_RUNS: dict[str, dict] = {
 }
 
 
-def run_context(reference_dir: Path, p: dict, steps: int = STEPS) -> dict[str, np.ndarray]:
+def run_context(reference_dir: Path, p: dict, steps: int = STEPS, transient: int = 0) -> dict[str, np.ndarray]:
     from models.Embedding import Embedding
     from models.HopfieldSelfAttentionNNMFInfNPE import HopfieldSelfAttentionNNMFInfNPE
     from utils import load_context
@@ -113,7 +113,7 @@ def run_context(reference_dir: Path, p: dict, steps: int = STEPS) -> dict[str, n
     np.random.seed(1)  # noqa: NPY002  (the reference draws from the global generator)
     HT = HopfieldSelfAttentionNNMFInfNPE(
         p["beta_o"], 2.2, num_feat_patterns=3, positional_embedding_bitsize=2, vocab=vocab, context_size=4,
-        max_sim_steps=steps, min_saved_step=0, normalize_weights_str_att="N**2*np.sqrt(M)",
+        max_sim_steps=steps, min_saved_step=transient, normalize_weights_str_att="N**2*np.sqrt(M)",
         normalize_weights_str_o="N", correlations_from_weights=3, semantic_embedding_bitsize=99,
         epsilon_pe=0.02, pe_mode=0, compute_inf_normalization=True, scaling_o=1, scaling_att=100,
     )  # fmt: skip
@@ -156,6 +156,37 @@ def compare_context(path: str) -> None:
         ds = trajectories(cfg, start=start, steps=int(d["steps"]))
         diff = max(float(np.abs(ds[s].values - d[f"{name}/{s}"]).max()) for s in STATS)
         print(f"{name:12s} {int(d['steps'])} steps: max |library - reference| = {diff:.3g}")
+
+
+def context_statistics(reference_dir: str, steps: int = 175_000, transient: int = 100_000) -> None:
+    """Print, for each β_o of the context script at its own schedule (175,000 steps, 100,000 transient), the
+    long-run statistics of ``mo_se`` of the reference and of the library (whose records separate from the
+    reference's within the transient where round-off is amplified): the largest differences of the per-feature
+    mean, standard deviation, minimum and maximum over the recorded steps. Minutes: the reference runs about
+    3,000 steps per second."""
+    import attnphys
+    from attnphys.dmft import trajectories
+    from attnphys.dmft.config import preset
+
+    _stub_autograd()
+    sys.path.insert(0, str(Path(reference_dir).resolve()))
+    attnphys.configure()
+    ds = trajectories(
+        preset("paper", beta_o=0.0), sweep={"beta_o": list(CONTEXT_BETAS)}, start="checkpoint", steps=steps,
+        transient=transient, record=["mo_se"],
+    )  # fmt: skip
+    for i, b in enumerate(CONTEXT_BETAS):
+        ref = run_context(Path(reference_dir), dict(beta_o=b, rows=4), steps, transient)["mo_se"]
+        lib = ds["mo_se"].isel(beta_o=i).values
+        d = {
+            f: float(np.abs(getattr(np, f)(lib, axis=0) - getattr(np, f)(ref, axis=0)).max())
+            for f in ("mean", "std", "min", "max")
+        }
+        print(
+            f"beta_o {b:<8} "
+            + "  ".join(f"|d {k}| = {v:.2g}" for k, v in d.items())
+            + f"  (std of the reference {ref.std(axis=0).max():.3g})"
+        )
 
 
 def _write(arrays: dict[str, np.ndarray], out: str) -> None:
@@ -203,6 +234,8 @@ if __name__ == "__main__":
         compare(sys.argv[2])
     elif sys.argv[1] == "--compare-context":
         compare_context(sys.argv[2])
+    elif sys.argv[1] == "--context-statistics":
+        context_statistics(sys.argv[2])
     elif sys.argv[1] == "--context":
         main_context(sys.argv[2], sys.argv[3], *(int(a) for a in sys.argv[4:5]))
     else:
