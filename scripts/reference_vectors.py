@@ -158,34 +158,56 @@ def compare_context(path: str) -> None:
         print(f"{name:12s} {int(d['steps'])} steps: max |library - reference| = {diff:.3g}")
 
 
-def context_statistics(reference_dir: str, steps: int = 175_000, transient: int = 100_000) -> None:
+def context_statistics(reference_dir: str, betas=CONTEXT_BETAS, steps: int = 175_000, transient: int = 100_000) -> None:
     """Print, for each β_o of the context script at its own schedule (175,000 steps, 100,000 transient), the
     long-run statistics of ``mo_se`` of the reference and of the library (whose records separate from the
     reference's within the transient where round-off is amplified): the largest differences of the per-feature
-    mean, standard deviation, minimum and maximum over the recorded steps. Minutes: the reference runs about
-    3,000 steps per second."""
+    mean, standard deviation, minimum and maximum over the recorded steps, and the number of distinct values
+    of ``mo_se[0]`` (rounded to 1e-6: a cycle's period, or many for an irregular orbit). The library also runs
+    from the reference's own window at the end of the transient (its last L attention records, newest first;
+    the position rows rolled by the transient), which says whether a difference is another attractor reached
+    by round-off or a difference of the map. Minutes: the reference runs about 3,000 steps per second."""
     import attnphys
     from attnphys.dmft import trajectories
     from attnphys.dmft.config import preset
+    from attnphys.dmft.initial import paper_checkpoint
+    from attnphys.dmft.starts import WindowStart
 
     _stub_autograd()
     sys.path.insert(0, str(Path(reference_dir).resolve()))
     attnphys.configure()
+    L = 4
+    pe0 = np.asarray(paper_checkpoint(preset("paper")).pe)
     ds = trajectories(
-        preset("paper", beta_o=0.0), sweep={"beta_o": list(CONTEXT_BETAS)}, start="checkpoint", steps=steps,
+        preset("paper", beta_o=0.0), sweep={"beta_o": list(betas)}, start="checkpoint", steps=steps,
         transient=transient, record=["mo_se"],
     )  # fmt: skip
-    for i, b in enumerate(CONTEXT_BETAS):
-        ref = run_context(Path(reference_dir), dict(beta_o=b, rows=4), steps, transient)["mo_se"]
-        lib = ds["mo_se"].isel(beta_o=i).values
+
+    def distinct(a: np.ndarray) -> int:
+        return len(np.unique(np.round(a[:, 0], 6)))
+
+    def diffs(a: np.ndarray, b: np.ndarray) -> str:
         d = {
-            f: float(np.abs(getattr(np, f)(lib, axis=0) - getattr(np, f)(ref, axis=0)).max())
+            f: float(np.abs(getattr(np, f)(a, axis=0) - getattr(np, f)(b, axis=0)).max())
             for f in ("mean", "std", "min", "max")
         }
+        return "  ".join(f"|d {k}| = {v:.2g}" for k, v in d.items())
+
+    for i, b in enumerate(betas):
+        rec = run_context(Path(reference_dir), dict(beta_o=b, rows=4), steps, transient - L)
+        ref, window = rec["mo_se"][L:], rec["att"][L - 1 :: -1]
+        lib = ds["mo_se"].isel(beta_o=i).values
+        start = WindowStart(
+            att_window=tuple(map(tuple, window)), pe_window=tuple(map(tuple, np.roll(pe0, transient, axis=0)))
+        )
+        cont = trajectories(preset("paper", beta_o=b), start=start, steps=steps - transient, record=["mo_se"])
+        cont = cont["mo_se"].values
         print(
-            f"beta_o {b:<8} "
-            + "  ".join(f"|d {k}| = {v:.2g}" for k, v in d.items())
-            + f"  (std of the reference {ref.std(axis=0).max():.3g})"
+            f"beta_o {b:<8} from the checkpoint: {diffs(lib, ref)}  (spread of the reference {ref.std(axis=0).max():.3g})"
+        )
+        print(f"{'':16}from the reference's window: {diffs(cont, ref)}")
+        print(
+            f"{'':16}distinct mo_se[0]: reference {distinct(ref)}, library {distinct(lib)}, library from its window {distinct(cont)}"
         )
 
 
@@ -235,7 +257,7 @@ if __name__ == "__main__":
     elif sys.argv[1] == "--compare-context":
         compare_context(sys.argv[2])
     elif sys.argv[1] == "--context-statistics":
-        context_statistics(sys.argv[2])
+        context_statistics(sys.argv[2], tuple(float(b) for b in sys.argv[3:]) or CONTEXT_BETAS)
     elif sys.argv[1] == "--context":
         main_context(sys.argv[2], sys.argv[3], *(int(a) for a in sys.argv[4:5]))
     else:
