@@ -23,7 +23,9 @@ M = 3, P = 2, L = 4) started from the context window saved at β_o = 3 (``result
 extracted with ``git archive HEAD models utils.py results_betas_ft``), at each β_o of the script's list,
 plus one run from a partial context (the newest two rows of that window: the reference's
 ``simulate(context_att, context_pe)`` with fewer rows than L). ``--compare-context FILE`` prints the
-differences.
+differences. ``--context-statistics REFDIR [BETA …]`` runs the script's full schedule (175,000 steps,
+100,000 transient) and prints the differences of the long-run statistics, from the checkpoint and from the
+reference's own window at the end of the transient (docs/theory/dmft.md §8).
 """
 
 from __future__ import annotations
