@@ -15,6 +15,17 @@ reference's scripts do, builds the mean-field model, starts as the reference doe
 token x₀ = row 0 of W^o with positional bits −1; mode 4: the pattern index 1) and records every step from
 step 0 (``min_saved_step`` 0: the transient recorded). Stored per run ``<name>/<stat>`` (steps, M) and
 ``<name>/att0`` (the first attention row, the start of the window), ``<name>/params``.
+
+``reference_vectors.py --context REFDIR tests/data/reference_context.npz`` writes the vectors of the
+reference's context-start script (``simulate_mf_trajectory_inf_from_context.py``; its
+``simulate_mf_trajectory_inf_paper_3pats.py`` is the same file): the paper's network (mode 3, N_se = 99,
+M = 3, P = 2, L = 4) started from the context window saved at β_o = 3 (``results_betas_ft/beta3.0/…npz``,
+extracted with ``git archive HEAD models utils.py results_betas_ft``), at each β_o of the script's list,
+plus one run from a partial context (the newest two rows of that window: the reference's
+``simulate(context_att, context_pe)`` with fewer rows than L). ``--compare-context FILE`` prints the
+differences. ``--context-statistics REFDIR [BETA …]`` runs the script's full schedule (175,000 steps,
+100,000 transient) and prints the differences of the long-run statistics, from the checkpoint and from the
+reference's own window at the end of the transient (docs/theory/dmft.md §8).
 """
 
 from __future__ import annotations
@@ -83,6 +94,131 @@ def run_one(p: dict, steps: int = STEPS) -> dict[str, np.ndarray]:
     return out
 
 
+CONTEXT_CHECKPOINT = "results_betas_ft/beta3.0/seed-1-transient_steps-100000-max_sim_steps-175000.npz"
+CONTEXT_BETAS = (1.255, 1.26451, 1.266, 1.27, 1.28, 1.4)
+"""β_o of the reference's context-start script."""
+CONTEXT_RUNS: dict[str, dict] = {
+    **{f"beta{b}": dict(beta_o=b, rows=4) for b in CONTEXT_BETAS},
+    "partial2": dict(beta_o=1.27, rows=2),
+}
+
+
+def run_context(reference_dir: Path, p: dict, steps: int = STEPS, transient: int = 0) -> dict[str, np.ndarray]:
+    from models.Embedding import Embedding
+    from models.HopfieldSelfAttentionNNMFInfNPE import HopfieldSelfAttentionNNMFInfNPE
+    from utils import load_context
+
+    att_window, pe_window = load_context(str(reference_dir / CONTEXT_CHECKPOINT))
+    att_window = att_window[: p["rows"]]
+    vocab = Embedding(99, 2)
+    vocab.initialize_pos_encoder()
+    np.random.seed(1)  # noqa: NPY002  (the reference draws from the global generator)
+    HT = HopfieldSelfAttentionNNMFInfNPE(
+        p["beta_o"], 2.2, num_feat_patterns=3, positional_embedding_bitsize=2, vocab=vocab, context_size=4,
+        max_sim_steps=steps, min_saved_step=transient, normalize_weights_str_att="N**2*np.sqrt(M)",
+        normalize_weights_str_o="N", correlations_from_weights=3, semantic_embedding_bitsize=99,
+        epsilon_pe=0.02, pe_mode=0, compute_inf_normalization=True, scaling_o=1, scaling_att=100,
+    )  # fmt: skip
+    HT.reset_data()
+    HT.simulate(att_window, pe_window, max_steps=steps, compute_lyapunov=False)
+    out = {s: np.asarray(HT.mf_statistics[s], dtype=np.float64) for s in STATS}
+    out["att_window"] = np.asarray(att_window, dtype=np.float64)
+    out["pe_window"] = np.asarray(pe_window, dtype=np.float64)
+    return out
+
+
+def main_context(reference_dir: str, out: str, steps: int = STEPS) -> None:
+    _stub_autograd()
+    sys.path.insert(0, str(Path(reference_dir).resolve()))
+    arrays: dict[str, np.ndarray] = {}
+    for name, p in CONTEXT_RUNS.items():
+        for k, v in run_context(Path(reference_dir), p, steps).items():
+            arrays[f"{name}/{k}"] = v
+        arrays[f"{name}/params"] = np.asarray(json.dumps(p))
+    arrays["steps"] = np.asarray(steps)
+    _write(arrays, out)
+    print(f"wrote {out}: {len(CONTEXT_RUNS)} runs of {steps} steps")
+
+
+def compare_context(path: str) -> None:
+    """Print, per run of a file written by ``--context``, the largest difference between the reference's
+    records and the library's, run from the same context (a file start) through ``dmft.trajectories``."""
+    import attnphys
+    from attnphys.dmft import trajectories
+    from attnphys.dmft.config import preset
+    from attnphys.dmft.starts import WindowStart
+
+    attnphys.configure()
+    d = np.load(path)
+    for name in CONTEXT_RUNS:
+        p = json.loads(str(d[f"{name}/params"]))
+        cfg = preset("paper", beta_o=p["beta_o"])
+        A = d[f"{name}/att_window"]
+        start = WindowStart(att_window=tuple(map(tuple, A)), pe_window=tuple(map(tuple, d[f"{name}/pe_window"])))
+        ds = trajectories(cfg, start=start, steps=int(d["steps"]))
+        diff = max(float(np.abs(ds[s].values - d[f"{name}/{s}"]).max()) for s in STATS)
+        print(f"{name:12s} {int(d['steps'])} steps: max |library - reference| = {diff:.3g}")
+
+
+def context_statistics(reference_dir: str, betas=CONTEXT_BETAS, steps: int = 175_000, transient: int = 100_000) -> None:
+    """Print, for each β_o of the context script at its own schedule (175,000 steps, 100,000 transient), the
+    long-run statistics of ``mo_se`` of the reference and of the library (whose records separate from the
+    reference's within the transient where round-off is amplified): the largest differences of the per-feature
+    mean, standard deviation, minimum and maximum over the recorded steps, and the number of distinct values
+    of ``mo_se[0]`` (rounded to 1e-6: a cycle's period, or many for an irregular orbit). The library also runs
+    from the reference's own window at the end of the transient (its last L attention records, newest first;
+    the position rows rolled by the transient), which says whether a difference is another attractor reached
+    by round-off or a difference of the map. Minutes: the reference runs about 3,000 steps per second."""
+    import attnphys
+    from attnphys.dmft import trajectories
+    from attnphys.dmft.config import preset
+    from attnphys.dmft.initial import paper_checkpoint
+    from attnphys.dmft.starts import WindowStart
+
+    _stub_autograd()
+    sys.path.insert(0, str(Path(reference_dir).resolve()))
+    attnphys.configure()
+    L = 4
+    pe0 = np.asarray(paper_checkpoint(preset("paper")).pe)
+    ds = trajectories(
+        preset("paper", beta_o=0.0), sweep={"beta_o": list(betas)}, start="checkpoint", steps=steps,
+        transient=transient, record=["mo_se"],
+    )  # fmt: skip
+
+    def distinct(a: np.ndarray) -> int:
+        return len(np.unique(np.round(a[:, 0], 6)))
+
+    def diffs(a: np.ndarray, b: np.ndarray) -> str:
+        d = {
+            f: float(np.abs(getattr(np, f)(a, axis=0) - getattr(np, f)(b, axis=0)).max())
+            for f in ("mean", "std", "min", "max")
+        }
+        return "  ".join(f"|d {k}| = {v:.2g}" for k, v in d.items())
+
+    for i, b in enumerate(betas):
+        rec = run_context(Path(reference_dir), dict(beta_o=b, rows=4), steps, transient - L)
+        ref, window = rec["mo_se"][L:], rec["att"][L - 1 :: -1]
+        lib = ds["mo_se"].isel(beta_o=i).values
+        start = WindowStart(
+            att_window=tuple(map(tuple, window)), pe_window=tuple(map(tuple, np.roll(pe0, transient, axis=0)))
+        )
+        cont = trajectories(preset("paper", beta_o=b), start=start, steps=steps - transient, record=["mo_se"])
+        cont = cont["mo_se"].values
+        print(
+            f"beta_o {b:<8} from the checkpoint: {diffs(lib, ref)}  (spread of the reference {ref.std(axis=0).max():.3g})"
+        )
+        print(f"{'':16}from the reference's window: {diffs(cont, ref)}")
+        print(
+            f"{'':16}distinct mo_se[0]: reference {distinct(ref)}, library {distinct(lib)}, library from its window {distinct(cont)}"
+        )
+
+
+def _write(arrays: dict[str, np.ndarray], out: str) -> None:
+    with tempfile.NamedTemporaryFile(dir=Path(out).parent, suffix=".npz", delete=False) as f:
+        np.savez_compressed(f, **arrays)
+    Path(f.name).replace(out)
+
+
 def main(reference_dir: str, out: str, steps: int = STEPS) -> None:
     _stub_autograd()
     sys.path.insert(0, str(Path(reference_dir).resolve()))
@@ -93,9 +229,7 @@ def main(reference_dir: str, out: str, steps: int = STEPS) -> None:
             arrays[f"{name}/{k}"] = v
         arrays[f"{name}/params"] = np.asarray(json.dumps({**p, "L": 2 ** p["P"] if p["mode"] == 4 else 4}))
     arrays["steps"] = np.asarray(steps)
-    with tempfile.NamedTemporaryFile(dir=Path(out).parent, suffix=".npz", delete=False) as f:
-        np.savez_compressed(f, **arrays)
-    Path(f.name).replace(out)
+    _write(arrays, out)
     print(f"wrote {out}: {len(RUNS)} runs of {steps} steps")
 
 
@@ -122,5 +256,11 @@ def compare(path: str) -> None:
 if __name__ == "__main__":
     if sys.argv[1] == "--compare":
         compare(sys.argv[2])
+    elif sys.argv[1] == "--compare-context":
+        compare_context(sys.argv[2])
+    elif sys.argv[1] == "--context-statistics":
+        context_statistics(sys.argv[2], tuple(float(b) for b in sys.argv[3:]) or CONTEXT_BETAS)
+    elif sys.argv[1] == "--context":
+        main_context(sys.argv[2], sys.argv[3], *(int(a) for a in sys.argv[4:5]))
     else:
         main(sys.argv[1], sys.argv[2], *(int(a) for a in sys.argv[3:4]))

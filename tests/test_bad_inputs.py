@@ -218,7 +218,7 @@ CASES = [
      2, '--steps: Input should be a valid integer'),
     # --- --start files
     ("start wrong shape", T + ["--start", "{tmp}/w_shape.json"],
-     2, '--start: {tmp}/w_shape.json: att_window must have shape (L, M) = (4, 3), got (4, 2)'),
+     2, '--start: {tmp}/w_shape.json: att_window must have shape (L, M) = (4, 3) (or (n, 3) for a context of n < L rows), got (4, 2)'),
     ("start entries outside [-1, 1]", T + ["--start", "{tmp}/w_out.json"],
      2, '--start: {tmp}/w_out.json: att_window entries must lie in [-1, 1] (attention outputs are'),
     ("start inconsistent positional rows", T + ["--start", "{tmp}/w_pe.json"],
@@ -250,7 +250,7 @@ CASES = [
     ("start missing file", T + ["--start", "{tmp}/nope.json"],
      2, '--start: initial-condition file {tmp}/nope.json does not exist'),
     ("start file for M=2", T + ["--start", "{tmp}/w_obj.npz", "--M", "2"],
-     2, '--start: {tmp}/w_obj.npz: att_window must have shape (L, M) = (4, 2), got (4, 3)'),
+     2, '--start: {tmp}/w_obj.npz: att_window must have shape (L, M) = (4, 2) (or (n, 2) for a context of n < L rows), got (4, 3)'),
     ("start checkpoint for M=2", T + ["--start", "checkpoint", "--M", "2"],
      2, '--start: the paper checkpoint has M=3, L=4, P=2; the configuration has M=2, L=4, P=2'),
     ("start empty", T + ["--start", ""],

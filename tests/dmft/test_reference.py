@@ -57,13 +57,19 @@ chpt_path: "results_betas_ft/beta3.0/seed-1-transient_steps-100000-max_sim_steps
 compute_lyapunov: True
 """
 
-CONT_PE5 = BIF.replace("min_bifurcation_value: 0.0", "min_bifurcation_value: 1.25").replace(
-    "max_bifurcation_value: 3.0", "max_bifurcation_value: 1.55").replace(
-    "num_transient_steps: 100000\nmax_sim_steps: 175000",
-    "num_transient_steps: 0\nmax_sim_steps: 150000\nnum_transient_steps_pre: 100000\nmax_sim_steps_pre: 100512").replace(
-    'chpt_path: "results_betas_ft/beta3.0/seed-1-transient_steps-100000-max_sim_steps-175000.npz"',
-    'chpt_path: "chpt/continuation/exp_pe5/general_beta_idx-258_value_1.554_window_chpt.npz"') + \
-    "continuation_diagram: True\n"
+CONT_PE5 = (
+    BIF.replace("min_bifurcation_value: 0.0", "min_bifurcation_value: 1.25")
+    .replace("max_bifurcation_value: 3.0", "max_bifurcation_value: 1.55")
+    .replace(
+        "num_transient_steps: 100000\nmax_sim_steps: 175000",
+        "num_transient_steps: 0\nmax_sim_steps: 150000\nnum_transient_steps_pre: 100000\nmax_sim_steps_pre: 100512",
+    )
+    .replace(
+        'chpt_path: "results_betas_ft/beta3.0/seed-1-transient_steps-100000-max_sim_steps-175000.npz"',
+        'chpt_path: "chpt/continuation/exp_pe5/general_beta_idx-258_value_1.554_window_chpt.npz"',
+    )
+    + "continuation_diagram: True\n"
+)
 
 
 def write(tmp_path, text, name="bif_diagram_inf_0.yaml"):
@@ -82,9 +88,17 @@ def test_bifurcation_config_loads_to_the_paper_preset_with_the_head_schedule(tmp
 
 
 @pytest.mark.skipif(not SHARED.is_dir(), reason="the authors' files are not on this machine")
-@pytest.mark.parametrize("name", ["bif_diagram_inf_0.yaml", "bif_diagram_inf_0_zoom-in.yaml", "cont_diagram_inf_0.yaml",
-                                  "exp_pe2__cont_diagram_inf_0_zoom-in_1.yaml", "exp_pe5__cont_diagram_inf_0.yaml",
-                                  "exp_pe5__cont_diagram_inf_0_zoom-in_1.yaml"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "bif_diagram_inf_0.yaml",
+        "bif_diagram_inf_0_zoom-in.yaml",
+        "cont_diagram_inf_0.yaml",
+        "exp_pe2__cont_diagram_inf_0_zoom-in_1.yaml",
+        "exp_pe5__cont_diagram_inf_0.yaml",
+        "exp_pe5__cont_diagram_inf_0_zoom-in_1.yaml",
+    ],
+)
 def test_the_authors_diagram_configurations_load(name):
     job = build_job(BifurcationJob, {}, SHARED / "configs" / name)
     job.configuration()
@@ -94,18 +108,26 @@ def test_the_authors_diagram_configurations_load(name):
 
 
 def test_phase_diagram_config_maps_its_axes_and_the_command_line_wins(tmp_path):
-    text = "\n".join(line for line in BIF.splitlines() if "bifurcation_value" not in line and "bifurcation_mode" not in
-                     line and "compute_lyapunov" not in line and line != "max_sim_steps: 175000") + (
+    text = "\n".join(
+        line
+        for line in BIF.splitlines()
+        if "bifurcation_value" not in line
+        and "bifurcation_mode" not in line
+        and "compute_lyapunov" not in line
+        and line != "max_sim_steps: 175000"
+    ) + (
         "\nmin_bifurcation_value_beta: 0.0\nmax_bifurcation_value_beta: 3.0\nmin_bifurcation_value_gamma: 0.5\n"
-        "max_bifurcation_value_gamma: 2.5\nmax_sim_steps: 120000\n")  # a key given twice is refused
+        "max_bifurcation_value_gamma: 2.5\nmax_sim_steps: 120000\n"
+    )  # a key given twice is refused
     job = build_job(PhaseDiagramJob, {"steps": 5000, "transient": 1000}, write(tmp_path, text, "phase.yaml"))
     assert job.x == ("beta_o", 0.5, 2.5, 201) and job.y == ("beta_att", 0.0, 3.0, 201)
     assert (job.steps, job.transient) == (5000, 1000)
 
 
 def test_command_line_values_override_the_file(tmp_path):
-    job = build_job(BifurcationJob, {"steps": 3000, "transient": 1000, "start": "token", "beta_att": "2.0"},
-                    write(tmp_path, BIF))
+    job = build_job(
+        BifurcationJob, {"steps": 3000, "transient": 1000, "start": "token", "beta_att": "2.0"}, write(tmp_path, BIF)
+    )
     assert (job.steps, job.transient, job.start) == (3000, 1000, TokenStart())
     assert job.configuration().beta_att == 2.0
 
@@ -124,10 +146,15 @@ def test_continuation_config_maps_the_pre_phase_and_the_shipped_checkpoint(tmp_p
 @pytest.mark.parametrize(
     "change, key",
     [
-        (("normalize_weights_str_att: \"N**2*np.sqrt(M)\"", "normalize_weights_str_att: \"__import__('os').getcwd()\""),
-         "normalize_weights_str_att"),
-        (("normalize_weights_str_o: \"N\"", "normalize_weights_str_o: \"N*np.sqrt(M)\""), "normalize_weights_str_o"),
-        (("gaussian_scale: \"0.5\"", "gaussian_scale: \"np.sqrt(2)\""), "gaussian_scale"),
+        (
+            (
+                'normalize_weights_str_att: "N**2*np.sqrt(M)"',
+                "normalize_weights_str_att: \"__import__('os').getcwd()\"",
+            ),
+            "normalize_weights_str_att",
+        ),
+        (('normalize_weights_str_o: "N"', 'normalize_weights_str_o: "N*np.sqrt(M)"'), "normalize_weights_str_o"),
+        (('gaussian_scale: "0.5"', 'gaussian_scale: "np.sqrt(2)"'), "gaussian_scale"),
         (("correlations_from_weights: 3", "correlations_from_weights: 5"), "correlations_from_weights"),
         (("pe_mode: 0", "pe_mode: 2"), "pe_mode"),
         (("inf_mode: True", "inf_mode: False"), "inf_mode"),
@@ -156,17 +183,24 @@ def test_unknown_normalisation_is_refused_through_the_command_line(tmp_path):
 
 
 def test_hand_set_weights_mode_maps_to_the_reference_kind_and_its_pattern_start(tmp_path):
-    text = BIF.replace("correlations_from_weights: 3", "correlations_from_weights: 4").replace(
-        "semantic_embedding_size: 99", "semantic_embedding_size: 0").replace("load_chpt: True", "load_chpt: False")
+    text = (
+        BIF.replace("correlations_from_weights: 3", "correlations_from_weights: 4")
+        .replace("semantic_embedding_size: 99", "semantic_embedding_size: 0")
+        .replace("load_chpt: True", "load_chpt: False")
+    )
     job = build_job(BifurcationJob, {}, write(tmp_path, text, "manual_pe5__inf_0.yaml"))
     cfg = job.configuration()
     assert (cfg.P, cfg.L, cfg.correlations.kind, cfg.correlations.mode) == (5, 32, "reference", 4)
     assert job.start == PatternStart(index=1)
 
 
-def test_a_diagram_config_is_refused_by_the_trajectory_command(tmp_path):
+def test_a_diagram_config_without_a_context_is_refused_by_the_trajectory_command(tmp_path):
+    """With a chpt_path the file is the reference's trajectory-from-context input
+    (tests/dmft/test_reference_context.py); without one, nothing says what its range would mean."""
+    text = "".join(line + "\n" for line in BIF.splitlines() if not line.startswith(("load_chpt", "chpt_path")))
+    assert "chpt_path" not in text
     with pytest.raises(InputError) as e:
-        build_job(TrajectoryJob, {}, write(tmp_path, BIF))
+        build_job(TrajectoryJob, {}, write(tmp_path, text))
     assert "min_bifurcation_value" in str(e.value) and "compute_lyapunov" in str(e.value)
 
 
@@ -186,11 +220,16 @@ def test_own_options_files_are_read_as_they_are(tmp_path):
 
 # -- checkpoints -----------------------------------------------------------------------------------------
 
+
 def beta3_npz(path: Path) -> Path:
     """The published β = 3 window in the reference's .npz checkpoint format."""
     data = json.loads(paper_checkpoint_path().read_text())
-    np.savez(path, att_window=np.asarray(data["att_window"], np.float64),
-             pe_window=np.asarray(data["pe_window"], np.float64), beta=np.asarray(3.0))
+    np.savez(
+        path,
+        att_window=np.asarray(data["att_window"], np.float64),
+        pe_window=np.asarray(data["pe_window"], np.float64),
+        beta=np.asarray(3.0),
+    )
     return path
 
 
@@ -199,8 +238,21 @@ def test_beta3_npz_checkpoint_gives_bit_for_bit_the_checkpoint_trajectory(tmp_pa
     outs = {}
     for name, start in (("ck", "checkpoint"), ("npz", npz)):
         outs[name] = tmp_path / f"{name}.zarr"
-        res = runner.invoke(app, ["dmft", "trajectory", "--beta-o", "1.27", "--steps", "1500", "--start", str(start),
-                                  "--out", str(outs[name])])
+        res = runner.invoke(
+            app,
+            [
+                "dmft",
+                "trajectory",
+                "--beta-o",
+                "1.27",
+                "--steps",
+                "1500",
+                "--start",
+                str(start),
+                "--out",
+                str(outs[name]),
+            ],
+        )
         assert res.exit_code == 0, res.output
     a, b = load(outs["ck"]), load(outs["npz"])
     for name in ("att", "mo", "mo_se", "mv", "mq", "mk", "final_A"):
@@ -221,8 +273,21 @@ def test_shipped_checkpoints_load_with_their_shapes(name):
 def test_p5_checkpoint_is_refused_by_a_p2_configuration(tmp_path):
     # (a P = 5 run from the authors' checkpoints: tests/reproduce, the continuation test)
     ck = reference_checkpoint("exp_pe5__zoom1_beta_idx-300_value_1.43_window_chpt.npz")
-    res = runner.invoke(app, ["dmft", "trajectory", "--preset", "paper", "--steps", "5", "--start", str(ck),
-                              "--out", str(tmp_path / "p2.zarr")])
+    res = runner.invoke(
+        app,
+        [
+            "dmft",
+            "trajectory",
+            "--preset",
+            "paper",
+            "--steps",
+            "5",
+            "--start",
+            str(ck),
+            "--out",
+            str(tmp_path / "p2.zarr"),
+        ],
+    )
     assert res.exit_code == 2 and "(L, M) = (4, 3)" in res.output
 
 
@@ -242,6 +307,7 @@ def test_shipped_checkpoints_are_package_data():
 
 # -- hand-set weights ----------------------------------------------------------------------------------
 
+
 @pytest.mark.slow
 def test_weights_file_reproduces_the_segment_network_bit_for_bit(tmp_path, data_dir):
     w = json.loads((data_dir / "dmft-paper-seed1-weights.json").read_text())
@@ -250,8 +316,10 @@ def test_weights_file_reproduces_the_segment_network_bit_for_bit(tmp_path, data_
     outs = []
     for extra in ([], ["--weights", str(f)]):
         out = tmp_path / f"t{len(outs)}.zarr"
-        res = runner.invoke(app, ["dmft", "trajectory", "--beta-o", "1.26", "--steps", "400", "--start", "token",
-                                  "--out", str(out), *extra])
+        res = runner.invoke(
+            app,
+            ["dmft", "trajectory", "--beta-o", "1.26", "--steps", "400", "--start", "token", "--out", str(out), *extra],
+        )
         assert res.exit_code == 0, res.output
         outs.append(load(out))
     assert json.loads(outs[1].attrs["config"])["correlations"]["kind"] == "weights"
@@ -260,7 +328,9 @@ def test_weights_file_reproduces_the_segment_network_bit_for_bit(tmp_path, data_
 
 @pytest.mark.parametrize("mode, message", [(1, None), (0, "a random token"), (3, "row 0 of W^q"), (7, "unknown mode")])
 def test_token_starts(tmp_path, mode, message):
-    text = BIF.replace("load_chpt: True", "load_chpt: False").replace("ini_token_from_w: 1", f"ini_token_from_w: {mode}")
+    text = BIF.replace("load_chpt: True", "load_chpt: False").replace(
+        "ini_token_from_w: 1", f"ini_token_from_w: {mode}"
+    )
     if message is None:
         assert build_job(BifurcationJob, {}, write(tmp_path, text)).start == TokenStart()
         return
@@ -286,8 +356,21 @@ def test_a_seed_with_a_weights_file_is_refused_not_dropped(tmp_path, data_dir):
     w = json.loads((data_dir / "dmft-paper-seed1-weights.json").read_text())
     f = tmp_path / "w.npz"
     np.savez(f, **{k: np.asarray(w[k]) for k in ("Wo", "Wv", "Wq", "Wk")})
-    res = runner.invoke(app, ["dmft", "trajectory", "--steps", "5", "--weights", str(f), "--corr-seed", "3",
-                              "--out", str(tmp_path / "t.zarr")])
+    res = runner.invoke(
+        app,
+        [
+            "dmft",
+            "trajectory",
+            "--steps",
+            "5",
+            "--weights",
+            str(f),
+            "--corr-seed",
+            "3",
+            "--out",
+            str(tmp_path / "t.zarr"),
+        ],
+    )
     assert res.exit_code == 2, res.output
     assert "--corr-seed: the weights correlation kind has no seed" in " ".join(res.output.split())
     assert not (tmp_path / "t.zarr").exists()

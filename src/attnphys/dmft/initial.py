@@ -116,7 +116,11 @@ def from_pattern(cfg: DMFTConfig, corr: Correlations | None = None, *, index: in
 def check_window(
     cfg: DMFTConfig, A, pe, n: int | None = None, where: str = "window"
 ) -> tuple[np.ndarray, np.ndarray, int]:
-    """Validate a window against the configuration (theory: docs/theory/dmft.md §3.3).
+    """Validate a window against the configuration (theory: docs/theory/dmft.md §3.3, §3.5).
+
+    ``A`` holds L rows, or a context of 1 ≤ n < L rows (newest first, as the reference's
+    ``simulate(context_att, context_pe)`` takes it): it is padded with zero rows to (L, M) and its row count
+    is the fill count n (a given ``n`` must equal it). ``pe`` always holds the L positional rows.
 
     Returns:
         (A (L, M), pe (L, P), n) as float arrays and an int.
@@ -127,9 +131,20 @@ def check_window(
     A = _numbers(A, "att_window", where)
     pe = _numbers(pe, "pe_window", where)
     if cfg.P == 0 and pe.size == 0:
-        pe = pe.reshape(len(A) if A.ndim else 0, 0)
+        pe = pe.reshape(cfg.L, 0)
+    if A.ndim == 2 and A.shape[1] == cfg.M and 1 <= A.shape[0] < cfg.L:  # a context shorter than L
+        rows = A.shape[0]
+        if n is not None and int(n) != rows:
+            raise ValueError(
+                f"{where}: att_window holds a context of {rows} rows but the fill count n is {n}; give n = {rows} "
+                f"or the full (L, M) = ({cfg.L}, {cfg.M}) window"
+            )
+        A, n = np.vstack([A, np.zeros((cfg.L - rows, cfg.M))]), rows
     if A.shape != (cfg.L, cfg.M):
-        raise ValueError(f"{where}: att_window must have shape (L, M) = ({cfg.L}, {cfg.M}), got {A.shape}")
+        raise ValueError(
+            f"{where}: att_window must have shape (L, M) = ({cfg.L}, {cfg.M}) (or (n, {cfg.M}) for a context of "
+            f"n < L rows), got {A.shape}"
+        )
     if pe.shape != (cfg.L, cfg.P):
         raise ValueError(f"{where}: pe_window must have shape (L, P) = ({cfg.L}, {cfg.P}), got {pe.shape}")
     n = cfg.L if n is None else int(n)

@@ -231,6 +231,34 @@ MANUAL_TRAJECTORY_BETA_O = 10.0
 """β_o of the reference's trajectory of a hand-set configuration (correlation mode 4), whose file holds the
 placeholder −1: the value its trajectory script runs at (theory: docs/theory/dmft.md §4.5)."""
 
+CONTEXT_TRAJECTORY_BETAS: tuple[float, ...] = (1.255, 1.26451, 1.266, 1.27, 1.28, 1.4)
+"""β_o of the reference's trajectories from a context (``simulate_mf_trajectory_inf_from_context.py`` and
+its copy ``simulate_mf_trajectory_inf_paper_3pats.py``), which read a diagram's configuration whose β_o is
+the placeholder −1 (theory: docs/theory/dmft.md §8)."""
+
+
+CONTEXT_COMMANDS: tuple[str, ...] = ("trajectory", "lyapunov")
+"""The commands that read a one-parameter diagram's configuration as the reference's trajectory scripts do."""
+
+
+def is_context_trajectory(data: dict, fields: set[str] | dict[str, Any]) -> bool:
+    """Whether a command without a parameter range reads a one-parameter diagram configuration as the
+    reference's trajectory scripts from a context do: the range ignored, the window of ``chpt_path`` as the
+    start (loaded whatever ``load_chpt`` says), β_o from the file or the scripts' list (theory:
+    docs/theory/dmft.md §8). Hand-set correlations (mode 4), continuation and phase-diagram files are not
+    read this way."""
+    chpt = data.get("chpt_path")
+    return (
+        "start_value" not in fields
+        and "start" in fields
+        and any(k in data for k in ("min_bifurcation_value", "max_bifurcation_value"))
+        and not any(k.startswith(("min_bifurcation_value_", "max_bifurcation_value_")) for k in data)
+        and data.get("continuation_diagram") is not True
+        and data.get("correlations_from_weights") != 4
+        and isinstance(chpt, str)
+        and bool(chpt.strip())
+    )
+
 
 def translate_config(data: dict, path: str | Path, fields: dict[str, Any] | set[str], command: str = "") -> dict:
     """The options of a command from one of the reference's YAML configurations (theory:
@@ -252,6 +280,8 @@ def translate_config(data: dict, path: str | Path, fields: dict[str, Any] | set[
     path = Path(path)
     fields_info = dict(fields) if isinstance(fields, dict) else {}
     fields = set(fields)
+    # only the commands of the scripts' outputs (a trajectory and its exponents) read a diagram's file so
+    from_context = command.rsplit(" ", 1)[-1] in CONTEXT_COMMANDS and is_context_trajectory(data, fields)
     p = _Problems(path)
     out: dict[str, Any] = {}
     cmd = f"`attnphys {command}`" if command else "this command"
@@ -338,6 +368,9 @@ def translate_config(data: dict, path: str | Path, fields: dict[str, Any] | set[
         # the hand-set experiment's file leaves β_o as a placeholder and its trajectory script runs at β_o = 10;
         # a preset's β_o would reproduce another run
         out["beta_o"] = (MANUAL_TRAJECTORY_BETA_O,)
+    if from_context and data.get("beta_o") == -1:
+        # the trajectory scripts from a context run the list written in them
+        out["beta_o"] = CONTEXT_TRAJECTORY_BETAS
 
     if corr is None and pe_mode == 1:
         corr = 3  # the reference's default correlations, now with copied positional columns
@@ -376,7 +409,7 @@ def translate_config(data: dict, path: str | Path, fields: dict[str, Any] | set[
         load = bool(data.get("chpt_path"))
     implied = None
     mode = _int(p, "ini_token_from_w", data["ini_token_from_w"]) if "ini_token_from_w" in data else None
-    if load:
+    if load or from_context:  # the scripts from a context load chpt_path whatever load_chpt says
         start, implied = _checkpoint_start(p, data.get("chpt_path", ""), path)
         if start is not None:
             put("load_chpt", "start", start)
@@ -420,7 +453,7 @@ def translate_config(data: dict, path: str | Path, fields: dict[str, Any] | set[
         for key, field in ((lo_key, a), (hi_key, b)):
             if key in data:
                 v = _float(p, key, data[key])
-                if v is not None and (field in fields or corr != 4):
+                if v is not None and (field in fields or not (corr == 4 or from_context)):
                     # the reference's trajectory script for hand-set correlations reads its configuration
                     # with this range and ignores it; a command without a range ignores it too
                     put(key, field, v)
@@ -482,7 +515,7 @@ def translate_config(data: dict, path: str | Path, fields: dict[str, Any] | set[
         if "exponents" in fields and "n_orbit" in fields:  # the orbit diagrams: exponents optional
             if ly is False:
                 out["exponents"] = 0
-        elif ly:
+        elif ly and not from_context:  # a trajectory from a context: its exponents are `dmft lyapunov`'s
             p.add(
                 "compute_lyapunov",
                 f"true, but {cmd} computes no Lyapunov exponents (see `attnphys dmft "
@@ -498,8 +531,11 @@ __all__ = [
     "OUTPUT_NORMALISATIONS",
     "PAPER_BETA3_CHECKPOINT",
     "REFERENCE_CHECKPOINTS",
+    "CONTEXT_COMMANDS",
+    "CONTEXT_TRAJECTORY_BETAS",
     "REFERENCE_KEYS",
     "ReferenceCheckpoint",
+    "is_context_trajectory",
     "is_reference_config",
     "reference_checkpoint",
     "translate_config",
