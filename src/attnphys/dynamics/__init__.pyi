@@ -3,6 +3,7 @@
 from ._api import continuation, lyapunov_spectrum
 from ._boundaries import basin_entropy, box_entropy, uncertainty_exponent
 from ._census import CensusOptions, census, census_batch
+from ._census_continue import global_continuation
 from ._codim2 import CODIM2_TESTS, CURVE_KINDS, bifurcation_curve, normal_form_coefficient
 from ._indicators import (
     alignment_indices,
@@ -20,7 +21,6 @@ from ._kinetic_ising import (
     kinetic_ising_mean_field,
     kinetic_ising_sample,
 )
-from ._census_continue import global_continuation
 from ._lyapunov import LyapunovResult
 from ._manifolds import invariant_manifold
 from ._stability import convergence_times, minimal_shock
