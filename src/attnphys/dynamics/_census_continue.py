@@ -447,7 +447,11 @@ def continued_ids(
         # attractor slot -> position among the present ones, for the labels of the starts
         pos = np.full(A + 1, -1, np.int64)
         pos[idx] = np.arange(idx.size)
-        cur = {"kind": kind[b, idx], "points": pts[b, idx], "label": pos[np.where((lab[b] >= 0) & (lab[b] < A), lab[b], A)]}
+        cur = {
+            "kind": kind[b, idx],
+            "points": pts[b, idx],
+            "label": pos[np.where((lab[b] >= 0) & (lab[b] < A), lab[b], A)],
+        }
         if b and prev_idx.size:
             for i, j, d, h in _match(prev, cur, tol, quantile, by_overlap):
                 ids[b, idx[j]], how[b, idx[j]], dist[b, idx[j]] = ids[b - 1, prev_idx[i]], 1 + (h != "overlap"), d
