@@ -1,7 +1,9 @@
 """Process set-up: the compilation cache."""
 
+import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -231,3 +233,39 @@ print(c.chunks["x"], float(c["a"].sum().compute()), xr.DataArray(da.ones(3, chun
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split("\n")[:2] == ["False", "(2, 2) 6.0 ((1, 1, 1),)"]
+
+
+_STORED_AFTER_UPGRADE = """
+import sys
+import attnphys.runtime as rt
+rt._source_digest = sys.argv[2]  # another version of the package: the same program under another key
+sys.argv = ["attnphys", "dmft", "trajectory", "--steps", "3000", "--transient", "2000", "--start", "checkpoint",
+            "--out", sys.argv[3]]
+from attnphys._entry import main
+main()
+"""
+
+
+@pytest.mark.slow
+def test_a_program_stored_after_an_upgrade_is_loaded_and_kept(tmp_path):
+    """The compilation cache already holds the DMFT program (written under another package version); the
+    program stored by the new version must run when the next process loads it, not fail and be rewritten
+    on every start (a serialized CPU executable read back from the compilation cache lost functions)."""
+    cache = tmp_path / "xla"
+    env = dict(os.environ, ATTNPHYS_COMPILATION_CACHE=str(cache))
+
+    def run(version: str) -> dict[str, int]:
+        out = tmp_path / f"t-{time.perf_counter_ns()}.zarr"
+        res = subprocess.run(
+            [sys.executable, "-c", _STORED_AFTER_UPGRADE, str(cache), version, str(out)],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        assert res.returncode == 0, res.stderr[-2000:]
+        return {p.name: p.stat().st_mtime_ns for p in (cache / "programs").iterdir()}
+
+    run("old")
+    written = run("new")
+    assert len(written) == 2
+    assert run("new") == written  # loaded and run, not replaced

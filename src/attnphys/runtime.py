@@ -280,11 +280,8 @@ def _program_key(name: str, leaves: list, in_tree, static: dict) -> str:
 
 
 def _read_program(path: Path):
-    """The compiled program stored at ``path``, or None if absent, not intact or not loadable here."""
-    import pickle
-
-    from jax.experimental.serialize_executable import deserialize_and_load
-
+    """The traced program stored at ``path`` (a :class:`jax.export.Exported`), or None if absent, not intact
+    or not readable here."""
     try:
         blob = path.read_bytes()
     except OSError:
@@ -293,43 +290,42 @@ def _read_program(path: Path):
     if sep != b"\n" or hashlib.sha256(body).hexdigest().encode() != digest:
         return None
     try:
-        ids, program = pickle.loads(body)
-        by_id = {d.id: d for d in jax.devices()}
-        return deserialize_and_load(*program, execution_devices=[by_id[i] for i in ids])
+        import pickle
+
+        return jax.export.Exported(**pickle.loads(body), _get_vjp=None)
     except Exception:
         return None
 
 
-def _write_program(path: Path, compiled) -> None:
+def _write_program(path: Path, exported) -> None:
     """Write atomically (a temporary file renamed over the name); a failure only loses the entry."""
+    import dataclasses
     import pickle
-
-    from jax.experimental.serialize_executable import serialize
 
     from attnphys._paths import write_bytes_atomic
 
-    try:
-        shardings = jax.tree_util.tree_leaves(compiled.input_shardings)
-        ids = sorted({d.id for s in shardings for d in s.device_set})  # the devices it runs on
-        body = pickle.dumps((ids, serialize(compiled)))
+    try:  # its fields but the derivative rule (jax.export's own format needs the flatbuffers package)
+        fields = {f.name: getattr(exported, f.name) for f in dataclasses.fields(exported) if f.name != "_get_vjp"}
+        body = pickle.dumps(fields)
         path.parent.mkdir(parents=True, exist_ok=True)
         write_bytes_atomic(path, hashlib.sha256(body).hexdigest().encode() + b"\n" + body)
-    except Exception:  # disk full, a program XLA cannot serialize: compiled again next time
+    except Exception:  # disk full, a program that cannot be exported: traced again next time
         pass
 
 
 def stored_jit(fn, name: str, static_argnames: tuple[str, ...] = ()):
-    """``jax.jit(fn, static_argnames=...)`` whose compiled program is kept beside the compilation cache, so
+    """``jax.jit(fn, static_argnames=...)`` whose traced program is kept beside the compilation cache, so
     that a later process with the same code, arguments (shapes, types, placement), static arguments,
-    devices and versions loads it without tracing or lowering ``fn`` (JAX's compilation cache skips only
-    the compilation: tracing a long program takes a few tenths of a second on every start).
+    devices and versions loads it without tracing ``fn`` (JAX's compilation cache skips only the
+    compilation: tracing a long program takes a few tenths of a second on every start); the program it
+    loads is then compiled, which the compilation cache answers.
 
-    The program is stored under ``<cache>/programs/<name>-<key>.bin`` (:mod:`jax.experimental.serialize_executable`)
-    with a key that digests all of the above, the package's source files included, and a SHA-256 of its
-    contents; an entry that is absent, truncated, altered or not loadable is compiled again and rewritten.
-    Like the compilation cache, the directory must be trusted: it holds programs this process runs.
-    Without a compilation cache (:func:`configure`) it is the plain jitted function. The program run is the
-    one compiled from ``fn``, so the numbers are the same bits.
+    The program is stored under ``<cache>/programs/<name>-<key>.bin`` (:func:`jax.export.export`: StableHLO
+    with its shardings, its fields pickled) with a key that digests all of the above, the package's source files included, and
+    a SHA-256 of its contents; an entry that is absent, truncated, altered or not loadable is traced again and
+    rewritten. Like the compilation cache, the directory must be trusted: it holds programs this process
+    runs. Without a compilation cache (:func:`configure`) it is the plain jitted function. The program run
+    is the one traced from ``fn``, so the numbers are the same bits.
 
     Returns:
         a function of ``fn``'s arguments (static ones by keyword).
@@ -346,22 +342,23 @@ def stored_jit(fn, name: str, static_argnames: tuple[str, ...] = ()):
         if compiled is not None:
             return compiled(*args)
         path = Path(cache) / STORED_PROGRAMS / f"{name}-{key}.bin"
-        compiled = _read_program(path)
-        if compiled is not None:
+        exported = _read_program(path)
+        if exported is not None:
             try:  # the first run of a loaded program is checked: an entry that does not run is replaced
+                compiled = jax.jit(exported.call).lower(*args).compile()
                 out = jax.block_until_ready(compiled(*args))
                 _loaded[key] = compiled
                 return out
             except Exception:
                 with contextlib.suppress(OSError):
                     path.unlink()
-        # compiled here, not read back from the compilation cache: a program read back from it cannot be
-        # serialized again whole on every backend
-        from jax._src.config import enable_compilation_cache
-
-        with enable_compilation_cache(False):
-            compiled = jitted.lower(*args, **static).compile()
-        _write_program(path, compiled)
+        try:
+            exported = jax.export.export(jitted)(*args, **static)
+        except Exception:  # a program jax.export cannot express: the plain jitted function
+            _loaded[key] = lambda *a: jitted(*a, **static)
+            return jitted(*args, **static)
+        _write_program(path, exported)
+        compiled = jax.jit(exported.call).lower(*args).compile()
         _loaded[key] = compiled
         return compiled(*args)
 

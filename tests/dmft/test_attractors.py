@@ -137,6 +137,11 @@ def test_basins_command_tracks_the_coexisting_orbits(tmp_path):
     a28 = int(np.flatnonzero(mid.period.values == 28)[0])
     t = int(mid.track.values[a28])
     assert np.isfinite(ds.track_basin_fraction.values[:, t]).sum() >= 2
+    # continued ids (basin overlap over the common starts, then distance): one distinct id per attractor present
+    cid, present = ds.continued_id.values, ds.kind.values >= 0
+    assert ((cid >= 0) == present).all()
+    assert all(len(set(cid[b, present[b]])) == present[b].sum() for b in range(cid.shape[0]))
+    assert ((ds.matched_by.values > 0) <= present).all() and (ds.matched_by.values[0] == 0).all()
 
 
 def test_cached_attention_map_follows_the_plain_map_and_settles_alike():

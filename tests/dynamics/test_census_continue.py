@@ -4,7 +4,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from attnphys.dynamics import CensusOptions, global_continuation
+from attnphys.dynamics import CensusOptions, census_batch, global_continuation
+from attnphys.dynamics._census_continue import continued_ids
 from attnphys.dynamics.maps import BISTABLE, LOGISTIC, FunctionMap
 from attnphys.dynamics.samplers import GridSampler
 from attnphys.errors import InputError
@@ -61,6 +62,30 @@ def test_two_attractors_that_exchange_places_are_told_apart_by_their_basins():
     lab = far["label"].values
     assert far.sizes["attractor"] == 2 and lab[0, x > 0][0] == lab[1, x < 0][0] != lab[1, x > 0][0]
     np.testing.assert_allclose(far["match_distance"].values[1], 2 * xs, rtol=0, atol=1e-12)
+
+
+def test_a_stored_census_gets_the_same_continued_ids_as_global_continuation():
+    """continued_ids on a census_batch result (the stored form of a sweep, padded attractor slots): on the
+    map whose attractors exchange places, ids follow the basins (x > 0 keeps its id), as global_continuation
+    gives them; by distance alone (tol 0.5 < the jump 2x*·√101) the ids exchange."""
+    m = FunctionMap(step=_swap_step)
+    c = np.array([1.0, -1.0, -1.0])
+    g = GridSampler(lo=[-0.5, -1.0], hi=[0.5, 1.0], shape=(10, 3))
+    x = g.states()[:, 0]
+    ds = census_batch(m, c, g, ics=g.size, options=OPTS, param_values=c, max_attractors=4)
+    out = continued_ids(ds)
+    ids, lab = out["continued_id"].values, out["continued_label"].values
+    assert (ids[:, 2:] == -1).all() and sorted(ids[0, :2]) == [0, 1]
+    plus = lab[0, x > 0][0]
+    assert (lab[:, x > 0] == plus).all() and (lab[:, x < 0] == 1 - plus).all()
+    np.testing.assert_array_equal(out["matched_by"].values[1:, :2], 1)
+    np.testing.assert_array_equal(out["match_distance"].values[1:, :2], 0.0)  # the same basins
+    ref = global_continuation(m, c, g, ics=g.size, options=OPTS, param_values=c, seeds=0)
+    np.testing.assert_array_equal(lab, ref["label"].values)
+    far = continued_ids(ds, by_overlap=False, tol=0.5)
+    flab = far["continued_label"].values
+    assert flab[0, x > 0][0] == flab[1, x < 0][0] != flab[1, x > 0][0]
+    assert far["matched_by"].values[1, :2].tolist() == [2, 2] and (far["continued_id"].values[:, :2] < 2).all()
 
 
 def test_one_id_through_the_period_doubling_cascade_with_its_period_and_mean():

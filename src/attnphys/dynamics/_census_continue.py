@@ -397,3 +397,94 @@ def _continued_dataset(ds, values, ids, how, dist, n_ids, qs, match_by, tol, qua
         seeds=int(seeds),
     )
     return out
+
+
+def continued_ids(
+    ds: xr.Dataset,
+    *,
+    param: str = "param",
+    tol: float | None = None,
+    rel_tol: float = 0.1,
+    quantile: float = 0.9,
+    by_overlap: bool = True,
+) -> xr.Dataset:
+    """The attractors of censuses along a parameter that all ran the same starts, each given the id it keeps
+    from value to value: the matching of :func:`global_continuation` (basin overlap first, then point-set
+    distance ≤ ``tol``; module doc) applied to a stored census, in the order of the ``param`` dim (theory:
+    docs/theory/dynamics.md §8.1).
+
+    Args:
+        ds: dims ``param`` (named by ``param``), ``attractor`` (padding: kind −1), ``ic``, with ``kind``
+            (param, attractor), ``points`` (param, attractor, point, dim) and ``label`` (param, ic: the
+            attractor index of each start, −1 unsettled); start i is the same start at every value.
+        tol: largest point-set distance matched; default ``rel_tol`` × the diameter of all representative
+            points (as :func:`~attnphys.dynamics.tracks`). quantile: of the nearest-point distances.
+        by_overlap: match by basin overlap first (False: by distance only).
+
+    Returns:
+        ``ds`` with ``continued_id`` (param, attractor: the id, −1 padding), ``matched_by`` (0 none, 1 overlap,
+        2 distance), ``match_distance`` (to the matched attractor of the previous value, NaN none) and
+        ``continued_label`` (param, ic: the id of each start's attractor, −1 unsettled); attributes
+        ``match_tol``, ``match_quantile``.
+    """
+    kind = ds["kind"].values
+    pts = ds["points"].values
+    lab = ds["label"].values
+    B, A = kind.shape
+    if tol is None:
+        valid = pts[kind >= 0].reshape(-1, pts.shape[-1])
+        valid = valid[np.all(np.isfinite(valid), axis=1)]
+        diam = float(np.linalg.norm(valid.max(axis=0) - valid.min(axis=0))) if valid.size else 0.0
+        tol = rel_tol * (diam if diam > 0 else 1.0)
+    ids = np.full((B, A), -1, np.int64)
+    how = np.zeros((B, A), np.int8)
+    dist = np.full((B, A), np.nan)
+    n_ids = 0
+    prev: dict[str, Any] = {}
+    prev_idx = np.zeros(0, np.int64)
+    for b in range(B):
+        idx = np.flatnonzero(kind[b] >= 0)
+        # attractor slot -> position among the present ones, for the labels of the starts
+        pos = np.full(A + 1, -1, np.int64)
+        pos[idx] = np.arange(idx.size)
+        cur = {
+            "kind": kind[b, idx],
+            "points": pts[b, idx],
+            "label": pos[np.where((lab[b] >= 0) & (lab[b] < A), lab[b], A)],
+        }
+        if b and prev_idx.size:
+            for i, j, d, h in _match(prev, cur, tol, quantile, by_overlap):
+                ids[b, idx[j]], how[b, idx[j]], dist[b, idx[j]] = ids[b - 1, prev_idx[i]], 1 + (h != "overlap"), d
+        for j in idx:
+            if ids[b, j] < 0:
+                ids[b, j], n_ids = n_ids, n_ids + 1
+        prev, prev_idx = cur, idx
+    clab = np.where((lab >= 0) & (lab < A), np.take_along_axis(ids, np.clip(lab, 0, A - 1), axis=1), -1)
+    PA = (param, "attractor")
+    out = ds.copy()
+    out["continued_id"] = (
+        PA,
+        ids,
+        {"long_name": "id of the attractor continued along the parameter", "comment": "-1: no attractor"},
+    )
+    out["matched_by"] = (
+        PA,
+        how,
+        {
+            "long_name": "how the attractor was matched to the previous value",
+            "flag_values": np.array([0, 1, 2], np.int8),
+            "flag_meanings": "none overlap distance",
+        },
+    )
+    out["match_distance"] = (
+        PA,
+        dist,
+        {"long_name": "distance to the matched attractor at the previous value (basin overlap or point set)"},
+    )
+    out["continued_label"] = (
+        (param, "ic"),
+        clab,
+        {"long_name": "continued attractor id of the start", "comment": "-1: unsettled"},
+    )
+    out.attrs.update(match_tol=float(tol), match_quantile=float(quantile))
+    return out

@@ -32,7 +32,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.fft
 from numpy.lib.stride_tricks import as_strided
 from numpy.lib.stride_tricks import sliding_window_view as windows
 
@@ -269,6 +268,8 @@ def _window_sums(phi: np.ndarray, ncut: int) -> np.ndarray:
     lagged = windows(np.concatenate([np.zeros((b, ncut - 1)), head], axis=-1), ncut, axis=-1)[:, ::-1]
     H = np.cumsum(np.cumsum(head[:, None, :] * lagged, axis=-1), axis=-1)
     # whole-series lag sums P_d(N) = Σ_s φ_s φ_{s−d}
+    import scipy.fft  # here, not at import: the trajectory's path does not need it
+
     nfft = scipy.fft.next_fast_len(N + ncut, real=True)
     f = np.fft.rfft(phi, nfft, axis=-1)
     full = np.fft.irfft(f.real**2 + f.imag**2, nfft, axis=-1)[:, :ncut]

@@ -136,7 +136,11 @@ def basins(cfg: Config, sweep: Sweep, *, options: BasinsOptions) -> xr.Dataset:
 
     Returns:
         The census variables of :func:`attractors` over the parameter and, with two or more values, the
-        tracks (``track_id``, ``n_coexisting``, ``window_low``/``window_high`` …).
+        tracks (``track_id``, ``n_coexisting``, ``window_low``/``window_high`` …, matched by the distance of
+        the attractors' points) and the continued ids (``continued_id``, ``matched_by``, ``match_distance``
+        per attractor, ``continued_label`` per start), matched first by the overlap of the basins over the
+        common starts, as :func:`attnphys.dynamics.global_continuation` does (theory:
+        docs/theory/dynamics.md §8.1).
     """
     ds = run_task(
         _census_task(cfg, options),

@@ -108,7 +108,9 @@ class AttractorTask(DMFTTask):
     ``attractor`` (``max_attractors``, padded with kind −1), ``ic``, ``exponent``, ``sample``
     (representative states), ``dim`` (L·M) and ``feature`` (M); the census's ``point`` dim is called
     ``sample`` here, the grid's points being the sweep's. A grid along one parameter gains tracks
-    (:func:`attnphys.dynamics._tracks.tracks`) when the result is assembled."""
+    (:func:`attnphys.dynamics._tracks.tracks`, matched by distance) and continued ids (``continued_id``,
+    matched by basin overlap over the common starts, then by distance:
+    :func:`attnphys.dynamics._census_continue.continued_ids`) when the result is assembled."""
 
     kind: Literal["dmft-attractors"] = "dmft-attractors"
     dim_options: ClassVar[dict[str, str]] = {"attractor": "max_attractors", "ic": "ics"}
@@ -250,15 +252,18 @@ class AttractorTask(DMFTTask):
         }
 
     def finalize(self, ds):
-        """Tracks along the one swept parameter (theory: docs/theory/dynamics.md §8)."""
+        """Tracks along the one swept parameter and the attractors' continued ids (theory:
+        docs/theory/dynamics.md §8, §8.1)."""
         ds = super().finalize(ds)
         axes = [d for d in ds["kind"].dims if d != "attractor"]
         if len(axes) != 1 or ds.sizes[axes[0]] < 2:
             return ds
+        from attnphys.dynamics._census_continue import continued_ids
         from attnphys.dynamics._tracks import tracks
 
         p = axes[0]
         t = tracks(ds.rename({p: "param", "sample": "point"}))
+        t = continued_ids(t)
         return t.rename({"param": p, "point": "sample"})
 
     @classmethod
