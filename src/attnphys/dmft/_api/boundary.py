@@ -99,6 +99,14 @@ def two_params_of(model, p1: str, p2: str):
     return params_of
 
 
+_LONG_NAMES = {
+    "test": "codimension-two test function",
+    "special_kind": "kind of the codimension-two point",
+    "special_multiplier_real": "real part of the multipliers at the codimension-two point",
+    "special_multiplier_imag": "imaginary part of the multipliers at the codimension-two point",
+}
+
+
 def _merge(back: xr.Dataset, fwd: xr.Dataset) -> xr.Dataset:
     """One curve from its two halves (both start at the same point): the backward half reversed, then the
     forward one; the codimension-two points of both."""
@@ -110,7 +118,11 @@ def _merge(back: xr.Dataset, fwd: xr.Dataset) -> xr.Dataset:
         data_vars="all",
     )
     special = xr.concat([back[sp], fwd[sp]], dim="special", data_vars="all")
-    return xr.merge([curve, special], combine_attrs="drop")
+    out = xr.merge([curve, special], combine_attrs="drop")
+    for name in out.variables:
+        out[name].attrs = dict(fwd[name].attrs) if name in fwd.variables else {}
+        out[name].attrs.setdefault("long_name", _LONG_NAMES.get(str(name), str(name).replace("_", " ")))
+    return out
 
 
 @takes(BoundaryOptions, plan=plan_boundary)
