@@ -115,6 +115,8 @@ SMALL: dict[str, list[str]] = {
                     "--steps", "1500", "--transient", "500", "--max-period", "16"],
     "dmft orbit-continuation": ["--preset", "paper", "--start-value", "0.5", "--stop-value", "0.6", "--transient",
                                 "2000", "--max-points", "5"],
+    "dmft boundary": ["--preset", "paper", "--start-value", "1.24", "--stop-value", "1.26", "--start", "checkpoint",
+                      "--max-points", "300", "--curve-points", "3"],
     "dmft design-report": ["--design", "4_duplicity_loop_4", "--steps", "200", "--ics", "4", "--census-steps",
                            "400", "--grid", "3", "--no-continuation"],
     "clouds run": ["--dim", "4", "--tokens", "16", "--layers", "4", "--snapshots", "0,4"],
@@ -132,9 +134,9 @@ SMALL: dict[str, list[str]] = {
 NEEDS_TORCH = {"clouds through-model", "probe", "demo"}
 # slow: the heavy ones, and the sweep commands, whose variables are the task schemas checked above
 SLOW = {"reproduce", "demo", "probe", "clouds through-model", "dmft bifurcation", "dmft phase-diagram", "dmft design-report",
-        "clouds phase-diagram", "dmft attractors", "dmft basins", "dmft compare-diagrams", "dmft portraits"}
+        "clouds phase-diagram", "dmft attractors", "dmft basins", "dmft compare-diagrams", "dmft portraits", "dmft boundary"}
 # commands that read a stored diagram: the small bifurcation diagram above is written first as {diagram}
-NEEDS_DIAGRAM = {"dmft compare-diagrams", "dmft portraits"}
+NEEDS_DIAGRAM = {"dmft compare-diagrams", "dmft portraits", "dmft boundary"}
 # stored variables still without the units their quantity has (remove an entry when it is fixed)
 MISSING_UNITS: dict[str, str] = {}
 

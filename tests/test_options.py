@@ -23,6 +23,7 @@ ANALYSES = [
     ("attractors", "AttractorsOptions", "dmft attractors", "CensusPoint"),
     ("basins", "BasinsOptions", "dmft basins", "BasinsPoint"),
     ("orbit_continuation", "ContinuationOptions", "dmft orbit-continuation", "ContinuationPoint"),
+    ("boundary", "BoundaryOptions", "dmft boundary", "BoundaryPoint"),
     ("finite_trajectories", "FiniteOptions", "dmft finite", "FinitePoint"),
     ("converge", "ConvergeOptions", "dmft converge", "ConvergePoint"),
     ("clustering_diagram", "ClusteringOptions", "clouds phase-diagram", "ClusteringPoint"),

@@ -35,6 +35,7 @@ BUILTINS: dict[str, dict[str, str]] = {
         "dmft attractors": "attnphys.dmft._commands.attractors:AttractorsJob",
         "dmft basins": "attnphys.dmft._commands.attractors:BasinsJob",
         "dmft orbit-continuation": "attnphys.dmft._commands.attractors:OrbitContinuationJob",
+        "dmft boundary": "attnphys.dmft._commands.boundary:BoundaryJob",
         "dmft stability": "attnphys.dmft._commands.attractors:StabilityJob",
         "dmft finite": "attnphys.dmft._commands.finite:FiniteJob",
         "dmft converge": "attnphys.dmft._commands.finite:ConvergeJob",

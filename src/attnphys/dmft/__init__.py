@@ -11,6 +11,8 @@ function per analysis, each returning a labelled ``xarray.Dataset``:
   diagram rerun exactly, for phase portraits;
 * :func:`attractors` — the attractor census at one point; :func:`basins` — censuses along a parameter,
   matched into tracks; :func:`orbit_continuation` — one periodic orbit and its bifurcations;
+  :func:`boundary` — a fold, flip or Neimark–Sacker curve of one orbit in two parameters (a boundary of
+  the phase diagram) with its codimension-two points;
 * :func:`finite_trajectories` — the finite-N network; :func:`converge` — its approach to the mean field;
   :func:`fluctuations` — its predicted O(1/N) bias and covariance (the system-size expansion),
   :func:`compare_fluctuations` — prediction and simulation side by side, :func:`predicted_horizon`.

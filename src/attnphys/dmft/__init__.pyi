@@ -5,6 +5,7 @@ from ._analysis_options import (
     AttractorsOptions,
     BasinsOptions,
     BifurcationOptions,
+    BoundaryOptions,
     ContinuationOptions,
     ConvergeOptions,
     FiniteOptions,
@@ -22,6 +23,7 @@ from ._api.attractors import (
     plan_basins,
     plan_orbit_continuation,
 )
+from ._api.boundary import BoundaryPlan, boundary, plan_boundary
 from ._api.compare import compare_diagrams
 from ._api.diagrams import bifurcation, phase_diagram, plan_bifurcation, plan_phase_diagram
 from ._api.finite import converge, finite_trajectories, plan_converge, plan_finite_trajectories
@@ -108,6 +110,10 @@ __all__ = [
     "stability",
     "plan_stability",
     "StabilityOptions",
+    "boundary",
+    "plan_boundary",
+    "BoundaryOptions",
+    "BoundaryPlan",
     "finite_trajectories",
     "plan_finite_trajectories",
     "FiniteOptions",

@@ -247,6 +247,28 @@ class ContinuationOptions(Progress, ContinuationPoint):
     """Every option of :func:`attnphys.dmft.orbit_continuation`."""
 
 
+CurveKind = Literal["fold", "flip", "neimark_sacker"]
+
+
+class BoundaryPoint(ContinuationPoint):
+    """The options of :func:`attnphys.dmft.boundary` that its command exposes: the search for the starting
+    bifurcation (those of :func:`attnphys.dmft.orbit_continuation`) and the continuation of its curve."""
+
+    period: int | None = Field(
+        None, ge=1, description="The period the orbit at the start value must have (default: the one found)."
+    )
+    curve_points: int = Field(80, ge=2, description="Most points on each half of the curve.")
+    curve_step: float = Field(0.05, gt=0, allow_inf_nan=False, description="Largest arclength step along the curve.")
+    x_min: float = Field(0.0, allow_inf_nan=False, description="Lower end of the first parameter's box.")
+    x_max: float = Field(3.0, allow_inf_nan=False, description="Upper end of the first parameter's box.")
+    y_min: float = Field(0.0, allow_inf_nan=False, description="Lower end of the second parameter's box.")
+    y_max: float = Field(3.0, allow_inf_nan=False, description="Upper end of the second parameter's box.")
+
+
+class BoundaryOptions(Progress, BoundaryPoint):
+    """Every option of :func:`attnphys.dmft.boundary`."""
+
+
 class FinitePoint(Scheduled):
     """The options of :func:`attnphys.dmft.finite_trajectories` that its command exposes (theory:
     docs/theory/dmft.md §2)."""

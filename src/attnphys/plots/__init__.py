@@ -24,6 +24,7 @@ from attnphys.plots._bifurcation import (
     choose_pair,
     sections_figure,
 )
+from attnphys.plots._boundary import boundary_figure
 from attnphys.plots._clouds import (
     clouds_figures,
     clouds_snapshots_figure,
@@ -53,6 +54,7 @@ __all__ = [
     "attractors_figure",
     "basins_figure",
     "bifurcation_figure",
+    "boundary_figure",
     "check_component",
     "choose_pair",
     "clouds_figures",
