@@ -75,13 +75,21 @@ def iterate_layers(init: Literal["gaussian", "sphere", "mixture"] = OPTION, *, o
     mlp, stats_every, snapshots, seed, progress = o.mlp, o.stats_every, o.snapshots, o.seed, o.progress
     if ensemble not in ENSEMBLES:
         raise InputError(f"unknown ensemble {ensemble!r}; choose one of {', '.join(ENSEMBLES)}", "ensemble")
-    draws = -(-layers // resample_every) if heads and resample_every else 1
-    _fits(
+    untied = bool(heads and resample_every)
+    draws = -(-layers // resample_every) if untied else 1
+    rows = layers // stats_every + 2
+    _fits(  # the same terms as the command's check (clouds/jobs.py), naming the Python arguments
         {
             "tokens": (f"{tokens} tokens (attention matrices of tokens² entries)", 24.0 * max(heads, 1) * tokens**2),
-            "dim": (f"{tokens} tokens in {dim} dimensions", 32.0 * tokens * dim),
-            "layers": (f"{layers} layers (weights of {draws} draw(s))", 16.0 * draws * max(heads, 1) * dim**2),
-            "snapshots": (f"{len(snapshots)} snapshots", 8.0 * len(snapshots) * tokens * dim),
+            "dim": (
+                f"{tokens} tokens in {dim} dimensions (and the cloud's D × D covariance)",
+                32.0 * tokens * dim + 24.0 * dim * dim,
+            ),
+            "layers": (
+                f"{layers} layers (weights of {draws} draw(s), statistics of {rows} layers)",
+                8.0 * (2 * (layers * untied + draws) * heads * dim * dim + 64 * rows),
+            ),
+            "snapshots": (f"{len(snapshots)} snapshots of {tokens}×{dim} tokens", 8.0 * len(snapshots) * tokens * dim),
         }
     )
     X0 = initial_cloud(init, tokens, dim, seed)
