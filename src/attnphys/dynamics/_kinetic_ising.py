@@ -224,7 +224,6 @@ def kinetic_ising_sample(H, J, *, steps: int, samples: int, seed: int = 0, s0=No
     if s0 is not None and not np.all(np.abs(m0) == 1):
         raise InputError("must be a configuration of +1 and -1", "s0")
     n = H.size
-    batch = min(batch, samples)
     # the moments of every step, twice (a batch's and the running sum), and a batch's spins and draws per step
     _fits(steps, n, 8.0 * steps * (n + 2 * n * n) + 16.0 * steps * batch * n)
     Hj, Jj = jnp.asarray(H), jnp.asarray(J)
