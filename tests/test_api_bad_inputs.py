@@ -67,6 +67,39 @@ def _preset(name="paper", **kw):
     return d.preset(name, **kw)
 
 
+def _clouds():
+    import attnphys.clouds as c
+
+    return c
+
+
+def _ki():
+    import attnphys.dynamics as d
+
+    return d
+
+
+def _sk(n=4):
+    return _ki().asymmetric_sk(n)
+
+
+def _tiny():
+    import xarray as xr
+
+    return xr.Dataset(
+        {"regime": ("beta_o", np.array([0, 1], np.int8)), "period": ("beta_o", [1, 2]),
+         "lambda1": ("beta_o", [-0.5, -0.1])},
+        coords={"beta_o": [1.0, 2.0]},
+    )
+
+
+def _folder():
+    from pathlib import Path
+
+    Path("folder").mkdir()
+    return "folder"
+
+
 def _toolkit_lyapunov(m=None, x0=None, params=3.5, batch=False):
     from attnphys.dynamics import lyapunov_spectrum
 
@@ -199,6 +232,61 @@ CASES = [
     ("layers mlp", lambda: _layers(mlp="bogus"), InputError, "mlp:"),
     ("layers resample_every<0", lambda: _layers(resample_every=-1), InputError, "resample_every:"),
     ("layers beta text", lambda: _layers(beta="1"), InputError, "beta:"),
+    ("flow 1e9 tokens", lambda: _flow(tokens=10**9), ResourceError, "tokens:"),
+    ("flow 1e10 saves", lambda: _flow(tokens=4, saves=10**10), ResourceError, "saves:"),
+    ("layers 1e9 tokens", lambda: _layers(tokens=10**9), ResourceError, "tokens:"),
+    ("layers 1e11 layers", lambda: _layers(layers=10**11), ResourceError, "layers:"),
+    ("layers 1e7 dimensions", lambda: _layers(dim=10**7), ResourceError, "dim:"),
+    # causal clusters and Renyi parking
+    ("renyi centers of text", lambda: _clouds().renyi_centers("x", 0.5), InputError, "x: must be real numbers"),
+    ("renyi delta text", lambda: _clouds().renyi_centers(np.ones((3, 2)), "0.5"), InputError, "delta:"),
+    ("parking mean of a negative delta", lambda: _clouds().parking_mean(-1.0), InputError,
+     "delta: must be angles in (0, pi]"),
+    ("parking mean of delta 0", lambda: _clouds().parking_mean(np.array([0.5, 0.0])), InputError, "delta:"),
+    ("parking mean of text", lambda: _clouds().parking_mean("x"), InputError, "delta:"),
+    ("causal clusters beta text", lambda: _clouds().causal_clusters("x"), InputError, "beta:"),
+    ("causal clusters seed -1", lambda: _clouds().causal_clusters([64.0], tokens=4, saves=10, seed=-1), InputError,
+     "seed:"),
+    ("causal clusters 1e9 saves", lambda: _clouds().causal_clusters([64.0], tokens=4, saves=10**9), ResourceError,
+     "saves:"),
+    # kinetic Ising
+    ("kinetic ising steps=True", lambda: _ki().kinetic_ising_mean_field(*_sk(), steps=True), InputError, "steps:"),
+    ("kinetic ising steps 1e12", lambda: _ki().kinetic_ising_mean_field(*_sk(), steps=10**12), InputError,
+     "steps: must be an integer in [1, 2,147,483,647]"),
+    ("kinetic ising steps 1e9", lambda: _ki().kinetic_ising_mean_field(*_sk(), steps=10**9), ResourceError,
+     "steps:"),
+    ("kinetic ising fields text", lambda: _ki().kinetic_ising_mean_field("x", _sk()[1], steps=3), InputError, "H:"),
+    ("kinetic ising no spins", lambda: _ki().kinetic_ising_mean_field(np.zeros(0), np.zeros((0, 0)), steps=3),
+     InputError, "H: must be a vector of fields (n,) with n >= 1"),
+    ("kinetic ising NaN field", lambda: _ki().kinetic_ising_mean_field(np.array([np.nan, 0.0]), np.zeros((2, 2)),
+                                                                       steps=3), InputError, "H: the fields"),
+    ("kinetic ising m0 NaN", lambda: _ki().kinetic_ising_mean_field(*_sk(), steps=3, m0=np.full(4, np.nan)),
+     InputError, "m0:"),
+    ("kinetic ising method list", lambda: _ki().kinetic_ising_mean_field(*_sk(), steps=3, method=["tap"]),
+     InputError, "method:"),
+    ("kinetic ising 1e15 samples", lambda: _ki().kinetic_ising_sample(*_sk(), steps=3, samples=10**15), InputError,
+     "samples:"),
+    ("kinetic ising sample seed -1", lambda: _ki().kinetic_ising_sample(*_sk(), steps=3, samples=4, seed=-1),
+     InputError, "seed:"),
+    ("kinetic ising batch 0", lambda: _ki().kinetic_ising_sample(*_sk(), steps=3, samples=4, batch=0), InputError,
+     "batch:"),
+    ("kinetic ising exact steps 1e15", lambda: _ki().kinetic_ising_exact(*_sk(), steps=10**15), InputError,
+     "steps:"),
+    ("asymmetric SK beta NaN", lambda: _ki().asymmetric_sk(4, beta=float("nan")), InputError, "beta:"),
+    ("asymmetric SK 1e7 spins", lambda: _ki().asymmetric_sk(10**7), ResourceError, "n:"),
+    ("kinetic ising errors of lists", lambda: _ki().kinetic_ising_errors([1], [2]), InputError, "pred:"),
+    ("kinetic ising errors of other sizes", lambda: _ki().kinetic_ising_errors(
+        _ki().kinetic_ising_mean_field(*_sk(), steps=3), _ki().kinetic_ising_mean_field(*_sk(5), steps=3)),
+     InputError, "ref: has other spins"),
+    # diagram comparison and portraits: wrong types
+    ("compare tol text", lambda: _dmft()[0].compare_diagrams(_tiny(), _tiny(), tol="x"), InputError, "tol:"),
+    ("compare a list", lambda: _dmft()[0].compare_diagrams([1], _tiny()), InputError, "a: must be a dataset"),
+    ("compare a folder", lambda: _dmft()[0].compare_diagrams(_tiny(), _folder()), InputError,
+     "b: folder is a folder that is not a result store"),
+    ("compare regime codes of another version", lambda: _dmft()[0].compare_diagrams(
+        _tiny().assign(regime=_tiny().regime * 0 + 99), _tiny()), InputError, "a: holds regime codes"),
+    ("portraits of no sweep record", lambda: _dmft()[0].diagram_portraits(_tiny(), [1.0]), InputError,
+     "diagram: records no sweep"),
 ]
 
 
@@ -245,3 +333,69 @@ def test_save_window_follows_the_output_rules(tmp_path):
     with pytest.raises(OutputError, match="not a window file"):
         d.save_window(win, foreign, overwrite=True)
     assert foreign.read_text() == '{"mine": 1}'
+
+
+@pytest.fixture(scope="module")
+def diagrams():
+    """Two tiny bifurcation diagrams of the default network on one grid: a, and b of another schedule."""
+    import attnphys.dmft as d
+
+    grid = {"beta_o": [0.0, 1.5, 3.0]}
+    a = d.bifurcation(d.DMFTConfig(), grid, steps=30, transient=10, n_orbit=20, exponents=1)
+    b = d.bifurcation(d.DMFTConfig(), grid, steps=40, transient=20, n_orbit=20, exponents=1)
+    return a, b
+
+
+def test_portraits_of_a_cut_diagram_read_the_chosen_point(diagrams):
+    """A dataset cut from a diagram keeps the whole grid in its sweep record: the stored values of a point
+    are those at its parameter values (they were those of the record's index, another point), and a point
+    the cut lacks is refused, naming the diagram."""
+    import attnphys.dmft as d
+
+    a = diagrams[0]
+    full = d.diagram_portraits(a, [1.5], keep=1)
+    cut = d.diagram_portraits(a.isel(beta_o=[1, 2]), [1.5], keep=1)
+    np.testing.assert_array_equal(cut.stored_exponents.values, full.stored_exponents.values)
+    np.testing.assert_array_equal(cut.stored_exponents.values[0], a.exponents.sel(beta_o=1.5).values)
+    with pytest.raises(InputError, match="diagram: holds no stored point"):
+        d.diagram_portraits(a.isel(beta_o=[0, 2]), [1.5], keep=1)
+
+
+@pytest.mark.parametrize(
+    "values, fragment",
+    [
+        (None, "must be a list of points"),
+        ("abc", "must be a list of points"),
+        ({"beta_o": 1.5}, "list of points"),
+        ([[1.5, 2.0]], "each point needs 1 value"),
+        ([float("nan")], "is not a finite value"),
+        (["x"], "a number"),
+    ],
+)
+def test_portraits_values_of_a_wrong_kind(diagrams, values, fragment):
+    import attnphys.dmft as d
+
+    with pytest.raises(InputError, match="values: ") as e:
+        d.diagram_portraits(diagrams[0], values)
+    assert fragment in str(e.value)
+
+
+@pytest.mark.parametrize("keep, record", [(2.5, ("mo_se",)), (True, ("mo_se",)), ("3", ("mo_se",)), (None, 3)])
+def test_portraits_keep_and_record_of_a_wrong_kind(diagrams, keep, record):
+    import attnphys.dmft as d
+
+    with pytest.raises(InputError, match="keep: |record: "):
+        d.diagram_portraits(diagrams[0], [1.5], keep=keep, record=record)
+
+
+def test_compare_names_the_run_options_that_differ(diagrams):
+    """Diagrams of the same configuration run with other schedules were reported as of 'the same'
+    configuration: the run options that differ are listed beside the configuration's."""
+    import json
+
+    import attnphys.dmft as d
+
+    ds = d.compare_diagrams(*diagrams)
+    assert json.loads(ds.attrs["config_changes"]) == {}
+    assert json.loads(ds.attrs["run_changes"]) == {"steps": [30, 40], "transient": [10, 20]}
+    assert json.loads(d.compare_diagrams(diagrams[0], diagrams[0]).attrs["run_changes"]) == {}

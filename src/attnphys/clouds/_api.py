@@ -24,6 +24,15 @@ ENSEMBLE_NAMES = ("gaussian", "goe", "pm_kq")
 """The ensembles of random weights (:data:`attnphys.clouds.ENSEMBLES`) by name."""
 
 
+def _fits(terms: dict[str, tuple[str, float]]) -> None:
+    """Refuse, before anything is built, arrays that cannot fit: ``terms`` maps each Python argument to (what
+    it sets, bytes); the largest is named (the commands make the same check naming their options)."""
+    from attnphys.errors import check_fits
+
+    name, (what, _) = max(terms.items(), key=lambda kv: kv[1][1])
+    check_fits(float(sum(b for _, b in terms.values())), f"{what}, with the other arrays,", f"lower `{name}`", name)
+
+
 @takes(LayersOptions)
 def iterate_layers(init: Literal["gaussian", "sphere", "mixture"] = OPTION, *, options: LayersOptions) -> xr.Dataset:
     """A token cloud through ``layers`` post-norm blocks X ← N(X + α A(X)) (theory: docs/theory/clouds.md §2),
@@ -66,6 +75,23 @@ def iterate_layers(init: Literal["gaussian", "sphere", "mixture"] = OPTION, *, o
     mlp, stats_every, snapshots, seed, progress = o.mlp, o.stats_every, o.snapshots, o.seed, o.progress
     if ensemble not in ENSEMBLES:
         raise InputError(f"unknown ensemble {ensemble!r}; choose one of {', '.join(ENSEMBLES)}", "ensemble")
+    untied = bool(heads and resample_every)
+    draws = -(-layers // resample_every) if untied else 1
+    rows = layers // stats_every + 2
+    _fits(  # the same terms as the command's check (clouds/jobs.py), naming the Python arguments
+        {
+            "tokens": (f"{tokens} tokens (attention matrices of tokens² entries)", 24.0 * max(heads, 1) * tokens**2),
+            "dim": (
+                f"{tokens} tokens in {dim} dimensions (and the cloud's D × D covariance)",
+                32.0 * tokens * dim + 24.0 * dim * dim,
+            ),
+            "layers": (
+                f"{layers} layers (weights of {draws} draw(s), statistics of {rows} layers)",
+                8.0 * (2 * (layers * untied + draws) * heads * dim * dim + 64 * rows),
+            ),
+            "snapshots": (f"{len(snapshots)} snapshots of {tokens}×{dim} tokens", 8.0 * len(snapshots) * tokens * dim),
+        }
+    )
     X0 = initial_cloud(init, tokens, dim, seed)
     D, H = dim, heads
     net = random_mlp(jax.random.PRNGKey(seed + 2), D, dtype=X0.dtype) if mlp == "random" else None
@@ -186,6 +212,16 @@ def particle_flow(dynamics: Literal["sa", "usa", "sinkhorn"] = OPTION, *, option
     residual, causal, heads, weights, init, keep_cloud = o.residual, o.causal, o.heads, o.weights, o.init, o.keep_cloud
     rtol, atol, solver, pair_tol, cluster_delta = o.rtol, o.atol, o.solver, o.pair_tol, o.cluster_delta
     seed, progress = o.seed, o.progress
+    _fits(
+        {
+            "tokens": (f"{tokens} tokens (attention matrices of tokens² entries)", 96.0 * heads * tokens**2),
+            "dim": (f"{tokens} tokens in {dim} dimensions", 128.0 * tokens * dim),
+            "saves": (
+                f"{saves} saved times of {tokens}×{dim} tokens",
+                16.0 * saves * tokens * dim * (1 if keep_cloud else 0) + 64.0 * saves,
+            ),
+        }
+    )
     if dynamics == "sinkhorn" and causal:
         raise InputError(
             "Sinkhorn attention with a causal mask is degenerate (the only lower-triangular doubly stochastic "

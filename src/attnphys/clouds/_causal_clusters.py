@@ -45,13 +45,14 @@ def renyi_centers(x, delta: float) -> np.ndarray:
         InputError: ``x`` not a finite (N, d) array with N ≥ 1, d ≥ 2 and non-zero rows, or ``delta`` out of
             range.
     """
-    X = np.asarray(x, dtype=float)
+    X = _reals(x, "x")
     if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 2 or not np.all(np.isfinite(X)):
         raise InputError(f"must be a finite (N, d) array with N >= 1 and d >= 2, got shape {X.shape}", "x")
     norms = np.linalg.norm(X, axis=1)
     if np.any(norms == 0):
         raise InputError("every token needs a direction; a row is zero", "x")
-    if not (np.isfinite(delta) and 0 < delta <= np.pi):
+    d = _reals(delta, "delta")
+    if d.ndim != 0 or not (np.isfinite(d) and 0 < d <= np.pi):
         raise InputError(f"must be an angle in (0, pi], got {delta!r}", "delta")
     U = X / norms[:, None]
     cos_min = np.cos(delta)
@@ -62,10 +63,28 @@ def renyi_centers(x, delta: float) -> np.ndarray:
     return np.asarray(kept, dtype=np.int64)
 
 
+def _reals(value, name: str) -> np.ndarray:
+    """``value`` as a float array, or an InputError naming ``name`` (text, booleans and objects refused)."""
+    try:
+        a = np.asarray(value)
+    except Exception:  # noqa: BLE001 - ragged lists and other objects
+        raise InputError(f"must be an array of numbers, got {type(value).__name__}", name) from None
+    if a.dtype.kind not in "iuf":
+        raise InputError(f"must be real numbers, got {a.dtype} values ({value!r:.60})", name)
+    return a.astype(float)
+
+
 def parking_mean(delta) -> np.ndarray:
     """Mean jammed number of Rényi centers of uniform tokens on the circle, c_R 2π/δ (theory:
-    docs/theory/particles.md §13.1); ``delta`` (...) in radians."""
-    return RENYI_CONSTANT * 2 * np.pi / np.asarray(delta, dtype=float)
+    docs/theory/particles.md §13.1); ``delta`` (...) in radians, each in (0, π].
+
+    Raises:
+        InputError: a ``delta`` that is not a number in (0, π] (the law is a count of centers at least δ apart)."""
+    d = _reals(delta, "delta")
+    bad = ~(np.isfinite(d) & (d > 0) & (d <= np.pi))
+    if np.any(bad):
+        raise InputError(f"must be angles in (0, pi], got {float(d[bad].flat[0])}", "delta")
+    return RENYI_CONSTANT * 2 * np.pi / d
 
 
 def _uniform_starts(key: jax.Array, samples: int, tokens: int, dim: int) -> jax.Array:
@@ -120,7 +139,9 @@ def causal_clusters(
     from attnphys.metadata import base_attrs
     from attnphys.progress import step_bar
 
-    b = check_betas(beta)
+    b = check_betas(_reals(beta, "beta"))
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**32:
+        raise InputError(f"must be an integer in [0, 2^32), got {seed!r}", "seed")
     for name, v, least in (("dim", dim, 2), ("tokens", tokens, 4), ("samples", samples, 2), ("run", run, 2)):
         check_int(v, least, name)
     check_int(saves, run + 1, "saves")
@@ -134,6 +155,13 @@ def causal_clusters(
             f"{deltas.max():.3g}: raise beta or lower delta_scale",
             "beta",
         )
+    from attnphys.errors import check_fits
+
+    # the saved flow of one β (samples, saves, tokens, dim) in float64, twice (the solver's and ours), and
+    # the counts over every β
+    need = 16.0 * samples * saves * tokens * dim + 8.0 * b.size * samples * saves
+    field = max((("saves", saves), ("samples", samples), ("tokens", tokens)), key=lambda kv: kv[1])[0]
+    check_fits(need, "the saved causal flows", "lower `saves`, `samples` or `tokens`", field)
     X0 = _uniform_starts(jax.random.PRNGKey(seed), samples, tokens, dim)
     starts = np.asarray(X0)
     ts = jnp.linspace(0.0, float(t_max), saves)

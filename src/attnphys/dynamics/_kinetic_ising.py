@@ -97,20 +97,54 @@ def _plefka2_t(H, J, m_p, C_p, D_p):
 _STEPS = {"naive": _naive, "tap": _tap, "plefka_t": _plefka_t, "plefka2_t": _plefka2_t}
 
 
-def _check(H, J, m0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+_MAX_INT = 2**31 - 1
+
+
+def _count(value, name: str, least: int) -> int:
+    """``value`` as a count in [least, 2³¹ − 1], or an InputError naming ``name`` (booleans and text refused)."""
+    if (
+        isinstance(value, (bool, np.bool_))
+        or not isinstance(value, (int, np.integer))
+        or not least <= value <= _MAX_INT
+    ):
+        raise InputError(f"must be an integer in [{least}, {_MAX_INT:,}], got {value!r}", name)
+    return int(value)
+
+
+def _numbers(value, name: str) -> np.ndarray:
+    """``value`` as a float64 array, or an InputError naming ``name`` (text, booleans, objects refused)."""
+    try:
+        a = np.asarray(value)
+    except Exception:  # noqa: BLE001 - ragged lists and other objects
+        raise InputError(f"must be an array of numbers, got {type(value).__name__}", name) from None
+    if a.dtype.kind not in "iuf":
+        raise InputError(f"must be an array of real numbers, got {a.dtype} values", name)
+    return a.astype(float)
+
+
+def _fits(steps: int, n: int, extra: float = 0.0, field: str = "steps") -> None:
+    """Refuse, before computing, results (m, C, D over every step: T (n + 2n²) float64) that cannot fit."""
+    from attnphys.errors import check_fits
+
+    check_fits(8.0 * steps * (n + 2 * n * n) + extra, "the moments over every step", f"lower `{field}`", field)
+
+
+def _check(H, J, m0, start: str = "m0") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if not jax.config.jax_enable_x64:  # pyright: ignore[reportAttributeAccessIssue]
         raise InputError("the kinetic-Ising methods compute in float64; enable x64 (CLI: without --no-x64)", "x64")
-    H = np.asarray(H, float)
-    J = np.asarray(J, float)
-    if H.ndim != 1:
-        raise InputError(f"must be a vector of fields (n,), got shape {H.shape}", "H")
+    H = _numbers(H, "H")
+    J = _numbers(J, "J")
+    if H.ndim != 1 or H.size < 1:
+        raise InputError(f"must be a vector of fields (n,) with n >= 1, got shape {H.shape}", "H")
     if J.shape != (H.size, H.size):
         raise InputError(f"must be a square (n, n) = ({H.size}, {H.size}) coupling matrix, got {J.shape}", "J")
-    if not (np.all(np.isfinite(H)) and np.all(np.isfinite(J))):
-        raise InputError("fields and couplings must be finite", "J")
-    m0 = np.ones(H.size) if m0 is None else np.asarray(m0, float)
-    if m0.shape != H.shape or np.any(np.abs(m0) > 1):
-        raise InputError(f"must be n = {H.size} magnetisations in [-1, 1]", "m0")
+    if not np.all(np.isfinite(H)):
+        raise InputError("the fields must be finite", "H")
+    if not np.all(np.isfinite(J)):
+        raise InputError("the couplings must be finite", "J")
+    m0 = np.ones(H.size) if m0 is None else _numbers(m0, start)
+    if m0.shape != H.shape or not np.all(np.abs(m0) <= 1):  # NaN fails too
+        raise InputError(f"must be n = {H.size} magnetisations in [-1, 1], got shape {m0.shape}", start)
     return H, J, m0
 
 
@@ -150,11 +184,11 @@ def kinetic_ising_mean_field(H, J, *, steps: int, method: str = "plefka2_t", m0=
     Raises:
         InputError: naming the argument.
     """
-    if method not in _STEPS:
+    if not isinstance(method, str) or method not in _STEPS:
         raise InputError(f"unknown method {method!r}; choose one of {sorted(_STEPS)}", "method")
-    if not isinstance(steps, (int, np.integer)) or steps < 1:
-        raise InputError(f"must be an integer >= 1, got {steps!r}", "steps")
+    steps = _count(steps, "steps", 1)
     H, J, m0 = _check(H, J, m0)
+    _fits(steps, H.size)
     step = _STEPS[method]
 
     def body(carry, _):
@@ -181,14 +215,17 @@ def kinetic_ising_sample(H, J, *, steps: int, samples: int, seed: int = 0, s0=No
     Returns:
         Dataset with ``m``, ``m_se`` (step, spin), ``C`` and ``D`` (step, spin, spin_b), steps 1…T.
     """
-    if not isinstance(samples, (int, np.integer)) or samples < 2:
-        raise InputError(f"must be an integer >= 2, got {samples!r}", "samples")
-    if not isinstance(steps, (int, np.integer)) or steps < 1:
-        raise InputError(f"must be an integer >= 1, got {steps!r}", "steps")
-    H, J, m0 = _check(H, J, s0)
+    samples = _count(samples, "samples", 2)
+    steps = _count(steps, "steps", 1)
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**32:
+        raise InputError(f"must be an integer in [0, 2^32), got {seed!r}", "seed")
+    batch = _count(batch, "batch", 1)
+    H, J, m0 = _check(H, J, s0, "s0")
     if s0 is not None and not np.all(np.abs(m0) == 1):
         raise InputError("must be a configuration of +1 and -1", "s0")
     n = H.size
+    # the moments of every step, twice (a batch's and the running sum), and a batch's spins and draws per step
+    _fits(steps, n, 8.0 * steps * (n + 2 * n * n) + 16.0 * steps * batch * n)
     Hj, Jj = jnp.asarray(H), jnp.asarray(J)
 
     @jax.jit
@@ -233,12 +270,12 @@ def kinetic_ising_exact(H, J, *, steps: int, s0=None) -> xr.Dataset:
     Returns:
         Dataset with ``m`` (step, spin), ``C`` and ``D`` (step, spin, spin_b), steps 1…T.
     """
-    if not isinstance(steps, (int, np.integer)) or steps < 1:
-        raise InputError(f"must be an integer >= 1, got {steps!r}", "steps")
-    H, J, m0 = _check(H, J, s0)
+    steps = _count(steps, "steps", 1)
+    H, J, m0 = _check(H, J, s0, "s0")
     n = H.size
     if n > 14:
         raise InputError(f"exact enumeration of 2^n configurations is for n <= 14, got n = {n}", "H")
+    _fits(steps, n)
     if s0 is not None and not np.all(np.abs(m0) == 1):
         raise InputError("must be a configuration of +1 and -1", "s0")
     S = 1.0 - 2.0 * ((np.arange(2**n)[:, None] >> np.arange(n)[None, :]) & 1)  # (2ⁿ, n) configurations
@@ -262,8 +299,19 @@ def asymmetric_sk(n: int, *, beta: float = 1.0, j0: float = 1.0, js: float = 0.1
     """Fields and couplings of the asymmetric Sherrington–Kirkpatrick benchmark of kinetic mean-field methods:
     J_ij = β (j0/n + js ξ_ij/√n) with independent standard normal ξ (J_ij and J_ji independent), H_i = β h0 u_i
     with u_i uniform on [−1, 1] (theory: docs/theory/dynamics.md §12, docs/theory/fluctuations.md §6). Returns (H (n,), J (n, n))."""
-    if not isinstance(n, (int, np.integer)) or n < 2:
-        raise InputError(f"must be an integer >= 2, got {n!r}", "n")
+    n = _count(n, "n", 2)
+    for name, v in (("beta", beta), ("j0", j0), ("js", js), ("h0", h0)):
+        if (
+            isinstance(v, (bool, np.bool_))
+            or not isinstance(v, (int, float, np.integer, np.floating))
+            or not np.isfinite(v)
+        ):
+            raise InputError(f"must be a finite number, got {v!r}", name)
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InputError(f"must be an integer >= 0, got {seed!r}", "seed")
+    from attnphys.errors import check_fits
+
+    check_fits(16.0 * n * n, "the couplings (n, n) in float64", "lower `n`", "n")
     rng = np.random.default_rng(seed)
     H = beta * h0 * (2 * rng.random(n) - 1)
     J = beta * (j0 / n + js * rng.standard_normal((n, n)) / np.sqrt(n))
@@ -273,7 +321,21 @@ def asymmetric_sk(n: int, *, beta: float = 1.0, j0: float = 1.0, js: float = 0.1
 def kinetic_ising_errors(pred: xr.Dataset, ref: xr.Dataset) -> xr.Dataset:
     """Mean squared errors of a method's moments against a reference over spins (and spin pairs, the diagonal
     of C included): ``error_m``, ``error_C``, ``error_D`` per step, and their means over steps as attributes
-    (theory: docs/theory/dynamics.md §12)."""
+    (theory: docs/theory/dynamics.md §12).
+
+    Raises:
+        InputError: ``pred`` or ``ref`` is not a dataset of moments (``m``, ``C``, ``D``), or the two differ in
+            their steps or spins (naming ``ref``)."""
+    for name, ds in (("pred", pred), ("ref", ref)):
+        if not isinstance(ds, xr.Dataset) or any(k not in ds for k in ("m", "C", "D")):
+            raise InputError("must be a dataset of moments m, C and D (a result of the kinetic-Ising functions)", name)
+    for dim in ("step", "spin"):
+        a, b = np.asarray(pred[dim].values), np.asarray(ref[dim].values)
+        if a.shape != b.shape or not np.array_equal(a, b):
+            raise InputError(
+                f"has other {dim}s than pred ({b.size} from {b[:1].tolist()} against {a.size} from {a[:1].tolist()})",
+                "ref",
+            )
     out = xr.Dataset(
         {
             "error_m": ((pred.m - ref.m) ** 2).mean("spin"),

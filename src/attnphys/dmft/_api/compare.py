@@ -20,11 +20,21 @@ _GRID_RTOL = 1e-9
 _NOT_GRID = {"exponent", "sample", "feature", "pair", "crossing", "window", "component"}
 
 
-def _open(d: xr.Dataset | str | Path, name: str) -> tuple[xr.Dataset, str]:
+def open_diagram(d: xr.Dataset | str | Path, name: str) -> tuple[xr.Dataset, str]:
+    """The dataset ``d`` or the result stored at the path ``d``, and where it came from; an InputError naming
+    ``name`` for another type, nothing there, a folder or file that is no result store. A store that is
+    incomplete or damaged raises :func:`attnphys.io.load`'s errors (they say how to repair it)."""
     if isinstance(d, xr.Dataset):
         return d, "<memory>"
+    if not isinstance(d, (str, Path)):
+        raise InputError(f"must be a dataset or the path of a stored diagram, not {type(d).__name__}", name)
     from attnphys.io import load
 
+    p = Path(d)
+    if p.is_dir() and not any((p / m).exists() for m in ("zarr.json", ".zgroup", ".zattrs")):
+        raise InputError(f"{p} is a folder that is not a result store", name)
+    if p.exists() and not p.is_dir() and p.suffix != ".nc":
+        raise InputError(f"{p} is a file, not a result store (a .zarr folder or a .nc file)", name)
     try:
         return load(d), str(d)
     except FileNotFoundError as e:
@@ -96,6 +106,37 @@ def _config_changes(a: xr.Dataset, b: xr.Dataset) -> dict[str, list]:
     return {k: [fa.get(k), fb.get(k)] for k in sorted(set(fa) | set(fb)) if fa.get(k) != fb.get(k)}
 
 
+_NOT_RUN = {"config", "kind", "point_starts"}
+
+
+def _run_changes(a: xr.Dataset, b: xr.Dataset) -> dict[str, list]:
+    """The options of the runs that differ beyond the configuration: the schedule (``steps``, ``transient``,
+    ``n_orbit``), the start, the classifier's options, the number of exponents, the seeds (``base_seed``,
+    ``point_starts``) and the precision (``x64``); a diagram without a sweep record lists ``sweep``."""
+
+    def flat(ds: xr.Dataset) -> dict | None:
+        try:
+            sw = json.loads(str(ds.attrs["sweep"]))
+            task = dict(sw["task"])
+        except (KeyError, ValueError, TypeError):
+            return None
+        out = {k: v for k, v in task.items() if k not in _NOT_RUN}
+        out["point_starts"] = json.dumps(task.get("point_starts"), sort_keys=True)
+        out["base_seed"] = sw.get("base_seed")
+        out["x64"] = ds.attrs.get("x64")
+        return out
+
+    fa, fb = flat(a), flat(b)
+    if fa is None or fb is None:
+        return {} if fa is None and fb is None else {"sweep": [fa is not None, fb is not None]}
+    diff = {}
+    for k in sorted(set(fa) | set(fb)):
+        va, vb = fa.get(k), fb.get(k)
+        if va != vb:
+            diff[k] = ["differs", "differs"] if k == "point_starts" else [va, vb]
+    return diff
+
+
 def compare_diagrams(
     a: xr.Dataset | str | Path,
     b: xr.Dataset | str | Path,
@@ -126,19 +167,24 @@ def compare_diagrams(
         ``lambda1_b``, ``d_lambda1``; ``d_exponents`` (…, exponent) over the exponents both hold;
         ``transitions`` (regime_from, regime_to): the number of points going from each regime to each;
         attributes ``store_a``, ``store_b``, ``config_a``, ``config_b``, ``config_changes`` (JSON
-        ``{field: [a, b]}``), ``tol``, ``max_abs_d_lambda1`` and ``changes`` (JSON counts per code).
+        ``{field: [a, b]}``), ``run_changes`` (JSON ``{option: [a, b]}``: the options of the runs beyond the
+        configuration that differ, e.g. ``steps``, ``transient``, ``n_orbit``, ``start``, ``base_seed``,
+        ``x64``; a regime change between diagrams of other schedules may be the schedule's), ``tol``,
+        ``max_abs_d_lambda1`` and ``changes`` (JSON counts per code).
 
     Raises:
-        InputError: ``tol`` is negative or not finite; either input is not an orbit diagram (naming ``a`` or
-            ``b``); the grids differ (naming the axis and the first differing value).
+        InputError: ``tol`` is not a number ≥ 0; either input is not a dataset or path of an orbit diagram
+            (naming ``a`` or ``b``); the grids differ (naming the axis and the first differing value).
     """
     from attnphys.dynamics.classify import CLASSIFY_ATTRS, REGIME_ATTRS, REGIMES
     from attnphys.metadata import base_attrs
 
+    if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, (int, float, np.integer, np.floating)):
+        raise InputError(f"must be a finite number ≥ 0, not {tol!r}", "tol")
     if not np.isfinite(tol) or tol < 0:
         raise InputError(f"must be a finite number ≥ 0, not {tol}", "tol")
-    da, where_a = _open(a, "a")
-    db, where_b = _open(b, "b")
+    da, where_a = open_diagram(a, "a")
+    db, where_b = open_diagram(b, "b")
     grid = _check_grids(da, db)
     coords = {d: da[d].values for d in grid}
 
@@ -147,6 +193,9 @@ def compare_diagrams(
 
     reg_a, reg_b = on_grid(da["regime"]).astype(np.int8), on_grid(db["regime"]).astype(np.int8)
     per_a, per_b = on_grid(da["period"]).astype(np.int64), on_grid(db["period"]).astype(np.int64)
+    for name, reg in (("a", reg_a), ("b", reg_b)):
+        if np.any((reg < -1) | (reg >= len(REGIMES))):
+            raise InputError(f"holds regime codes outside -1…{len(REGIMES) - 1} (not a diagram of this version?)", name)
     ea, eb = on_grid(_exponents(da)).astype(float), on_grid(_exponents(db)).astype(float)
     k = min(ea.shape[-1], eb.shape[-1])
     d_exp = _difference(ea[..., :k], eb[..., :k])
@@ -201,6 +250,7 @@ def compare_diagrams(
             config_a=str(da.attrs.get("config", "")),
             config_b=str(db.attrs.get("config", "")),
             config_changes=_config_changes(da, db),
+            run_changes=_run_changes(da, db),
             tol=float(tol),
             max_abs_d_lambda1=max_d,
             changes=counts,

@@ -5,8 +5,9 @@ docs/theory/dmft.md §7.7)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import xarray as xr
@@ -14,17 +15,6 @@ import xarray as xr
 from attnphys.errors import InputError
 
 _GRID_RTOL = 1e-9
-
-
-def _open(diagram: xr.Dataset | str | Path) -> tuple[xr.Dataset, str]:
-    if isinstance(diagram, xr.Dataset):
-        return diagram, "<memory>"
-    from attnphys.io import load
-
-    try:
-        return load(diagram), str(diagram)
-    except FileNotFoundError as e:
-        raise InputError(str(e), "diagram") from None
 
 
 def _sweep_of(ds: xr.Dataset):
@@ -57,13 +47,22 @@ def _indices(grid, at: Sequence) -> list[int]:
     names = [a.name for a in grid.axes]
     out = []
     for item in at:
-        point = tuple(np.atleast_1d(np.asarray(item, dtype=float)))
+        try:
+            if isinstance(item, (str, bytes, bool, np.bool_)):
+                raise TypeError
+            point = tuple(float(v) for v in np.atleast_1d(np.asarray(item, dtype=float)).ravel())
+        except (TypeError, ValueError):
+            raise InputError(
+                f"each point must be a number or a tuple of numbers (one per axis {names}), got {item!r:.60}", "values"
+            ) from None
         if len(point) != len(names):
             raise InputError(
                 f"each point needs {len(names)} value(s), one per axis {names}; got {list(point)}", "values"
             )
         index = []
         for name, v, axis in zip(names, point, grid.axes):
+            if not np.isfinite(v):
+                raise InputError(f"{name} = {v} is not a finite value (a point of the diagram's grid)", "values")
             vals = np.asarray(axis.values, dtype=float)
             hit = np.flatnonzero(np.isclose(vals, v, rtol=_GRID_RTOL, atol=0.0))
             if hit.size == 0:
@@ -75,6 +74,31 @@ def _indices(grid, at: Sequence) -> list[int]:
                 )
             index.append(int(hit[0]))
         out.append(int(np.ravel_multi_index(tuple(index), tuple(len(a.values) for a in grid.axes))))
+    return out
+
+
+def _stored_points(ds: xr.Dataset, names: list[str], grid, flat: list[int], shape: tuple[int, ...]) -> dict:
+    """The stored values of each chosen point, selected by its parameter values in the dataset's own
+    coordinates (a dataset cut from the diagram keeps the full grid in its ``sweep`` record, so an index of
+    that grid may name another point of the cut); an InputError naming ``diagram`` where a point is not in
+    the dataset."""
+    out = {}
+    for i in flat:
+        where = {}
+        for d, j in enumerate(np.unravel_index(i, shape)):
+            name, v = names[d], float(grid.axes[d].values[j])
+            if name not in ds.dims or name not in ds.coords:
+                raise InputError(f"has no axis {name} (its sweep record has one)", "diagram")
+            vals = np.asarray(ds[name].values, dtype=float)
+            hit = np.flatnonzero(np.isclose(vals, v, rtol=_GRID_RTOL, atol=0.0))
+            if hit.size != 1:
+                raise InputError(
+                    f"holds {'no' if hit.size == 0 else 'several'} stored point(s) at {name} = {v:g} although its "
+                    "sweep record has it (a dataset cut from the diagram?)",
+                    "diagram",
+                )
+            where[name] = int(hit[0])
+        out[i] = ds.isel(where)
     return out
 
 
@@ -119,27 +143,41 @@ def diagram_portraits(
             ``keep``.
     """
     from attnphys.dmft import trajectories
+    from attnphys.dmft._api.compare import open_diagram
     from attnphys.dmft.observables import observable_names
     from attnphys.metadata import base_attrs
     from attnphys.progress import progress_bar
 
-    ds, where = _open(diagram)
+    ds, where = open_diagram(diagram, "diagram")
     task, grid, base_seed = _sweep_of(ds)
-    if isinstance(values, (int, float)):
-        values = [values]
-    if len(values) == 0:
+    points: Any = values
+    if isinstance(points, (int, float, np.integer, np.floating)) and not isinstance(points, (bool, np.bool_)):
+        points = [points]
+    if isinstance(points, np.ndarray):
+        points = list(points)
+    if isinstance(points, (str, bytes, Mapping)) or not isinstance(points, Sequence):
+        raise InputError(
+            f"must be a list of points (numbers, or tuples of a value per axis), not {type(values).__name__}", "values"
+        )
+    if len(points) == 0:
         raise InputError("give at least one point", "values")
+    if isinstance(record, str):
+        record = (record,)
+    if not isinstance(record, Sequence) or not all(isinstance(r, str) for r in record):
+        raise InputError(f"must be a list of observable names, not {record!r:.60}", "record")
     unknown = [r for r in record if r not in observable_names()]
     if unknown or not record:
         raise InputError(f"unknown observable(s) {unknown}; known: {', '.join(observable_names())}", "record")
     recorded = task.steps - task.transient
+    if keep is not None and (isinstance(keep, (bool, np.bool_)) or not isinstance(keep, (int, np.integer))):
+        raise InputError(f"must be an integer number of steps, not {keep!r}", "keep")
     if keep is not None and not 1 <= keep <= recorded:
         raise InputError(f"must be between 1 and the recorded steps {recorded}, not {keep}", "keep")
     keep = recorded if keep is None else keep
-    flat = _indices(grid, values)
+    flat = _indices(grid, points)
     names = [a.name for a in grid.axes]
     shape = tuple(len(a.values) for a in grid.axes)
-    stored = ds.stack(_point=names) if len(names) > 1 else ds.rename({names[0]: "_point"})
+    stored = _stored_points(ds, names, grid, flat, shape)
 
     rows: list[dict[str, np.ndarray]] = []
     series: dict[str, list[np.ndarray]] = {r: [] for r in record}
@@ -157,7 +195,7 @@ def diagram_portraits(
             )
             for r in record:
                 series[r].append(np.asarray(tr[r].transpose("step", ...).values)[-keep:])
-            s = stored.isel(_point=i)
+            s = stored[i]
             row = {k: np.asarray(rerun[k])[0] for k in ("regime", "period")}
             row["exponents"] = np.asarray(rerun.get("exponents", rerun["lambda1"][:, None]))[0]
             row["stored_exponents"] = np.asarray(s["exponents"].values if "exponents" in s else [s["lambda1"].item()])

@@ -36,6 +36,7 @@ class CompareDiagramsJob(AbstractJob):
             p = Path(getattr(self, name))
             if not p.exists():
                 raise InputError(f"no diagram at {p}", name)
+            _check_store(p, name)
         if Path(self.out).resolve() in (Path(self.first).resolve(), Path(self.second).resolve()):
             raise InputError("must not be one of the compared diagrams", "out")
 
@@ -50,9 +51,11 @@ class CompareDiagramsJob(AbstractJob):
         paths = [self.write_result(ds, self.out)]
         counts = json.loads(ds.attrs["changes"])
         diff = json.loads(ds.attrs["config_changes"])
+        run = json.loads(ds.attrs["run_changes"])
         rows = {
             "grid": ", ".join(f"{d} ({ds.sizes[d]})" for d in ds["change"].dims),
             "configuration": "; ".join(f"{k}: {a} → {b}" for k, (a, b) in diff.items()) or "the same",
+            "run options": "; ".join(f"{k}: {a} → {b}" for k, (a, b) in run.items()) or "the same",
             "changes": ", ".join(f"{k}: {v}" for k, v in counts.items()),
             "max |Δλ₁|": f"{ds.attrs['max_abs_d_lambda1']:.4g}",
         }
@@ -64,6 +67,14 @@ class CompareDiagramsJob(AbstractJob):
 
             paths.append(save_figure(compare_diagrams_figure(ds), self.plot))
         return Report(f"diagram comparison → {self.out}", rows, paths, ds)
+
+
+def _check_store(p: Path, name: str) -> None:
+    """A folder or file at ``p`` that is no result store is refused naming the argument, before any work."""
+    if p.is_dir() and not any((p / m).exists() for m in ("zarr.json", ".zgroup", ".zattrs")):
+        raise InputError(f"{p} is a folder that is not a result store", name)
+    if not p.is_dir() and p.suffix != ".nc":
+        raise InputError(f"{p} is a file, not a result store (a .zarr folder or a .nc file)", name)
 
 
 def _points(text: str) -> list[tuple[float, ...]]:
@@ -98,6 +109,7 @@ class PortraitsJob(AbstractJob):
     def inputs_check(self) -> None:
         if not Path(self.diagram).exists():
             raise InputError(f"no diagram at {self.diagram}", "diagram")
+        _check_store(Path(self.diagram), "diagram")
         if Path(self.out).resolve() == Path(self.diagram).resolve():
             raise InputError("must not be the diagram", "out")
         if not _points(self.at):

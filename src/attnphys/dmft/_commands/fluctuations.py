@@ -111,6 +111,11 @@ class FluctuationsJob(ModelOptions):
                 "the stationary prediction starts on the attractor already; drop --start-step", "--start-step"
             )
         self.sizes()
+        from attnphys.errors import check_fits
+
+        # the prediction keeps mean, bias and covariance of every record at every step (about 1 KiB a step
+        # for the paper's network) and its tangent propagation as much again, before anything is written
+        check_fits(2048.0 * self.steps, f"the predicted moments of {self.steps:,} steps", "lower --steps", "--steps")
 
     def execute(self, progress: bool = True) -> Report:
         t0 = time.perf_counter()
