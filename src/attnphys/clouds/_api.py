@@ -110,7 +110,7 @@ def iterate_layers(init: Literal["gaussian", "sphere", "mixture"] = OPTION, *, o
         layer = standard_layer(
             norm, beta=beta, alpha=alpha, W=W, Wv=Wv, attention=attention, residual=residual, mlp=net
         )
-    options = dict(
+    attrs = dict(
         init=init,
         dim=D,
         tokens=tokens,
@@ -128,7 +128,7 @@ def iterate_layers(init: Literal["gaussian", "sphere", "mixture"] = OPTION, *, o
         title=f"{init} cloud, N={tokens}, D={D}, norm={norm}, β={beta}, α={alpha}",
     )
     try:
-        return run_cloud(X0, layer, layers, stats_every, list(snapshots), seed=seed, progress=progress, attrs=options)
+        return run_cloud(X0, layer, layers, stats_every, list(snapshots), seed=seed, progress=progress, attrs=attrs)
     except FloatingPointError as e:
         raise InputError(f"{e} (β={beta}, α={alpha}); lower beta or alpha, or use a normalization") from e
 

@@ -140,6 +140,8 @@ def causal_clusters(
     from attnphys.progress import step_bar
 
     b = check_betas(_reals(beta, "beta"))
+    if np.unique(b).size != b.size:
+        raise InputError(f"values must differ (each is one coordinate of the result), got {b.tolist()}", "beta")
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**32:
         raise InputError(f"must be an integer in [0, 2^32), got {seed!r}", "seed")
     for name, v, least in (("dim", dim, 2), ("tokens", tokens, 4), ("samples", samples, 2), ("run", run, 2)):
