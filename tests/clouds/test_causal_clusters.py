@@ -64,6 +64,7 @@ def test_causal_first_plateau_matches_the_renyi_count():
         (dict(beta=0.0), "beta"),
         (dict(beta=[1.0, float("nan")]), "beta"),
         (dict(beta=1.0), "beta"),  # δ = 4 > π
+        (dict(beta=[64.0, 64.0]), "beta"),
         (dict(beta=64.0, tokens=3), "tokens"),
         (dict(beta=64.0, samples=1), "samples"),
         (dict(beta=64.0, saves=5, run=5), "saves"),
