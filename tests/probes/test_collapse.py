@@ -180,3 +180,22 @@ def test_the_length_claim_fails_at_random_initialisation_and_in_its_control(kind
         assert np.isfinite(ds[f"{prefix}claim_p"].sel(claim="collapse_shape").values[-1])
     text = report(ds, summary(ds), [])
     assert "## Claim: the cosine collapse through the layers" in text and "## Claim: each head's effective β" in text
+
+
+@pytest.mark.slow
+def test_minilm_separates_from_its_random_control():
+    """MiniLM on the built-in corpus: its heads' β grows with log n in some layer, its random control's in
+    none; its cosine collapse is exponential in depth (Post-LN), its random control's is not
+    (docs/theory/probes.md §7.3)."""
+    from attnphys.probes import load_model
+    from attnphys.probes.controls import control_model
+
+    model, tok = load_model("minilm")
+    claims = {name: CLAIMS[name] for name in ("collapse_shape", "beta_grows_with_length")}
+    out = {}
+    for kind, m in (("trained", model), ("random", control_model(model, "random", 0))):
+        cap = capture(m, tok, builtin_corpus())
+        out[kind] = evaluate_claims(Evidence(cap, {}, {}, {}, {}, "no_sinks", ~cap.sinks, 0), claims)
+    assert predicted_law(cap) == "exponential"
+    assert out["trained"]["supported"][0, -1] and not out["random"]["supported"][0, -1]
+    assert out["trained"]["supported"][1].any() and not out["random"]["supported"][1].any()
