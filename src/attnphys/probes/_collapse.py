@@ -52,7 +52,7 @@ def _profile_stages(cap: Capture) -> list[tuple[int, str]]:
 
 
 def cosine_profile(cap: Capture, keep: np.ndarray | None = None) -> np.ndarray:
-    """(S, L + 1) mean pairwise cosine ρ_{s,ℓ} between the distinct tokens of sentence s among ``keep``
+    """(S, L + 1) mean pairwise cosine ρ_{s,ℓ} between the tokens of sentence s among ``keep``
     (T,) bool, in the residual stream entering layer ℓ (ℓ < L) and leaving the last layer (ℓ = L)
     (theory: docs/theory/probes.md §7.1):
 
