@@ -1,5 +1,6 @@
 """Type stub of the lazily loaded package: the one list of its public names."""
 
+from ._collapse import cosine_profile, decay_law_fit, length_betas, length_slopes, predicted_law
 from .adapters import ADAPTERS, AbstractAdapter, HeadWeights, adapter_for
 from .adapters._base import Rotary
 from .cache import activation_cache
@@ -45,4 +46,9 @@ __all__ = [
     "temperatures",
     "summary",
     "write_outputs",
+    "cosine_profile",
+    "decay_law_fit",
+    "length_betas",
+    "length_slopes",
+    "predicted_law",
 ]

@@ -8,6 +8,7 @@ import json
 import numpy as np
 import xarray as xr
 
+from attnphys.probes import _collapse  # noqa: F401  (registers its claims)
 from attnphys.probes.claims import CLAIMS, MLP_AFFINE_R2, claim_verdict
 from attnphys.probes.significance import ALPHA
 

@@ -17,7 +17,7 @@ from attnphys.clouds.stats import LONG_NAMES as STAT_LONG_NAMES
 from attnphys.clouds.stats import STATISTICS
 from attnphys.errors import InputError
 from attnphys.metadata import base_attrs
-from attnphys.probes import metrics
+from attnphys.probes import _collapse, metrics  # noqa: F401  (_collapse registers its claims)
 from attnphys.probes.capture import MAX_LENGTH, Capture, builtin_corpus, capture
 from attnphys.probes.claims import CLAIMS, Evidence, evaluate_claims
 from attnphys.probes.particle import temperature_variables
