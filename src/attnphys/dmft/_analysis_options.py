@@ -311,3 +311,50 @@ class ConvergeOptions(Progress, ConvergePoint):
     observable: str = Field("mo_se", description="Observable compared (attnphys.dmft.OBSERVABLES).")
 
     _observable = field_validator("observable")(classmethod(lambda cls, v: _check_observable(v)))
+
+
+class FluctuationsPoint(AnalysisOptions):
+    """The options the system-size expansion and its check share, exposed by ``dmft fluctuations`` (theory:
+    docs/theory/fluctuations.md §2–§5)."""
+
+    steps: int = Field(1000, ge=1, description="Loop steps.")
+    transient: int = Field(0, ge=0, description="Steps not kept (fewer than steps).")
+    start_step: int = Field(
+        0,
+        ge=0,
+        description="Start the expansion (and the paths) at this loop step from the mean-field state there "
+        "(0: from the first token).",
+    )
+
+
+class FluctuationsOptions(FluctuationsPoint):
+    """Every option of :func:`attnphys.dmft.fluctuations`."""
+
+    record: Sequence[str] | None = Field(
+        None, description="The observables predicted (default: every one of the registry the finite network has)."
+    )
+    stationary: bool = Field(
+        False,
+        description="Predict the stationary covariance and bias of the attractor's cycle (Lyapunov equation; not "
+        "with paths).",
+    )
+    tol: float = Field(1e-9, gt=0, description="Stationary mode: tolerance of the mean-field cycle's repetition.")
+    max_period: int = Field(4096, ge=1, description="Stationary mode: the longest cycle looked for (at least L).")
+
+
+class CompareFluctuationsPoint(FluctuationsPoint):
+    """The options of :func:`attnphys.dmft.compare_fluctuations` that ``dmft fluctuations --n`` exposes."""
+
+    paths: int = Field(1000, ge=2, description="Finite paths per size.")
+    seed: int = Field(0, ge=0, lt=2**32, description="Path p uses the key fold_in(PRNGKey(seed), p).")
+    threshold: float = Field(0.1, gt=0, description="Deviation from the mean field that counts as a separation.")
+
+
+class CompareFluctuationsOptions(Progress, CompareFluctuationsPoint):
+    """Every option of :func:`attnphys.dmft.compare_fluctuations`."""
+
+    record: Sequence[str] | None = Field(
+        None, description="The observables compared (default: every one of the registry the finite network has)."
+    )
+    tol: float = Field(1e-7, gt=0, description="Tolerance of the mean-field records' repetition (their period).")
+    level: float = Field(0.95, gt=0, lt=1, description="Confidence level of the intervals.")

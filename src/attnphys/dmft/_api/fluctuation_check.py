@@ -11,6 +11,8 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
+from attnphys._options import takes
+from attnphys.dmft._analysis_options import CompareFluctuationsOptions
 from attnphys.dmft._api.fluctuations import check_inputs, fluctuations, linear_noise_setup, predicted_horizon
 from attnphys.errors import InputError
 
@@ -72,21 +74,8 @@ def _paths_from(cfg, n: int, *, start_step: int, steps: int, paths: int, seed: i
     return out
 
 
-def compare_fluctuations(
-    cfg,
-    sizes: Sequence[int],
-    *,
-    paths: int = 1000,
-    steps: int = 1000,
-    transient: int = 0,
-    start_step: int = 0,
-    record: Sequence[str] | None = None,
-    seed: int = 0,
-    threshold: float = 0.1,
-    tol: float = 1e-7,
-    level: float = 0.95,
-    progress: bool = False,
-) -> xr.Dataset:
+@takes(CompareFluctuationsOptions)
+def compare_fluctuations(cfg, sizes: Sequence[int], *, options: CompareFluctuationsOptions) -> xr.Dataset:
     """The predicted fluctuations (:func:`fluctuations`, paths from the first token) beside the finite
     network's (:func:`~attnphys.dmft.finite_trajectories`, ``paths`` paths at every size), over the steps
     ``transient`` … ``steps`` − 1 (theory: docs/theory/fluctuations.md §5). With ``start_step`` > 0 both start at
@@ -123,6 +112,9 @@ def compare_fluctuations(
     from attnphys.dmft._api.finite import finite_trajectories
     from attnphys.dmft.finite import network_size
 
+    o = options
+    paths, steps, transient, start_step, record, seed = o.paths, o.steps, o.transient, o.start_step, o.record, o.seed
+    threshold, tol, level, progress = o.threshold, o.tol, o.level, o.progress
     names = check_inputs(cfg, steps, transient, record)
     ns = [int(n) for n in sizes]
     if not ns or len(set(ns)) != len(ns):

@@ -3,13 +3,13 @@ measured on the finite network (theory: docs/theory/fluctuations.md)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
+from attnphys._options import takes
+from attnphys.dmft._analysis_options import FluctuationsOptions
 from attnphys.errors import InputError
 
 LONG = {
@@ -52,17 +52,8 @@ def linear_noise_setup(cfg):
     return model, sc, ln.network_of(net)
 
 
-def fluctuations(
-    cfg,
-    *,
-    steps: int = 1000,
-    transient: int = 0,
-    record: Sequence[str] | None = None,
-    stationary: bool = False,
-    start_step: int = 0,
-    tol: float = 1e-9,
-    max_period: int = 4096,
-) -> xr.Dataset:
+@takes(FluctuationsOptions)
+def fluctuations(cfg, *, options: FluctuationsOptions) -> xr.Dataset:
     """The predicted mean, O(1/N) bias and covariance of the finite network's records, from the system-size
     (linear-noise) expansion around the mean-field orbit (theory: docs/theory/fluctuations.md §1–§3)::
 
@@ -105,6 +96,9 @@ def fluctuations(
     from attnphys.dmft import _linear_noise as ln
     from attnphys.metadata import base_attrs
 
+    o = options
+    steps, transient, record, stationary, start_step = o.steps, o.transient, o.record, o.stationary, o.start_step
+    tol, max_period = o.tol, o.max_period
     names = check_inputs(cfg, steps, transient, record)
     model, sc, net = linear_noise_setup(cfg)
     L, M = cfg.L, cfg.M

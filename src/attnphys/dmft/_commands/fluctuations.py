@@ -11,6 +11,7 @@ from typing import ClassVar
 import numpy as np
 from pydantic import Field, model_validator
 
+from attnphys.dmft._analysis_options import CompareFluctuationsPoint, FluctuationsOptions, FluctuationsPoint
 from attnphys.dmft._commands._options import ModelOptions, summary_dims
 from attnphys.dmft.config import check_schedule
 from attnphys.errors import InputError
@@ -18,7 +19,7 @@ from attnphys.jobs import IntValues, Report, register_job
 
 
 @register_job
-class FluctuationsJob(ModelOptions):
+class FluctuationsJob(ModelOptions, CompareFluctuationsPoint):
     """The system-size expansion around the mean-field orbit: predicted mean, O(1/N) bias and covariance of
     every record (one prediction for every N); with ``--n``, finite paths at those sizes beside it.
 
@@ -35,22 +36,10 @@ class FluctuationsJob(ModelOptions):
         None,
         description="Network sizes N to simulate beside the prediction (multiples of n_se; none: the prediction only).",
     )
-    paths: int = Field(1000, ge=2, description="Finite paths per size (with --n).")
-    steps: int = Field(1000, ge=1, description="Loop steps.")
-    transient: int = Field(0, ge=0, description="Steps not kept (fewer than --steps).")
-    start_step: int = Field(
-        0,
-        ge=0,
-        description="Start the expansion (and the paths) at this loop step from the mean-field state there "
-        "(0: from the first token).",
-    )
     stationary: bool = Field(
-        False,
-        description="Predict the stationary covariance and bias of the attractor's cycle (Lyapunov equation; "
-        "not with --n).",
+        FluctuationsOptions.default("stationary"),
+        description=FluctuationsOptions.model_fields["stationary"].description,
     )
-    threshold: float = Field(0.1, gt=0, description="Deviation from the mean field that counts as a separation.")
-    seed: int = Field(0, ge=0, lt=2**32, description="Path p uses the key fold_in(PRNGKey(seed), p).")
     out: Path = Field(Path("fluctuations.zarr"), description="Output store (.zarr or .nc).")
     plot: Path | None = Field(
         None, description="Figure (PNG): predicted spread, or with --n std and bias vs N and the separation steps."
@@ -82,20 +71,8 @@ class FluctuationsJob(ModelOptions):
 
         cfg = self.configuration()
         if self.n:
-            return compare_fluctuations(
-                cfg,
-                self.sizes(),
-                paths=self.paths,
-                steps=self.steps,
-                transient=self.transient,
-                start_step=self.start_step,
-                seed=self.seed,
-                threshold=self.threshold,
-                **kw,
-            )
-        return fluctuations(
-            cfg, steps=self.steps, transient=self.transient, stationary=self.stationary, start_step=self.start_step
-        )
+            return compare_fluctuations(cfg, self.sizes(), **self.options_of(CompareFluctuationsPoint), **kw)
+        return fluctuations(cfg, **self.options_of(FluctuationsPoint), stationary=self.stationary)
 
     def inputs_check(self) -> None:
         from attnphys.dmft.finite import check_finite_model
