@@ -32,7 +32,7 @@ import scipy.optimize
 import xarray as xr
 
 from attnphys.dynamics._census import CensusOptions, census, census_batch
-from attnphys.dynamics._tracks import set_distance
+from attnphys.dynamics._tracks import default_tol, set_distance
 from attnphys.dynamics.classify import REGIME_CODE
 from attnphys.dynamics.maps import AbstractMap
 from attnphys.dynamics.samplers import AbstractSampler, ExplicitSampler
@@ -255,10 +255,7 @@ def global_continuation(
     )
     P = int(ds.sizes["param"])
     if tol is None:
-        pts = ds["points"].values[ds["kind"].values >= 0].reshape(-1, ds.sizes["dim"])
-        pts = pts[np.all(np.isfinite(pts), axis=1)]
-        diam = float(np.linalg.norm(pts.max(axis=0) - pts.min(axis=0))) if pts.size else 0.0
-        tol = rel_tol * (diam if diam > 0 else 1.0)
+        tol = default_tol(ds["points"].values, ds["kind"].values, rel_tol)
     o = options if steps is None else options._replace(budget=int(steps))
     values = [_value(ds, 0)]
     ids = [np.arange(len(values[0]["kind"]))]
@@ -432,10 +429,7 @@ def continued_ids(
     lab = ds["label"].values
     B, A = kind.shape
     if tol is None:
-        valid = pts[kind >= 0].reshape(-1, pts.shape[-1])
-        valid = valid[np.all(np.isfinite(valid), axis=1)]
-        diam = float(np.linalg.norm(valid.max(axis=0) - valid.min(axis=0))) if valid.size else 0.0
-        tol = rel_tol * (diam if diam > 0 else 1.0)
+        tol = default_tol(pts, kind, rel_tol)
     ids = np.full((B, A), -1, np.int64)
     how = np.zeros((B, A), np.int8)
     dist = np.full((B, A), np.nan)

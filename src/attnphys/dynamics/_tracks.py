@@ -34,6 +34,16 @@ def _pointset(points: np.ndarray) -> np.ndarray:
     return points[np.all(np.isfinite(points), axis=-1)]
 
 
+def default_tol(points: np.ndarray, kind: np.ndarray, rel_tol: float) -> float:
+    """The matching tolerance when none is given: ``rel_tol`` times the diameter of every attractor point of
+    a census (``points`` (B, A, P, D), ``kind`` (B, A), −1 padding), or ``rel_tol`` when they span nothing
+    (theory: docs/theory/dynamics.md §8)."""
+    valid = points[kind >= 0].reshape(-1, points.shape[-1])
+    valid = valid[np.all(np.isfinite(valid), axis=1)]
+    diam = float(np.linalg.norm(valid.max(axis=0) - valid.min(axis=0))) if valid.size else 0.0
+    return rel_tol * (diam if diam > 0 else 1.0)
+
+
 def set_distance(X: np.ndarray, Y: np.ndarray, quantile: float = 0.9) -> float:
     """Symmetric quantile nearest-point distance between point sets X (n, D) and Y (m, D)
     (theory: docs/theory/dynamics.md §8); NaN rows are ignored; ∞ if either set is empty."""
@@ -111,10 +121,7 @@ def tracks(ds: xr.Dataset, *, tol: float | None = None, rel_tol: float = 0.1, qu
     frac = ds["basin_fraction"].values
     B, A = kind.shape
     if tol is None:
-        valid = pts[kind >= 0].reshape(-1, pts.shape[-1])
-        valid = valid[np.all(np.isfinite(valid), axis=1)]
-        diam = float(np.linalg.norm(valid.max(axis=0) - valid.min(axis=0))) if valid.size else 0.0
-        tol = rel_tol * (diam if diam > 0 else 1.0)
+        tol = default_tol(pts, kind, rel_tol)
     track = np.full((B, A), -1, np.int64)
     n_tracks = 0
     for a in range(A):
