@@ -44,6 +44,21 @@ def shape_of(x: Any, name: str) -> tuple[int, ...]:
         raise InputError("must be a rectangular array of numbers", name) from None
 
 
+def real_array(value: Any, name: str) -> np.ndarray:
+    """``value`` as a float64 array (any shape), refusing text, booleans, complex numbers and objects.
+
+    Raises:
+        InputError: naming ``name``.
+    """
+    try:
+        a = np.asarray(value)
+    except Exception:  # noqa: BLE001 - ragged lists and other objects
+        raise InputError(f"must be an array of numbers, got {type(value).__name__}", name) from None
+    if a.dtype.kind not in "iuf":
+        raise InputError(f"must be real numbers, got {a.dtype} values ({value!r:.60})", name)
+    return a.astype(float)
+
+
 def _dtype_kind(x: Any) -> str:
     dtype = getattr(x, "dtype", None)
     if dtype is None:

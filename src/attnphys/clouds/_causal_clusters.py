@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
+from attnphys._checks import real_array
 from attnphys.errors import InputError
 
 RENYI_CONSTANT = 0.7475979202534114
@@ -45,13 +46,13 @@ def renyi_centers(x, delta: float) -> np.ndarray:
         InputError: ``x`` not a finite (N, d) array with N ≥ 1, d ≥ 2 and non-zero rows, or ``delta`` out of
             range.
     """
-    X = _reals(x, "x")
+    X = real_array(x, "x")
     if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 2 or not np.all(np.isfinite(X)):
         raise InputError(f"must be a finite (N, d) array with N >= 1 and d >= 2, got shape {X.shape}", "x")
     norms = np.linalg.norm(X, axis=1)
     if np.any(norms == 0):
         raise InputError("every token needs a direction; a row is zero", "x")
-    d = _reals(delta, "delta")
+    d = real_array(delta, "delta")
     if d.ndim != 0 or not (np.isfinite(d) and 0 < d <= np.pi):
         raise InputError(f"must be an angle in (0, pi], got {delta!r}", "delta")
     U = X / norms[:, None]
@@ -63,24 +64,13 @@ def renyi_centers(x, delta: float) -> np.ndarray:
     return np.asarray(kept, dtype=np.int64)
 
 
-def _reals(value, name: str) -> np.ndarray:
-    """``value`` as a float array, or an InputError naming ``name`` (text, booleans and objects refused)."""
-    try:
-        a = np.asarray(value)
-    except Exception:  # noqa: BLE001 - ragged lists and other objects
-        raise InputError(f"must be an array of numbers, got {type(value).__name__}", name) from None
-    if a.dtype.kind not in "iuf":
-        raise InputError(f"must be real numbers, got {a.dtype} values ({value!r:.60})", name)
-    return a.astype(float)
-
-
 def parking_mean(delta) -> np.ndarray:
     """Mean jammed number of Rényi centers of uniform tokens on the circle, c_R 2π/δ (theory:
     docs/theory/particles.md §13.1); ``delta`` (...) in radians, each in (0, π].
 
     Raises:
         InputError: a ``delta`` that is not a number in (0, π] (the law is a count of centers at least δ apart)."""
-    d = _reals(delta, "delta")
+    d = real_array(delta, "delta")
     bad = ~(np.isfinite(d) & (d > 0) & (d <= np.pi))
     if np.any(bad):
         raise InputError(f"must be angles in (0, pi], got {float(d[bad].flat[0])}", "delta")
@@ -139,7 +129,7 @@ def causal_clusters(
     from attnphys.metadata import base_attrs
     from attnphys.progress import step_bar
 
-    b = check_betas(_reals(beta, "beta"))
+    b = check_betas(real_array(beta, "beta"))
     if np.unique(b).size != b.size:
         raise InputError(f"values must differ (each is one coordinate of the result), got {b.tolist()}", "beta")
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**32:

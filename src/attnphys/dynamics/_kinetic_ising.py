@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
+from attnphys._checks import real_array
 from attnphys.errors import InputError
 
 KINETIC_ISING_METHODS = {
@@ -111,17 +112,6 @@ def _count(value, name: str, least: int) -> int:
     return int(value)
 
 
-def _numbers(value, name: str) -> np.ndarray:
-    """``value`` as a float64 array, or an InputError naming ``name`` (text, booleans, objects refused)."""
-    try:
-        a = np.asarray(value)
-    except Exception:  # noqa: BLE001 - ragged lists and other objects
-        raise InputError(f"must be an array of numbers, got {type(value).__name__}", name) from None
-    if a.dtype.kind not in "iuf":
-        raise InputError(f"must be an array of real numbers, got {a.dtype} values", name)
-    return a.astype(float)
-
-
 def _fits(steps: int, n: int, extra: float = 0.0, field: str = "steps") -> None:
     """Refuse, before computing, results (m, C, D over every step: T (n + 2n²) float64) that cannot fit."""
     from attnphys.errors import check_fits
@@ -132,8 +122,8 @@ def _fits(steps: int, n: int, extra: float = 0.0, field: str = "steps") -> None:
 def _check(H, J, m0, start: str = "m0") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if not jax.config.jax_enable_x64:  # pyright: ignore[reportAttributeAccessIssue]
         raise InputError("the kinetic-Ising methods compute in float64; enable x64 (CLI: without --no-x64)", "x64")
-    H = _numbers(H, "H")
-    J = _numbers(J, "J")
+    H = real_array(H, "H")
+    J = real_array(J, "J")
     if H.ndim != 1 or H.size < 1:
         raise InputError(f"must be a vector of fields (n,) with n >= 1, got shape {H.shape}", "H")
     if J.shape != (H.size, H.size):
@@ -142,7 +132,7 @@ def _check(H, J, m0, start: str = "m0") -> tuple[np.ndarray, np.ndarray, np.ndar
         raise InputError("the fields must be finite", "H")
     if not np.all(np.isfinite(J)):
         raise InputError("the couplings must be finite", "J")
-    m0 = np.ones(H.size) if m0 is None else _numbers(m0, start)
+    m0 = np.ones(H.size) if m0 is None else real_array(m0, start)
     if m0.shape != H.shape or not np.all(np.abs(m0) <= 1):  # NaN fails too
         raise InputError(f"must be n = {H.size} magnetisations in [-1, 1], got shape {m0.shape}", start)
     return H, J, m0
