@@ -122,10 +122,8 @@ def causal_clusters(
     """
     from scipy import stats as st
 
-    from attnphys.clouds._instability import check_betas, check_int, cluster_counts, first_plateau
+    from attnphys.clouds._instability import check_betas, check_int, first_plateau, flow_cluster_counts
     from attnphys.clouds.attention import ATTENTIONS
-    from attnphys.clouds.flow import solve_many
-    from attnphys.errors import NonFiniteError
     from attnphys.metadata import base_attrs
     from attnphys.progress import step_bar
 
@@ -163,10 +161,10 @@ def causal_clusters(
     with step_bar(b.size, "values of beta", enabled=progress) as report:
         for i, beta_i in enumerate(b):
             attn = ATTENTIONS["sa"](beta=jnp.asarray(float(beta_i)), causal=True)
-            ys, _, ok = solve_many(attn, X0, ts, True, True, rtol, atol, "tsit5", 500_000)
-            if not bool(np.all(np.asarray(ok))) or not np.isfinite(np.asarray(ys)).all():
-                raise NonFiniteError(0, {"beta": float(beta_i), "dim": dim}, what="causal flow")
-            counts[i] = np.asarray(cluster_counts(ys, cluster_delta))
+            counts[i] = flow_cluster_counts(
+                attn, X0, ts, delta=cluster_delta, rtol=rtol, atol=atol, max_steps=500_000,
+                params={"beta": float(beta_i), "dim": dim}, what="causal flow",
+            )  # fmt: skip
             clusters[i] = first_plateau(counts[i], tokens, run)
             renyi[i] = [renyi_centers(starts[s], float(deltas[i])).size for s in range(samples)]
             report(i + 1, b.size)

@@ -150,6 +150,22 @@ def cluster_counts(ys, delta):
     return jax.vmap(jax.vmap(lambda X: cluster_components(X @ X.T > 1 - delta)))(ys)
 
 
+def flow_cluster_counts(attn, X0, ts, *, delta, rtol, atol, max_steps, params: dict, what: str) -> np.ndarray:
+    """Flow the starts X0 (S, N, D) under ``attn`` on the sphere, saved at ``ts`` (T,), and count the clusters
+    (components of cos > 1 − ``delta``) at every saved time: (S, T) (theory: docs/theory/particles.md §7.2).
+
+    Raises:
+        NonFiniteError: a flow failed or became non-finite (naming ``params`` and ``what``).
+    """
+    from attnphys.clouds.flow import solve_many
+    from attnphys.errors import NonFiniteError
+
+    ys, _, ok = solve_many(attn, X0, ts, True, True, rtol, atol, "tsit5", max_steps)
+    if not bool(np.all(np.asarray(ok))) or not np.isfinite(np.asarray(ys)).all():
+        raise NonFiniteError(0, params, what=what)
+    return np.asarray(cluster_counts(ys, delta))
+
+
 def first_plateau(counts: np.ndarray, tokens: int, run: int) -> np.ndarray:
     """Per row of ``counts`` (S, T): the first count below tokens/2 that stays the same over ``run``
     consecutive saved times, or −1 where there is none (theory: docs/theory/particles.md §7.2)."""
@@ -212,8 +228,6 @@ def first_cluster_count(
         InputError: an argument out of range, naming it. NonFiniteError: a flow became non-finite.
     """
     from attnphys.clouds.attention import ATTENTIONS
-    from attnphys.clouds.flow import solve_many
-    from attnphys.errors import NonFiniteError
     from attnphys.metadata import base_attrs
     from attnphys.progress import step_bar
 
@@ -235,10 +249,11 @@ def first_cluster_count(
             lam = float(rates.fastest_rate[i])
             ts = jnp.linspace(0.0, horizon / lam, nsave)
             attn = ATTENTIONS[dynamics](beta=jnp.asarray(float(beta_i)))
-            ys, _, ok = solve_many(attn, X0, ts, True, True, rtol, atol, "tsit5", 200_000)
-            if not bool(np.all(np.asarray(ok))) or not np.isfinite(np.asarray(ys)).all():
-                raise NonFiniteError(0, {"beta": float(beta_i), "dim": dim}, what="near-uniform flow")
-            clusters[i] = first_plateau(np.asarray(cluster_counts(ys, cluster_delta)), tokens, run)
+            counts = flow_cluster_counts(
+                attn, X0, ts, delta=cluster_delta, rtol=rtol, atol=atol, max_steps=200_000,
+                params={"beta": float(beta_i), "dim": dim}, what="near-uniform flow",
+            )  # fmt: skip
+            clusters[i] = first_plateau(counts, tokens, run)
             report(i + 1, b.size)
     pred = rates.fastest_mode.values
     hits = (clusters == pred[:, None]).sum(1)
