@@ -121,10 +121,6 @@ def compare_fluctuations(cfg, sizes: Sequence[int], *, options: CompareFluctuati
         raise InputError(f"give distinct network sizes, got {ns}", "sizes")
     for n in ns:
         network_size(cfg, n)
-    if not isinstance(paths, (int, np.integer)) or paths < 2:
-        raise InputError(f"must be an integer >= 2 (a spread over paths), got {paths!r}", "paths")
-    if not 0 < threshold:
-        raise InputError(f"must be > 0, got {threshold!r}", "threshold")
     t0 = time.perf_counter()
     pred = fluctuations(cfg, steps=steps, transient=transient, record=names, start_step=start_step)
     t_pred = time.perf_counter() - t0
