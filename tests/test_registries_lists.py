@@ -63,3 +63,16 @@ def test_a_new_example_map_appears_in_the_theory_page(monkeypatch, hook):
     assert "{example_maps}" in page and "| map | equation | known facts |" not in page
     assert r"| tent | $x' = \mu \min(x, 1-x)$ | $\lambda = \ln \mu$ |" in table
     assert f"| {LOGISTIC.title} | {LOGISTIC.equation} |" in table
+
+
+def test_the_figures_table_of_the_reproduce_how_to_names_every_registered_figure():
+    """The how-to's table of figures describes each figure in words the registry does not hold (what it shows,
+    the settings of the full run); it must still name exactly the figures ``attnphys reproduce list`` shows."""
+    import re
+
+    from attnphys.reproduce import FIGURES
+
+    page = (ROOT / "docs" / "howto" / "reproduce.md").read_text(encoding="utf-8")
+    section = page.split("## The figures", 1)[1].split("\n## ", 1)[0]
+    named = re.findall(r"^\| `([^`]+)` \|", section, re.M)
+    assert sorted(named) == sorted(FIGURES)
