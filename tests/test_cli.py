@@ -67,7 +67,8 @@ _ENTRY = """
 import atexit, sys, threading, time
 from pathlib import Path
 mode, marker = sys.argv[1], Path(sys.argv[2])
-atexit.register(lambda: print("exit handler ran", flush=False))
+import gc
+atexit.register(lambda: print("collector", "on" if gc.isenabled() else "off", "exit handler ran", flush=False))
 if mode == "thread":
     def late():
         time.sleep(0.5)
@@ -84,6 +85,7 @@ main()
     "mode, args, code, out",
     [
         ("plain", ["--help"], 0, "Usage: attnphys"),
+        ("plain", ["dmft", "presets"], 0, "paper"),
         ("plain", ["dmft", "trajectory", "--steps", "-3"], 2, "--steps"),
         ("plain", ["no-such-command"], 2, "No such command"),
         ("thread", ["--help"], 0, "Usage: attnphys"),
@@ -105,6 +107,30 @@ def test_the_console_script_exits_with_the_commands_status_after_the_exit_handle
     assert res.stdout.startswith("buffered line")
     assert res.stdout.rstrip().endswith("exit handler ran")
     assert marker.exists() == (mode == "thread")
+    if code == 0 and "--help" not in args:  # a command that computed: the collector paused for the start-up runs
+        assert "collector on" in res.stdout
+
+
+def test_the_start_up_pause_of_the_garbage_collector_resumes_only_what_it_paused():
+    import gc
+
+    from attnphys import _startup
+
+    assert gc.isenabled()
+    _startup.resume()  # nothing paused: nothing changes
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        _startup.pause()  # already off (the caller's choice): left off, and resume leaves it off
+        _startup.resume()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    _startup.pause()
+    assert not gc.isenabled()
+    _startup.resume()
+    assert gc.isenabled()
+    gc.unfreeze()
 
 
 def test_importing_the_package_does_not_import_jax_until_configure_is_used():

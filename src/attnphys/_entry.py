@@ -7,7 +7,8 @@ When the command has finished, the process ends without Python's teardown of the
 JAX's, xarray's, pandas' and zarr's modules one object at a time: a quarter of a second after a store is
 written). Everything a normal exit does first still happens: the exit handlers run (Dask, logging, temporary
 folders) and the output streams are flushed. A process that still has a thread of its own running, or
-whose streams cannot be flushed (a closed pipe), exits the normal way."""
+whose streams cannot be flushed (a closed pipe), exits the normal way. The cyclic garbage collector is
+paused while the command line starts (:mod:`attnphys._startup`)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ import os
 import signal
 import sys
 import threading
+
+from attnphys._startup import pause
 
 
 def _stop(signum, frame) -> None:
@@ -30,6 +33,7 @@ def main() -> None:
         signal.signal(signal.SIGINT, _stop)
     except ValueError:  # pragma: no cover - not the main thread
         pass
+    pause()
     try:
         from attnphys.cli import main as run
     except KeyboardInterrupt:
