@@ -20,13 +20,11 @@ from pathlib import Path
 HEAVY = ("jax", "diffrax", "scipy", "xarray", "torch", "matplotlib")
 
 PROBE = """
-import sys, runpy
+import atexit, sys, runpy
 sys.argv = ["attnphys", *{args!r}]
-try:
-    runpy.run_module("attnphys", run_name="__main__")
-except SystemExit:
-    pass
-print("LOADED", ",".join(m for m in {heavy!r} if m in sys.modules), file=sys.stderr)
+# an exit handler: the console script ends the process itself once the exit handlers have run
+atexit.register(lambda: print("LOADED", ",".join(m for m in {heavy!r} if m in sys.modules), file=sys.stderr))
+runpy.run_module("attnphys", run_name="__main__")
 """
 
 

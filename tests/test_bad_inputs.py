@@ -32,7 +32,7 @@ from attnphys.dmft.initial import read_window_file
 from attnphys.dynamics import EXAMPLES, OrbitSpec, orbit, refine
 from attnphys.dynamics._lyapunov import lyapunov
 from attnphys.dynamics.spectra import autocorrelation, power_spectrum
-from attnphys.errors import InputError, OutputError
+from attnphys.errors import InputError, OutputError, ResourceError
 from attnphys.expfam import Discrete, Gaussian, GaussianMixture
 from attnphys.io import load
 
@@ -1072,6 +1072,9 @@ LIBRARY = [
      "ts: the saved times must be (T,) finite and strictly increasing"),
     ("load a memory URL", lambda: load("memory://x.zarr"), OutputError,
      "path memory://x.zarr: only local paths are supported"),
+    ("fluctuations steps beyond memory",
+     lambda: attnphys.dmft.fluctuations(preset("paper"), steps=2_000_000_000), ResourceError,
+     "steps: the predicted moments of 2,000,000,000 steps need"),
 ]
 """(id, call, exception type, fragment of the message): every bad argument of a public function is
 refused with a message naming it, never a raw JAX or numpy error and never a number."""

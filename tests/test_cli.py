@@ -1,3 +1,4 @@
+import pytest
 from typer.testing import CliRunner
 
 from attnphys.cli import app
@@ -33,8 +34,6 @@ def test_an_interrupted_run_is_told_to_resume_only_where_finished_chunks_are_kep
     assert resume not in interrupt_advice(job_class("clouds run").model_validate({}))
 
 
-import pytest
-
 
 @pytest.mark.parametrize(
     "interrupt, message",
@@ -62,6 +61,76 @@ def test_ctrl_c_while_the_command_line_is_imported_is_a_clean_stop(interrupt, me
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert res.returncode == 130, res.stderr
     assert res.stderr.strip() == message
+
+
+_ENTRY = """
+import atexit, sys, threading, time
+from pathlib import Path
+mode, marker = sys.argv[1], Path(sys.argv[2])
+import gc
+atexit.register(lambda: print("collector", "on" if gc.isenabled() else "off", "exit handler ran", flush=False))
+if mode == "thread":
+    def late():
+        time.sleep(0.5)
+        marker.write_text("written")
+    threading.Thread(target=late, daemon=False).start()
+sys.argv = ["attnphys", *sys.argv[3:]]
+print("buffered line", end="")  # left in stdout's buffer: the exit must flush it
+from attnphys._entry import main
+main()
+"""
+
+
+@pytest.mark.parametrize(
+    "mode, args, code, out",
+    [
+        ("plain", ["--help"], 0, "Usage: attnphys"),
+        ("plain", ["dmft", "presets"], 0, "paper"),
+        ("plain", ["dmft", "trajectory", "--steps", "-3"], 2, "--steps"),
+        ("plain", ["no-such-command"], 2, "No such command"),
+        ("thread", ["--help"], 0, "Usage: attnphys"),
+    ],
+)
+def test_the_console_script_exits_with_the_commands_status_after_the_exit_handlers(tmp_path, mode, args, code, out):
+    """The console script skips Python's teardown of the numerical stack, but not what a normal exit does:
+    the status is the command's, exit handlers run, buffered output is flushed, and a thread the process
+    still runs is waited for."""
+    import subprocess
+    import sys
+
+    marker = tmp_path / "marker"
+    res = subprocess.run(
+        [sys.executable, "-c", _ENTRY, mode, str(marker), *args], capture_output=True, text=True, timeout=120
+    )
+    assert res.returncode == code, res.stderr[-2000:]
+    assert out in res.stdout + res.stderr
+    assert res.stdout.startswith("buffered line")
+    assert res.stdout.rstrip().endswith("exit handler ran")
+    assert marker.exists() == (mode == "thread")
+    if code == 0 and "--help" not in args:  # a command that computed: the collector paused for the start-up runs
+        assert "collector on" in res.stdout
+
+
+def test_the_start_up_pause_of_the_garbage_collector_resumes_only_what_it_paused():
+    import gc
+
+    from attnphys import _startup
+
+    assert gc.isenabled()
+    _startup.resume()  # nothing paused: nothing changes
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        _startup.pause()  # already off (the caller's choice): left off, and resume leaves it off
+        _startup.resume()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    _startup.pause()
+    assert not gc.isenabled()
+    _startup.resume()
+    assert gc.isenabled()
+    gc.unfreeze()
 
 
 def test_importing_the_package_does_not_import_jax_until_configure_is_used():

@@ -156,6 +156,7 @@ def configure_runtime() -> None:
     """Apply the global options (float64, devices, compilation cache, memory limit, Dask's policy without
     workers) before a command computes."""
     opts = dict(_RUNTIME)
+    from attnphys._startup import resume
     from attnphys.errors import AttnphysError, set_max_memory
     from attnphys.runtime import configure, default_compilation_cache, max_host_devices
     from attnphys.sweeps._executors import set_no_workers_policy
@@ -180,6 +181,7 @@ def configure_runtime() -> None:
         )
     for w in caught:
         console.print(f"warning: {w.message}", markup=False, highlight=False)
+    resume()  # the start-up is over: the garbage collector runs again for the computation
 
 
 _GLOBAL_OPTIONS = (

@@ -35,6 +35,18 @@ def check_inputs(cfg, steps: int, transient: int, record):
         raise InputError(str(e), "record") from None
 
 
+def check_moments_fit(cfg, steps: int, names: tuple[str, ...]) -> None:
+    """Refuse a path prediction whose kept moments cannot fit in memory (:func:`attnphys.errors.check_fits`,
+    naming ``steps``): per step the mean and the bias of the K·M recorded features, their (K·M)² covariance
+    and the D = M(2L + 5) state, in float64, twice over (the computed blocks and their concatenation)
+    (theory: docs/theory/fluctuations.md §2)."""
+    from attnphys.errors import check_fits
+
+    F = len(names) * cfg.M
+    need = 2.0 * 8.0 * steps * (2 * F + F * F + cfg.M * (2 * cfg.L + 5))
+    check_fits(need, f"the predicted moments of {steps:,} steps", "lower `steps`", "steps")
+
+
 def linear_noise_setup(cfg):
 
     from attnphys.dmft import _linear_noise as ln
@@ -98,6 +110,8 @@ def fluctuations(cfg, *, options: FluctuationsOptions) -> xr.Dataset:
     steps, transient, record, stationary, start_step = o.steps, o.transient, o.record, o.stationary, o.start_step
     tol, max_period = o.tol, o.max_period
     names = check_inputs(cfg, steps, transient, record)
+    if not stationary:
+        check_moments_fit(cfg, steps, names)
     model, sc, net = linear_noise_setup(cfg)
     L, M = cfg.L, cfg.M
     x0 = ln.initial(net, sc, L, M)

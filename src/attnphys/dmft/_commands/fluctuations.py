@@ -88,11 +88,11 @@ class FluctuationsJob(ModelOptions, CompareFluctuationsPoint):
                 "the stationary prediction starts on the attractor already; drop --start-step", "--start-step"
             )
         self.sizes()
-        from attnphys.errors import check_fits
+        if not self.stationary:  # the path prediction keeps its moments at every step: refused before it runs
+            from attnphys.dmft._api.fluctuations import check_inputs, check_moments_fit
 
-        # the prediction keeps mean, bias and covariance of every record at every step (about 1 KiB a step
-        # for the paper's network) and its tangent propagation as much again, before anything is written
-        check_fits(2048.0 * self.steps, f"the predicted moments of {self.steps:,} steps", "lower --steps", "--steps")
+            cfg = self.configuration()
+            check_moments_fit(cfg, self.steps, check_inputs(cfg, self.steps, self.transient, None))
 
     def execute(self, progress: bool = True) -> Report:
         t0 = time.perf_counter()
