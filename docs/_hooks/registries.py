@@ -8,7 +8,9 @@ A page writes a placeholder where a list belongs, and the build replaces it with
 * ``{example_maps}`` — the table of the example maps' registry (``attnphys.dynamics.maps.example_maps``):
   each map's ``title``, ``equation`` and ``facts`` (class attributes of the map);
 * ``{claims}`` — the table of the claims ``attnphys verify`` checks (``attnphys.verify.all_claims``):
-  each claim's name, paper reference and tolerance.
+  each claim's name, paper reference and tolerance;
+* ``{figures}`` — the table of the figures ``attnphys reproduce`` runs (``attnphys.reproduce.FIGURES``): each
+  figure's name, what it shows (``shows``, else its title) and its full run (``full_run``, else its settings).
 
 Adding an entry to a registry adds it to every page that shows the list; ``tests/test_registries_lists.py``
 checks this.
@@ -49,10 +51,21 @@ def claims() -> str:
     return "\n".join(lines)
 
 
+def figures() -> str:
+    from attnphys.reproduce import FIGURES
+
+    lines = ["| name | what | settings of the full run |", "|---|---|---|"]
+    for name, f in FIGURES.items():
+        run = f.full_run or ", ".join(f"{k} = {v}" for k, v in f.settings().items())  # an outside figure's
+        lines.append(f"| `{name}` | {f.shows or f.title} | {run} |")
+    return "\n".join(lines)
+
+
 PLACEHOLDERS: dict[str, Callable[[], str]] = {
     "{observables}": observables,
     "{example_maps}": example_maps,
     "{claims}": claims,
+    "{figures}": figures,
 }
 """Each placeholder and the function that writes its list."""
 

@@ -60,7 +60,8 @@ class AbstractFigure(abc.ABC):
     """One figure of the paper (or one of the authors' newer experiments) as a reproducible run.
 
     Attributes:
-        name: the command's NAME (``fig3a``, …). title: what it shows. source: where it comes from.
+        name: the command's NAME (``fig3a``, …). title: what it shows (the figure's title). source: where it
+            comes from. shows, full_run: the figure and its full run in words (the how-to's table).
     """
 
     name: str
@@ -69,6 +70,11 @@ class AbstractFigure(abc.ABC):
     figure_options: tuple[str, ...] = ()
     """The options of :meth:`figure` that this figure uses (``component``, ``pair``, …); the command
     refuses the others."""
+    shows: str = ""
+    """What the figure shows, in a sentence (Markdown; a link to its theory section is relative to
+    ``docs/howto/``). The how-to's table of figures is written from it and :attr:`full_run`."""
+    full_run: str = ""
+    """The settings of the full run, in words."""
 
     @abc.abstractmethod
     def settings(self, quick: bool = False) -> dict[str, Any]:

@@ -88,6 +88,9 @@ class ContinuationFigure(AbstractFigure):
         steps: int = 150_000,
         num: int = 501,
         quick_num: int = 21,
+        *,
+        seed_beta: float | None = None,
+        shows: str = "",
     ):
         self.name, self.title, self.preset_name = name, title, preset_name
         self.lo, self.hi, self.checkpoint = lo, hi, checkpoint
@@ -95,6 +98,14 @@ class ContinuationFigure(AbstractFigure):
         self.source = (
             f"authors' reference code, continuation configuration of [{lo}, {hi}] (P = "
             f"{5 if preset_name == 'paper-pe5' else 2})"
+        )
+        self.shows = shows
+        s = self.settings()
+        self.full_run = (
+            f"{s['num']} values; seeded from their checkpoint"
+            + ("" if seed_beta is None else f" at β_o = {seed_beta}")
+            + "; per value a pre-phase of "
+            f"{s['pre_steps']:,} steps, then {s['steps']:,} recorded steps with {s['lyapunov']} exponents"
         )
 
     def settings(self, quick: bool = False) -> dict[str, Any]:
@@ -221,6 +232,8 @@ CONTINUATIONS = (
         1.24,
         1.28,
         "exp_pe2__general_beta_idx-214_value_1.284.npz",
+        seed_beta=1.284,
+        shows="the authors' two-sided continuation diagram, P = 2, β_o ∈ [1.24, 1.28]",
     ),
     ContinuationFigure(
         "cont-pe2-zoom",
@@ -229,6 +242,8 @@ CONTINUATIONS = (
         1.264,
         1.277,
         "exp_pe2__zoom-1_beta_idx-463_value_1.277_window_rightmost.npz",
+        seed_beta=1.27704,
+        shows="the same over [1.264, 1.277]",
     ),
     ContinuationFigure(
         "cont-pe5",
@@ -237,6 +252,8 @@ CONTINUATIONS = (
         1.25,
         1.55,
         "exp_pe5__general_beta_idx-258_value_1.554_window_chpt.npz",
+        seed_beta=1.548,
+        shows="P = 5 positional bits, context L = 32, β_o ∈ [1.25, 1.55]",
     ),
     ContinuationFigure(
         "cont-pe5-zoom",
@@ -245,5 +262,7 @@ CONTINUATIONS = (
         1.364,
         1.43,
         "exp_pe5__zoom1_beta_idx-300_value_1.43_window_chpt.npz",
+        seed_beta=1.43,
+        shows="the same over [1.364, 1.43]",
     ),
 )

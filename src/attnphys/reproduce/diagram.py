@@ -58,9 +58,17 @@ class DiagramFigure(AbstractFigure):
 
     figure_options = ("component", "pair", "max_points", "filter")
 
-    def __init__(self, name: str, title: str, lo: float, hi: float, num: int = 4001, quick_num: int = 121):
+    def __init__(
+        self, name: str, title: str, lo: float, hi: float, num: int = 4001, quick_num: int = 121, *, shows: str = ""
+    ):
         self.name, self.title, self.lo, self.hi, self.num, self.quick_num = name, title, lo, hi, num, quick_num
         self.source = "arXiv 2406.07247, Fig. 3" + ("a" if name.endswith("a") else "b")
+        self.shows = shows
+        s = self.settings()
+        self.full_run = (
+            f"{s['num']} values, each from the published β_o = 3 checkpoint; {s['steps']:,} steps, "
+            f"{s['transient']:,} discarded, {s['steps'] - s['transient']:,} recorded; {s['lyapunov']} Lyapunov exponents"
+        )
 
     def settings(self, quick: bool = False) -> dict[str, Any]:
         full = dict(
@@ -138,5 +146,15 @@ class DiagramFigure(AbstractFigure):
         )
 
 
-FIG3A = DiagramFigure("fig3a", "bifurcation diagram of mo_se[0] over β_o", 0.0, 3.0, 4001, 201)
-FIG3B = DiagramFigure("fig3b", "zoom of the bifurcation diagram", 1.24, 1.28, 4001, 121)
+FIG3A = DiagramFigure(
+    "fig3a",
+    "bifurcation diagram of mo_se[0] over β_o",
+    0.0,
+    3.0,
+    4001,
+    201,
+    shows="Fig. 3a: bifurcation diagram of `mo_se[0]` over β_o ∈ [0, 3]",
+)
+FIG3B = DiagramFigure(
+    "fig3b", "zoom of the bifurcation diagram", 1.24, 1.28, 4001, 121, shows="Fig. 3b: the zoom β_o ∈ [1.24, 1.28]"
+)

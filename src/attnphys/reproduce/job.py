@@ -47,8 +47,7 @@ class ReproduceJob(AbstractJob):
     }
 
     name: str = Field(
-        description="What to reproduce: list, or a name from the list (fig3a, fig3b, fig4, fig5, "
-        "cont-pe2, cont-pe2-zoom, cont-pe5, cont-pe5-zoom)."
+        description="What to reproduce: list, or the name of a figure (attnphys reproduce list shows them)."
     )
     quick: bool = Field(False, description="Run the reduced version (about a minute).")
     out: Path | None = Field(None, description="Output folder (default: NAME, or NAME-quick with --quick).")

@@ -25,6 +25,8 @@ class MiddleFigure(AbstractFigure):
     docs/theory/particles.md §12)."""
 
     name = "particles-middle"
+    shows = "lost in the middle: the influence of each position on the last token of a causal flow with an ALiBi slope, the particle flow against the kinetic Green's function, the U shape until t_c and t_c over β ([particles §12](../theory/particles.md#12-causal-attention-with-an-alibi-slope-the-lost-middle))"
+    full_run = "β = 1, λ = 1, 33 positions × 10 angles, 4 modes in the flow, 20 in the profile; t_c for β ∈ [0.2, 4], λ ∈ {0.5, 1, 2}"
     title = "lost in the middle: influence of each position on the last token, causal attention with ALiBi"
     source = "arXiv 2605.09213, the U-shaped profile and its critical time"
 
@@ -125,6 +127,8 @@ class StaircaseFigure(AbstractFigure):
     merge timescale e^{β(1 − c)} of the closest pair (theory: docs/theory/particles.md §10)."""
 
     name = "particles-staircase"
+    shows = "plateau energies of clustering flows against the cluster formula, and plateau lengths against the merge timescale e^{β(1 − c)} of the closest pair ([particles §10](../theory/particles.md#10-staircase-energy-and-merge-order))"
+    full_run = "SA, β = 6, 32 uniform tokens on the circle, 6 starts, t ≤ 600"
     title = "staircase: plateau energies and the merge timescale of the closest pair"
     source = "arXiv 2410.06833 (plateau energies) and arXiv 2509.25040 (merge timescale)"
 
@@ -203,6 +207,8 @@ class NormalizationFigure(AbstractFigure):
     predicted decay laws (theory: docs/theory/particles.md §11)."""
 
     name = "particles-placements"
+    shows = "the collapse 1 − ρ(t) of an equiangular cloud under six normalization placements with the fitted and predicted decay laws ([particles §11](../theory/particles.md#11-normalization-placements-as-speed-factors))"
+    full_run = "SA, β = 1, 6 tokens, t ≤ 4000, geometric save times"
     title = "normalization placements as speed factors: decay of 1 − ρ and its law"
     source = "arXiv 2510.22026, normalization as speed regulation"
 
@@ -267,6 +273,8 @@ class CausalClustersFigure(AbstractFigure):
     parking law c_R 2π/δ over β (theory: docs/theory/particles.md §13)."""
 
     name = "particles-causal"
+    shows = "causal attention without positional bias: the cluster count over time beside each start's Rényi centers, and the first metastable plateau's count against the Rényi count and the parking law c_R 2π/δ over β ([particles §13](../theory/particles.md#13-causal-attention-without-positional-bias-clusters-and-renyi-parking))"
+    full_run = "SA, Q = K = V = I, 200 uniform tokens on the circle, 24 starts per β ∈ {16, 32, 64, 128, 256}, t ≤ 100"
     title = "causal attention: first metastable clusters = Renyi centers of the start"
     source = "arXiv 2411.04990, Renyi parking and the metastable clusters of causal attention"
 

@@ -25,6 +25,8 @@ class ClusterCountFigure(AbstractFigure):
     (theory: docs/theory/particles.md §7)."""
 
     name = "particles-clusters"
+    shows = "first cluster count of near-uniform starts against the fastest-growing mode k*(β) ([particles §7](../theory/particles.md#7-instability-of-the-uniform-cloud))"
+    full_run = "SA, 200 tokens, 12 starts per β ∈ {1, 2, 3, 5, 8, 12, 20}, d = 2 and 3"
     title = "first cluster count of near-uniform starts vs the fastest-growing mode k*(β)"
     source = "arXiv 2410.23228, Theorem 4.3 and Fig. 4"
 
@@ -103,6 +105,8 @@ class EquiangularFigure(AbstractFigure):
     (β, t) clustering diagram (theory: docs/theory/particles.md §8)."""
 
     name = "particles-equiangular"
+    shows = "the equiangular cosine ODE against the n-token flow, and the predicted boundary over the (β, t) clustering diagram ([particles §8](../theory/particles.md#8-equiangular-collapse))"
+    full_run = "8 tokens in d = 8, SA and USA; diagram of 32 tokens in d = 3, 2 starts per β ∈ {0.5, 1, …, 9}, t ≤ 40"
     title = "equiangular collapse: the cosine ODE, the n-token flow and the predicted (β, t) boundary"
     source = "arXiv 2512.01868, the equiangular reduction"
 
@@ -194,6 +198,8 @@ class ScalingFigure(AbstractFigure):
     form and the three limits (theory: docs/theory/particles.md §9)."""
 
     name = "particles-scaling"
+    shows = "output cosine of one SA layer with β = γ log n, the closed form and its three limits ([particles §9](../theory/particles.md#9-critical-attention-scaling))"
+    full_run = "ρ = 0.5, γ ∈ [0.5, 4], n up to 10,000, d = 128, chunked attention"
     title = "critical attention scaling: output cosine of one SA layer with β = γ log n"
     source = "arXiv 2510.05554, the phase transition at γ_c = 1/(1 − ρ)"
 

@@ -77,6 +77,10 @@ def regime_label(ds: xr.Dataset, i: int) -> str:
 class _TrajectoryFigure(AbstractFigure):
     betas: tuple[float, ...]
 
+    def __init__(self) -> None:
+        s = self.settings()
+        self.full_run = f"from the checkpoint; {s['steps']:,} steps, {s['transient']:,} discarded"
+
     def settings(self, quick: bool = False) -> dict[str, Any]:
         s = dict(
             preset="paper", betas=list(self.betas), start="checkpoint", steps=175_000, transient=100_000, n_class=2000
@@ -99,6 +103,7 @@ class PlanesFigure(_TrajectoryFigure):
     (theory: docs/theory/dmft.md §8)."""
 
     name = "fig4"
+    shows = "Fig. 4: the planes (mo_se[0], mo_se[1]) and (att[0], att[2]) of β_o ∈ {1.255, 1.26451, 1.266, 1.27, 1.28, 1.4} in one figure"
     title = "planes of the six trajectories"
     source = "arXiv 2406.07247, Fig. 4"
     betas = PAPER_BETAS
@@ -136,6 +141,7 @@ class SeriesFigure(_TrajectoryFigure):
     and the chaotic (β_o = 1.28) regime, side by side (theory: docs/theory/dmft.md §8)."""
 
     name = "fig5"
+    shows = "Fig. 5: time series, power spectrum and autocorrelation of the quasi-periodic (β_o = 1.255) and the chaotic (β_o = 1.28) regime side by side"
     title = "time series, spectrum and autocorrelation: quasi-periodic and chaotic"
     source = "arXiv 2406.07247, Fig. 5"
     betas = (1.255, 1.28)
