@@ -1,0 +1,114 @@
+"""Edge tracking against closed forms (theory: docs/theory/dynamics.md §11.6): the repeller x = 0 between the
+two attractors of the bistable map, and the saddle of a product map bent by a known change of coordinates,
+whose stable manifold (the basin boundary) is a parabola."""
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from attnphys.dynamics import CensusOptions, autonomous, edge_track
+from attnphys.dynamics.maps import BISTABLE
+from attnphys.errors import InputError
+
+OPTS = CensusOptions(budget=2048, block=64, max_period=16)
+
+# (u, v) ↦ (a u − u³, λ v) seen through h(u, v) = (u + c v² + X0, v + Y0): saddle h(0, 0) = (X0, Y0), attractors
+# h(±√(a − 1), 0), basin boundary h({u = 0}) = {X = X0 + c (Y − Y0)²} (for |u| < √a).
+A, LAM, C, X0, Y0 = 1.8, 0.5, 0.7, 0.3, -0.2
+
+
+def _h(u, v):
+    return u + C * v**2 + X0, v + Y0
+
+
+def _bent(x, p):
+    u = x[0] - X0 - C * (x[1] - Y0) ** 2
+    v = x[1] - Y0
+    u2, v2 = A * u - u**3, LAM * v
+    return jnp.stack(_h(u2, v2))
+
+
+BENT = autonomous(_bent)
+
+
+def _side(x, aux):
+    """The exact basin of a state of the bent map: the sign of u (0 for u > 0, 1 for u < 0)."""
+    x = np.asarray(x)
+    u = x[:, 0] - X0 - C * (x[:, 1] - Y0) ** 2
+    return (u < 0).astype(np.int64)
+
+
+@pytest.mark.parametrize("a, b", [(-0.5, 0.7), (1.1, -0.05)])
+def test_the_edge_of_the_bistable_map_is_its_repeller(a, b):
+    """x ↦ 1.8 x − x³: the basins of ±√0.8 meet at the repeller x = 0 (in the invariant interval); bisection
+    brings the pair to it within tol, and the tracked pair never leaves it by more than δ."""
+    tol, delta = 1e-13, 1e-8
+    ds = edge_track(BISTABLE, [a], [b], 1.8, steps=200, tol=tol, delta=delta, options=OPTS)
+    assert ds.attrs["status"] == "done"
+    assert {int(ds.label_a), int(ds.label_b)} == {0, 1}
+    edge = np.abs(ds["edge"].values[:, 0])
+    at = ds["bisection_step"].values
+    assert np.max(edge[at]) <= 2 * tol  # each re-bisection puts the pair on 0 again
+    assert np.max(edge) <= delta  # |x_t| grows by 1.8 a step until the pair is δ wide
+    # near 0 the pair's width w grows by the multiplier 1.8 a step: the next bisection comes at the first k
+    # with w·1.8^k > δ (about 20 steps here)
+    want = np.ceil(np.log(delta / ds["width_after"].values[:-1]) / np.log(1.8))
+    assert np.all(np.abs(np.diff(at) - want) <= 1)
+    assert ds.sizes["step"] == 201
+
+
+@pytest.mark.parametrize("classify", [None, _side], ids=["census", "exact"])
+def test_the_edge_of_the_bent_product_map_converges_to_its_saddle_along_the_parabola(classify):
+    """The pair's a side, after each bisection, lies on the boundary X = X0 + c (Y − Y0)² within the pair's
+    width, and the edge trajectory converges to the saddle (X0, Y0) as λ^t along it."""
+    tol, delta = 1e-12, 1e-7
+    a, b = _h(-0.5, 0.9), _h(0.7, -0.8)
+    ds = edge_track(
+        BENT, np.array(a), np.array(b), 0.0, classify=classify, steps=120, tol=tol, delta=delta, options=OPTS
+    )
+    assert ds.attrs["status"] == "done"
+    at = ds["bisection_step"].values
+    X, Y = ds["edge"].values[at, 0], ds["edge"].values[at, 1]
+    np.testing.assert_allclose(X - X0 - C * (Y - Y0) ** 2, 0.0, atol=5 * tol)
+    # along the boundary v = Y − Y0 contracts by λ each step: at the last bisection (t ≥ 60), |v| ≤ 1.3 λ^t
+    t_last = int(at[-1])
+    assert t_last >= 60
+    dist = np.hypot(X[-1] - X0, Y[-1] - Y0)
+    assert dist <= 1e-10
+    # and in between the edge stays near the saddle: at most δ across it, plus the λ^t along it
+    e = ds["edge"].values[60:]
+    assert np.max(np.hypot(e[:, 0] - X0, e[:, 1] - Y0)) <= 2 * delta
+
+
+def test_the_result_carries_its_options_and_the_two_attractors():
+    ds = edge_track(BISTABLE, [-0.5], [0.7], 1.8, steps=50, tol=1e-12, delta=1e-8, options=OPTS)
+    assert ds.attrs["analysis"] == "edge tracking"
+    assert '"delta": 1e-08' in ds.attrs["options"] and "attnphys_version" in ds.attrs
+    assert ds.attrs["n_attractors"] == 2
+    assert (ds["width_after"].values <= 1e-12).all()
+    assert (ds["evaluations"].values == 8 * ds["rounds"].values).all()
+    assert int(ds.label_a) != int(ds.label_b)
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"b": [0.9]}, "b"),  # the same basin as a = 0.7
+        ({"b": [0.1, 0.2]}, "b"),
+        ({"a": [np.nan]}, "a"),
+        ({"delta": 1e-14}, "delta"),
+        ({"tol": -1.0}, "tol"),
+        ({"steps": 0}, "steps"),
+        ({"points": 0}, "points"),
+        ({"classify": "sign"}, "classify"),
+        ({"classify": lambda x, aux: np.zeros(3, np.int64)}, "classify"),
+        ({"m": "bistable"}, "m"),
+    ],
+)
+def test_bad_inputs_are_named(kwargs, name):
+    args = {"m": BISTABLE, "a": [0.7], "b": [-0.5]}
+    args.update(kwargs)
+    m, a, b = args.pop("m"), args.pop("a"), args.pop("b")
+    with pytest.raises(InputError) as e:
+        edge_track(m, a, b, 1.8, options=OPTS, **args)
+    assert e.value.field == name
