@@ -15,7 +15,12 @@ At the paper's point a period-28 and a period-56 orbit coexist. Printed:
 5. Edge tracking (:func:`attnphys.dynamics.edge_track`) from the segment between a point of each attractor:
    the distance of the edge trajectory to the saddle orbit against the step.
 
-    python benchmarks/dmft_saddle.py [--starts 32] [--settle 56000] [--edge-steps 3000]
+``--fold16`` first prints the case that does not separate two attractors: at (1.25, 2.2) the period-16 orbit
+of the checkpoint, continued down in β_o through its fold (at β_o ≈ 1.2494912) and back up to 1.25, gives a
+period-16 saddle; both sides of its unstable manifold go to the same period-16 node (the pair is the
+phase-locked orbit pair on an invariant circle), so its stable manifold is no basin boundary.
+
+    python benchmarks/dmft_saddle.py [--starts 32] [--settle 56000] [--edge-steps 3000] [--fold16]
 """
 
 from __future__ import annotations
@@ -35,10 +40,55 @@ def main() -> None:
     ap.add_argument("--settle", type=int, default=56_000, help="steps of each run that finds an attractor")
     ap.add_argument("--edge-steps", type=int, default=3000, help="steps of the edge-tracking pair")
     ap.add_argument("--pieces", type=int, default=200, help="pieces of each branch of the unstable manifold")
+    ap.add_argument("--fold16", action="store_true", help="first the period-16 fold pair at beta_o = 1.25")
     args = ap.parse_args()
     configure(x64=True)
+    if args.fold16:
+        fold16(args.settle)
     out = saddle_study(args.starts, args.settle, args.edge_steps, args.pieces, verbose=True)
     print(f"total wall {out['wall']:.1f} s")
+
+
+def fold16(settle: int) -> None:
+    """The period-16 saddle-node pair at β_o = 1.25: where x_s ± ε v_u go."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from attnphys.dmft import preset
+    from attnphys.dmft.model import model_of
+    from attnphys.dynamics import continue_orbit
+    from attnphys.dynamics.periodic import monodromy, refine
+
+    b = 1.25
+    model = model_of(preset("paper", beta_o=b))
+    pf = model.params_of("beta_o")
+    params = pf(jnp.asarray(b))
+    sc_b = jax.tree_util.tree_map(lambda a: jnp.asarray(a)[None], params[1])
+    m = model.map()
+    x0, aux0 = m.state(jax.tree_util.tree_map(lambda a: a[0], model.windows_after("checkpoint", sc_b, 40_000)))
+    br = continue_orbit(m, x0, aux0, pf, b, 1.20, period=16, ds=1e-4, ds_max=2e-3, max_steps=120, past_folds=True)
+    folds = [e.s for e in br.events if e.kind == "fold"]
+    node = refine(m, jnp.asarray(br.x[0]), aux0, params, 16)
+    sad = refine(m, jnp.asarray(br.x[-1]), aux0, params, 16)
+    mu, V = np.linalg.eig(np.asarray(monodromy(m, sad.x, aux0, params, 16)))
+    o = np.argsort(-np.abs(mu))
+    vu = np.real(V[:, o[0]])
+    vu /= np.linalg.norm(vu)
+    nodes = np.asarray(node.points)[:16]
+    print(
+        f"0. period-16 fold at beta_o = {folds[0]:.7f}; back at beta_o = {br.s[-1]:.7f} the saddle has multipliers "
+        + ", ".join(f"{z.real:+.5f}" for z in mu[o][:3])
+    )
+
+    @jax.jit
+    def run(x):
+        return jax.lax.fori_loop(0, settle, lambda _, c: m.step(c[0], c[1], params), (x, aux0))[0]
+
+    for eps in (1e-5, -1e-5, 1e-3, -1e-3):
+        y = np.asarray(run(jnp.asarray(np.asarray(sad.x) + eps * vu)))
+        d = float(np.min(np.linalg.norm(nodes - y[None], axis=1)))
+        print(f"   x_s {eps:+.0e} v_u after {settle} steps: distance {d:.1e} to the period-16 node")
 
 
 def saddle_study(starts: int, settle: int, edge_steps: int, pieces: int, verbose: bool = False) -> dict:
@@ -197,7 +247,7 @@ def saddle_study(starts: int, settle: int, edge_steps: int, pieces: int, verbose
         f"   step   distance to the saddle orbit (along the boundary it contracts by |{mu[1].real:.4f}| per "
         f"{PERIOD} steps; across it the pair is re-bisected at 1e-10 and held within 1e-6)"
     )
-    for i in list(range(0, e.shape[0], max(1, e.shape[0] // 15))) + [e.shape[0] - 1]:
+    for i in sorted(set(range(0, e.shape[0], max(1, e.shape[0] // 15))) | {e.shape[0] - 1}):
         say(f"   {i:5d}  {d_edge[i]:.3e}")
     return {
         "counts": counts,
