@@ -249,6 +249,9 @@ def saddle_study(starts: int, settle: int, edge_steps: int, pieces: int, verbose
     )
     for i in sorted(set(range(0, e.shape[0], max(1, e.shape[0] // 15))) | {e.shape[0] - 1}):
         say(f"   {i:5d}  {d_edge[i]:.3e}")
+    for t0_ in (100, 200, 500):
+        if e.shape[0] > t0_:
+            say(f"   largest distance from step {t0_} on: {np.max(d_edge[t0_:]):.2e}")
     return {
         "counts": counts,
         "multipliers": mu,
