@@ -13,7 +13,9 @@ At the paper's point a period-28 and a period-56 orbit coexist. Printed:
 4. Its stable manifold is the basin boundary: the starts x* ± ε v_u (v_u the unstable eigenvector) for ε from
    1e-9 to 1e-1, each run ``--settle`` steps: the attractor each reaches.
 5. Edge tracking (:func:`attnphys.dynamics.edge_track`) from the segment between a point of each attractor:
-   the distance of the edge trajectory to the saddle orbit against the step.
+   the distance of the edge trajectory to the saddle orbit against the step. The states are labelled by
+   running them ``--settle``/4 steps and comparing with the two attractors; ``--census``: by the default
+   classifier instead (a census of 32 states along the segment, then landing runs).
 
 ``--fold16`` first prints the case that does not separate two attractors: at (1.25, 2.2) the period-16 orbit
 of the checkpoint, continued down in β_o through its fold (at β_o ≈ 1.2494912) and back up to 1.25, gives a
@@ -40,12 +42,15 @@ def main() -> None:
     ap.add_argument("--settle", type=int, default=56_000, help="steps of each run that finds an attractor")
     ap.add_argument("--edge-steps", type=int, default=3000, help="steps of the edge-tracking pair")
     ap.add_argument("--pieces", type=int, default=200, help="pieces of each branch of the unstable manifold")
+    ap.add_argument(
+        "--census", action="store_true", help="edge tracking with the default classifier (a census of the segment)"
+    )
     ap.add_argument("--fold16", action="store_true", help="first the period-16 fold pair at beta_o = 1.25")
     args = ap.parse_args()
     configure(x64=True)
     if args.fold16:
         fold16(args.settle)
-    out = saddle_study(args.starts, args.settle, args.edge_steps, args.pieces, verbose=True)
+    out = saddle_study(args.starts, args.settle, args.edge_steps, args.pieces, verbose=True, census=args.census)
     print(f"total wall {out['wall']:.1f} s")
 
 
@@ -91,7 +96,9 @@ def fold16(settle: int) -> None:
         print(f"   x_s {eps:+.0e} v_u after {settle} steps: distance {d:.1e} to the period-16 node")
 
 
-def saddle_study(starts: int, settle: int, edge_steps: int, pieces: int, verbose: bool = False) -> dict:
+def saddle_study(
+    starts: int, settle: int, edge_steps: int, pieces: int, verbose: bool = False, census: bool = False
+) -> dict:
     """Every number the script prints, as a dict (the slow test reads it)."""
     import jax
     import jax.numpy as jnp
@@ -229,7 +236,7 @@ def saddle_study(starts: int, settle: int, edge_steps: int, pieces: int, verbose
         A2[0],
         params,
         aux=aux0,
-        classify=classify,
+        classify=None if census else classify,
         steps=edge_steps,
         tol=1e-10,
         delta=1e-6,
