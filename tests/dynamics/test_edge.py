@@ -112,3 +112,48 @@ def test_bad_inputs_are_named(kwargs, name):
     with pytest.raises(InputError) as e:
         edge_track(m, a, b, 1.8, options=OPTS, **args)
     assert e.value.field == name
+
+
+def _swap(x, p):
+    """(u, v) ↦ (v, 1.8u − u³): its square is the bistable map in both coordinates. Attractors: the fixed
+    points ±(x*, x*) and the 2-cycle (x*, −x*) ↔ (−x*, x*), x* = √0.8; the 2-cycle (0, x*) ↔ (x*, 0) is a
+    saddle (multipliers 1.8 and 3 − 2·1.8 = −0.6 of the square) between the first fixed point and the
+    attracting 2-cycle."""
+    return jnp.stack([x[1], 1.8 * x[0] - x[0] ** 3])
+
+
+def test_the_edge_state_can_be_a_saddle_cycle():
+    """Starts in the basins of (x*, x*) and of the attracting 2-cycle: the edge trajectory converges to the
+    saddle 2-cycle {(0, x*), (x*, 0)}, at the rate 0.6 per two steps of its stable multiplier."""
+    xs = np.sqrt(0.8)
+    cycle = np.array([[0.0, xs], [xs, 0.0]])
+    ds = edge_track(autonomous(_swap), [0.5, 0.6], [-0.5, 0.6], 0.0, steps=120, tol=1e-12, delta=1e-7, options=OPTS)
+    assert ds.attrs["status"] == "done"
+    e = ds["edge"].values
+    d = np.min(np.linalg.norm(e[:, None] - cycle[None], axis=-1), axis=1)
+    at = ds["bisection_step"].values
+    assert d[at[-1]] <= 1e-9 and at[-1] >= 80  # 0.6^40 = 1.3e-9 of the initial distance ~0.6
+    assert d[0] > 0.1  # the first bisected point is far from the cycle: the convergence is the tracking's
+    assert np.max(d[80:]) <= 2e-7
+
+
+def test_a_start_that_reaches_no_attractor_is_named():
+    def undecided_a(x, aux):
+        return np.where(np.asarray(x)[:, 0] < 0, -1, 0)
+
+    with pytest.raises(InputError) as e:
+        edge_track(BISTABLE, [-0.5], [0.7], 1.8, classify=undecided_a)
+    assert e.value.field == "a"
+
+
+def test_a_bisection_whose_inner_points_are_all_undecided_stops_as_stuck():
+    """Only the two starts have a label: no bisection round can shrink the pair, and the result says so
+    instead of returning a pair that does not straddle."""
+
+    def ends_only(x, aux):
+        x = np.asarray(x)[:, 0]
+        return np.where(x == -0.5, 0, np.where(x == 0.7, 1, -1))
+
+    ds = edge_track(BISTABLE, [-0.5], [0.7], 1.8, classify=ends_only, steps=10)
+    assert ds.attrs["status"] == "stuck"
+    assert ds.sizes["bisection"] == 1 and int(ds["undecided"][0]) == 8 and ds.sizes["step"] == 1
