@@ -38,23 +38,25 @@ def _side(x, aux):
     return (u < 0).astype(np.int64)
 
 
-@pytest.mark.parametrize("a, b", [(-0.5, 0.7), (1.1, -0.05)])
-def test_the_edge_of_the_bistable_map_is_its_repeller(a, b):
-    """x ↦ 1.8 x − x³: the basins of ±√0.8 meet at the repeller x = 0 (in the invariant interval); bisection
-    brings the pair to it within tol, and the tracked pair never leaves it by more than δ."""
+@pytest.mark.parametrize("mu, a, b", [(1.8, -0.5, 0.7), (1.8, 1.1, -0.05), (1.02, -0.5, 0.7)])
+def test_the_edge_of_the_bistable_map_is_its_repeller(mu, a, b):
+    """x ↦ μ x − x³: the basins of ±√(μ − 1) meet at the repeller x = 0 (in the invariant interval); bisection
+    brings the pair to it within tol, the tracked pair never leaves it by more than δ, and it is bisected again
+    exactly when its width passes δ (at μ = 1.02 after 470–700 steps, longer than one compiled chunk)."""
     tol, delta = 1e-13, 1e-8
-    ds = edge_track(BISTABLE, [a], [b], 1.8, steps=200, tol=tol, delta=delta, options=OPTS)
+    ds = edge_track(BISTABLE, [a], [b], mu, steps=1500, tol=tol, delta=delta, options=OPTS)
     assert ds.attrs["status"] == "done"
     assert {int(ds.label_a), int(ds.label_b)} == {0, 1}
     edge = np.abs(ds["edge"].values[:, 0])
     at = ds["bisection_step"].values
     assert np.max(edge[at]) <= 2 * tol  # each re-bisection puts the pair on 0 again
-    assert np.max(edge) <= delta  # |x_t| grows by 1.8 a step until the pair is δ wide
-    # near 0 the pair's width w grows by the multiplier 1.8 a step: the next bisection comes at the first k
-    # with w·1.8^k > δ (about 20 steps here)
-    want = np.ceil(np.log(delta / ds["width_after"].values[:-1]) / np.log(1.8))
-    assert np.all(np.abs(np.diff(at) - want) <= 1)
-    assert ds.sizes["step"] == 201
+    assert np.max(edge) <= delta  # |x_t| grows by μ a step until the pair is δ wide
+    # near 0 the pair's width w grows by the multiplier μ a step: the next bisection comes at the first k
+    # with w·μ^k > δ
+    want = np.ceil(np.log(delta / ds["width_after"].values[:-1]) / np.log(mu))
+    assert at.size >= 3 and np.all(np.abs(np.diff(at) - want) <= 1)
+    assert np.all(ds["pair_distance"].values[at[1:]] > delta)
+    assert ds.sizes["step"] == 1501
 
 
 @pytest.mark.parametrize("classify", [None, _side], ids=["census", "exact"])

@@ -40,8 +40,8 @@ CHUNK = 256
 @partial(jax.jit, static_argnames=("m", "n"))
 def _advance_pair(m: AbstractMap, xa, xb, aux, params, delta, n: int):
     """Up to n steps of the pair (xa, xb) with the shared aux, stopping after the first step at which
-    ‖xb − xa‖ > delta. Returns the final pair and aux, and per step the A state, the distance and whether the
-    step was taken."""
+    ‖xb − xa‖ > delta. Returns the final pair and aux, per step the A state, the distance and whether the
+    step was taken, and whether the pair is still within delta."""
 
     def body(c, _):
         xa, xb, aux, alive = c
@@ -53,8 +53,8 @@ def _advance_pair(m: AbstractMap, xa, xb, aux, params, delta, n: int):
         aux = jax.tree_util.tree_map(lambda new, old: jnp.where(alive, new, old), aux2, aux)
         return (xa, xb, aux, alive & (d <= delta)), (xa, d, alive)
 
-    (xa, xb, aux, _), (traj, dist, taken) = jax.lax.scan(body, (xa, xb, aux, jnp.asarray(True)), None, length=n)
-    return xa, xb, aux, traj, dist, taken
+    (xa, xb, aux, alive), (traj, dist, taken) = jax.lax.scan(body, (xa, xb, aux, jnp.asarray(True)), None, length=n)
+    return xa, xb, aux, traj, dist, taken, alive
 
 
 def _census_classifier(m, params, a, b, aux, census_ics, options, shared, attractor_tol, steps, seed):
@@ -228,9 +228,10 @@ def edge_track(
     t = 0
     status = "done"
     aux_t = aux0
+    separated = True  # the starts: bisect first
     with step_bar(float(steps), "steps", enabled=progress) as report:
         while True:
-            if np.linalg.norm(xb - xa) > tol:
+            if separated and np.linalg.norm(xb - xa) > tol:
                 before = float(np.linalg.norm(xb - xa))
                 xa, xb, lb_now, r, ev, und, ok = _bisect(classify, xa, xb, label_a, aux_t, tol, points, max_rounds)
                 for k, v in zip(
@@ -244,7 +245,9 @@ def edge_track(
             if t >= steps:
                 break
             n = min(CHUNK, steps - t)
-            ya, yb, aux_n, traj, d, taken = _advance_pair(m, jnp.asarray(xa), jnp.asarray(xb), aux_t, full, delta, n)
+            ya, yb, aux_n, traj, d, taken, alive = _advance_pair(
+                m, jnp.asarray(xa), jnp.asarray(xb), aux_t, full, delta, n
+            )
             k = int(np.sum(np.asarray(taken)))
             traj, d = np.asarray(traj)[:k], np.asarray(d)[:k]
             if not (np.all(np.isfinite(traj)) and np.all(np.isfinite(d))):
@@ -253,6 +256,7 @@ def edge_track(
             edge.extend(traj)
             dist.extend(d.tolist())
             xa, xb, aux_t = np.asarray(ya), np.asarray(yb), aux_n
+            separated = not bool(alive)  # a chunk that ends with the pair within delta goes on unbisected
             t += k
             report(t, steps)
     T = len(edge)
