@@ -22,7 +22,8 @@ of the checkpoint, continued down in β_o through its fold (at β_o ≈ 1.249491
 period-16 saddle; both sides of its unstable manifold go to the same period-16 node (the pair is the
 phase-locked orbit pair on an invariant circle), so its stable manifold is no basin boundary.
 
-    python benchmarks/dmft_saddle.py [--starts 32] [--settle 56000] [--edge-steps 3000] [--fold16]
+    python benchmarks/dmft_saddle.py [--starts 32] [--settle 56000] [--edge-steps 3000] [--fold16] [--census]
+        [--figure edge.png]
 """
 
 from __future__ import annotations
@@ -45,12 +46,18 @@ def main() -> None:
     ap.add_argument(
         "--census", action="store_true", help="edge tracking with the default classifier (a census of the segment)"
     )
+    ap.add_argument("--figure", default="", help="write the edge-tracking figure (plots.edge_figure) here")
     ap.add_argument("--fold16", action="store_true", help="first the period-16 fold pair at beta_o = 1.25")
     args = ap.parse_args()
     configure(x64=True)
     if args.fold16:
         fold16(args.settle)
     out = saddle_study(args.starts, args.settle, args.edge_steps, args.pieces, verbose=True, census=args.census)
+    if args.figure:
+        from attnphys.plots import edge_figure, save_figure
+
+        save_figure(edge_figure(out["edge"], reference=out["saddle"]), args.figure)
+        print(f"figure: {args.figure}")
     print(f"total wall {out['wall']:.1f} s")
 
 
@@ -268,6 +275,8 @@ def saddle_study(
         "labels": labs,
         "edge_distance": d_edge,
         "edge_status": et.attrs["status"],
+        "edge": et,
+        "saddle": saddle,
         "wall": time.perf_counter() - t0,
     }
 
