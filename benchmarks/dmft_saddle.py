@@ -16,6 +16,9 @@ At the paper's point a period-28 and a period-56 orbit coexist. Printed:
    the distance of the edge trajectory to the saddle orbit against the step. The states are labelled by
    running them ``--settle``/4 steps and comparing with the two attractors; ``--census``: by the default
    classifier instead (a census of 32 states along the segment, then landing runs).
+6. The trace of the basin boundary in the plane through x* spanned by v_u and the stable eigenvector v_s of
+   the second multiplier: its crossing of each of 9 lines parallel to v_u, by bisection; then the attractor of
+   every point of an 11 × 41 grid on a square five times wider, as text.
 
 ``--fold16`` first prints the case that does not separate two attractors: at (1.25, 2.2) the period-16 orbit
 of the checkpoint, continued down in β_o through its fold (at β_o ≈ 1.2494912) and back up to 1.25, gives a
@@ -266,8 +269,36 @@ def saddle_study(
     for t0_ in (100, 200, 500):
         if e.shape[0] > t0_:
             say(f"   largest distance from step {t0_} on: {np.max(d_edge[t0_:]):.2e}")
+    # 6. the trace of the basin boundary in the plane through x* spanned by v_u and v_s (the eigenvector of
+    # mu_2): on each line x* + c v_s + s v_u, bisection in s for the crossing
+    vs = np.real(V[:, o[1]])
+    vs /= np.linalg.norm(vs)
+    r = 0.01
+    cs = np.linspace(-r, r, 9)
+    lo, hi = np.full(cs.size, -r), np.full(cs.size, r)
+    line = lambda c, s_: xs[None] + c[:, None] * vs[None] + s_[:, None] * vu[None]  # noqa: E731
+    l_lo, l_hi = classify(line(cs, lo), aux0), classify(line(cs, hi), aux0)
+    ok = (l_lo >= 0) & (l_hi >= 0) & (l_lo != l_hi)
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        lm = classify(line(cs, mid), aux0)
+        same = lm == l_lo
+        lo, hi = np.where(same, mid, lo), np.where(same, hi, mid)
+    cross = np.where(ok, 0.5 * (lo + hi), np.nan)
+    say(f"6. the basin boundary in the plane x* + c v_s + s v_u (|c|, |s| <= {r}): its crossing s(c) of each line")
+    for c, sc, a_, b_ in zip(cs, cross, l_lo, l_hi, strict=True):
+        say(f"   c {c:+.4f}: s = {sc:+.3e}" + ("" if np.isfinite(sc) else f" (the ends reach periods {a_} and {b_})"))
+    R = 5 * r
+    ss = np.linspace(-R, R, 41)
+    grid = classify(np.concatenate([line(np.full(ss.size, c), ss) for c in np.linspace(-R, R, 11)]), aux0)
+    say(f"   the basins on a wider square (|c|, |s| <= {R}; a: period {PERIOD}, B: period {2 * PERIOD}, ?: neither):")
+    for i, c in enumerate(np.linspace(-R, R, 11)):
+        row = grid[i * ss.size : (i + 1) * ss.size]
+        say(f"   c {c:+.3f} " + "".join({PERIOD: "a", 2 * PERIOD: "B"}.get(int(v), "?") for v in row))
     return {
         "counts": counts,
+        "slice_c": cs,
+        "slice_s": cross,
         "multipliers": mu,
         "residual": float(orb.residual),
         "manifold_end_distances": man_d,
