@@ -100,3 +100,22 @@ def test_the_period_28_saddle_separates_the_coexisting_attractors():
     d = np.min(np.linalg.norm(et["edge"].values[:, None] - saddle[None], axis=-1), axis=1)
     assert d[0] > 1e-3  # the first bisected point lies on the boundary, far from the saddle
     assert np.max(d[500:]) < 1e-6 and d[et["bisection_step"].values[-1]] < 1e-8
+
+    # in the plane x* + c v_s + s v_u the boundary passes through the saddle tangent to v_s: s(c) ∝ c²
+    vs = np.real(V[:, o[1]])
+    vs /= np.linalg.norm(vs)
+    cs = np.array([0.0, -0.005, -0.01])
+    lo, hi = np.full(3, -0.01), np.full(3, 0.01)
+
+    def line(s_):
+        return xs[None] + cs[:, None] * vs[None] + s_[:, None] * vu[None]
+
+    side = classify(line(lo), aux0)
+    assert (side >= 0).all() and (side != classify(line(hi), aux0)).all()
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        same = classify(line(mid), aux0) == side
+        lo, hi = np.where(same, mid, lo), np.where(same, hi, mid)
+    s_c = 0.5 * (lo + hi)
+    assert abs(s_c[0]) < 1e-10
+    assert 3.0 < s_c[2] / s_c[1] < 5.0  # quadratic: 4 when c doubles
