@@ -159,3 +159,25 @@ def test_a_bisection_whose_inner_points_are_all_undecided_stops_as_stuck():
     ds = edge_track(BISTABLE, [-0.5], [0.7], 1.8, classify=ends_only, steps=10)
     assert ds.attrs["status"] == "stuck"
     assert ds.sizes["bisection"] == 1 and int(ds["undecided"][0]) == 8 and ds.sizes["step"] == 1
+
+
+def _alternating(x, n, p):
+    """The bistable map on even steps, the identity on odd ones; the auxiliary state n counts the steps."""
+    return jnp.where(n % 2 == 0, 1.8 * x - x**3, x), n + 1
+
+
+@pytest.mark.parametrize("n0", [0, 1])
+def test_the_auxiliary_state_travels_with_the_pair(n0):
+    """A map whose step depends on its auxiliary state (a step counter): the census labels see the pair's
+    current aux, and the pair, stepped with it, separates by 1.8 every other step — the bisection gaps are
+    those of the bistable map doubled."""
+    from attnphys.dynamics import FunctionMap
+
+    tol, delta = 1e-13, 1e-8
+    m = FunctionMap(step=_alternating)
+    ds = edge_track(m, [-0.5], [0.7], 0.0, aux=jnp.asarray(n0), steps=300, tol=tol, delta=delta, options=OPTS)
+    assert ds.attrs["status"] == "done" and ds.attrs["n_attractors"] == 2
+    at = ds["bisection_step"].values
+    assert np.max(np.abs(ds["edge"].values[at, 0])) <= 2 * tol
+    k = np.ceil(np.log(delta / ds["width_after"].values[:-1]) / np.log(1.8))  # growing steps needed
+    assert at.size >= 3 and np.all(np.abs(np.diff(at) - 2 * k) <= 2)

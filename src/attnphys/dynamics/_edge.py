@@ -61,8 +61,14 @@ def _census_classifier(m, params, a, b, aux, census_ics, options, shared, attrac
     """The default classifier: the attractors of a census of ``census_ics`` states spread along [a, b]
     (§7), each state then run until it lands on one of them (§10.1)."""
     seg = a[None] + np.linspace(0.0, 1.0, census_ics)[:, None] * (b - a)[None]
-    batched = bool(jax.tree_util.tree_leaves(aux))
-    sampler = ExplicitSampler(x=seg, aux=aux if batched else None)
+    # one aux for every state, given batched: the sampler would take a leaf whose leading axis happens to
+    # equal census_ics for a batch
+    batched = (
+        jax.tree_util.tree_map(lambda t: np.broadcast_to(np.asarray(t), (census_ics,) + np.shape(t)), aux)
+        if jax.tree_util.tree_leaves(aux)
+        else None
+    )
+    sampler = ExplicitSampler(x=seg, aux=batched)
     pr = prepare(m, params, sampler, None, census_ics, seed, options, shared, attractor_tol, steps)
 
     def classify(x, aux_now):
