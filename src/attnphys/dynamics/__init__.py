@@ -13,7 +13,8 @@ pure functions). Global stability (§10): :func:`minimal_shock`, :func:`converge
 :func:`basin_entropy`, :func:`box_entropy`, :func:`uncertainty_exponent`. Finer chaos indicators (§11):
 :func:`finite_time_lyapunov`, :func:`local_lyapunov_map`, :func:`alignment_indices` (SALI, GALI = LDI),
 :func:`weighted_birkhoff`, :func:`recurrence_time_entropy`; one-dimensional stable and unstable manifolds of
-saddle periodic points: :func:`invariant_manifold`. Recorded orbits are labelled by
+saddle periodic points: :func:`invariant_manifold`; the edge state on a basin boundary:
+:func:`edge_track`. Recorded orbits are labelled by
 :func:`attnphys.dynamics.classify.classify`; :func:`regime_counts` and :func:`undetermined_values` summarise
 the labels of a diagram. Kinetic Ising networks: :func:`kinetic_ising_mean_field` (naive mean field, TAP,
 Plefka[t], Plefka2[t]), :func:`kinetic_ising_exact`, :func:`kinetic_ising_sample` and the asymmetric SK

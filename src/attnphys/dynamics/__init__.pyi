@@ -5,6 +5,7 @@ from ._boundaries import basin_entropy, box_entropy, uncertainty_exponent
 from ._census import CensusOptions, census, census_batch
 from ._census_continue import global_continuation
 from ._codim2 import CODIM2_TESTS, CURVE_KINDS, bifurcation_curve, normal_form_coefficient
+from ._edge import edge_track
 from ._indicators import (
     alignment_indices,
     bump_weight,
@@ -59,6 +60,7 @@ __all__ = [
     "alignment_indices",
     "weighted_birkhoff",
     "recurrence_time_entropy",
+    "edge_track",
     "invariant_manifold",
     # global stability of attractors
     "minimal_shock",

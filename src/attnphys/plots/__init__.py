@@ -35,6 +35,7 @@ from attnphys.plots._common import check_component, config_title, save_figure
 from attnphys.plots._compare import compare_diagrams_figure, portraits_figure
 from attnphys.plots._converge import converge_figure
 from attnphys.plots._designed import cycle_figure
+from attnphys.plots._edge import edge_figure
 from attnphys.plots._fluctuations import fluctuations_figure
 from attnphys.plots._particles import flow_figure, particles_phase_figure
 from attnphys.plots._phase import phase_diagram_figure
@@ -58,6 +59,7 @@ __all__ = [
     "check_component",
     "choose_pair",
     "clouds_figures",
+    "edge_figure",
     "clouds_snapshots_figure",
     "clouds_statistics_figure",
     "compare_diagrams_figure",
