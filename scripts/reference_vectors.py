@@ -45,7 +45,9 @@ never the project's::
 (about 2 s; regenerating gives the committed file array for array). ``--compare-context-lyapunov FILE``
 (in the project's environment) prints, per run, the largest difference from the library's full-state
 spectrum on the same schedule from the same window, QR column by QR column, in the groups of
-:data:`CONTEXT_LYAPUNOV_GROUPS`, and that of the leading running sums at every step.
+:data:`CONTEXT_LYAPUNOV_GROUPS`, and that of the leading running sums at every step. The 900-step figures of
+docs/theory/dmft.md §8 come from a file written outside the repository with ``STEPS TRANSIENT`` = ``1000 100``
+(about a minute).
 """
 
 from __future__ import annotations
