@@ -47,7 +47,8 @@ never the project's::
 spectrum on the same schedule from the same window, QR column by QR column, in the groups of
 :data:`CONTEXT_LYAPUNOV_GROUPS`, and that of the leading running sums at every step. The 900-step figures of
 docs/theory/dmft.md §8 come from a file written outside the repository with ``STEPS TRANSIENT`` = ``1000 100``
-(about a minute).
+(about a minute). Names of runs after ``STEPS TRANSIENT`` limit the runs (the script's own schedule,
+``175000 100000``, takes about 6 minutes per run with autograd).
 """
 
 from __future__ import annotations
@@ -247,13 +248,18 @@ reference's Jacobian needs a full window: a 2-row context fills it in 2 steps), 
 
 
 def main_context_lyapunov(
-    reference_dir: str, out: str, steps: int = CONTEXT_LYAPUNOV_STEPS, transient: int = CONTEXT_LYAPUNOV_TRANSIENT
+    reference_dir: str,
+    out: str,
+    steps: int = CONTEXT_LYAPUNOV_STEPS,
+    transient: int = CONTEXT_LYAPUNOV_TRANSIENT,
+    runs: tuple[str, ...] = (),
 ) -> None:
     """Write the reference's Lyapunov exponents of the context runs: its own ``simulate(...,
     compute_lyapunov=True)`` (autograd's Jacobian of the full L(M+P) state, identity tangent vectors at step
     ``transient``, numpy's QR every step, S = Σ log|diag R| / (steps − transient) in QR order). Stored per run
     ``<name>/S`` (L(M+P),) and ``<name>/S_i_sum`` (steps − transient, L(M+P)): the running sums after every
-    step, with the starting windows and params. Needs the real ``autograd`` (a separate environment)."""
+    step, with the starting windows and params; ``runs`` (names of :data:`CONTEXT_RUNS`) limits the runs.
+    Needs the real ``autograd`` (a separate environment)."""
     try:
         from autograd import jacobian
     except ImportError:
@@ -262,7 +268,12 @@ def main_context_lyapunov(
         raise SystemExit("--context-lyapunov needs the real autograd package (pip install autograd==1.7.0)")
     sys.path.insert(0, str(Path(reference_dir).resolve()))
     arrays: dict[str, np.ndarray] = {}
+    unknown = set(runs) - set(CONTEXT_RUNS)
+    if unknown:
+        raise SystemExit(f"unknown runs {sorted(unknown)}; the runs are {list(CONTEXT_RUNS)}")
     for name, p in CONTEXT_RUNS.items():
+        if runs and name not in runs:
+            continue
         rec = run_context(Path(reference_dir), p, steps, transient, lyapunov=True)
         for k in ("S", "S_i_sum", "att_window", "pe_window"):
             arrays[f"{name}/{k}"] = rec[k]
@@ -270,7 +281,9 @@ def main_context_lyapunov(
     arrays["steps"] = np.asarray(steps)
     arrays["transient"] = np.asarray(transient)
     _write(arrays, out)
-    print(f"wrote {out}: {len(CONTEXT_RUNS)} runs of {steps} steps, exponents over the last {steps - transient}")
+    print(
+        f"wrote {out}: {len(runs or CONTEXT_RUNS)} runs of {steps} steps, exponents over the last {steps - transient}"
+    )
 
 
 def library_context_lyapunov(att_window, pe_window, beta_o: float, steps: int, transient: int) -> np.ndarray:
@@ -313,7 +326,7 @@ def compare_context_lyapunov(path: str) -> None:
     attnphys.configure()
     d = np.load(path)
     steps, transient = int(d["steps"]), int(d["transient"])
-    for name in CONTEXT_RUNS:
+    for name in (n for n in CONTEXT_RUNS if f"{n}/S" in d.files):
         p = json.loads(str(d[f"{name}/params"]))
         A = d[f"{name}/att_window"]  # a context of fewer than L rows is a start of that fill count
         sums = library_context_lyapunov(A, d[f"{name}/pe_window"], p["beta_o"], steps, transient)
@@ -377,7 +390,7 @@ if __name__ == "__main__":
     elif sys.argv[1] == "--context-statistics":
         context_statistics(sys.argv[2], tuple(float(b) for b in sys.argv[3:]) or CONTEXT_BETAS)
     elif sys.argv[1] == "--context-lyapunov":
-        main_context_lyapunov(sys.argv[2], sys.argv[3], *(int(a) for a in sys.argv[4:6]))
+        main_context_lyapunov(sys.argv[2], sys.argv[3], *(int(a) for a in sys.argv[4:6]), runs=tuple(sys.argv[6:]))
     elif sys.argv[1] == "--compare-context-lyapunov":
         compare_context_lyapunov(sys.argv[2])
     elif sys.argv[1] == "--context":
