@@ -48,7 +48,8 @@ spectrum on the same schedule from the same window, QR column by QR column, in t
 :data:`CONTEXT_LYAPUNOV_GROUPS`, and that of the leading running sums at every step. The 900-step figures of
 docs/theory/dmft.md §8 come from a file written outside the repository with ``STEPS TRANSIENT`` = ``1000 100``
 (about a minute). Names of runs after ``STEPS TRANSIENT`` limit the runs (the script's own schedule,
-``175000 100000``, takes about 6 minutes per run with autograd).
+``175000 100000``, takes 6–8 minutes per run with autograd; the figures at β_o = 1.255 and 1.4 in
+docs/theory/dmft.md §8 come from ``beta1.255 beta1.4`` at that schedule).
 """
 
 from __future__ import annotations
