@@ -26,6 +26,30 @@ plus one run from a partial context (the newest two rows of that window: the ref
 differences. ``--context-statistics REFDIR [BETA …]`` runs the script's full schedule (175,000 steps,
 100,000 transient) and prints the differences of the long-run statistics, from the checkpoint and from the
 reference's own window at the end of the transient (docs/theory/dmft.md §8).
+
+``--context-lyapunov REFDIR tests/data/reference_context_lyapunov.npz [STEPS TRANSIENT]`` writes the
+reference's Lyapunov exponents of the same seven context runs: the script's own code path,
+``simulate(..., compute_lyapunov=True)``, with autograd's Jacobian of the full L(M+P) = 20-dimensional
+state, identity tangent vectors, numpy's QR every step and S = Σ log|diag R| / (STEPS − TRANSIENT) in QR
+order; stored per run ``<name>/S`` (20,) and ``<name>/S_i_sum`` (STEPS − TRANSIENT, 20), the running sums
+after every step. Default schedule 40 steps, 2 of them transient (the reference's Jacobian needs a full
+window, which a 2-row context reaches after 2 steps; fewer fails inside its ``matmul``), the span over
+which the records agree to 3.3e-11. It needs the real autograd, so it runs in an environment of its own,
+never the project's::
+
+    python3 -m venv /tmp/refvenv
+    /tmp/refvenv/bin/pip install autograd==1.7.0 numpy==1.26.1 PyYAML==6.0.1   # the reference's pins
+    cd /tmp && /tmp/refvenv/bin/python <repo>/scripts/reference_vectors.py --context-lyapunov /tmp/refctx \
+        <repo>/tests/data/reference_context_lyapunov.npz
+
+(about 2 s; regenerating gives the committed file array for array). ``--compare-context-lyapunov FILE``
+(in the project's environment) prints, per run, the largest difference from the library's full-state
+spectrum on the same schedule from the same window, QR column by QR column, in the groups of
+:data:`CONTEXT_LYAPUNOV_GROUPS`, and that of the leading running sums at every step. The 900-step figures of
+docs/theory/dmft.md §8 come from a file written outside the repository with ``STEPS TRANSIENT`` = ``1000 100``
+(about a minute). Names of runs after ``STEPS TRANSIENT`` limit the runs (the script's own schedule,
+``175000 100000``, takes 6–8 minutes per run with autograd; the figures at β_o = 1.255 and 1.4 in
+docs/theory/dmft.md §8 come from ``beta1.255 beta1.4`` at that schedule).
 """
 
 from __future__ import annotations
@@ -103,7 +127,9 @@ CONTEXT_RUNS: dict[str, dict] = {
 }
 
 
-def run_context(reference_dir: Path, p: dict, steps: int = STEPS, transient: int = 0) -> dict[str, np.ndarray]:
+def run_context(
+    reference_dir: Path, p: dict, steps: int = STEPS, transient: int = 0, lyapunov: bool = False
+) -> dict[str, np.ndarray]:
     from models.Embedding import Embedding
     from models.HopfieldSelfAttentionNNMFInfNPE import HopfieldSelfAttentionNNMFInfNPE
     from utils import load_context
@@ -120,8 +146,11 @@ def run_context(reference_dir: Path, p: dict, steps: int = STEPS, transient: int
         epsilon_pe=0.02, pe_mode=0, compute_inf_normalization=True, scaling_o=1, scaling_att=100,
     )  # fmt: skip
     HT.reset_data()
-    HT.simulate(att_window, pe_window, max_steps=steps, compute_lyapunov=False)
+    HT.simulate(att_window, pe_window, max_steps=steps, compute_lyapunov=lyapunov)
     out = {s: np.asarray(HT.mf_statistics[s], dtype=np.float64) for s in STATS}
+    if lyapunov:
+        out["S"] = np.asarray(HT.S, dtype=np.float64)
+        out["S_i_sum"] = np.asarray(HT.S_i_sum, dtype=np.float64)
     out["att_window"] = np.asarray(att_window, dtype=np.float64)
     out["pe_window"] = np.asarray(pe_window, dtype=np.float64)
     return out
@@ -213,6 +242,107 @@ def context_statistics(reference_dir: str, betas=CONTEXT_BETAS, steps: int = 175
         )
 
 
+CONTEXT_LYAPUNOV_STEPS = 40
+CONTEXT_LYAPUNOV_TRANSIENT = 2
+"""The schedule of the context-Lyapunov vectors: 40 loop steps, the first 2 without tangent vectors (the
+reference's Jacobian needs a full window: a 2-row context fills it in 2 steps), exponents over 38 steps."""
+
+
+def main_context_lyapunov(
+    reference_dir: str,
+    out: str,
+    steps: int = CONTEXT_LYAPUNOV_STEPS,
+    transient: int = CONTEXT_LYAPUNOV_TRANSIENT,
+    runs: tuple[str, ...] = (),
+) -> None:
+    """Write the reference's Lyapunov exponents of the context runs: its own ``simulate(...,
+    compute_lyapunov=True)`` (autograd's Jacobian of the full L(M+P) state, identity tangent vectors at step
+    ``transient``, numpy's QR every step, S = Σ log|diag R| / (steps − transient) in QR order). Stored per run
+    ``<name>/S`` (L(M+P),) and ``<name>/S_i_sum`` (steps − transient, L(M+P)): the running sums after every
+    step, with the starting windows and params; ``runs`` (names of :data:`CONTEXT_RUNS`) limits the runs.
+    Needs the real ``autograd`` (a separate environment)."""
+    try:
+        from autograd import jacobian
+    except ImportError:
+        jacobian = None
+    if jacobian is None:  # absent, or the stand-in of the other modes
+        raise SystemExit("--context-lyapunov needs the real autograd package (pip install autograd==1.7.0)")
+    sys.path.insert(0, str(Path(reference_dir).resolve()))
+    arrays: dict[str, np.ndarray] = {}
+    unknown = set(runs) - set(CONTEXT_RUNS)
+    if unknown:
+        raise SystemExit(f"unknown runs {sorted(unknown)}; the runs are {list(CONTEXT_RUNS)}")
+    for name, p in CONTEXT_RUNS.items():
+        if runs and name not in runs:
+            continue
+        rec = run_context(Path(reference_dir), p, steps, transient, lyapunov=True)
+        for k in ("S", "S_i_sum", "att_window", "pe_window"):
+            arrays[f"{name}/{k}"] = rec[k]
+        arrays[f"{name}/params"] = np.asarray(json.dumps(p))
+    arrays["steps"] = np.asarray(steps)
+    arrays["transient"] = np.asarray(transient)
+    _write(arrays, out)
+    print(
+        f"wrote {out}: {len(runs or CONTEXT_RUNS)} runs of {steps} steps, exponents over the last {steps - transient}"
+    )
+
+
+def library_context_lyapunov(att_window, pe_window, beta_o: float, steps: int, transient: int) -> np.ndarray:
+    """The library's full-state running sums Σ log|R_ii| of a context run (steps − transient, L(M+P)), in QR
+    order, computed as the reference does: identity tangent vectors after ``transient`` steps, a QR every
+    step (:func:`attnphys.dmft.lyapunov_spectrum` with ``full_state``, ``init="identity"``, a running
+    estimate after every step)."""
+    from attnphys.dmft import lyapunov_spectrum
+    from attnphys.dmft.config import preset
+    from attnphys.dmft.starts import WindowStart
+
+    start = WindowStart(att_window=tuple(map(tuple, att_window)), pe_window=tuple(map(tuple, pe_window)))
+    ds = lyapunov_spectrum(
+        preset("paper", beta_o=beta_o), start=start, steps=steps, transient=transient, full_state=True,
+        init="identity", history_every=1, progress=False,
+    )  # fmt: skip
+    hist = ds["history"].values
+    return hist * np.arange(1, hist.shape[0] + 1)[:, None]
+
+
+CONTEXT_LYAPUNOV_GROUPS = {
+    "leading": slice(0, 3),
+    "middle": slice(3, 6),
+    "lowest": slice(6, 12),
+    "positional": slice(12, 20),
+}
+"""The QR columns of the context runs' spectrum (M = 3, L = 4, P = 2), compared group by group: the three
+leading attention exponents; the next three, whose columns contract to 1e-11–1e-14 in single steps; the
+lowest six, contracted to 1e-14 and below (round-off in both codes); the L·P positional exponents (0)."""
+
+
+def compare_context_lyapunov(path: str) -> None:
+    """Print, per run of a file written by ``--context-lyapunov``, the largest difference between the
+    reference's exponents and the library's full-state spectrum from the same context, QR column by QR
+    column (both codes use the same state order, so the same identity tangent vectors), per group of
+    :data:`CONTEXT_LYAPUNOV_GROUPS`; for the leading group also the largest difference of the running sums
+    after every step; and the smallest single-step |R_ii| of each group in the reference."""
+    import attnphys
+
+    attnphys.configure()
+    d = np.load(path)
+    steps, transient = int(d["steps"]), int(d["transient"])
+    for name in (n for n in CONTEXT_RUNS if f"{n}/S" in d.files):
+        p = json.loads(str(d[f"{name}/params"]))
+        A = d[f"{name}/att_window"]  # a context of fewer than L rows is a start of that fill count
+        sums = library_context_lyapunov(A, d[f"{name}/pe_window"], p["beta_o"], steps, transient)
+        ref = d[f"{name}/S_i_sum"]
+        lam, lam_ref = sums[-1] / (steps - transient), d[f"{name}/S"]
+        inc = np.diff(ref, axis=0, prepend=0.0)
+        parts = []
+        for g, cols in CONTEXT_LYAPUNOV_GROUPS.items():
+            diff = float(np.abs(lam[cols] - lam_ref[cols]).max())
+            parts.append(f"{g} {diff:.2g} (min |R_ii| {np.exp(inc[:, cols].min()):.1g})")
+        lead = float(np.abs(sums - ref)[:, CONTEXT_LYAPUNOV_GROUPS["leading"]].max())
+        print(f"{name:12s} {steps - transient} steps, max |library - reference| exponents: " + ", ".join(parts))
+        print(f"{'':12s} leading running sums at every step: {lead:.2g}; leading exponents {np.round(lam[:3], 6)}")
+
+
 def _write(arrays: dict[str, np.ndarray], out: str) -> None:
     with tempfile.NamedTemporaryFile(dir=Path(out).parent, suffix=".npz", delete=False) as f:
         np.savez_compressed(f, **arrays)
@@ -260,6 +390,10 @@ if __name__ == "__main__":
         compare_context(sys.argv[2])
     elif sys.argv[1] == "--context-statistics":
         context_statistics(sys.argv[2], tuple(float(b) for b in sys.argv[3:]) or CONTEXT_BETAS)
+    elif sys.argv[1] == "--context-lyapunov":
+        main_context_lyapunov(sys.argv[2], sys.argv[3], *(int(a) for a in sys.argv[4:6]), runs=tuple(sys.argv[6:]))
+    elif sys.argv[1] == "--compare-context-lyapunov":
+        compare_context_lyapunov(sys.argv[2])
     elif sys.argv[1] == "--context":
         main_context(sys.argv[2], sys.argv[3], *(int(a) for a in sys.argv[4:5]))
     else:
