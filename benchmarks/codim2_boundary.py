@@ -12,8 +12,8 @@ evaluations of F^p and its Jacobian), then the cost of an N×N grid diagram for 
 ``--grid N`` runs the N×N grid phase diagram (:func:`attnphys.dmft.phase_diagram`, from the same checkpoint,
 ``--steps`` steps, adaptive) over the window β_o ∈ ``--window`` × β_att ∈ [0, 3] that holds the curve.
 ``--refine S`` adds a second pass at S steps (the last 20,000 recorded) over the cells the first pass left
-near its own boundary: every cell that is not period p with a period-p cell within ``--refine-band`` columns
-of its row. It reads nothing of the curve; it gives the critical slowing down next to a Neimark–Sacker point
+near its own boundary: every cell that is not periodic with a period dividing p with such a cell within
+``--refine-band`` columns of its row (``--load`` with ``--refine``: the rows a stored grid has not refined). It reads nothing of the curve; it gives the critical slowing down next to a Neimark–Sacker point
 the budget it needs (at 120,000 steps the grid's boundary sits 3–4 spacings of the 201×201 grid to the stable
 side; at 480,000 within one). The script prints the evaluation counts of curve and grid (map steps actually
 run by the adaptive passes), the fraction of grid cells whose regime agrees with the side of the curve they
@@ -155,8 +155,8 @@ def _row_run(phase_diagram, cfg, xs, y, steps):
 
 def _grid_run(args, cfg, period, phase_diagram, regimes) -> dict:
     """The N×N grid diagram over the window (first pass, ``--steps``), then, with ``--refine S``, a second
-    pass at S steps over the cells the first pass left near its own boundary: every cell that is not period
-    p and has a period-p cell within ``--refine-band`` columns of its row. The second pass reads nothing of
+    pass at S steps over the cells the first pass left near its own boundary: every cell that is not
+    periodic with a period dividing p and has such a cell within ``--refine-band`` columns of its row. The second pass reads nothing of
     the curve: it is a longer budget where the grid's own diagram changes, for the critical slowing down next
     to a Neimark–Sacker point (theory: docs/theory/dmft.md §7.8)."""
     import numpy as np
@@ -178,33 +178,48 @@ def _grid_run(args, cfg, period, phase_diagram, regimes) -> dict:
     for v in ("regime", "period", "lambda1", "stop_step"):
         out[v] = ds[v].transpose("beta_att", "beta_o").values.copy()
     out["steps1"] = float(out["stop_step"].sum())
-    refined = np.zeros(out["regime"].shape, bool)
-    edge_changed = 0
-    t2 = time.perf_counter()
+    out.update(refined=np.zeros(out["regime"].shape, bool), steps2=0.0, wall2=0.0, edge_changed=0)
     if args.refine:
-        k = args.refine_band
-        in_p = (out["regime"] == regimes.index("periodic")) & (out["period"] == period)
-        steps2 = 0.0
-        for j in range(ys.size):
-            pc = np.flatnonzero(in_p[j])
-            if pc.size == 0:
-                continue
-            gap = np.min(np.abs(np.arange(xs.size)[:, None] - pc[None, :]), axis=1)  # columns to the nearest p cell
-            cols = np.flatnonzero(~in_p[j] & (gap <= k))
-            if cols.size == 0:
-                continue
-            reg, per, lam, ss = _row_run(phase_diagram, cfg, xs[cols], float(ys[j]), args.refine)
-            for name, val in (("regime", reg), ("period", per), ("lambda1", lam), ("stop_step", ss)):
-                out[name][j, cols] = val
-            refined[j, cols] = True
-            steps2 += float(ss.sum())
-            now_p = (reg == regimes.index("periodic")) & (per == period)
-            edge_changed += int((now_p & (gap[cols] == k)).sum())
-        out["steps2"] = steps2
-    out["wall2"] = time.perf_counter() - t2
-    out["refined"] = refined
-    out["edge_changed"] = edge_changed
+        _refine(args, cfg, period, phase_diagram, regimes, out, np.ones(ys.size, bool))
     return out
+
+
+def _on_orbit(reg, per, period, regimes):
+    """Cells periodic (or fixed) with a period dividing p: the period-p orbit, or a degenerate one."""
+    import numpy as np
+
+    return (
+        np.isin(reg, [regimes.index("periodic"), regimes.index("fixed_point")])
+        & (per > 0)
+        & (period % np.maximum(per, 1) == 0)
+    )
+
+
+def _refine(args, cfg, period, phase_diagram, regimes, g, rows) -> None:
+    """The second pass over ``rows`` of the grid ``g`` (in place): at ``--refine`` steps, every cell that is
+    not periodic with a period dividing p and has such a cell within ``--refine-band`` columns of its row."""
+    import numpy as np
+
+    xs, ys, k = g["xs"], g["ys"], args.refine_band
+    on = _on_orbit(g["regime"], g["period"], period, regimes)
+    t2 = time.perf_counter()
+    for j in np.flatnonzero(rows):
+        pc = np.flatnonzero(on[j])
+        if pc.size == 0:
+            continue
+        gap = np.min(np.abs(np.arange(xs.size)[:, None] - pc[None, :]), axis=1)  # columns to the nearest such cell
+        cols = np.flatnonzero(~on[j] & (gap <= k))
+        if cols.size == 0:
+            continue
+        reg, per, lam, ss = _row_run(phase_diagram, cfg, xs[cols], float(ys[j]), args.refine)
+        for name, val in (("regime", reg), ("period", per), ("lambda1", lam), ("stop_step", ss)):
+            g[name][j, cols] = val
+        g["refined"][j, cols] = True
+        g["steps2"] = float(g["steps2"]) + float(ss.sum())
+        g["edge_changed"] = int(g["edge_changed"]) + int(
+            (_on_orbit(reg, per, period, regimes) & (gap[cols] == k)).sum()
+        )
+    g["wall2"] = float(g["wall2"]) + time.perf_counter() - t2
 
 
 def _grid_check(args, cfg, kind, period, c, evaluations, phase_diagram, regimes) -> None:
@@ -214,6 +229,12 @@ def _grid_check(args, cfg, kind, period, c, evaluations, phase_diagram, regimes)
 
     if args.load:
         g = dict(np.load(args.load))
+        if args.refine and int(g.get("refine", 0)) in (0, args.refine):
+            # rows the stored grid has not refined yet (all of them for a first pass only)
+            _refine(args, cfg, period, phase_diagram, regimes, g, ~g["refined"].any(axis=1))
+            g.update(refine=args.refine, refine_band=args.refine_band)
+            if args.save:
+                np.savez(args.save, **g)
     else:
         g = _grid_run(args, cfg, period, phase_diagram, regimes)
         if args.save:
@@ -229,8 +250,7 @@ def _grid_check(args, cfg, kind, period, c, evaluations, phase_diagram, regimes)
     stable_side = left if kind == "neimark_sacker" else ~left
     # a cell on the stable side whose attractor is periodic with a period dividing p and is the continued
     # period-p orbit itself (degenerate there, e.g. the origin at β_att = 0): same orbit, checked below
-    divides = np.isin(reg, [regimes.index("periodic"), regimes.index("fixed_point")]) & (per > 0) & (per < period)
-    divides &= period % np.maximum(per, 1) == 0
+    divides = _on_orbit(reg, per, period, regimes) & (per < period)
     same = np.zeros(reg.shape, bool)
     cand = np.argwhere(divides & stable_side)
     if cand.size:
@@ -247,7 +267,7 @@ def _grid_check(args, cfg, kind, period, c, evaluations, phase_diagram, regimes)
         f"grid {n}x{n} over beta_o in [{xs[0]}, {xs[-1]}] (spacing {dx:.2e}) x beta_att in [0, 3] (spacing "
         f"{dy:.2e}), {steps} steps from the checkpoint, adaptive"
         + (
-            f"; refined at {refine} steps within {band} columns of the first pass's period-{period} cells"
+            f"; refined at {refine} steps within {band} columns of the first pass's cells periodic with a period dividing {period}"
             if refine
             else ""
         )
@@ -268,8 +288,8 @@ def _grid_check(args, cfg, kind, period, c, evaluations, phase_diagram, regimes)
     )
     if refine:
         print(
-            f" refined cells that became period-{period} at the band's edge ({band} columns from the nearest "
-            f"first-pass period-{period} cell; 0 means the band was wide enough): {int(g['edge_changed'])}"
+            f" refined cells that became periodic with a period dividing {period} at the band's edge ({band} columns from the nearest "
+            f"such first-pass cell; 0 means the band was wide enough): {int(g['edge_changed'])}"
         )
     print(
         f" cells whose regime agrees with their side of the curve: {int(agree.sum())}/{agree.size} = {agree.mean():.5f}"
