@@ -297,6 +297,9 @@ def saddle_study(
         say(f"   c {c:+.3f} " + "".join({PERIOD: "a", 2 * PERIOD: "B"}.get(int(v), "?") for v in row))
     return {
         "counts": counts,
+        "events": [str(k) for k in ds_br.event_kind.values],
+        "saddle_distances": (dist(xs, A1), dist(xs, A2)),
+        "bisection_steps": et["bisection_step"].values,
         "slice_c": cs,
         "slice_s": cross,
         "multipliers": mu,
