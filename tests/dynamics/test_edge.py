@@ -105,14 +105,17 @@ def test_the_result_carries_its_options_and_the_two_attractors():
         ({"classify": "sign"}, "classify"),
         ({"classify": lambda x, aux: np.zeros(3, np.int64)}, "classify"),
         ({"m": "bistable"}, "m"),
+        ({"a": "x"}, "a"),  # not numbers
+        ({"a": [0.5, 0.1], "b": [-0.5, 0.1]}, "a"),  # not a state of this map (D = 1)
+        ({"params": "abc"}, "params"),
     ],
 )
 def test_bad_inputs_are_named(kwargs, name):
-    args = {"m": BISTABLE, "a": [0.7], "b": [-0.5]}
+    args = {"m": BISTABLE, "a": [0.7], "b": [-0.5], "params": 1.8}
     args.update(kwargs)
-    m, a, b = args.pop("m"), args.pop("a"), args.pop("b")
+    m, a, b, params = args.pop("m"), args.pop("a"), args.pop("b"), args.pop("params")
     with pytest.raises(InputError) as e:
-        edge_track(m, a, b, 1.8, options=OPTS, **args)
+        edge_track(m, a, b, params, options=OPTS, **args)
     assert e.value.field == name
 
 
@@ -139,13 +142,44 @@ def test_the_edge_state_can_be_a_saddle_cycle():
     assert np.max(d[80:]) <= 2e-7
 
 
-def test_a_start_that_reaches_no_attractor_is_named():
-    def undecided_a(x, aux):
+@pytest.mark.parametrize("a, b, name", [([-0.5], [0.7], "a"), ([0.7], [-0.5], "b")])
+def test_a_start_that_reaches_no_attractor_is_named(a, b, name):
+    def undecided_below_zero(x, aux):
         return np.where(np.asarray(x)[:, 0] < 0, -1, 0)
 
     with pytest.raises(InputError) as e:
-        edge_track(BISTABLE, [-0.5], [0.7], 1.8, classify=undecided_a)
-    assert e.value.field == "a"
+        edge_track(BISTABLE, a, b, 1.8, classify=undecided_below_zero)
+    assert e.value.field == name
+
+
+def test_a_pair_narrower_than_the_maps_precision_is_refused_not_followed():
+    """In float32 a pair bisected to 1e-10 is one state: followed, it would be one orbit falling onto an
+    attractor, reported as an edge. It is refused, naming ``tol``; at a tolerance float32 resolves it runs."""
+    import jax
+
+    with jax.enable_x64(False):
+        with pytest.raises(InputError, match="one state in the map's precision") as e:
+            edge_track(BENT, [X0 - 0.5, Y0 + 0.3], [X0 + 0.6, Y0 + 0.3], None, classify=_side, steps=50, tol=1e-10)
+        assert e.value.field == "tol"
+        ds = edge_track(BENT, [X0 - 0.5, Y0 + 0.3], [X0 + 0.6, Y0 + 0.3], None, classify=_side, steps=50, tol=1e-5,
+                        delta=1e-3)
+    assert ds.attrs["status"] == "done"
+    assert np.min(np.linalg.norm(ds["edge"].values[-5:] - [X0, Y0], axis=1)) < 1e-3
+
+
+def test_a_map_that_merges_the_pair_ends_the_run_as_collapsed():
+    """A non-invertible map that sends both points of the pair to one state leaves no boundary to follow: the
+    run stops there and says so."""
+
+    def merge(x, p):  # the bistable map, but every state within 1e-3 of the repeller 0 goes to 0 itself
+        return jnp.where(jnp.abs(x) < 1e-3, 0.0 * x, 1.8 * x - x**3)
+
+    def side(x, aux):
+        return (np.asarray(x)[:, 0] < 0).astype(np.int64)
+
+    ds = edge_track(autonomous(merge), [-0.5], [0.7], 0.0, classify=side, steps=40, tol=1e-8, delta=1e-6)
+    assert ds.attrs["status"] == "collapsed"
+    assert ds["pair_distance"].values[-1] == 0.0 and ds.sizes["step"] < 41
 
 
 def test_a_bisection_whose_inner_points_are_all_undecided_stops_as_stuck():

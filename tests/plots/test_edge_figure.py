@@ -29,8 +29,29 @@ def test_the_edge_figure_draws_the_width_and_the_distance_to_the_saddle(run, tmp
     assert len(edge_figure(run).axes) == 1
 
 
-@pytest.mark.parametrize("ds, ref, name", [("x", None, "ds"), (None, [[0.0, 1.0]], "reference")])
+def test_the_bisections_of_a_slice_stay_at_their_steps(run):
+    """A slice of the run keeps its own step labels: each bisection in it is marked at its step with the width
+    it started from, and the bisections outside it are left out."""
+    cut = run.isel(step=slice(50, None))
+    ax = edge_figure(cut).axes[0]
+    at, before = run["bisection_step"].values, run["width_before"].values
+    kept = at >= 50
+    np.testing.assert_array_equal(ax.lines[1].get_xdata(), at[kept])
+    np.testing.assert_allclose(ax.lines[1].get_ydata(), before[kept])
+
+
+@pytest.mark.parametrize(
+    "ds, ref, name",
+    [
+        ("x", None, "ds"),
+        (None, [[0.0, 1.0]], "reference"),
+        (None, np.zeros((0, 1)), "reference"),
+        (None, "x", "reference"),
+        ("no bisections", None, "ds"),
+    ],
+)
 def test_bad_inputs_are_named(run, ds, ref, name):
     with pytest.raises(InputError) as e:
-        edge_figure(run if ds is None else ds, reference=ref)
+        data = run if ds is None else (run[["edge", "pair_distance"]] if ds == "no bisections" else ds)
+        edge_figure(data, reference=ref)
     assert e.value.field == name

@@ -178,25 +178,43 @@ def edge_track(
     Returns:
         Dataset with ``edge`` (step, component): x_a(t), t = 0..T (at a re-bisection, the state after it);
         ``pair_distance`` (step): ‖x_b − x_a‖ after step t (before a re-bisection at t);
-        on dim ``bisection``: ``bisection_step``, ``rounds``, ``evaluations``, ``undecided``, ``label_a``,
-        ``label_b``, ``width_before``, ``width_after``; scalars ``label_a`` of start a and ``label_b`` of start
-        b; attrs ``status`` ("done", or "stuck": a bisection could not reach ``tol``, at the last step
-        recorded), the options and the package version.
+        on dim ``bisection``: ``bisection_step``, ``rounds``, ``evaluations``, ``undecided``,
+        ``label_a_side``, ``label_b_side`` (the attractor of each side; −1: no decided point of it),
+        ``width_before``, ``width_after``; scalars ``label_a`` of start a and ``label_b`` of start b; attrs
+        ``status`` ("done"; "stuck": a bisection could not reach ``tol``, at the last step recorded;
+        "collapsed": the map sent both points of the pair to one state, at the last step recorded), the
+        options and the package version.
 
     Raises:
-        InputError: naming ``m``, ``a``, ``b`` (a different shape; or both starts reach the same attractor, or
-            one is undecided), ``steps``, ``tol``, ``delta`` (not above tol), ``points``, ``max_rounds``,
+        InputError: naming ``m``, ``a``, ``b`` (not a state of the map, a different shape; or both starts reach
+            the same attractor, or one is undecided), ``params``, ``tol`` (the bisected pair is one state at the
+            map's precision: float32), ``steps``, ``tol``, ``delta`` (not above tol), ``points``, ``max_rounds``,
             ``census_ics``, ``attractor_tol``, ``land_steps`` or ``classify`` (not callable, or a wrong return).
         NonFiniteError: the pair stopped being finite (the step is named).
     """
     if not isinstance(m, AbstractMap):
         raise InputError(f"must be an AbstractMap (got {type(m).__name__})", "m")
-    xa = np.asarray(a, float)
-    xb = np.asarray(b, float)
+    starts = []
+    for v, name in ((a, "a"), (b, "b")):
+        try:
+            starts.append(np.asarray(v, float))
+        except (TypeError, ValueError):
+            raise InputError(f"must be one finite state (D,) of numbers (got {type(v).__name__})", name) from None
+    xa, xb = starts
     D = xa.size
     for v, name in ((xa, "a"), (xb, "b")):
         if v.ndim != 1 or v.size != D or not np.all(np.isfinite(v)):
             raise InputError(f"must be one finite state (D,), D = {D} as a (got shape {v.shape})", name)
+    try:
+        jax.tree_util.tree_map(jnp.asarray, params)
+    except (TypeError, ValueError):
+        raise InputError(f"must be the map's parameters: numbers or arrays (got {params!r:.80})", "params") from None
+    check = getattr(m, "check_args", None)  # the example maps' shapes of state and parameters
+    if check is not None:
+        try:
+            check(jnp.asarray(xa), params)
+        except InputError as e:
+            raise InputError(e.detail, "a" if e.field == "x" else e.field) from None
     steps = check_int(steps, "steps")
     tol = check_positive(tol, "tol")
     delta = check_positive(delta, "delta")
@@ -223,7 +241,7 @@ def edge_track(
         full = jax.tree_util.tree_map(jnp.asarray, params) if shared is None else (shared, params)
     la, lb = _labels(classify, np.stack([xa, xb]), aux0)
     if la < 0 or lb < 0:
-        raise InputError(f"start {'a' if la < 0 else 'b'} reaches no attractor within the steps allowed", "a")
+        raise InputError("reaches no attractor within the steps allowed", "a" if la < 0 else "b")
     if la == lb:
         raise InputError(f"both starts reach attractor {la}: b must lie in another basin than a", "b")
     label_a, label_b = int(la), int(lb)
@@ -251,14 +269,25 @@ def edge_track(
             if t >= steps:
                 break
             n = min(CHUNK, steps - t)
-            ya, yb, aux_n, traj, d, taken, alive = _advance_pair(
-                m, jnp.asarray(xa), jnp.asarray(xb), aux_t, full, delta, n
-            )
+            ja, jb = jnp.asarray(xa), jnp.asarray(xb)
+            if np.array_equal(np.asarray(ja), np.asarray(jb)):  # the pair is one state at the map's precision
+                raise InputError(
+                    f"the pair, {np.linalg.norm(xb - xa):.1e} apart, is one state in the map's precision "
+                    f"({ja.dtype}): call attnphys.configure(x64=True) for float64, or raise tol",
+                    "tol",
+                )
+            ya, yb, aux_n, traj, d, taken, alive = _advance_pair(m, ja, jb, aux_t, full, delta, n)
             k = int(np.sum(np.asarray(taken)))
             traj, d = np.asarray(traj)[:k], np.asarray(d)[:k]
             if not (np.all(np.isfinite(traj)) and np.all(np.isfinite(d))):
                 bad = int(np.flatnonzero(~np.isfinite(d) | ~np.all(np.isfinite(traj), axis=1))[0])
                 raise NonFiniteError(t + bad + 1, _param_dict(params), what="edge pair state")
+            if np.any(d == 0.0):  # the map sent both points of the pair to one state: no boundary left to follow
+                j = int(np.flatnonzero(d == 0.0)[0])
+                edge.extend(traj[: j + 1])
+                dist.extend(d[: j + 1].tolist())
+                status = "collapsed"
+                break
             edge.extend(traj)
             dist.extend(d.tolist())
             xa, xb, aux_t = np.asarray(ya), np.asarray(yb), aux_n

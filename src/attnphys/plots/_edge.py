@@ -25,22 +25,28 @@ def edge_figure(ds: xr.Dataset, reference=None, *, fig=None) -> Figure:
         InputError: naming ``ds`` (not an edge-tracking result) or ``reference`` (not (J, D) with the
             trajectory's D).
     """
-    if not isinstance(ds, xr.Dataset) or "edge" not in ds or "pair_distance" not in ds:
+    needed = ("edge", "pair_distance", "bisection_step", "width_before")
+    if not isinstance(ds, xr.Dataset) or any(k not in ds for k in needed) or "step" not in ds.coords:
         raise InputError("must be the result of attnphys.dynamics.edge_track", "ds")
     e = np.asarray(ds["edge"].values, float)
     ref = None
     if reference is not None:
-        ref = np.atleast_2d(np.asarray(reference, float))
-        if ref.ndim != 2 or ref.shape[1] != e.shape[1] or not np.all(np.isfinite(ref)):
-            raise InputError(f"must be finite states (J, {e.shape[1]}) (got shape {ref.shape})", "reference")
+        try:
+            ref = np.atleast_2d(np.asarray(reference, float))
+        except (TypeError, ValueError):
+            raise InputError(f"must be finite states (J, {e.shape[1]}) of numbers", "reference") from None
+        if ref.ndim != 2 or ref.shape[0] == 0 or ref.shape[1] != e.shape[1] or not np.all(np.isfinite(ref)):
+            raise InputError(f"must be finite states (J, {e.shape[1]}), J >= 1 (got shape {ref.shape})", "reference")
     fig = figure(fig, figsize=(10.0, 3.8) if ref is not None else (5.5, 3.8))
     axes = fig.subplots(1, 2 if ref is not None else 1, squeeze=False)[0]
     t = ds["step"].values
     d = np.asarray(ds["pair_distance"].values, float)
     ax = axes[0]
     ax.semilogy(t, np.maximum(d, 1e-300), lw=0.8, color="C0")
-    at = ds["bisection_step"].values
-    ax.semilogy(at, np.maximum(d[at], 1e-300), "k|", ms=10, label="bisection (width before)")
+    # each bisection at its step, with the width it started from (a slice of the run keeps its own)
+    at, before = ds["bisection_step"].values, np.asarray(ds["width_before"].values, float)
+    shown = (at >= t.min()) & (at <= t.max()) if t.size else np.zeros(at.shape, bool)
+    ax.semilogy(at[shown], np.maximum(before[shown], 1e-300), "k|", ms=10, label="bisection (width before)")
     ax.set_xlabel("step t")
     ax.set_ylabel(r"pair width $\|x_b - x_a\|$")
     ax.legend(loc="best", fontsize="small")

@@ -22,6 +22,7 @@ import numpy as np
 import xarray as xr
 
 from attnphys.dmft.config import preset
+from attnphys.dmft.reference import REFERENCE_CHECKPOINTS
 from attnphys.reproduce._base import AbstractFigure, Work, settings_of
 from attnphys.reproduce.diagram import orbit_diagram
 
@@ -100,10 +101,12 @@ class ContinuationFigure(AbstractFigure):
             f"{5 if preset_name == 'paper-pe5' else 2})"
         )
         self.shows = shows
+        if seed_beta is None and checkpoint in REFERENCE_CHECKPOINTS:  # the registry's value of the seed
+            seed_beta = REFERENCE_CHECKPOINTS[checkpoint].beta_o
         s = self.settings()
         self.full_run = (
             f"{s['num']} values; seeded from their checkpoint"
-            + ("" if seed_beta is None else f" at β_o = {seed_beta}")
+            + ("" if seed_beta is None else f" at β_o = {seed_beta:g}")
             + "; per value a pre-phase of "
             f"{s['pre_steps']:,} steps, then {s['steps']:,} recorded steps with {s['lyapunov']} exponents"
         )
@@ -232,7 +235,6 @@ CONTINUATIONS = (
         1.24,
         1.28,
         "exp_pe2__general_beta_idx-214_value_1.284.npz",
-        seed_beta=1.284,
         shows="the authors' two-sided continuation diagram, P = 2, β_o ∈ [1.24, 1.28]",
     ),
     ContinuationFigure(
@@ -242,7 +244,6 @@ CONTINUATIONS = (
         1.264,
         1.277,
         "exp_pe2__zoom-1_beta_idx-463_value_1.277_window_rightmost.npz",
-        seed_beta=1.27704,
         shows="the same over [1.264, 1.277]",
     ),
     ContinuationFigure(
@@ -252,7 +253,6 @@ CONTINUATIONS = (
         1.25,
         1.55,
         "exp_pe5__general_beta_idx-258_value_1.554_window_chpt.npz",
-        seed_beta=1.548,
         shows="P = 5 positional bits, context L = 32, β_o ∈ [1.25, 1.55]",
     ),
     ContinuationFigure(
@@ -262,7 +262,6 @@ CONTINUATIONS = (
         1.364,
         1.43,
         "exp_pe5__zoom1_beta_idx-300_value_1.43_window_chpt.npz",
-        seed_beta=1.43,
         shows="the same over [1.364, 1.43]",
     ),
 )
