@@ -24,6 +24,7 @@ from attnphys.dynamics._census import CensusOptions
 from attnphys.dynamics._global_core import UNRESOLVED, check_int, check_positive, land, prepare
 from attnphys.dynamics.checks import params_dict, warn_if_single_precision
 from attnphys.dynamics.maps import AbstractMap
+from attnphys.dynamics.orbits import check_map_call
 from attnphys.dynamics.samplers import ExplicitSampler
 from attnphys.errors import InputError, NonFiniteError
 from attnphys.metadata import base_attrs
@@ -57,28 +58,25 @@ def _advance_pair(m: AbstractMap, xa, xb, aux, params, delta, n: int):
     return xa, xb, aux, traj, dist, taken, alive
 
 
+def _batched(aux, n: int):
+    """The shared auxiliary state given to n states at once (each leaf broadcast to a leading axis n), or None
+    when there is none."""
+    if not jax.tree_util.tree_leaves(aux):
+        return None
+    return jax.tree_util.tree_map(lambda t: np.broadcast_to(np.asarray(t), (n,) + np.shape(t)), aux)
+
+
 def _census_classifier(m, params, a, b, aux, census_ics, options, shared, attractor_tol, steps, seed):
     """The default classifier: the attractors of a census of ``census_ics`` states spread along [a, b]
     (§7), each state then run until it lands on one of them (§10.1)."""
     seg = a[None] + np.linspace(0.0, 1.0, census_ics)[:, None] * (b - a)[None]
     # one aux for every state, given batched: the sampler would take a leaf whose leading axis happens to
     # equal census_ics for a batch
-    batched = (
-        jax.tree_util.tree_map(lambda t: np.broadcast_to(np.asarray(t), (census_ics,) + np.shape(t)), aux)
-        if jax.tree_util.tree_leaves(aux)
-        else None
-    )
-    sampler = ExplicitSampler(x=seg, aux=batched)
+    sampler = ExplicitSampler(x=seg, aux=_batched(aux, census_ics))
     pr = prepare(m, params, sampler, None, census_ics, seed, options, shared, attractor_tol, steps)
 
     def classify(x, aux_now):
-        n = x.shape[0]
-        aux_n = (
-            jax.tree_util.tree_map(lambda t: np.broadcast_to(np.asarray(t), (n,) + np.shape(t)), aux_now)
-            if jax.tree_util.tree_leaves(aux_now)
-            else None
-        )
-        lab, _ = land(m, pr.params, x, aux_n, pr.targets, pr.steps)
+        lab, _ = land(m, pr.params, x, _batched(aux_now, x.shape[0]), pr.targets, pr.steps)
         return lab
 
     return classify, pr.params, int(np.sum(pr.targets.kind >= 0))
@@ -192,8 +190,10 @@ def edge_track(
             ``census_ics``, ``attractor_tol``, ``land_steps`` or ``classify`` (not callable, or a wrong return).
         NonFiniteError: the pair stopped being finite (the step is named).
     """
-    if not isinstance(m, AbstractMap):
-        raise InputError(f"must be an AbstractMap (got {type(m).__name__})", "m")
+    try:  # the toolkit's entry checks: the map, a state of numbers, parameters and aux of numbers
+        check_map_call(m, a, aux, params)
+    except InputError as e:
+        raise InputError(e.detail, {"x0": "a", "aux0": "aux"}.get(e.field or "", e.field)) from None
     starts = []
     for v, name in ((a, "a"), (b, "b")):
         try:
@@ -205,10 +205,6 @@ def edge_track(
     for v, name in ((xa, "a"), (xb, "b")):
         if v.ndim != 1 or v.size != D or not np.all(np.isfinite(v)):
             raise InputError(f"must be one finite state (D,), D = {D} as a (got shape {v.shape})", name)
-    try:
-        jax.tree_util.tree_map(jnp.asarray, params)
-    except (TypeError, ValueError):
-        raise InputError(f"must be the map's parameters: numbers or arrays (got {params!r:.80})", "params") from None
     check = getattr(m, "check_args", None)  # the example maps' shapes of state and parameters
     if check is not None:
         try:
