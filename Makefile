@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PYTEST_ARGS ?= -n 2
 
-.PHONY: install demo test test-all bench lint typecheck ci clean
+.PHONY: install demo test test-slow test-all bench lint typecheck ci clean
 
 install: $(STAMP)
 
@@ -26,6 +26,11 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# the heavier checks (the tutorials' notebooks, larger runs), which `make test` leaves out, without the
+# `long` ones (reproductions and full reports, minutes each): `make test-all` runs everything
+test-slow: install
+	$(BIN)/python -m pytest $(PYTEST_ARGS) -m "slow and not long"
 
 test-all: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS) -m "slow or not slow"

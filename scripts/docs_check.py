@@ -12,8 +12,17 @@ Chromium (Debian's ``chromium`` and ``chromium-driver``, driven by selenium) and
   figures do;
 * nothing was requested from another host (the site works offline).
 
-Pages: the landing page, the DMFT, sweeps, exponential-family, clouds and particles theory pages, the DMFT how-to and the gallery index. Exits non-zero naming every
-failed check. Not part of ``pytest``: ``make docs-check`` runs it.
+* every link inside the site resolves (a page, an anchor-free file, an image);
+* no caption or text shows raw markdown (``**bold**``, ``[text](link)``, a backtick pair);
+
+and, before the browser starts, that no source page under ``docs/`` holds a control character (a tab or
+vertical tab where a backslash of TeX was lost: ``\tau`` written in a Python string becomes a tab).
+
+Pages: every page of the site's navigation, read from the built landing page (so a page added to
+``mkdocs.yml`` or by a build hook is checked without a list to keep); ``MINIMUM`` adds, for some pages, the
+least number of formulas and gallery images they must show. Exits non-zero naming every failed check.
+Not part of ``pytest``: ``make docs-check`` runs it (``tests/docs/test_docs_check.py`` checks the checker
+on planted faults).
 """
 
 from __future__ import annotations
@@ -35,8 +44,9 @@ FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--disable-dev-shm-usage", "--window-size=1280,1600")
 
-# page path → (minimum number of typeset formulas, minimum number of gallery images)
-PAGES = {
+# page path → (minimum number of typeset formulas, minimum number of gallery images); every other page of
+# the navigation is checked with (0, 0)
+MINIMUM = {
     "": (2, 1),
     "theory/dmft/": (20, 0),
     "theory/sweeps/": (2, 0),
@@ -46,6 +56,10 @@ PAGES = {
     "howto/dmft/": (0, 0),
     "gallery/": (0, 4),
 }
+
+PLAIN_TEXT_TEX = ("_{", "^{")
+"""Sub- and superscripts that the API reference shows as written: its docstrings state equations in plain
+text (``F^p(x; s)``, ``x_{t+1}``), not TeX; delimiters (``$$``, ``\\(``) and commands are still refused."""
 
 PROBE = r"""
 const root = document.querySelector("article") || document.body;
@@ -65,8 +79,16 @@ return {
       .filter(d => text.includes(d))
       .concat((text.match(/\$[^$\n]{1,80}\$/g) || []).slice(0, 3)),
   images: imgs.map(i => ({src: i.currentSrc || i.src, ok: i.complete && i.naturalWidth > 0, w: i.naturalWidth})),
+  markdown: ((text.match(/\*\*[^*\n]{1,80}\*\*|\[[^\]\n]{1,80}\]\([^)\s]{1,200}\)|`[^`\n]{1,80}`/g) || []).slice(0, 3)),
+  links: Array.from(document.querySelectorAll("a[href]")).map(a => a.href)
+      .filter(h => h.startsWith(location.origin)).map(h => h.split("#")[0]),
+  nav: Array.from(document.querySelectorAll("nav.md-nav--primary a.md-nav__link[href]")).map(a => a.href)
+      .filter(h => h.startsWith(location.origin)).map(h => h.split("#")[0]),
   hosts: Array.from(new Set(hosts)),
   katexLoaded: typeof katex !== "undefined",
+  // the page's table of contents (headings with TeX show it raw there)
+  tocRaw: Array.from(document.querySelectorAll(".md-sidebar--secondary .md-nav__link")).map(a => a.textContent)
+      .filter(t => /\\\(|\\\[|\$/.test(t)).slice(0, 3),
 };
 """
 
@@ -152,8 +174,15 @@ def check_page(driver, base: str, path: str, min_math: int, min_images: int, sho
         problems.append(f"{where}: {r['untypeset']} of {r['arithmatex']} formulas were not typeset")
     if r["errors"]:
         problems.append(f"{where}: KaTeX errors: {r['errors']}")
-    if r["raw"]:
-        problems.append(f"{where}: raw TeX delimiters in the visible text: {r['raw']}")
+    raw = r["raw"]
+    if path.startswith("reference/"):  # docstrings write their equations in plain text (x_{t+1}, A^{[2]})
+        raw = [d for d in raw if d not in PLAIN_TEXT_TEX]
+    if raw:
+        problems.append(f"{where}: raw TeX delimiters in the visible text: {raw}")
+    if r["tocRaw"]:
+        problems.append(f"{where}: raw TeX in the table of contents (a heading with math): {r['tocRaw']}")
+    if r["markdown"]:
+        problems.append(f"{where}: raw markdown in the visible text: {r['markdown']}")
     bad = [i["src"] for i in r["images"] if not i["ok"]]
     if bad:
         problems.append(f"{where}: images that did not load: {bad}")
@@ -163,29 +192,73 @@ def check_page(driver, base: str, path: str, min_math: int, min_images: int, sho
     foreign = [h for h in r["hosts"] if not h.startswith("127.0.0.1")]
     if foreign:
         problems.append(f"{where}: requests to other hosts: {foreign}")
-    print(f"{where:20s} formulas {r['katex']:4d}  images {len(r['images'])} "
+    print(f"{where:40s} formulas {r['katex']:4d}  images {len(r['images'])} "
           f"({len(gallery)} from the gallery)  {'ok' if not problems else 'FAILED'}")
-    return problems
+    return problems, r
+
+
+def control_characters(docs: Path) -> list[str]:
+    """One line per source page of ``docs`` that holds a control character other than a newline."""
+    bad = []
+    for page in sorted(docs.rglob("*.md")):
+        for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            chars = sorted({f"U+{ord(c):04X}" for c in line if ord(c) < 32 or ord(c) == 127})
+            if chars:
+                bad.append(f"{page}:{n}: control characters {', '.join(chars)} (a lost backslash?)")
+    return bad
+
+
+def broken_links(links: set[str]) -> list[str]:
+    """The links inside the site that the server answers with an error."""
+    bad = []
+    for url in sorted(links):
+        try:
+            urllib.request.urlopen(url, timeout=10).close()
+        except OSError as e:
+            bad.append(f"broken link {url}: {e}")
+    return bad
+
+
+def check_site(driver, base: str, shots: Path | None, minimum: dict | None = None) -> list[str]:
+    """Check every page of the navigation of the site served at ``base`` (see the module's docstring)."""
+    minimum = MINIMUM if minimum is None else minimum
+    problems, first = check_page(driver, base, "", *minimum.get("", (0, 0)), shots)
+    pages = list(dict.fromkeys(u[len(base):] for u in first["nav"]))
+    missing = [p for p in minimum if p not in pages and p != ""]
+    if missing:
+        problems.append(f"pages with expectations that the navigation does not show: {missing}")
+    links = set(first["links"])
+    for path in pages:
+        if path == "":
+            continue
+        more, r = check_page(driver, base, path, *minimum.get(path, (0, 0)), shots)
+        problems += more
+        links |= set(r["links"])
+    if len(pages) < 2:
+        problems.append(f"the navigation of the landing page lists {len(pages)} pages")
+    return problems + broken_links(links)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("site", nargs="?", default="site", type=Path, help="built site (default: site)")
     ap.add_argument("--screenshots", type=Path, default=None, help="save a screenshot of every page here")
+    ap.add_argument("--docs", type=Path, default=Path(__file__).resolve().parents[1] / "docs",
+                    help="the source pages checked for control characters (default: docs/)")
     args = ap.parse_args(argv)
     if not (args.site / "index.html").is_file():
         print(f"{args.site}/index.html does not exist: run `make docs` first", file=sys.stderr)
         return 2
     if args.screenshots is not None:
         args.screenshots.mkdir(parents=True, exist_ok=True)
-    problems: list[str] = []
+    problems: list[str] = control_characters(args.docs)
     with serve(args.site.resolve()) as base, browser() as driver:
-        for path, (min_math, min_images) in PAGES.items():
-            problems += check_page(driver, base, path, min_math, min_images, args.screenshots)
+        problems += check_site(driver, base, args.screenshots)
     if problems:
         print("\n".join(["docs-check failed:"] + problems), file=sys.stderr)
         return 1
-    print("docs-check: equations typeset, images loaded, no request left the machine")
+    print("docs-check: every page of the navigation: equations typeset, images loaded, links resolve, no raw "
+          "markdown, no request left the machine")
     return 0
 
 

@@ -49,3 +49,10 @@ def _release_compiled_programs():
         import jax
 
         jax.clear_caches()
+
+
+def pytest_collection_modifyitems(config, items):
+    """A ``long`` check is a ``slow`` one too: ``make test`` never runs it."""
+    for item in items:
+        if item.get_closest_marker("long") is not None and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.slow)

@@ -290,6 +290,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case, call, error, names", CASES, ids=[c[0] for c in CASES])
 def test_a_bad_argument_is_refused_naming_it(case, call, error, names, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
@@ -317,6 +318,7 @@ def test_a_long_axis_is_checked_at_its_extremes_and_its_first_non_finite_value(b
             cfg.check_axis("beta_o", values)
 
 
+@pytest.mark.slow
 def test_save_window_follows_the_output_rules(tmp_path):
     """An existing file is replaced only with ``overwrite``, and only when it is a window file."""
     import attnphys.dmft as d
@@ -346,6 +348,7 @@ def diagrams():
     return a, b
 
 
+@pytest.mark.slow
 def test_portraits_of_a_cut_diagram_read_the_chosen_point(diagrams):
     """A dataset cut from a diagram keeps the whole grid in its sweep record: the stored values of a point
     are those at its parameter values (they were those of the record's index, another point), and a point

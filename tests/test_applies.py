@@ -46,6 +46,7 @@ def test_only_given_options_are_checked(kwargs, given, refused):
         assert e.value.field == refused
 
 
+@pytest.mark.slow
 def test_a_store_made_before_the_rules_resumes_with_its_options(tmp_path):
     """A sweep store written before results recorded the options given (no ``attnphys_given``) resumes with
     the options it was made with, even one that would be refused now; a new store is refused."""

@@ -121,6 +121,7 @@ def test_no_import_cycle_between_modules():
     assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
 
 
+@pytest.mark.slow
 def test_lower_layers_never_name_upper_ones():
     bad = []
     for m, p in MODULES.items():
@@ -131,6 +132,7 @@ def test_lower_layers_never_name_upper_ones():
     assert not bad, "\n".join(bad)
 
 
+@pytest.mark.slow
 def test_no_private_name_is_imported_across_modules():
     bad = []
     for m, p in MODULES.items():

@@ -10,6 +10,7 @@ def invoke(*args):
     return runner.invoke(app, [str(a) for a in args])
 
 
+@pytest.mark.slow
 def test_help_is_complete():
     for cmd in ([], ["dmft"], ["dmft", "trajectory"], ["dmft", "lyapunov"], ["dmft", "bifurcation"],
                 ["dmft", "phase-diagram"], ["dmft", "finite"], ["dmft", "converge"], ["clouds"], ["clouds", "run"],
@@ -91,6 +92,7 @@ main()
         ("thread", ["--help"], 0, "Usage: attnphys"),
     ],
 )
+@pytest.mark.slow
 def test_the_console_script_exits_with_the_commands_status_after_the_exit_handlers(tmp_path, mode, args, code, out):
     """The console script skips Python's teardown of the numerical stack, but not what a normal exit does:
     the status is the command's, exit handlers run, buffered output is flushed, and a thread the process
@@ -133,6 +135,7 @@ def test_the_start_up_pause_of_the_garbage_collector_resumes_only_what_it_paused
     gc.unfreeze()
 
 
+@pytest.mark.slow
 def test_importing_the_package_does_not_import_jax_until_configure_is_used():
     import subprocess
     import sys

@@ -204,6 +204,7 @@ def _check_command_line(root, words: list[str]) -> list[str]:
     return problems
 
 
+@pytest.mark.slow
 def test_documented_command_lines_use_real_commands_and_options():
     """Every ``attnphys …`` line of the README and the how-to pages names an existing command and only
     options that command has (checked against the command line itself, without running anything)."""

@@ -339,6 +339,7 @@ def test_a_norm_reaches_the_builtin_clouds_command_and_api(on_path, tmp_path):
     assert r.exit_code != 0 and "center" in r.output
 
 
+@pytest.mark.slow
 def test_a_variant_reaches_the_command_line_with_its_own_results(on_path, tmp_path):
     from attnphys.cli import app
     from attnphys.io import load
@@ -354,6 +355,7 @@ def test_a_variant_reaches_the_command_line_with_its_own_results(on_path, tmp_pa
     assert np.abs(a.mo_se.values - b.mo_se.values).max() > 1e-6
 
 
+@pytest.mark.slow
 def test_a_variant_field_is_a_fixed_value_option_of_the_commands(on_path, tmp_path):
     """``--variant scaled`` brings the variant's own field as ``--pe-gain`` (only then: no import of the
     variant otherwise); the value reaches the configuration, the result and ``rerun``."""
@@ -385,6 +387,7 @@ def test_a_variant_field_is_a_fixed_value_option_of_the_commands(on_path, tmp_pa
     assert r.exit_code != 0 and "pe-gain" in r.output and "greater than or equal to 0" in r.output
 
 
+@pytest.mark.slow
 def test_a_variant_field_is_swept_by_the_api_and_the_command_line(on_path, tmp_path):
     from attnphys.cli import app
     from attnphys.dmft import preset, trajectories
@@ -434,6 +437,7 @@ def test_a_variant_field_is_swept_by_the_api_and_the_command_line(on_path, tmp_p
     assert r.exit_code != 0 and "pe_gain" in r.output  # the paper's network has no such field
 
 
+@pytest.mark.slow
 def test_observables_reach_every_runner_command_and_list(on_path, tmp_path):
     """Two observables, one file each: recorded by default, offered by every command that observes (and
     in its help and the documentation's list), recorded by the finite network only where it has the
@@ -511,6 +515,7 @@ def test_an_example_map_reaches_the_toolkit_and_the_theory_table(on_path):
         example_map("nope")
 
 
+@pytest.mark.slow
 def test_a_structural_and_a_batched_field_of_variants_are_swept_together_with_the_papers(on_path):
     """A variant's field that changes the couplings (one model per value) and one that varies inside a
     vectorised batch, each swept with a field of the paper's: the dimensions in the order given, and each
@@ -578,3 +583,19 @@ def test_a_sampler_of_starts_reaches_the_census(on_path):
     np.testing.assert_allclose(mine.points.values[0, 0, 0], np.sqrt(0.8), atol=1e-9)  # the basin of +√(a − 1)
     with pytest.raises(InputError, match="point"):
         make_sampler("nope")
+
+
+def test_a_cloud_wise_norm_of_a_package_is_refused_on_a_causal_model_by_name(on_path):
+    """A new norm's causality is read from its class (``tokenwise = False`` for Centering): the probe's swap
+    does not run it on a causal model, and says so naming it, instead of letting tokens see their future."""
+    from attnphys.probes import metrics
+    pytest.importorskip("transformers")
+    from attnphys.probes import adapter_for
+    from tests.probes.test_probes import SENTENCES, CharTokenizer, tiny
+
+    assert not metrics.causal_safe("center") and metrics.causal_safe("layernorm")
+    model = tiny("gpt2")
+    assert adapter_for(model).causal
+    res = metrics.swap_normalization(model, CharTokenizer(), SENTENCES[:2], adapter_for(model), kinds=("center", "sphere"))
+    assert np.isnan(res["token_cosine"][0]) and np.isfinite(res["token_cosine"][1])
+    assert set(res["not_run"]) == {"center"} and "center" in res["not_run"]["center"]

@@ -3,6 +3,7 @@ back the same (the NetCDF writer here is xarray's built-in NetCDF-3 one: no int6
 attribute that clashes with the writer's own)."""
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -87,10 +88,37 @@ def _flow():
     return flow_dataset(solve_flow(SoftmaxAttention(beta=1.0), X0, np.linspace(0, 2, 5)), 1.0)
 
 
+def _fluctuations():
+    from attnphys.dmft import fluctuations, preset
+
+    return fluctuations(preset("paper"), steps=60, transient=10)
+
+
+def _open_result():
+    """A sweep store read back with `attnphys.sweeps.open_result` (uint32 point seeds)."""
+    import tempfile
+
+    from attnphys.clouds.phase import ClusteringTask
+    from attnphys.sweeps import Axis, Grid, Sweep, open_result, run_sweep
+
+    store = Path(tempfile.mkdtemp()) / "s.zarr"
+    task = ClusteringTask(dim=3, tokens=6, t_max=1.0, saves=3, samples=1)
+    run_sweep(Sweep(grid=Grid(axes=(Axis(name="beta", values=(0.5, 1.0)),), chunk=2), task=task), store=store)
+    return open_result(store)
+
+
 BUILDERS = {f.__name__.lstrip("_"): f for f in (_dmft_trajectories, _dmft_analyse, _dmft_continuation, _dmft_lyapunov,
-                                                 _dmft_converge, _dmft_finite, _census, _branch, _cloud_run, _flow)}
+                                                 _dmft_converge, _dmft_finite, _census, _branch, _cloud_run, _flow,
+                                                 _fluctuations, _open_result)}
+FAST = ("fluctuations", "open_result")
 
 
+@pytest.mark.parametrize("name", FAST)
+def test_plain_xarray_writes_netcdf_and_zarr_fast(name, tmp_path):
+    test_plain_xarray_writes_netcdf_and_zarr(name, tmp_path)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(BUILDERS))
 def test_plain_xarray_writes_netcdf_and_zarr(name, tmp_path):
     ds = BUILDERS[name]()

@@ -160,7 +160,7 @@ def _param_iter():
     for command in _storing_commands():
         marks = []
         if command in SLOW:
-            marks.append(pytest.mark.slow)
+            marks += [pytest.mark.slow, pytest.mark.long]
         if command in MISSING_UNITS:
             marks.append(pytest.mark.xfail(reason=MISSING_UNITS[command], strict=True))
         yield pytest.param(command, marks=marks, id=command.replace(" ", "-"))
@@ -170,6 +170,7 @@ def _datasets(out: Path) -> list[Path]:
     return [out] if out.suffix == ".zarr" else sorted(out.rglob("*.zarr"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", _params())
 def test_every_stored_variable_is_labelled(command, tmp_path):
     if command in NEEDS_TORCH:

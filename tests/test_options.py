@@ -141,6 +141,7 @@ def test_an_old_option_name_works_one_release_with_a_warning_naming_the_new(comm
     assert new_flag in help_text and flag + " " not in help_text  # hidden from the help
 
 
+@pytest.mark.slow
 def test_the_old_option_on_the_command_line_warns_and_runs_as_the_new(tmp_path):
     runner = CliRunner()
     base = ["dmft", "lyapunov", "--steps", "40", "--transient", "10"]

@@ -97,6 +97,7 @@ def test_the_blocker_blocks_torch(no_probes_extra):
     ["probe", "--model", "minilm"],
     ["clouds", "through-model", "--tokens", "16"],
 ])
+@pytest.mark.slow
 def test_commands_that_need_the_probes_extra_name_it(command, no_probes_extra, tmp_path):
     out = tmp_path / "out"
     target = out / "r.zarr" if command[0] == "clouds" else out
@@ -112,6 +113,7 @@ def test_commands_that_need_the_probes_extra_name_it(command, no_probes_extra, t
 # -- a fresh virtual environment with the core install only ----------------------------------------------
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_core_install_in_a_fresh_venv(tmp_path):
     """`pip install .` without extras: no torch; dmft trajectory, verify and clouds run work; probe names
     the missing extra. Needs the package registry (skipped when it cannot be reached)."""

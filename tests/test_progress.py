@@ -4,6 +4,7 @@ import threading
 from contextlib import contextmanager
 
 import numpy as np
+import pytest
 
 from attnphys.progress import host_reporter, nested_progress, piece, report_fraction, report_from_host, subrange
 
@@ -33,6 +34,7 @@ def test_reports_from_another_thread_reach_the_bar():
     assert moves == [2.0, 2.0]
 
 
+@pytest.mark.slow
 def test_a_census_reports_its_rounds():
     from attnphys.dynamics._census import CensusOptions, census_batch
     from attnphys.dynamics.maps import LOGISTIC
@@ -47,6 +49,7 @@ def test_a_census_reports_its_rounds():
     assert len(moves) >= 3 and 0.5 < inner <= 1.0  # the settle rounds, then the grouping
 
 
+@pytest.mark.slow
 def test_a_sweep_bar_moves_inside_its_one_chunk(monkeypatch):
     """Three β of a clustering diagram in one chunk: the bar moves by thirds before the chunk ends."""
     import attnphys.sweeps.engine as engine
@@ -65,6 +68,7 @@ def test_a_sweep_bar_moves_inside_its_one_chunk(monkeypatch):
     assert np.allclose(moves, [1.0, 1.0, 1.0]) and len(moves) == 3
 
 
+@pytest.mark.slow
 def test_a_flow_reports_through_its_solver_and_gives_the_same_bits():
     import jax
 
@@ -91,17 +95,32 @@ def test_verify_shows_a_bar(capsys):
 
 
 def test_progress_appears_in_a_log_as_lines(capsys, monkeypatch):
-    """Where the output is not a terminal (a log file, a batch job) no live bar can be drawn: a line every
-    few seconds says how far the run is, and one more at the end."""
+    """Where the output is not a terminal (a log file, a batch job) no live bar can be drawn: a line at every
+    tenth of the work, none repeated, and the rate measured after the first report (compilation excluded)."""
     import attnphys.progress as p
 
-    clock = iter(float(t) for t in range(100))
+    clock = iter([0.0] + [100.0 + t for t in range(200)])  # the first report after a 100 s compilation
     monkeypatch.setattr("time.monotonic", lambda: next(clock))
-    monkeypatch.setattr(p, "LOG_EVERY_S", 3.0)
-    with p.progress_bar(10, "points") as advance:
-        for _ in range(10):
+    with p.progress_bar(100, "points") as advance:
+        for _ in range(100):
             advance(1)
     lines = capsys.readouterr().err.splitlines()
-    assert len(lines) == 4  # at 3, 6 and 9 seconds, and at the end
-    assert lines[0].startswith("points: 3/10 (30 %), 1 points/s, elapsed 0:00:03, eta 0:00:07")
-    assert lines[-1].startswith("points: 10/10 (100 %)")
+    # the first report (more than LOG_EVERY_S after the start), then 10, 20, ..., 100 points; the end is
+    # not written twice
+    assert len(lines) == 11, lines
+    assert lines[0] == "points: 1/100 (1 %), elapsed 0:01:40", lines[0]
+    assert lines[1].startswith("points: 10/100 (10 %), 1 points/s, elapsed 0:01:49, eta 0:01:30"), lines[1]
+    assert lines[-1].startswith("points: 100/100 (100 %)")
+
+
+def test_progress_lines_are_sparse_in_a_long_run(capsys, monkeypatch):
+    """A long run in a log: at most a line every LOG_EVERY_S seconds between the tenths."""
+    import attnphys.progress as p
+
+    clock = iter(float(t) for t in range(10_000))
+    monkeypatch.setattr("time.monotonic", lambda: next(clock))
+    with p.progress_bar(1000, "steps") as advance:
+        for _ in range(1000):
+            advance(1)
+    lines = capsys.readouterr().err.splitlines()
+    assert 10 <= len(lines) <= 10 + 1000 // p.LOG_EVERY_S + 1

@@ -84,7 +84,7 @@ def test_every_name_of_0_2_0_imports_and_a_moved_one_warns(restored_modules):
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("version", ["0.3.0", "0.4.0", "0.4.1"])
+@pytest.mark.parametrize("version", ["0.3.0", "0.4.0", "0.4.1", "0.4.2"])
 def test_every_name_of_a_later_release_still_imports(restored_modules, version):
     """The 0.3.0, 0.4.0 and 0.4.1 surfaces hold still too: each of their public modules and names imports from this
     version."""
@@ -166,7 +166,7 @@ def test_one_version_everywhere():
     assert f"\nversion: {attnphys.__version__}\n" in citation
     changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
     assert f"## [{attnphys.__version__}]" in changelog
-    assert attnphys.__version__ == "0.4.2"
+    assert attnphys.__version__ == "0.4.3"
 
 
 def test_public_signatures_match_the_snapshot():

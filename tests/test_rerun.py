@@ -43,6 +43,7 @@ def _bits(a: np.ndarray) -> bytes:
     return a.tobytes() if a.dtype.kind != "O" else repr(a.tolist()).encode()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_rerun_reproduces_the_result_bit_for_bit(case, tmp_path):
     first, again = tmp_path / "first.zarr", tmp_path / "again.zarr"
@@ -78,6 +79,7 @@ def test_rerun_of_a_rerun_is_the_same_job(tmp_path):
     assert jobs[0] == jobs[1] == jobs[2]
 
 
+@pytest.mark.slow
 def test_attnphys_rerun_repeats_a_stored_result_from_python(tmp_path):
     """``attnphys.rerun`` is the command's Python twin: the same numbers, returned as the loaded result."""
     import attnphys
@@ -100,6 +102,7 @@ def _same_numbers(a: xr.Dataset, b: xr.Dataset) -> None:
         assert _bits(a[name].values) == _bits(b[name].values), f"{name} differs after rerun"
 
 
+@pytest.mark.slow
 def test_a_result_made_through_the_python_api_reruns_bit_for_bit(tmp_path):
     """No command recorded it: its store's own record of the sweep (task, grid, seeds) is repeated, from
     Python and from the command line, to the same numbers; an edited record is refused, not repeated."""

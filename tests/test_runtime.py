@@ -89,6 +89,7 @@ print(repr(float(f(jnp.linspace(0.0, 1.0, 12).reshape(3, 4)).sum())), len(hits))
 """
 
 
+@pytest.mark.slow
 def test_a_second_process_reads_the_programs_the_first_wrote(tmp_path):
     cache = tmp_path / "xla"
 
@@ -109,6 +110,7 @@ def test_a_second_process_reads_the_programs_the_first_wrote(tmp_path):
     assert files() == written
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "empty"])
 def test_a_corrupted_cache_entry_is_compiled_again_not_fatal(tmp_path, damage):
     cache = tmp_path / "xla"
@@ -162,6 +164,7 @@ print(before, compiled, maps())
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts /proc/self/maps")
 def test_released_programs_give_back_their_memory_mappings():
     """The test suite's guard against the kernel's per-process mapping limit (conftest) relies on this:
@@ -197,6 +200,7 @@ print(repr(float(np.asarray(out["x"]).sum())), len(traced), same)
 """
 
 
+@pytest.mark.slow
 def test_a_stored_program_is_loaded_without_tracing_and_gives_the_same_bits(tmp_path):
     cache = tmp_path / "xla"
 
@@ -247,6 +251,7 @@ main()
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_a_program_stored_after_an_upgrade_is_loaded_and_kept(tmp_path):
     """The compilation cache already holds the DMFT program (written under another package version); the
     program stored by the new version must run when the next process loads it, not fail and be rewritten

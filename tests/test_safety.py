@@ -169,6 +169,7 @@ def test_out_naming_an_ordinary_folder_never_deletes_it(tmp_path, command, overw
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results"]
 
 
+@pytest.mark.slow
 def test_overwrite_of_an_output_folder_never_deletes_what_the_user_added(tmp_path):
     """--overwrite replaces a result folder (reproductions, probe reports, the demo) only while it holds
     nothing but what the result wrote: the marker lists it."""
@@ -224,6 +225,7 @@ def test_an_existing_figure_is_replaced_only_with_overwrite(tmp_path):
     assert fig.read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow
 def test_continuation_never_overwrites_a_cold_start_store(tmp_path):
     out = tmp_path / "bif.zarr"
     common = ["dmft", "bifurcation", "--start-value", "1.0", "--stop-value", "2.0", "--num", "2", "--steps", "300",
@@ -250,6 +252,7 @@ def test_the_checkpoint_start_at_another_size_creates_nothing(tmp_path, args):
 
 # -- killed single results ---------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hook", ["kill-mid-write", pytest.param("kill-before-commit", marks=slow_variant)])
 def test_sigkill_while_replacing_a_result_keeps_the_previous_one(tmp_path, hook):
     out = tmp_path / "r.zarr"
@@ -273,6 +276,7 @@ def test_sigkill_while_replacing_a_result_keeps_the_previous_one(tmp_path, hook)
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_sigkill_during_a_first_write_leaves_nothing_loadable(tmp_path):
     out = tmp_path / "r.zarr"
     code, output = finish(attnphys(*TRAJ, "--out", out, hook="kill-mid-write", cwd=tmp_path))
@@ -326,6 +330,7 @@ def test_a_failed_store_creation_leaves_nothing_and_reruns(tmp_path, monkeypatch
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_sigkill_mid_computation_keeps_the_previous_result(tmp_path):
     out = tmp_path / "r.zarr"
     assert invoke(*TRAJ, "--out", out).exit_code == 0
@@ -341,6 +346,7 @@ def test_sigkill_mid_computation_keeps_the_previous_result(tmp_path):
 
 # -- concurrent runs ---------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [TRAJ, pytest.param(PHASE, marks=slow_variant)], ids=["result", "sweep store"])
 def test_a_second_run_on_the_same_path_gets_a_clear_message(tmp_path, args):
     out = tmp_path / "o.zarr"
@@ -374,6 +380,7 @@ def test_a_store_created_meanwhile_by_another_run_is_not_replaced(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("hook", ["kill-mid-write", "kill-before-commit"])
+@pytest.mark.long
 def test_a_sweep_store_killed_while_being_created_is_recovered_by_rerunning(tmp_path, hook):
     out = tmp_path / "p.zarr"
     code, output = finish(attnphys(*PHASE, "--out", out, hook=hook, cwd=tmp_path))
@@ -386,6 +393,7 @@ def test_a_sweep_store_killed_while_being_created_is_recovered_by_rerunning(tmp_
     assert_same_store(open_result(out).drop_attrs(), open_result(tmp_path / "q.zarr").drop_attrs())
 
 
+@pytest.mark.slow
 def test_a_start_file_edited_before_the_resume_is_refused(tmp_path):
     win = tmp_path / "w.json"
     pe = [[1, 1], [1, -1], [-1, 1], [-1, -1]]
@@ -422,6 +430,7 @@ def uninterrupted(tmp_path_factory):
     return open_result(path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signame, code", [("SIGINT", 130), pytest.param("SIGTERM", 143, marks=slow_variant)])
 def test_an_interrupt_between_chunks_exits_cleanly_and_resumes(tmp_path, uninterrupted, signame, code):
     out = tmp_path / "p.zarr"
@@ -437,6 +446,7 @@ def test_an_interrupt_between_chunks_exits_cleanly_and_resumes(tmp_path, uninter
     assert_same_store(open_result(out).drop_attrs(), uninterrupted.drop_attrs())
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_the_first_chunk_exits_cleanly_and_resumes(tmp_path, uninterrupted):
     out = tmp_path / "p.zarr"
     status, output = finish(attnphys(*PHASE, "--out", out, hook="sigint-during-first-chunk", cwd=tmp_path))
@@ -450,6 +460,7 @@ def test_ctrl_c_during_the_first_chunk_exits_cleanly_and_resumes(tmp_path, unint
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_ctrl_c_in_a_long_chunk_acts_at_once(tmp_path):
     """Ctrl-C from outside while the first chunk computes in native code for many seconds."""
     out = tmp_path / "p.zarr"
@@ -526,6 +537,7 @@ def test_a_full_disk_when_locking_leaves_no_lock_file(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_relative_output_in_a_deleted_folder_is_refused(tmp_path):
     code = f"""
 import os, sys
@@ -558,6 +570,7 @@ xr.Dataset.to_zarr = to_zarr
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signame, code", [("SIGTERM", 143), ("SIGINT", 130)])
 def test_a_signal_during_the_final_write_leaves_no_debris(tmp_path, signame, code):
     """The watcher thread removes the hidden partial while the main thread still writes into it: the removal
@@ -594,3 +607,26 @@ def test_a_folder_that_refuses_new_files_is_named_with_the_option(tmp_path, monk
     assert f"--out {tmp_path / 'r.zarr'}: cannot create files in {tmp_path} (Operation not permitted)" in \
         " ".join(res.output.split())
     assert list(tmp_path.iterdir()) == []
+
+
+def test_overwrite_refuses_a_store_holding_a_users_file_and_keeps_it(tmp_path):
+    """`--overwrite` replaces a result of the same kind, never what the user put beside its data."""
+    import numpy as np
+    import pytest
+    import xarray as xr
+
+    from attnphys.errors import OutputError
+    from attnphys.io import check_output, save
+
+    from attnphys.metadata import base_attrs
+
+    store = tmp_path / "traj.zarr"
+    ds = xr.Dataset({"x": ("t", np.arange(3.0))}, attrs=base_attrs(None))
+    save(ds, store, command="dmft trajectory")
+    assert check_output(store, "dmft trajectory", overwrite=True) == "replace"  # the store's own files only
+    (store / "my_notes.txt").write_text("notes")
+    with pytest.raises(OutputError, match="my_notes.txt"):
+        check_output(store, "dmft trajectory", overwrite=True)
+    with pytest.raises(OutputError, match="my_notes.txt"):
+        save(ds, store, overwrite=True, command="dmft trajectory")
+    assert (store / "my_notes.txt").read_text() == "notes"

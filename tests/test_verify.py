@@ -6,6 +6,7 @@ from attnphys.expfam import measure_classes
 from attnphys.verify import CLAIMS, Claim, random_measures, run_claims
 
 
+@pytest.mark.slow
 def test_every_claim_holds():
     rows = run_claims(seed=1)
     assert len(rows) == len(CLAIMS)
@@ -50,6 +51,7 @@ def test_random_measures_cover_every_base_measure():
         ("causal_collapse_error", 1.0),
     ],
 )
+@pytest.mark.slow
 def test_particle_claims_fail_on_a_perturbed_prediction(check, perturb):
     """Each claim of the particle flow's theory holds as stated and fails when its prediction is moved."""
     from attnphys.clouds import theory_checks as _claim_checks

@@ -1,6 +1,7 @@
 # -- documentation (included by the Makefile) ------------------------------------------------------
 # make docs        the site into site/ with warnings as errors (mkdocs build --strict); the gallery
-#                  figures are made by the build; KaTeX is installed from the npm registry (pinned in
+#                  figures and the tutorials' outputs are kept in docs/ and re-made by the build for
+#                  the scripts and notebooks that changed (make docs-gallery: all of them); KaTeX is installed from the npm registry (pinned in
 #                  docs/_hooks/package-lock.json) into build/docs-vendor and served by the site itself
 # make docs-check  the built pages in headless Chromium (Debian's chromium + chromium-driver): equations
 #                  typeset, gallery images loaded, no request leaving the machine
@@ -10,7 +11,7 @@ DOCS_VENDOR := build/docs-vendor
 KATEX_STAMP := $(DOCS_VENDOR)/.installed
 SUDO        ?= $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: docs docs-check docs-serve docs-vendor docs-browser docs-clean
+.PHONY: docs docs-check docs-serve docs-vendor docs-browser docs-clean docs-gallery
 
 $(DOCS_STAMP): $(STAMP) pyproject.toml
 	$(BIN)/python -m pip install -e ".[docs]"
@@ -27,6 +28,10 @@ $(KATEX_STAMP): docs/_hooks/package.json docs/_hooks/package-lock.json
 docs: $(DOCS_STAMP) $(KATEX_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
+# every gallery script and tutorial run again against the current library (their stored outputs replaced)
+docs-gallery: $(DOCS_STAMP) $(KATEX_STAMP)
+	ATTNPHYS_DOCS_RERUN=1 NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 docs-serve: $(DOCS_STAMP) $(KATEX_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
@@ -39,6 +44,7 @@ docs-browser:
 
 docs-check: docs docs-browser
 	$(BIN)/python scripts/docs_check.py site
+	ATTNPHYS_REQUIRE_SITE=1 $(BIN)/python -m pytest -q -p no:cacheprovider tests/docs/test_site.py
 
 docs-clean:
-	rm -rf site build/docs-gallery $(DOCS_VENDOR)
+	rm -rf site $(DOCS_VENDOR)

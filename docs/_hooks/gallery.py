@@ -1,24 +1,28 @@
-"""Build hook: the gallery's figures are made by the documentation build, from code.
+"""Build hook: the gallery's figures are made from code, by the scripts the pages show.
 
 Every ``docs/gallery/NAME.py`` (names starting with ``_`` excepted) is an ordinary script that uses
 the library and saves its figures as PNG files in its working directory. The build runs the scripts
 (all in one Python process, so the library is imported once; see ``run_gallery.py``), each in its own
-folder ``build/docs-gallery/NAME/``, and adds to the site
+folder ``docs/gallery/_built/NAME/``, and adds to the site
 
 * ``gallery/NAME/*.png``: the figures, and ``gallery/NAME/NAME.py``: the script;
 * ``gallery/NAME.md``: a page with the script's docstring (first line: the title), its figures and
   its source;
 * ``gallery/index.md``: the first figure of every script, linking to its page.
 
-A script is re-run when it, the runner or any file of ``src/attnphys`` changed since its figures were
-made (the key is a hash of all three), so a rebuild without changes takes no time. A failing script
-fails the build with its traceback.
+The figures are kept in the repository beside the scripts, keyed by a hash of the script and the runner: a
+script runs again when it (or the runner) changed, so a build of a fresh clone with unchanged scripts takes
+no time for the gallery. A change of the library alone does not re-run the scripts; ``make docs-gallery``
+(``ATTNPHYS_DOCS_RERUN=1``) runs every script again, and ``tests/docs/test_gallery.py`` (``slow``) runs
+each against the current library. ``ATTNPHYS_DOCS_GALLERY`` moves the folder. A failing script fails the
+build with its traceback.
 """
 
 from __future__ import annotations
 
 import ast
 import hashlib
+import html
 import json
 import logging
 import os
@@ -32,7 +36,8 @@ from mkdocs.structure.files import File, Files
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = ROOT / "docs" / "gallery"
 RUNNER = Path(__file__).with_name("run_gallery.py")
-OUT = Path(os.environ.get("ATTNPHYS_DOCS_GALLERY", ROOT / "build" / "docs-gallery"))
+OUT = Path(os.environ.get("ATTNPHYS_DOCS_GALLERY", SCRIPTS / "_built"))
+RERUN = os.environ.get("ATTNPHYS_DOCS_RERUN", "") not in ("", "0")
 SECTION = "Gallery"
 
 log = logging.getLogger("mkdocs.hooks.gallery")
@@ -42,18 +47,8 @@ def _scripts() -> list[Path]:
     return sorted(p for p in SCRIPTS.glob("*.py") if not p.name.startswith("_"))
 
 
-def _library_hash() -> str:
-    h = hashlib.sha256()
-    for p in sorted((ROOT / "src" / "attnphys").rglob("*")):
-        if p.is_file() and "__pycache__" not in p.parts:
-            h.update(p.relative_to(ROOT).as_posix().encode())
-            h.update(p.read_bytes())
-    h.update(RUNNER.read_bytes())
-    return h.hexdigest()
-
-
-def _key(script: Path, library: str) -> str:
-    return hashlib.sha256(script.read_bytes() + library.encode()).hexdigest()
+def _key(script: Path) -> str:
+    return hashlib.sha256(script.read_bytes() + RUNNER.read_bytes()).hexdigest()
 
 
 def _meta(script: Path) -> dict | None:
@@ -61,13 +56,13 @@ def _meta(script: Path) -> dict | None:
     return json.loads(f.read_text()) if f.is_file() else None
 
 
-def _run(scripts: list[Path], library: str) -> None:
-    todo = [s for s in scripts if (_meta(s) or {}).get("key") != _key(s, library)]
+def _run(scripts: list[Path]) -> None:
+    todo = [s for s in scripts if RERUN or (_meta(s) or {}).get("key") != _key(s)]
     if not todo:
         log.info("gallery: %d scripts up to date", len(scripts))
         return
     log.info("gallery: running %s", ", ".join(s.name for s in todo))
-    cmd = [sys.executable, str(RUNNER), str(OUT)] + [f"{s}={_key(s, library)}" for s in todo]
+    cmd = [sys.executable, str(RUNNER), str(OUT)] + [f"{s}={_key(s)}" for s in todo]
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src")] + [p for p in [env.get("PYTHONPATH")] if p])
     env.setdefault("MPLBACKEND", "Agg")
@@ -124,7 +119,7 @@ def _index(entries: list[tuple[Path, dict]]) -> str:
         lines += [
             '<figure markdown="span">',
             f"[![{title}]({script.stem}/{first})]({script.stem}.md)",
-            f"<figcaption>[{title}]({script.stem}.md)</figcaption>",
+            f'<figcaption><a href="{script.stem}/">{html.escape(title)}</a></figcaption>',
             "</figure>",
             "",
         ]
@@ -136,7 +131,7 @@ def on_files(files: Files, config) -> Files:
     scripts = _scripts()
     if not scripts:
         raise PluginError(f"no gallery scripts in {SCRIPTS}")
-    _run(scripts, _library_hash())
+    _run(scripts)
     entries = []
     for script in scripts:
         meta = _meta(script)

@@ -68,6 +68,25 @@ def deprecated_name(where: str, old: str, new: str, stacklevel: int = 3) -> None
     )
 
 
+_BOUNDS = {"ge": "≥", "gt": ">", "le": "≤", "lt": "<", "min_length": "length ≥", "max_length": "length ≤"}
+
+
+def _bound(constraint: Any) -> str:
+    """A field constraint of pydantic's metadata (annotated_types ``Ge(1)``, ``Lt(1)``, …) as text."""
+    for attr, sym in _BOUNDS.items():
+        v = getattr(constraint, attr, None)
+        if v is not None:
+            return f"{sym} {v!r}"
+    return ""
+
+
+def _type_name(annotation: Any) -> str:
+    """An annotation as a reader writes it (``int``, ``float | None``, ``Literal['a', 'b']``)."""
+    if isinstance(annotation, type) and not getattr(annotation, "__args__", None):
+        return annotation.__name__
+    return str(annotation).replace("typing.", "").replace("collections.abc.", "").replace("NoneType", "None")
+
+
 class AnalysisOptions(BaseModel):
     """The options of one analysis, each written once: its name (the Python keyword; the command's option is
     ``--`` + the name with ``-`` for ``_``), default, type, help text (``description``) and bounds.
@@ -135,6 +154,25 @@ class AnalysisOptions(BaseModel):
         """The default of option ``name`` (for a layer that types the option its own way, e.g. a command's
         parsed ``--start``)."""
         return cls.model_fields[name].get_default(call_default_factory=True)
+
+    @classmethod
+    def table(cls) -> list[dict[str, str]]:
+        """The options as rows of the reference's table, in the signature's order: ``name``, ``type``,
+        ``default`` (``required`` where there is none), ``bounds`` (from the field's constraints, e.g.
+        ``≥ 1``) and ``help``."""
+        rows = []
+        for p in cls.parameters():
+            f = cls.model_fields[p.name]
+            rows.append(
+                {
+                    "name": p.name,
+                    "type": _type_name(f.annotation),
+                    "default": "required" if p.default is inspect.Parameter.empty else repr(p.default),
+                    "bounds": ", ".join(_bound(m) for m in f.metadata if _bound(m)),
+                    "help": f.description or "",
+                }
+            )
+        return rows
 
     @classmethod
     def help_lines(cls, indent: str = "    ") -> str:

@@ -110,11 +110,15 @@ def outside(group: str, registered: dict[str, Any] | None = None) -> dict[str, s
     Args:
         registered: the members registered in code in this process (name → object).
 
-    Raises:
-        ExtensionError: an entry point that gives a built-in's or a registered member's name to another
-            object (naming the entry point, the name and both objects).
+    An entry point that gives a built-in's or a registered member's name to another object is skipped with
+    an :class:`~attnphys.errors.ExtensionWarning` naming the entry point, the name and both objects: the
+    existing member is kept, and nothing unrelated breaks (one colliding plugin never takes down every
+    command).
     """
+    import warnings
     from importlib.metadata import entry_points
+
+    from attnphys.errors import ExtensionWarning
 
     builtins = BUILTINS.get(group, {})
     registered = registered or {}
@@ -132,9 +136,11 @@ def outside(group: str, registered: dict[str, Any] | None = None) -> dict[str, s
                 if isinstance(mine, str)
                 else f"{getattr(mine, '__module__', '?')}:{getattr(mine, '__qualname__', mine)}"
             )
-            raise ExtensionError(
-                f"the entry point {ep.name!r} of the group {group}{where} names {ep.value}, but {ep.name!r} is "
-                f"already {ours}: rename the outside one (one name, one object)"
+            warnings.warn(
+                f"skipped the entry point {ep.name!r} of the group {group}{where}: it names {ep.value}, but "
+                f"{ep.name!r} is already {ours}; rename the outside one (one name, one object)",
+                ExtensionWarning,
+                stacklevel=2,
             )
     return out
 

@@ -90,6 +90,11 @@ class NonFiniteError(AttnphysError, FloatingPointError):
         super().__init__(f"non-finite {what} at step {step} ({where}); {count} trajectory(ies) affected")
 
 
+class ExtensionWarning(UserWarning):
+    """An outside package's entry point was skipped: it gives an existing member's name to another object
+    (the existing member is kept, and every other command still runs)."""
+
+
 class PrecisionWarning(UserWarning):
     """A computation that needs float64 runs in float32 (``attnphys.configure()`` was not called)."""
 

@@ -152,11 +152,27 @@ def check_output(
     return "replace"
 
 
+ZARR_METADATA = ("zarr.json", ".zgroup", ".zattrs", ".zmetadata", ".zarray")
+"""The files of a Zarr store's own metadata (format 3 and 2)."""
+
+
 def _foreign_entries(path: Path, info: dict) -> list[str]:
-    """Entries of an output folder that its result did not write (the marker lists what it wrote); none
-    for stores and files, and for folders whose marker has no list."""
+    """Entries of an output folder or a Zarr store that its result did not write: for a folder those its
+    marker does not list, for a store the entries that are neither its metadata nor one of its arrays or
+    groups (a user's notes dropped into ``traj.zarr``); none for files and for folders whose marker has no
+    list."""
+    if not path.is_dir():
+        return []
+    if any((path / m).is_file() for m in ZARR_METADATA) and not (path / MARKER).is_file():
+        import zarr
+
+        try:
+            members = set(zarr.open_group(str(path), mode="r").keys())
+        except Exception:  # noqa: BLE001  (an unreadable store: nothing to compare; the write refuses it later)
+            return []
+        return sorted(set(os.listdir(path)) - members - set(ZARR_METADATA))
     contents = info.get(CONTENTS)
-    if not path.is_dir() or not (path / MARKER).is_file() or not isinstance(contents, list):
+    if not (path / MARKER).is_file() or not isinstance(contents, list):
         return []
     return sorted(set(os.listdir(path)) - set(contents) - {MARKER})
 

@@ -14,11 +14,20 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-LOG_EVERY_S = 5.0
-"""Seconds between the progress lines written where the output is not a terminal (a log file, a batch
-job's output): a live bar cannot be drawn there."""
+LOG_EVERY_S = 30.0
+"""Longest interval, in seconds, between the progress lines written where the output is neither a terminal
+nor a notebook (a log file, a batch job's output), where no live bar can be drawn; a line is also written
+at every tenth of the work and one at the end (docs/theory/sweeps.md §6)."""
+
+NOTEBOOK_EVERY_S = 0.25
+"""Seconds between the updates of a live bar in a notebook."""
+
+
+def _num(x: float) -> str:
+    """A count as a person reads it: whole numbers as such, fractions of a unit to two decimals."""
+    return f"{x:g}" if float(x).is_integer() else f"{x:.2f}"
 
 
 def _clock(s: float) -> str:
@@ -26,43 +35,144 @@ def _clock(s: float) -> str:
     return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
+class _Meter:
+    """Done, rate and time left of one bar. The rate is measured from the first report on: the time up to
+    it (compilation, and the first piece of work) does not count, so the estimate is the running speed.
+
+    rate = (done − done at the first report) / (now − time of the first report);
+    eta = (total − done) / rate.
+    """
+
+    def __init__(self, total: float, unit: str, done: float):
+        import time
+
+        self.total, self.unit, self.done = float(total), unit, float(done)
+        self.start = time.monotonic()
+        self.t0: float | None = None
+        self.d0 = self.done
+
+    def advance(self, n: float, now: float) -> None:
+        first = self.t0 is None
+        self.done = min(self.done + float(n), self.total) if self.total else self.done + float(n)
+        if first:  # the clock of the rate starts here, after the first piece (and its compilation)
+            self.t0, self.d0 = now, self.done
+
+    def rate(self, now: float) -> float:
+        if self.t0 is None or now <= self.t0 or self.done <= self.d0:
+            return 0.0
+        return (self.done - self.d0) / (now - self.t0)
+
+    def fields(self, now: float) -> dict[str, str]:
+        d, r = self.done, self.rate(now)
+        pct = 100.0 * d / self.total if self.total else 100.0
+        return {
+            "count": f"{_num(d)}/{_num(self.total)}",
+            "pct": f"{pct:.0f} %",
+            "rate": f"{r:.3g} {self.unit}/s" if r > 0 else "",
+            "elapsed": _clock(now - self.start),
+            "eta": _clock((self.total - d) / r) if r > 0 and d < self.total else "",
+        }
+
+    def line(self, now: float) -> str:
+        f = self.fields(now)
+        speed = f", {f['rate']}" if f["rate"] else ""
+        eta = f", eta {f['eta']}" if f["eta"] else ""
+        return f"{self.unit}: {f['count']} ({f['pct']}){speed}, elapsed {f['elapsed']}{eta}"
+
+    def html(self, now: float) -> str:
+        f = self.fields(now)
+        parts = [f["count"], f["pct"], f["rate"], f"elapsed {f['elapsed']}", f"eta {f['eta']}" if f["eta"] else ""]
+        text = " · ".join(p for p in parts if p)
+        return (
+            f'<div class="attnphys-progress"><b>{self.unit}</b> '
+            f'<progress value="{self.done:g}" max="{self.total:g}" style="width:40%;vertical-align:middle">'
+            f"</progress> {text}</div>"
+        )
+
+
 @contextmanager
 def _log_lines(total: float, unit: str, done: float, stream) -> Iterator[Callable[..., None]]:
-    """``advance(n)`` that writes a line ``unit: done/total (pct %), rate, elapsed, eta`` to ``stream``
-    every :data:`LOG_EVERY_S` seconds, and one at the end."""
+    """``advance(n)`` that writes a line ``unit: done/total (pct %), rate, elapsed, eta`` to ``stream`` at
+    every tenth of the work or after :data:`LOG_EVERY_S` seconds, whichever comes first, and one at the
+    end (never the same line twice)."""
     import time
 
-    start = last = time.monotonic()
-    state = {"done": float(done), "first": float(done)}
+    meter = _Meter(total, unit, done)
+    state = {"last": meter.start, "tenth": int(10 * meter.done / total) if total else 10, "written": -1.0}
 
-    def line(now: float) -> None:
-        d, elapsed = state["done"], now - start
-        rate = (d - state["first"]) / elapsed if elapsed > 0 else 0.0
-        pct = 100.0 * d / total if total else 100.0
-        eta = f", eta {_clock((total - d) / rate)}" if rate > 0 and d < total else ""
-        speed = f", {rate:.3g} {unit}/s" if rate > 0 else ""
-        stream.write(f"{unit}: {d:g}/{total:g} ({pct:.0f} %){speed}, elapsed {_clock(elapsed)}{eta}\n")
-        stream.flush()
+    def write(now: float) -> None:
+        if meter.done != state["written"]:
+            stream.write(meter.line(now) + "\n")
+            stream.flush()
+            state["written"] = meter.done
+        state["last"] = now
 
     def advance(n: float = 1) -> None:
-        nonlocal last
-        state["done"] += n
         now = time.monotonic()
-        if now - last >= LOG_EVERY_S:
-            last = now
-            line(now)
+        meter.advance(n, now)
+        tenth = int(10 * meter.done / total) if total else 10
+        if tenth > state["tenth"] or now - state["last"] >= LOG_EVERY_S:
+            state["tenth"] = tenth
+            write(now)
 
     try:
         yield advance
     finally:
-        line(time.monotonic())
+        write(time.monotonic())
+
+
+def in_notebook() -> bool:
+    """Whether this process is a Jupyter kernel (IPython's ZMQ shell), where a bar is drawn as a live HTML
+    output of the cell instead of on standard error."""
+    import sys
+
+    if "ipykernel" not in sys.modules:
+        return False
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
+
+
+@contextmanager
+def _notebook_bar(total: float, unit: str, done: float) -> Iterator[Callable[..., None]]:
+    """``advance(n)`` that updates one live output of the running cell (an HTML ``<progress>`` bar with
+    done/total, rate, elapsed and eta), at most every :data:`NOTEBOOK_EVERY_S` seconds and at the end."""
+    import time
+
+    from IPython.display import display
+
+    meter = _Meter(total, unit, done)
+
+    def bundle(now: float) -> dict[str, str]:
+        return {"text/html": meter.html(now), "text/plain": meter.line(now)}
+
+    handle = display(bundle(meter.start), raw=True, display_id=True)
+    state = {"last": meter.start}
+
+    def advance(n: float = 1) -> None:
+        now = time.monotonic()
+        meter.advance(n, now)
+        if now - state["last"] >= NOTEBOOK_EVERY_S and handle is not None:
+            handle.update(bundle(now), raw=True)
+            state["last"] = now
+
+    try:
+        yield advance
+    finally:
+        if handle is not None:
+            handle.update(bundle(time.monotonic()), raw=True)
 
 
 @contextmanager
 def progress_bar(total: float, unit: str, enabled: bool = True, done: float = 0):
     """Yield ``advance(n)`` (n may be fractional); shows done/total, rate, elapsed and remaining time when
-    enabled: a live bar on a terminal, else (a log file, a batch job) a line every :data:`LOG_EVERY_S`
-    seconds on standard error."""
+    enabled: a live bar on a terminal, a live output of the cell in a Jupyter notebook, else (a log file,
+    a batch job) a line at every tenth of the work (at least every :data:`LOG_EVERY_S` seconds) on
+    standard error. The rate, and so the time left, is measured from the first report on, after
+    compilation (docs/theory/sweeps.md §6)."""
     if not enabled:
 
         def skip(n: float = 1) -> None:
@@ -74,6 +184,10 @@ def progress_bar(total: float, unit: str, enabled: bool = True, done: float = 0)
 
     from rich.console import Console
 
+    if in_notebook():
+        with _notebook_bar(total, unit, done) as advance:
+            yield advance
+        return
     if not Console(stderr=True).is_terminal and not Console().is_terminal:
         with _log_lines(total, unit, done, sys.stderr) as advance:
             yield advance
@@ -84,17 +198,19 @@ def progress_bar(total: float, unit: str, enabled: bool = True, done: float = 0)
         MofNCompleteColumn(),
         TextColumn("{task.fields[rate]}"),
         TimeElapsedColumn(),
-        TextColumn("eta"),
-        TimeRemainingColumn(),
+        TextColumn("eta {task.fields[eta]}"),
     )
+    import time
+
+    meter = _Meter(total, unit, done)
     with Progress(*columns, transient=False, refresh_per_second=4) as prog:
-        task = prog.add_task(unit, total=total, completed=int(done), rate="")
+        task = prog.add_task(unit, total=total, completed=done, rate="", eta="")
 
         def advance(n: float = 1) -> None:
-            prog.update(task, advance=n)
-            t = prog.tasks[task]
-            if t.speed:
-                prog.update(task, rate=f"{t.speed:.3g} {unit}/s")
+            now = time.monotonic()
+            meter.advance(n, now)
+            f = meter.fields(now)
+            prog.update(task, completed=meter.done, rate=f["rate"], eta=f["eta"] or "-:--:--")
 
         yield advance
 

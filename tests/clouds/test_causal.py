@@ -53,6 +53,7 @@ def test_weights_are_causal_and_stochastic():
     assert np.all(np.diff(W[-1, :-1]) > 0)  # ALiBi: nearer tokens weigh more
 
 
+@pytest.mark.slow
 def test_particle_flow_follows_the_greens_function():
     """The linear response of the last position of 17 positions × 10 particles (jacfwd through the solver)
     is the kinetic prediction up to the O(1/N) discretisation."""

@@ -36,6 +36,7 @@ def test_renyi_centers_are_separated_and_cover_every_token():
     assert to_centers.max() < 0.4  # every other token lies within delta of a center
 
 
+@pytest.mark.slow
 def test_jammed_count_on_the_circle_is_renyis_constant():
     """Uniform arrivals until jammed: the mean count is c_R 2π/δ (Rényi's parking law on the circle)."""
     rng = np.random.default_rng(2)
@@ -46,6 +47,7 @@ def test_jammed_count_on_the_circle_is_renyis_constant():
     assert RENYI_CONSTANT == pytest.approx(0.7475979202534)
 
 
+@pytest.mark.slow
 def test_causal_first_plateau_matches_the_renyi_count():
     ds = causal_clusters([16.0, 64.0], samples=8, t_max=60.0, saves=61, seed=4)
     assert ds.clusters.dims == ("beta", "sample") and ds.counts.dims == ("beta", "sample", "time")

@@ -21,6 +21,7 @@ from attnphys.clouds import (
 TS = np.linspace(0.0, 30.0, 101)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("d", [2, 3, 8])
 def test_usa_energy_is_non_decreasing_on_the_sphere(d):
     """E_β is non-decreasing at every saved time (to the integration tolerance) from random starts."""
@@ -36,6 +37,7 @@ def test_usa_energy_is_non_decreasing_on_the_sphere(d):
         np.testing.assert_allclose(v, 64 * (g - jnp.sum(g * X0, 1, keepdims=True) * X0), atol=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["sa", "usa"])
 def test_d3_beta1_ends_in_one_cluster(kind):
     X0 = uniform_sphere(jax.random.PRNGKey(7), 64, 3)
@@ -46,6 +48,7 @@ def test_d3_beta1_ends_in_one_cluster(kind):
     assert np.max(st["sphere_drift"]) < 1e-6
 
 
+@pytest.mark.slow
 def test_large_beta_in_2d_has_a_long_metastable_plateau():
     """β = 9, d = 2: several clusters persist for ≥ 10 time units, then merge."""
     X0 = uniform_sphere(jax.random.PRNGKey(1), 64, 2)
@@ -79,6 +82,7 @@ def test_the_plateau_a_run_ends_on_is_reported_censored():
     assert plateau_text(None) == "none"
 
 
+@pytest.mark.slow
 def test_free_space_flows_have_closed_forms():
     """β = 0 SA in R^d: with the residual x_i(t) = x_i + x̄(e^t − 1); without it x_i(t) = x̄ + (x_i − x̄)e^{−t}."""
     X0 = jax.random.normal(jax.random.PRNGKey(3), (16, 4))
@@ -90,6 +94,7 @@ def test_free_space_flows_have_closed_forms():
     np.testing.assert_allclose(nores.xs, xbar + (X0 - xbar)[None] * np.exp(-ts)[:, None, None], rtol=1e-7, atol=1e-8)
 
 
+@pytest.mark.slow
 def test_velocity_is_tangent_and_attention_variants():
     X = uniform_sphere(jax.random.PRNGKey(4), 12, 5)
     for kind, cls in ATTENTIONS.items():

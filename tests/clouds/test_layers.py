@@ -86,6 +86,7 @@ def test_ensembles_have_entry_variance_one_over_d(name):
         assert np.max(np.abs(np.linalg.eigvalsh(np.asarray(W)))) == pytest.approx(2.0, abs=0.3)
 
 
+@pytest.mark.slow
 def test_weights_resampled_every_n_layers_and_untied_iteration():
     W = layer_weights(ENSEMBLES["gaussian"](), jax.random.PRNGKey(1), 7, 2, 3, resample_every=3)
     assert W.shape == (7, 2, 3, 3)

@@ -61,6 +61,7 @@ def test_attention_step_with_weights_and_heads(X):
     np.testing.assert_allclose(two, X + (P + P2) @ X @ Wv.T, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_theorem1_exact_and_sampled():
     rng = np.random.default_rng(2)
     D = 4
@@ -102,6 +103,7 @@ def test_residual_attention_expands_a_centred_isotropic_gaussian():
     assert ds.moved_apart.values[1] > 0.9  # nearly every pair of tokens moved apart
 
 
+@pytest.mark.slow
 def test_layernorm_contracts_what_attention_expanded():
     X0 = initial_cloud("gaussian", 512, 16, seed=3, dtype=jnp.float64) * 4.0
     expanded = attention_step(X0, beta=0.25)

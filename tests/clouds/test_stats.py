@@ -5,6 +5,7 @@ import pytest
 from attnphys.clouds import cloud_statistics, cluster_count, gaussian_entropy, knn_entropy, mardia
 
 
+@pytest.mark.slow
 def test_entropies_of_a_gaussian_sample_match_the_closed_form():
     cov = np.diag([1.0, 0.5, 2.0])
     X = jnp.asarray(np.random.default_rng(0).multivariate_normal(np.zeros(3), cov, size=5000))
@@ -28,6 +29,7 @@ def test_mardia_separates_gaussian_from_uniform():
     assert float(b2u) == pytest.approx(11.4 / 15, abs=0.03)  # uniform: (3·1.8 + 6)/15, platykurtic
 
 
+@pytest.mark.slow
 def test_statistics_of_known_clouds():
     rng = np.random.default_rng(3)
     X = jnp.asarray(rng.normal(size=(2000, 8)))

@@ -88,6 +88,7 @@ def test_first_plateau_reads_the_first_held_count():
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_first_cluster_count_on_the_circle_at_beta_5():
     ds = first_cluster_count(5.0, samples=4)
     assert int(ds.predicted[0]) == 3 and float(ds.agree[0]) == 1.0
@@ -104,6 +105,7 @@ def test_instability_refuses_bad_arguments():
 
 
 # -- §8 equiangular collapse --------------------------------------------------------------------------
+@pytest.mark.slow
 def test_equiangular_ode_closed_form_at_beta_0():
     n, r0 = 8, 0.1
     ds = equiangular_collapse(0.0, tokens=n, rho0=r0, t_max=6.0, saves=31, simulate=False)
@@ -113,6 +115,7 @@ def test_equiangular_ode_closed_form_at_beta_0():
     np.testing.assert_allclose(usa.cosine.values, ds.cosine.values, atol=1e-9)  # p = 1/n for both
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dynamics", ["sa", "usa"])
 def test_the_n_token_flow_follows_the_ode(dynamics):
     ds = equiangular_collapse(2.0, tokens=6, rho0=-0.1, t_max=4.0, saves=21, dynamics=dynamics)
@@ -161,6 +164,7 @@ def test_three_limits_and_the_critical_gamma():
     assert np.all((c >= rho - 1e-12) & (c <= 1 + 1e-12))
 
 
+@pytest.mark.slow
 def test_critical_scaling_dataset_and_measurement():
     ds = critical_scaling([1.0, 3.0], [64, 200], rho=0.5, dim=64, chunk=50)
     assert float(ds.gamma_c) == 2.0 and ds.measured.shape == (2, 2)
@@ -224,6 +228,7 @@ def test_reduced_equations_are_the_placed_velocities_at_an_equiangular_cloud(dyn
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_decay_laws_of_the_placements():
     from attnphys.clouds import normalization_decay
 
@@ -243,8 +248,10 @@ def test_decay_laws_of_the_placements():
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_the_placed_n_token_flows_follow_the_reduced_equations():
     from attnphys.clouds import normalization_decay
 
-    ds = normalization_decay(1.0, tokens=5, t_max=30.0, saves=121, rtol=1e-9, atol=1e-13, fit_range=(1e-8, 1e-2))
+    # the fit window reaches 1e-1: the sqrt placement's power law stays above 1e-2 for most of t ≤ 30
+    ds = normalization_decay(1.0, tokens=5, t_max=30.0, saves=121, rtol=1e-9, atol=1e-13, fit_range=(1e-8, 1e-1))
     assert np.all(ds.deviation.values < 1e-6)

@@ -30,6 +30,7 @@ def pair():
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_labels_and_periods_equal_the_fixed_length_run(pair):
     fixed, adapt = pair
     np.testing.assert_array_equal(adapt.regime.values, fixed.regime.values)
@@ -45,6 +46,7 @@ def test_labels_and_periods_equal_the_fixed_length_run(pair):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_early_stopped_exponents_are_the_monodromy_eigenvalues(pair):
     _, adapt = pair
     i = int(np.flatnonzero(adapt.stopped_early.values)[0])
@@ -61,6 +63,7 @@ def test_early_stopped_exponents_are_the_monodromy_eigenvalues(pair):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_new_variables_carry_cf_attrs(pair):
     _, adapt = pair
     for name in ("stopped_early", "stop_step", "floquet"):
@@ -68,6 +71,7 @@ def test_new_variables_carry_cf_attrs(pair):
     assert adapt.stop_step.attrs["units"] == "step"
 
 
+@pytest.mark.slow
 def test_run_segments_is_bitwise_the_plain_engine():
     model = DMFTModel.of(preset("paper"))
     sc = model.scalars({"beta_o": np.asarray([0.5, 1.5, 2.0])}, n=3)
@@ -90,6 +94,7 @@ def test_run_segments_is_bitwise_the_plain_engine():
     np.testing.assert_array_equal(np.asarray(out.A)[0], np.asarray(at300.A)[0])
 
 
+@pytest.mark.slow
 def test_leading_exponents_of_weakly_driven_fixed_points_are_the_monodromy_eigenvalues():
     """β_o → 0: fixed points (seen at period L = 4) whose leading multipliers are complex pairs with moduli
     close to the next ones; the top three exponents periodic_exponents accepts are the eigenvalues of the
@@ -138,6 +143,7 @@ def test_blocks_give_the_rows_of_one_call(monkeypatch):
     jax.tree_util.tree_map(np.testing.assert_array_equal, got, want)
 
 
+@pytest.mark.slow
 def test_all_exponents_of_a_clustered_fixed_point_from_the_monodromy():
     """β_o = 0.5: the fixed point seen at period L = 4 has its twelve multipliers within e^6 of each other,
     too close for the periodic QR iteration's cycles to separate; periodic_exponents still accepts the orbit

@@ -15,6 +15,7 @@ def cfg():
     return preset("paper")
 
 
+@pytest.mark.slow
 def test_reference_exponents_at_1_26(cfg):
     """Spec §5: from the token at β_o = 1.26, 10 000 steps after 10 000 transient: λ1 = +1.7e-4, λ2 = −0.0106."""
     ds = lyapunov_spectrum(cfg.replace(beta_o=1.26), steps=20_000, transient=10_000, exponents=3, start="token")
@@ -24,6 +25,7 @@ def test_reference_exponents_at_1_26(cfg):
     assert list(ds.exponents.dims) == ["exponent"]
 
 
+@pytest.mark.slow
 def test_positional_exponents_are_exactly_zero(cfg):
     """Full state with identity vectors: the L·P positional directions give exactly 0, and the L·M
     attention exponents equal those of the attention block alone."""
@@ -38,6 +40,7 @@ def test_positional_exponents_are_exactly_zero(cfg):
     assert np.all(np.diff(ex, axis=-1) <= 0)  # descending
 
 
+@pytest.mark.slow
 def test_lower_exponents_flagged_below_roundoff(cfg):
     ds = lyapunov_spectrum(cfg.replace(beta_o=2.0), steps=6000, transient=1000)
     assert not ds.below_roundoff.values[0]
@@ -52,6 +55,7 @@ def test_trailing_exponents_flagged_unreliable(cfg):
     assert ds.unreliable.values[-1] and 0 < ds.parallel_fraction.values[-1] <= 1
 
 
+@pytest.mark.slow
 def test_reorthonormalisation_interval_keeps_the_leading_exponents(cfg):
     """A QR every Δ = 8 steps (columns rescaled by powers of two in between) gives the per-step QR's
     leading exponents to round-off — the QR of a product of Jacobians is the product of their QRs — and
@@ -64,6 +68,7 @@ def test_reorthonormalisation_interval_keeps_the_leading_exponents(cfg):
     assert np.abs(eight.exponents.values - one.exponents.values).max() > 0  # other arithmetic, not a copy
 
 
+@pytest.mark.slow
 def test_lyapunov_history_and_sweep_dims(cfg):
     ds = lyapunov_spectrum(cfg, sweep={"beta_o": [0.5, 1.5], "beta_att": [1.0, 2.2]}, steps=3000, transient=1000, exponents=2,
                            history_every=500)
@@ -78,6 +83,7 @@ def test_token_start_needs_a_filled_window(cfg):
         lyapunov_spectrum(cfg, steps=100, transient=1, start="token")
 
 
+@pytest.mark.slow
 def test_analyse_regimes_and_evidence(cfg):
     ds = bifurcation(cfg, {"beta_o": [0.5, 1.27, 2.0]}, steps=30_000, transient=20_000, exponents=3, start="token")
     names = [REGIMES[c] for c in ds.regime.values]
@@ -94,6 +100,7 @@ def test_analyse_regimes_and_evidence(cfg):
     np.testing.assert_allclose(ds.lambda1.values, ds.exponents.values[:, 0])
 
 
+@pytest.mark.slow
 def test_section_points_lie_on_the_plane(cfg):
     ds = bifurcation(cfg, {"beta_o": [2.0]}, steps=12_000, transient=2000, exponents=0, n_orbit=10_000, section_tol=1e-2,
                      start="checkpoint")
@@ -105,6 +112,7 @@ def test_section_points_lie_on_the_plane(cfg):
         np.testing.assert_allclose(ds.section.values[0, j, :min(n, 1000)], hits[:1000])
 
 
+@pytest.mark.slow
 def test_continuation_dataset(cfg):
     spec = dict(steps=3000, transient=2000, exponents=1, n_orbit=200)
     ds = bifurcation(cfg, {"beta_o": np.linspace(1.0, 2.0, 5)}, **spec, continuation="both")

@@ -25,6 +25,7 @@ def test_the_checkpoint_belongs_to_the_paper_network():
     assert caveats(paper, "checkpoint") == []
 
 
+@pytest.mark.slow
 def test_results_carry_and_issue_the_warnings():
     """Seed 4 from the checkpoint: both warnings, issued and recorded; mo_se[0] ≡ mo_se[2] indeed."""
     cfg = preset("paper").with_field("seed", 4)

@@ -27,6 +27,7 @@ def census_127(tmp_path_factory):
     return load(d / "att.zarr"), d
 
 
+@pytest.mark.slow
 def test_census_finds_the_coexisting_period_28_and_56_orbits(census_127):
     ds, d = census_127
     assert (d / "att.png").stat().st_size > 0
@@ -55,6 +56,7 @@ def test_census_finds_the_coexisting_period_28_and_56_orbits(census_127):
     assert np.all(ds.settle_step.values[settled] >= 0) and np.all(ds.settle_step.values[settled] <= 60000)
 
 
+@pytest.mark.slow
 def test_floquet_exponents_equal_benettin_on_the_same_orbit():
     """The checkpoint start settles on one of the coexisting period-28 and period-56 orbits at β_o = 1.27
     (which one depends on the rounding along its chaotic transient); Benettin over whole periods from
@@ -85,6 +87,7 @@ def test_floquet_exponents_equal_benettin_on_the_same_orbit():
     assert np.asarray(ben.exponents).max() == pytest.approx(float(fl.exponents[0]), abs=5e-4)
 
 
+@pytest.mark.slow
 def test_orbit_continuation_locates_the_fold_where_the_orbit_is_born(tmp_path):
     """The checkpoint start settles on a period-16 orbit at β_o = 1.25; followed downwards it turns at a
     fold (μ = +1). Independent check: Newton finds the orbit just above the fold and none just below."""
@@ -121,6 +124,7 @@ def test_orbit_continuation_locates_the_fold_where_the_orbit_is_born(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_basins_command_tracks_the_coexisting_orbits(tmp_path):
     out, fig = tmp_path / "bas.zarr", tmp_path / "bas.png"
     res = invoke("dmft", "basins", "--preset", "paper", "--param", "beta_o", "--start-value", "1.265",
@@ -144,6 +148,7 @@ def test_basins_command_tracks_the_coexisting_orbits(tmp_path):
     assert ((ds.matched_by.values > 0) <= present).all() and (ds.matched_by.values[0] == 0).all()
 
 
+@pytest.mark.slow
 def test_cached_attention_map_follows_the_plain_map_and_settles_alike():
     """The DMFT map's cached step (one new row of overlaps per step) follows its plain step to round-off
     over a chaotic stretch, and a settle run on it finds the same periods and settling steps as one on the
@@ -196,6 +201,7 @@ def test_cached_attention_map_follows_the_plain_map_and_settles_alike():
     "preset_name, beta_o, pre, steps",
     [("paper", 1.27, 0, 6), ("paper", 2.2, 0, 40), ("paper-2024", 1.5, 4, 40), ("paper-pe5", 1.554, 0, 40)],
 )
+@pytest.mark.slow
 def test_closed_form_tangents_equal_forward_mode_tangents(preset_name, beta_o, pre, steps):
     """The DMFT map's cached tangent step (closed-form Jacobian row with cached slopes, theory:
     docs/theory/dmft.md §6.1) gives the states of the cached step bit for bit and J Q of forward-mode
@@ -228,6 +234,7 @@ def test_closed_form_tangents_equal_forward_mode_tangents(preset_name, beta_o, p
     assert int(aux[1]) == min(cfg.L, 1 + pre + steps)
 
 
+@pytest.mark.slow
 def test_lyapunov_exponents_unchanged_by_the_cached_tangents():
     """Benettin exponents of the DMFT map with the cached, closed-form tangents equal those of forward-mode
     tangents on the plain map: to 1e-12 on the period-28/56 orbits at β_o = 1.27, and over a short chaotic

@@ -47,6 +47,7 @@ def test_bad_arguments_are_named(args, kw, field):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_neimark_sacker_boundary_meets_the_one_parameter_points(tmp_path):
     """The period-4 Neimark–Sacker curve from β_att = 2.2 passes through the Neimark–Sacker point that the
     one-parameter continuation locates independently at β_att = 1.9 and 2.6 (to 1e-6 in β_o, linear
@@ -74,6 +75,7 @@ def test_neimark_sacker_boundary_meets_the_one_parameter_points(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_a_start_without_the_orbit_or_the_bifurcation_is_refused_by_name():
     """The start settles on the period-4 orbit at β_o = 1.24: period 8 is refused naming ``period``; a range
     below its Neimark–Sacker point (≈ 1.24344) has none, refused naming ``kind``."""

@@ -9,6 +9,7 @@ from attnphys.dynamics.classify import REGIMES
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_a_strip_of_the_201_grid_at_480k_steps_meets_the_curve_to_one_spacing():
     """Three rows of the 201×201 grid's columns (spacing 9.0e-5 in β_o) across the period-4
     Neimark–Sacker curve, at the refinement schedule of the benchmark (480,000 steps, 460,000 transient,

@@ -13,6 +13,7 @@ from attnphys.dynamics import bifurcation_curve
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_fold_curve_meets_the_one_parameter_fold():
     """The curve continued from the fold at β_att = 2.2 and the start of a new curve at β_att = 1.9 (Newton
     with β_att held: the fold there) agree with ``orbit_continuation``'s Floquet-located folds."""
@@ -47,6 +48,7 @@ def test_fold_curve_meets_the_one_parameter_fold():
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_neimark_sacker_curve_is_the_periodic_quasi_periodic_boundary():
     """The period-4 orbit's Neimark–Sacker point at β_att = 2.2, continued to β_att = 1.9 (Newton with β_att
     held), separates the grid diagram's period-4 points from its quasi-periodic ones 0.002 to either side;

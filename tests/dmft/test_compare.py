@@ -136,6 +136,7 @@ def stored(tmp_path_factory):
     return where
 
 
+@pytest.mark.slow
 def test_stored_pair_in_one_call(stored, tmp_path):
     """Two stored diagrams compared by one command; a diagram compared with itself changes nothing and
     another ε names itself in the configuration changes."""
@@ -167,6 +168,7 @@ def test_stored_pair_in_one_call(stored, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_portraits_rerun_the_stored_points_exactly(stored, tmp_path):
     """A point of a stored diagram rerun from the diagram's record has the stored exponents, regime and
     period, and its trajectory ends on the stored orbit, to round-off (a batch of another size may round

@@ -48,6 +48,7 @@ def test_path_noise_is_the_spread_of_the_paths():
     assert np.isnan(path_noise(fin[:1], mf, 100, 100)[0])
 
 
+@pytest.mark.slow
 def test_converge_reports_intervals_and_noise():
     from attnphys.dmft import converge, preset
 
@@ -103,6 +104,7 @@ def test_a_size_on_another_attractor_is_left_out_of_the_slope():
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_converge_at_beta_3_leaves_out_the_size_on_another_attractor():
     from attnphys.dmft import converge, preset
 

@@ -126,6 +126,7 @@ def test_2024_recipe_is_available_to_the_diagram_commands():
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_the_prerun_window_is_the_token_run_continued():
     start = PrerunStart(start=TokenStart(), beta_o=1.28, steps=200)
     model = DMFTModel.of(ERA24.replace(beta_o=1.28))

@@ -36,6 +36,7 @@ def test_random_network_class_counts_match_explicit_weights():
     np.testing.assert_allclose(network_correlations(net).C, Correlations.from_weights(W, 5000).C, atol=1e-15)
 
 
+@pytest.mark.slow
 def test_class_sampler_and_per_bit_sampler_agree_in_distribution(cfg):
     a = finite_trajectories(cfg, 990, paths=4000, steps=2, seed=1).mo_se.values[:, -1]
     b = finite_trajectories(cfg, 990, paths=4000, steps=2, seed=2, per_bit=True).mo_se.values[:, -1]
@@ -44,6 +45,7 @@ def test_class_sampler_and_per_bit_sampler_agree_in_distribution(cfg):
     np.testing.assert_allclose(a.std(0), b.std(0), rtol=0.1)
 
 
+@pytest.mark.slow
 def test_first_step_expectation_is_the_mean_field(cfg):
     """Given A_0 the mean-field overlaps are the exact conditional expectations of the finite ones."""
     fin = finite_trajectories(cfg, 990, paths=20_000, steps=1, seed=4)
@@ -53,6 +55,7 @@ def test_first_step_expectation_is_the_mean_field(cfg):
         np.testing.assert_allclose(x.mean(0), mf[name].values[0], atol=5 * x.std(0).max() / np.sqrt(20_000) + 1e-12)
 
 
+@pytest.mark.slow
 def test_paths_depend_only_on_their_index(cfg):
     a = finite_trajectories(cfg, 990, paths=3, steps=20, seed=7).att.values
     b = finite_trajectories(cfg, 990, paths=6, steps=20, seed=7).att.values
@@ -72,6 +75,7 @@ def test_bad_sizes_and_weights(cfg):
         repeated_network(cfg.replace(correlations={"kind": "gaussian"}), 990)
 
 
+@pytest.mark.slow
 def test_deviation_from_mean_field_falls_like_inverse_sqrt_n():
     """Non-chaotic regime at a small attention gain (fast): slope within 0.1 of -1/2."""
     c = preset("paper", beta_o=0.8, beta_att=0.5)

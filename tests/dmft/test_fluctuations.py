@@ -75,6 +75,7 @@ def test_second_order_contraction_is_the_hessian_contraction():
     np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_mean_of_the_expansion_is_the_mean_field_and_first_step_is_exact(fixed, along):
     """With no noise the expansion's step is the mean-field map (records to round-off); at the first step
     the state is deterministic, so the predicted variance of the token's overlaps is exact."""
@@ -90,6 +91,7 @@ def test_mean_of_the_expansion_is_the_mean_field_and_first_step_is_exact(fixed, 
     assert np.all(pred["mo_se_bias"].values[0] == 0)  # the overlaps' conditional mean is exact
 
 
+@pytest.mark.slow
 def test_lyapunov_solution_is_the_late_propagated_covariance(fixed, along):
     paths = along.isel(step=slice(300, 304))
     cyc = fluctuations(fixed, steps=304, transient=300, stationary=True)
@@ -99,6 +101,7 @@ def test_lyapunov_solution_is_the_late_propagated_covariance(fixed, along):
             np.testing.assert_allclose(cyc[name + v].values, paths[name + v].values, rtol=1e-6, atol=1e-9)
 
 
+@pytest.mark.slow
 def test_finite_network_agrees_with_the_prediction_at_one_size(fixed):
     """At the fixed point and N = 9,900: the measured standard deviation of every overlap within 10 % of the
     prediction, and the bias-corrected mean no worse than the mean field (the bias is 1e-4 here)."""
@@ -111,6 +114,7 @@ def test_finite_network_agrees_with_the_prediction_at_one_size(fixed):
     assert np.isnan(ds.horizon.values[0]) and np.all(np.isnan(ds.separation.values))
 
 
+@pytest.mark.slow
 def test_converge_reports_the_predicted_prefactor(fixed):
     """The measured RMS deviation of converge against the predicted c N^-1/2 (fixed point, 64 paths)."""
     from attnphys.dmft import converge
@@ -154,6 +158,7 @@ def test_bad_inputs_name_the_argument(fixed):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_acceptance_at_the_fixed_point_and_on_the_period_24_orbit():
     """1,000 paths. Fixed point (β_o = 1): every overlap's standard deviation within 10 % of the prediction at
     N = 990, 9,900, 99,000, and the bias-corrected mean at least 5x closer than the mean field at N = 990.
@@ -170,6 +175,7 @@ def test_acceptance_at_the_fixed_point_and_on_the_period_24_orbit():
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_acceptance_on_the_period_192_orbit_of_the_five_bit_preset():
     """``paper-pe5`` (P = 5, L = 32) at β_o = 5: a period-192 orbit with monodromy radius 0.0025. 1,000 paths
     started on the orbit: every overlap's standard deviation within 10 % of the prediction at N = 990, 9,900,
@@ -204,6 +210,7 @@ def _phase_remainder(ds, names):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_what_the_bias_leaves_on_the_paper_orbit_is_of_higher_order():
     """Paper preset, β_o = 4 (period 24): the bias-corrected mean misses the measured one by a remainder that
     falls faster than 1/N between N = 990 and 3,960 (a wrong O(1/N) bias would leave a remainder falling like

@@ -15,6 +15,7 @@ def invoke(*args):
     return runner.invoke(app, [str(a) for a in args])
 
 
+@pytest.mark.slow
 def test_the_command_writes_the_prediction_that_the_function_returns(tmp_path):
     from attnphys.dmft import fluctuations
     from attnphys.dmft.config import preset
@@ -61,6 +62,7 @@ def test_bad_inputs_are_named_without_a_traceback(tmp_path, args, named):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_the_comparison_puts_measured_beside_predicted_std_at_a_fixed_point(tmp_path):
     res = invoke(
         "dmft",
@@ -88,6 +90,7 @@ def test_the_comparison_puts_measured_beside_predicted_std_at_a_fixed_point(tmp_
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_on_the_period_24_orbit_at_beta_o_4_the_prediction_holds_down_to_a_thousand_bits():
     # the stable period-24 orbit at beta_o = 4 (monodromy radius 0.017): at N = 990 every overlap's standard
     # deviation within 10 % (measured 1 %); the orbit at beta_o = 3 fails here (paths leave it)

@@ -16,6 +16,7 @@ def invoke(*args):
     return runner.invoke(app, [str(a) for a in args])
 
 
+@pytest.mark.slow
 def test_trajectory_command_writes_store_and_figures(tmp_path):
     out = tmp_path / "run.zarr"
     res = invoke("dmft", "trajectory", "--preset", "paper", "--beta-o", "1.26", "--steps", "300",
@@ -29,6 +30,7 @@ def test_trajectory_command_writes_store_and_figures(tmp_path):
         "trajectory_planes.png", "trajectory_spectrum.png", "trajectory_timeseries.png"]
 
 
+@pytest.mark.slow
 def test_several_values_sweep(tmp_path):
     out = tmp_path / "s.zarr"
     res = invoke("dmft", "trajectory", "--beta-o", "0.5,1.0,3.0", "--steps", "20", "--out", out,
@@ -71,6 +73,7 @@ def test_bad_config_file_names_field(tmp_path):
     assert res.exit_code == 2 and "L = 9" in res.output
 
 
+@pytest.mark.slow
 def test_lyapunov_command(tmp_path):
     out = tmp_path / "ly.zarr"
     res = invoke("dmft", "lyapunov", "--preset", "paper", "--beta-o", "2.0", "--steps", "3000", "--transient", "1000",
@@ -81,6 +84,7 @@ def test_lyapunov_command(tmp_path):
     assert np.all(np.diff(ds.exponents.values) <= 0) and ds.exponents.values[0] > 0.01
 
 
+@pytest.mark.slow
 def test_bifurcation_command_cold_and_continuation(tmp_path):
     from attnphys.sweeps import open_result
 
@@ -99,6 +103,7 @@ def test_bifurcation_command_cold_and_continuation(tmp_path):
     assert load(tmp_path / "cont.zarr").regime.dims == ("direction", "beta_o")
 
 
+@pytest.mark.slow
 def test_phase_diagram_command_and_resume_guard(tmp_path):
     from attnphys.sweeps import open_result
 
@@ -125,6 +130,7 @@ def test_orbit_commands_pass_the_reorthonormalisation_interval_to_their_task(tmp
         assert task.reortho_every == 5 and task.spec(task.config).reortho_every == 5
 
 
+@pytest.mark.slow
 def test_finite_and_converge_commands(tmp_path):
     res = invoke("dmft", "finite", "--preset", "paper", "--n", "9900", "--paths", "4", "--beta-o", "1.0", "--steps", "100",
                  "--out", tmp_path / "fin.zarr")

@@ -70,6 +70,7 @@ def test_general_sizes_match_reference(M, L, P):
 
 
 # ring slots fixed per step (8 and 9 steps per loop pass), and moving with the head (L > 8)
+@pytest.mark.slow
 @pytest.mark.parametrize("L, P", [(4, 2), (3, 2), (12, 4)])
 def test_schedule_transient_and_record_every_are_slices_of_the_full_run(L, P):
     cfg = preset("paper", L=L, P=P)
@@ -89,6 +90,7 @@ def test_schedule_transient_and_record_every_are_slices_of_the_full_run(L, P):
     np.testing.assert_array_equal(np.asarray(fin_a.A[0]), np.asarray(full["att"][-1]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("L, P", [(4, 2), (3, 2), (12, 4)])
 def test_plain_steps_end_where_recorded_steps_end(L, P):
     """Runs shorter than one loop pass, of whole passes and with a remainder move the state through the
@@ -104,6 +106,7 @@ def test_plain_steps_end_where_recorded_steps_end(L, P):
             np.testing.assert_array_equal(np.asarray(getattr(a, field)), np.asarray(getattr(b, field)), err_msg=field)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("L, P", [(8, 3), (12, 4)])
 def test_non_finite_step_is_counted_across_loop_passes(L, P):
     """A NaN positional code in row r of a cached state reaches the token generated at step L − 1 − r
@@ -129,6 +132,7 @@ def test_schedule_validation():
         Schedule(steps=5, record=("foo",))
 
 
+@pytest.mark.slow
 def test_batch_equals_individual_runs_and_is_sharded(paper):
     cfg, corr, cp = paper
     betas = np.array([0.3, 1.26, 2.0, 3.0, 1.0])  # odd size: exercises padding over two devices

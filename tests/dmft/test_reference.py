@@ -309,6 +309,7 @@ def test_shipped_checkpoints_are_package_data():
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_weights_file_reproduces_the_segment_network_bit_for_bit(tmp_path, data_dir):
     w = json.loads((data_dir / "dmft-paper-seed1-weights.json").read_text())
     f = tmp_path / "w.npz"

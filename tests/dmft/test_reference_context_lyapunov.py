@@ -62,6 +62,7 @@ def test_the_vectors_hold_the_scripts_betas_a_partial_context_and_the_reference_
         np.testing.assert_allclose(VECTORS[f"{name}/S"], ref[-1] / T, rtol=1e-14, atol=0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", RUNS)
 def test_the_leading_exponents_agree_with_the_reference_at_every_step(library, name):
     """The three leading attention exponents (the columns whose single-step |R_ii| stays above 0.02):
@@ -104,6 +105,7 @@ def test_the_library_flags_the_lowest_exponents_as_unreliable_and_no_other(spect
     assert not flags[:14].any() and flags[14:].sum() >= 5
 
 
+@pytest.mark.slow
 def test_the_diagram_configuration_through_the_command_line_gives_the_reference_s_leading_exponents(tmp_path):
     """``dmft lyapunov --config bif_diagram_inf_0.yaml`` (the scripts' reading: the chpt_path window, here
     at two of the six β_o on the vectors' schedule) gives the reference's leading exponents."""

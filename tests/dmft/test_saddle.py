@@ -22,6 +22,7 @@ def _study():
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_the_period_28_saddle_separates_the_coexisting_attractors():
     out = _study()
     assert set(out["counts"]) == {P, 2 * P}  # the two attractors from the starts around the checkpoint

@@ -18,6 +18,7 @@ def _flags(opts: dict) -> list[str]:
     return [s for k, v in opts.items() for s in (f"--{k.replace('_', '-')}", str(v))]
 
 
+@pytest.mark.slow
 def test_the_command_stores_what_the_function_computes(tmp_path):
     """β_o = 0.8: one period-4 attractor, so no shock leaves (NaN, lands nowhere) and every start converges
     to it; the stored result is the function's, bit for bit."""
@@ -43,6 +44,7 @@ def test_a_bad_search_option_is_refused_naming_it():
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_the_coexisting_orbits_at_beta_o_1_27_are_each_one_shock_from_the_other(tmp_path):
     """β_o = 1.27: the period-28 and period-56 orbits coexist; the minimal shock of each lands on the other,
     and the weakly stable period-56 orbit (λ₁ ≈ −0.0035) is the one lost to the smaller shock."""

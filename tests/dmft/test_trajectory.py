@@ -10,6 +10,7 @@ from attnphys.io import load, save
 PAPER = preset("paper")
 
 
+@pytest.mark.slow
 def test_dataset_layout_and_metadata():
     ds = trajectories(PAPER, start="token", steps=40, transient=10, record_every=5, sweep={"beta_o": [1.0, 1.26]})
     for name in ("att", "mo", "mo_se", "mv", "mq", "mk"):
@@ -34,6 +35,7 @@ def test_epsilon_sweep_from_token_rebuilds_the_token_per_epsilon():
     np.testing.assert_allclose(ds.att.sel(epsilon=0.0).values, one.att.values, atol=1e-15)
 
 
+@pytest.mark.slow
 def test_initial_condition_dimension_and_continuation():
     first = trajectories(PAPER.replace(beta_o=1.26), start="checkpoint", steps=100)
     [w] = final_windows(first)

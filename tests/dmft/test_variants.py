@@ -75,6 +75,7 @@ def reversed_variant(tmp_path, monkeypatch):
 SMALL = dict(steps=3000, transient=2000, exponents=0, n_orbit=50, start="token")
 
 
+@pytest.mark.slow
 def test_a_variant_from_an_entry_point_gives_its_own_bifurcation(reversed_variant):
     assert "reversed" in variant_names()
     cfg = preset("paper", variant="reversed")
@@ -165,7 +166,7 @@ def test_a_tag_given_to_two_classes_is_refused(reversed_variant):
         register_variant(Other)
 
 
-def test_an_entry_point_naming_a_builtin_is_ignored_or_refused(tmp_path, monkeypatch):
+def test_an_entry_point_naming_a_builtin_is_ignored_or_skipped_with_a_warning(tmp_path, monkeypatch):
     from attnphys.jobs import command_names
 
     write_package(
@@ -185,8 +186,23 @@ def test_an_entry_point_naming_a_builtin_is_ignored_or_refused(tmp_path, monkeyp
         {"attnphys.commands": {"dmft trajectory": "clash:Job"}},
     )
     monkeypatch.syspath_prepend(str(other))
-    with pytest.raises(ExtensionError, match="dmft trajectory.*clash:Job"):
-        command_names()
+    # the colliding plugin is skipped with a warning naming it; the built-in stays and every command runs
+    from attnphys.errors import ExtensionWarning
+    from attnphys.jobs import job_class
+
+    with pytest.warns(ExtensionWarning, match="dmft trajectory.*clash:Job"):
+        assert command_names().count("dmft trajectory") == 1
+    import warnings
+
+    from typer.testing import CliRunner
+
+    from attnphys.cli import app
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ExtensionWarning)
+        assert job_class("dmft trajectory").__module__ == "attnphys.dmft._commands.trajectory"
+        r = CliRunner().invoke(app, ["dmft", "attractors", "--help"])
+    assert r.exit_code == 0, r.output
 
 
 def test_a_configuration_class_without_its_own_tag_or_registration_is_refused():

@@ -41,6 +41,7 @@ def study():
     return sizes, ns["study"](sizes)
 
 
+@pytest.mark.slow
 def test_the_study_gives_the_numbers_of_the_commands(study, tmp_path):
     sizes, results = study
     runner = CliRunner()

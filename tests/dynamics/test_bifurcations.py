@@ -4,7 +4,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from attnphys.dynamics.bifurcations import EVENT_KINDS, continue_orbit
+from attnphys.dynamics.bifurcations import continue_orbit
 from attnphys.dynamics.maps import BISTABLE, DELAYED_LOGISTIC, HENON, LOGISTIC, autonomous
 
 
@@ -74,6 +74,7 @@ def test_continuation_stops_at_a_turning_point_unless_asked_to_go_on():
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_logistic_period3_fold():
     """The period-3 window opens in a fold at r = 1 + √8."""
     b = continue_orbit(LOGISTIC, jnp.array([0.15]), None, ident, 3.835, 3.82, period=3)
@@ -90,6 +91,7 @@ def test_symmetric_crossing_is_a_branch_point_not_a_fold():
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_henon_fixed_point_flip():
     """Hénon's fixed point flips at a = 3(1 − b)²/4."""
     b = continue_orbit(HENON, jnp.array([0.9, 0.3]), None, henon_a, 0.2, 0.6)

@@ -39,6 +39,7 @@ def henon():
     return census(HENON, jnp.array([1.4, 0.3]), ics=256, options=OPTS)
 
 
+@pytest.mark.slow
 def test_bistable_two_attractors_with_half_basins(bistable):
     """x ↦ 1.8x − x³: attractors ±√0.8 (multiplier 3 − 2a = −0.6), basins exchanged by x ↦ −x: ½ each."""
     ds = bistable
@@ -58,6 +59,7 @@ def test_bistable_two_attractors_with_half_basins(bistable):
     assert np.all(ds["label"].values[(x0 < 0) & (x0 > -np.sqrt(1.8))] == 1 - plus)
 
 
+@pytest.mark.slow
 def test_henon_one_chaotic_attractor_plus_divergent_starts(henon):
     ds = henon
     kinds = sorted(ds["kind"].values.tolist())
@@ -86,6 +88,7 @@ def test_divergence_steps_match_plain_iteration(henon):
         assert int(ds["settle_step"][i]) == t
 
 
+@pytest.mark.slow
 def test_periodic_settling_step_is_the_start_of_the_periodic_stretch(logistic):
     """Logistic r = 3.2: the settling step s is the first step with |x_{t+2} − x_t| ≤ 1e-8 for all t ≥ s."""
     ds = logistic.sel(param=3.2)
@@ -167,6 +170,7 @@ def test_explicit_and_perturbation_samplers():
     assert ds.sizes["attractor"] == 1 and float(ds["basin_fraction"][0]) == 1.0
 
 
+@pytest.mark.slow
 def test_auxiliary_cycle_sets_the_period():
     """x' = −0.5x + 1 driven by a counter a' = (a + 1) mod 4: x is fixed but the full state has period 4."""
     m = FunctionMap(step=lambda x, a, p: (-0.5 * x + 1.0, (a + 1) % 4))
@@ -178,6 +182,7 @@ def test_auxiliary_cycle_sets_the_period():
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_delayed_logistic_invariant_circle_is_quasi_periodic():
     from attnphys.dynamics.maps import DELAYED_LOGISTIC
 
@@ -212,6 +217,7 @@ def logistic_range():
     return census_batch(LOGISTIC, rs, ics=48, options=RANGE_OPTS, param_values=rs, param_name="r")
 
 
+@pytest.mark.slow
 def test_logistic_has_one_attractor_at_every_r(logistic_range):
     """Singer's theorem: the logistic map has one attractor at every r; censuses and tracks say so."""
     from attnphys.dynamics._tracks import tracks
@@ -223,12 +229,14 @@ def test_logistic_has_one_attractor_at_every_r(logistic_range):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_logistic_has_one_attractor_at_every_r_finely():
     rs = np.sort(np.r_[np.linspace(3.4, 4.0, 61), 3.85, 3.854, 3.857])
     ds = census_batch(LOGISTIC, rs, ics=64, param_values=rs, param_name="r")
     assert np.all(ds["n_attractors"].values == 1)
 
 
+@pytest.mark.slow
 def test_bistable_has_two_attractors_across_its_range():
     a = np.linspace(1.1, 1.95, 9)
     ds = census_batch(BISTABLE, a, ics=64, options=OPTS, param_values=a)
@@ -258,6 +266,7 @@ def test_starts_exactly_on_the_repellers_are_not_unsettled():
     assert float(ds["unsettled_fraction"]) == 0.0 and float(ds["unstable_fraction"]) == 0.5
 
 
+@pytest.mark.slow
 def test_weak_chaos_is_chaotic_not_undetermined():
     """The logistic map at r = 3.85: λ₁ ≈ 0.006 > 0 on a banded chaotic attractor; the 0–1 test on a record
     of a few Lyapunov times says regular (K ≈ 0), which is no verdict there: chaotic (was undetermined)."""
@@ -269,6 +278,7 @@ def test_weak_chaos_is_chaotic_not_undetermined():
     assert float(ds["exponents"][0, 0]) > 0.003
 
 
+@pytest.mark.slow
 def test_chunks_within_a_memory_budget_give_the_same_census():
     """A budget that fits 5 starts per settle call: the same attractors, labels and steps as one call."""
     rs = np.array([3.5, 3.9])
@@ -280,6 +290,7 @@ def test_chunks_within_a_memory_budget_give_the_same_census():
         np.testing.assert_array_equal(a[v].values, b[v].values)
 
 
+@pytest.mark.slow
 def test_grid_sampler_basins_of_the_bistable_map():
     """Starts on a symmetric grid of [−1.5, 1.5]: the two basins are mirror images (x ↦ −x)."""
     from attnphys.dynamics.samplers import GridSampler
@@ -294,6 +305,7 @@ def test_grid_sampler_basins_of_the_bistable_map():
     assert "grid" in ds.attrs["sampler"]
 
 
+@pytest.mark.slow
 def test_the_starts_are_ics_as_in_the_dmft_census_and_n_ics_still_works_with_a_warning():
     from attnphys.errors import InputError
 

@@ -14,6 +14,7 @@ OPTS = CensusOptions(budget=4096, block=128, max_period=64, lyap_steps=20_000)
 GRID = GridSampler(lo=[-0.95], hi=[0.95], shape=(40,))  # inside (−1, 1): x·(a − x²) keeps the sign of x
 
 
+@pytest.mark.slow
 def test_attractors_that_jump_keep_their_ids_by_basin_overlap_not_by_distance():
     """Bistable map x ↦ a x − x³ at a = 1.2 then 1.9: the attractors ±√(a − 1) jump from ±0.447 to ±0.949
     (farther than the tolerance), their basins (the sign of x) stay: overlap keeps two ids, the quantity
@@ -42,6 +43,7 @@ def _swap_step(x, aux, c):
     return jnp.stack([u, 10.0 * c * u]), aux
 
 
+@pytest.mark.slow
 def test_two_attractors_that_exchange_places_are_told_apart_by_their_basins():
     """From c = 1 to c = −1 the two attractors (x*, 10x*) and (−x*, −10x*) exchange their places: each now
     sits 2x* from where the other was. Basin overlap follows the basins (x > 0 keeps its id); distance alone follows
@@ -88,6 +90,7 @@ def test_a_stored_census_gets_the_same_continued_ids_as_global_continuation():
     assert far["matched_by"].values[1, :2].tolist() == [2, 2] and (far["continued_id"].values[:, :2] < 2).all()
 
 
+@pytest.mark.slow
 def test_one_id_through_the_period_doubling_cascade_with_its_period_and_mean():
     """Logistic map, r = 2.8 … 3.55: one attractor throughout, periods 1, 1, 2, 2, 4, 8; the mean of its
     points is 1 − 1/r on the fixed point and (r + 1)/(2r) on the 2-cycle."""
@@ -106,6 +109,7 @@ def _half_starts(a):
     return np.linspace(-0.9, 0.9, 20)[:, None] if a < 1.5 else np.linspace(0.05, 0.9, 20)[:, None]
 
 
+@pytest.mark.slow
 def test_an_attractor_the_starts_miss_is_followed_from_its_seeds():
     a = np.array([1.3, 1.4, 1.6, 1.7])
     ds = global_continuation(BISTABLE, a, _half_starts, ics=20, options=OPTS, param_values=a)

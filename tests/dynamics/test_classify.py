@@ -20,6 +20,7 @@ def _logistic(rs):
     "r,regime,period",
     [(2.8, "fixed_point", 1), (3.2, "periodic", 2), (3.5, "periodic", 4), (3.83, "periodic", 3), (4.0, "chaotic", 0)],
 )
+@pytest.mark.slow
 def test_logistic_regimes(r, regime, period):
     out = _logistic([r])
     ev = classify(np.asarray(out["orbit"]), np.asarray(out["exponents"]))
@@ -32,6 +33,7 @@ def test_logistic_regimes(r, regime, period):
         assert ev["lambda1"][0] < 0
 
 
+@pytest.mark.slow
 def test_irrational_rotation_is_quasi_periodic():
     omega = (np.sqrt(5) - 1) / 2
     spec = OrbitSpec(steps=20_000, transient=100, k=2, n_orbit=2000)
@@ -42,6 +44,7 @@ def test_irrational_rotation_is_quasi_periodic():
     assert ev["K"][0] < 0.2 and ev["agree"][0]
 
 
+@pytest.mark.slow
 def test_rational_rotation_is_periodic():
     spec = OrbitSpec(steps=4000, transient=0, k=2, n_orbit=1000)
     out = orbit_sweep(ROTATION, spec, jnp.array([[1.0, 0.0]]), jnp.zeros(1), jnp.asarray([2 / 7]))
@@ -162,6 +165,7 @@ def test_fingerprint_of_a_large_state_is_a_projection():
     np.testing.assert_allclose(fingerprint(x[:, :3], 4), x[:, :3])  # D ≤ n: the state itself
 
 
+@pytest.mark.slow
 def test_agree_is_undefined_when_K_is():
     """An exact fixed point: the 0–1 test of a constant series is NaN, so agreement is undefined (−1), not
     False (the label is right)."""

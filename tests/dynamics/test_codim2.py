@@ -29,6 +29,7 @@ def _cusp(x, aux, p):
     return x + p[0] + p[1] * x - x**3, aux
 
 
+@pytest.mark.slow
 def test_flip_curve_generalized_flip_and_its_coefficient():
     ds = bifurcation_curve(FunctionMap(_cubic_flip), "flip", [0.0], [0.0, 0.5], direction=-1, max_points=40)
     np.testing.assert_allclose(ds.s1.values, 0.0, atol=1e-14)
@@ -49,6 +50,7 @@ def test_fold_curve_cusp():
     assert _special(ds, "cusp")[:2] == pytest.approx((0.0, 0.0), abs=1e-10)
 
 
+@pytest.mark.slow
 def test_henon_flip_curve_and_resonance_1_2():
     """Fixed point flip curve a = ¾(1 − b)²; the second multiplier is b, so 1:2 at (a, b) = (3, −1)."""
     b, a = 0.3, 0.75 * 0.7**2
@@ -65,6 +67,7 @@ def test_henon_flip_curve_and_resonance_1_2():
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_henon_fold_and_neimark_sacker_codim2_points():
     """Fold curve a = −¼(1 − b)² (second multiplier −b): 1:1 at (−1, −1). Neimark–Sacker curve b = −1 with
     trace −2ax = 2κ: 1:1 at a = −1, 1:3 at a = 5/4, 1:4 at a = 0, 1:2 at a = 3; the map is area-preserving
@@ -109,6 +112,7 @@ def _delayed_logistic(x, aux, p):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_delayed_logistic_neimark_sacker_resonances():
     ds = bifurcation_curve(
         FunctionMap(_delayed_logistic),
@@ -133,6 +137,7 @@ def _normal_form_ns(x, aux, p):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_chenciner_point_and_lyapunov_coefficient():
     ds = bifurcation_curve(
         FunctionMap(_normal_form_ns), "neimark_sacker", [0.0, 0.0], [0.0, 0.5], direction=-1, max_points=30, ds_max=0.1
@@ -173,6 +178,7 @@ def test_no_curve_near_the_start_is_an_input_error():
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_henon_period_two_flip_curve():
     """The period-2 orbit of the Hénon map: x₁ + x₂ = (1 − b)/a, x₁x₂ = ((1 − b)²/a − 1)/a, multipliers
     with trace 4((1 − b)² − a) + 2b and determinant b²; its flip curve is a = (1 − b)² + (1 + b)²/4 with the

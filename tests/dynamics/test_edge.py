@@ -38,6 +38,7 @@ def _side(x, aux):
     return (u < 0).astype(np.int64)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mu, a, b", [(1.8, -0.5, 0.7), (1.8, 1.1, -0.05), (1.02, -0.5, 0.7)])
 def test_the_edge_of_the_bistable_map_is_its_repeller(mu, a, b):
     """x ↦ μ x − x³: the basins of ±√(μ − 1) meet at the repeller x = 0 (in the invariant interval); bisection
@@ -59,6 +60,7 @@ def test_the_edge_of_the_bistable_map_is_its_repeller(mu, a, b):
     assert ds.sizes["step"] == 1501
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("classify", [None, _side], ids=["census", "exact"])
 def test_the_edge_of_the_bent_product_map_converges_to_its_saddle_along_the_parabola(classify):
     """The pair's a side, after each bisection, lies on the boundary X = X0 + c (Y − Y0)² within the pair's
@@ -127,6 +129,7 @@ def _swap(x, p):
     return jnp.stack([x[1], 1.8 * x[0] - x[0] ** 3])
 
 
+@pytest.mark.slow
 def test_the_edge_state_can_be_a_saddle_cycle():
     """Starts in the basins of (x*, x*) and of the attracting 2-cycle: the edge trajectory converges to the
     saddle 2-cycle {(0, x*), (x*, 0)}, at the rate 0.6 per two steps of its stable multiplier."""
@@ -200,6 +203,7 @@ def _alternating(x, n, p):
     return jnp.where(n % 2 == 0, 1.8 * x - x**3, x), n + 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n0", [0, 1])
 def test_the_auxiliary_state_travels_with_the_pair(n0):
     """A map whose step depends on its auxiliary state (a step counter): the census labels see the pair's

@@ -49,6 +49,7 @@ def _tilted(x, p):
     return jnp.stack([c * u2 - s * v2, s * u2 + c * v2])
 
 
+@pytest.mark.slow
 def test_the_minimal_shock_of_the_bistable_map_is_the_distance_to_the_nearest_preimage_of_the_repeller():
     """x ↦ a x − x³, a = 1.8: the basin of x* = √(a − 1) in the invariant interval is (0, √a) (f maps it into
     itself: max f = 2(a/3)^{3/2} < √a), just beyond √a f is negative and goes to −x*; so the minimal shock is
@@ -71,6 +72,7 @@ def test_the_minimal_shock_of_the_bistable_map_is_the_distance_to_the_nearest_pr
     np.testing.assert_array_equal(again["shock"].values, ds["shock"].values)
 
 
+@pytest.mark.slow
 def test_a_lone_attractor_has_no_critical_shock_and_bad_arguments_are_named():
     m = autonomous(lambda x, p: 0.5 * x)
     start = GridSampler(lo=[-1.0], hi=[1.0], shape=(9,))
@@ -83,6 +85,7 @@ def test_a_lone_attractor_has_no_critical_shock_and_bad_arguments_are_named():
         minimal_shock(m, 0.0, start, attractors=start)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_convergence_times_of_contractions_to_two_fixed_points_are_the_closed_form():
     """x ↦ s + λ(x − s), s = sign x, λ = ½: |x_n − s| = λⁿ|x₀ − s|, so τ = ⌈log(|x₀ − s|/ε)/log 2⌉ (theory:
     docs/theory/dynamics.md §10.3)."""
@@ -119,6 +122,7 @@ def test_box_entropy_counts_colours_per_box():
         box_entropy(pic.astype(float), 2)
 
 
+@pytest.mark.slow
 def test_a_straight_boundary_has_boundary_basin_entropy_near_one_half_below_log_2():
     """Boxes crossed by a straight line split in shares p spread evenly over (0, 1): the mean of
     −p log p − (1 − p) log(1 − p) is ½, below the log 2 of the fractal criterion (theory:
@@ -133,6 +137,7 @@ def test_a_straight_boundary_has_boundary_basin_entropy_near_one_half_below_log_
     assert ds["label"].dims == ("grid0", "grid1") and ds["label"].shape == (100, 100)
 
 
+@pytest.mark.slow
 def test_newtons_basins_for_z_cubed_have_boundary_basin_entropy_above_log_2():
     """Newton's method for z³ = 1: three basins with a common (Wada) fractal boundary; at boxes of 3 × 3
     points S_bb exceeds log 2 (measured 0.74–0.75 at 400 × 400; theory: docs/theory/dynamics.md §10.4)."""
@@ -143,6 +148,7 @@ def test_newtons_basins_for_z_cubed_have_boundary_basin_entropy_above_log_2():
     assert bool(ds["fractal_by_log2"])
 
 
+@pytest.mark.slow
 def test_a_cantor_set_boundary_has_uncertainty_exponent_one_minus_log2_over_log3():
     """The boundary in [0, 1] is the middle-thirds Cantor set, D_b = log 2/log 3, so α = 1 − D_b = 0.3691
     (theory: docs/theory/dynamics.md §10.5)."""
@@ -156,6 +162,7 @@ def test_a_cantor_set_boundary_has_uncertainty_exponent_one_minus_log2_over_log3
     assert int(ds["n_attractors"]) == 2 and (ds["n_valid"] == 8000).all()
 
 
+@pytest.mark.slow
 def test_a_smooth_boundary_has_uncertainty_exponent_one():
     """Bistable map on [−1.2, 1.2]: the one boundary point 0, so f(ε) = 2ε/2.4 exactly in expectation and
     α = 1, D_b = 0 (theory: docs/theory/dynamics.md §10.5)."""
@@ -182,6 +189,7 @@ def test_a_given_census_is_reused_and_must_come_from_the_same_starts():
         convergence_times(BISTABLE, 1.8, other, attractors=ds, options=OPTS)
 
 
+@pytest.mark.slow
 def test_on_the_dmft_map_convergence_times_follow_the_floquet_exponent():
     """The DMFT mean-field map (paper preset, β_o = 0.8: one period-4 attractor): near it the distance
     shrinks as e^{λ₁ n}, so tightening the radius from 1e-4 to 1e-8 adds log(1e4)/|λ₁| = 56.1 steps, λ₁ the

@@ -70,6 +70,7 @@ def test_ftle_windows_add_up_to_benettin():
     np.testing.assert_allclose(ds["ftle"].values[0].sum(axis=-1), np.log(0.3), atol=1e-12)
 
 
+@pytest.mark.slow
 def test_local_lyapunov_map_grid():
     """Rotation: every start has exponent 0; the grid is labelled by the components it varies."""
     ds = local_lyapunov_map(
@@ -112,6 +113,7 @@ def test_gali2_regular_standard_map_power_law():
     assert np.polyfit(np.log(t[100:]), np.log(g[100:]), 1)[0] == pytest.approx(-2.0, abs=0.1)
 
 
+@pytest.mark.slow
 def test_gali_coupled_standard_maps_regular_and_chaotic():
     """4-D symplectic map (N = 2). Regular (weak kicks): GALI_2 ~ const, GALI_3 ~ t^{−2}, GALI_4 ~ t^{−4}, SALI
     bounded away from 0. Chaotic (strong kicks): SALI and every GALI fall to round-off within a few hundred steps."""

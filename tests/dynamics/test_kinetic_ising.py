@@ -15,6 +15,7 @@ from attnphys.dynamics import (
 from attnphys.errors import InputError
 
 
+@pytest.mark.slow
 def test_without_couplings_every_method_is_exact():
     H = np.linspace(-0.8, 0.6, 5)
     ex = kinetic_ising_exact(H, np.zeros((5, 5)), steps=3)
@@ -24,6 +25,7 @@ def test_without_couplings_every_method_is_exact():
         assert max(e.attrs.values()) < 1e-28, (method, e.attrs)
 
 
+@pytest.mark.slow
 def test_the_expansions_gain_orders_in_the_couplings_against_the_exact_solution():
     # 10 spins, asymmetric Gaussian couplings scaled by eps: exact moments by enumerating 2^10 states
     H, J0 = asymmetric_sk(10, beta=1.0, j0=0.0, js=1.0, seed=4)
@@ -43,6 +45,7 @@ def test_the_expansions_gain_orders_in_the_couplings_against_the_exact_solution(
             assert err[eps]["plefka2_t"][k] < min(err[eps][m][k] for m in ("naive", "tap", "plefka_t")), (eps, k)
 
 
+@pytest.mark.slow
 def test_monte_carlo_moments_agree_with_the_exact_enumeration():
     H, J = asymmetric_sk(6, beta=1.0, js=0.5, seed=1)
     ex = kinetic_ising_exact(H, J, steps=4)

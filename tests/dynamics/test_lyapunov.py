@@ -42,6 +42,7 @@ def test_sum_rule(name, m, x0, p, steps):
     assert float(jnp.sum(r.exponents)) == pytest.approx(log_abs_det_average(m, x0, None, p, steps), abs=1e-10)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,m,x0,p,steps", MAPS, ids=[m[0] for m in MAPS])
 def test_leading_k_equals_top_of_full_spectrum(name, m, x0, p, steps):
     D = x0.shape[0]
@@ -51,6 +52,7 @@ def test_leading_k_equals_top_of_full_spectrum(name, m, x0, p, steps):
         np.testing.assert_allclose(top, full[:k], atol=2e-3)
 
 
+@pytest.mark.slow
 def test_reorthonormalising_less_often_gives_the_same_exponents():
     r1 = lyapunov(HENON, jnp.array([0.1, 0.1]), None, jnp.array([1.4, 0.3]), steps=60_000, align=500)
     r5 = lyapunov(HENON, jnp.array([0.1, 0.1]), None, jnp.array([1.4, 0.3]), steps=60_000, align=500, reortho_every=5)
@@ -179,6 +181,7 @@ def test_long_intervals_do_not_overflow(every):
     assert not np.any(r.unreliable)
 
 
+@pytest.mark.slow
 def test_rescale_divides_by_exact_powers_of_two():
     """Columns spanning 10^±300: each is divided by the power of two of its max-abs entry, bit for bit
     what ldexp gives, with the logarithm of the divisor accumulated; a column at the smallest normal
@@ -200,6 +203,7 @@ def test_rescale_divides_by_exact_powers_of_two():
     assert np.all(np.asarray(tiny) == 0.5) and float(Lt[0]) == pytest.approx(-1021 * np.log(2.0), rel=1e-15)
 
 
+@pytest.mark.slow
 def test_too_long_interval_is_flagged():
     """Hénon: Δ ≤ 10 agrees with Δ = 1 and is not flagged; Δ ≥ the window makes λ₂ garbage, flagged."""
     x0, p = jnp.array([0.1, 0.1]), jnp.array([1.4, 0.3])

@@ -76,6 +76,7 @@ def test_cached_stepping_equals_the_plain_step(name):
     assert jax.tree_util.tree_structure(m.uncache_aux(c)) == jax.tree_util.tree_structure(aux)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_cached_tangents_equal_the_plain_tangents(name):
     """tangent_cached on tangent_aux(cache_aux(x, aux)) gives the states and J Q of tangent, the

@@ -9,6 +9,7 @@ from attnphys.dynamics.maps import HENON, LOGISTIC, ROTATION, autonomous
 from attnphys.dynamics.orbits import OrbitSpec, continuation_chains, orbit, orbit_sweep
 
 
+@pytest.mark.slow
 def test_orbit_records_the_last_steps_in_time_order():
     spec = OrbitSpec(steps=100, transient=7, n_orbit=30)
     out = orbit(LOGISTIC, spec, jnp.array([0.3]), None, jnp.asarray(3.9))
@@ -19,6 +20,7 @@ def test_orbit_records_the_last_steps_in_time_order():
     assert float(out["x"][0]) == pytest.approx(xs[107], rel=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("align", [0, 500])
 def test_exponents_match_standalone_lyapunov(align):
     spec = OrbitSpec(steps=30_000, transient=align, k=2, align=align, n_orbit=100, init="random")
@@ -27,6 +29,7 @@ def test_exponents_match_standalone_lyapunov(align):
     np.testing.assert_allclose(out["exponents"], r.exponents, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_zero_plane_section_of_a_rotation():
     """The rotation by ω crosses |y| ≤ tol at known steps; the section keeps x there, in order."""
     omega = 0.1234567
@@ -39,6 +42,7 @@ def test_zero_plane_section_of_a_rotation():
     np.testing.assert_allclose(np.asarray(out["section"])[0], x[hits][:50], atol=1e-9)
 
 
+@pytest.mark.slow
 def test_nonfinite_step_is_reported():
     blow = autonomous(lambda x, p: x * p)
     spec = OrbitSpec(steps=2000, transient=0, n_orbit=10)
@@ -47,6 +51,7 @@ def test_nonfinite_step_is_reported():
     assert int(out["nonfinite_step"][1]) == 309  # 10^309 overflows float64 at the state seen before step 309
 
 
+@pytest.mark.slow
 def test_continuation_chains_final_states():
     """Each point of an 'up' chain starts where the previous one ended: same as running it by hand."""
     rs = jnp.asarray([3.1, 3.3, 3.5])
@@ -61,6 +66,7 @@ def test_continuation_chains_final_states():
             x = ref["x"]
 
 
+@pytest.mark.slow
 def test_continuation_exposes_coexisting_attractors():
     """A bistable map x ↦ tanh(a x): cold starts at x0 > 0 all land on the + branch; continuation
     down from a large a keeps the branch it started on."""

@@ -32,9 +32,10 @@ def _reference_orbit(name):
 
 
 # linear and rotation (fixed points of linear maps) are also covered by the specific tests below
-_EVERY = [pytest.param(n, marks=pytest.mark.slow) if n in ("linear", "rotation") else n for n in NAMES]
+_EVERY = [pytest.param(n, marks=[pytest.mark.slow, pytest.mark.long]) if n in ("linear", "rotation") else n for n in NAMES]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", _EVERY)
 def test_reference_orbit_of_every_map(name):
     """On every example map's reference periodic orbit Newton closes F^p(x) = x to machine precision, and
@@ -55,9 +56,10 @@ def test_reference_orbit_of_every_map(name):
 
 
 # the long Benettin runs are slow for the maps whose orbit has D ≥ 3 or complex multipliers
-_BENETTIN = [n if n in ("logistic", "henon", "bistable") else pytest.param(n, marks=pytest.mark.slow) for n in NAMES]
+_BENETTIN = [n if n in ("logistic", "henon", "bistable") else pytest.param(n, marks=[pytest.mark.slow, pytest.mark.long]) for n in NAMES]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", _BENETTIN)
 def test_floquet_exponents_equal_benettin_on_the_same_orbit(name):
     """λ_i = log|μ_i|/p exactly; a long Benettin run (10⁵ periods) on the same orbit agrees to 1e-6."""
@@ -77,6 +79,7 @@ def test_logistic_period2_multiplier_closed_form(r):
     assert mu.imag == 0.0 and mu.real == pytest.approx(-r * r + 2 * r + 4, abs=1e-13)
 
 
+@pytest.mark.slow
 def test_long_strongly_contracting_orbit_does_not_underflow():
     """A fixed point seen as a period-300 orbit: the monodromy entries (1e-3)^300 = 1e-900 underflow, the
     periodic QR keeps log|μ| = 300 log|a_ii| exactly."""
@@ -89,6 +92,7 @@ def test_long_strongly_contracting_orbit_does_not_underflow():
     assert np.linalg.matrix_power(np.asarray(A), 300)[0, 0] == 0.0
 
 
+@pytest.mark.slow
 def test_complex_and_equal_modulus_multipliers():
     """2×2 blocks: a rotation–scaling pair and two real multipliers of equal modulus ±0.9."""
     th = 0.3
@@ -120,6 +124,7 @@ def _pair(rho, th):
     return [[rho * np.cos(th), -rho * np.sin(th)], [rho * np.sin(th), rho * np.cos(th)]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("leading", [1, 2, 3])
 def test_leading_multipliers_equal_the_full_iteration(leading):
     """``leading``: the periodic QR on a subspace of leading + 2 dimensions gives the leading multipliers of
@@ -136,6 +141,7 @@ def test_leading_multipliers_equal_the_full_iteration(leading):
     )
 
 
+@pytest.mark.slow
 def test_leading_iteration_stops_when_the_leading_block_has_converged():
     """``leading=1`` on |μ| = 0.9, 0.3, 0.299, 0.298: the leading direction separates in about 28 cycles
     (0.3/0.9 per cycle), the cluster behind it in thousands (0.299/0.3): the iteration stops with the first,
@@ -171,6 +177,7 @@ def _T(**entries):
         (_T() * np.nan, [0, 0, 0], [0.0, -1.0, -2.0, -3.0], 0),
     ],
 )
+@pytest.mark.slow
 def test_resolved_counts_the_certified_leading_columns(T, first, log_abs, want):
     """Which leading multipliers the periodic QR iteration has certified, from T = Q_0ᵀ Q_p: the leading m
     columns in block triangular form (every boundary up to m invariant, no 2×2 block split) and descending."""
@@ -183,6 +190,7 @@ def test_resolved_counts_the_certified_leading_columns(T, first, log_abs, want):
     assert int(whole) == (4 if want == 3 else want)
 
 
+@pytest.mark.slow
 def test_clustered_leading_multipliers_are_not_resolved():
     """|μ| = 0.9, 0.5, 0.4999, 0.4998, 0.1 in 60 cycles: the first separates (0.56⁶⁰ ≈ 1e-15), the cluster
     behind it does not (three moduli 2e-4 apart, too many for a 2×2 block); ``resolved`` says 1, so no
@@ -291,6 +299,7 @@ def test_refinement_reduces_to_the_minimal_period():
     assert float(out.x[1, 0]) == pytest.approx(1 - 1 / 2.8, abs=1e-15)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("period", [1, 4])
 def test_direct_multipliers_where_the_iteration_runs_out_of_cycles(period):
     """Moduli 1 % apart and a complex pair of equal modulus: in 5 cycles the periodic QR iteration does not
@@ -325,6 +334,7 @@ def test_direct_multipliers_refuse_what_floating_point_cannot_resolve():
         floquet_direct(LINEAR, jnp.zeros((1, 300, 3)), None, A[None], [300], leading=0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("D, k", [(12, 5), (12, 12), (5, 1), (4, 4)])
 def test_householder_qr_is_a_qr_factorisation(D, k):
     """householder_qr gives A = QR with orthonormal Q and upper triangular R, |R_ii| as LAPACK's, also

@@ -24,6 +24,7 @@ def _instance(name):
             "grid": GridSampler(lo=[-1.0, -0.5], hi=[1.0, 0.5], shape=(10, 5))}[name]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(SAMPLERS))
 def test_every_sampler_gives_k_states(name):
     s = _instance(name)

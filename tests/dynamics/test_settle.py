@@ -2,11 +2,13 @@
 
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from attnphys.dynamics.maps import LOGISTIC
 from attnphys.dynamics.settle import DIVERGENT, EXHAUSTED, PERIODIC, SettleOptions, settle
 
 
+@pytest.mark.slow
 def test_lanes_stop_and_compaction_keeps_results():
     """Logistic at r = 3.2 (period 2, settles fast), r = 4 (chaos, never settles) and r = 4.5 (escapes):
     lanes finish at very different times; compaction must not mix them up."""
@@ -24,6 +26,7 @@ def test_lanes_stop_and_compaction_keeps_results():
     np.testing.assert_allclose(3.2 * (3.2 * x * (1 - x)) * (1 - 3.2 * x * (1 - x)), x, atol=1e-8)
 
 
+@pytest.mark.slow
 def test_unfilled_ring_never_matches():
     """Lags reaching into the part of the ring not yet filled (max_period > block) must not count as
     recurrences: chaotic lanes (Hénon 1.4, 0.3, started on the attractor), in a batch wide enough to be

@@ -30,6 +30,7 @@ def cusp():
     return cs, tracks(ds)
 
 
+@pytest.mark.slow
 def test_two_tracks_with_births_and_deaths_at_the_folds(cusp):
     cs, ds = cusp
     h = cs[1] - cs[0]

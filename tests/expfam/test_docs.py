@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = [*sorted((ROOT / "src/attnphys/expfam").rglob("*.py")), *sorted((ROOT / "src/attnphys/hopfield").rglob("*.py")),
            ROOT / "src/attnphys/verify.py"]
@@ -68,6 +70,7 @@ def test_every_public_function_class_and_method_states_its_section():
     assert not missing, missing
 
 
+@pytest.mark.slow
 def test_the_howto_snippets_run():
     """The Python blocks of docs/howto/expfam.md, in order, in a fresh interpreter (the how-to defines a
     base measure, which must not join this process's measure_classes())."""

@@ -20,6 +20,7 @@ def test_verify_command_exit_codes(monkeypatch):
     assert res.exit_code == 1 and "FAIL" in res.output
 
 
+@pytest.mark.slow
 def test_verify_command_prints_the_table_and_exits_zero(monkeypatch, tmp_path):
     import attnphys.verify as verify
 

@@ -59,6 +59,7 @@ def test_every_variant_is_under_test():
     assert NoExample not in measure_classes()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("beta", [0.5, 1.0, 2.3])
 def test_autodiff_gradient_is_mean(measure, beta):
     eta = jnp.array([0.3, -0.2, 0.5])
@@ -66,6 +67,7 @@ def test_autodiff_gradient_is_mean(measure, beta):
     np.testing.assert_allclose(grad_log_normalizer(measure, eta, beta), beta * measure.mean(eta, beta), atol=1e-14)
 
 
+@pytest.mark.slow
 def test_autodiff_hessian_is_fisher_and_sampled_covariance(measure):
     eta = jnp.array([0.3, -0.2, 0.5])
     F = measure.fisher(eta, 1.3)
@@ -77,6 +79,7 @@ def test_autodiff_hessian_is_fisher_and_sampled_covariance(measure):
     np.testing.assert_allclose(x.mean(0), measure.mean(eta, 1.3), atol=0.02 * (1 + float(jnp.max(jnp.abs(F)))))
 
 
+@pytest.mark.slow
 def test_base_sampler_moments_are_the_family_at_zero(measure):
     """h itself is p(· | 0): its samples have mean E_0[x] and covariance F(0)."""
     zero = jnp.zeros(3)
@@ -96,6 +99,7 @@ def test_the_base_measure_is_normalised_and_beta_scales_eta(measure):
     np.testing.assert_allclose(measure.fisher(eta, beta), measure.fisher(beta * eta), atol=1e-12)
 
 
+@pytest.mark.slow
 def test_jit_and_vmap_agree_with_eager(measure):
     etas = jnp.asarray(np.random.default_rng(0).normal(size=(5, 3)) * 0.5)
     G = eqx.filter_jit(lambda m, e: jax.vmap(m.log_normalizer, in_axes=(0, None))(e, 1.2))(measure, etas)
@@ -105,6 +109,7 @@ def test_jit_and_vmap_agree_with_eager(measure):
         np.testing.assert_allclose(M[i], measure.mean(etas[i], 1.2), atol=1e-12)
 
 
+@pytest.mark.slow
 def test_monte_carlo_log_normalizer(measure):
     eta = jnp.array([0.2, 0.1, -0.3])
     mc = log_normalizer_monte_carlo(measure, eta, jax.random.PRNGKey(3), n=400_000)
@@ -198,6 +203,7 @@ def test_shared_covariance_mixture_is_the_full_mixture_with_equal_covariances():
     np.testing.assert_allclose(m.fisher(eta, 0.9), full.fisher(eta, 0.9), atol=1e-12)
 
 
+@pytest.mark.slow
 def test_prop1b_gaussian_base_is_cor1():
     mu, S = jnp.array([0.5, -1.0]), jnp.array([[1.0, 0.3], [0.3, 0.5]])
     a, b = gaussian_natural(mu, S), Gaussian(mu, S)
@@ -222,6 +228,7 @@ def test_log_sum_exp_is_stable_at_extreme_scales():
         np.testing.assert_allclose(d.mean(eta, beta), [1.0, 0.0], atol=1e-12)
 
 
+@pytest.mark.slow
 def test_attention_weights_are_the_tilted_distribution():
     """Prop. 1(a): with uniform π and scale 1/√d, p(k_j | q) = softmax(qᵀk_j/√d) and E[x] = attention output."""
     rng = np.random.default_rng(5)

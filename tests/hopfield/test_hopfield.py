@@ -7,6 +7,7 @@ from attnphys import hopfield
 from attnphys.expfam import Discrete, grad_log_normalizer
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("beta", [0.3, 1.0, 8.0])
 def test_update_never_increases_energy(beta):
     rng = np.random.default_rng(0)
@@ -55,6 +56,7 @@ def test_energy_is_minus_the_log_normalizer_plus_the_quadratic_term():
         assert float(hopfield.energy(xi, Y, beta)) >= 0.0
 
 
+@pytest.mark.slow
 def test_update_is_a_unit_gradient_step_with_the_cccp_decrease():
     """ξ' = ξ − ∇E(ξ), and E(ξ') ≤ E(ξ) − ½‖ξ' − ξ‖² (the CCCP bound)."""
     rng = np.random.default_rng(5)

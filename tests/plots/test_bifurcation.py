@@ -109,6 +109,7 @@ def test_bad_component_or_pair(component, pair, message):
         choose_pair(["0|1", "0|2", "1|0", "2|0"], 3, component, pair)
 
 
+@pytest.mark.slow
 def test_figures_are_returned_and_saved_by_the_caller(tmp_path):
     from matplotlib.figure import Figure
 

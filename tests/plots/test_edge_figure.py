@@ -16,6 +16,7 @@ def run():
     )
 
 
+@pytest.mark.slow
 def test_the_edge_figure_draws_the_width_and_the_distance_to_the_saddle(run, tmp_path):
     fig = edge_figure(run, reference=[[0.0]])
     ax, bx = fig.axes

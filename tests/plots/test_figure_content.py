@@ -72,6 +72,7 @@ def test_through_model_axes_carry_plain_numbers(through30):
     assert clusters.get_ylabel() == "count"
 
 
+@pytest.mark.slow
 def test_log_panels_spanning_many_decades_label_decades_only():
     """SmolLM2's covariance trace spans 0.03 to 3·10⁷: labels at the decades, none at the minor ticks."""
     rng = np.random.default_rng(3)

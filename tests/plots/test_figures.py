@@ -105,6 +105,8 @@ def _no_overlaps(fig: Figure, renderer) -> None:
 
 def check_figure(fig, title_has=()) -> None:
     assert isinstance(fig, Figure)
+    # the kind a notebook shows as an image when it is a cell's value (docs/theory/sweeps.md §6)
+    assert isinstance(fig, plots.Figure) and callable(getattr(fig, "_repr_png_", None)), type(fig)
     FigureCanvasAgg(fig)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # glyph warnings of the default font are not this test's concern
@@ -152,6 +154,7 @@ def trajectory():
     return trajectories(cfg, start="token", steps=3000, transient=1000, sweep={"beta_o": [1.255, 1.28]})
 
 
+@pytest.mark.slow
 def test_bifurcation_and_sections(diagram):
     check_figure(plots.bifurcation_figure(diagram), title_has=("seed=4", "warning: ", "β_o ∈ [0, 2.6]"))
     check_figure(plots.bifurcation_figure(diagram, filter="reference", pair="0|1"), title_has=("seed=4",))
@@ -162,6 +165,7 @@ def test_bifurcation_and_sections(diagram):
     assert plots.bifurcation_figure(diagram).get_axes()[-1].get_xlabel() == "output inverse temperature β_o"
 
 
+@pytest.mark.slow
 def test_phase_diagram_shows_chaos_beside_minus_infinity(phase):
     from attnphys.plots._phase import exponent_norm
 
@@ -173,6 +177,7 @@ def test_phase_diagram_shows_chaos_beside_minus_infinity(phase):
     assert norm.vmax == 0.05 and norm(0.05) == 1.0 and norm(0.0) == 0.5 and norm.vmin < -0.9
 
 
+@pytest.mark.slow
 def test_trajectory_figures(trajectory):
     for fig in plots.trajectory_figures(trajectory).values():
         check_figure(fig, title_has=("ε=0.03", "start: token"))
@@ -183,6 +188,7 @@ def test_trajectory_figures(trajectory):
     assert "white noise" in fig.get_axes()[0].get_title()
 
 
+@pytest.mark.slow
 def test_census_figures():
     import jax.numpy as jnp
 
@@ -204,6 +210,7 @@ def test_track_colours_are_distinct():
         assert len(set(c)) == n
 
 
+@pytest.mark.slow
 def test_dmft_attractor_census_figure():
     from attnphys.dmft.tasks import AttractorTask
     from attnphys.sweeps import run_task
@@ -214,6 +221,7 @@ def test_dmft_attractor_census_figure():
     check_figure(plots.basins_figure(ds, "beta_o"), title_has=("paper preset",))
 
 
+@pytest.mark.slow
 def test_converge_figure():
     from attnphys.dmft import converge, preset
 
@@ -224,6 +232,7 @@ def test_converge_figure():
     assert any("[" in t.get_text() for ax in fig.get_axes() for t in ax.get_legend().get_texts())
 
 
+@pytest.mark.slow
 def test_particle_figures():
     import jax
 
@@ -244,6 +253,7 @@ def test_particle_figures():
     check_figure(plots.particles_phase_figure(run_sweep(Sweep(grid=grid, task=task), progress=False)))
 
 
+@pytest.mark.slow
 def test_cloud_figures():
     import jax
 
@@ -262,6 +272,7 @@ def _stage_data(stages, L, extra_dims, rng):
     return rng.normal(size=shape).cumsum(axis=1) + 5
 
 
+@pytest.mark.slow
 def test_through_model_figure():
     rng = np.random.default_rng(0)
     stages = ["input", "attn_out", "attn_add", "attn_norm", "mlp_out", "mlp_add", "mlp_norm"]
@@ -278,6 +289,7 @@ def test_through_model_figure():
     assert knn.get_ylim()[0] > -100  # the extreme point does not flatten the panel
 
 
+@pytest.mark.slow
 def test_probe_figures():
     rng = np.random.default_rng(1)
     stages = ["input", "attn_out", "attn_add", "attn_norm", "mlp_out", "mlp_add", "mlp_norm"]
@@ -317,7 +329,7 @@ def test_public_names_and_nothing_else():
 
     for name in plots.__all__:
         assert hasattr(plots, name)
-    figures = [n for n in plots.__all__ if n.endswith("_figure") and n != "save_figure"]
+    figures = [n for n in plots.__all__ if n.endswith("_figure") and n not in ("save_figure", "new_figure")]
     for name in figures:
         sig = inspect.signature(getattr(plots, name))
         params = sig.parameters

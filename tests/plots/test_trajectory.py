@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import pytest
 import xarray as xr
 
 from attnphys.dmft.memory import autocorrelation_time, low_frequency_fraction
@@ -42,6 +43,7 @@ def test_trajectory_figures_by_name():
     assert "white noise" in figs["spectrum"]._suptitle.get_text()
 
 
+@pytest.mark.slow
 def test_multi_panel_figures():
     ds = synthetic()
     fig = planes_figure(ds, ["periodic (period 28)", "chaotic"])

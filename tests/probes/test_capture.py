@@ -47,6 +47,7 @@ def assert_attention_rebuilt(model, cap, atol=1e-5):
             np.testing.assert_allclose(P, P_model, atol=atol)
 
 
+@pytest.mark.slow
 def test_a_causal_lm_object_is_read_through_its_base_model():
     torch.manual_seed(0)
     model = _eager(transformers.LlamaForCausalLM(_config(transformers.LlamaConfig)))

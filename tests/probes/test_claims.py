@@ -84,6 +84,7 @@ def random_probe(request):
     return request.param, probe(model, TEXT, tokenizer=CharTokenizer(), max_tokens=64)
 
 
+@pytest.mark.slow
 def test_no_training_dependent_claim_passes_at_random_initialisation(random_probe):
     kind, ds = random_probe
     assert set(TRAINING) == {*PER_LAYER, "beta_grows_with_length"}
@@ -94,6 +95,7 @@ def test_no_training_dependent_claim_passes_at_random_initialisation(random_prob
     assert ds.claim_training.sel(claim=TRAINING).all()
 
 
+@pytest.mark.slow
 def test_the_own_gradient_claim_passes_where_heads_step_along_their_gradient():
     """GPT-2 with W_v = W_k and W_o = W_qᵀ per head: each update is √d_h times its own gradient of log Z
     (cosine 1), so the permutation test rejects in every layer; its shuffled control, run beside it by the
@@ -123,6 +125,7 @@ def test_the_own_gradient_claim_passes_where_heads_step_along_their_gradient():
     assert "supported in the trained model only in layers 0, 1" in text.split("## Trained beside")[1]
 
 
+@pytest.mark.slow
 def test_the_inverse_covariance_claim_passes_where_the_form_is_sigma_inverse():
     """Layer 0 of a GPT-2 whose summed W_qᵀW_k is (Σ + λ tr Σ/D I)⁻¹ of its own attention input (which the
     layer's weights do not change) is supported there; the random model is not."""
@@ -142,6 +145,7 @@ def test_the_inverse_covariance_claim_passes_where_the_form_is_sigma_inverse():
     assert ds.claim_supported.sel(claim="qk_inverse_covariance", layer=0).item() == 1
 
 
+@pytest.mark.slow
 def test_report_lists_every_claim_with_its_test(random_probe, tmp_path):
     from attnphys.probes import write_outputs
 

@@ -160,6 +160,7 @@ def _deep_random(kind: str, seed: int = 1):
     return model.eval()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["bert", "llama"])
 def test_the_length_claim_fails_at_random_initialisation_and_in_its_control(kind):
     """Five-layer random models (six depth points, every context-length bin filled), with their shuffled
@@ -183,6 +184,7 @@ def test_the_length_claim_fails_at_random_initialisation_and_in_its_control(kind
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_minilm_separates_from_its_random_control():
     """MiniLM on the built-in corpus: its heads' β grows with log n in some layer, its random control's in
     none; its cosine collapse is exponential in depth (Post-LN), its random control's is not

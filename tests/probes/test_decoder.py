@@ -135,6 +135,7 @@ def test_gradient_of_log_z_with_rotary_positions_against_autograd(llama):
         np.testing.assert_allclose(x.grad.numpy(), G[:, i].sum(0), rtol=1e-4, atol=1e-8)
 
 
+@pytest.mark.slow
 def test_cloud_operators_reproduce_every_stage_of_the_llama(llama):
     """The JAX operators with the rotary positions and the causal mask give every stage of the model
     (attention included) on a sentence."""

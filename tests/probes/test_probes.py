@@ -144,6 +144,7 @@ def test_unsupported_family_is_a_clear_error():
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_full_probe_on_minilm(tmp_path):
     from attnphys.probes import probe, write_outputs
 
@@ -154,6 +155,7 @@ def test_full_probe_on_minilm(tmp_path):
     assert np.all(np.isfinite(ds.mlp_r2_affine.values)) and np.all(ds.swap_token_cosine.values <= 1 + 1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_sentences", [2, 6])
 def test_standard_errors_exist_or_are_reported_missing(n_sentences, tmp_path):
     """With two sentences there are no sentence folds: the standard errors are NaN, the run says so, and the

@@ -25,6 +25,7 @@ def _assert_same(a: xr.Dataset, b: xr.Dataset) -> None:
     assert {k: v for k, v in a.attrs.items() if k not in skip} == {k: v for k, v in b.attrs.items() if k not in skip}
 
 
+@pytest.mark.slow
 def test_a_stopped_probe_resumes_after_its_last_finished_step(tmp_path, monkeypatch):
     model = random_model("llama")
     kw = dict(tokenizer=CharTokenizer(), max_tokens=64, control="shuffled")
@@ -59,6 +60,7 @@ def test_a_stopped_probe_resumes_after_its_last_finished_step(tmp_path, monkeypa
     assert not keep.exists()  # removed once the probe finished
 
 
+@pytest.mark.slow
 def test_steps_kept_for_other_inputs_are_not_used(tmp_path, monkeypatch):
     keep = tmp_path / "steps"
     a, b = random_model("bert", seed=0), random_model("bert", seed=1)

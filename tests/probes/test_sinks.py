@@ -90,6 +90,7 @@ def test_no_verdict_below_the_minimum_degrees_of_freedom(llama_capture):
     assert out["reason"][1].tolist() == ["", ""] and out["reason"][2].tolist() == ["why not", "why not"]
 
 
+@pytest.mark.slow
 def test_a_claim_added_as_one_new_file_reaches_the_dataset_and_the_report(tmp_path, monkeypatch):
     """A fixture package with one file defining and registering a claim (measure, null, test, report lines):
     the probe tests it, the dataset has it, and the report gives it a section of its own."""

@@ -20,6 +20,7 @@ def invoke(*args):
     return runner.invoke(app, [str(a) for a in args])
 
 
+@pytest.mark.slow
 def test_list_names_every_figure_with_its_run_time():
     res = invoke("reproduce", "list")
     assert res.exit_code == 0, res.output
@@ -72,6 +73,7 @@ def run_quick(tmp_path, name, *extra):
     return check_outputs(out, name)
 
 
+@pytest.mark.slow
 def test_fig5_quick(tmp_path):
     ds = run_quick(tmp_path, "fig5")
     # quasi-periodic memory never decays; the chaotic one does, after more than one context length
@@ -81,6 +83,7 @@ def test_fig5_quick(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", [n for n in FIGURES if n != "fig5" and not n.startswith("particles-")])
+@pytest.mark.long
 def test_every_figure_quick(tmp_path, name):
     extra = ("--filter", "reference", "--pair", "1|0") if name == "fig3b" else ()
     ds = run_quick(tmp_path, name, *extra)
@@ -89,6 +92,7 @@ def test_every_figure_quick(tmp_path, name):
         assert ds.start_A.shape[-2] == (32 if "pe5" in name else 4)
 
 
+@pytest.mark.slow
 def test_p5_continuation_from_the_authors_checkpoint(tmp_path):
     ck = reference_checkpoint("exp_pe5__general_beta_idx-258_value_1.554_window_chpt.npz")
     out, fin = tmp_path / "c.zarr", tmp_path / "fin.npz"
@@ -137,6 +141,7 @@ def test_save_final_needs_a_continuation(tmp_path):
     assert res.exit_code == 2 and "--save-final" in res.output and "--continuation" in res.output
 
 
+@pytest.mark.slow
 def test_a_window_not_yet_full_is_saved_with_its_fill_count(tmp_path):
     # two steps from the token: the window holds three rows; continuing from the file is the same run
     w = tmp_path / "w.npz"
@@ -164,6 +169,7 @@ def run_particles_quick(tmp_path, name):
     return ds
 
 
+@pytest.mark.slow
 def test_particles_scaling_quick(tmp_path):
     ds = run_particles_quick(tmp_path, "particles-scaling")
     assert float(ds.gamma_c) == 2.0
@@ -172,6 +178,7 @@ def test_particles_scaling_quick(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["particles-clusters", "particles-equiangular"])
+@pytest.mark.long
 def test_particle_figures_quick(tmp_path, name):
     ds = run_particles_quick(tmp_path, name)
     if name == "particles-clusters":
@@ -181,6 +188,7 @@ def test_particle_figures_quick(tmp_path, name):
         assert float(ds.deviation.max()) < 1e-7
 
 
+@pytest.mark.slow
 def test_particles_middle_quick(tmp_path):
     ds = run_particles_quick(tmp_path, "particles-middle")
     assert float(ds.deviation) < 0.035
@@ -190,6 +198,7 @@ def test_particles_middle_quick(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["particles-staircase", "particles-placements"])
+@pytest.mark.long
 def test_particle_law_figures_quick(tmp_path, name):
     ds = run_particles_quick(tmp_path, name)
     if name == "particles-staircase":

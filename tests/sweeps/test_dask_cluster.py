@@ -118,6 +118,7 @@ def attnphys(*args, cwd: Path) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
+@pytest.mark.slow
 def test_a_relative_out_runs_on_workers_in_another_folder_and_reruns_anywhere(cluster, reference, tmp_path,
                                                                              monkeypatch):
     """The workers run in their own folder: the store path they get is absolute. `rerun` of the store the
@@ -136,6 +137,7 @@ def test_a_relative_out_runs_on_workers_in_another_folder_and_reruns_anywhere(cl
     assert_same_store(open_result(tmp_path / "driver" / "again.zarr").drop_attrs(), reference.drop_attrs())
 
 
+@pytest.mark.slow
 def test_a_store_the_workers_cannot_see_is_refused_naming_them(cluster, tmp_path):
     from distributed import Client
 
@@ -151,6 +153,7 @@ def test_a_store_the_workers_cannot_see_is_refused_naming_them(cluster, tmp_path
             future.result(timeout=60)
 
 
+@pytest.mark.slow
 def test_no_workers_is_reported_after_the_stated_time_and_stops_as_asked(tmp_path, monkeypatch):
     sched, address = start_scheduler(tmp_path / "scheduler")
     monkeypatch.chdir(tmp_path)
@@ -170,6 +173,7 @@ def test_no_workers_is_reported_after_the_stated_time_and_stops_as_asked(tmp_pat
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_waiting_without_workers_is_reported(tmp_path):
     """The default: keep waiting, and say so; a worker that arrives later finishes the run."""
     from attnphys.sweeps import Grid, Sweep, run_sweep
@@ -223,6 +227,7 @@ def _resume(out: Path, folder: Path, reference) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_a_dead_scheduler_ends_with_a_clear_message_and_the_run_resumes(reference, tmp_path):
     (tmp_path / "driver").mkdir()
     out = tmp_path / "driver" / "s.zarr"
@@ -242,6 +247,7 @@ def test_a_dead_scheduler_ends_with_a_clear_message_and_the_run_resumes(referenc
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_workers_killed_mid_run_are_reported_and_the_run_resumes(reference, tmp_path):
     """Every worker killed (SIGKILL of the worker and its nanny) after the first chunk: with
     --dask-no-workers stop the run ends after the stated time with what to do; a new cluster and the same
@@ -276,6 +282,7 @@ run_sweep(Sweep(grid=Grid(axes=grid.axes, chunk=1), task=task), "pool.zarr", "pr
 
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])
+@pytest.mark.long
 def test_pool_workers_end_with_their_parent(tmp_path, sig):
     psutil = pytest.importorskip("psutil")
     proc = subprocess.Popen([sys.executable, "-c", _POOL], cwd=tmp_path, stdout=subprocess.DEVNULL,

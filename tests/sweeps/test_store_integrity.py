@@ -48,6 +48,7 @@ def _data_var(path) -> str:
     return "mo_se"
 
 
+@pytest.mark.slow
 def test_a_finished_store_records_its_files_and_chunk_sums(whole):
     attrs = dict(zarr.open_group(str(whole[0]), mode="r").attrs)
     manifest = json.loads(attrs[MANIFEST])
@@ -130,6 +131,7 @@ def test_a_store_without_records_is_read_as_before(whole, tmp_path):
     assert_same_store(open_result(path).drop_attrs(), whole[1].drop_attrs())
 
 
+@pytest.mark.slow
 def test_a_chunk_is_never_larger_than_the_grid(tmp_path):
     """The Zarr chunk (whose buffer is allocated whole when a region is written) is capped at the grid."""
     task, grid = task_class("dmft-trajectory").example()
@@ -213,6 +215,7 @@ def test_a_store_naming_an_older_version_with_an_edited_attribute_but_a_record_i
         load(path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["load then to_zarr", "open_zarr then to_zarr"])
 @pytest.mark.parametrize("kind", ["sweep", "single"])
 def test_a_copy_written_with_to_zarr_says_what_it_is(whole, tmp_path, how, kind):

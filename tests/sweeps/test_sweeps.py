@@ -60,6 +60,7 @@ def test_point_seed_is_a_pure_function_of_the_index():
     assert len(set(a.tolist())) == 10 and point_seed(8, 3) != point_seed(7, 3)
 
 
+@pytest.mark.slow
 def test_result_matches_direct_analysis(reference):
     """The store holds what `phase_diagram` computes for the same grid, reshaped to the grid axes."""
     direct = phase_diagram(
@@ -78,6 +79,7 @@ def test_result_matches_direct_analysis(reference):
     assert json.loads(reference.attrs["sweep"])["task"]["steps"] == 1500
 
 
+@pytest.mark.slow
 def test_chunking_does_not_change_results(tmp_path, reference):
     other = run_sweep(small_sweep(chunk=7), tmp_path / "c7.zarr", progress=False)
     for name in ("regime", "period", "exponents", "obs_mean", "obs_std", "point_seed"):
@@ -112,6 +114,7 @@ def test_resume_computes_only_missing_chunks(tmp_path, reference, monkeypatch):
     assert_same_store(res.drop_attrs(), reference.drop_attrs())
 
 
+@pytest.mark.slow
 def test_different_sweep_refuses_the_store(tmp_path):
     path = tmp_path / "s.zarr"
     run_sweep(small_sweep(steps=1200), path, progress=False)
@@ -146,6 +149,7 @@ def test_bad_ranges(args, match):
         Axis.linspace(*args)
 
 
+@pytest.mark.slow
 def test_structural_axes_group_points(tmp_path):
     """Seeds and M change the couplings: each group runs with its own configuration."""
     grid = Grid(
@@ -164,16 +168,19 @@ def test_structural_axes_group_points(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.long
 def test_local_process_executor_matches(tmp_path, reference):
     res = run_sweep(small_sweep(), tmp_path / "p.zarr", "processes", workers=2, progress=False)
     assert_same_store(res.drop_attrs(), reference.drop_attrs())
 
 
+@pytest.mark.slow
 def test_dask_local_cluster_matches_inprocess(tmp_path, reference):
     res = run_sweep(small_sweep(), tmp_path / "d.zarr", "dask", workers=2, progress=False)
     assert_same_store(res.drop_attrs(), reference.drop_attrs())
 
 
+@pytest.mark.slow
 def test_dask_worker_killed_mid_sweep_loses_nothing(tmp_path, reference):
     from dask.distributed import Client, LocalCluster
 
@@ -198,6 +205,7 @@ def test_dask_worker_killed_mid_sweep_loses_nothing(tmp_path, reference):
     assert_same_store(res.drop_attrs(), ref.drop_attrs())
 
 
+@pytest.mark.slow
 def test_sigkill_then_rerun_gives_identical_store(tmp_path):
     """A CLI sweep killed with SIGKILL part-way, re-run, equals an uninterrupted run."""
     args = [
@@ -273,6 +281,7 @@ def test_memory_running_out_during_a_run_is_named_and_keeps_the_finished_chunks(
     assert_same_store(res.drop_attrs(), reference.drop_attrs())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["folder", "file"])
 def test_overwrite_never_replaces_what_is_not_an_attnphys_result(tmp_path, kind):
     """``store=path, overwrite=True`` starts over on an attnphys result (a different sweep here), and on

@@ -27,6 +27,7 @@ def _same(a, b, name):
         np.testing.assert_array_equal(a, b, err_msg=name)
 
 
+@pytest.mark.slow
 def test_compute_matches_the_schema(example):
     task, grid = example
     task.check_grid(grid)
@@ -40,6 +41,7 @@ def test_compute_matches_the_schema(example):
         assert spec.attrs.get("long_name"), f"{name} has no long_name"
 
 
+@pytest.mark.slow
 def test_results_do_not_depend_on_chunking(example, tmp_path):
     """A pure function of the sweep: one point per chunk, the example's chunks, and a Zarr store agree."""
     task, grid = example

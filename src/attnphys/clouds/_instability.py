@@ -78,6 +78,7 @@ def mode_growth_rates(
     dim: int = 2,
     dynamics: Dynamics = "sa",
     modes: int = 32,
+    progress: bool = False,
 ) -> xr.Dataset:
     """Linear growth rates λ_k of the harmonics of degree k = 1 … ``modes`` of a perturbation of the uniform
     cloud on S^{d−1}, and the fastest degree k*(β) = argmax_k λ_k (theory: docs/theory/particles.md §7.1):
@@ -87,7 +88,11 @@ def mode_growth_rates(
     c_k(β) = Γ(d/2) (2/β)^{d/2−1} I_{k+d/2−1}(β); on the circle (d = 2) λ_k ∝ k² I_k(β).
 
     Args:
-        beta: (B,) inverse temperatures > 0. dim: d ≥ 2. dynamics: ``sa`` or ``usa``. modes: largest degree.
+        beta: (B,) inverse temperatures > 0.
+        dim: d ≥ 2.
+        dynamics: ``sa`` or ``usa``.
+        modes: largest degree.
+        progress: accepted as every analysis accepts it; a closed form takes no time, so no bar is shown.
 
     Returns:
         Dataset: ``rate`` (beta, mode), ``fastest_mode`` and ``fastest_rate`` (beta).
@@ -101,6 +106,8 @@ def mode_growth_rates(
     check_int(dim, 2, "dim")
     check_int(modes, 1, "modes")
     _check_choice(dynamics, ("sa", "usa"), "dynamics")
+    if not isinstance(progress, bool):
+        raise InputError(f"must be True or False, got {progress!r}", "progress")
     k = np.arange(1, modes + 1)
     lam = _rates(b, k, dim, dynamics)
     best = np.argmax(lam, axis=1)

@@ -313,9 +313,27 @@ class ConvergeOptions(Progress, ConvergePoint):
     _observable = field_validator("observable")(classmethod(lambda cls, v: _check_observable(v)))
 
 
+def _token_start(v: Any) -> Any:
+    """The finite network's paths and their expansion start from the first token; a later state is reached
+    with ``start_step`` (theory: docs/theory/fluctuations.md §2)."""
+    if isinstance(v, str) and v.strip() == "token":
+        return "token"
+    raise ValueError(
+        f"the finite network starts from its first token: give start='token' (got {v!r}); to start the "
+        "expansion and the paths from the mean-field state at a later step, give start_step"
+    )
+
+
 class FluctuationsPoint(AnalysisOptions):
     """The options the system-size expansion and its check share, exposed by ``dmft fluctuations`` (theory:
     docs/theory/fluctuations.md §2–§5)."""
+
+    start: Any = Field(
+        "token",
+        description="The initial condition: token (the finite network's first token, the only start it has; "
+        "start_step moves the start to the mean-field state at a later step).",
+    )
+    _start = field_validator("start")(classmethod(lambda cls, v: _token_start(v)))
 
     steps: int = Field(1000, ge=1, description="Loop steps.")
     transient: int = Field(0, ge=0, description="Steps not kept (fewer than steps).")
@@ -327,7 +345,7 @@ class FluctuationsPoint(AnalysisOptions):
     )
 
 
-class FluctuationsOptions(FluctuationsPoint):
+class FluctuationsOptions(Progress, FluctuationsPoint):
     """Every option of :func:`attnphys.dmft.fluctuations`."""
 
     record: Sequence[str] | None = Field(

@@ -41,6 +41,18 @@ class CheckpointStart(_Start):
         return "checkpoint"
 
 
+NAMED_STARTS = ("token", "pattern:<index>", "checkpoint")
+"""The starts named by a word (every other text is the path of a window file)."""
+
+
+def _did_you_mean(text: str) -> str:
+    import difflib
+
+    words = [w.partition(":")[0] for w in NAMED_STARTS]
+    close = difflib.get_close_matches(str(text).strip(), words, n=1, cutoff=0.7)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
 class FileStart(_Start):
     """From a window file, JSON or the reference's ``.npz`` (theory: docs/theory/dmft.md §3.5)."""
 
@@ -54,7 +66,10 @@ class FileStart(_Start):
 
         p = local_path(self.path, "--start")
         if not p.exists():
-            raise ValueError(f"initial-condition file {self.path} does not exist")
+            raise ValueError(
+                f"initial-condition file {self.path} does not exist; a start is one of {', '.join(NAMED_STARTS)} "
+                f"or the path of a window file{_did_you_mean(self.path)}"
+            )
         if not p.is_file():
             raise ValueError(f"initial-condition file {self.path} is not a file")
         digest = hashlib.sha256(read_start_bytes(p)).hexdigest()

@@ -36,6 +36,7 @@ from attnphys.plots._compare import compare_diagrams_figure, portraits_figure
 from attnphys.plots._converge import converge_figure
 from attnphys.plots._designed import cycle_figure
 from attnphys.plots._edge import edge_figure
+from attnphys.plots._figure import Figure, new_figure
 from attnphys.plots._fluctuations import fluctuations_figure
 from attnphys.plots._particles import flow_figure, particles_phase_figure
 from attnphys.plots._phase import phase_diagram_figure
@@ -50,6 +51,7 @@ from attnphys.plots._trajectory import (
 
 __all__ = [
     "FILTERS",
+    "Figure",
     "Filter",
     "REGIME_COLORS",
     "attractors_figure",
@@ -70,6 +72,7 @@ __all__ = [
     "fluctuations_figure",
     "heads_figure",
     "mlp_norms_figure",
+    "new_figure",
     "particles_phase_figure",
     "phase_diagram_figure",
     "planes_figure",

@@ -12,6 +12,8 @@ import numpy as np
 import xarray as xr
 from matplotlib.figure import Figure, SubFigure
 
+from attnphys.plots._figure import new_figure
+
 PARAM_LABELS = {
     "beta_o": "β_o",
     "beta_att": "β_att",
@@ -32,7 +34,7 @@ def figure(fig: Figure | SubFigure | None = None, figsize=None) -> Figure | SubF
     """The figure to draw into: ``fig`` when given (a :class:`~matplotlib.figure.Figure` or a
     :class:`~matplotlib.figure.SubFigure` of a larger one), else a new Figure with constrained layout, so
     that titles, labels and colour bars never overlap."""
-    return Figure(figsize=figsize, layout="constrained") if fig is None else fig
+    return new_figure(figsize) if fig is None else fig
 
 
 def root(fig: Figure | SubFigure) -> Figure:

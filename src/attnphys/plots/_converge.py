@@ -36,6 +36,15 @@ def converge_figure(ds: xr.Dataset, *, fig=None) -> Figure:
         ds: dataset of ``attnphys dmft converge`` (dims ``beta_o``, ``n``). fig: a Figure or SubFigure to
             draw into (default: new).
     """
+    if "beta_o" not in ds.dims:  # a run at the configuration's own point: one curve, at its β_o
+        import json
+
+        b = (
+            ds["beta_o"].values
+            if "beta_o" in ds.coords
+            else json.loads(ds.attrs.get("config", "{}")).get("beta_o", np.nan)
+        )
+        ds = ds.expand_dims(beta_o=[float(np.asarray(b).reshape(-1)[0])])
     ns = ds.n.values.astype(float)
     fig = figure(fig, figsize=(11.5, 5.6))
     axes = fig.subplots(1, 2, sharex=True)

@@ -11,6 +11,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from attnphys.plots._common import root
+from attnphys.plots._figure import new_figure
 
 
 def cycle_figure(ds: xr.Dataset, *, steps: int | None = None, ax=None) -> Figure:
@@ -27,7 +28,7 @@ def cycle_figure(ds: xr.Dataset, *, steps: int | None = None, ax=None) -> Figure
         The Figure drawn into.
     """
     if ax is None:
-        fig = Figure(figsize=(8, 3.4), layout="constrained")
+        fig = new_figure((8, 3.4))
         ax = fig.add_subplot()
     else:
         fig = root(ax.figure)

@@ -18,7 +18,8 @@ uncertainty (theory: docs/theory/probes.md §3, §4), written for encoders and d
     :mod:`attnphys.clouds.norms` (the same objects and names as the token clouds: ``rmsnorm``,
     ``sphere``, ``rn``, ``diagonal_rn``, ``none``), without retraining; how far the final embeddings move.
     The cloud-wise norms (``rn``, ``diagonal_rn``) take their statistics over the real tokens of the
-    batch, which a causal model must not see: they are not run on causal models (:data:`NOT_CAUSAL`).
+    batch, which a causal model must not see: they are not run on causal models (:func:`causal_safe`, read
+    from each norm's ``tokenwise``).
 
 torch is imported only inside the functions that run the model.
 """
@@ -483,9 +484,17 @@ SWAPS = ("rmsnorm", "sphere", "rn", "diagonal_rn", "none")
 """Replacement normalizations tried by :func:`swap_normalization` by default (names of the norms' registry,
 :func:`attnphys.clouds.norms.norm_names`; any registered one can be asked for)."""
 
-NOT_CAUSAL = ("rn", "diagonal_rn")
-"""Cloud-wise normalizations: each token's output depends on every token of the cloud, the later ones
-included, which a causal model must not see; they are not swapped into causal models."""
+def causal_safe(kind: str) -> bool:
+    """Whether the normalization ``kind`` may be swapped into a causal model: read from its class's
+    ``tokenwise`` capability (each token normalized on its own). A cloud-wise one (``tokenwise = False``)
+    takes statistics over every token, the later ones included, which a causal model must not see; this
+    holds for every registered norm, an outside package's too (theory: docs/theory/probes.md §3.5)."""
+    return bool(norm_class(kind).tokenwise)
+
+
+NOT_CAUSAL = tuple(k for k in SWAPS if not causal_safe(k))
+"""The default swaps that are cloud-wise (derived from the norms' ``tokenwise``; :func:`causal_safe` decides
+for any norm): they are not swapped into causal models."""
 
 NOT_CAUSAL_REASON = (
     "not run: a cloud-wise normalization takes its statistics over every token of the sentence, so it "
@@ -506,7 +515,8 @@ def swap_normalization(
     """Per variant: mean cosine similarity of the final token embeddings with the original ones, relative
     L2 change, and the same for mean-pooled sentence embeddings; plus the per-layer relative change
     (theory: docs/theory/probes.md §3.5), on the first ``max_sentences`` sentences as one batch. Variants
-    that a causal model cannot take (:data:`NOT_CAUSAL`) are NaN, with the reason in ``not_run``."""
+    that a causal model cannot take (cloud-wise norms, :func:`causal_safe`) are NaN, with the reason, naming
+    the norm, in ``not_run``."""
     import torch
 
     from attnphys.probes.adapters._base import base_model
@@ -537,8 +547,8 @@ def _swap_normalization(torch, model, tokenizer, sentences, adapter, kinds, max_
         out[k][:] = np.nan
     out["not_run"] = {}
     for i, kind in enumerate(kinds):
-        if adapter.causal and kind in NOT_CAUSAL:
-            out["not_run"][kind] = NOT_CAUSAL_REASON
+        if adapter.causal and not causal_safe(kind):
+            out["not_run"][kind] = f"{kind}: {NOT_CAUSAL_REASON}"
             continue
         saved = [m.forward for _, m in norms]
         try:

@@ -69,9 +69,15 @@ HUB_PROBE_TIMEOUT = 1.5
 
 def require_torch(what: str) -> None:
     """Import torch and transformers, or raise :class:`MissingExtraError` naming ``what``."""
+    import warnings
+
     try:
         import torch  # noqa: F401
-        import transformers  # noqa: F401
+
+        with warnings.catch_warnings():  # tqdm's notebook notice (no ipywidgets), at transformers' import
+            warnings.filterwarnings("ignore", message="IProgress not found")
+            import transformers  # noqa: F401
+            import transformers.utils.logging  # noqa: F401  (where tqdm is imported)
     except ImportError:
         raise MissingExtraError("probes", what) from None
 
@@ -167,24 +173,38 @@ def _conversion_lock(folder: Path, log: Callable[[str], Any]):
         os.close(fd)  # releases the lock
 
 
+@contextlib.contextmanager
+def _loading_bars(progress: bool):
+    """transformers' own loading bars for the duration: shown with ``progress``, else off (and put back as
+    they were after); tqdm's notice that a notebook lacks ipywidgets is not shown either way."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="IProgress not found")
+        from transformers.utils import logging as hf_logging
+
+        bar = hf_logging.is_progress_bar_enabled()
+        if not progress:
+            hf_logging.disable_progress_bar()
+        try:
+            yield
+        finally:
+            if bar and not progress:
+                hf_logging.enable_progress_bar()
+
+
 def convert_smollm2(source: Path, out: Path, progress: bool) -> None:
     """Dequantize the GGUF file into ``out``: safetensors weights (float32), config and tokenizer,
     then the manifest."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    from transformers.utils import logging as hf_logging
 
-    bar = hf_logging.is_progress_bar_enabled()
-    if not progress:
-        hf_logging.disable_progress_bar()
     try:
-        tok = AutoTokenizer.from_pretrained(source.parent, gguf_file=source.name)
-        model = AutoModelForCausalLM.from_pretrained(source.parent, gguf_file=source.name, dtype=torch.float32)
+        with _loading_bars(progress):
+            tok = AutoTokenizer.from_pretrained(source.parent, gguf_file=source.name)
+            model = AutoModelForCausalLM.from_pretrained(source.parent, gguf_file=source.name, dtype=torch.float32)
     except ImportError as e:
         raise MissingExtraError("probes", f"reading the GGUF weights of smollm2 ({e})") from None
-    finally:
-        if bar and not progress:
-            hf_logging.enable_progress_bar()
     # the weights are plain float32 now: what is saved is the dequantized model, not a quantized one
     setattr(model, "hf_quantizer", None)  # noqa: B010  (an attribute transformers reads, not a module)
     if hasattr(model.config, "quantization_config"):
@@ -376,8 +396,9 @@ def load_model(name: str, option: str = "--model", progress: bool = False, log: 
     else:
         path, offline = name, hub_status(name, option) == "cached"
     try:
-        tok = AutoTokenizer.from_pretrained(path, local_files_only=offline)
-        model = AutoModel.from_pretrained(path, attn_implementation="eager", local_files_only=offline)
+        with _loading_bars(progress):
+            tok = AutoTokenizer.from_pretrained(path, local_files_only=offline)
+            model = AutoModel.from_pretrained(path, attn_implementation="eager", local_files_only=offline)
     except (OSError, ValueError, ImportError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise InputError(

@@ -71,10 +71,10 @@ class MiddleFigure(AbstractFigure):
         return self.stamp(ds, s, figure=self.name, source=self.source)
 
     def figure(self, ds: xr.Dataset, **_: Any):
-        from matplotlib.figure import Figure
+        from attnphys.plots import new_figure
 
         st = settings_of(ds)
-        fig = Figure(figsize=(13, 4.2), layout="constrained")
+        fig = new_figure((13, 4.2))
         a, b, c = fig.subplots(1, 3)
         for i, t in enumerate(ds.flow_time.values):
             sub = ds.sel(flow_time=t)
@@ -127,7 +127,7 @@ class StaircaseFigure(AbstractFigure):
     merge timescale e^{β(1 − c)} of the closest pair (theory: docs/theory/particles.md §10)."""
 
     name = "particles-staircase"
-    shows = "plateau energies of clustering flows against the cluster formula, and plateau lengths against the merge timescale e^{β(1 − c)} of the closest pair ([particles §10](../theory/particles.md#10-staircase-energy-and-merge-order))"
+    shows = "plateau energies of clustering flows against the cluster formula, and plateau lengths against the merge timescale $e^{\\beta(1 - c)}$ of the closest pair ([particles §10](../theory/particles.md#10-staircase-energy-and-merge-order))"
     full_run = "SA, β = 6, 32 uniform tokens on the circle, 6 starts, t ≤ 600"
     title = "staircase: plateau energies and the merge timescale of the closest pair"
     source = "arXiv 2410.06833 (plateau energies) and arXiv 2509.25040 (merge timescale)"
@@ -159,9 +159,9 @@ class StaircaseFigure(AbstractFigure):
         return self.stamp(ds, s, figure=self.name, source=self.source)
 
     def figure(self, ds: xr.Dataset, **_: Any):
-        from matplotlib.figure import Figure
+        from attnphys.plots import new_figure
 
-        fig = Figure(figsize=(10, 4.2), layout="constrained")
+        fig = new_figure((10, 4.2))
         a, b = fig.subplots(1, 2)
         e, p = ds.energy.values.ravel(), ds.energy_predicted.values.ravel()
         ok = np.isfinite(e) & np.isfinite(p)
@@ -231,9 +231,9 @@ class NormalizationFigure(AbstractFigure):
         return self.stamp(ds, s, figure=self.name, source=self.source)
 
     def figure(self, ds: xr.Dataset, **_: Any):
-        from matplotlib.figure import Figure
+        from attnphys.plots import new_figure
 
-        fig = Figure(figsize=(7.5, 4.8), layout="constrained")
+        fig = new_figure((7.5, 4.8))
         ax = fig.subplots()
         t = ds.time.values[1:]
         for i, pl in enumerate(ds.placement.values):
@@ -299,10 +299,10 @@ class CausalClustersFigure(AbstractFigure):
         return self.stamp(ds, s, figure=self.name, source=self.source)
 
     def figure(self, ds: xr.Dataset, **_: Any):
-        from matplotlib.figure import Figure
+        from attnphys.plots import new_figure
 
         st = settings_of(ds)
-        fig = Figure(figsize=(11, 4.2), layout="constrained")
+        fig = new_figure((11, 4.2))
         a, b = fig.subplots(1, 2)
         sub = ds.sel(beta=st["show"])
         for k in range(min(4, sub.sizes["sample"])):

@@ -61,9 +61,9 @@ class ClusterCountFigure(AbstractFigure):
         return self.stamp(ds, s, figure=self.name, source=self.source)
 
     def figure(self, ds: xr.Dataset, **_: Any):
-        from matplotlib.figure import Figure
+        from attnphys.plots import new_figure
 
-        fig = Figure(figsize=(10, 4.2), layout="constrained")
+        fig = new_figure((10, 4.2))
         axes = fig.subplots(1, ds.sizes["dim"], squeeze=False)[0]
         for ax, d in zip(axes, ds.dim.values):
             sub = ds.sel(dim=d)
@@ -156,9 +156,9 @@ class EquiangularFigure(AbstractFigure):
         return self.stamp(ds, s, figure=self.name, source=self.source)
 
     def figure(self, ds: xr.Dataset, **_: Any):
-        from matplotlib.figure import Figure
+        from attnphys.plots import new_figure
 
-        fig = Figure(figsize=(11, 4.2), layout="constrained")
+        fig = new_figure((11, 4.2))
         a, b = fig.subplots(1, 2)
         for dyn, ls in (("sa", "-"), ("usa", "--")):
             for beta in ds.ode_beta.values:
@@ -224,9 +224,9 @@ class ScalingFigure(AbstractFigure):
         return self.stamp(ds, s, figure=self.name, source=self.source)
 
     def figure(self, ds: xr.Dataset, **_: Any):
-        from matplotlib.figure import Figure
+        from attnphys.plots import new_figure
 
-        fig = Figure(figsize=(7, 4.5), layout="constrained")
+        fig = new_figure((7, 4.5))
         ax = fig.subplots()
         g = np.linspace(float(ds.gamma.min()), float(ds.gamma.max()), 300)
         from attnphys.clouds import output_cosine

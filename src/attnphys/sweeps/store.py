@@ -45,6 +45,7 @@ from attnphys.io import (
     COMPLETE,
     check_store,
     local_path,
+    portable,
     read_done,
     read_store,
     recover_stale,
@@ -345,7 +346,9 @@ def write_chunk(path: str | Path, i: int, lo: int, hi: int, values: Mapping[str,
 
 
 def open_result(path: str | Path, require_complete: bool = True) -> xr.Dataset:
-    """Load a sweep store with ``point`` reshaped into the grid axes (``done`` dropped).
+    """Load a sweep store with ``point`` reshaped into the grid axes (``done`` dropped), encoded so that
+    plain ``to_netcdf`` (the core install's NetCDF-3 writer) and ``to_zarr`` write it
+    (:func:`attnphys.io.portable`).
 
     Raises:
         IncompleteResultError: chunks are missing and ``require_complete``, or the store is not one.
@@ -359,7 +362,7 @@ def open_result(path: str | Path, require_complete: bool = True) -> xr.Dataset:
     ds = read_store(path, "sweep store")
     if "sweep" not in ds.attrs or "done" not in ds:
         raise IncompleteResultError(f"{path} is not a sweep store")
-    return _reshape(ds, path, require_complete)
+    return portable(_reshape(ds, path, require_complete))
 
 
 def _reshape(ds: xr.Dataset, where, require_complete: bool) -> xr.Dataset:

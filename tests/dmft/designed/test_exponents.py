@@ -61,6 +61,7 @@ POINTS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("point", POINTS)
 def test_tangents_equal_finite_differences(point):
     """J·Q by forward-mode products equals the central difference of the step, on the transient and on
@@ -74,9 +75,10 @@ def test_tangents_equal_finite_differences(point):
         np.testing.assert_allclose(np.asarray(JQ), ref, atol=1e-6 * scale)
 
 
-SLOW_SECOND = [POINTS[0], pytest.param(POINTS[1], marks=pytest.mark.slow)]
+SLOW_SECOND = [POINTS[0], pytest.param(POINTS[1], marks=[pytest.mark.slow, pytest.mark.long])]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("point", SLOW_SECOND)
 def test_lyapunov_spectrum_equals_finite_difference_spectrum(point):
     """The toolkit's Benettin spectrum of the designed map equals the same QR iteration on
@@ -90,6 +92,7 @@ def test_lyapunov_spectrum_equals_finite_difference_spectrum(point):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("point", POINTS[:2])
+@pytest.mark.long
 def test_floquet_multipliers_equal_eigenvalues_of_the_finite_difference_monodromy(point):
     m, x, aux, par = setup(*point, 400)
     orb = refine(m, x, aux, par, 4)

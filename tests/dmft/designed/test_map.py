@@ -180,6 +180,7 @@ def test_cached_stepping_equals_the_plain_step():
         x = x2
 
 
+@pytest.mark.slow
 def test_a_batch_equals_its_single_runs_and_transients_are_slices():
     cfg = designed_config("4_duplicity_loop_4", beta_o=3.0, gamma=20.0, epsilon=0.2)
     model = DesignedModel.of(cfg)
@@ -195,6 +196,7 @@ def test_a_batch_equals_its_single_runs_and_transients_are_slices():
         np.testing.assert_array_equal(np.asarray(part[k]), np.asarray(batch[k])[:, 17::5])
 
 
+@pytest.mark.slow
 def test_a_run_continued_from_its_final_state_is_the_uninterrupted_run():
     model = DesignedModel.of(designed_config("4_no_duplicity", beta_o=3.0, gamma=20.0, epsilon=0.2))
     sc = model.scalars(n=2)

@@ -120,6 +120,7 @@ def test_the_map_is_a_toolkit_map(model):
         model.map("nope")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("param", BATCHED)
 def test_params_of_sets_one_parameter_traceably(model, param):
     pf = model.params_of(param)
@@ -139,6 +140,7 @@ def test_params_of_sets_one_parameter_traceably(model, param):
     assert np.all(np.isfinite(np.asarray(d)))
 
 
+@pytest.mark.slow
 def test_trajectories_over_a_grid_carry_the_configuration(model):
     ds = trajectories(
         model.config, steps=12, transient=4, record_every=2, sweep={"gamma": [10.0, 20.0], "epsilon": [0.1, 0.2, 0.3]}
@@ -171,6 +173,7 @@ def test_segmented_runs_end_where_the_plain_run_ends(model):
     assert model.batched == BATCHED
 
 
+@pytest.mark.slow
 def test_an_orbit_diagram_over_gamma_runs_on_the_designed_map(model):
     """The toolkit's orbit sweep (what a bifurcation diagram runs) over γ, with exponents: at γ = 20 the
     recorded orbit is the period-4 cycle with negative exponents (theory: docs/theory/dynamics.md §3)."""

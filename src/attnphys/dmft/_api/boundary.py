@@ -141,20 +141,24 @@ def boundary(
     [x_min, x_max] × [y_min, y_max] or has ``curve_points`` points each way.
 
     Args:
-        kind: ``fold``, ``flip`` or ``neimark_sacker``. params: two of the configuration's continuation
-            parameters (β_o, β_att, ε). start_value, stop_value: the range of params[0] searched.
+        cfg: the configuration (its model variant and every parameter not continued).
+        kind: ``fold``, ``flip`` or ``neimark_sacker``.
+        params: two of the configuration's continuation parameters (β_o, β_att, ε).
+        start_value: where the search along params[0] starts.
+        stop_value: where the search along params[0] ends.
 
     The options (each a keyword; :class:`~attnphys.dmft.BoundaryOptions`): the search's, as
     :func:`attnphys.dmft.orbit_continuation`; ``period``, the period the orbit must have; ``curve_points``,
     ``curve_step``, the box; :func:`plan_boundary` validates them.
 
     Returns:
-        Dataset with dims ``point`` (along the curve), ``dim`` (D = L·M), ``multiplier``, ``test``,
-        ``special``: the two parameters (named), ``x``, ``multiplier_real``/``_imag``, ``test_function``,
-        ``coefficient`` (a, c or d), the codimension-two points ``special_kind``, ``special_<param>``,
-        ``special_x``, ``special_coefficient``, ``special_multiplier_*``; attrs: kind, period, params,
-        the starting bifurcation, status of each half, ``evaluations`` (Newton evaluations of F^p with its
-        Jacobian), the configuration and package version.
+        xarray.Dataset: with dims ``point`` (along the curve), ``dim`` (D = L·M), ``multiplier``,
+        ``test`` and ``special``; variables the two parameters (named), ``x``, ``multiplier_real`` and
+        ``multiplier_imag``, ``test_function``, ``coefficient`` (a, c or d), the codimension-two points
+        (``special_kind``, ``special_<param>``, ``special_x``, ``special_coefficient``,
+        ``special_multiplier_*``); attributes the kind, period, params, the starting bifurcation, the status
+        of each half, ``evaluations`` (Newton evaluations of F^p with its Jacobian), the configuration and
+        the package version.
 
     Raises:
         InputError: a bad argument (named); no periodic orbit at the start, an orbit of another period than

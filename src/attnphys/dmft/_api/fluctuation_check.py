@@ -219,7 +219,7 @@ def compare_fluctuations(cfg, sizes: Sequence[int], *, options: CompareFluctuati
         np.asarray(out["horizon"]),
         {"long_name": f"predicted horizon (spread/sqrt(N) >= {threshold})"},
     )
-    attrs = {k: v for k, v in pred.attrs.items() if k not in ("mode", "analysis")}
+    attrs = {k: v for k, v in pred.attrs.items() if k not in ("prediction", "mode", "analysis")}
     attrs.update(
         analysis="fluctuations-comparison",
         paths=int(paths),

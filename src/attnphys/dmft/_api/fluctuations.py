@@ -95,16 +95,15 @@ def fluctuations(cfg, *, options: FluctuationsOptions) -> xr.Dataset:
     Returns:
         Dataset over (step, feature[, feature_b]) with, per observable ``x``: ``x`` (the mean field),
         ``x_bias``, ``x_var``, ``x_cov``; ``spread`` (step) the largest predicted standard deviation times √N;
-        attributes ``mode``, in stationary mode ``period`` and ``spectral_radius`` (of the monodromy), and
+        attributes ``prediction`` (``paths`` or ``stationary``; named so that no NetCDF writer's own name is
+        shadowed), in stationary mode ``period`` and ``spectral_radius`` (of the monodromy), and
         ``first_nonfinite_step`` where the covariance overflowed (a chaotic orbit, long past the horizon).
 
     Raises:
         InputError: naming the argument (a configuration without a finite network, bad steps, an observable the
             finite network lacks, no periodic orbit in stationary mode).
     """
-
-    from attnphys.dmft import _linear_noise as ln
-    from attnphys.metadata import base_attrs
+    from attnphys.progress import step_bar
 
     o = options
     steps, transient, record, stationary, start_step = o.steps, o.transient, o.record, o.stationary, o.start_step
@@ -112,6 +111,14 @@ def fluctuations(cfg, *, options: FluctuationsOptions) -> xr.Dataset:
     names = check_inputs(cfg, steps, transient, record)
     if not stationary:
         check_moments_fit(cfg, steps, names)
+    with step_bar(1.0, "expansion", enabled=o.progress):
+        return _fluctuations(cfg, o, names, steps, transient, stationary, start_step, tol, max_period)
+
+
+def _fluctuations(cfg, o, names, steps, transient, stationary, start_step, tol, max_period) -> xr.Dataset:
+    from attnphys.dmft import _linear_noise as ln
+    from attnphys.metadata import base_attrs
+
     model, sc, net = linear_noise_setup(cfg)
     L, M = cfg.L, cfg.M
     x0 = ln.initial(net, sc, L, M)
@@ -199,7 +206,7 @@ def fluctuations(cfg, *, options: FluctuationsOptions) -> xr.Dataset:
         attrs=base_attrs(
             cfg,
             analysis="fluctuations",
-            mode="stationary" if stationary else "paths",
+            prediction="stationary" if stationary else "paths",
             start="token",
             mo_se_convention=model.convention,
             **extra,

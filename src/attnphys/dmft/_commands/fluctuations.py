@@ -118,7 +118,7 @@ class FluctuationsJob(ModelOptions, CompareFluctuationsPoint):
                     f"horizon {float(d.horizon):g}"
                 )
         else:
-            rows["mode"] = str(ds.attrs.get("mode"))
+            rows["mode"] = str(ds.attrs.get("prediction", ds.attrs.get("mode")))
             if "period" in ds.attrs:
                 rows["period"] = str(ds.attrs["period"])
             if "spectral_radius" in ds.attrs:
