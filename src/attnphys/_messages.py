@@ -70,9 +70,9 @@ def format_validation(e: ValidationError, cls: type[BaseModel] | None = None, so
             positional = loc[0] in getattr(cls, "cli_arguments", ())
             opt = loc[0].upper() if positional else option_name(loc[0])
             # the config file's spelling beside the option's, only where a config file was read
-            name = (
-                f"{opt} ({loc[0]} in {source})" if source and opt[2:] != loc[0] and not positional else opt
-            ) + ("." + ".".join(loc[1:]) if len(loc) > 1 else "")
+            name = (f"{opt} ({loc[0]} in {source})" if source and opt[2:] != loc[0] and not positional else opt) + (
+                "." + ".".join(loc[1:]) if len(loc) > 1 else ""
+            )
             if name in named:
                 continue
             named.add(name)

@@ -484,6 +484,7 @@ SWAPS = ("rmsnorm", "sphere", "rn", "diagonal_rn", "none")
 """Replacement normalizations tried by :func:`swap_normalization` by default (names of the norms' registry,
 :func:`attnphys.clouds.norms.norm_names`; any registered one can be asked for)."""
 
+
 def causal_safe(kind: str) -> bool:
     """Whether the normalization ``kind`` may be swapped into a causal model: read from its class's
     ``tokenwise`` capability (each token normalized on its own). A cloud-wise one (``tokenwise = False``)
