@@ -204,7 +204,7 @@ def progress_bar(total: float, unit: str, enabled: bool = True, done: float = 0)
 
     meter = _Meter(total, unit, done)
     with Progress(*columns, transient=False, refresh_per_second=4) as prog:
-        task = prog.add_task(unit, total=total, completed=done, rate="", eta="")
+        task = prog.add_task(unit, total=total, completed=int(done), rate="", eta="")
 
         def advance(n: float = 1) -> None:
             now = time.monotonic()

@@ -125,6 +125,7 @@ def _fluctuations(cfg, o, names, steps, transient, stationary, start_step, tol, 
     extra: dict = {}
     if not isinstance(start_step, (int, np.integer)) or not 0 <= start_step < steps:
         raise InputError(f"must be an integer in [0, steps) = [0, {steps}), got {start_step!r}", "start_step")
+    start_step = int(start_step)
     if not (isinstance(max_period, (int, np.integer)) and max_period >= cfg.L):
         raise InputError(f"must be an integer >= L = {cfg.L}, got {max_period!r}", "max_period")
     if stationary and start_step:
