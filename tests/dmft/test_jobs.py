@@ -51,7 +51,7 @@ def test_start_from_json_file(tmp_path):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--beta-o", "-1"], "beta_o"),
+        (["--beta-o", "-1"], "--beta-o"),
         (["--epsilon", "1.5"], "epsilon"),
         (["--transient", "50", "--steps", "10"], "--transient"),
         (["--start", "missing.json"], "does not exist"),
