@@ -21,7 +21,7 @@ SCALES = {
         bifurcation=(101, 6_000, 4_000),
         all_claims=False,
         cloud=(512, 50, 10),
-        sentences=40,
+        sentences=24,
     ),
     "full": dict(
         trajectory=(175_000, 100_000),
