@@ -168,7 +168,7 @@ class AnalysisOptions(BaseModel):
                     "name": p.name,
                     "type": _type_name(f.annotation),
                     "default": "required" if p.default is inspect.Parameter.empty else repr(p.default),
-                    "bounds": ", ".join(_bound(m) for m in f.metadata if _bound(m)),
+                    "bounds": ", ".join(b for b in map(_bound, f.metadata) if b),
                     "help": f.description or "",
                 }
             )

@@ -57,6 +57,10 @@ class _Meter:
         if first:  # the clock of the rate starts here, after the first piece (and its compilation)
             self.t0, self.d0 = now, self.done
 
+    def tenth(self) -> int:
+        """How many tenths of the work are done (10 for a bar of no units)."""
+        return int(10 * self.done / self.total) if self.total else 10
+
     def rate(self, now: float) -> float:
         if self.t0 is None or now <= self.t0 or self.done <= self.d0:
             return 0.0
@@ -98,7 +102,7 @@ def _log_lines(total: float, unit: str, done: float, stream) -> Iterator[Callabl
     import time
 
     meter = _Meter(total, unit, done)
-    state = {"last": meter.start, "tenth": int(10 * meter.done / total) if total else 10, "written": -1.0}
+    state = {"last": meter.start, "tenth": meter.tenth(), "written": -1.0}
 
     def write(now: float) -> None:
         if meter.done != state["written"]:
@@ -110,7 +114,7 @@ def _log_lines(total: float, unit: str, done: float, stream) -> Iterator[Callabl
     def advance(n: float = 1) -> None:
         now = time.monotonic()
         meter.advance(n, now)
-        tenth = int(10 * meter.done / total) if total else 10
+        tenth = meter.tenth()
         if tenth > state["tenth"] or now - state["last"] >= LOG_EVERY_S:
             state["tenth"] = tenth
             write(now)

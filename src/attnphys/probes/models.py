@@ -67,17 +67,23 @@ HUB_PROBE_TIMEOUT = 1.5
 """Seconds to wait for a connection to the model hub before calling it unreachable."""
 
 
-def require_torch(what: str) -> None:
-    """Import torch and transformers, or raise :class:`MissingExtraError` naming ``what``."""
+def _hf_logging():
+    """transformers' logging module, imported without tqdm's notice that a notebook lacks ipywidgets (tqdm
+    is imported there, and warns once, at the first import; no bar of theirs needs the widgets here)."""
     import warnings
 
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="IProgress not found")
+        from transformers.utils import logging as hf_logging
+    return hf_logging
+
+
+def require_torch(what: str) -> None:
+    """Import torch and transformers, or raise :class:`MissingExtraError` naming ``what``."""
     try:
         import torch  # noqa: F401
 
-        with warnings.catch_warnings():  # tqdm's notebook notice (no ipywidgets), at transformers' import
-            warnings.filterwarnings("ignore", message="IProgress not found")
-            import transformers  # noqa: F401
-            import transformers.utils.logging  # noqa: F401  (where tqdm is imported)
+        _hf_logging()
     except ImportError:
         raise MissingExtraError("probes", what) from None
 
@@ -176,21 +182,16 @@ def _conversion_lock(folder: Path, log: Callable[[str], Any]):
 @contextlib.contextmanager
 def _loading_bars(progress: bool):
     """transformers' own loading bars for the duration: shown with ``progress``, else off (and put back as
-    they were after); tqdm's notice that a notebook lacks ipywidgets is not shown either way."""
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="IProgress not found")
-        from transformers.utils import logging as hf_logging
-
-        bar = hf_logging.is_progress_bar_enabled()
-        if not progress:
-            hf_logging.disable_progress_bar()
-        try:
-            yield
-        finally:
-            if bar and not progress:
-                hf_logging.enable_progress_bar()
+    they were after)."""
+    hf_logging = _hf_logging()
+    bar = hf_logging.is_progress_bar_enabled()
+    if not progress:
+        hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if bar and not progress:
+            hf_logging.enable_progress_bar()
 
 
 def convert_smollm2(source: Path, out: Path, progress: bool) -> None:

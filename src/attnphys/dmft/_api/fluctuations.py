@@ -105,19 +105,20 @@ def fluctuations(cfg, *, options: FluctuationsOptions) -> xr.Dataset:
     """
     from attnphys.progress import step_bar
 
-    o = options
-    steps, transient, record, stationary, start_step = o.steps, o.transient, o.record, o.stationary, o.start_step
-    tol, max_period = o.tol, o.max_period
-    names = check_inputs(cfg, steps, transient, record)
-    if not stationary:
-        check_moments_fit(cfg, steps, names)
-    with step_bar(1.0, "expansion", enabled=o.progress):
-        return _fluctuations(cfg, o, names, steps, transient, stationary, start_step, tol, max_period)
+    names = check_inputs(cfg, options.steps, options.transient, options.record)
+    if not options.stationary:
+        check_moments_fit(cfg, options.steps, names)
+    with step_bar(1.0, "expansion", enabled=options.progress):
+        return _fluctuations(cfg, names, options)
 
 
-def _fluctuations(cfg, o, names, steps, transient, stationary, start_step, tol, max_period) -> xr.Dataset:
+def _fluctuations(cfg, names: tuple[str, ...], o: FluctuationsOptions) -> xr.Dataset:
+    """:func:`fluctuations` for checked inputs (``names``: the observables predicted)."""
     from attnphys.dmft import _linear_noise as ln
     from attnphys.metadata import base_attrs
+
+    steps, transient, stationary, start_step = o.steps, o.transient, o.stationary, o.start_step
+    tol, max_period = o.tol, o.max_period
 
     model, sc, net = linear_noise_setup(cfg)
     L, M = cfg.L, cfg.M
