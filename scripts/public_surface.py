@@ -29,7 +29,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
 
-RELEASES = {"0.2.0": "9ad9e28", "0.3.0": "9491da3", "0.4.0": "5c25689", "0.4.1": "6545340", "0.4.2": "1c85255"}
+RELEASES = {
+    "0.2.0": "9ad9e28",
+    "0.3.0": "9491da3",
+    "0.4.0": "5c25689",
+    "0.4.1": "6545340",
+    "0.4.2": "1c85255",
+    "0.4.3": "afbab93",
+}
 """Each release whose names are kept importable, and the commit that released it."""
 
 

@@ -17,12 +17,17 @@ So that such a store is never taken for a complete one:
 
 :func:`verify_store` compares a store with what it recorded and lists the differences. A store naming an
 attnphys version older than :data:`RECORDS_SINCE` (written before the records existed) has nothing to
-compare and passes; any other store that lacks them is damaged (the records were removed, or the store
-was written by other means than attnphys, e.g. xarray's ``to_zarr``, and cannot be verified).
+compare; it is read unverified only while it holds nothing that those versions never wrote
+(:func:`unwritten_contents`: a part of the records, a root attribute, a variable or a field of its sweep
+definition that only later versions write, consolidated metadata): a version label is a plain attribute,
+and changing it must not switch the verification off. Any other store that lacks the records is damaged
+(the records were removed, or the store was written by other means than attnphys, e.g. xarray's
+``to_zarr``, and cannot be verified).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -51,7 +56,8 @@ manifest itself); not a file."""
 RECORDS_SINCE = (0, 3, 0)
 """The first attnphys version whose stores all carry the manifest (and, for sweeps, the chunk records):
 a store naming this version or a later one without them is damaged. The 0.2.0 release wrote none, so a
-store naming 0.2.0 without them is read as before (with them, they are checked)."""
+store naming 0.2.0 without them is read as before while it holds only what 0.2.0 wrote
+(:func:`unwritten_contents`; with records, they are checked)."""
 
 ROOT_METADATA = frozenset({"zarr.json", ".zattrs", ".zgroup", ".zmetadata"})
 """Files of the root group's metadata: they hold the manifest, so they are not in it."""
@@ -146,6 +152,123 @@ def missing_records(attrs: Mapping, sweep: bool) -> list[str]:
         return []
     wanted = [MANIFEST] + ([CHUNK_VARS] if sweep else [])
     return [k for k in wanted if not attrs.get(k)]
+
+
+EARLIER_LAYOUT = "stores_before_records.json"
+"""Data file of the package (``attnphys/data``): what the stores of the versions before
+:data:`RECORDS_SINCE` hold (the fields of their sweep definitions, by task kind, read from the models of
+the 0.2.0 release), and what later versions write that they never did (root attributes; variables by task
+kind, ``"*"`` for every kind)."""
+
+
+@functools.cache
+def earlier_layout() -> dict:
+    """The contents of :data:`EARLIER_LAYOUT` (read once)."""
+    from importlib.resources import files
+
+    return json.loads(files("attnphys").joinpath("data", EARLIER_LAYOUT).read_text())
+
+
+def _json(value: object) -> object:
+    try:
+        return json.loads(str(value))
+    except (TypeError, ValueError):
+        return None
+
+
+def _unknown_fields(value: object, allowed: set[str], at: str, out: list[str]) -> None:
+    """Paths under ``at`` of ``value`` (a JSON document; lists as ``[]``) that ``allowed`` does not list; a
+    path listed as ``P.*`` is a free mapping whose keys are not looked at."""
+    if isinstance(value, list):
+        for item in value:
+            _unknown_fields(item, allowed, f"{at}[]", out)
+        return
+    if not isinstance(value, dict) or (at and f"{at}.*" in allowed):
+        return
+    for key, item in value.items():
+        path = f"{at}.{key}" if at else str(key)
+        if path not in allowed:
+            out.append(path)
+            continue
+        _unknown_fields(item, allowed, path, out)
+
+
+def _store_members(root: Path) -> set[str]:
+    """The arrays and groups at the top of a store's folder (entries holding Zarr metadata)."""
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return set()
+    meta = ("zarr.json", ".zarray", ".zgroup")
+    return {e.name for e in entries if e.is_dir() and any((Path(e.path) / m).is_file() for m in meta)}
+
+
+def _consolidated(root: Path) -> bool:
+    """Whether a store's root metadata holds consolidated metadata (which versions before
+    :data:`RECORDS_SINCE` never wrote)."""
+    if (root / ".zmetadata").is_file():
+        return True
+    try:
+        return bool(json.loads((root / "zarr.json").read_text()).get("consolidated_metadata"))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _shown(names: list[str], limit: int = 4) -> str:
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def unwritten_contents(attrs: Mapping, root: str | os.PathLike | None = None) -> list[str]:
+    """What a store naming a version before :data:`RECORDS_SINCE` holds that no store of those versions
+    held (empty: nothing), one phrase per kind of content: root attributes and variables first written by
+    later versions (:data:`EARLIER_LAYOUT`; among them the parts of the records), a sweep task kind those
+    versions did not have, fields of the sweep definition or of the configuration attribute their models
+    did not have, consolidated metadata. ``root``: the store's folder (without it, the variables and the
+    metadata are not looked at).
+
+    The rule (theory: docs/theory/sweeps.md §2.3): without records, a store is read unverified only
+    while everything it holds is what the version it names wrote; a store that also holds what only a later
+    version writes was written by a later version, whose records are missing."""
+    layout = earlier_layout()
+    out = []
+    later_attrs = sorted(k for k in layout["later_attributes"] if k in attrs)
+    if later_attrs:
+        out.append(f"root attribute{'s' if len(later_attrs) > 1 else ''} {_shown(later_attrs)}")
+    fields = layout["definition_fields"]
+    sweep = _json(attrs.get("sweep")) if "sweep" in attrs else None
+    kind = None
+    if "sweep" in attrs:
+        task = sweep.get("task") if isinstance(sweep, dict) else None
+        kind = task.get("kind") if isinstance(task, dict) else None
+        if not isinstance(sweep, dict):
+            out.append("a sweep definition it cannot have written (not a JSON object)")
+        elif kind not in fields or kind == "(sweep)":
+            out.append(f"a sweep of task kind {kind!r}, which that version did not have")
+        else:
+            unknown: list[str] = []
+            _unknown_fields(sweep, set(fields["(sweep)"]) | set(fields[kind]), "", unknown)
+            if unknown:
+                out.append(f"field{'s' if len(unknown) > 1 else ''} {_shown(unknown)} of its sweep definition")
+    config = _json(attrs.get("config")) if "config" in attrs else None
+    if isinstance(config, dict):
+        kinds = [kind] if kind in fields and kind != "(sweep)" else [k for k in fields if k != "(sweep)"]
+        allowed = {p for k in kinds for p in fields[k] if p.startswith("task.config.")}
+        if allowed:
+            unknown = []
+            _unknown_fields({"task": {"config": config}}, allowed | {"task", "task.config"}, "", unknown)
+            if unknown:
+                shown = [p.removeprefix("task.config.") for p in unknown]
+                out.append(f"field{'s' if len(shown) > 1 else ''} {_shown(shown)} of its config attribute")
+    if root is not None:
+        root = Path(root)
+        members = _store_members(root)
+        later = layout["later_variables"]
+        names = sorted(members & (set(later.get("*", [])) | set(later.get(str(kind), []))))
+        if names:
+            out.append(f"variable{'s' if len(names) > 1 else ''} {_shown(names)}")
+        if _consolidated(root):
+            out.append("consolidated metadata")
+    return out
 
 
 def _variable(rel: str) -> str:
@@ -251,19 +374,33 @@ def describe_chunks(damaged: Mapping[int, list[str]]) -> str:
     return shown + (f" and {len(items) - 5} more chunks" if len(items) > 5 else "")
 
 
-def verify_attrs(attrs: Mapping, sweep: bool) -> list[str]:
+def verify_attrs(attrs: Mapping, sweep: bool, root: str | os.PathLike | None = None) -> list[str]:
     """What is wrong with a store's root attributes: records it must carry and lacks
-    (:func:`missing_records`), attributes that differ from the manifest's record of them (empty: none)."""
+    (:func:`missing_records`), attributes that differ from the manifest's record of them (empty: none).
+    A store without records that names an earlier version must hold only what that version wrote
+    (:func:`unwritten_contents`; ``root``: its folder, so that its variables and metadata are looked at
+    too)."""
     missing = missing_records(attrs, sweep)
+    version = attrs.get("attnphys_version", "(no version)")
     if missing:
         return [
-            f"it names attnphys {attrs.get('attnphys_version', '(no version)')} but lacks "
+            f"it names attnphys {version} but lacks "
             f"{' and '.join(missing)}, which every store of that version carries: either they were removed "
             "from it, or it is a copy written by other means than attnphys (such as xarray's to_zarr), which "
             "cannot be verified"
         ]
     manifest = attrs.get(MANIFEST)
     if not manifest:
+        foreign = unwritten_contents(attrs, root)
+        if foreign:
+            records = " and ".join([MANIFEST] + ([CHUNK_VARS] if sweep and not attrs.get(CHUNK_VARS) else []))
+            return [
+                f"it names attnphys {version}, whose stores carry no records, but it holds what no store of "
+                f"that version holds ({'; '.join(foreign)}): it was written by a later attnphys, or copied by "
+                "other means than attnphys (such as xarray's to_zarr), and lacks "
+                f"{records}, which every store since {'.'.join(map(str, RECORDS_SINCE))} carries; its version "
+                "label alone does not vouch for its data, which cannot be verified"
+            ]
         return []
     try:
         parsed = json.loads(str(manifest))
@@ -299,7 +436,7 @@ def verify_store(
     (:func:`verify_attrs`), its manifest and, for a sweep store (``sweep``; default: whether ``done`` is
     given), the sums of its done chunks (``done``: the flags, when already read). Empty for an intact
     store."""
-    problems = verify_attrs(attrs, sweep=done is not None if sweep is None else sweep)
+    problems = verify_attrs(attrs, sweep=done is not None if sweep is None else sweep, root=root)
     if problems and not attrs.get(MANIFEST):
         return problems
     manifest = attrs.get(MANIFEST)
@@ -327,11 +464,13 @@ __all__ = [
     "chunk_sums",
     "damaged_chunks",
     "describe_chunks",
+    "earlier_layout",
     "file_sum",
     "manifest_files",
     "missing_records",
     "requires_records",
     "store_files",
+    "unwritten_contents",
     "verify_attrs",
     "verify_store",
     "write_manifest",

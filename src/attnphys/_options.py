@@ -110,6 +110,7 @@ class AnalysisOptions(BaseModel):
             InputError: naming the keyword: unknown (with the known ones), given twice under its old and
                 new name, or a value the model refuses.
         """
+        from attnphys._arguments import beyond_limits
         from attnphys._messages import members, validated
 
         data = dict(given)
@@ -129,6 +130,9 @@ class AnalysisOptions(BaseModel):
             kinds = members(cls.model_fields[name].annotation)
             if isinstance(value, str) and kinds and all(a in (int, float, type(None)) for a in kinds):
                 raise InputError(f"must be a number, not the text {value!r}", name)
+            beyond = beyond_limits(name, value, tuple(kinds))  # the limits every number shares (one place)
+            if beyond:
+                raise InputError(beyond, name)
         return validated(cls, **data)
 
     @classmethod

@@ -99,6 +99,11 @@ class PrecisionWarning(UserWarning):
     """A computation that needs float64 runs in float32 (``attnphys.configure()`` was not called)."""
 
 
+class FitWarning(UserWarning):
+    """A fitted exponent rests on too few points to carry its interval (at least three, one degree of
+    freedom beyond the line's two): the warning says how many entered and what would give more."""
+
+
 MAX_MESSAGE = 2000
 """Most characters of a message printed to the user: the rest is cut with a note of how much (a value
 echoed in a message can be arbitrarily large, e.g. a list built from YAML aliases)."""
@@ -286,3 +291,22 @@ def is_out_of_memory(e: BaseException) -> bool:
     return type(e).__name__ in ("XlaRuntimeError", "JaxRuntimeError") and (
         "RESOURCE_EXHAUSTED" in text or "Out of memory" in text or "out of memory" in text
     )
+
+
+def find_stack_level() -> int:
+    """The ``stacklevel`` of :func:`warnings.warn` that points at the first frame outside the attnphys
+    package: the user's line, however many of the library's own frames (entry checks, options, helpers) are
+    between (the rule pandas follows). Call it directly in the ``warnings.warn(...)`` call."""
+    import inspect
+    import os
+
+    root = os.path.dirname(os.path.abspath(__file__))
+    frame = inspect.currentframe()
+    level = 0  # this function's frame is not counted: warnings.warn's stacklevel=1 is its caller
+    try:
+        while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(root):
+            frame = frame.f_back
+            level += 1
+    finally:
+        del frame
+    return max(level, 1)

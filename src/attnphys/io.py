@@ -754,7 +754,7 @@ def check_store(path: str | Path, what: str | None = None) -> None:
             done = None
     from attnphys._integrity import verify_attrs
 
-    wrong = verify_attrs(attrs, sweep=sweep)
+    wrong = verify_attrs(attrs, sweep=sweep, root=path)
     if wrong:
         raise DamagedResultError(
             f"{what or path} is damaged: {'; '.join(wrong)}. Its attributes no longer vouch for its data: "
@@ -859,7 +859,7 @@ def stamp_result(path: str | Path, attrs: dict, folder: bool = False) -> None:
         if missing:
             from attnphys._integrity import verify_attrs
 
-            intact = not verify_attrs(dict(g.attrs), sweep="sweep" in g.attrs and (path / "done").is_dir())
+            intact = not verify_attrs(dict(g.attrs), sweep="sweep" in g.attrs and (path / "done").is_dir(), root=path)
             bare = COMPLETE not in g.attrs and not g.attrs.get(MANIFEST) and "sweep" not in g.attrs
             g.attrs.update(missing)
             if bare:  # written just now by the job with plain calls: record what it holds, so that it loads verified

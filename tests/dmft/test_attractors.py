@@ -262,3 +262,55 @@ def test_lyapunov_exponents_unchanged_by_the_cached_tangents():
         resolved = (np.asarray(got.roundoff) == 0) & (np.asarray(want.roundoff) == 0)
         assert resolved[:3].all()
         np.testing.assert_allclose(got.exponents[resolved], want.exponents[resolved], rtol=0, atol=tol)
+
+
+# -- starts outside the map's domain: refused, never counted as an attractor ------------------------------
+
+AMPLITUDES = {
+    # case: (the amplitude given, refused?)
+    "overflowing": ("1e308", True),
+    "first steps overflow": ("1e10", True),
+    "above the cube": ("1.5", True),
+    "the cube's edge": ("1", False),
+    "inside": ("0.25", False),
+}
+
+
+@pytest.mark.parametrize("command", ["attractors", "stability", "basins"])
+@pytest.mark.parametrize("case", list(AMPLITUDES))
+def test_random_starts_outside_the_cube_of_attention_outputs_are_refused_naming_the_amplitude(
+    tmp_path, monkeypatch, command, case
+):
+    import attnphys.dynamics._census as census_module
+    import attnphys.sweeps.engine as engine
+
+    amplitude, refused = AMPLITUDES[case]
+
+    def never(*args, **kwargs):
+        raise AssertionError("ran")
+
+    monkeypatch.setattr(engine, "compute_chunk", never)
+    monkeypatch.setattr(census_module, "census", never)
+    extra = ["--param", "beta_o", "--start-value", "1.2", "--stop-value", "1.3", "--num", "2", "--out",
+             tmp_path / "b.zarr"] if command == "basins" else []
+    res = invoke("dmft", command, "--amplitude", amplitude, "--ics", "4", "--steps", "2000", "--transient", "100",
+                 *extra)
+    if refused:
+        assert res.exit_code == 2, res.output
+        message = " ".join(res.output.split())
+        assert f"--amplitude: must be at most 1 (got {float(amplitude):g})" in message
+        assert "outside the map's domain" in message and "Traceback" not in res.output
+    else:  # accepted: the run starts (and stops at the stand-in for the computation)
+        assert "--amplitude" not in res.output and isinstance(res.exception, AssertionError), res.output
+
+
+@pytest.mark.parametrize("analysis", ["attractors", "stability", "basins"])
+def test_the_functions_refuse_an_overflowing_amplitude_naming_the_keyword(analysis):
+    from attnphys import dmft
+    from attnphys.errors import InputError
+
+    args = ({"beta_o": [1.2]},) if analysis == "basins" else ()
+    with pytest.raises(InputError, match=r"^amplitude: must be at most 1 \(got 1e\+308\)") as err:
+        getattr(dmft, analysis)(dmft.DMFTConfig(), *args, amplitude=1e308)
+    assert err.value.field == "amplitude"
+    getattr(dmft, f"plan_{analysis}")(dmft.DMFTConfig(), *args, amplitude=1.0)  # the cube's edge is a start

@@ -59,7 +59,8 @@ def test_neimark_sacker_boundary_meets_the_one_parameter_points(tmp_path):
     assert ds.attrs["status_forward"] == ds.attrs["status_backward"] == "bounds"
     assert ds.attrs["start_beta_att"] == 2.2 and abs(ds.attrs["start_beta_o"] - 1.2434445478) < 1e-9
     ba, bo = ds.beta_att.values, ds.beta_o.values
-    assert ba.min() < 0 and ba.max() > 3  # the curve crosses the whole box
+    # the curve crosses the whole box [0, 3]; the step beyond each edge is dropped, not returned
+    assert 0 <= ba.min() < 0.11 and 2.89 < ba.max() <= 3 and ds.attrs["outside_box"] == 2
     assert (ds.coefficient.values < 0).all() and ds.sizes["special"] == 0
     assert ds.attrs["evaluations"] < 400
     order = np.argsort(ba)
@@ -86,3 +87,37 @@ def test_a_start_without_the_orbit_or_the_bifurcation_is_refused_by_name():
     with pytest.raises(InputError, match="no neimark_sacker point") as e:
         boundary(cfg, "neimark_sacker", ("beta_o", "beta_att"), 1.24, 1.243, start="checkpoint", max_points=300)
     assert e.value.field == "kind"
+
+
+def _curve(p1, p2, xs, ys, sx, sy):
+    import xarray as xr
+
+    n = len(xs)
+    return xr.Dataset({
+        p1: ("point", np.asarray(xs, float)), p2: ("point", np.asarray(ys, float)),
+        "x": (("point", "dim"), np.zeros((n, 3))), "coefficient": ("point", -np.ones(n)),
+        "special_kind": ("special", np.array(["cusp"] * len(sx))),
+        f"special_{p1}": ("special", np.asarray(sx, float)), f"special_{p2}": ("special", np.asarray(sy, float)),
+    })
+
+
+BOX = ((1.0, 1.5), (0.0, 3.0))
+CURVES = {
+    # case: (curve points (β_o, β_att), codimension-two points, the points kept, the specials kept)
+    "both ends beyond the box": (([1.2, 1.21, 1.22, 1.23], [-0.031, 1.0, 2.0, 3.031]), ([], []), [1, 2], []),
+    "ends on the edges": (([1.2, 1.21, 1.22], [0.0, 1.5, 3.0]), ([], []), [0, 1, 2], []),
+    "beyond the first parameter's edge": (([1.49, 1.5, 1.51], [1.0, 1.1, 1.2]), ([], []), [0, 1], []),
+    "a codimension-two point beyond it": (([1.2, 1.21], [1.0, 2.0]), ([1.2, 1.6], [1.5, 1.5]), [0, 1], [0]),
+}
+
+
+@pytest.mark.parametrize("case", list(CURVES))
+def test_every_point_returned_lies_in_the_box_asked_for(case):
+    from attnphys.dmft._api.boundary import inside_box
+
+    (xs, ys), (sx, sy), kept, kept_special = CURVES[case]
+    out, dropped = inside_box(_curve("beta_o", "beta_att", xs, ys, sx, sy), ("beta_o", "beta_att"), BOX)
+    np.testing.assert_array_equal(out.beta_att.values, np.asarray(ys)[kept])
+    np.testing.assert_array_equal(out.special_beta_o.values, np.asarray(sx)[kept_special])
+    assert dropped == len(xs) - len(kept) + len(sx) - len(kept_special)
+    assert out.sizes["dim"] == 3 and out.x.shape == (len(kept), 3)

@@ -61,6 +61,29 @@ def test_bad_inputs_are_named_without_a_traceback(tmp_path, args, named):
     assert not (tmp_path / "x.zarr").exists()
 
 
+@pytest.mark.parametrize("args", [("--paths", "50"), ("--seed", "3"), ("--threshold", "0.2")])
+def test_an_option_of_the_paths_without_n_is_refused_naming_both(tmp_path, args):
+    """Without --n only the prediction runs: an option of the finite paths would be dropped without a word."""
+    res = invoke("dmft", "fluctuations", *args, "--out", tmp_path / "x.zarr")
+    assert res.exit_code == 2, res.output
+    assert args[0] in res.output and "--n" in res.output and "Traceback" not in res.output
+    assert not (tmp_path / "x.zarr").exists()
+
+
+@pytest.mark.slow
+def test_the_prediction_writes_netcdf_and_reads_back_equal(tmp_path):
+    import xarray as xr
+
+    res = invoke("dmft", "fluctuations", "--beta-o", "1.0", "--steps", "4", "--out", tmp_path / "p.nc")
+    assert res.exit_code == 0, res.output
+    back, plain = load(tmp_path / "p.nc"), xr.open_dataset(tmp_path / "p.nc").load()
+    assert plain.attrs["prediction"] == "paths" and "mode" not in plain.attrs
+    assert set(back.data_vars) == set(plain.data_vars) and "mo_se_cov" in plain
+    for v in plain.data_vars:
+        np.testing.assert_array_equal(back[v].values, plain[v].values)
+    assert np.all(plain.spread.values > 0)
+
+
 @pytest.mark.slow
 @pytest.mark.long
 def test_the_comparison_puts_measured_beside_predicted_std_at_a_fixed_point(tmp_path):

@@ -4,6 +4,7 @@ import hashlib
 import json
 import re
 import tomllib
+import warnings
 from fnmatch import fnmatch
 from pathlib import Path
 
@@ -16,7 +17,12 @@ from attnphys.dmft import preset
 from attnphys.dmft._commands.diagrams import BifurcationJob, PhaseDiagramJob
 from attnphys.dmft._commands.trajectory import TrajectoryJob
 from attnphys.dmft.initial import from_file, paper_checkpoint_path
-from attnphys.dmft.reference import REFERENCE_CHECKPOINTS, REFERENCE_KEYS, reference_checkpoint
+from attnphys.dmft.reference import (
+    CONTEXT_TRAJECTORY_BETAS,
+    REFERENCE_CHECKPOINTS,
+    REFERENCE_KEYS,
+    reference_checkpoint,
+)
 from attnphys.dmft.starts import CheckpointStart, FileStart, PatternStart, TokenStart
 from attnphys.errors import InputError
 from attnphys.io import load
@@ -194,14 +200,41 @@ def test_hand_set_weights_mode_maps_to_the_reference_kind_and_its_pattern_start(
     assert job.start == PatternStart(index=1)
 
 
-def test_a_diagram_config_without_a_context_is_refused_by_the_trajectory_command(tmp_path):
-    """With a chpt_path the file is the reference's trajectory-from-context input
-    (tests/dmft/test_reference_context.py); without one, nothing says what its range would mean."""
-    text = "".join(line + "\n" for line in BIF.splitlines() if not line.startswith(("load_chpt", "chpt_path")))
-    assert "chpt_path" not in text
-    with pytest.raises(InputError) as e:
-        build_job(TrajectoryJob, {}, write(tmp_path, text))
-    assert "min_bifurcation_value" in str(e.value) and "compute_lyapunov" in str(e.value)
+NO_CONTEXT = "".join(line + "\n" for line in BIF.splitlines() if not line.startswith(("load_chpt", "chpt_path")))
+
+RANGE_IGNORED = {
+    # case: (file, refused for, β_o of the job)
+    "from a context": (BIF, None, CONTEXT_TRAJECTORY_BETAS),
+    "without a context": (NO_CONTEXT.replace("compute_lyapunov: True", "compute_lyapunov: False"), None, None),
+    "without a context, exponents asked": (NO_CONTEXT, "compute_lyapunov", None),
+}
+
+
+@pytest.mark.parametrize("case", list(RANGE_IGNORED))
+def test_the_trajectory_command_ignores_a_diagram_range_saying_so(tmp_path, case):
+    """A trajectory runs at its --beta-o: the diagram's range of a bifurcation configuration is ignored, in
+    one line naming the keys, whether or not the file starts from a context (with one it is the reference's
+    trajectory-from-context input, tests/dmft/test_reference_context.py); what a trajectory cannot do
+    (exponents) is still refused."""
+    text, refused, beta_o = RANGE_IGNORED[case]
+    assert ("chpt_path" in text) == (case == "from a context")
+    note = "min_bifurcation_value and max_bifurcation_value ignored (the range of a bifurcation diagram"
+    with pytest.warns(UserWarning, match=re.escape(note)) as caught:
+        if refused:
+            with pytest.raises(InputError) as e:
+                build_job(TrajectoryJob, {}, write(tmp_path, text))
+            assert refused in str(e.value) and "bifurcation_value" not in str(e.value)
+        else:
+            job = build_job(TrajectoryJob, {}, write(tmp_path, text))
+            assert job.beta_o == beta_o and (job.steps, job.transient) == (175_000, 100_000)
+    assert len([w for w in caught if "ignored" in str(w.message)]) == 1
+
+
+def test_a_file_without_a_diagram_range_reads_without_a_note(tmp_path):
+    text = "".join(line + "\n" for line in NO_CONTEXT.splitlines() if "bifurcation_value" not in line)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        build_job(TrajectoryJob, {}, write(tmp_path, text.replace("compute_lyapunov: True", "compute_lyapunov: False")))
 
 
 def test_every_reference_key_is_documented_in_the_table():

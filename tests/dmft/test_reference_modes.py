@@ -226,6 +226,32 @@ def test_the_manual_pe5_configuration_runs_the_references_experiment(tmp_path):
         )
 
 
+@pytest.mark.slow
+def test_the_mode_4_experiment_without_a_transient_is_labelled_by_its_settled_period_3(tmp_path):
+    """The hand-set experiment's diagram file (transient 0, 1,000 steps) at β_o = 3: the orbit settles on
+    a period-3 cycle after about 60 steps, so its record holds an unsettled head; the label is the
+    settled tail's (periodic, period 3, exact_period), not a 0-1 verdict on the whole record
+    (docs/theory/dynamics.md §4.1)."""
+    from typer.testing import CliRunner
+
+    from attnphys.cli import app
+    from attnphys.dynamics.classify import REGIME_REASONS, REGIMES, detect_period, settled_period
+    from attnphys.io import load
+
+    out = tmp_path / "b.zarr"
+    res = CliRunner().invoke(app, ["dmft", "bifurcation", "--config", str(_manual(tmp_path)), "--start-value",
+                                   "2.9", "--stop-value", "3", "--num", "2", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "regimes      │ periodic: 2" in res.output
+    ds = load(out).sel(beta_o=3.0)
+    assert ds.attrs["config"] and int(ds.period) == 3
+    assert REGIMES[int(ds.regime)] == "periodic" and REGIME_REASONS[int(ds.regime_reason)] == "exact_period"
+    orbit = ds.orbit.values
+    assert int(detect_period(orbit)) == 0  # the whole record does not repeat: its head is unsettled
+    period, start = settled_period(orbit)
+    assert int(period) == 3 and 20 < int(start) < 200
+
+
 @pytest.mark.parametrize(
     "change, spec",
     [

@@ -179,6 +179,28 @@ def test_a_smooth_boundary_has_uncertainty_exponent_one():
         uncertainty_exponent(BISTABLE, 1.8, [1.2], [-1.2])
 
 
+@pytest.mark.slow
+def test_the_default_sizes_fit_a_smooth_boundary_and_too_few_points_warn():
+    """The bistable map's smooth boundary with the default sizes and 4,096 starts: at least three ε enter the fit
+    and α = 1 within its interval; the old range (to 1e-2 of the side) leaves two and warns (theory:
+    docs/theory/dynamics.md §10.5)."""
+    import warnings
+
+    from attnphys.errors import FitWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FitWarning)
+        ds = uncertainty_exponent(BISTABLE, 1.8, [-1.2], [1.2], ics=4096, census_ics=32, options=OPTS)
+    assert int(ds["n_fit"]) >= 3
+    alpha, err = float(ds["uncertainty_exponent"]), float(ds["uncertainty_exponent_stderr"])
+    assert abs(alpha - 1.0) < 3 * err, (alpha, err)
+    with pytest.warns(FitWarning, match="2 of 9 eps"):
+        old = uncertainty_exponent(
+            BISTABLE, 1.8, [-1.2], [1.2], eps=2.4 * np.geomspace(1e-6, 1e-2, 9), ics=4096, census_ics=32, options=OPTS
+        )
+    assert int(old["n_fit"]) == 2
+
+
 def test_a_given_census_is_reused_and_must_come_from_the_same_starts():
     grid = GridSampler(lo=[-1.2], hi=[1.2], shape=(16,))
     ds = census(BISTABLE, 1.8, grid, ics=16, options=OPTS)

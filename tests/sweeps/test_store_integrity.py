@@ -5,7 +5,9 @@ naming what is missing; re-running repairs the store and recomputes exactly the 
 import json
 import os
 import shutil
+import tarfile
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -120,15 +122,97 @@ def test_a_damaged_single_result_is_refused(tmp_path, damage):
     assert ("variable a" if damage != "metadata deleted" else "variable b: its metadata") in str(err.value)
 
 
-def test_a_store_without_records_is_read_as_before(whole, tmp_path):
-    """Stores written before the records existed (naming an older version) have none to compare with."""
+OLD_STORE = Path(__file__).parents[1] / "data" / "store_0.2.0_trajectory.tar.gz"
+"""A store written by the 0.2.0 release (commit 9ad9e28): ``attnphys dmft trajectory --beta-o
+1.0,1.1,1.2,1.3 --steps 12``; it carries no records."""
+
+
+def _old_store(tmp_path) -> Path:
+    with tarfile.open(OLD_STORE) as tar:
+        tar.extractall(tmp_path, filter="data")
+    return tmp_path / "trajectory-0.2.0.zarr"
+
+
+def test_a_store_written_by_0_2_0_without_records_is_read_as_before(tmp_path):
+    """Stores written before the records existed have none to compare with: one that holds what its
+    version wrote loads."""
+    ds = load(_old_store(tmp_path))
+    assert ds.attrs["attnphys_version"] == "0.2.0" and MANIFEST not in ds.attrs
+    np.testing.assert_array_equal(ds["beta_o"].values, [1.0, 1.1, 1.2, 1.3])
+    assert np.isfinite(ds["mo_se"].values).all()
+
+
+def test_a_current_store_relabelled_0_1_0_without_records_is_refused_naming_what_is_missing(whole, tmp_path):
+    """The version is an attribute: a store of this version with its records removed, its label set to
+    0.1.0, a sweep value edited and a chunk deleted (it loaded β_o = 9.9 and NaN) is refused."""
     path = _copy(whole, tmp_path)
-    g = zarr.open_group(str(path), mode="r+")
-    attrs = {k: v for k, v in g.attrs.items() if k not in (MANIFEST, CHUNK_VARS)}
-    attrs["attnphys_version"] = "0.1.0"
-    g.attrs.clear()
-    g.attrs.update(attrs)
-    assert_same_store(open_result(path).drop_attrs(), whole[1].drop_attrs())
+    _edit_attrs(path, lambda a: [a.pop(MANIFEST), a.pop(CHUNK_VARS), a.update(attnphys_version="0.1.0")])
+    _edit_attrs(path, _relabel)
+    os.remove(_file(path, "mo_se", 1))
+    for reader in (load, open_result):
+        with pytest.raises(DamagedResultError, match="is damaged") as err:
+            reader(path)
+        message = str(err.value)
+        assert f"lacks {MANIFEST} and {CHUNK_VARS}" in message and "names attnphys 0.1.0" in message
+        assert "variables chunk_sums" in message and "task.config.variant" in message
+    with pytest.raises(DamagedResultError, match="--overwrite"):
+        run_sweep(Sweep.model_validate_json(zarr.open_group(str(path), mode="r").attrs["sweep"]), path,
+                  progress=False)
+
+
+def _add_variable(path, name: str) -> None:
+    shutil.copytree(path / "mo_se_autocorr_time", path / name)
+
+
+def _edit_definition(change):
+    def edit(attrs) -> None:
+        d = json.loads(attrs["sweep"])
+        change(d)
+        attrs["sweep"] = json.dumps(d, sort_keys=True)
+    return edit
+
+
+def _config_variant(attrs) -> None:
+    attrs["config"] = json.dumps({**json.loads(attrs["config"]), "variant": "paper"}, sort_keys=True)
+
+
+def _consolidate(path) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        zarr.consolidate_metadata(str(path))
+
+
+LATER_CONTENTS = {
+    # case: (what a later version writes, added to the 0.2.0 store; what the refusal names)
+    "records' attribute": (lambda p: _edit_attrs(p, lambda a: a.update({CHUNK_VARS: '["mo_se"]'})),
+                           f"root attribute {CHUNK_VARS}"),
+    "later attribute": (lambda p: _edit_attrs(p, lambda a: a.update(attnphys_given='["steps"]')),
+                        "root attribute attnphys_given"),
+    "records' variable": (lambda p: _add_variable(p, "chunk_sums"), "variable chunk_sums"),
+    "later variable": (lambda p: _add_variable(p, "mo_se_lowfreq_pvalue"), "variable mo_se_lowfreq_pvalue"),
+    "later definition field": (
+        lambda p: _edit_attrs(p, _edit_definition(lambda d: d["task"]["config"].update(variant="paper"))),
+        "field task.config.variant of its sweep definition",
+    ),
+    "later task kind": (
+        lambda p: _edit_attrs(p, _edit_definition(lambda d: d["task"].update(kind="dmft-attractors"))),
+        "task kind 'dmft-attractors'",
+    ),
+    "later config field": (lambda p: _edit_attrs(p, _config_variant), "field variant of its config attribute"),
+    "consolidated metadata": (_consolidate, "consolidated metadata"),
+}
+
+
+@pytest.mark.parametrize("case", list(LATER_CONTENTS))
+def test_a_store_naming_0_2_0_that_holds_what_0_2_0_never_wrote_is_refused(tmp_path, case):
+    path = _old_store(tmp_path)
+    add, named = LATER_CONTENTS[case]
+    add(path)
+    with pytest.raises(DamagedResultError, match="is damaged") as err:
+        load(path)
+    message = str(err.value)
+    assert named in message and f"lacks {MANIFEST}" in message and "names attnphys 0.2.0" in message
+    assert "re-run the command that makes it" in message
 
 
 @pytest.mark.slow

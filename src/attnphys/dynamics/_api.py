@@ -13,13 +13,27 @@ import numpy as np
 import xarray as xr
 
 from attnphys import _deprecated
+from attnphys._arguments import checked
 from attnphys.dynamics._lyapunov import EVIDENCE, lyapunov, sorted_evidence
-from attnphys.dynamics.checks import is_traced
+from attnphys.dynamics.checks import is_traced, memory_of, state_dim
 from attnphys.dynamics.maps import AbstractMap
 from attnphys.errors import InputError
 from attnphys.runtime import shard_batch
 
 
+@checked(
+    memory=lambda a: (
+        None
+        if not a["history_every"]
+        else memory_of(
+            8 * 2 * (a["steps"] // a["history_every"] + 1) * state_dim(a["m"], None, a["x0"]),
+            "the history",
+            "use a larger history_every",
+            a,
+            "steps",
+        )
+    )
+)
 def lyapunov_spectrum(
     m: AbstractMap,
     x0,

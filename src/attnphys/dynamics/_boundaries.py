@@ -5,24 +5,28 @@ docs/theory/dynamics.md §10.4–10.5)."""
 from __future__ import annotations
 
 import json
+import warnings
 from typing import Any
 
 import jax
 import numpy as np
 import xarray as xr
 
+from attnphys._arguments import checked, positives
 from attnphys.dynamics._census import CensusOptions, census
 from attnphys.dynamics._global_core import UNRESOLVED, check_int, land, prepare
+from attnphys.dynamics.checks import memory_of, state_dim
 from attnphys.dynamics.intervals import wilson_interval
 from attnphys.dynamics.maps import AbstractMap
 from attnphys.dynamics.samplers import ExplicitSampler, GridSampler
-from attnphys.errors import InputError
+from attnphys.errors import FitWarning, InputError, find_stack_level
 from attnphys.metadata import base_attrs
 from attnphys.progress import step_bar, subrange
 
 LOG2 = float(np.log(2.0))
 
 
+@checked
 def box_entropy(labels: Any, box: int = 5) -> xr.Dataset:
     """Basin entropy S_b and boundary basin entropy S_bb of a picture of basins (theory:
     docs/theory/dynamics.md §10.4).
@@ -97,6 +101,7 @@ def box_entropy(labels: Any, box: int = 5) -> xr.Dataset:
     return ds
 
 
+@checked
 def basin_entropy(
     m: AbstractMap,
     params,
@@ -159,6 +164,21 @@ def basin_entropy(
     return out
 
 
+MIN_FIT = 3
+"""Fewest ε a fit of the uncertainty exponent needs to carry an interval (one degree of freedom)."""
+
+
+@checked(
+    eps=positives(2, optional=True),
+    memory=lambda a: memory_of(
+        8 * 32 * a["ics"] * state_dim(a["m"], a["params"], a["lo"]),
+        "the perturbed starts",
+        "use fewer ics",
+        a,
+        "ics",
+        "census_ics",
+    ),
+)
 def uncertainty_exponent(
     m: AbstractMap,
     params,
@@ -193,7 +213,7 @@ def uncertainty_exponent(
 
     Args:
         m: the map. params: the parameters (no batch axis). lo, hi: (D,) corners of the box. eps: the
-            perturbation sizes (default 9 values from 1e-6 to 1e-2 times the box's largest side). ics:
+            perturbation sizes (default 10 values from 1e-6 to 10^-1.5 times the box's largest side). ics:
             starts. aux: the auxiliary state of every start. seed: the starts, directions and census.
         census_ics, options, shared: the census that finds the attractors. tol: relative radius ε_a of the
             attractors (§10.1). steps: the most steps per run (default the census budget).
@@ -222,7 +242,7 @@ def uncertainty_exponent(
     census_ics = min(check_int(census_ics, "census_ics"), ics)
     min_uncertain = check_int(min_uncertain, "min_uncertain")
     side = float(np.max(hi_a - lo_a))
-    e = side * np.geomspace(1e-6, 1e-2, 9) if eps is None else np.atleast_1d(np.asarray(eps, float))
+    e = side * np.geomspace(1e-6, 10**-1.5, 10) if eps is None else np.atleast_1d(np.asarray(eps, float))
     if e.ndim != 1 or e.size < 2 or not np.all(np.isfinite(e) & (e > 0)):
         raise InputError(f"must be at least two finite positive sizes (got {eps!r})", "eps")
     e = np.sort(e)
@@ -268,6 +288,15 @@ def uncertainty_exponent(
         sxx = float(np.sum(w * (X - xm) ** 2))
         alpha = float(np.sum(w * (X - xm) * Y) / sxx)
         err = float(np.sqrt(1.0 / sxx))
+    if fit.sum() < MIN_FIT:
+        warnings.warn(
+            f"uncertainty_exponent: {int(fit.sum())} of {e.size} eps have at least min_uncertain = {min_uncertain} "
+            f"uncertain starts, fewer than the {MIN_FIT} a fit with an interval needs"
+            + (f" (alpha = {alpha:.3g} ± {err:.2g} rests on two points)" if fit.sum() == 2 else "")
+            + ": give more ics, larger eps or a smaller min_uncertain",
+            FitWarning,
+            stacklevel=find_stack_level(),
+        )
     ds = xr.Dataset(
         {
             "uncertain_fraction": ("eps", f, {"long_name": "share of eps-uncertain starts f(eps)"}),
@@ -284,6 +313,7 @@ def uncertainty_exponent(
             "n_uncertain": ("eps", n_unc, {"long_name": "eps-uncertain starts"}),
             "n_valid": ("eps", n_valid, {"long_name": "starts whose three runs all reached an attractor"}),
             "in_fit": ("eps", fit, {"long_name": "eps used in the fit of the exponent"}),
+            "n_fit": ((), int(fit.sum()), {"long_name": "eps in the fit", "comment": f"fewer than {MIN_FIT}: warned"}),
             "uncertainty_exponent": (
                 (),
                 alpha,

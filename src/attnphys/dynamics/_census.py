@@ -50,9 +50,10 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
+from attnphys._arguments import checked
 from attnphys.dynamics import _census_geometry as geo
 from attnphys.dynamics._census_settle import settle_in_chunks
-from attnphys.dynamics.checks import warn_if_single_precision
+from attnphys.dynamics.checks import memory_of, state_dim, warn_if_single_precision
 from attnphys.dynamics.classify import REGIME_CODE, REGIMES, ClassifyOptions, classify, flag_attrs
 from attnphys.dynamics.fingerprint import fingerprint
 from attnphys.dynamics.intervals import wilson_interval
@@ -60,7 +61,7 @@ from attnphys.dynamics.maps import AbstractMap
 from attnphys.dynamics.periodic import floquet_batch, refine_batch
 from attnphys.dynamics.samplers import AbstractSampler, make_sampler
 from attnphys.dynamics.settle import DIVERGENT, PERIODIC, SettleOptions, lane_params
-from attnphys.errors import InputError, check_fits
+from attnphys.errors import InputError, check_fits, find_stack_level
 from attnphys.progress import step_bar
 from attnphys.runtime import take_rows
 
@@ -278,6 +279,11 @@ class _Attractor(dict):
     """kind, period, members (lane indices), rep (lane index), source ('periodic' | 'recurrent' | 'divergent')."""
 
 
+@checked(
+    memory=lambda a: memory_of(
+        8 * 16 * (a["ics"] or 0) * state_dim(a["m"], a["params"]), "the census's states", "use fewer ics", a, "ics"
+    )
+)
 def census_batch(
     m: AbstractMap,
     params,
@@ -310,7 +316,7 @@ def census_batch(
             (default: the largest count found); attractors beyond it are dropped and counted in
             ``n_dropped``.
         progress: show a progress bar of the settle run.
-        n_ics: the former name of ``ics`` (deprecated: a ``DeprecationWarning``; removed in the next release).
+        n_ics: the former name of ``ics`` (deprecated since 0.3.0: a ``DeprecationWarning``; removed in 0.5.0).
 
     Returns:
         Dataset with dims ``param``, ``attractor``, ``ic``, ``exponent``, ``point``, ``dim``, ``feature``;
@@ -388,10 +394,13 @@ def _renamed_ics(ics, n_ics):
         raise InputError("give ics only (n_ics is its former name)", field="n_ics")
     import warnings
 
+    from attnphys._deprecated import SINCE, UNTIL
+
     warnings.warn(
-        "census: n_ics is renamed ics (as in attnphys.dmft.attractors); n_ics will be removed in the next release",
+        f"census: n_ics is renamed ics (as in attnphys.dmft.attractors); n_ics is deprecated since {SINCE} and "
+        f"will be removed in {UNTIL}",
         DeprecationWarning,
-        stacklevel=3,
+        stacklevel=find_stack_level(),
     )
     return n_ics
 

@@ -31,8 +31,10 @@ import numpy as np
 import scipy.optimize
 import xarray as xr
 
+from attnphys._arguments import checked, count
 from attnphys.dynamics._census import CensusOptions, census, census_batch
 from attnphys.dynamics._tracks import default_tol, set_distance
+from attnphys.dynamics.checks import memory_of, state_dim
 from attnphys.dynamics.classify import REGIME_CODE
 from attnphys.dynamics.maps import AbstractMap
 from attnphys.dynamics.samplers import AbstractSampler, ExplicitSampler
@@ -167,6 +169,17 @@ def _add_seeded(cur: dict, found: xr.Dataset, sources: np.ndarray, tol: float, q
     return origin
 
 
+@checked(
+    seeds=count(0),
+    memory=lambda a: memory_of(
+        8 * 16 * a["ics"] * max(1, a["seeds"]) * state_dim(a["m"], None),
+        "the starts",
+        "use fewer ics",
+        a,
+        "ics",
+        "seeds",
+    ),
+)
 def global_continuation(
     m: AbstractMap,
     params,

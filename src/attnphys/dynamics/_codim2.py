@@ -24,7 +24,9 @@ import numpy as np
 import scipy.optimize
 import xarray as xr
 
+from attnphys._arguments import checked
 from attnphys._version import __version__
+from attnphys.dynamics.checks import memory_of, state_dim
 from attnphys.dynamics.maps import AbstractMap
 from attnphys.dynamics.periodic import compose_steps
 from attnphys.errors import InputError
@@ -288,6 +290,15 @@ def _check(kind, x0, s0, period, ds, ds_max, max_points, bounds, direction=1.0):
     return x0, s0, bounds
 
 
+@checked(
+    memory=lambda a: memory_of(
+        8 * 4 * a["max_points"] * (state_dim(a["m"], None, a["x0"]) + 4),
+        "the curve's points",
+        "use fewer max_points",
+        a,
+        "max_points",
+    )
+)
 def bifurcation_curve(
     m: AbstractMap,
     kind: str,

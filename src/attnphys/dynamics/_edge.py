@@ -20,9 +20,10 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
+from attnphys._arguments import checked, count
 from attnphys.dynamics._census import CensusOptions
 from attnphys.dynamics._global_core import UNRESOLVED, check_int, check_positive, land, prepare
-from attnphys.dynamics.checks import params_dict, warn_if_single_precision
+from attnphys.dynamics.checks import memory_of, params_dict, state_dim, warn_if_single_precision
 from attnphys.dynamics.maps import AbstractMap
 from attnphys.dynamics.orbits import check_map_call
 from attnphys.dynamics.samplers import ExplicitSampler
@@ -128,6 +129,16 @@ def _bisect(classify, xa, xb, la, aux, tol, points, max_rounds):
     return xa, xb, lb, rounds, evals, undecided, True
 
 
+@checked(
+    points=count(2),
+    memory=lambda a: memory_of(
+        8 * 4 * a["steps"] * state_dim(a["m"], a["params"], a["a"]),
+        "the edge trajectory",
+        "use fewer steps",
+        a,
+        "steps",
+    ),
+)
 def edge_track(
     m: AbstractMap,
     a,

@@ -20,9 +20,11 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
+from attnphys._arguments import checked, count
 from attnphys._checks import check_array, check_count, check_positive
+from attnphys.dynamics._compiled import SameFunction
 from attnphys.dynamics._lyapunov import gram_schmidt, initial_vectors, scaled_norm
-from attnphys.dynamics.checks import params_dict, raise_if_nonfinite, warn_if_single_precision
+from attnphys.dynamics.checks import memory_of, params_dict, raise_if_nonfinite, warn_if_single_precision
 from attnphys.dynamics.maps import AbstractMap
 from attnphys.errors import InputError
 from attnphys.metadata import base_attrs
@@ -132,6 +134,11 @@ def _align(m: AbstractMap, carry, params, n: int):
     return jax.vmap(lambda x, a, Q: _qr_steps(m, x, a, Q, params, n)[:3])(*carry)
 
 
+@checked(
+    memory=lambda a: memory_of(
+        8 * 4 * a["windows"] * a["exponents"], "the windows' exponents", "use fewer windows", a, "windows"
+    )
+)
 def finite_time_lyapunov(
     m: AbstractMap,
     x0,
@@ -213,6 +220,7 @@ def finite_time_lyapunov(
     )
 
 
+@checked
 def local_lyapunov_map(
     m: AbstractMap,
     params,
@@ -308,6 +316,15 @@ def _alignment_records(m: AbstractMap, carry, params, every: int, k: int, n: int
     return jax.vmap(one)(*carry)
 
 
+@checked(
+    memory=lambda a: memory_of(
+        8 * 8 * (a["steps"] // a["every"] + 1),
+        "the indices recorded over the steps",
+        "record fewer steps or a larger every",
+        a,
+        "steps",
+    )
+)
 def alignment_indices(
     m: AbstractMap,
     x0,
@@ -394,44 +411,58 @@ def bump_weight(s: jax.Array) -> jax.Array:
     return jnp.where(inside, jnp.exp(-1.0 / (safe * (1.0 - safe))), 0.0)
 
 
-@partial(jax.jit, static_argnames=("m", "observable", "n"))
-def _birkhoff(m: AbstractMap, observable: Callable, x, aux, params, n: int):
+@partial(jax.jit, static_argnames=("m", "observable", "n", "locate"))
+def _birkhoff(m: AbstractMap, observable: Callable, x, aux, params, n: int, locate: bool = False):
     """Weighted sums of f over steps [0, n) and [n, 2n), and the plain sum over [0, n), of every start
-    (compensated sums)."""
+    (compensated weighted sums). The weights w(t/n) are computed once for all starts and both halves; each
+    half is its own scan, so a step adds only what it contributes to. A non-finite f makes the sums
+    non-finite; only then is the run repeated with ``locate`` to find the first such step (−1: none)."""
+    w = bump_weight(jnp.arange(n, dtype=x.dtype) / n)
+    W = jnp.sum(w)  # the weights' sum: one pairwise sum, shared by every start
+
+    def f_of(x, aux):
+        return jnp.atleast_1d(jnp.asarray(observable(x, aux, params), dtype=x.dtype))
+
+    def add(acc, v):
+        """Compensated (Kahan) summation: acc = (sum, carry)."""
+        S, C = acc
+        y = v - C
+        t = S + y
+        return t, (t - S) - y
+
+    def bad_at(bad, f, t):
+        if not locate:
+            return bad
+        return jnp.where((bad < 0) & ~jnp.all(jnp.isfinite(f)), t, bad)
 
     def one(x, aux):
-        f0 = observable(x, aux, params)
-        zero = jnp.zeros_like(f0)
+        zero = jnp.zeros_like(f_of(x, aux))
+        z2 = (zero, zero)
 
-        def add(acc, v):
-            """Compensated (Kahan) summation: acc = (sum, carry)."""
-            S, C = acc
-            y = v - C
-            t = S + y
-            return t, (t - S) - y
-
-        def body(c, t):
-            x, aux, S1, S2, P, W, bad = c
-            f = observable(x, aux, params)
-            bad = jnp.where((bad < 0) & ~jnp.all(jnp.isfinite(f)), t.astype(bad.dtype), bad)
-            first = t < n
-            w = bump_weight(jnp.where(first, t, t - n) / n)
-            S1 = add(S1, jnp.where(first, w, 0.0) * f)
-            S2 = add(S2, jnp.where(first, 0.0, w) * f)
-            P = add(P, jnp.where(first, 1.0, 0.0) * f)
-            W = add(W, jnp.where(first, w, 0.0))
+        def first(c, tw):
+            x, aux, S1, P, bad = c
+            f = f_of(x, aux)
+            bad = bad_at(bad, f, tw[0])
             x, aux = m.step(x, aux, params)
-            return (x, aux, S1, S2, P, W, bad), None
+            return (x, aux, add(S1, tw[1] * f), P + f, bad), None
 
-        ts = jnp.arange(2 * n, dtype=x.dtype)
-        z2, s2 = (zero, zero), (jnp.zeros((), x.dtype), jnp.zeros((), x.dtype))
-        init = (x, aux, z2, z2, z2, s2, jnp.asarray(-1, jnp.int32))
-        (x, aux, S1, S2, P, W, bad), _ = jax.lax.scan(body, init, ts)
-        return S1[0] / W[0], S2[0] / W[0], P[0] / n, bad
+        def second(c, tw):
+            x, aux, S2, bad = c
+            f = f_of(x, aux)
+            bad = bad_at(bad, f, tw[0])
+            x, aux = m.step(x, aux, params)
+            return (x, aux, add(S2, tw[1] * f), bad), None
+
+        t = jnp.arange(n, dtype=jnp.int32)
+        init = (x, aux, z2, zero, jnp.asarray(-1, jnp.int32))
+        (x, aux, S1, P, bad), _ = jax.lax.scan(first, init, (t, w))
+        (x, aux, S2, bad), _ = jax.lax.scan(second, (x, aux, z2, bad), (t + n, w))
+        return S1[0] / W, S2[0] / W, P / n, bad
 
     return jax.vmap(one)(x, aux)
 
 
+@checked(n=count(1, 2**31 - 1, why="the device counts steps in 32-bit integers"))
 def weighted_birkhoff(
     m: AbstractMap,
     x0,
@@ -472,12 +503,14 @@ def weighted_birkhoff(
     if not callable(obs):
         raise InputError(f"must be a function f(x, aux, params) -> (F,), got {type(obs).__name__}", "observable")
 
-    def f(x, aux, p):
-        return jnp.atleast_1d(jnp.asarray(obs(x, aux, p), dtype=x.dtype))
-
     if transient:
         x, aux = _settle(m, x, aux, params, transient)
-    wb1, wb2, plain, bad = (np.asarray(a) for a in _birkhoff(m, f, x, aux, params, n))
+    # keyed by what the observable computes (theory: docs/theory/dynamics.md §2.6): a repeated call with
+    # the same map, observable and n compiles nothing, a lambda made anew included
+    key = SameFunction(obs)
+    wb1, wb2, plain, bad = (np.asarray(a) for a in _birkhoff(m, key, x, aux, params, n))
+    if not (np.all(np.isfinite(wb1)) and np.all(np.isfinite(wb2)) and np.all(np.isfinite(plain))):
+        bad = np.asarray(_birkhoff(m, key, x, aux, params, n, locate=True)[3])  # where it first went wrong
     raise_if_nonfinite(np.where(bad >= 0, transient + bad, -1), params, "observable")
     with np.errstate(divide="ignore"):
         digits = -np.log10(np.max(np.abs(wb1 - wb2), axis=-1))
@@ -536,6 +569,10 @@ def _white_lines(Y: jax.Array, eps: jax.Array) -> jax.Array:
     return jax.lax.map(column, Y).sum(axis=0)
 
 
+@checked(
+    n=count(1, 2**31 - 1, why="the device counts steps in 32-bit integers"),
+    memory=lambda a: memory_of(8 * 4 * a["n"], "the recurrence times", "use a smaller n", a, "n"),
+)
 def recurrence_time_entropy(
     m: AbstractMap,
     x0,

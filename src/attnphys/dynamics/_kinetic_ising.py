@@ -18,7 +18,9 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
+from attnphys._arguments import checked
 from attnphys._checks import real_array
+from attnphys.dynamics.checks import memory_of
 from attnphys.errors import InputError
 
 KINETIC_ISING_METHODS = {
@@ -285,6 +287,7 @@ def kinetic_ising_exact(H, J, *, steps: int, s0=None) -> xr.Dataset:
     return _dataset(np.array(m), np.array(C), np.array(D), int(steps), {"method": "exact"})
 
 
+@checked(memory=lambda a: memory_of(8 * 4 * a["n"] ** 2, "the couplings", "use a smaller n", a, "n"))
 def asymmetric_sk(n: int, *, beta: float = 1.0, j0: float = 1.0, js: float = 0.1, h0: float = 0.5, seed: int = 0):
     """Fields and couplings of the asymmetric Sherrington–Kirkpatrick benchmark of kinetic mean-field methods:
     J_ij = β (j0/n + js ξ_ij/√n) with independent standard normal ξ (J_ij and J_ji independent), H_i = β h0 u_i

@@ -422,6 +422,7 @@ def lyapunov(
             names the step and the parameters).
     """
     from attnphys._checks import check_array, check_count
+    from attnphys.errors import InputError
 
     D = check_array(x0, "x0", ndim=1, what="one state (D,)")[0]
     k = D if k is None else k
@@ -432,6 +433,11 @@ def lyapunov(
     check_count(reortho_every, "reortho_every")
     check_count(align, "align", 0)
     check_count(history_every, "history_every", 0)
+    if history_every > steps:
+        raise InputError(
+            f"must be at most steps ({steps}) to record a checkpoint (0: no history), got {history_every}",
+            "history_every",
+        )
     if init not in ("random", "identity"):
         raise ValueError(f"init must be 'random' or 'identity', got {init!r}")
     warn_if_single_precision(x0)

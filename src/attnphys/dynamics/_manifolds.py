@@ -19,8 +19,9 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
+from attnphys._arguments import checked, count
 from attnphys._checks import check_array, check_count, check_positive
-from attnphys.dynamics.checks import params_dict, warn_if_single_precision
+from attnphys.dynamics.checks import memory_of, params_dict, state_dim, warn_if_single_precision
 from attnphys.dynamics.maps import AbstractMap
 from attnphys.dynamics.periodic import compose_steps, monodromy, refine
 from attnphys.errors import InputError, NonFiniteError
@@ -83,6 +84,17 @@ def _stable_pieces(m: AbstractMap, seg, aux, params, p: int, pieces: int, invers
     return out, res
 
 
+@checked(
+    points=count(2),
+    memory=lambda a: memory_of(
+        8 * 8 * a["pieces"] * a["points"] * state_dim(a["m"], None, a["x"]),
+        "the manifold's pieces",
+        "use fewer pieces or points",
+        a,
+        "pieces",
+        "points",
+    ),
+)
 def invariant_manifold(
     m: AbstractMap,
     x,

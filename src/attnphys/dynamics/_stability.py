@@ -10,8 +10,10 @@ import jax
 import numpy as np
 import xarray as xr
 
+from attnphys._arguments import checked, count
 from attnphys.dynamics._census import CensusOptions
-from attnphys.dynamics._global_core import DIVERGED, UNRESOLVED, check_int, check_positive, land, prepare
+from attnphys.dynamics._global_core import DIVERGED, UNRESOLVED, land, prepare
+from attnphys.dynamics.checks import memory_of, state_dim
 from attnphys.dynamics.maps import AbstractMap
 from attnphys.dynamics.samplers import AbstractSampler
 from attnphys.errors import InputError
@@ -28,6 +30,16 @@ def _directions(key, n: int, D: int) -> np.ndarray:
     g = np.array(jax.random.normal(key, (n, D)), dtype=np.float64)
     g /= np.maximum(np.linalg.norm(g, axis=1, keepdims=True), 1e-300)
     return np.concatenate([axes, g])
+
+
+def _shock_memory(a: dict):
+    """The shocked states of one search round: origins × (directions + 2D) rays × scan radii, each a state
+    with its run's working copies (theory: docs/theory/dynamics.md §10.2)."""
+    D = state_dim(a["m"], a["params"])
+    need = 8 * 8 * a["origins"] * (a["directions"] + 2 * D) * a["scan"] * D
+    return memory_of(
+        need, "the shocked states", "use fewer directions, origins or scan radii", a, "directions", "origins", "scan"
+    )
 
 
 def _aux_groups(aux, n: int) -> np.ndarray:
@@ -57,6 +69,11 @@ def _reanchor(xs, phase, o, u, hi):
     return np.asarray(keep_o, np.int64), np.asarray(keep_u, float).reshape(-1, D), np.asarray(keep_r, float)
 
 
+@checked(
+    bisections=count(1, 64, why="a float64 bracket stops shrinking after about 60 halvings"),
+    rounds=count(0, 64),
+    memory=_shock_memory,
+)
 def minimal_shock(
     m: AbstractMap,
     params,
@@ -114,13 +131,6 @@ def minimal_shock(
         InputError: a bad argument, named (``radius``, ``directions``, ``scan``, ``bisections``, ``rounds``,
             ``origins``, ``tol``, ``steps``, ``attractors``, ``sampler``, ``options``, ``m``).
     """
-    radius = None if radius is None else check_positive(radius, "radius")
-    directions = check_int(directions, "directions")
-    scan = check_int(scan, "scan")
-    bisections = check_int(bisections, "bisections")
-    origins = check_int(origins, "origins")
-    if isinstance(rounds, bool) or not isinstance(rounds, (int, np.integer)) or rounds < 0:
-        raise InputError(f"must be an integer >= 0 (got {rounds!r})", "rounds")
     with step_bar(100.0, "%", enabled=progress) as report:
         with subrange(0.0, 0.3):
             pr = prepare(m, params, sampler, attractors, ics, seed, options, shared, tol, steps)
@@ -282,6 +292,11 @@ def minimal_shock(
     return ds
 
 
+@checked(
+    memory=lambda a: memory_of(
+        8 * 16 * a["ics"] * state_dim(a["m"], a["params"]), "the starts", "use fewer ics", a, "ics"
+    )
+)
 def convergence_times(
     m: AbstractMap,
     params,

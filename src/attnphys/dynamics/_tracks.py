@@ -27,6 +27,7 @@ import numpy as np
 import scipy.optimize
 import xarray as xr
 
+from attnphys._arguments import checked
 from attnphys.dynamics.classify import REGIME_CODE
 
 
@@ -80,6 +81,7 @@ def match(points_a, kind_a, points_b, kind_b, tol: float, quantile: float = 0.9)
     return [(ia[r], jb[c], float(C[r, c])) for r, c in zip(rows, cols) if C[r, c] <= tol]
 
 
+@checked
 def tracks(ds: xr.Dataset, *, tol: float | None = None, rel_tol: float = 0.1, quantile: float = 0.9) -> xr.Dataset:
     """Attractor tracks over the ``param`` dim of a census (theory: docs/theory/dynamics.md §8).
 

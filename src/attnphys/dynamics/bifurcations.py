@@ -36,7 +36,9 @@ import numpy as np
 import scipy.optimize
 import xarray as xr
 
-from attnphys.dynamics.checks import warn_if_single_precision
+from attnphys._arguments import checked
+from attnphys.dynamics._compiled import SameFunction
+from attnphys.dynamics.checks import memory_of, state_dim, warn_if_single_precision
 from attnphys.dynamics.classify import flag_names
 from attnphys.dynamics.maps import AbstractMap
 from attnphys.dynamics.periodic import compose_steps, floquet_one, trace_steps
@@ -225,7 +227,7 @@ class _Bound(NamedTuple):
 
 
 def _bind(m, params_of, p, aux0) -> _Bound:
-    nx, tg, cr, mu = _kernels(m, params_of, p)
+    nx, tg, cr, mu = _kernels(m, SameFunction(params_of), p)  # keyed by what params_of computes (§2.6)
     return _Bound(
         lambda x, s, tol, it: nx(x, s, aux0, tol, it),
         lambda x, s, t: tg(x, s, t, aux0),
@@ -295,6 +297,16 @@ def check_continuation(start_value, stop_value, step, max_step, max_points) -> t
     return start, stop
 
 
+@checked(
+    memory=lambda a: memory_of(
+        8 * 4 * a["max_steps"] * a["period"] * state_dim(a["m"], None, a["x0"]),
+        "the branch's orbits",
+        "use fewer max_steps",
+        a,
+        "max_steps",
+        "period",
+    )
+)
 def continue_orbit(
     m: AbstractMap,
     x0,
@@ -322,7 +334,8 @@ def continue_orbit(
         m: the map. x0: (D,) a point on (or near: it is refined at s0) the orbit. aux0: its aux state
             (must return to itself after ``period`` steps).
         params_of: s ↦ params (traceable), e.g. ``lambda r: r`` or ``lambda a: jnp.array([a, 0.3])``; the
-            compiled kernels are cached per (map, params_of, period): reuse one function object.
+            compiled kernels are cached per (map, params_of, period), ``params_of`` keyed by its code and closure
+            values (docs/theory/dynamics.md §2.6): the same lambda made anew compiles nothing.
         s0, s_end: start and end of the parameter range (either order); the continuation stops on an end
             of [min, max] (a step that would cross it is shortened to land on it), after ``max_steps``
             points, if the step falls below ``ds_min``, or at the first fold (turning point) unless

@@ -11,7 +11,7 @@ import jax.core
 import jax.numpy as jnp
 import numpy as np
 
-from attnphys.errors import NonFiniteError, PrecisionWarning
+from attnphys.errors import NonFiniteError, PrecisionWarning, find_stack_level
 
 
 def is_traced(x: Any) -> bool:
@@ -67,5 +67,27 @@ def warn_if_single_precision(x: Any) -> None:
         warnings.warn(
             "the dynamics toolkit runs in single precision: call attnphys.configure() first (float64)",
             PrecisionWarning,
-            stacklevel=3,
+            stacklevel=find_stack_level(),
         )
+
+
+def state_dim(m: Any, params: Any, x0: Any = None) -> int:
+    """The state dimension D of a map: the last axis of ``x0`` when given, else the shape of one sampled
+    state (:func:`jax.eval_shape`: traced, never run); 1 when neither tells (theory: docs/theory/dynamics.md
+    §2.5). Used by the memory rules of the entry checks, before anything is compiled."""
+    if x0 is not None and np.ndim(x0) >= 1:
+        return int(np.shape(x0)[-1])
+    try:
+        shape = jax.eval_shape(lambda k: m.sample_states(k, 1, params)[0], jax.random.PRNGKey(0)).shape
+        return max(1, int(np.prod(shape[1:])))
+    except Exception:
+        return 1
+
+
+def memory_of(need: float, what: str, hint: str, args: dict, *names: str) -> tuple[float, str, str, str]:
+    """``(bytes, what, hint, argument)`` for :func:`attnphys._arguments.checked`'s memory rule: the argument
+    blamed is the largest of ``names`` (the size the user made too large) (theory: docs/theory/dynamics.md
+    §2.5)."""
+    vals = {n: args.get(n) for n in names if isinstance(args.get(n), (int, np.integer))}
+    field = max(vals, key=lambda n: vals[n]) if vals else names[0]
+    return float(need), what, hint, field

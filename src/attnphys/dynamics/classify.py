@@ -6,8 +6,9 @@ Labels (in :data:`REGIMES` order, stored as integer codes; new codes are only ev
 * ``divergent`` — the orbit became non-finite or left the ball |y| ≤ ``bound``;
 * ``fixed_point`` / ``periodic`` — an exact period p ≤ ``max_period`` is found on the observable *and*
   on the fingerprint of the full state (:mod:`attnphys.dynamics.fingerprint`; §4.1): y_{t+p} = y_t within
-  ``period_tol`` at every t of the window, with at least ``confirmations`` full repeats (p = 1 is a
-  fixed point); a periodic orbit longer than ``max_period`` is ``periodic`` with period −1 when
+  ``period_tol`` at every t of the window's settled tail (:func:`settled_period`: an unsettled head of up
+  to half the window is discounted, and the 0–1 test is read on the tail), with at least
+  ``confirmations`` full repeats (p = 1 is a fixed point); a periodic orbit longer than ``max_period`` is ``periodic`` with period −1 when
   λ₁ < −θ and neither an exact recurrence at a long lag nor the 0–1 test says otherwise;
 * ``quasi_periodic`` — no period, |λ₁| ≤ θ and the 0–1 test says regular (K < ``k_regular``);
 * ``chaotic`` — λ₁ > θ and the 0–1 test does not say regular (its "regular" counts only on a record of at
@@ -205,6 +206,61 @@ def detect_period(y: np.ndarray, tol: float = 1e-8, max_period: int = 256, confi
     return period.reshape(batch)
 
 
+SETTLED_FRACTION = 0.5
+"""The shortest settled tail, as a fraction of the window, on which :func:`settled_period` accepts a
+period (theory: docs/theory/dynamics.md §4.1): an unsettled head of up to half the window is discounted."""
+
+
+def settled_period(
+    y: np.ndarray,
+    tol: float = 1e-8,
+    max_period: int = 256,
+    confirmations: int = 3,
+    min_fraction: float = SETTLED_FRACTION,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The smallest period p of the window's settled tail, and where that tail starts (theory:
+    docs/theory/dynamics.md §4.1): the tail y[s:] is the longest suffix with |y_{t+p} − y_t| ≤
+    tol·max(1, max|y|) (max-norm) for every t ≥ s; p counts when the tail holds at least ``confirmations``
+    repeats beyond the first period and covers at least ``min_fraction`` of the window. An orbit recorded
+    before it settled (a record without a transient) then shows its attractor's period, where the test
+    of the whole window (:func:`detect_period`, s = 0) finds none.
+
+    Args:
+        y: (..., n, F) orbit windows (time on axis −2).
+
+    Returns:
+        (...,) int periods (0: none found) and (...,) int starts s of the settled tails (0 where no period
+        was found, or where the whole window repeats).
+    """
+    y = np.asarray(y, dtype=np.float64)
+    n = y.shape[-2]
+    batch = y.shape[:-2]
+    flat = y.reshape((-1,) + y.shape[-2:])
+    period = np.zeros(flat.shape[0], dtype=np.int64)
+    start = np.zeros(flat.shape[0], dtype=np.int64)
+    shortest = max(1, int(np.ceil(min_fraction * n)))
+    pmax = min(max_period, n // (confirmations + 1))
+    if pmax < 1 or flat.shape[0] == 0:
+        return period.reshape(batch), start.reshape(batch)
+    thr = tol * np.maximum(1.0, np.nanmax(np.abs(flat), axis=(-2, -1)))
+    last = np.max(np.abs(flat[:, -1 - np.arange(1, pmax + 1), :] - flat[:, -1:, :]), axis=-1)  # (B, pmax)
+    candidate = last <= thr[:, None]
+    undecided = np.ones(flat.shape[0], dtype=bool)
+    for p in np.flatnonzero(candidate.any(axis=0)) + 1:
+        rows = np.flatnonzero(undecided & candidate[:, p - 1])
+        if rows.size == 0:
+            continue
+        bad = np.max(np.abs(flat[rows, p:, :] - flat[rows, :-p, :]), axis=-1) > thr[rows, None]  # (b, n − p)
+        # the tail starts after the last t that breaks the repeat (y[s:] repeats: t = s … n − p − 1)
+        s = np.where(bad.any(axis=-1), n - p - np.argmax(bad[:, ::-1], axis=-1), 0)
+        length = n - s
+        ok = (length >= (confirmations + 1) * p) & (length >= shortest)
+        period[rows[ok]] = p
+        start[rows[ok]] = s[ok]
+        undecided[rows[ok]] = False
+    return period.reshape(batch), start.reshape(batch)
+
+
 ZERO_ONE_BLOCK = 256
 """Series per block of :func:`zero_one_test`: its (block, n_cut, n_cut) window sums stay a few tens of MB."""
 
@@ -319,6 +375,18 @@ def recurrence_lag(y: np.ndarray, tol: float = 1e-8, min_lag: int = 1, min_overl
     return lag.reshape(batch)
 
 
+def _settled_zero_one(phi: np.ndarray, settled: np.ndarray, o: ClassifyOptions) -> np.ndarray:
+    """The 0–1 test of each series read on its settled tail (theory: docs/theory/dynamics.md §4.3):
+    ``phi[..., settled:]`` where :func:`settled_period` found an unsettled head, the whole series
+    elsewhere; the head's transient is no evidence about the attractor."""
+    K = zero_one_test(phi, n_c=o.n_c, seed=o.seed)
+    settled = np.broadcast_to(np.asarray(settled), K.shape)
+    for s in np.unique(settled[settled > 0]):
+        rows = settled == s
+        K[rows] = zero_one_test(phi[rows][..., int(s) :], n_c=o.n_c, seed=o.seed)
+    return K
+
+
 def _normalised(y: np.ndarray) -> np.ndarray:
     """y / max(1, max|y|) per window: the relative tolerance of each feature group then reads the same."""
     return y / np.maximum(1.0, np.max(np.abs(y), axis=(-2, -1), keepdims=True))
@@ -358,19 +426,19 @@ def classify(
         finite &= np.asarray(nonfinite) < 0
     safe = np.where(finite[..., None, None], orbit, 0.0)
     divergent = ~finite | (np.max(np.abs(safe), axis=(-2, -1)) > o.bound)
-    period_obs = detect_period(safe, o.period_tol, o.max_period, o.confirmations)
+    period_obs, _ = settled_period(safe, o.period_tol, o.max_period, o.confirmations)
     if fingerprint is not None:
         fsafe = np.where(finite[..., None, None], fingerprint, 0.0)
         divergent |= np.max(np.abs(fsafe), axis=(-2, -1)) > o.bound
         joint = np.concatenate([_normalised(safe), _normalised(fsafe)], axis=-1)
-        period = detect_period(joint, o.period_tol, o.max_period, o.confirmations)
+        period, settled = settled_period(joint, o.period_tol, o.max_period, o.confirmations)
     else:
         joint = safe
-        period = period_obs
+        period, settled = settled_period(safe, o.period_tol, o.max_period, o.confirmations)
     n = orbit.shape[-2]
     pmax = min(o.max_period, n // (o.confirmations + 1))
     recurrence = np.where(period == 0, recurrence_lag(joint, o.period_tol, pmax + 1, o.min_overlap), 0)
-    K = zero_one_test(safe[..., 0], n_c=o.n_c, seed=o.seed)
+    K = _settled_zero_one(safe[..., 0], settled, o)
     lam1 = lam2 = np.full(batch, np.nan)
     if exponents is not None:
         ex = np.asarray(exponents, dtype=np.float64)

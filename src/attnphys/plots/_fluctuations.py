@@ -24,7 +24,7 @@ def _comparison(ds: xr.Dataset, fig, lyapunov: float | None) -> None:
         ratio = ds[f"{k}_std_ratio"].mean("feature").values
         lo = ds[f"{k}_std_ratio_ci_low"].min("feature").values
         hi = ds[f"{k}_std_ratio_ci_high"].max("feature").values
-        axes[0].loglog(ns, pred, "-", color=c, label=f"{k} predicted")
+        axes[0].loglog(ns, pred, "_-", ms=14, color=c, label=f"{k} predicted")
         axes[0].errorbar(
             ns,
             pred * ratio,
@@ -38,6 +38,9 @@ def _comparison(ds: xr.Dataset, fig, lyapunov: float | None) -> None:
         axes[1].loglog(ns, ds[f"{k}_error_mean_field"].values, "o-", color=c, label=f"{k}: mean field")
         axes[1].loglog(ns, ds[f"{k}_error_corrected"].values, "s--", color=c, label=f"{k}: mean field + bias/N")
         axes[1].loglog(ns, ds[f"{k}_error_noise"].values, ":", color=c, lw=0.9)
+    if ns.size == 1:  # one size: a log axis around it (autoscaling a single point leaves it off the axes)
+        for a in axes[:2]:
+            a.set_xlim(ns[0] / 3, ns[0] * 3)
     axes[0].set(xlabel="N (semantic bits)", ylabel="standard deviation (window and feature mean)")
     axes[0].set_title("fluctuations: predicted (line) vs measured (95% interval)", fontsize=9)
     axes[1].set(xlabel="N (semantic bits)", ylabel="path-averaged error of the mean")
@@ -65,6 +68,15 @@ def _comparison(ds: xr.Dataset, fig, lyapunov: float | None) -> None:
         a.legend(fontsize=6.5, frameon=False)
 
 
+def _left(ds: xr.Dataset) -> str:
+    """``; left the attractor (not in the comparison): 1 path at N=9900``, or nothing when none left."""
+    if "left_step" not in ds:
+        return ""
+    counts = np.isfinite(ds.left_step.values).sum(axis=1)
+    said = [f"{c} at N={n}" for n, c in zip(ds.n.values, counts, strict=True) if c]
+    return f"; paths that left the attractor (not compared): {', '.join(said)}" if said else ""
+
+
 def _prediction(ds: xr.Dataset, fig) -> None:
     axes = fig.subplots(1, 2)
     steps = ds.step.values
@@ -88,6 +100,7 @@ def fluctuations_figure(ds: xr.Dataset, *, lyapunov: float | None = None, fig=No
     of the mean field and of the bias-corrected mean against N with the sampling error; the median separation
     step of the paths from the mean-field orbit (quartiles) and the predicted horizon against log N — divided
     by ``lyapunov`` (λ₁) when given, with the slope-½ line of growth at λ₁ (t* ≈ log N / (2λ₁) + const).
+    The statistics are over the paths that stayed on the attractor; the title counts those that left (§5).
     For a prediction alone (:func:`attnphys.dmft.fluctuations`): √(N var) and N |bias| along the run.
 
     Args:
@@ -100,5 +113,5 @@ def fluctuations_figure(ds: xr.Dataset, *, lyapunov: float | None = None, fig=No
         _comparison(ds, fig, lyapunov)
     else:
         _prediction(ds, fig)
-    suptitle(fig, ds, config_title(ds) + (f"; {ds.attrs.get('paths')} paths" if comparison else ""))
+    suptitle(fig, ds, config_title(ds) + (f"; {ds.attrs.get('paths')} paths" + _left(ds) if comparison else ""))
     return root(fig)

@@ -135,6 +135,24 @@ def check_executor(executor: str, scheduler: str | None) -> None:
         raise InputError("a scheduler address needs executor='dask'", "scheduler")
 
 
+def check_store_place(store: str | Path, option: str = "store") -> Path:
+    """The store's path (:func:`attnphys.io.resolve_output`), refused before anything is computed where no
+    store can be created (:func:`attnphys._paths.check_writable_place`: a read-only file system, a folder
+    without write permission, a parent that is a file, ``/proc``; theory: docs/theory/sweeps.md §5). An
+    existing store is checked when it is opened.
+
+    Raises:
+        OutputError: naming ``option`` and the place.
+    """
+    from attnphys._paths import check_writable_place
+    from attnphys.io import resolve_output
+
+    path = resolve_output(store, option)
+    if not path.exists():
+        check_writable_place(path, option)
+    return path
+
+
 def run_sweep(
     sweep: Sweep,
     store: str | Path | None = None,
@@ -158,10 +176,22 @@ def run_sweep(
         replace: start over: replace an existing store (of any definition) by a new template.
     """
     check_executor(executor, scheduler)
+    if store is not None:
+        store = check_store_place(store)
     if scheduler is not None:
         check_scheduler(scheduler)  # before the store is created
     target = MemoryStore() if store is None else ZarrStore(store)
-    prepare_target(sweep, target, extra_attrs=attrs, replace=replace)
+    try:
+        prepare_target(sweep, target, extra_attrs=attrs, replace=replace)
+    except OSError as e:  # a place that refuses new files (an immutable folder), found only by writing
+        if store is None:
+            raise
+        from attnphys.errors import OutputError
+
+        raise OutputError(
+            f"store {store}: cannot create the store in {Path(store).parent} ({e.strerror or type(e).__name__}); "
+            "choose a path in a folder this process may write"
+        ) from None
     done = target.done_mask()
     todo = [i for i in range(sweep.grid.n_chunks) if not done[i]]
     sizes = {i: sweep.grid.chunk_range(i)[1] - sweep.grid.chunk_range(i)[0] for i in todo}

@@ -18,6 +18,7 @@ recomputes the chunks whose files are missing or changed, whatever their flag sa
 
 from __future__ import annotations
 
+import errno
 import json
 import shutil
 import warnings
@@ -205,7 +206,7 @@ class ZarrStore:
                 raise StoreMismatchError(
                     f"{path} exists and is not a sweep store ({type(e).__name__}); choose another --out"
                 ) from None
-            problems = verify_attrs(attrs_now, sweep=(path / "done").is_dir())
+            problems = verify_attrs(attrs_now, sweep=(path / "done").is_dir(), root=path)
             if problems:  # an edited sweep value would relabel computed points: never resume such a store
                 raise DamagedResultError(
                     f"{path} is damaged: {'; '.join(problems)}; a run cannot repair its attributes: pass "
@@ -331,18 +332,82 @@ def done_mask(path: str | Path) -> np.ndarray:
     return read_done(local_path(path, "path"))
 
 
+def _put(group, name: str, region, value) -> None:
+    """Write ``value`` into ``region`` of the array ``name`` of ``group`` (the one place a chunk's bytes are
+    written)."""
+    group[name][region] = value
+
+
+_FULL_DISK = {
+    errno.ENOSPC: "no space left on the device",
+    errno.EDQUOT: "the disk quota is exhausted",
+    errno.EFBIG: "a file would be larger than the file system allows",
+}
+"""The write errors of a full disk (or quota), told as such."""
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"  # pragma: no cover
+
+
+def _full_disk(path: Path, e: OSError, what: str, i: int, lo: int, hi: int) -> OutputError:
+    """A full disk while chunk ``i`` was written, told with what was being written, where, the room left
+    and what is kept: the chunks flagged done before it (their flags are written last, rule 3 of
+    docs/theory/sweeps.md §2.1) are complete, this chunk is not flagged and is computed again on resume."""
+    try:
+        room = f"{_size(shutil.disk_usage(path).free)} free"
+    except OSError:
+        room = "the room left is unknown"
+    try:
+        done = read_done(path)
+        kept = int(done.sum()) - int(bool(done[i]))
+        total = done.size
+    except Exception:  # noqa: BLE001 - the flags themselves unreadable: say nothing wrong about them
+        kept, total = None, None
+    points = f"point {lo}" if hi - lo == 1 else f"points {lo}–{hi - 1}"
+    finished = (
+        f"the {kept} of {total} chunks finished before are kept (flagged done)"
+        if kept is not None
+        else "the chunks finished before are kept (flagged done)"
+    )
+    return OutputError(
+        f"{path}: {_FULL_DISK.get(e.errno or 0, e.strerror)} while writing {what} of chunk {i} ({points}); "
+        f"{room} on its file system. {finished[0].upper() + finished[1:]}; chunk {i} is not, and is computed "
+        "again: free space (or move the store, folder and all, to a larger disk) and run the same command "
+        "or call again, which resumes from the finished points"
+    )
+
+
 def write_chunk(path: str | Path, i: int, lo: int, hi: int, values: Mapping[str, np.ndarray]) -> None:
     """Write one chunk's data into its region, then the CRC-32 of its files (``chunk_sums``), then (only
-    then) its ``done`` flag."""
+    then) its ``done`` flag.
+
+    Raises:
+        OutputError: the disk (or quota) filled up: the message names what was being written, the store,
+            the room left, and that the chunks finished before are kept and a new run resumes from them.
+    """
     import zarr
 
     g = zarr.open_group(str(path), mode="r+")
-    for name, v in values.items():
-        g[name][lo:hi] = np.asarray(v)  # pyright: ignore[reportArgumentType]  (an array, not a group)
-    names = json.loads(str(g.attrs.get(CHUNK_VARS, "[]")))
-    if names and CHUNK_SUMS in g:
-        g[CHUNK_SUMS][i] = chunk_sums(path, names, i)  # pyright: ignore[reportArgumentType]  (an array, not a group)
-    g["done"][i] = 1  # pyright: ignore[reportArgumentType]  (an array, not a group)
+    what = "the store"
+    try:
+        for name, v in values.items():
+            what = f"variable {name}"
+            _put(g, name, slice(lo, hi), np.asarray(v))
+        names = json.loads(str(g.attrs.get(CHUNK_VARS, "[]")))
+        if names and CHUNK_SUMS in g:
+            what = f"the checksums ({CHUNK_SUMS})"
+            _put(g, CHUNK_SUMS, i, chunk_sums(path, names, i))
+        what = "the done flag"
+        _put(g, "done", i, 1)
+    except OSError as e:
+        if e.errno not in _FULL_DISK:
+            raise
+        raise _full_disk(Path(path), e, what, i, lo, hi) from None
 
 
 def open_result(path: str | Path, require_complete: bool = True) -> xr.Dataset:

@@ -42,9 +42,35 @@ class ContinuationPlan(NamedTuple):
     max_points: int
 
 
+AMPLITUDE_MAX = 1.0
+"""The largest ``amplitude`` of the random starts: the attention outputs A are means of ±1 values, so every
+state of the map lies in the cube [−1, 1]^{LM} (theory: docs/theory/dmft.md §7.5)."""
+
+
+def check_amplitude(sampler: str, amplitude: float) -> None:
+    """Refuse random starts outside the map's domain (theory: docs/theory/dmft.md §7.5): the random sampler
+    draws every entry of A uniform in [−a, a], and every state the map produces has its entries in
+    [−1, 1]; a start with a > :data:`AMPLITUDE_MAX` is no state of the network (from a ≈ 1e10 on its first
+    steps overflow, and a census would count every start as one divergent attractor).
+
+    Raises:
+        InputError: naming ``--amplitude`` (``amplitude`` for a Python caller).
+    """
+    from attnphys.errors import InputError
+
+    if sampler == "random" and not amplitude <= AMPLITUDE_MAX:
+        raise InputError(
+            f"must be at most {AMPLITUDE_MAX:g} (got {amplitude:g}): the random starts draw every attention "
+            "output uniform in [-a, a], and attention outputs are means of ±1 values, so every state of the "
+            f"map lies in [-{AMPLITUDE_MAX:g}, {AMPLITUDE_MAX:g}]; a larger a starts outside the map's domain",
+            "--amplitude",
+        )
+
+
 def _census_task(cfg, o: AttractorsOptions | BasinsOptions):
     from attnphys.dmft.tasks import AttractorTask
 
+    check_amplitude(o.sampler, o.amplitude)
     starts = tuple(o.starts)
     start = o.start
     if o.sampler != "perturb" and not isinstance(cfg, DMFTConfig):

@@ -125,6 +125,29 @@ def _merge(back: xr.Dataset, fwd: xr.Dataset) -> xr.Dataset:
     return out
 
 
+def inside_box(curve: xr.Dataset, params: tuple[str, str], box) -> tuple[xr.Dataset, int]:
+    """The curve's points (and codimension-two points) that lie in the box ``[x_min, x_max] × [y_min, y_max]``
+    the caller asked for, and how many were dropped (theory: docs/theory/dmft.md §7.8). A half of the curve
+    ends with the first step that left the box: that point solves the curve's equations but lies beyond
+    the box, so it is dropped, not clipped (a clipped point would be no point of the curve)."""
+    (x_lo, x_hi), (y_lo, y_hi) = box
+    p1, p2 = params
+
+    def keep(x, y):
+        x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+        return (x >= x_lo) & (x <= x_hi) & (y >= y_lo) & (y <= y_hi)
+
+    points = keep(curve[p1].values, curve[p2].values)
+    dropped = int((~points).sum())
+    out = curve.isel(point=np.flatnonzero(points))
+    s1, s2 = f"special_{p1}", f"special_{p2}"
+    if "special" in curve.dims and s1 in curve and s2 in curve:
+        special = keep(curve[s1].values, curve[s2].values)
+        dropped += int((~special).sum())
+        out = out.isel(special=np.flatnonzero(special))
+    return out, dropped
+
+
 @takes(BoundaryOptions, plan=plan_boundary)
 def boundary(
     cfg: Config, kind: str, params: Sequence[str], start_value: float, stop_value: float, *, options: BoundaryOptions
@@ -138,7 +161,9 @@ def boundary(
     at its first bifurcation of ``kind`` the curve F^p(x; s) = x, g(x; s) = 0 (g the minimally augmented
     test function: det-like in A − I, A + I or A^{[2]} − I, A the monodromy matrix) is continued both ways
     in s = (params[0], params[1]) by :func:`attnphys.dynamics.bifurcation_curve` until it leaves the box
-    [x_min, x_max] × [y_min, y_max] or has ``curve_points`` points each way.
+    [x_min, x_max] × [y_min, y_max] or has ``curve_points`` points each way. Every point returned lies in
+    the box: the step that left it is dropped (:func:`inside_box`; attribute ``outside_box`` counts the
+    points dropped).
 
     Args:
         cfg: the configuration (its model variant and every parameter not continued).
@@ -217,7 +242,7 @@ def boundary(
                         progress=options.progress,
                     )
                 )
-    out = _merge(*halves)
+    out, outside = inside_box(_merge(*halves), (p1, p2), plan.box)
     back, fwd = halves
     out.attrs.update(
         base_attrs(cfg, start=str(branch.attrs.get("start", "")), transient=options.transient),
@@ -233,6 +258,7 @@ def boundary(
         status_forward=str(fwd.attrs["status"]),
         evaluations=int(back.attrs["evaluations"]) + int(fwd.attrs["evaluations"]),
         box=f"[{plan.box[0][0]}, {plan.box[0][1]}] x [{plan.box[1][0]}, {plan.box[1][1]}]",
+        outside_box=outside,
         theory="docs/theory/dmft.md §7.8; docs/theory/dynamics.md §9",
     )
     return out

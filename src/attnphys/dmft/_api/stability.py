@@ -71,26 +71,24 @@ def stability(cfg: Config, *, options: StabilityOptions) -> xr.Dataset:
     sc = jax.tree_util.tree_map(lambda a: a[0], model.scalars(n=1))
     chosen = task.sampler_for(model)
     o = task.options()
+    shock_options = dict(
+        directions=options.directions,
+        origins=options.origins,
+        scan=options.scan,
+        bisections=options.bisections,
+        rounds=options.rounds,
+        seed=options.seed,
+        progress=options.progress,
+        options=o,
+        shared=model.couplings,
+        tol=options.tol,
+    )
+    minimal_shock.check(m, sc, chosen, **shock_options)  # sizes refused before the census runs
     with step_bar(100.0, "%", enabled=options.progress):
         with subrange(0.0, 0.3):
             ds = census(m, sc, chosen, ics=task.n_ics, seed=options.seed, options=o, shared=model.couplings)
         with subrange(0.3, 0.9):
-            ms = minimal_shock(
-                m,
-                sc,
-                chosen,
-                attractors=ds,
-                directions=options.directions,
-                origins=options.origins,
-                scan=options.scan,
-                bisections=options.bisections,
-                rounds=options.rounds,
-                seed=options.seed,
-                progress=options.progress,
-                options=o,
-                shared=model.couplings,
-                tol=options.tol,
-            )
+            ms = minimal_shock(m, sc, chosen, attractors=ds, **shock_options)
         with subrange(0.9, 1.0):
             ct = convergence_times(
                 m,

@@ -90,7 +90,8 @@ class BoundaryJob(ModelOptions, BoundaryPoint):
         rows = {
             "period": str(ds.attrs["period"]),
             "start": f"{p1} = {ds.attrs[f'start_{p1}']:.10f}, {p2} = {ds.attrs[f'start_{p2}']:.6g}",
-            "points": str(ds.sizes["point"]),
+            "points": f"{ds.sizes['point']} in the box"
+            + (f" ({ds.attrs['outside_box']} beyond it dropped)" if ds.attrs.get("outside_box") else ""),
             "status": f"{ds.attrs['status_backward']} / {ds.attrs['status_forward']}",
             "range": f"{p1} {x.min():.8g} … {x.max():.8g}, {p2} {y.min():.6g} … {y.max():.6g}",
             f"coefficient {ds.attrs['coefficient']}": f"{np.nanmin(c):.4g} … {np.nanmax(c):.4g}",

@@ -15,7 +15,9 @@ from attnphys.dmft._analysis_options import CompareFluctuationsPoint, Fluctuatio
 from attnphys.dmft._commands._options import ModelOptions, summary_dims
 from attnphys.dmft.config import check_schedule
 from attnphys.errors import InputError
-from attnphys.jobs import IntValues, Report, register_job
+from attnphys.jobs import Applies, IntValues, Report, only_if_given, register_job
+
+ONLY_WITH_N = only_if_given("n", " (the finite paths beside the prediction; without --n only the prediction runs)")
 
 
 @register_job
@@ -31,6 +33,7 @@ class FluctuationsJob(ModelOptions, CompareFluctuationsPoint):
     swept: ClassVar[tuple[str, ...]] = ()
     eras: ClassVar[tuple[str, ...]] = ("head",)
     designs: ClassVar[bool] = False
+    applies: ClassVar[dict[str, Applies]] = dict.fromkeys(("paths", "seed", "threshold"), ONLY_WITH_N)
 
     n: IntValues | None = Field(
         None,
@@ -106,17 +109,34 @@ class FluctuationsJob(ModelOptions, CompareFluctuationsPoint):
             rows["cost"] = f"prediction {ds.attrs['prediction_seconds']:.1f} s; simulation " + ", ".join(
                 f"{s:.1f} s" for s in sim
             )
+            rows["paths left the attractor when"] = (
+                f"beyond {ds.attrs['outlier_sigmas']:.2f} predicted std on more than half of "
+                f"{ds.attrs['outlier_window']} consecutive steps (false-alarm chance <= "
+                f"{ds.attrs['outlier_false_alarm']:g} per size)"
+            )
             for i, k in enumerate(ds.n.values):
                 d = ds.isel(n=i)
-                ratios = np.concatenate([np.atleast_1d(d[f"{v}_std_ratio"].values) for v in names])
-                gain = [float(d[f"{v}_error_mean_field"]) / float(d[f"{v}_error_corrected"]) for v in names]
+                kept = int(d.paths_compared)
                 sep = d.separation.values
+                n_sep = int(np.isfinite(sep).sum())
                 med = float(np.median(np.where(np.isnan(sep), np.inf, sep)))
-                rows[f"N={k}"] = (
-                    f"std measured/predicted {np.nanmin(ratios):.3f}–{np.nanmax(ratios):.3f}; mean-field error / "
-                    f"corrected error {min(gain):.2f}–{max(gain):.2f}; median separation step {med:g}, predicted "
-                    f"horizon {float(d.horizon):g}"
+                hor = float(d.horizon)
+                if kept >= 2:
+                    ratios = np.concatenate([np.atleast_1d(d[f"{v}_std_ratio"].values) for v in names])
+                    gain = [float(d[f"{v}_error_mean_field"]) / float(d[f"{v}_error_corrected"]) for v in names]
+                    rows[f"N={k}"] = (
+                        f"over {kept} of {ds.sizes['path']} paths: std measured/predicted {np.nanmin(ratios):.3f}–"
+                        f"{np.nanmax(ratios):.3f}; mean-field error / corrected error {min(gain):.2f}–{max(gain):.2f}"
+                    )
+                else:
+                    rows[f"N={k}"] = f"{kept} of {ds.sizes['path']} paths stayed on the attractor: nothing compared"
+                rows[f"N={k} separation"] = (
+                    f"{n_sep} of {ds.sizes['path']} paths deviate >= {ds.attrs['threshold']:g} from the mean field"
+                    + (f" (median step {med:g})" if np.isfinite(med) else "")
+                    + "; predicted horizon "
+                    + (f"step {hor:g}" if np.isfinite(hor) else "beyond the window")
                 )
+                rows[f"N={k} expansion"] = str(d.validity.values)
         else:
             rows["mode"] = str(ds.attrs.get("prediction", ds.attrs.get("mode")))
             if "period" in ds.attrs:

@@ -16,6 +16,10 @@ from attnphys.dmft.starts import StartSpec
 from attnphys.errors import InputError
 from attnphys.jobs import Report, register_job
 
+RANGE_KEYS: tuple[str, ...] = ("min_bifurcation_value", "max_bifurcation_value")
+"""The keys of a reference configuration that give a one-parameter diagram's range, which a trajectory
+ignores (theory: docs/theory/dmft.md §8)."""
+
 
 @register_job
 @with_observables
@@ -40,6 +44,28 @@ class TrajectoryJob(ModelOptions, TrajectoryPoint):
     save_final: Path | None = Field(
         None, description="Save the final context window here (.npz or .json), readable by --start."
     )
+
+    @classmethod
+    def translate_file_options(cls, data: dict, path: Path) -> dict:
+        """A reference configuration of a bifurcation diagram runs as a trajectory with the diagram's range
+        ignored, said in one line naming the keys (theory: docs/theory/dmft.md §8): a trajectory runs at its
+        --beta-o (the reference's trajectory scripts read such a file the same way); the other keys are
+        read as by every DMFT command."""
+        from attnphys.dmft.reference import is_context_trajectory, is_reference_config
+
+        ignored = [k for k in RANGE_KEYS if k in data]
+        if ignored and is_reference_config(data, set(cls.model_fields)):
+            import warnings
+
+            warnings.warn(
+                f"--config {path}: {' and '.join(ignored)} ignored (the range of a bifurcation diagram; a "
+                "trajectory runs at its --beta-o)",
+                UserWarning,
+                stacklevel=2,
+            )
+            if not is_context_trajectory(data, cls.model_fields):  # a context's reading ignores them itself
+                data = {k: v for k, v in data.items() if k not in ignored}
+        return super().translate_file_options(data, path)
 
     def inputs_check(self) -> None:
         super().inputs_check()

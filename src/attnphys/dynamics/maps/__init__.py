@@ -91,13 +91,19 @@ def example_map(name: str) -> AbstractMap:
     (theory: docs/theory/dynamics.md §1).
 
     Raises:
-        ValueError: an unknown name, listing the known ones.
+        InputError: an unknown name (a ValueError), listing the known ones.
     """
-    if name in EXAMPLES:
+    if isinstance(name, str) and name in EXAMPLES:
         return EXAMPLES[name]
     table = example_maps()
-    if name not in table:
-        raise ValueError(f"unknown example map {name!r}; choose from {', '.join(table)}")
+    if not isinstance(name, str) or name not in table:
+        import difflib
+
+        from attnphys.errors import InputError
+
+        near = difflib.get_close_matches(str(name), list(table), n=1)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        raise InputError(f"unknown example map {name!r}{hint}; choose from {', '.join(table)}", "name")
     return table[name]
 
 

@@ -32,7 +32,10 @@ class GridSampler(AbstractSampler):
 
     def __post_init__(self):
         lo, hi = np.atleast_1d(np.asarray(self.lo, float)), np.atleast_1d(np.asarray(self.hi, float))
-        shape = tuple(int(n) for n in np.atleast_1d(self.shape))
+        given = np.atleast_1d(np.asarray(self.shape, dtype=object))
+        if any(isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) for n in given):
+            raise InputError(f"points per dimension must be integers, got shape={self.shape!r}", field="grid.shape")
+        shape = tuple(int(n) for n in given)
         if self.lo is None or self.hi is None or lo.shape != hi.shape or len(shape) != lo.size:
             raise InputError("a grid needs lo, hi and shape of one length each (the state dimension D)", field="grid")
         if not (np.all(np.isfinite(lo)) and np.all(np.isfinite(hi)) and np.all(hi >= lo)):
