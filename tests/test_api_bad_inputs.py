@@ -233,9 +233,9 @@ CASES = [
     ("layers resample_every<0", lambda: _layers(resample_every=-1), InputError, "resample_every:"),
     ("layers beta text", lambda: _layers(beta="1"), InputError, "beta:"),
     ("flow 1e9 tokens", lambda: _flow(tokens=10**9), ResourceError, "tokens:"),
-    ("flow 1e10 saves", lambda: _flow(tokens=4, saves=10**10), ResourceError, "saves:"),
+    ("flow 1e10 saves", lambda: _flow(tokens=4, saves=10**10), InputError, "saves: must be at most 2,147,483,647"),
     ("layers 1e9 tokens", lambda: _layers(tokens=10**9), ResourceError, "tokens:"),
-    ("layers 1e11 layers", lambda: _layers(layers=10**11), ResourceError, "layers:"),
+    ("layers 1e11 layers", lambda: _layers(layers=10**11), InputError, "layers: must be at most 2,147,483,647"),
     ("layers 1e7 dimensions", lambda: _layers(dim=10**7), ResourceError, "dim:"),
     # causal clusters and Renyi parking
     ("renyi centers of text", lambda: _clouds().renyi_centers("x", 0.5), InputError, "x: must be real numbers"),

@@ -103,37 +103,44 @@ class Rule:
         return getattr(self, "_" + self.kind)(value, name)
 
     def _count(self, value: Any, name: str) -> int:
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            if isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer():
-                kind = "a float"
-            else:
-                kind = "text" if isinstance(value, str) else type(value).__name__
-            raise InputError(f"must be an integer (a count), got {kind} {_names(value)}", name)
-        v = int(value)
+        if not is_concrete(value):
+            return value
         lo = int(self.minimum if self.minimum is not None else 0)
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            kind = "text " if isinstance(value, str) else ""
+            raise InputError(f"must be an integer >= {lo}, got {kind}{_names(value)}", name)
+        v = int(value)
         if v < lo:
-            raise InputError(f"must be at least {lo}, got {v}", name)
+            raise InputError(f"must be >= {lo}, got {v}", name)
         if self.maximum is not None and v > self.maximum:
             why = f" ({self.why})" if self.why else ""
             raise InputError(f"must be at most {int(self.maximum):,}{why}, got {v:.3g}", name)
         return v
 
+    def _bounds(self) -> str:
+        if self.minimum is not None and self.maximum is not None:
+            return f" in ({self.minimum:g}, {self.maximum:g})"
+        if self.minimum is not None:
+            return f" > {self.minimum:g}"
+        return f" < {self.maximum:g}" if self.maximum is not None else ""
+
     def _number(self, value: Any, name: str) -> Any:
         if not is_concrete(value):
             return value
+        want = f"must be a finite number{self._bounds()}"
         if isinstance(value, bool) or isinstance(value, (str, bytes)):
-            kind = "text" if isinstance(value, (str, bytes)) else "the boolean"
-            raise InputError(f"must be a real number, got {kind} {_names(value)}", name)
+            kind = "text " if isinstance(value, (str, bytes)) else "the boolean "
+            raise InputError(f"{want}, got {kind}{_names(value)}", name)
         a = np.asarray(value) if not isinstance(value, (int, float)) else None
         if a is not None and (a.ndim != 0 or a.dtype.kind not in "iuf"):
-            raise InputError(f"must be a real number (a scalar), got {_names(value)}", name)
+            raise InputError(f"{want} (a scalar), got {_names(value)}", name)
         v = float(value)
-        if not math.isfinite(v):
-            raise InputError(f"must be a finite number, got {v}", name)
-        if self.minimum is not None and not v > self.minimum:
-            raise InputError(f"must be > {self.minimum:g}, got {v:g}", name)
-        if self.maximum is not None and not v < self.maximum:
-            raise InputError(f"must be < {self.maximum:g}, got {v:g}", name)
+        if (
+            not math.isfinite(v)
+            or (self.minimum is not None and not v > self.minimum)
+            or (self.maximum is not None and not v < self.maximum)
+        ):
+            raise InputError(f"{want}, got {v:g}", name)
         return value
 
     def _flag(self, value: Any, name: str) -> bool:
@@ -284,6 +291,8 @@ def rule_for(name: str, annotation: Any, default: Any = inspect.Parameter.empty)
     """The rule an argument's name and annotation give (None: unchecked here: maps, parameters, options
     models, callables, arrays other than states)."""
     base, optional, values = _annotation(annotation)
+    if base in ("inspect._empty", "_empty", "") and isinstance(default, (bool, int, float)):
+        base = type(default).__name__  # an unannotated argument is read by its default's type
     optional = optional or default is None
     if base == "Literal":
         return choice(*values)

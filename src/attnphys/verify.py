@@ -308,7 +308,8 @@ CLAIMS: tuple[Claim, ...] = (
         1e-8,
     ),
     Claim(
-        "β = 5 on the circle: first plateau of 3 clusters (1 − agreeing fraction, 8 starts)",
+        "β = 5 on the circle: first plateau of 3 clusters (1 − agreeing fraction, 8 starts; the count law k*(β) "
+        "is checked for β ≤ 9 only)",
         "particles §7.2; arXiv 2410.23228 Fig. 4",
         particle_checks.first_count_error,
         0.25,

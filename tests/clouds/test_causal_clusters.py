@@ -69,7 +69,7 @@ def test_causal_first_plateau_matches_the_renyi_count():
         (dict(beta=[64.0, 64.0]), "beta"),
         (dict(beta=64.0, tokens=3), "tokens"),
         (dict(beta=64.0, samples=1), "samples"),
-        (dict(beta=64.0, saves=5, run=5), "saves"),
+        (dict(beta=64.0, saves=5, run=5), "run"),
         (dict(beta=64.0, t_max=-1.0), "t_max"),
         (dict(beta=64.0, delta_scale=True), "delta_scale"),
         (dict(beta=64.0, cluster_delta=0.0), "cluster_delta"),

@@ -172,7 +172,7 @@ CASES = [
         "ds",
         "finite",
     ),
-    ("shock seed negative", lambda h, hp, b, bp: _d().minimal_shock(b, bp, seed=-1), InputError, "seed", "at least 0"),
+    ("shock seed negative", lambda h, hp, b, bp: _d().minimal_shock(b, bp, seed=-1), InputError, "seed", ">= 0"),
 ]
 
 

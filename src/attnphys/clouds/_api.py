@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import xarray as xr
 
+from attnphys._arguments import checked
 from attnphys._messages import validated
 from attnphys._options import OPTION, takes
 from attnphys.clouds._analysis_options import ClusteringOptions, FlowOptions, LayersOptions
+from attnphys.clouds._sizes import fits_blaming, flow_bytes, layers_bytes, phase_bytes
 from attnphys.errors import InputError
 
 if TYPE_CHECKING:
@@ -22,15 +24,6 @@ if TYPE_CHECKING:
 
 ENSEMBLE_NAMES = ("gaussian", "goe", "pm_kq")
 """The ensembles of random weights (:data:`attnphys.clouds.ENSEMBLES`) by name."""
-
-
-def _fits(terms: dict[str, tuple[str, float]]) -> None:
-    """Refuse, before anything is built, arrays that cannot fit: ``terms`` maps each Python argument to (what
-    it sets, bytes); the largest is named (the commands make the same check naming their options)."""
-    from attnphys.errors import check_fits
-
-    name, (what, _) = max(terms.items(), key=lambda kv: kv[1][1])
-    check_fits(float(sum(b for _, b in terms.values())), f"{what}, with the other arrays,", f"lower `{name}`", name)
 
 
 @takes(LayersOptions)
@@ -77,20 +70,18 @@ def iterate_layers(init: Literal["gaussian", "sphere", "mixture"] = OPTION, *, o
         raise InputError(f"unknown ensemble {ensemble!r}; choose one of {', '.join(ENSEMBLES)}", "ensemble")
     untied = bool(heads and resample_every)
     draws = -(-layers // resample_every) if untied else 1
-    rows = layers // stats_every + 2
-    _fits(  # the same terms as the command's check (clouds/jobs.py), naming the Python arguments
+    fits_blaming(  # the same rule as the command's check (clouds/jobs.py), naming the Python arguments
+        lambda v: layers_bytes(v, untied, stats_every, resample_every),
+        {"tokens": tokens, "dim": dim, "layers": layers, "heads": heads, "snapshots": len(snapshots)},
+        {k: LayersOptions.default(k) for k in ("tokens", "dim", "layers", "heads")} | {"snapshots": 3},
         {
-            "tokens": (f"{tokens} tokens (attention matrices of tokens² entries)", 24.0 * max(heads, 1) * tokens**2),
-            "dim": (
-                f"{tokens} tokens in {dim} dimensions (and the cloud's D × D covariance)",
-                32.0 * tokens * dim + 24.0 * dim * dim,
-            ),
-            "layers": (
-                f"{layers} layers (weights of {draws} draw(s), statistics of {rows} layers)",
-                8.0 * (2 * (layers * untied + draws) * heads * dim * dim + 64 * rows),
-            ),
-            "snapshots": (f"{len(snapshots)} snapshots of {tokens}×{dim} tokens", 8.0 * len(snapshots) * tokens * dim),
-        }
+            "tokens": f"{tokens} tokens (attention matrices of tokens² entries)",
+            "dim": f"{tokens} tokens in {dim} dimensions (and the cloud's D × D covariance)",
+            "layers": f"{layers} layers (weights of {draws} draw(s), statistics of {layers // stats_every + 2} layers)",
+            "heads": f"{heads} heads of {tokens}×{tokens} attention matrices and {dim}×{dim} weights",
+            "snapshots": f"{len(snapshots)} snapshots of {tokens}×{dim} tokens",
+        },
+        least={"tokens": 2, "dim": 2, "layers": 0, "heads": 0, "snapshots": 0},
     )
     X0 = initial_cloud(init, tokens, dim, seed)
     D, H = dim, heads
@@ -137,6 +128,7 @@ MAX_WEIGHTS_BYTES = 256 << 20
 """Largest ``.npz`` of flow weights read, and most bytes it may unpack to (256 MiB)."""
 
 
+@checked
 def flow_weights(weights: str | Mapping[str, Any], dim: int) -> dict[str, np.ndarray]:
     """The query, key, value (and output) arrays of a particle flow given as a mapping or an ``.npz`` file with
     arrays Q, K, V (and optionally O) of shape (H, k, d) or (k, d) (theory: docs/theory/particles.md §2.3).
@@ -212,15 +204,17 @@ def particle_flow(dynamics: Literal["sa", "usa", "sinkhorn"] = OPTION, *, option
     residual, causal, heads, weights, init, keep_cloud = o.residual, o.causal, o.heads, o.weights, o.init, o.keep_cloud
     rtol, atol, solver, pair_tol, cluster_delta = o.rtol, o.atol, o.solver, o.pair_tol, o.cluster_delta
     seed, progress = o.seed, o.progress
-    _fits(
+    fits_blaming(  # the same rule as the command's check (clouds/jobs.py), naming the Python arguments
+        lambda v: flow_bytes(v, keep_cloud),
+        {"tokens": tokens, "dim": dim, "saves": saves, "heads": heads},
+        {k: FlowOptions.default(k) for k in ("tokens", "dim", "saves", "heads")},
         {
-            "tokens": (f"{tokens} tokens (attention matrices of tokens² entries)", 96.0 * heads * tokens**2),
-            "dim": (f"{tokens} tokens in {dim} dimensions", 128.0 * tokens * dim),
-            "saves": (
-                f"{saves} saved times of {tokens}×{dim} tokens",
-                16.0 * saves * tokens * dim * (1 if keep_cloud else 0) + 64.0 * saves,
-            ),
-        }
+            "tokens": f"{tokens} tokens (attention matrices of tokens² entries)",
+            "dim": f"{tokens} tokens in {dim} dimensions",
+            "saves": f"{saves} saved times of {tokens}×{dim} tokens",
+            "heads": f"{heads} heads of {tokens}×{tokens} attention matrices",
+        },
+        least={"tokens": 2, "dim": 2, "saves": 2},
     )
     if dynamics == "sinkhorn" and causal:
         raise InputError(
@@ -277,12 +271,23 @@ def particle_flow(dynamics: Literal["sa", "usa", "sinkhorn"] = OPTION, *, option
 
 
 def _clustering_task(beta: Sequence[float], o: ClusteringOptions):
+    from attnphys.clouds._inputs import numbers
     from attnphys.clouds.phase import ClusteringTask
     from attnphys.sweeps import Axis
 
-    betas = tuple(float(b) for b in np.atleast_1d(beta))
-    if not betas or min(betas) < 0:
-        raise InputError(f"values must be >= 0 and at least one, got {list(betas)}", "beta")
+    betas = tuple(float(b) for b in numbers(beta, "beta", low=0.0))
+    fits_blaming(  # one sweep point (one β) at a time: the same rule as the command's check
+        phase_bytes,
+        {"samples": o.samples, "tokens": o.tokens, "dim": o.dim, "saves": o.saves},
+        {k: ClusteringOptions.default(k) for k in ("samples", "tokens", "dim", "saves")},
+        {
+            "samples": f"{o.samples} sample(s) of a cloud of {o.tokens} tokens",
+            "tokens": f"{o.tokens} tokens (attention matrices of tokens² entries, {o.samples} sample(s))",
+            "dim": f"{o.tokens} tokens in {o.dim} dimensions ({o.samples} sample(s))",
+            "saves": f"{o.saves} saved times of {o.samples} sample(s)",
+        },
+        least={"tokens": 2, "dim": 2, "saves": 2},
+    )
     task = validated(
         ClusteringTask,
         dynamics=o.dynamics,
@@ -334,10 +339,12 @@ def clustering_diagram(beta: Sequence[float], *, options: ClusteringOptions) -> 
         Dataset over (``beta``, ``time``): ``clustered_fraction``, ``clusters``, ``clustering_time`` per β,
         ``failed`` (integrations that did not finish) per β.
     """
+    from attnphys.clouds._inputs import warn_if_single_precision
     from attnphys.sweeps import run_task
 
     o = options
     task, axes = _clustering_task(beta, o)
+    warn_if_single_precision(f"clustering_diagram (diffrax solves at rtol = {o.rtol:g})")
     ds = run_task(
         task,
         axes,

@@ -25,7 +25,26 @@ from collections.abc import Sequence
 import numpy as np
 import xarray as xr
 
+from attnphys.clouds._inputs import (
+    count,
+    fits,
+    fits_blaming,
+    number,
+    numbers,
+    tolerances,
+    warn_if_single_precision,
+)
 from attnphys.errors import InputError
+
+WEIGHTED_MODES_PER_NEEDLE = 12.3
+"""Modes per unit of M with a non-zero needle weight ω_n = e^{−π² n²/(2M²)} in float64: beyond
+n ≈ 12.3 M the weight underflows to exactly 0, so those modes add nothing to any sum here."""
+
+
+def weighted_modes(modes: int, needle: float) -> int:
+    """The modes n ≤ ``modes`` whose weight ω_n is not 0 in float64 (theory: docs/theory/particles.md §12.1):
+    the sums over the others are exactly 0, so they are left out (modes = 10⁹ costs what ~100 modes do)."""
+    return int(min(modes, int(WEIGHTED_MODES_PER_NEEDLE * needle) + 2))
 
 
 def _bessel_coeffs(beta: float, modes: int, needle: float) -> tuple[np.ndarray, np.ndarray]:
@@ -35,17 +54,12 @@ def _bessel_coeffs(beta: float, modes: int, needle: float) -> tuple[np.ndarray, 
     return n**2 * iv(n, beta), np.exp(-0.5 * (np.pi * n / needle) ** 2)
 
 
-def _check(beta, alibi, needle, modes) -> np.ndarray:
-    b = np.atleast_1d(np.asarray(beta, dtype=float))
-    if b.size == 0 or not np.all(np.isfinite(b)) or np.any(b <= 0):
-        raise InputError(f"values must be finite and > 0, got {np.asarray(beta).tolist()!r:.80}", "beta")
-    if not (np.isfinite(alibi) and alibi >= 0):
-        raise InputError(f"must be a finite number >= 0, got {alibi!r}", "alibi")
-    if not (np.isfinite(needle) and needle > 0):
-        raise InputError(f"must be a finite number > 0, got {needle!r}", "needle")
-    if isinstance(modes, bool) or not isinstance(modes, (int, np.integer)) or modes < 1:
-        raise InputError(f"must be an integer >= 1, got {modes!r}", "modes")
-    return b
+def _check(beta, alibi, needle, modes) -> tuple[np.ndarray, float, float, int]:
+    """(β values, λ, M, n_max) checked: β finite > 0, λ ≥ 0, M > 0, n_max an integer ≥ 1."""
+    b = numbers(beta, "beta", low=0.0, low_open=True)
+    lam = number(alibi, "alibi", low=0.0)
+    m = number(needle, "needle", low=0.0, low_open=True)
+    return b, lam, m, count(modes, "modes")
 
 
 def causal_kernel(c, s, alibi: float) -> np.ndarray:
@@ -68,8 +82,9 @@ def causal_kernel(c, s, alibi: float) -> np.ndarray:
 
 def influence_profile(beta: float, times, positions, *, alibi: float = 1.0, needle: float = 8.0, modes: int = 20):
     """S_t(s) = Σ_{n≤n_max} ω_n g_{a_n}(t; s), a_n = n² I_n(β), ω_n = e^{−π² n²/(2M²)} (theory:
-    docs/theory/particles.md §12.1) at (T,) ``times`` and (S,) ``positions`` in (0, 1]: a (T, S) array."""
-    a, w = _bessel_coeffs(float(beta), modes, needle)
+    docs/theory/particles.md §12.1) at (T,) ``times`` and (S,) ``positions`` in (0, 1]: a (T, S) array; the
+    modes whose weight ω_n is 0 in float64 are left out (:func:`weighted_modes`)."""
+    a, w = _bessel_coeffs(float(beta), weighted_modes(modes, needle), needle)
     ts, s = np.atleast_1d(np.asarray(times, dtype=float)), np.atleast_1d(np.asarray(positions, dtype=float))
     return np.einsum("n,tns->ts", w, causal_kernel(a[None, :, None] * ts[:, None, None], s[None, None, :], alibi))
 
@@ -85,14 +100,38 @@ def critical_time(
         beta: (B,) values > 0. alibi: λ ≥ 0. needle: M > 0 (angular width π/M). modes: n_max ≥ 1.
 
     Returns:
-        (B,) times.
+        (B,) times (0 where e^{−β} underflows, β ≳ 745). The modes whose weight is 0 in float64 are left out
+        (:func:`weighted_modes`), so a huge ``modes`` costs what ~12 M modes do.
+
+    Raises:
+        InputError: an argument of a wrong type or out of range, naming it. ResourceError: the (B, n) sums do
+            not fit, naming ``beta`` or ``modes``.
     """
-    b = _check(beta, alibi, needle, modes)
-    out = np.empty(b.size)
-    for i, bi in enumerate(b):
-        a, w = _bessel_coeffs(float(bi), modes, needle)
-        out[i] = 2.0 * (-np.expm1(-alibi)) * np.sum(w * a) / np.sum(w * a * a)
-    return out
+    from scipy.special import ive
+
+    b, lam, m, modes = _check(beta, alibi, needle, modes)
+    used = weighted_modes(modes, m)
+    fits_blaming(  # the (B, n) arrays of the sums, a few at once
+        lambda v: 64.0 * v["beta"] * weighted_modes(v["modes"], m),
+        {"beta": b.size, "modes": modes},
+        {"beta": 1, "modes": 20},
+        {
+            "beta": f"{b.size} values of beta × {used} weighted modes",
+            "modes": f"{used} weighted modes of {b.size} beta",
+        },
+    )
+    n = np.arange(1, used + 1, dtype=float)
+    w = np.exp(-0.5 * (np.pi * n / m) ** 2)
+    # a_n = n² I_n(β) = e^β n² Ie_n(β) (Ie the exponentially scaled Bessel function): the factor e^β leaves the
+    # ratio Σ ω a / Σ ω a² as e^{−β}, so no sum overflows at large β
+    # ratio Σ ω a / Σ ω a² as e^{−β}, so no sum overflows at large β; each row is scaled by its largest
+    # entry, so that none underflows at small β
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        r = n[None, :] ** 2 * ive(n[None, :], b[:, None])
+        top = r.max(1)
+        r = r / np.where(top > 0, top, 1.0)[:, None]
+        num, den = (w * r).sum(1), (w * r * r).sum(1)
+        return 2.0 * (-np.expm1(-lam)) * np.exp(-b) * num / (top * den)
 
 
 def middle_profile(
@@ -115,17 +154,31 @@ def middle_profile(
         Dataset over (``time``, ``position``): ``influence``; over ``time``: ``minimum_position`` (argmin of the
         profile), ``u_shaped`` (the minimum lies inside and the profile rises toward s = 1); scalar
         ``critical_time``.
+
+    Raises:
+        InputError: an argument of a wrong type or out of range, naming it; a profile that overflows (naming
+            ``times``). ResourceError: the (T, n, S) kernel does not fit, naming the size to blame.
     """
     from attnphys.metadata import base_attrs
 
-    _check(beta, alibi, needle, modes)
-    ts = np.atleast_1d(np.asarray(times, dtype=float))
-    if ts.size == 0 or not np.all(np.isfinite(ts)) or np.any(ts < 0):
-        raise InputError(f"values must be finite and >= 0, got {np.asarray(times).tolist()!r:.80}", "times")
-    if isinstance(positions, bool) or not isinstance(positions, (int, np.integer)) or positions < 3:
-        raise InputError(f"must be an integer >= 3, got {positions!r}", "positions")
+    beta = number(beta, "beta", low=0.0, low_open=True)
+    _, alibi, needle, modes = _check(beta, alibi, needle, modes)
+    ts = numbers(times, "times", low=0.0)
+    positions = count(positions, "positions", 3)
+    fits_blaming(  # the (T, n, S) arrays of the kernel, a few at once
+        lambda v: 64.0 * v["times"] * weighted_modes(v["modes"], needle) * v["positions"],
+        {"times": ts.size, "modes": modes, "positions": positions},
+        {"times": 1, "modes": 20, "positions": 400},
+        {
+            "times": f"{ts.size} times × {positions} positions",
+            "modes": f"{weighted_modes(modes, needle)} weighted modes × {positions} positions",
+            "positions": f"{positions} positions × {ts.size} times",
+        },
+        least={"positions": 3},
+    )
     s = np.linspace(0.02, 0.98, positions)
-    prof = influence_profile(beta, ts, s, alibi=alibi, needle=needle, modes=modes)
+    with np.errstate(over="ignore", invalid="ignore"):
+        prof = influence_profile(beta, ts, s, alibi=alibi, needle=needle, modes=modes)
     if not np.all(np.isfinite(prof)):
         raise InputError(f"the profile overflows at beta={beta}, times up to {ts.max():g}", "times")
     arg = np.argmin(prof, axis=1)
@@ -151,7 +204,14 @@ def middle_profile(
 
 def causal_alibi_weights(tokens: int, alibi: float) -> np.ndarray:
     """(n, n) strictly lower-triangular positional weights w_jk = e^{−(λ/N)(j−k)} / Σ_{l<j} e^{−(λ/N)(j−l)},
-    N = n − 1 (token j at position s_j = j/N); the first token has no past (theory: docs/theory/particles.md §12)."""
+    N = n − 1 (token j at position s_j = j/N); the first token has no past (theory: docs/theory/particles.md §12).
+
+    Raises:
+        InputError: ``tokens`` not an integer >= 2, ``alibi`` not a finite number >= 0.
+        ResourceError: the (n, n) arrays do not fit, naming ``tokens``."""
+    tokens = count(tokens, "tokens", 2)
+    alibi = number(alibi, "alibi", low=0.0)
+    fits({"tokens": (f"{tokens}×{tokens} positional weights", 40.0 * tokens**2)})
     N = tokens - 1
     j, k = np.arange(tokens)[:, None], np.arange(tokens)[None, :]
     W = np.where(k < j, np.exp(-(alibi / N) * (j - k)), 0.0)
@@ -187,6 +247,11 @@ def causal_influence(
         Dataset over (``time``, ``position``): ``influence`` (flow), ``influence_predicted`` (S_t); scalar
         ``deviation`` = the largest |flow − predicted| relative to the predicted profile's largest value, on
         s ∈ [0.1, 0.95].
+
+    Raises:
+        InputError: an argument of a wrong type or out of range, naming it; a predicted profile that overflows
+            (naming ``times``), refused before the flow is compiled. ResourceError: the pairwise arrays of the
+            flow do not fit, naming ``positions``.
     """
     import diffrax
     import jax
@@ -194,19 +259,41 @@ def causal_influence(
 
     from attnphys.metadata import base_attrs
 
-    _check(beta, alibi, needle, modes)
-    ts = np.atleast_1d(np.asarray(times, dtype=float))
-    if ts.size == 0 or not np.all(np.isfinite(ts)) or np.any(ts <= 0):
-        raise InputError(f"values must be finite and > 0, got {np.asarray(times).tolist()!r:.80}", "times")
-    if isinstance(positions, bool) or not isinstance(positions, (int, np.integer)) or positions < 4:
-        raise InputError(f"must be an integer >= 4, got {positions!r}", "positions")
-    if isinstance(particles, bool) or not isinstance(particles, (int, np.integer)) or particles <= 2 * modes:
+    beta = number(beta, "beta", low=0.0, low_open=True)
+    _, alibi, needle, modes = _check(beta, alibi, needle, modes)
+    ts = numbers(times, "times", low=0.0, low_open=True)
+    positions = count(positions, "positions", 4)
+    particles = count(particles, "particles", 1)
+    if particles <= 2 * modes:
         raise InputError(f"must be an integer > 2·modes = {2 * modes}, got {particles!r}", "particles")
+    rtol, atol = tolerances(rtol, atol)
+    # the pairwise (j, p, k, q) arrays of the right-hand side and its tangents (measured: ~20 of them at once)
+    fits_blaming(
+        lambda v: (
+            160.0 * (v["positions"] + 1) ** 2 * v["particles"] ** 2
+            + 8.0 * v["times"] * (v["particles"] + 4) * (v["positions"] + 1)
+        ),
+        {"positions": positions, "particles": particles, "times": ts.size},
+        {"positions": 64, "particles": 16, "times": 1},
+        {
+            "positions": f"{positions + 1} positions × {particles} particles (pairwise arrays)",
+            "particles": f"{particles} particles at {positions + 1} positions (pairwise arrays)",
+            "times": f"{ts.size} saved times",
+        },
+        least={"positions": 4, "particles": 2 * modes + 1},
+    )
+    with np.errstate(over="ignore", invalid="ignore"):
+        grid = (np.arange(positions) + 0.5) / positions
+        if not np.all(np.isfinite(influence_profile(beta, ts, grid, alibi=alibi, needle=needle, modes=modes))):
+            raise InputError(
+                f"the linear influence overflows at beta={beta:g}, times up to {ts.max():g}: lower them", "times"
+            )
+    warn_if_single_precision(f"causal_influence (a diffrax solve at rtol = {rtol:g})")
     N, P = int(positions), int(particles)
     W = jnp.asarray(causal_alibi_weights(N + 1, alibi))
     phi = 2 * np.pi * np.arange(P) / P
     n = np.arange(1, modes + 1)
-    a, w = _bessel_coeffs(float(beta), modes, needle)
+    _, w = _bessel_coeffs(float(beta), modes, needle)
     needle_shape = jnp.asarray(np.sin(n[:, None] * phi[None, :]).T @ w)  # (P,)
 
     def rhs(t, th, args):  # th: (N+1, P)

@@ -122,7 +122,14 @@ def causal_clusters(
     """
     from scipy import stats as st
 
-    from attnphys.clouds._instability import check_betas, check_int, first_plateau, flow_cluster_counts
+    from attnphys.clouds._inputs import fits_blaming, flag, number, precision_noted, tolerances
+    from attnphys.clouds._instability import (
+        check_betas,
+        check_int,
+        first_plateau,
+        flow_cluster_counts,
+        flow_count_bytes,
+    )
     from attnphys.clouds.attention import ATTENTIONS
     from attnphys.metadata import base_attrs
     from attnphys.progress import step_bar
@@ -134,10 +141,14 @@ def causal_clusters(
         raise InputError(f"must be an integer in [0, 2^32), got {seed!r}", "seed")
     for name, v, least in (("dim", dim, 2), ("tokens", tokens, 4), ("samples", samples, 2), ("run", run, 2)):
         check_int(v, least, name)
-    check_int(saves, run + 1, "saves")
-    for name, v in (("t_max", t_max), ("delta_scale", delta_scale), ("cluster_delta", cluster_delta)):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (np.isfinite(v) and v > 0):
-            raise InputError(f"must be a finite number > 0, got {v!r}", name)
+    check_int(saves, 3, "saves")
+    if run >= saves:
+        raise InputError(
+            f"must be below saves ({saves}): a count is read where it holds over run saves, got {run}", "run"
+        )
+    t_max = number(t_max, "t_max", low=0.0, low_open=True)
+    delta_scale = number(delta_scale, "delta_scale", low=0.0, low_open=True)
+    cluster_delta = number(cluster_delta, "cluster_delta", low=0.0, high=2.0, low_open=True, high_open=True)
     deltas = delta_scale / np.sqrt(b)
     if np.any(deltas > np.pi):
         raise InputError(
@@ -145,20 +156,32 @@ def causal_clusters(
             f"{deltas.max():.3g}: raise beta or lower delta_scale",
             "beta",
         )
-    from attnphys.errors import check_fits
-
-    # the saved flow of one β (samples, saves, tokens, dim) in float64, twice (the solver's and ours), and
-    # the counts over every β
-    need = 16.0 * samples * saves * tokens * dim + 8.0 * b.size * samples * saves
-    field = max((("saves", saves), ("samples", samples), ("tokens", tokens)), key=lambda kv: kv[1])[0]
-    check_fits(need, "the saved causal flows", "lower `saves`, `samples` or `tokens`", field)
+    rtol, atol = tolerances(rtol, atol)
+    flag(progress, "progress")
+    # the saved flows of one β and the cosines of every saved state (flow_count_bytes), and the counts over
+    # every β
+    fits_blaming(
+        lambda v: flow_count_bytes(v["samples"], v["saves"], v["tokens"], v["dim"]) + 8.0 * b.size * samples * saves,
+        {"samples": samples, "saves": saves, "tokens": tokens, "dim": dim},
+        {"samples": 16, "saves": 101, "tokens": 200, "dim": 2},
+        {
+            "samples": f"the causal flows of {samples} starts of {tokens} tokens, saved {saves} times",
+            "saves": f"{saves} saved times of {samples} causal flows of {tokens} tokens",
+            "tokens": f"the causal flows of {samples} starts of {tokens} tokens, saved {saves} times",
+            "dim": f"{samples} starts of {tokens} tokens in {dim} dimensions",
+        },
+        least={"samples": 2, "saves": run + 1, "tokens": 4, "dim": 2},
+    )
     X0 = _uniform_starts(jax.random.PRNGKey(seed), samples, tokens, dim)
     starts = np.asarray(X0)
     ts = jnp.linspace(0.0, float(t_max), saves)
     counts = np.zeros((b.size, samples, saves), np.int64)
     clusters = np.zeros((b.size, samples), np.int64)
     renyi = np.zeros((b.size, samples), np.int64)
-    with step_bar(b.size, "values of beta", enabled=progress) as report:
+    with (
+        precision_noted("causal_clusters (diffrax solves)"),
+        step_bar(b.size, "values of beta", enabled=progress) as report,
+    ):
         for i, beta_i in enumerate(b):
             attn = ATTENTIONS["sa"](beta=jnp.asarray(float(beta_i)), causal=True)
             counts[i] = flow_cluster_counts(

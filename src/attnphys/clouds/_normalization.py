@@ -27,6 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
+from attnphys.clouds._inputs import choice, count, fits_blaming, flag, number, precision_noted, tolerances
 from attnphys.errors import InputError
 
 PLACEMENTS = ("post", "pre", "peri", "ngpt", "mix", "sqrt")
@@ -170,68 +171,93 @@ def normalization_decay(
 
     Returns:
         Dataset over (placement, time): ``gap`` = 1 − ρ, ``norm`` r; over placement: ``predicted``,
-        ``fitted``, ``fitted_halfwidth``, ``deviation`` (flow against the reduced equations, with simulate).
+        ``fitted``, ``fitted_halfwidth``, ``deviation`` (flow against the reduced equations, with simulate;
+        ~rtol in float64, round-off-bound with a PrecisionWarning in float32).
+
+    Raises:
+        InputError: an argument of a wrong type or out of range, naming it; a fit window with fewer than five
+            saved times (naming ``t_max``). ResourceError: the n-token flows do not fit, naming ``tokens`` or
+            ``saves``.
     """
     from attnphys.clouds._equiangular import check_equiangular, equiangular_start
     from attnphys.clouds.attention import ATTENTIONS
     from attnphys.metadata import base_attrs
 
+    beta = number(beta, "beta", low=0.0)
     check_equiangular(beta, tokens, rho0, dynamics)
-    if not (np.isfinite(alpha) and alpha > 0):
-        raise InputError(f"must be a finite number > 0, got {alpha!r}", "alpha")
-    if not (np.isfinite(switch) and 0 <= switch < t_max):
-        raise InputError(f"must lie in [0, t_max), got {switch!r}", "switch")
-    if not (np.isfinite(t_max) and t_max > 0):
-        raise InputError(f"must be a finite number > 0, got {t_max!r}", "t_max")
-    lo, hi = fit_range
+    t_max = number(t_max, "t_max", low=0.0, low_open=True)
+    alpha = number(alpha, "alpha", low=0.0, low_open=True)
+    switch = number(switch, "switch", low=0.0)
+    if not switch < t_max:
+        raise InputError(f"must lie in [0, t_max) = [0, {t_max:g}), got {switch!r}", "switch")
+    try:
+        lo, hi = (number(v, "fit_range") for v in fit_range)
+    except (TypeError, ValueError):
+        raise InputError(f"must be two numbers 0 < lo < hi < 1, got {fit_range!r:.80}", "fit_range") from None
     if not (0 < lo < hi < 1):
-        raise InputError(f"must be two numbers 0 < lo < hi < 1, got {fit_range!r}", "fit_range")
-    if spacing not in ("linear", "log"):
-        raise InputError(f"must be linear or log, got {spacing!r}", "spacing")
+        raise InputError(f"must be two numbers 0 < lo < hi < 1, got {fit_range!r:.80}", "fit_range")
+    saves = count(saves, "saves", 5)
+    choice(spacing, ("linear", "log"), "spacing")
+    simulate = flag(simulate, "simulate")
+    rtol, atol = tolerances(rtol, atol)
+    fits_blaming(  # the reduced equations: (saves, 2); the n-token flows: saved states and Gram matrices
+        lambda v: (
+            8.0 * 16 * v["saves"]
+            + (8.0 * (4.0 * v["saves"] * v["tokens"] ** 2 + 40.0 * v["tokens"] ** 2) if simulate else 0.0)
+        ),
+        {"tokens": tokens, "saves": saves},
+        {"tokens": 6, "saves": 401},
+        {
+            "tokens": f"the {tokens}-token flows in {tokens} dimensions",
+            "saves": f"{saves} saved times" + (f" of {tokens}×{tokens} states" if simulate else ""),
+        },
+        least={"tokens": 2, "saves": 5},
+    )
     if spacing == "linear":
         ts = np.linspace(0.0, float(t_max), saves)
     else:  # geometric from 0.01: resolves the fast exponential and the slow power laws in one grid
         ts = np.concatenate([[0.0], np.geomspace(min(1e-2, t_max / 2), float(t_max), saves - 1)])
     n = tokens
     gaps, norms, fitted, half, pred, dev = [], [], [], [], [], []
-    for pl in PLACEMENTS:
-        y = _solve(
-            lambda t, y, b, pl=pl: reduced_field(y, b, n, pl, dynamics, t, alpha, switch),
-            jnp.asarray([1.0 - rho0, 1.0]),
-            ts,
-            jnp.asarray(float(beta)),
-            rtol,
-            atol,
-        )
-        gap = y[:, 0]
-        gaps.append(gap)
-        norms.append(y[:, 1])
-        late = (gap > lo) & (gap < hi) & (ts > (switch if pl == "mix" else 0.0))  # mix: after leaving the sphere
-        if late.sum() < 5:
-            raise InputError(
-                f"{pl}: fewer than 5 saved times with 1 - rho in {fit_range}; change t_max or saves", "t_max"
-            )
-        f, h = fit_decay(ts[late], gap[late], LAWS[pl])
-        fitted.append(f)
-        half.append(h)
-        pred.append(predicted_decay(pl, beta, dynamics, alpha))
-        if simulate:
-            attn = ATTENTIONS[dynamics](beta=jnp.asarray(float(beta)))
-            xs = _solve(
-                lambda t, X, a, pl=pl: placed_velocity(a, X, pl, t, alpha, switch),
-                jnp.asarray(equiangular_start(n, rho0)),
+    with precision_noted(f"normalization_decay (diffrax solves at rtol = {rtol:g})"):
+        for pl in PLACEMENTS:
+            y = _solve(
+                lambda t, y, b, pl=pl: reduced_field(y, b, n, pl, dynamics, t, alpha, switch),
+                jnp.asarray([1.0 - rho0, 1.0]),
                 ts,
-                attn,
+                jnp.asarray(float(beta)),
                 rtol,
                 atol,
             )
-            r = np.linalg.norm(xs, axis=-1)
-            U = xs / r[..., None]
-            G = np.einsum("tid,tjd->tij", U, U)[:, ~np.eye(n, dtype=bool)]
-            # relative to the gap: the law is about 1 − ρ, which becomes small
-            ok = gap > 1e-6  # relative to the gap, while the flow's cosines resolve it (errors ~ rtol)
-            rel = np.abs((1 - G[ok]) / gap[ok, None] - 1)
-            dev.append(max(float(np.max(rel)), float(np.max(np.abs(r / y[:, 1:2] - 1)))))
+            gap = y[:, 0]
+            gaps.append(gap)
+            norms.append(y[:, 1])
+            late = (gap > lo) & (gap < hi) & (ts > (switch if pl == "mix" else 0.0))  # mix: after leaving the sphere
+            if late.sum() < 5:
+                raise InputError(
+                    f"{pl}: fewer than 5 saved times with 1 - rho in {fit_range}; change t_max or saves", "t_max"
+                )
+            f, h = fit_decay(ts[late], gap[late], LAWS[pl])
+            fitted.append(f)
+            half.append(h)
+            pred.append(predicted_decay(pl, beta, dynamics, alpha))
+            if simulate:
+                attn = ATTENTIONS[dynamics](beta=jnp.asarray(float(beta)))
+                xs = _solve(
+                    lambda t, X, a, pl=pl: placed_velocity(a, X, pl, t, alpha, switch),
+                    jnp.asarray(equiangular_start(n, rho0)),
+                    ts,
+                    attn,
+                    rtol,
+                    atol,
+                )
+                r = np.linalg.norm(xs, axis=-1)
+                U = xs / r[..., None]
+                G = np.einsum("tid,tjd->tij", U, U)[:, ~np.eye(n, dtype=bool)]
+                # relative to the gap: the law is about 1 − ρ, which becomes small
+                ok = gap > 1e-6  # relative to the gap, while the flow's cosines resolve it (errors ~ rtol)
+                rel = np.abs((1 - G[ok]) / gap[ok, None] - 1)
+                dev.append(max(float(np.max(rel)), float(np.max(np.abs(r / y[:, 1:2] - 1)))))
     ds = xr.Dataset(
         {
             "gap": (("placement", "time"), np.array(gaps)),

@@ -14,14 +14,42 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
+from attnphys.clouds._inputs import count, fits, fits_blaming, flag, number, numbers, reals
+from attnphys.clouds._inputs import seed as check_seed
 from attnphys.errors import InputError
+
+
+def _broadcast(name_values: dict, rules: dict) -> list[np.ndarray]:
+    """The arguments of a closed form as float64 arrays (:func:`~attnphys.clouds._inputs.reals`, with the bounds
+    ``rules[name]`` as keywords), refused by name where the shapes do not broadcast together or the result does
+    not fit."""
+    out = [reals(v, k, **rules[k]) for k, v in name_values.items()]
+    first = next(iter(name_values))
+    try:
+        shape = np.broadcast_shapes(*(a.shape for a in out))
+    except ValueError:
+        shapes = ", ".join(f"{k} {a.shape}" for k, a in zip(name_values, out))
+        raise InputError(f"the shapes do not broadcast together: {shapes}", first) from None
+    size = float(np.prod(shape, dtype=float))
+    fits({first: (f"closed forms of {size:,.0f} values", 96.0 * size)})
+    return out
+
+
+_GAMMA = dict(low=0.0)
+_RHO = dict(low=0.0, high=1.0, high_open=True)
 
 
 def output_cosine(gamma, n, rho):
     """Exact output cosine of one SA layer on an equiangular cloud of n tokens with β = γ log n (theory:
     docs/theory/particles.md §9.1): with P = (q − p) I + p 11ᵀ, q = 1/(1 + (n − 1) e^{−β(1−ρ)}),
-    p = q e^{−β(1−ρ)}, the output Gram matrix P G P is a I + b 11ᵀ and the cosine is b/(a + b). Broadcasts."""
-    g, n, rho = np.asarray(gamma, float), np.asarray(n, float), np.asarray(rho, float)
+    p = q e^{−β(1−ρ)}, the output Gram matrix P G P is a I + b 11ᵀ and the cosine is b/(a + b). Broadcasts.
+
+    Raises:
+        InputError: γ not finite ≥ 0, n not finite ≥ 2, ρ not in [0, 1), or shapes that do not broadcast."""
+    g, n, rho = _broadcast(
+        {"gamma": gamma, "n": n, "rho": rho},
+        {"gamma": _GAMMA, "n": dict(low=2.0), "rho": _RHO},
+    )
     e = np.exp(-g * np.log(n) * (1 - rho))
     q = 1.0 / (1.0 + (n - 1) * e)
     p = q * e
@@ -33,8 +61,11 @@ def output_cosine(gamma, n, rho):
 
 def limit_cosine(gamma, rho):
     """The n → ∞ limit of :func:`output_cosine`: 1 below γ_c = 1/(1 − ρ), 4ρ/(1 + 3ρ) at γ_c, ρ above
-    (theory: docs/theory/particles.md §9.1)."""
-    g = np.asarray(gamma, float)
+    (theory: docs/theory/particles.md §9.1).
+
+    Raises:
+        InputError: γ not finite ≥ 0 or ρ not in [0, 1), naming it."""
+    g, rho = _broadcast({"gamma": gamma, "rho": rho}, {"gamma": _GAMMA, "rho": _RHO})
     gc = 1.0 / (1.0 - rho)
     return np.where(np.isclose(g, gc, rtol=1e-12, atol=0), 4 * rho / (1 + 3 * rho), np.where(g < gc, 1.0, rho))
 
@@ -60,8 +91,20 @@ _chunk_out_jit = jax.jit(_chunk_out)
 def chunked_attention_mean_cosine(X: jax.Array, beta: float, chunk: int = 1024) -> float:
     """Mean pairwise cosine of the outputs y_i = Σ_j softmax_j(β⟨x_i, x_j⟩) x_j of a cloud X (n, d), with
     the attention computed ``chunk`` queries at a time (memory O(n·d + chunk·n)) and the mean from
-    ‖Σ_i ŷ_i‖² = n + Σ_{i≠k} cos(y_i, y_k) (theory: docs/theory/particles.md §9.2)."""
-    n = X.shape[0]
+    ‖Σ_i ŷ_i‖² = n + Σ_{i≠k} cos(y_i, y_k) (theory: docs/theory/particles.md §9.2).
+
+    Raises:
+        InputError: ``X`` not a finite (n, d) array of n ≥ 2 tokens, ``beta`` not a finite number ≥ 0,
+            ``chunk`` not an integer ≥ 1. ResourceError: a block of scores does not fit, naming ``chunk``."""
+    from attnphys._checks import check_array
+
+    n, d = check_array(X, "X", ndim=2, what="tokens × dimensions (n, d)", finite=True)
+    if n < 2 or d < 1:
+        raise InputError(f"needs n >= 2 tokens of d >= 1 dimensions, got shape {(n, d)}", "X")
+    beta = number(beta, "beta", low=0.0)
+    chunk = count(chunk, "chunk")
+    fits({"chunk": (f"blocks of {min(chunk, n)}×{n} scores", 32.0 * min(chunk, n) * n + 16.0 * n * d)})
+    X = jnp.asarray(X)
     total = jnp.zeros(X.shape[1], jnp.float64 if jax.config.jax_enable_x64 else X.dtype)  # pyright: ignore
     b = jnp.asarray(beta, X.dtype)
     for lo in range(0, n, chunk):
@@ -96,21 +139,35 @@ def critical_scaling(
     Returns:
         Dataset over (gamma, tokens): ``predicted``, ``measured`` (with ``simulate``), ``limit`` (gamma);
         scalar ``gamma_c``.
+
+    Raises:
+        InputError: an argument of a wrong type or out of range, naming it. ResourceError: the simulated cloud
+            or a block of scores does not fit, naming ``tokens``, ``dim`` or ``chunk``.
     """
     from attnphys.metadata import base_attrs
     from attnphys.progress import step_bar
 
-    g = np.atleast_1d(np.asarray(gamma, float))
-    ns = np.atleast_1d(np.asarray(tokens))
-    if g.size == 0 or not np.all(np.isfinite(g)) or np.any(g <= 0):
-        raise InputError(f"values must be finite and > 0, got {g.tolist()!r:.80}", "gamma")
-    if ns.size == 0 or not np.issubdtype(ns.dtype, np.integer) or np.any(ns < 2):
+    g = numbers(gamma, "gamma", low=0.0, low_open=True)
+    ns = np.atleast_1d(np.asarray(tokens) if not isinstance(tokens, (str, bytes)) else np.asarray([tokens]))
+    if ns.ndim != 1 or ns.size == 0 or not np.issubdtype(ns.dtype, np.integer) or np.any(ns < 2):
         raise InputError(f"values must be integers >= 2, got {ns.tolist()!r:.80}", "tokens")
-    if not (np.isfinite(rho) and 0 < rho < 1):
-        raise InputError(f"must lie in (0, 1), got {rho!r}", "rho")
-    for name, v, least in (("dim", dim, 2), ("chunk", chunk, 1)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < least:
-            raise InputError(f"must be an integer >= {least}, got {v!r}", name)
+    rho = number(rho, "rho", low=0.0, high=1.0, low_open=True, high_open=True)
+    dim, chunk = count(dim, "dim", 2), count(chunk, "chunk")
+    seed, simulate, progress = check_seed(seed), flag(simulate, "simulate"), flag(progress, "progress")
+    fits({"gamma": (f"closed forms of {g.size} gamma × {ns.size} context lengths", 96.0 * g.size * ns.size)})
+    if simulate:  # float32 clouds of n × dim and blocks of chunk × n scores, for the longest context
+        top = int(ns.max())
+        fits_blaming(
+            lambda v: 4.0 * (3 * v["tokens"] * v["dim"] + 3 * min(v["chunk"], v["tokens"]) * v["tokens"]),
+            {"tokens": top, "dim": dim, "chunk": chunk},
+            {"tokens": 2, "dim": 256, "chunk": 1024},
+            {
+                "tokens": f"an almost-simplex cloud of {top} tokens in {dim} dimensions",
+                "dim": f"{top} tokens in {dim} dimensions",
+                "chunk": f"blocks of {min(chunk, top)}×{top} scores",
+            },
+            least={"tokens": 2, "dim": 2},
+        )
     pred = output_cosine(g[:, None], ns[None, :], rho)
     ds = xr.Dataset(
         {

@@ -13,6 +13,9 @@ from typing import Literal
 import numpy as np
 import xarray as xr
 
+from attnphys._checks import check_array
+from attnphys.clouds._inputs import choice, count, fits_blaming, flag, number, precision_noted
+from attnphys.clouds._inputs import seed as check_seed
 from attnphys.errors import InputError
 
 
@@ -27,8 +30,26 @@ def cluster_labels(X: np.ndarray, delta: float) -> np.ndarray:
 
 def cluster_energy(X: np.ndarray, labels: np.ndarray, beta: float) -> tuple[float, np.ndarray, np.ndarray]:
     """The plateau energy (1/(2β)) Σ_{a,b} m_a m_b e^{β⟨z_a, z_b⟩} of the clusters ``labels`` of X, their
-    fractions m (K,) and unit directions z (K, D) (theory: docs/theory/particles.md §10.1)."""
-    K = int(labels.max()) + 1
+    fractions m (K,) and unit directions z (K, D) (theory: docs/theory/particles.md §10.1).
+
+    Raises:
+        InputError: ``X`` not a finite (N, D) array with N ≥ 1, ``labels`` not N integers that number the
+            clusters 0 … K − 1 (each used), ``beta`` not a finite number > 0."""
+    N, _ = check_array(X, "X", ndim=2, what="tokens × dimensions (N, D)", finite=True)
+    if N < 1:
+        raise InputError("must hold at least one token", "X")
+    lab = np.asarray(labels) if not isinstance(labels, (str, bytes)) else np.asarray([labels])
+    if lab.shape != (N,) or lab.dtype.kind not in "iu":
+        raise InputError(
+            f"must be ({N},) integer labels, one per token, got {lab.dtype} of shape {lab.shape}", "labels"
+        )
+    K = int(lab.max()) + 1 if N else 0
+    if lab.min() < 0 or np.unique(lab).size != K:
+        raise InputError(
+            f"must number the clusters 0 … K − 1, each used; got the labels {sorted(set(lab.tolist()))!r:.80}", "labels"
+        )
+    beta = number(beta, "beta", low=0.0, low_open=True)
+    X, labels = np.asarray(X, dtype=float), lab
     m = np.bincount(labels, minlength=K) / len(labels)
     z = np.stack([X[labels == a].sum(0) for a in range(K)])
     z /= np.linalg.norm(z, axis=1, keepdims=True)
@@ -57,6 +78,10 @@ def staircase(
         plateau's middle), ``energy_predicted`` (cluster formula), ``closest_cosine`` (largest cosine
         between two clusters), ``timescale`` e^{β(1 − closest_cosine)}, ``closest_merged`` (1 if the next
         merge joins that pair, 0 if another, −1 at the last plateau or when several clusters merge at once).
+
+    Raises:
+        InputError: an argument of a wrong type or out of range, naming it; no plateau (naming ``t_max``).
+            ResourceError: the saved flow does not fit, naming the size to blame.
     """
     import jax
     import jax.numpy as jnp
@@ -66,14 +91,29 @@ def staircase(
     from attnphys.clouds.observables import plateaus
     from attnphys.metadata import base_attrs
 
-    if not (np.isfinite(beta) and beta > 0):
-        raise InputError(f"must be a finite number > 0, got {beta!r}", "beta")
-    if dynamics not in ("sa", "usa"):
-        raise InputError(f"must be one of sa, usa, got {dynamics!r}", "dynamics")
+    beta = number(beta, "beta", low=0.0, low_open=True)
+    tokens, dim, saves = count(tokens, "tokens", 2), count(dim, "dim", 2), count(saves, "saves", 2)
+    choice(dynamics, ("sa", "usa"), "dynamics")
+    t_max = number(t_max, "t_max", low=0.0, low_open=True)
+    cluster_delta = number(cluster_delta, "cluster_delta", low=0.0, high=2.0, low_open=True, high_open=True)
+    min_length = number(min_length, "min_length", low=0.0)
+    seed, progress = check_seed(seed), flag(progress, "progress")
+    fits_blaming(  # the saved flow, the tokens × tokens cosines of one saved state at a time, the solver's
+        lambda v: 8.0 * (2 * v["saves"] * v["tokens"] * v["dim"] + 40 * v["tokens"] ** 2 + 30 * v["tokens"] * v["dim"]),
+        {"tokens": tokens, "dim": dim, "saves": saves},
+        {"tokens": 32, "dim": 2, "saves": 601},
+        {
+            "tokens": f"the flow of {tokens} tokens",
+            "dim": f"{tokens} tokens in {dim} dimensions",
+            "saves": f"{saves} saved times of {tokens}×{dim} tokens",
+        },
+        least={"tokens": 2, "dim": 2, "saves": 2},
+    )
     X0 = uniform_sphere(jax.random.PRNGKey(seed), tokens, dim)
     ts = np.linspace(0.0, t_max, saves)
     attn = ATTENTIONS[dynamics](beta=jnp.asarray(float(beta)))
-    sol = solve_flow(attn, X0, ts, solver="tsit5", progress=progress)
+    with precision_noted("staircase (a diffrax solve)"):
+        sol = solve_flow(attn, X0, ts, solver="tsit5", progress=progress)
     xs = np.asarray(sol.xs)
     labels = [cluster_labels(X, cluster_delta) for X in xs]
     counts = np.array([lab.max() + 1 for lab in labels])

@@ -18,6 +18,8 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
+from attnphys._arguments import checked
+from attnphys._arguments import number as number_rule
 from attnphys.clouds._blas import single_threaded
 from attnphys.clouds.attention import AbstractAttention
 from attnphys.clouds.observables import PAIR_TOL, clustered_pairs, interaction_energy
@@ -30,9 +32,11 @@ SOLVERS = {"tsit5": diffrax.Tsit5, "dopri8": diffrax.Dopri8, "kvaerno5": diffrax
 USA at large β)."""
 
 RTOL, ATOL = 1e-8, 1e-10
-"""Default relative and absolute tolerances of the adaptive step-size controller."""
+"""Default relative and absolute tolerances of the adaptive step-size controller (met in float64; in float32
+the round-off of the state, ~10⁻⁷ per step, dominates them: :func:`solve_flow` warns)."""
 
 
+@checked
 def velocity(attn: AbstractAttention, X: jax.Array, residual: bool = True, sphere: bool = True) -> jax.Array:
     """The vector field ẋ_i = Π_i(A(X)_i − (1 − r) x_i), r = 1 with the residual
     (theory: docs/theory/particles.md §2.3); Π_i(y) = y − (⟨x_i, y⟩/‖x_i‖²) x_i on the sphere.
@@ -42,7 +46,18 @@ def velocity(attn: AbstractAttention, X: jax.Array, residual: bool = True, spher
 
     Returns:
         (N, D) velocities.
+
+    Raises:
+        InputError: ``attn`` not an attention operator, ``X`` not an (N, D) array of real numbers.
     """
+    from attnphys._checks import check_array
+    from attnphys.errors import InputError
+
+    if not isinstance(attn, AbstractAttention):
+        raise InputError(
+            f"must be an attention operator (attnphys.clouds.SoftmaxAttention …), got {attn!r:.60}", "attn"
+        )
+    check_array(X, "X", ndim=2, what="tokens × dimensions (N, D)")
     V = attn(X)
     if not residual:
         V = V - X
@@ -143,6 +158,7 @@ class FlowSolution:
     solver: str
 
 
+@checked(rtol=number_rule(0.0, 1.0))
 def solve_flow(
     attn: AbstractAttention,
     X0,
@@ -162,16 +178,48 @@ def solve_flow(
     Inside an active progress bar (:mod:`attnphys.progress`) the solve reports its progress to it;
     ``progress`` shows a bar of its own otherwise.
 
+    In float32 (``attnphys.configure()`` not called) the round-off of the state, not the tolerances, sets the
+    error (~10⁻⁵ by t ~ 10): a :class:`~attnphys.errors.PrecisionWarning` says so.
+
     Raises:
         NonFiniteError: the state became NaN or infinite. RuntimeError: ``max_steps`` was reached
-            (a stiff flow: USA at large β; try ``solver="kvaerno5"``). ValueError: ``ts`` is not an
-            increasing series of at least two finite times.
+            (a stiff flow: USA at large β; try ``solver="kvaerno5"``). InputError (a ValueError): ``ts`` is
+            not an increasing series of at least two finite times, ``X0`` not a finite (N, D) cloud, an
+            argument of a wrong type or out of range, naming it. ResourceError: the saved states or the
+            attention matrices do not fit, naming ``ts`` or ``X0``.
     """
-    if solver not in SOLVERS:
-        raise ValueError(f"unknown solver {solver!r}; choose from {', '.join(SOLVERS)}")
+    from attnphys._checks import check_array
+    from attnphys.clouds._inputs import choice, count, fits, flag, tolerances, warn_if_single_precision
+    from attnphys.errors import InputError
+
+    if not isinstance(attn, AbstractAttention):
+        raise InputError(
+            f"must be an attention operator (attnphys.clouds.SoftmaxAttention …), got {attn!r:.60}", "attn"
+        )
+    choice(solver, tuple(SOLVERS), "solver")
+    rtol, atol = tolerances(rtol, atol)
+    max_steps = count(max_steps, "max_steps")
+    residual, sphere, progress = flag(residual, "residual"), flag(sphere, "sphere"), flag(progress, "progress")
+    if isinstance(ts, (str, bytes)) or getattr(np.asarray(ts), "dtype", np.dtype("O")).kind not in "iuf":
+        raise InputError(f"the saved times must be (T,) real numbers, got {ts!r:.80}", "ts")
     times = np.asarray(ts, dtype=float)
     if times.ndim != 1 or times.size < 2 or not np.all(np.isfinite(times)) or np.any(np.diff(times) <= 0):
-        raise ValueError(f"ts: the saved times must be (T,) finite and strictly increasing, T >= 2; got {times!r:.80}")
+        raise InputError(
+            f"the saved times must be (T,) finite and strictly increasing, T >= 2; got {times!r:.80}", "ts"
+        )
+    N, D = check_array(X0, "X0", ndim=2, what="tokens × dimensions (N, D)", finite=True)
+    if N < 1 or D < 1:
+        raise InputError(f"must hold at least one token of at least one dimension, got shape {(N, D)}", "X0")
+    if sphere and np.any(np.linalg.norm(np.asarray(X0, dtype=float), axis=1) == 0):
+        raise InputError("a token is zero: it has no direction on the sphere", "X0")
+    H = int(attn.n_heads)
+    fits(
+        {
+            "X0": (f"{N} tokens ({H} head(s) of {N}×{N} attention matrices)", 8.0 * (4 * H * N * N + 40 * N * D)),
+            "ts": (f"{times.size} saved times of {N}×{D} tokens", 16.0 * times.size * N * D),
+        }
+    )
+    warn_if_single_precision(f"the particle flow (rtol = {rtol:g})")
     ts = jnp.asarray(ts, dtype=jnp.result_type(float))
     with step_bar(100, "flow integrated (%)", enabled=progress), host_reporter() as shown:
         ys, steps, ok = _solve(
@@ -218,6 +266,7 @@ FLOW_LONG_NAMES = {
 }
 
 
+@checked
 def flow_statistics(
     sol: FlowSolution, beta: float, *, pair_tol: float = PAIR_TOL, cluster_delta: float = 1e-3, seed: int = 0
 ) -> dict[str, np.ndarray]:
@@ -237,6 +286,7 @@ def flow_statistics(
     return out
 
 
+@checked
 def flow_dataset(
     sol: FlowSolution,
     beta: float,
@@ -298,7 +348,22 @@ def flow_dataset(
 
 def uniform_sphere(key, n: int, d: int, dtype=None) -> jax.Array:
     """n points uniform on the unit sphere S^{d−1} (normalized Gaussians) (theory:
-    docs/theory/particles.md §1)."""
+    docs/theory/particles.md §1).
+
+    Raises:
+        InputError: ``key`` not a JAX random key, ``n`` or ``d`` not an integer ≥ 1. ResourceError: the
+            (n, d) cloud does not fit, naming ``n`` or ``d``."""
+    from attnphys.clouds._inputs import check_key, count
+    from attnphys.clouds._sizes import fits_blaming
+
+    check_key(key)
+    n, d = count(n, "n"), count(d, "d")
+    fits_blaming(
+        lambda v: 24.0 * v["n"] * v["d"],
+        {"n": n, "d": d},
+        {"n": 64, "d": 3},
+        {"n": f"{n} points in {d} dimensions", "d": f"{n} points in {d} dimensions"},
+    )
     X = jax.random.normal(key, (n, d), dtype or jnp.result_type(float))
     return X / jnp.linalg.norm(X, axis=1, keepdims=True)
 

@@ -10,7 +10,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from attnphys.clouds._analysis_options import ClusteringPoint, FlowPoint, Integration, LayersPoint
-from attnphys.errors import InputError, check_fits
+from attnphys.errors import InputError
 from attnphys.jobs import AbstractJob, Applies, IntValues, Report, Values, only_with, register_job
 
 
@@ -40,34 +40,18 @@ def _choices(data: Any, checks: dict[str, tuple[str, ...]]) -> Any:
     return data
 
 
-def _check_memory(
-    tokens: int,
-    dim: int,
-    heads: int = 1,
-    copies: int = 1,
-    extra: dict | None = None,
-    copies_option: tuple[str, int] | None = None,
-) -> None:
-    """Refuse a cloud whose arrays cannot fit in memory, naming the option that needs the most: the
-    attention matrices (tokens² entries per head, ``copies`` at once) and clouds, plus ``extra``
-    (option → (what, bytes)), e.g. stored snapshots or saved times. ``copies_option``: (the option that
-    sets the copies, its value); it is named where the copies weigh more than the tokens do (a thousand
-    samples of a small cloud are too many samples, not too many tokens)."""
-    terms = {
-        "--tokens": (
-            f"{tokens} tokens (attention matrices of tokens² entries)",
-            8 * copies * 3 * max(heads, 1) * tokens**2,
-        ),
-        "--dim": (f"{tokens} tokens in {dim} dimensions", 8 * copies * 4 * tokens * dim),
-    }
-    terms.update(extra or {})
-    option, (what, _) = max(terms.items(), key=lambda kv: kv[1][1])
-    if copies_option is not None and option in ("--tokens", "--dim") and copies_option[1] > tokens:
-        option = copies_option[0]
-        what = f"{copies_option[1]} {option[2:]} of a cloud of {tokens} tokens"
-    check_fits(
-        float(sum(need for _, need in terms.values())), f"{what}, with the other arrays,", f"lower {option}", option
-    )
+def _option(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _check_memory(job: Any, need, sizes: dict[str, int], what: dict[str, str], least: dict[str, int]) -> None:
+    """Refuse a cloud whose arrays cannot fit in memory (:func:`attnphys.clouds._sizes.fits_blaming`), naming
+    the option to blame: the one whose value multiplies the bytes the most over its default (a trillion heads
+    of a small cloud are too many heads, not too many tokens), and how large it may be."""
+    from attnphys.clouds._sizes import fits_blaming
+
+    defaults = {k: len(v) if isinstance(v, tuple) else v for k, v in ((k, type(job).default(k)) for k in sizes)}
+    fits_blaming(need, sizes, defaults, what, field=_option, least=least)
 
 
 DEFAULT_SNAPSHOTS = LayersPoint.default("snapshots")
@@ -111,21 +95,23 @@ class CloudsRunJob(LayersPoint, AbstractJob):
         beyond = [s for s in self.snapshots if s > self.layers]
         if beyond and self.snapshots != DEFAULT_SNAPSHOTS:  # the default's later layers become the last one
             raise InputError(f"layer {beyond[0]} is beyond the last layer (--layers {self.layers})", "--snapshots")
-        N, D, H = self.tokens, self.dim, self.heads
+        from attnphys.clouds._sizes import layers_bytes
+
+        N, D, H, L = self.tokens, self.dim, self.heads, self.layers
         untied = bool(H and self.resample_every)  # weights of every layer: (layers, H, D, D), W and W_v
-        draws = -(-self.layers // self.resample_every) if untied else 1
+        draws = -(-L // self.resample_every) if untied else 1
         _check_memory(
-            N,
-            D,
-            H,
-            extra={
-                "--snapshots": (f"{len(self.snapshots)} snapshots of {N}×{D} tokens", 8 * len(self.snapshots) * N * D),
-                "--layers": (
-                    f"{self.layers} layers (weights of {draws} draw(s), statistics of "
-                    f"{self.layers // self.stats_every + 2} layers)",
-                    8 * (2 * (self.layers * untied + draws) * H * D * D + 64 * (self.layers // self.stats_every + 2)),
-                ),
+            self,
+            lambda v: layers_bytes(v, untied, self.stats_every, self.resample_every),
+            {"tokens": N, "dim": D, "layers": L, "heads": H, "snapshots": len(self.snapshots)},
+            {
+                "tokens": f"{N} tokens (attention matrices of tokens² entries)",
+                "dim": f"{N} tokens in {D} dimensions",
+                "layers": f"{L} layers (weights of {draws} draw(s), statistics of {L // self.stats_every + 2} layers)",
+                "heads": f"{H} heads of {N}×{N} attention matrices and {D}×{D} weights",
+                "snapshots": f"{len(self.snapshots)} snapshots of {N}×{D} tokens",
             },
+            {"tokens": 2, "dim": 2, "layers": 0, "heads": 0, "snapshots": 0},
         )
         if self.resample_every and not self.heads:
             raise InputError("resampling needs random weights: give --heads H > 0", "--resample-every")
@@ -186,13 +172,20 @@ class CloudsFlowJob(FlowPoint, _FlowOptions):
     plot: Path | None = Field(None, description="Figure file (PNG).")
 
     def inputs_check(self) -> None:
-        saved = self.saves * self.tokens * self.dim * 8 * (2 if self.keep_cloud else 0) + 64 * self.saves
+        from attnphys.clouds._sizes import flow_bytes
+
+        N, D, S, H = self.tokens, self.dim, self.saves, self.heads
         _check_memory(
-            self.tokens,
-            self.dim,
-            self.heads,
-            copies=4,
-            extra={"--saves": (f"{self.saves} saved times of {self.tokens}×{self.dim} tokens", saved)},
+            self,
+            lambda v: flow_bytes(v, self.keep_cloud),
+            {"tokens": N, "dim": D, "saves": S, "heads": H},
+            {
+                "tokens": f"{N} tokens (attention matrices of tokens² entries)",
+                "dim": f"{N} tokens in {D} dimensions",
+                "saves": f"{S} saved times of {N}×{D} tokens",
+                "heads": f"{H} heads of {N}×{N} attention matrices",
+            },
+            {"tokens": 2, "dim": 2, "saves": 2},
         )
         if self.dynamics == "sinkhorn" and self.causal:
             raise InputError(
@@ -263,18 +256,20 @@ class CloudsPhaseDiagramJob(ClusteringPoint, _FlowOptions):
     plot: Path | None = Field(None, description="Figure file (PNG).")
 
     def inputs_check(self) -> None:
+        from attnphys.clouds._sizes import phase_bytes
+
+        N, D, S, T = self.tokens, self.dim, self.samples, self.saves
         _check_memory(
-            self.tokens,
-            self.dim,
-            1,
-            copies=4 * self.samples,
-            copies_option=("--samples", self.samples),
-            extra={
-                "--saves": (
-                    f"{self.saves} saved times of {self.samples} sample(s)",
-                    self.saves * self.samples * self.tokens * self.dim * 8 * 2,
-                )
+            self,
+            phase_bytes,
+            {"samples": S, "tokens": N, "dim": D, "saves": T},
+            {
+                "samples": f"{S} sample(s) of a cloud of {N} tokens",
+                "tokens": f"{N} tokens (attention matrices of tokens² entries, {S} sample(s))",
+                "dim": f"{N} tokens in {D} dimensions ({S} sample(s))",
+                "saves": f"{T} saved times of {S} sample(s)",
             },
+            {"tokens": 2, "dim": 2, "saves": 2},
         )
         if min(self.beta) < 0:
             raise InputError(f"values must be >= 0, got {min(self.beta)}", "--beta")

@@ -6,6 +6,8 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
+from attnphys._arguments import checked
+
 ACTIVATIONS = {
     "gelu": lambda z: jax.nn.gelu(z, approximate=False),
     "gelu_tanh": lambda z: jax.nn.gelu(z, approximate=True),
@@ -60,6 +62,7 @@ class GatedMLP(eqx.Module):
         return (ACTIVATIONS[self.activation](X @ self.Wg.T) * (X @ self.Wu.T)) @ self.Wd.T
 
 
+@checked
 def random_mlp(
     key, dim: int, hidden: int | None = None, std: float | None = None, activation: str = "gelu", dtype=None
 ) -> MLP:

@@ -9,13 +9,30 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from attnphys._arguments import checked
+
 PAIR_TOL = 1e-3
 """Distance between token directions below which a pair counts as clustered."""
 
 
+def _check(X, scalar, name: str, **bounds) -> None:
+    """``X`` an (n, D) array of real numbers (shapes only: works on traced arrays) and ``scalar`` a finite number
+    within ``bounds`` where it is concrete (:func:`attnphys.clouds._inputs.number`)."""
+    from attnphys._checks import check_array, is_concrete
+    from attnphys.clouds._inputs import number
+
+    check_array(X, "X", ndim=2, what="tokens × dimensions (n, D)")
+    if is_concrete(scalar):
+        number(scalar, name, **bounds)
+
+
 def interaction_energy(X: jax.Array, beta: float) -> jax.Array:
     """E_β(X) = (1/(2βn²)) Σ_ij exp(β⟨x_i, x_j⟩) of the cloud X (n, D), β > 0
-    (theory: docs/theory/particles.md §3). Non-decreasing along USA on the sphere with Q = K = V = I."""
+    (theory: docs/theory/particles.md §3). Non-decreasing along USA on the sphere with Q = K = V = I.
+
+    Raises:
+        InputError: ``X`` not an (n, D) array, ``beta`` not a finite number > 0 (when concrete)."""
+    _check(X, beta, "beta", low=0.0, low_open=True)
     n = X.shape[0]
     return jnp.sum(jnp.exp(beta * X @ X.T)) / (2 * beta * n**2)
 
@@ -28,7 +45,11 @@ def directions(X: jax.Array) -> jax.Array:
 
 def clustered_pairs(X: jax.Array, tol: float = PAIR_TOL) -> jax.Array:
     """Fraction of the n(n−1)/2 token pairs whose directions are within ``tol`` of each other,
-    ‖x̂_i − x̂_j‖ < tol (theory: docs/theory/particles.md §4.3)."""
+    ‖x̂_i − x̂_j‖ < tol (theory: docs/theory/particles.md §4.3).
+
+    Raises:
+        InputError: ``X`` not an (n, D) array, ``tol`` not a finite number > 0 (when concrete)."""
+    _check(X, tol, "tol", low=0.0, low_open=True)
     U = directions(X)
     n = U.shape[0]
     d2 = jnp.maximum(2.0 - 2.0 * U @ U.T, 0.0)
@@ -65,9 +86,19 @@ def plateaus(times, counts) -> list[Plateau]:
 
     Returns:
         Plateaus in time order; their lengths add up to times[-1] − times[0].
+
+    Raises:
+        InputError: ``times`` not (T,) increasing finite numbers, ``counts`` not (T,) whole numbers.
     """
-    t = np.asarray(times, float)
-    c = np.asarray(counts).astype(int)
+    from attnphys.clouds._inputs import reals
+    from attnphys.errors import InputError
+
+    t, c = reals(times, "times"), reals(counts, "counts")
+    if t.ndim != 1 or np.any(np.diff(t) <= 0):
+        raise InputError(f"must be (T,) strictly increasing times, got shape {t.shape}", "times")
+    if c.shape != t.shape or np.any(c != np.round(c)):
+        raise InputError(f"must be {t.shape} whole numbers, one per time, got shape {c.shape}", "counts")
+    c = c.astype(int)
     if t.size == 0:
         return []
     cuts = [0] + [k for k in range(1, c.size) if c[k] != c[k - 1]] + [c.size]
@@ -78,6 +109,7 @@ def plateaus(times, counts) -> list[Plateau]:
     return out
 
 
+@checked
 def longest_metastable(pl: list[Plateau], censored: bool = True) -> Plateau | None:
     """The longest plateau with more than one cluster (theory: docs/theory/particles.md §4.2): a metastable
     state. With ``censored`` (default) the plateau the run ends on competes too: its length is a lower

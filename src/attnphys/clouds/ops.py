@@ -13,10 +13,12 @@ from collections.abc import Callable
 import equinox as eqx
 import jax.numpy as jnp
 
+from attnphys._arguments import checked
 from attnphys.clouds.attention import AbstractAttention, bilinear_attention
 from attnphys.clouds.norms import NORMS, RN, AbstractNorm, Identity, LayerNorm, RMSNorm, Sphere, make_norm, sym_power
 
 
+@checked
 def attention_step(X, beta=1.0, W=None, Wv=None, alpha=1.0):
     """One residual attention update of the whole cloud: h_i ← h_i + α Σ_heads W_v Σ_j
     softmax_j(β h_iᵀ W h_j) h_j, a gradient-ascent step on log Σ_j e^{β h_iᵀ W h_j} with the moving
@@ -29,6 +31,7 @@ def attention_step(X, beta=1.0, W=None, Wv=None, alpha=1.0):
     return X + alpha * bilinear_attention("sa", beta, W, Wv)(X)
 
 
+@checked
 def attention_no_residual(X, beta=1.0, W=None, Wv=None):
     """h_i ← Σ_j softmax_j(β h_iᵀ W h_j) W_v h_j: every token replaced by a weighted mean of the
     (value-mapped) cloud; with W_v = I the cloud shrinks into its convex hull and collapses to a point
@@ -36,32 +39,38 @@ def attention_no_residual(X, beta=1.0, W=None, Wv=None):
     return bilinear_attention("sa", beta, W, Wv)(X)
 
 
+@checked
 def layernorm(X, gamma=None, bias=None, eps=1e-5):
     """:class:`~attnphys.clouds.norms.LayerNorm` as a function (theory: docs/theory/clouds.md §3.1)."""
     return LayerNorm(gamma, bias, eps)(X)
 
 
+@checked
 def rmsnorm(X, gamma=None, eps=1e-6):
     """:class:`~attnphys.clouds.norms.RMSNorm` as a function (theory: docs/theory/clouds.md §3.2)."""
     return RMSNorm(gamma, eps)(X)
 
 
+@checked
 def renormalize(X, eta0=None, Lambda0=None, floor=1e-12):
     """:class:`~attnphys.clouds.norms.RN` as a function: RN_{η₀,Λ₀}(x) = η₀ + Λ₀^{1/2} Σ̄^{-1/2}(x − x̄)
     (theory: docs/theory/clouds.md §3.3)."""
     return RN(eta0, Lambda0, floor)(X)
 
 
+@checked
 def sphere(X, radius=1.0):
     """:class:`~attnphys.clouds.norms.Sphere` as a function: x ↦ r x/‖x‖ (theory: docs/theory/clouds.md §3.4)."""
     return Sphere(radius)(X)
 
 
+@checked
 def identity(X):
     """x ↦ x (theory: docs/theory/clouds.md §3)."""
     return X
 
 
+@checked
 def compose(*ops: Callable) -> Callable:
     """One layer: apply ``ops`` left to right (theory: docs/theory/clouds.md §1)."""
 
@@ -96,6 +105,7 @@ class Layer(eqx.Module):
         return X
 
 
+@checked
 def standard_layer(
     norm: str | AbstractNorm = "layernorm",
     beta=1.0,
@@ -124,6 +134,7 @@ def standard_layer(
     return layer
 
 
+@checked
 def untied_layers(
     norm: str | AbstractNorm, beta, Ws, Wvs=None, *, alpha=1.0, attention: str = "sa", residual: bool = True, mlp=None
 ) -> Callable:
@@ -143,6 +154,7 @@ def untied_layers(
     return layer
 
 
+@checked
 def theorem1_affine(mu, Sigma):
     """Cor. 1 / Theorem 1: with the Gaussian base measure x = Ση, attention + residual is the affine map
     η' = μ + (I + Σ) η. Returns (A, b) with η' = A η + b (theory: docs/theory/clouds.md §4)."""
@@ -150,11 +162,13 @@ def theorem1_affine(mu, Sigma):
     return jnp.eye(D, dtype=Sigma.dtype) + Sigma, jnp.asarray(mu)
 
 
+@checked
 def push_gaussian(mean, cov, A, b):
     """Pushforward of N(mean, cov) through η ↦ Aη + b: N(A mean + b, A cov Aᵀ) (theory: docs/theory/clouds.md §4)."""
     return A @ mean + b, A @ cov @ A.T
 
 
+@checked
 def renormalize_population(mean, cov, eta0, Lambda0):
     """RN with the population statistics as an affine map: returns (T, c), η ↦ T η + c with
     T = Λ₀^{1/2} Σ^{-1/2}, c = η₀ − T μ (theory: docs/theory/clouds.md §4)."""

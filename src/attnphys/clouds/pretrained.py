@@ -29,6 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
+from attnphys._arguments import checked
 from attnphys.clouds.attention import SoftmaxAttention
 from attnphys.clouds.mlp import MLP, GatedMLP
 from attnphys.clouds.norms import norm_class
@@ -233,6 +234,7 @@ def _statistics(states, stages, key, out, name) -> None:
             prev = X
 
 
+@checked
 def through_model(
     model="minilm",
     init: str = "gaussian",

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import xarray as xr
 
+from attnphys._arguments import checked
 from attnphys._checks import check_array, check_count
 from attnphys.clouds.stats import LONG_NAMES, STATISTICS, cloud_statistics
 from attnphys.metadata import base_attrs
@@ -18,11 +19,30 @@ from attnphys.progress import progress_bar
 INITS = ("gaussian", "sphere", "mixture")
 
 
+@checked
 def initial_cloud(kind: str, tokens: int, dim: int, seed: int = 0, dtype=jnp.float32) -> jax.Array:
     """``gaussian``: centred isotropic N(0, I/D) (unit expected norm); ``sphere``: uniform on the unit
-    sphere; ``mixture``: 4 well-separated Gaussian blobs (theory: docs/theory/clouds.md §1)."""
+    sphere; ``mixture``: 4 well-separated Gaussian blobs (theory: docs/theory/clouds.md §1).
+
+    Raises:
+        InputError: an unknown ``kind``, a size not an integer ≥ 1, a seed not an integer ≥ 0.
+        ResourceError: the (tokens, dim) cloud does not fit, naming ``tokens`` or ``dim``."""
+    from attnphys.clouds._inputs import choice
+    from attnphys.clouds._sizes import fits_blaming
+
+    choice(kind, INITS, "kind")
     check_count(tokens, "tokens")
     check_count(dim, "dim")
+    check_count(seed, "seed", 0)
+    fits_blaming(
+        lambda v: 32.0 * v["tokens"] * v["dim"],
+        {"tokens": tokens, "dim": dim},
+        {"tokens": 512, "dim": 16},
+        {
+            "tokens": f"a cloud of {tokens} tokens in {dim} dimensions",
+            "dim": f"a cloud of {tokens} tokens in {dim} dimensions",
+        },
+    )
     key = jax.random.PRNGKey(seed)
     if kind == "gaussian":
         return jax.random.normal(key, (tokens, dim), dtype) / np.sqrt(dim)
@@ -34,7 +54,7 @@ def initial_cloud(kind: str, tokens: int, dim: int, seed: int = 0, dtype=jnp.flo
         centres = 2.0 * jax.random.normal(k1, (4, dim), dtype) / np.sqrt(dim)
         comp = jax.random.randint(k2, (tokens,), 0, 4)
         return centres[comp] + 0.3 * jax.random.normal(k3, (tokens, dim), dtype) / np.sqrt(dim)
-    raise ValueError(f"unknown init {kind!r}; choose from {INITS}")
+    raise AssertionError(kind)  # pragma: no cover - refused above
 
 
 @partial(jax.jit, static_argnames=("layer", "n"))
@@ -44,6 +64,7 @@ def _iterate(layer: Callable, X, start, n: int):
     return jax.lax.fori_loop(0, n, lambda _, Y: layer(Y), X)
 
 
+@checked
 def run_cloud(
     X0,
     layer: Callable,

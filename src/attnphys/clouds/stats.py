@@ -19,6 +19,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import digamma, gammaln
 
+from attnphys._arguments import checked
+from attnphys._arguments import number as number_rule
 from attnphys.clouds._blas import single_threaded
 from attnphys.errors import InputError, check_fits
 
@@ -72,8 +74,21 @@ def _sqdist(X, Y):
     return jnp.maximum(d, 0.0)
 
 
+def _cloud(X, name: str = "X", least: int = 1) -> tuple[int, int]:
+    """(N, D) of a cloud: an (N, D) array of real numbers with N ≥ ``least`` (shapes only: works on traced
+    arrays inside ``jax.jit``), or InputError naming ``name``."""
+    from attnphys._checks import check_array
+
+    N, D = check_array(X, name, ndim=2, what="tokens × dimensions (N, D)")
+    if N < least or D < 1:
+        raise InputError(f"must hold at least {least} token(s) of at least one dimension, got shape {(N, D)}", name)
+    return N, D
+
+
+@checked
 def gaussian_entropy(X, floor=1e-10):
     """(½ Σ_{λ>floor·λmax} log(2πe λ), rank) of the sample covariance (theory: docs/theory/clouds.md §5.2)."""
+    _cloud(X)
     lam = jnp.linalg.eigvalsh(jnp.cov(X, rowvar=False, bias=True))
     keep = lam > floor * jnp.max(lam)
     return 0.5 * jnp.sum(jnp.where(keep, jnp.log(2 * jnp.pi * jnp.e * jnp.where(keep, lam, 1.0)), 0.0)), jnp.sum(keep)
@@ -83,8 +98,15 @@ def knn_entropy(X, k: int = 3):
     """Kozachenko–Leonenko: H ≈ ψ(N) − ψ(k) + log V_D + (D/N) Σ_i log ε_i, ε_i the distance to the k-th
     nearest neighbour, V_D the unit-ball volume (theory: docs/theory/clouds.md §5.2). Where more than k
     tokens coincide (some ε_i = 0 to rounding, relative to the cloud's scale) log ε_i = −∞ and the estimate
-    is undefined: NaN."""
-    N, D = X.shape
+    is undefined: NaN.
+
+    Raises:
+        InputError: ``X`` not an (N, D) cloud, ``k`` not an integer in [1, N)."""
+    N, D = _cloud(X)
+    from attnphys._checks import check_count
+
+    if check_count(k, "k") >= N:
+        raise InputError(f"must be below the number of tokens N = {N}, got {k}", "k")
     d2 = _sqdist(X, X) + jnp.diag(jnp.full(N, jnp.inf, X.dtype))
     rows = jnp.arange(N)
     for _ in range(k - 1):  # remove the k − 1 nearest (one per pass, ties kept): k row-minima beat a full top_k
@@ -111,7 +133,7 @@ def mardia(X):
     ratio), y_i the whitened tokens Σ^{−1/2}(x_i − x̄) (theory: docs/theory/clouds.md §5.4). The N × N
     products are formed in blocks of rows (at most :data:`MARDIA_BLOCK_ELEMENTS` entries at a time), so
     memory stays O(N D) for any N. Compare with :func:`mardia_null`."""
-    N, D = X.shape
+    N, D = _cloud(X)
     Z = X - X.mean(0)
     S = jnp.cov(X, rowvar=False, bias=True)
     w, V = jnp.linalg.eigh(S)
@@ -135,6 +157,9 @@ def mardia_null(N: int, D: int) -> tuple[float, float]:
 
 def energy_distance(X, Y):
     """2 E‖X − Y‖ − E‖X − X'‖ − E‖Y − Y'‖ (V-statistic) (theory: docs/theory/clouds.md §5.4)."""
+    _, D = _cloud(X)
+    if _cloud(Y, "Y")[1] != D:
+        raise InputError(f"must have the D = {D} dimensions of X, got shape {tuple(Y.shape)}", "Y")
     return 2 * jnp.mean(jnp.sqrt(_sqdist(X, Y))) - jnp.mean(jnp.sqrt(_sqdist(X, X))) - jnp.mean(jnp.sqrt(_sqdist(Y, Y)))
 
 
@@ -192,7 +217,17 @@ def _stats(X, X_prev, key):
 def cluster_count(cos, delta: float = 1e-3) -> int:
     """Angular clusters: connected components of the graph cos_ij > 1 − δ (label propagation on the
     device: every token takes the smallest label among its neighbours until nothing changes)
-    (theory: docs/theory/clouds.md §5.5)."""
+    (theory: docs/theory/clouds.md §5.5).
+
+    Raises:
+        InputError: ``cos`` not an (N, N) array of real numbers, ``delta`` not a finite number in (0, 2)."""
+    from attnphys._checks import check_array
+    from attnphys.clouds._inputs import number
+
+    N = check_array(cos, "cos", ndim=2, what="cosines of N tokens (N, N)")[0]
+    if np.shape(cos) != (N, N):
+        raise InputError(f"must be a square (N, N) matrix of cosines, got shape {np.shape(cos)}", "cos")
+    delta = number(delta, "delta", low=0.0, high=2.0, low_open=True, high_open=True)
     return int(cluster_components(jnp.asarray(cos) > 1 - delta))
 
 
@@ -216,6 +251,7 @@ PAIRWISE_ARRAYS = 8
 distance): the memory check counts that many."""
 
 
+@checked(cluster_delta=number_rule(0.0, 2.0))
 def cloud_statistics(X, X_prev=None, key=None, cluster_delta: float = 1e-3) -> dict[str, float]:
     """All :data:`STATISTICS` of the cloud X (N, D); ``moved_apart`` compares with ``X_prev`` (NaN if None)
     (theory: docs/theory/clouds.md §5). The covariance eigendecomposition and Cholesky factor run on one
@@ -224,7 +260,10 @@ def cloud_statistics(X, X_prev=None, key=None, cluster_delta: float = 1e-3) -> d
 
     Raises:
         InputError: the cloud has a non-finite entry (its statistics would be undefined), or its N × N
-            pairwise arrays would not fit in memory."""
+            pairwise arrays would not fit in memory, or is not an (N, D) array of real numbers."""
+    _cloud(X)
+    if X_prev is not None and tuple(np.shape(X_prev)) != tuple(np.shape(X)):
+        raise InputError(f"must have the shape {tuple(np.shape(X))} of X, got {tuple(np.shape(X_prev))}", "X_prev")
     X = jnp.asarray(X)
     bad = np.argwhere(~np.isfinite(np.asarray(X)))
     if bad.size:

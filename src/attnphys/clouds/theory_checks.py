@@ -38,7 +38,8 @@ def lattice_rates_error(rng: np.random.Generator, perturb: float = 0.0) -> float
 
 def first_count_error(rng: np.random.Generator, perturb: int = 0) -> float:
     """1 − the fraction of 8 near-uniform starts on the circle (200 tokens, β = 5, SA) whose first plateau
-    has k*(5) + ``perturb`` clusters; the published count is 3 (theory: docs/theory/particles.md §7.2)."""
+    has k*(5) + ``perturb`` clusters; the published count is 3. β = 5 lies inside the range the count law is
+    checked on (β ≤ 9; theory: docs/theory/particles.md §7.2)."""
     from attnphys.clouds import first_cluster_count
 
     ds = first_cluster_count(5.0, samples=8, seed=int(rng.integers(2**31)))

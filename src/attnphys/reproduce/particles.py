@@ -76,7 +76,10 @@ class ClusterCountFigure(AbstractFigure):
             ax.set_xscale("log")
             ax.set_xlabel("β")
             ax.set_ylabel("clusters of the first plateau" if d == 2 else "clusters (d = 3) / degree ℓ*")
-            ax.set_title(f"d = {int(d)}: agreeing fraction " + ", ".join(f"{a:.2f}" for a in sub.agree.values))
+            ax.set_title(
+                f"d = {int(d)}: agreeing fraction "
+                + ", ".join("beyond" if not np.isfinite(a) else f"{a:.2f}" for a in sub.agree.values)
+            )
             ax.legend(fontsize=8)
         return fig
 
@@ -90,10 +93,24 @@ class ClusterCountFigure(AbstractFigure):
         ]
         for d in ds.dim.values:
             sub = ds.sel(dim=d)
+            checked = sub["checked_range"].values if "checked_range" in sub else np.ones(sub.beta.size, bool)
+            lo_c = sub["clusters_min"].values if "clusters_min" in sub else np.full(sub.beta.size, -1)
+            hi_c = sub["clusters_max"].values if "clusters_max" in sub else np.full(sub.beta.size, -1)
             rows = ", ".join(
                 f"β={b:g}: k*={int(p)}, agree {a:.2f} [{lo:.2f}, {hi:.2f}]"
-                for b, p, a, lo, hi in zip(
-                    sub.beta.values, sub.predicted.values, sub.agree.values, sub.agree_low.values, sub.agree_high.values
+                if ok
+                # beyond the β the claim was checked on: the spread of the counts, not a verdict
+                else f"β={b:g}: k*={int(p)}, beyond the checked range, counts {int(cmin)}–{int(cmax)}"
+                for b, p, a, lo, hi, ok, cmin, cmax in zip(
+                    sub.beta.values,
+                    sub.predicted.values,
+                    sub.agree.values,
+                    sub.agree_low.values,
+                    sub.agree_high.values,
+                    checked,
+                    lo_c,
+                    hi_c,
+                    strict=True,
                 )
             )
             lines.append(f"d = {int(d)}: {rows}.")

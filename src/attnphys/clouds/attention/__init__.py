@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from attnphys._arguments import checked
 from attnphys.clouds.attention._base import AbstractAttention
 from attnphys.clouds.attention.sinkhorn import SinkhornAttention
 from attnphys.clouds.attention.softmax import SoftmaxAttention
@@ -16,6 +17,7 @@ ATTENTIONS: dict[str, type[AbstractAttention]] = {
 """Attention classes by name: ``sa``, ``usa``, ``sinkhorn``."""
 
 
+@checked
 def bilinear_attention(kind: str = "sa", beta=1.0, W=None, Wv=None, causal: bool = False, heads: int = 1):
     """Attention with score s_ij = β x_iᵀ W_h x_j and value W_v,h x_j per head (theory:
     docs/theory/clouds.md §2): Q_h = W_hᵀ, K = I, V_h = W_v,h, O = I.

@@ -8,6 +8,7 @@ the command line names them without importing JAX), those registered in this pro
 
 from typing import TypeVar
 
+from attnphys._arguments import checked
 from attnphys._plugins import BUILTINS, find, load, names
 from attnphys.clouds.norms._base import AbstractNorm
 from attnphys.clouds.norms.diagonal_rn import DiagonalRN
@@ -51,6 +52,7 @@ def norm_class(name: str) -> type[AbstractNorm]:
     return NORMS.setdefault(name, cls)
 
 
+@checked
 def make_norm(name: str, **params) -> AbstractNorm:
     """The normalization called ``name`` with ``params`` (e.g. ``gamma``, ``radius``); a clear error
     listing the names for an unknown one (theory: docs/theory/clouds.md §3)."""
