@@ -33,7 +33,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import numpy as np
 
@@ -318,8 +318,22 @@ def rule_for(name: str, annotation: Any, default: Any = inspect.Parameter.empty)
     return None
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+@overload
+def checked(fn: _F, /) -> _F: ...
+
+
+@overload
+def checked(
+    *, memory: Callable[[dict[str, Any]], tuple[float, str, str, str] | None] | None = None, **overrides: Rule | None
+) -> Callable[[_F], _F]: ...
+
+
 def checked(
     fn: Callable | None = None,
+    /,
     *,
     memory: Callable[[dict[str, Any]], tuple[float, str, str, str] | None] | None = None,
     **overrides: Rule | None,
@@ -367,9 +381,10 @@ def checked(
             bound = check(*args, **kwargs)
             return f(*bound.args, **bound.kwargs)
 
-        inner.__attnphys_rules__ = rules  # pyright: ignore[reportFunctionMemberAccess]
-        inner.check = check  # pyright: ignore[reportFunctionMemberAccess]
-        return inner
+        wrapped: Any = inner
+        wrapped.__attnphys_rules__ = rules
+        wrapped.check = check
+        return wrapped
 
     return wrap if fn is None else wrap(fn)
 

@@ -88,6 +88,6 @@ def memory_of(need: float, what: str, hint: str, args: dict, *names: str) -> tup
     """``(bytes, what, hint, argument)`` for :func:`attnphys._arguments.checked`'s memory rule: the argument
     blamed is the largest of ``names`` (the size the user made too large) (theory: docs/theory/dynamics.md
     §2.5)."""
-    vals = {n: args.get(n) for n in names if isinstance(args.get(n), (int, np.integer))}
-    field = max(vals, key=lambda n: vals[n]) if vals else names[0]
+    vals: dict[str, int] = {n: int(v) for n in names if isinstance(v := args.get(n), (int, np.integer))}
+    field = max(vals, key=vals.__getitem__) if vals else names[0]
     return float(need), what, hint, field

@@ -4,7 +4,7 @@ docs/theory/dynamics.md §10)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import jax
 import numpy as np
@@ -71,7 +71,7 @@ def stability(cfg: Config, *, options: StabilityOptions) -> xr.Dataset:
     sc = jax.tree_util.tree_map(lambda a: a[0], model.scalars(n=1))
     chosen = task.sampler_for(model)
     o = task.options()
-    shock_options = dict(
+    shock_options: dict[str, Any] = dict(
         directions=options.directions,
         origins=options.origins,
         scan=options.scan,
