@@ -85,6 +85,21 @@ def _names(value: Any) -> str:
     return short_repr(value)
 
 
+def _real_array(value: Any, name: str, what: str) -> np.ndarray:
+    """``value`` as a numpy array of real numbers, refusing text, None, a boolean, ragged lists and arrays of
+    booleans, complex numbers, text or objects (naming ``name``; ``what`` the expected value, in words)."""
+    if isinstance(value, (str, bytes, bool, np.bool_)) or value is None:
+        raise InputError(f"must be {what}, got {_names(value)}", name)
+    try:
+        a = np.asarray(value)
+    except Exception:  # noqa: BLE001 - ragged lists and other objects
+        raise InputError(f"must be {what} (a rectangular array)", name) from None
+    if a.dtype.kind not in "iuf":
+        words = {"b": "booleans", "c": "complex numbers", "U": "text", "S": "text", "O": "objects"}
+        raise InputError(f"must be {what}, not {words.get(a.dtype.kind, str(a.dtype))}", name)
+    return a
+
+
 @dataclass(frozen=True)
 class Rule:
     """A rule for one argument: :meth:`check` returns the value to use (converted where the rule says) or
@@ -163,15 +178,7 @@ class Rule:
 
         if not is_concrete(value):
             return value
-        if isinstance(value, (str, bytes)) or value is None or isinstance(value, (bool, np.bool_)):
-            raise InputError(f"must be an array of numbers (a state), got {_names(value)}", name)
-        try:
-            a = np.asarray(value)
-        except Exception:
-            raise InputError("must be a rectangular array of numbers (a state)", name) from None
-        if a.dtype.kind not in "iuf":
-            words = {"b": "booleans", "c": "complex numbers", "U": "text", "S": "text", "O": "objects"}
-            raise InputError(f"must hold real numbers, not {words.get(a.dtype.kind, a.dtype)}", name)
+        a = _real_array(value, name, "an array of numbers (a state)")
         if a.ndim == 0 or a.size == 0:
             raise InputError(f"must be a non-empty array (a state of shape (D,)), got shape {a.shape}", name)
         if not np.all(np.isfinite(a)):
@@ -181,15 +188,7 @@ class Rule:
         return value if isinstance(value, jax.Array) else jnp.asarray(a)
 
     def _positives(self, value: Any, name: str) -> np.ndarray:
-        if isinstance(value, (str, bytes, bool, np.bool_)):
-            raise InputError(f"must be positive numbers, got {_names(value)}", name)
-        try:
-            a = np.asarray(value)
-        except Exception:
-            raise InputError("must be a rectangular array of numbers", name) from None
-        if a.dtype.kind not in "iuf":
-            raise InputError(f"must be positive numbers, got {_names(value)}", name)
-        a = np.atleast_1d(a.astype(float))
+        a = np.atleast_1d(_real_array(value, name, "positive numbers").astype(float))
         if a.ndim != 1 or a.size < int(self.minimum or 1):
             raise InputError(
                 f"must be a list of at least {int(self.minimum or 1)} positive numbers, got shape {a.shape}", name
