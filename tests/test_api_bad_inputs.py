@@ -138,7 +138,7 @@ CASES = [
     ("save_window of text", lambda: _dmft()[0].save_window("x", "w.json"), InputError, "win: must be a Window"),
     # the dynamics toolkit: wrong types and batches of different sizes, before anything is traced
     ("lyapunov map text", lambda: _toolkit_lyapunov("logistic"), InputError, "m: must be a map"),
-    ("lyapunov params text", lambda: _toolkit_lyapunov(params="a"), InputError, "params: must be an array"),
+    ("lyapunov params text", lambda: _toolkit_lyapunov(params="a"), InputError, "params: must hold numbers"),
     ("lyapunov x0 text", lambda: _toolkit_lyapunov(x0="x"), InputError, "x0: must be an array"),
     ("lyapunov batches differ", lambda: _toolkit_lyapunov(x0=np.full((3, 1), 0.5), params=np.array([3.5, 3.6]),
                                                           batch=True), InputError, "params: every leaf"),

@@ -11,7 +11,7 @@ PACKAGE = SRC / "attnphys"
 
 LAYERS = [
     # bottom: shared infrastructure
-    ("attnphys._version", "attnphys._plugins", "attnphys._options", "attnphys._deprecated", "attnphys._contract", "attnphys._messages", "attnphys.errors", "attnphys._checks",
+    ("attnphys._version", "attnphys._plugins", "attnphys._options", "attnphys._deprecated", "attnphys._contract", "attnphys._messages", "attnphys.errors", "attnphys._checks", "attnphys._arguments",
      "attnphys._paths", "attnphys._files", "attnphys._integrity", "attnphys.metadata", "attnphys.progress", "attnphys.runtime",
      "attnphys.io"),
     # shared engines

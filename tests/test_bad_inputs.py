@@ -741,6 +741,8 @@ CASES = [
      2, "--dask-no-workers-timeout: must be a positive number of seconds, got '0.0'"),
     # --- round two: tracebacks
     ("traj record-every huge", T + ["--record-every", "99999999999999999999"],
+     2, "--record-every: must be at most 2,147,483,647"),
+    ("traj record-every beyond the run", T + ["--record-every", "99"],
      2, "--record-every: must be at most steps - transient = 5 (a larger interval records the same single"),
     ("start nested too deep", T + ["--start", "{tmp}/w_deep.json"],
      2, "--start: initial-condition file {tmp}/w_deep.json nests lists too deeply"),
