@@ -37,7 +37,7 @@ from typing import Any, TypeVar, overload
 
 import numpy as np
 
-from attnphys._checks import is_concrete
+from attnphys._checks import DTYPE_WORDS, is_concrete
 from attnphys._messages import MAX_LOOP
 from attnphys.errors import InputError, check_fits, short_repr
 
@@ -81,22 +81,17 @@ TREES = frozenset({"params", "aux", "aux0", "shared"})
 """Pytrees of numbers: parameters, auxiliary states (no text, no objects)."""
 
 
-def _names(value: Any) -> str:
-    return short_repr(value)
-
-
 def _real_array(value: Any, name: str, what: str) -> np.ndarray:
     """``value`` as a numpy array of real numbers, refusing text, None, a boolean, ragged lists and arrays of
     booleans, complex numbers, text or objects (naming ``name``; ``what`` the expected value, in words)."""
     if isinstance(value, (str, bytes, bool, np.bool_)) or value is None:
-        raise InputError(f"must be {what}, got {_names(value)}", name)
+        raise InputError(f"must be {what}, got {short_repr(value)}", name)
     try:
         a = np.asarray(value)
     except Exception:  # noqa: BLE001 - ragged lists and other objects
         raise InputError(f"must be {what} (a rectangular array)", name) from None
     if a.dtype.kind not in "iuf":
-        words = {"b": "booleans", "c": "complex numbers", "U": "text", "S": "text", "O": "objects"}
-        raise InputError(f"must be {what}, not {words.get(a.dtype.kind, str(a.dtype))}", name)
+        raise InputError(f"must be {what}, not {DTYPE_WORDS.get(a.dtype.kind, str(a.dtype))}", name)
     return a
 
 
@@ -123,7 +118,7 @@ class Rule:
         lo = int(self.minimum if self.minimum is not None else 0)
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             kind = "text " if isinstance(value, str) else ""
-            raise InputError(f"must be an integer >= {lo}, got {kind}{_names(value)}", name)
+            raise InputError(f"must be an integer >= {lo}, got {kind}{short_repr(value)}", name)
         v = int(value)
         if v < lo:
             raise InputError(f"must be >= {lo}, got {v}", name)
@@ -145,10 +140,10 @@ class Rule:
         want = f"must be a finite number{self._bounds()}"
         if isinstance(value, bool) or isinstance(value, (str, bytes)):
             kind = "text " if isinstance(value, (str, bytes)) else "the boolean "
-            raise InputError(f"{want}, got {kind}{_names(value)}", name)
+            raise InputError(f"{want}, got {kind}{short_repr(value)}", name)
         a = np.asarray(value) if not isinstance(value, (int, float)) else None
         if a is not None and (a.ndim != 0 or a.dtype.kind not in "iuf"):
-            raise InputError(f"{want} (a scalar), got {_names(value)}", name)
+            raise InputError(f"{want} (a scalar), got {short_repr(value)}", name)
         v = float(value)
         if (
             not math.isfinite(v)
@@ -160,7 +155,7 @@ class Rule:
 
     def _flag(self, value: Any, name: str) -> bool:
         if not isinstance(value, (bool, np.bool_)):
-            raise InputError(f"must be True or False, got {_names(value)}", name)
+            raise InputError(f"must be True or False, got {short_repr(value)}", name)
         return bool(value)
 
     def _choice(self, value: Any, name: str) -> Any:
@@ -170,7 +165,7 @@ class Rule:
             difflib.get_close_matches(str(value), [str(c) for c in self.choices], n=1) if isinstance(value, str) else []
         )
         hint = f" (did you mean {near[0]!r}?)" if near else ""
-        raise InputError(f"must be one of {', '.join(map(repr, self.choices))}, got {_names(value)}{hint}", name)
+        raise InputError(f"must be one of {', '.join(map(repr, self.choices))}, got {short_repr(value)}{hint}", name)
 
     def _state(self, value: Any, name: str) -> Any:
         import jax
@@ -194,7 +189,7 @@ class Rule:
                 f"must be a list of at least {int(self.minimum or 1)} positive numbers, got shape {a.shape}", name
             )
         if not np.all(np.isfinite(a)) or np.any(a <= 0):
-            raise InputError(f"must be finite positive numbers, got {_names(value)}", name)
+            raise InputError(f"must be finite positive numbers, got {short_repr(value)}", name)
         return a
 
     def _tree(self, value: Any, name: str) -> Any:
@@ -204,7 +199,7 @@ class Rule:
             if not is_concrete(leaf):
                 continue
             if isinstance(leaf, (str, bytes)):
-                raise InputError(f"must hold numbers (a pytree of arrays), got text {_names(leaf)}", name)
+                raise InputError(f"must hold numbers (a pytree of arrays), got text {short_repr(leaf)}", name)
             kind = getattr(getattr(leaf, "dtype", None), "kind", None)
             if kind is None:
                 try:
@@ -212,7 +207,7 @@ class Rule:
                 except Exception:  # noqa: BLE001
                     kind = "O"
             if kind not in "iufb":
-                raise InputError(f"must hold numbers (a pytree of arrays), got {_names(leaf)}", name)
+                raise InputError(f"must hold numbers (a pytree of arrays), got {short_repr(leaf)}", name)
         return value
 
 

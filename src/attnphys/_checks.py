@@ -16,6 +16,9 @@ import numpy as np
 
 from attnphys.errors import InputError
 
+DTYPE_WORDS = {"b": "booleans", "c": "complex numbers", "U": "text", "S": "text", "O": "objects"}
+"""numpy dtype kinds that are not real numbers, in the words of a message."""
+
 
 def is_concrete(x: Any) -> bool:
     """Whether ``x`` holds values now (not a tracer of ``jax.jit``/``vmap``)."""
@@ -110,7 +113,7 @@ def check_array(
     if real:
         kind = _dtype_kind(x)
         if kind not in "iuf":
-            words = {"b": "booleans", "c": "complex numbers", "U": "text", "S": "text", "O": "objects"}.get(kind, kind)
+            words = DTYPE_WORDS.get(kind, kind)
             raise InputError(f"must hold real numbers, not {words}", name)
     if finite and is_concrete(x) and not bool(np.all(np.isfinite(np.asarray(x, dtype=float)))):
         raise InputError("contains NaN or infinite values", name)

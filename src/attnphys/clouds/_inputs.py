@@ -17,10 +17,11 @@ from typing import Any
 
 import numpy as np
 
+from attnphys._checks import DTYPE_WORDS
 from attnphys.clouds._sizes import fits_blaming
 from attnphys.errors import InputError, PrecisionWarning, check_fits, short_repr
 
-_KINDS = {"b": "booleans", "c": "complex numbers", "U": "text", "S": "text", "O": "objects", "M": "dates"}
+_KINDS = {**DTYPE_WORDS, "M": "dates"}
 
 
 def _words(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:
