@@ -170,6 +170,15 @@ class ClassifyOptions:
     clear_factor: float = 8.0
 
 
+def _period_candidates(flat: np.ndarray, pmax: int, tol: float) -> tuple[np.ndarray, np.ndarray]:
+    """The repeat threshold of each orbit (B,) — ``tol`` times its largest magnitude, at least ``tol`` — and the
+    periods worth a full check (B, pmax): the necessary, cheap condition that the last sample recurs p steps
+    earlier (theory: docs/theory/dynamics.md §4.1)."""
+    thr = tol * np.maximum(1.0, np.nanmax(np.abs(flat), axis=(-2, -1)))
+    last = np.max(np.abs(flat[:, -1 - np.arange(1, pmax + 1), :] - flat[:, -1:, :]), axis=-1)  # (B, pmax)
+    return thr, last <= thr[:, None]
+
+
 def detect_period(y: np.ndarray, tol: float = 1e-8, max_period: int = 256, confirmations: int = 3) -> np.ndarray:
     """Smallest p with |y_{t+p} − y_t| ≤ tol·max(1, max|y|) (max-norm) for all t in the window, else 0
     (theory: docs/theory/dynamics.md §4.1).
@@ -190,10 +199,7 @@ def detect_period(y: np.ndarray, tol: float = 1e-8, max_period: int = 256, confi
     period = np.zeros(flat.shape[0], dtype=np.int64)
     if pmax < 1 or flat.shape[0] == 0:
         return period.reshape(batch)
-    thr = tol * np.maximum(1.0, np.nanmax(np.abs(flat), axis=(-2, -1)))
-    # necessary condition, cheap: the last sample recurs p steps earlier; full check only for those
-    last = np.max(np.abs(flat[:, -1 - np.arange(1, pmax + 1), :] - flat[:, -1:, :]), axis=-1)  # (B, pmax)
-    candidate = last <= thr[:, None]
+    thr, candidate = _period_candidates(flat, pmax, tol)
     undecided = np.ones(flat.shape[0], dtype=bool)
     for p in np.flatnonzero(candidate.any(axis=0)) + 1:
         rows = np.flatnonzero(undecided & candidate[:, p - 1])
@@ -242,9 +248,7 @@ def settled_period(
     pmax = min(max_period, n // (confirmations + 1))
     if pmax < 1 or flat.shape[0] == 0:
         return period.reshape(batch), start.reshape(batch)
-    thr = tol * np.maximum(1.0, np.nanmax(np.abs(flat), axis=(-2, -1)))
-    last = np.max(np.abs(flat[:, -1 - np.arange(1, pmax + 1), :] - flat[:, -1:, :]), axis=-1)  # (B, pmax)
-    candidate = last <= thr[:, None]
+    thr, candidate = _period_candidates(flat, pmax, tol)
     undecided = np.ones(flat.shape[0], dtype=bool)
     for p in np.flatnonzero(candidate.any(axis=0)) + 1:
         rows = np.flatnonzero(undecided & candidate[:, p - 1])
