@@ -26,6 +26,7 @@ import numpy as np
 from attnphys import clouds, hopfield
 from attnphys._plugins import load_member, outside
 from attnphys.clouds import theory_checks as particle_checks
+from attnphys.dynamics import rare_checks
 from attnphys.errors import AttnphysError, InputError, PrecisionWarning
 from attnphys.expfam import (
     AbstractBaseMeasure,
@@ -355,6 +356,49 @@ CLAIMS: tuple[Claim, ...] = (
         "particles §11.2; arXiv 2510.22026",
         particle_checks.placement_decay_error,
         0.06,
+    ),
+    # rare transitions of noisy maps (docs/theory/rare_events.md §8)
+    Claim(
+        "AR(1) map: least action = (1 − a²) b²/(2σ²) and the least-action path is exact",
+        "rare events §8, §3",
+        rare_checks.ar1_quasi_potential_error,
+        1e-8,
+    ),
+    Claim(
+        "double-well Euler–Maruyama map (dt = 0.01): barrier ΔS = 2ΔV = 1/2 (units of 1/ε)",
+        "rare events §8, §1.2",
+        rare_checks.double_well_barrier_error,
+        1e-5,
+    ),
+    Claim(
+        "Maier–Stein map (dt = 0.01, β = 1, gradient): least action = 1/2 (β = 10: 0.3394, no published value confirmed)",
+        "rare events §8; Maier & Stein 1993",
+        rare_checks.maier_stein_barrier_error,
+        1e-5,
+    ),
+    Claim(
+        "2-D map with state-dependent noise: Hessian of the quasi-potential = inverse stationary covariance (relative)",
+        "rare events §8, §3",
+        rare_checks.hessian_covariance_error,
+        0.05,
+    ),
+    Claim(
+        "double-well map (ε = 0.1): splitting and direct simulation agree (difference / combined standard error)",
+        "rare events §8, §5–7",
+        rare_checks.splitting_direct_agreement_error,
+        3.0,
+    ),
+    Claim(
+        "double-well map (ε = 0.025): splitting estimates p = 2.6e-9 to 30 % (relative error)",
+        "rare events §8, §5",
+        rare_checks.splitting_small_probability_error,
+        0.3,
+    ),
+    Claim(
+        "double-well map (ε = 0.04): splitting's mean escape time = Eyring–Kramers to 10 % (relative)",
+        "rare events §8, §4, §6",
+        rare_checks.double_well_escape_time_error,
+        0.10,
     ),
 )
 """The library's own claims, in the order ``attnphys verify`` prints them (:func:`all_claims` adds the

@@ -14,7 +14,9 @@ pure functions). Global stability (§10): :func:`minimal_shock`, :func:`converge
 :func:`finite_time_lyapunov`, :func:`local_lyapunov_map`, :func:`alignment_indices` (SALI, GALI = LDI),
 :func:`weighted_birkhoff`, :func:`recurrence_time_entropy`; one-dimensional stable and unstable manifolds of
 saddle periodic points: :func:`invariant_manifold`; the edge state on a basin boundary:
-:func:`edge_track`. Recorded orbits are labelled by
+:func:`edge_track`. Rare transitions of noisy maps (theory: docs/theory/rare_events.md §1–8):
+:func:`discrete_action`, :func:`least_action_path`, :func:`quasi_potential_hessian`, :func:`eyring_kramers`,
+:func:`splitting`, :func:`direct_transition`, :func:`first_passage_time`. Recorded orbits are labelled by
 :func:`attnphys.dynamics.classify.classify`; :func:`regime_counts` and :func:`undetermined_values` summarise
 the labels of a diagram. Kinetic Ising networks: :func:`kinetic_ising_mean_field` (naive mean field, TAP,
 Plefka[t], Plefka2[t]), :func:`kinetic_ising_exact`, :func:`kinetic_ising_sample` and the asymmetric SK

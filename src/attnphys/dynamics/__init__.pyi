@@ -1,5 +1,6 @@
 """Type stub of the lazily loaded package: the one list of its public names."""
 
+from ._action import discrete_action, eyring_kramers, least_action_path, quasi_potential_hessian
 from ._api import continuation, lyapunov_spectrum
 from ._boundaries import basin_entropy, box_entropy, uncertainty_exponent
 from ._census import CensusOptions, census, census_batch
@@ -24,6 +25,7 @@ from ._kinetic_ising import (
 )
 from ._lyapunov import LyapunovResult
 from ._manifolds import invariant_manifold
+from ._splitting import direct_transition, first_passage_time, splitting
 from ._stability import convergence_times, minimal_shock
 from ._tracks import tracks
 from .bifurcations import EVENT_KINDS, BifurcationEvent, Branch, continue_orbit, event_kinds
@@ -62,6 +64,14 @@ __all__ = [
     "recurrence_time_entropy",
     "edge_track",
     "invariant_manifold",
+    # rare transitions of noisy maps
+    "discrete_action",
+    "least_action_path",
+    "quasi_potential_hessian",
+    "eyring_kramers",
+    "splitting",
+    "direct_transition",
+    "first_passage_time",
     # global stability of attractors
     "minimal_shock",
     "convergence_times",
