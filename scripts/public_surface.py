@@ -36,6 +36,7 @@ RELEASES = {
     "0.4.1": "6545340",
     "0.4.2": "1c85255",
     "0.4.3": "afbab93",
+    "0.4.4": "270a356",
 }
 """Each release whose names are kept importable, and the commit that released it."""
 

@@ -14,6 +14,7 @@ lists them in the order ``attnphys verify`` checks them, :func:`select_claims` c
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ import numpy as np
 
 from attnphys import clouds, hopfield
 from attnphys._plugins import load_member, outside
+from attnphys.clouds import noisy_checks, propagation_checks
 from attnphys.clouds import theory_checks as particle_checks
 from attnphys.dynamics import rare_checks
 from attnphys.errors import AttnphysError, InputError, PrecisionWarning
@@ -57,12 +59,19 @@ class Claim:
         check: ``rng -> error``, the largest error found on random instances drawn from ``rng`` (a float or
             a 0-d array).
         tol: the claim holds when ``error <= tol`` (NaN fails).
+        long: its check runs simulations of seconds to minutes (the demo's quick run leaves it out).
     """
 
     name: str
     reference: str
     check: Callable[[np.random.Generator], float | jax.Array]
     tol: float
+    long: bool = False
+
+
+def _long(*claims: Claim) -> tuple[Claim, ...]:
+    """The claims, marked :attr:`Claim.long`."""
+    return tuple(dataclasses.replace(c, long=True) for c in claims)
 
 
 class ClaimsFailedError(AttnphysError):
@@ -302,103 +311,173 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("Hopfield update never increases the energy", "§4", _hopfield_monotone, 1e-12),
     Claim("Hopfield retrieves well-separated patterns (10% flipped)", "§4", _hopfield_retrieval, 1e-6),
     # the particle flow's quantitative theory (docs/theory/particles.md §7–9)
-    Claim(
-        "uniform cloud on the circle: mode k grows at k² I_k(β)/(β I_0(β)) (relative)",
-        "particles §7.1; arXiv 2410.23228",
-        particle_checks.lattice_rates_error,
-        1e-8,
+    *_long(
+        Claim(
+            "uniform cloud on the circle: mode k grows at k² I_k(β)/(β I_0(β)) (relative)",
+            "particles §7.1; arXiv 2410.23228",
+            particle_checks.lattice_rates_error,
+            1e-8,
+        ),
+        Claim(
+            "β = 5 on the circle: first plateau of 3 clusters (1 − agreeing fraction, 8 starts; the count law k*(β) "
+            "is checked for β ≤ 9 only)",
+            "particles §7.2; arXiv 2410.23228 Fig. 4",
+            particle_checks.first_count_error,
+            0.25,
+        ),
+        Claim(
+            "equiangular n-token flow follows the scalar cosine ODE (SA and USA)",
+            "particles §8.1; arXiv 2512.01868",
+            particle_checks.equiangular_error,
+            1e-7,
+        ),
+        Claim(
+            "one SA layer, β = γ log n, on a simplex: output cosine = closed form",
+            "particles §9.1; arXiv 2510.05554",
+            particle_checks.critical_scaling_error,
+            1e-10,
+        ),
+        Claim(
+            "plateau energies of a clustering flow = cluster formula (relative)",
+            "particles §10.1; arXiv 2410.06833",
+            particle_checks.staircase_energy_error,
+            1e-5,
+        ),
+        Claim(
+            "causal flow with ALiBi slope: influence on the last token = kinetic Green's function (relative)",
+            "particles §12.3; arXiv 2605.09213",
+            particle_checks.causal_influence_error,
+            0.04,
+        ),
+        Claim(
+            "causal SA at beta = 64: first plateau has as many clusters as the start's Renyi centers (relative)",
+            "particles §13.2; arXiv 2411.04990",
+            particle_checks.causal_renyi_error,
+            0.15,
+        ),
+        Claim(
+            "causal SA with any key-query matrix and V = I ends in one cluster (1 - min cosine)",
+            "particles §13.3; arXiv 2411.04990 Thm 4.1",
+            particle_checks.causal_collapse_error,
+            1e-3,
+        ),
+        Claim(
+            "normalization placements: fitted decay law of 1 − ρ = predicted rate or exponent (relative)",
+            "particles §11.2; arXiv 2510.22026",
+            particle_checks.placement_decay_error,
+            0.06,
+        ),
+        # rare transitions of noisy maps (docs/theory/rare_events.md §8)
+        Claim(
+            "AR(1) map: least action = (1 − a²) b²/(2σ²) and the least-action path is exact",
+            "rare events §8, §3",
+            rare_checks.ar1_quasi_potential_error,
+            1e-8,
+        ),
+        Claim(
+            "double-well Euler–Maruyama map (dt = 0.01): barrier ΔS = 2ΔV = 1/2 (units of 1/ε)",
+            "rare events §8, §1.2",
+            rare_checks.double_well_barrier_error,
+            1e-5,
+        ),
+        Claim(
+            "Maier–Stein map (dt = 0.01, β = 1, gradient): least action = 1/2 (β = 10: 0.3394, no published value confirmed)",
+            "rare events §8; Maier & Stein 1993",
+            rare_checks.maier_stein_barrier_error,
+            1e-5,
+        ),
+        Claim(
+            "2-D map with state-dependent noise: Hessian of the quasi-potential = inverse stationary covariance (relative)",
+            "rare events §8, §3",
+            rare_checks.hessian_covariance_error,
+            0.05,
+        ),
+        Claim(
+            "double-well map (ε = 0.1): splitting and direct simulation agree (difference / combined standard error)",
+            "rare events §8, §5–7",
+            rare_checks.splitting_direct_agreement_error,
+            3.0,
+        ),
+        Claim(
+            "double-well map (ε = 0.025): splitting estimates p = 2.6e-9 to 30 % (relative error)",
+            "rare events §8, §5",
+            rare_checks.splitting_small_probability_error,
+            0.3,
+        ),
+        Claim(
+            "double-well map (ε = 0.04): splitting's mean escape time = Eyring–Kramers to 10 % (relative)",
+            "rare events §8, §4, §6",
+            rare_checks.double_well_escape_time_error,
+            0.10,
+        ),
     ),
-    Claim(
-        "β = 5 on the circle: first plateau of 3 clusters (1 − agreeing fraction, 8 starts; the count law k*(β) "
-        "is checked for β ≤ 9 only)",
-        "particles §7.2; arXiv 2410.23228 Fig. 4",
-        particle_checks.first_count_error,
-        0.25,
+    # the noisy particle system's transition (docs/theory/noisy_particles.md)
+    *_long(
+        Claim(
+            "noisy USA: K_#(β) = d/0F1(;d/2+1;β²/4) = β/c_1, zonal quadrature, d = 2, 3, 4, 64, 128 (relative)",
+            "noisy_particles §3, §5; arXiv 2606.05140",
+            noisy_checks.linear_threshold_error,
+            1e-10,
+        ),
+        Claim(
+            "noisy USA: β_*(d) root of I_(d/2+1)(β)/I_(d/2)(β) = 1/d, two routes, d = 2, 3, 4, ≥ 64",
+            "noisy_particles §4, §5; arXiv 2606.05140",
+            noisy_checks.critical_beta_error,
+            1e-10,
+        ),
+        Claim(
+            "noisy USA: Landau quartic coefficient predicts the mean-field branch at 1.001 K_# (relative)",
+            "noisy_particles §4",
+            noisy_checks.landau_branch_error,
+            0.01,
+        ),
+        Claim(
+            "projected Euler–Maruyama on the sphere: E⟨x0, xt⟩ = a(h)^(t/h) (|z|, 2e4 tokens)",
+            "noisy_particles §2.2",
+            noisy_checks.weak_order_error,
+            4.0,
+        ),
+        Claim(
+            "two noisy USA tokens reach their Gibbs law: E m² (|z|, 64 replicas)",
+            "noisy_particles §2.3",
+            noisy_checks.two_token_error,
+            4.0,
+        ),
+        Claim(
+            "finite-n onset at K_# below β_*, hysteresis only above (d = 2: β = 1, 5; d = 3: β = 0.7, 4; failures)",
+            "noisy_particles §6; arXiv 2606.05140, 2604.16288",
+            noisy_checks.sweeps_check(((2, 1.0), (2, 5.0), (3, 0.7), (3, 4.0))),
+            0.5,
+        ),
     ),
-    Claim(
-        "equiangular n-token flow follows the scalar cosine ODE (SA and USA)",
-        "particles §8.1; arXiv 2512.01868",
-        particle_checks.equiangular_error,
-        1e-7,
-    ),
-    Claim(
-        "one SA layer, β = γ log n, on a simplex: output cosine = closed form",
-        "particles §9.1; arXiv 2510.05554",
-        particle_checks.critical_scaling_error,
-        1e-10,
-    ),
-    Claim(
-        "plateau energies of a clustering flow = cluster formula (relative)",
-        "particles §10.1; arXiv 2410.06833",
-        particle_checks.staircase_energy_error,
-        1e-5,
-    ),
-    Claim(
-        "causal flow with ALiBi slope: influence on the last token = kinetic Green's function (relative)",
-        "particles §12.3; arXiv 2605.09213",
-        particle_checks.causal_influence_error,
-        0.04,
-    ),
-    Claim(
-        "causal SA at beta = 64: first plateau has as many clusters as the start's Renyi centers (relative)",
-        "particles §13.2; arXiv 2411.04990",
-        particle_checks.causal_renyi_error,
-        0.15,
-    ),
-    Claim(
-        "causal SA with any key-query matrix and V = I ends in one cluster (1 - min cosine)",
-        "particles §13.3; arXiv 2411.04990 Thm 4.1",
-        particle_checks.causal_collapse_error,
-        1e-3,
-    ),
-    Claim(
-        "normalization placements: fitted decay law of 1 − ρ = predicted rate or exponent (relative)",
-        "particles §11.2; arXiv 2510.22026",
-        particle_checks.placement_decay_error,
-        0.06,
-    ),
-    # rare transitions of noisy maps (docs/theory/rare_events.md §8)
-    Claim(
-        "AR(1) map: least action = (1 − a²) b²/(2σ²) and the least-action path is exact",
-        "rare events §8, §3",
-        rare_checks.ar1_quasi_potential_error,
-        1e-8,
-    ),
-    Claim(
-        "double-well Euler–Maruyama map (dt = 0.01): barrier ΔS = 2ΔV = 1/2 (units of 1/ε)",
-        "rare events §8, §1.2",
-        rare_checks.double_well_barrier_error,
-        1e-5,
-    ),
-    Claim(
-        "Maier–Stein map (dt = 0.01, β = 1, gradient): least action = 1/2 (β = 10: 0.3394, no published value confirmed)",
-        "rare events §8; Maier & Stein 1993",
-        rare_checks.maier_stein_barrier_error,
-        1e-5,
-    ),
-    Claim(
-        "2-D map with state-dependent noise: Hessian of the quasi-potential = inverse stationary covariance (relative)",
-        "rare events §8, §3",
-        rare_checks.hessian_covariance_error,
-        0.05,
-    ),
-    Claim(
-        "double-well map (ε = 0.1): splitting and direct simulation agree (difference / combined standard error)",
-        "rare events §8, §5–7",
-        rare_checks.splitting_direct_agreement_error,
-        3.0,
-    ),
-    Claim(
-        "double-well map (ε = 0.025): splitting estimates p = 2.6e-9 to 30 % (relative error)",
-        "rare events §8, §5",
-        rare_checks.splitting_small_probability_error,
-        0.3,
-    ),
-    Claim(
-        "double-well map (ε = 0.04): splitting's mean escape time = Eyring–Kramers to 10 % (relative)",
-        "rare events §8, §4, §6",
-        rare_checks.double_well_escape_time_error,
-        0.10,
+    # signal propagation at initialisation (docs/theory/signal_propagation.md §3, §7)
+    *_long(
+        Claim(
+            "paper's encoder (d = 720, T = 512, 50 Post-LN blocks), β = 0.5: max |theory − simulation| mean cosine "
+            "over the layers (20 networks)",
+            "signal propagation §7; arXiv 2505.24333 Fig. 1",
+            propagation_checks.encoder_low_beta_error,
+            0.02,
+        ),
+        Claim(
+            "paper's encoder, β = 3: max |theory − simulation| mean cosine over the layers (20 networks)",
+            "signal propagation §7; arXiv 2505.24333 Fig. 1",
+            propagation_checks.encoder_high_beta_error,
+            0.02,
+        ),
+        Claim(
+            "negative control: the theory without the MLP kernel misses the encoder by > 0.02 at β = 0.5 and 3 "
+            "(0.02 / its smaller max |Δ|)",
+            "signal propagation §7",
+            propagation_checks.mlp_control_ratio,
+            1.0,
+        ),
+        Claim(
+            "β_c = √(2/(1 − ρ)) from the stability of the REM layer map's orthogonal fixed point",
+            "signal propagation §3.2; arXiv 2505.24333",
+            propagation_checks.critical_beta_error,
+            1e-10,
+        ),
     ),
 )
 """The library's own claims, in the order ``attnphys verify`` prints them (:func:`all_claims` adds the

@@ -10,6 +10,7 @@ import pytest
 import scipy.linalg as sl
 
 from attnphys.dynamics import (
+    AbstractNoise,
     autonomous,
     direct_transition,
     discrete_action,
@@ -251,3 +252,86 @@ def test_rare_event_claims_hold_and_fail_on_a_moved_prediction(check, perturb):
     claim = next(c for c in CLAIMS if c.check is fn)
     assert fn(np.random.default_rng(1)) <= claim.tol
     assert fn(np.random.default_rng(2), perturb=perturb) > claim.tol
+
+
+# ------------------------------------------------------------------------------------------------------------
+# noise laws other than Gaussian (docs/theory/rare_events.md §1.3)
+
+AR1 = autonomous(lambda x, p: 0.5 * x)
+
+
+class _QuarticNoise(AbstractNoise):
+    """σ = 1, ℓ(η) = ½η² + c η⁴: a law with the Gaussian quadratic part and a quartic tail; samples are Gaussian."""
+
+    def __init__(self, c: float):
+        self.c = c
+
+    def factor(self, x, aux, params):
+        return jnp.ones((1, 1), x.dtype)
+
+    def rate(self, eta, x, aux, params):
+        return 0.5 * eta @ eta + self.c * jnp.sum(eta**4)
+
+    def __hash__(self):
+        return hash((_QuarticNoise, self.c))
+
+    def __eq__(self, other):
+        return type(other) is _QuarticNoise and other.c == self.c
+
+
+class _RademacherNoise(AbstractNoise):
+    """Increments ±√ε: the same variance as the Gaussian law of factor 1, but bounded."""
+
+    def factor(self, x, aux, params):
+        return jnp.ones((1, 1), x.dtype)
+
+    def sample(self, x, aux, params, key, scale):
+        import jax
+
+        return scale * (2.0 * jax.random.bernoulli(key, 0.5, (1,)).astype(x.dtype) - 1.0)
+
+    def __hash__(self):
+        return hash(_RademacherNoise)
+
+    def __eq__(self, other):
+        return type(other) is _RademacherNoise
+
+
+@pytest.mark.parametrize("c", [0.0, 0.3])
+def test_a_law_s_rate_is_the_action_it_minimises(c):
+    """x' = x/2 + d from 0 to b = 1.5 in two steps: S = min_y ℓ(y) + ℓ(b − y/2), by scipy on the closed form; the
+    discrete action of the returned path is the sum of the law's rates (and ½Σ η² for c = 0, the Gaussian law)."""
+    from scipy.optimize import minimize_scalar
+
+    law = _QuarticNoise(c)
+    rate = lambda e: 0.5 * e * e + c * e**4  # noqa: E731
+    exact = minimize_scalar(lambda y: rate(y) + rate(1.5 - 0.5 * y), bracket=(0.0, 1.5), tol=1e-14).fun
+    ds = least_action_path(AR1, law, [0.0], [1.5], None, steps=2, max_steps=2, refine_a=False)
+    assert abs(float(ds.action) - exact) < 1e-9 * exact
+    da = discrete_action(AR1, law, ds.path.values, None)
+    assert abs(float(da.action) - exact) < 1e-9 * exact
+    eta = da.controls.values[:, 0]
+    np.testing.assert_allclose(da.step_action.values, 0.5 * eta**2 + c * eta**4, rtol=1e-12)
+    if c:  # the quartic tail costs more than the Gaussian reading of the same covariance
+        gauss = least_action_path(AR1, [[1.0]], [0.0], [1.5], None, steps=2, max_steps=2, refine_a=False)
+        assert float(ds.action) > float(gauss.action) * 1.05
+
+
+def test_simulations_draw_from_the_law_s_sampler():
+    """The noisy step of splitting and direct simulation adds the law's own increments: ±√ε for the Rademacher
+    law (never another value), Gaussian ones of the same variance for the factor 1."""
+    import jax
+
+    from attnphys.dynamics._noisy import noise_function
+    from attnphys.dynamics._splitting import _noisy_step
+
+    key = jax.random.PRNGKey(3)
+    x = jnp.asarray([0.2])
+    steps = lambda law: np.array(  # noqa: E731
+        [float(_noisy_step(AR1, noise_function(law), x, None, None, 0.3, key, s)[0][0]) for s in range(200)]
+    )
+    d = steps(_RademacherNoise()) - 0.1
+    np.testing.assert_allclose(np.abs(d), 0.3, rtol=1e-12)
+    assert 60 < int(np.sum(d > 0)) < 140
+    g = steps([[1.0]]) - 0.1
+    assert np.min(np.abs(np.abs(g) - 0.3)) > 1e-6 and 0.2 < float(np.std(g)) < 0.4

@@ -99,7 +99,8 @@ def test_truncation_is_warned_and_token_ids_are_kept():
     torch.manual_seed(0)
     model = _eager(transformers.LlamaModel(_config(transformers.LlamaConfig)))
     logged = []
-    cap = capture(model, CharTokenizer(), ["a short one", "x" * 40], max_length=16, log=logged.append)
+    with pytest.warns(UserWarning, match="longer than max_length"):  # a warning as well as the log line
+        cap = capture(model, CharTokenizer(), ["a short one", "x" * 40], max_length=16, log=logged.append)
     assert any("1 of 2 sentences are longer than max_length = 16" in line for line in logged)
     assert cap.truncated == 1 and cap.lengths.tolist() == [13, 16]
     want = [1] + [3 + (ord(c) % 90) for c in "a short one"] + [2]

@@ -28,6 +28,22 @@ from .flow import (
     velocity,
 )
 from .mlp import ACTIVATIONS, MLP, GatedMLP, random_mlp
+from .noisy import (
+    CHI_MAX,
+    SphereEulerMaruyama,
+    coupling_sweep,
+    critical_beta,
+    critical_beta_numeric,
+    harmonic_coefficient,
+    landau_coefficients,
+    linear_threshold,
+    mean_field_branches,
+    noisy_drift,
+    noisy_phase_diagram,
+    order_parameters,
+    solve_noisy,
+    zonal_spectrum,
+)
 from .norms import NORMS, RN, AbstractNorm, DiagonalRN, Identity, LayerNorm, RMSNorm, Sphere, make_norm
 from .observables import (
     PAIR_TOL,
@@ -56,6 +72,19 @@ from .ops import (
     untied_layers,
 )
 from .pretrained import through_model
+from .propagation import (
+    PAPER_ENCODER,
+    PROPAGATION_PLACEMENTS,
+    arccos_kernel,
+    collapse_multiplier,
+    critical_beta_closed_form,
+    propagation_phase_diagram,
+    propagation_theory,
+    rem_fixed_points,
+    rem_layer_map,
+    rem_statistics,
+)
+from .propagation_simulation import propagation_agreement, simulate_propagation
 from .run import INITS, initial_cloud, run_cloud
 from .stats import (
     STATISTICS,
@@ -166,4 +195,30 @@ __all__ = [
     "knn_entropy",
     "mardia",
     "through_model",
+    "CHI_MAX",
+    "SphereEulerMaruyama",
+    "coupling_sweep",
+    "critical_beta",
+    "critical_beta_numeric",
+    "harmonic_coefficient",
+    "landau_coefficients",
+    "linear_threshold",
+    "mean_field_branches",
+    "noisy_drift",
+    "noisy_phase_diagram",
+    "order_parameters",
+    "solve_noisy",
+    "zonal_spectrum",
+    "PAPER_ENCODER",
+    "PROPAGATION_PLACEMENTS",
+    "arccos_kernel",
+    "collapse_multiplier",
+    "critical_beta_closed_form",
+    "propagation_agreement",
+    "propagation_phase_diagram",
+    "propagation_theory",
+    "rem_fixed_points",
+    "rem_layer_map",
+    "rem_statistics",
+    "simulate_propagation",
 ]

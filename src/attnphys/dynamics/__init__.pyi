@@ -25,6 +25,7 @@ from ._kinetic_ising import (
 )
 from ._lyapunov import LyapunovResult
 from ._manifolds import invariant_manifold
+from ._noisy import AbstractNoise, GaussianNoise
 from ._splitting import direct_transition, first_passage_time, splitting
 from ._stability import convergence_times, minimal_shock
 from ._tracks import tracks
@@ -88,6 +89,8 @@ __all__ = [
     "example_map",
     "register_map",
     "AbstractMap",
+    "AbstractNoise",
+    "GaussianNoise",
     "FunctionMap",
     "autonomous",
     # the building blocks

@@ -31,6 +31,8 @@ from scipy.linalg import LinAlgError, cho_solve_banded, cholesky_banded, solve_d
 from attnphys._arguments import checked, count, number, positives, state
 from attnphys._checks import real_array
 from attnphys.dynamics._noisy import (
+    AbstractNoise,
+    GaussianNoise,
     check_start,
     noise_at,
     noise_function,
@@ -41,7 +43,7 @@ from attnphys.dynamics._noisy import (
 )
 from attnphys.dynamics.checks import memory_of, params_dict, state_dim, warn_if_single_precision
 from attnphys.dynamics.maps import AbstractMap
-from attnphys.dynamics.periodic import refine
+from attnphys.dynamics.periodic import monodromy, refine
 from attnphys.errors import InputError, NonFiniteError
 from attnphys.metadata import base_attrs
 from attnphys.progress import step_bar
@@ -69,6 +71,24 @@ def _residual(m: AbstractMap, noise: Callable, mode: str, x, y, aux, params, w):
     return jnp.concatenate([eta, w * q]), eta, jnp.linalg.norm(q)
 
 
+def _step_action(m: AbstractMap, noise: AbstractNoise, mode: str, x, y, aux, params, w):
+    """The action of one step x → y: ½|r|² for Gaussian noise; the law's rate ℓ(η) plus ½ w² |q|² otherwise
+    (theory: docs/theory/rare_events.md §1.1, §1.3)."""
+    r, eta, _ = _residual(m, noise, mode, x, y, aux, params, w)
+    if isinstance(noise, GaussianNoise):
+        return 0.5 * r @ r
+    out = r[eta.size :] if mode != "full" else r[:0]
+    return noise.rate(eta, x, aux, params) + 0.5 * out @ out
+
+
+def _step_rates(m, noise, X, aux, params, eta) -> np.ndarray:
+    """ℓ(η_t) of every step (T,) under the law (½|η_t|² for Gaussian noise)."""
+    if isinstance(noise, GaussianNoise):
+        return 0.5 * np.sum(np.asarray(eta) ** 2, axis=1)
+    f = jax.vmap(lambda e, x, a: noise.rate(e, x, a, params), in_axes=(0, 0, _axes(aux)))
+    return np.asarray(f(jnp.asarray(eta), jnp.asarray(X[:-1]), aux), dtype=float)
+
+
 def _axes(aux):
     return None if aux is None else 0
 
@@ -78,8 +98,7 @@ def _value(m, noise, mode, X, aux, params, w, mask):
     """Σ_t mask_t ½|r_t|² of the path X (T + 1, D) with the auxiliary states aux (T leading) or None."""
 
     def s(x, y, a):
-        r = _residual(m, noise, mode, x, y, a, params, w)[0]
-        return 0.5 * r @ r
+        return _step_action(m, noise, mode, x, y, a, params, w)
 
     return jnp.sum(mask * jax.vmap(s, in_axes=(0, 0, _axes(aux)))(X[:-1], X[1:], aux))
 
@@ -91,8 +110,7 @@ def _terms(m, noise, mode, X, aux, params, w, mask):
     D = X.shape[1]
 
     def s(xy, a):
-        r = _residual(m, noise, mode, xy[:D], xy[D:], a, params, w)[0]
-        return 0.5 * r @ r
+        return _step_action(m, noise, mode, xy[:D], xy[D:], a, params, w)
 
     XY = jnp.concatenate([X[:-1], X[1:]], axis=1)
     ax = (0, _axes(aux))
@@ -260,7 +278,7 @@ def discrete_action(m: AbstractMap, noise: Any, path, params, *, aux0: Any = Non
         bad = int(np.flatnonzero(~np.all(np.isfinite(eta), axis=1) | ~np.isfinite(q))[0])
         raise NonFiniteError(bad, params_dict(params), what="control of the path")
     inc = np.linalg.norm(np.diff(X, axis=0), axis=1)
-    step_action = 0.5 * np.sum(eta**2, axis=1)
+    step_action = _step_rates(m, noise, X, aux, params, eta)
     return xr.Dataset(
         {
             "action": ((), float(np.sum(step_action)), {"long_name": "discrete action S (units of 1/epsilon)"}),
@@ -455,7 +473,8 @@ def least_action_path(
                 T = Tn + s_j
                 if j in paths:  # the previous horizon's path, the inc new steps on the attractor and on b
                     head = xs[(j - inc_a + np.arange(inc_a)) % p]
-                    tail = b_orbit[(1 + np.arange(inc - inc_a)) % q] if inc > inc_a else np.zeros((0, D))
+                    more = inc - inc_a  # > 0 only when b is a periodic point (b_orbit is its orbit)
+                    tail = b_orbit[(1 + np.arange(more)) % q] if b_orbit is not None and more > 0 else np.zeros((0, D))
                     X0 = np.concatenate([head, paths[j], tail])
                 elif guess is not None and s_j == 0:
                     X0 = G.copy()
@@ -491,6 +510,7 @@ def least_action_path(
     eta, q = (np.asarray(v) for v in _controls(m, noise_fn, mode, jnp.asarray(X), aux_seq, params))
     K = eta.shape[1]
     pad = np.full((1, K), np.nan)
+    rates = _step_rates(m, noise_fn, X, aux_seq, params, eta)
     opts = dict(
         period=period,
         b_period=b_period,
@@ -511,8 +531,8 @@ def least_action_path(
         {
             "path": (("step", "component"), X, {"long_name": "least-action path x_t"}),
             "controls": (("step", "noise"), np.concatenate([eta, pad]), {"long_name": "control eta_t"}),
-            "step_action": ("step", np.append(0.5 * np.sum(eta**2, axis=1), np.nan), {"long_name": "action of step t"}),
-            "action": ((), float(np.sum(0.5 * eta**2)), {"long_name": "least action S (units of 1/epsilon)"}),
+            "step_action": ("step", np.append(rates, np.nan), {"long_name": "action of step t"}),
+            "action": ((), float(np.sum(rates)), {"long_name": "least action S (units of 1/epsilon)"}),
             "action_by_horizon": (("horizon", "phase"), np.asarray(table["S"]), {"long_name": "S_j(T)"}),
             "steps_used": (("horizon", "phase"), np.asarray(table["T"]), {"long_name": "steps of the path"}),
             "iterations": (("horizon", "phase"), np.asarray(table["it"]), {"long_name": "Newton steps"}),
@@ -547,10 +567,7 @@ def _slowest_rate(m: AbstractMap, xs: np.ndarray, auxs: list, params, leaving: b
     """−ln ρ / p per step, ρ the largest modulus of the multipliers of the orbit xs inside the unit circle (and,
     for a saddle, of the inverses of those outside): the rate of the slowest direction along which a least-action
     path leaves (reaches) the orbit."""
-    D = xs.shape[1]
-    M = np.eye(D)
-    for x, aux in zip(xs, auxs, strict=True):
-        M = np.asarray(m.jacobian(jnp.asarray(x), aux, params), dtype=float) @ M
+    M = np.asarray(monodromy(m, jnp.asarray(xs[0]), auxs[0], params, len(xs)), dtype=float)  # one compiled program
     mu = np.abs(np.linalg.eigvals(M))
     mu = np.where(mu > 1.0, 1.0 / np.maximum(mu, 1e-300), mu) if not leaving else mu[mu < 1.0]
     rho = float(np.max(mu)) if np.size(mu) else 0.0

@@ -2,13 +2,16 @@
 additive Gaussian noise of a state-dependent factor (theory: docs/theory/rare_events.md §1).
 
 A noisy map is the pair (``m``, ``noise``): x_{t+1} = F(x_t; aux_t) + √ε B(x_t, aux_t) η_t with η_t ~ N(0, I_K),
-so that the one-step covariance is ε Σ(x) = ε B Bᵀ. ``noise`` is a function ``noise(x, aux, params) -> (D, K)``
-or one constant array (D, K). Here: the noise factor as a hashable function (a static argument of the compiled
-cores), the orbit of a periodic point with its auxiliary states, and the refusals at the entry.
+so that the one-step covariance is ε Σ(x) = ε B Bᵀ. ``noise`` is a function ``noise(x, aux, params) -> (D, K)``,
+one constant array (D, K), or a law of its own (:class:`AbstractNoise`: a non-Gaussian step with the same
+covariance to leading order, its own large-deviation rate and its own sampler; theory:
+docs/theory/rare_events.md §1.3). Here: the laws, the noise factor as a hashable function (a static argument of
+the compiled cores), the orbit of a periodic point with its auxiliary states, and the refusals at the entry.
 """
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +25,58 @@ from attnphys.dynamics.orbits import check_map_call
 from attnphys.errors import InputError
 
 
+class AbstractNoise(abc.ABC):
+    """The law of one step's noise of a noisy map (theory: docs/theory/rare_events.md §1.3) (theory:
+    docs/theory/dynamics.md §1).
+
+    The step is x_{t+1} = F(x_t) + d_t with an increment d_t of mean 0 and covariance ε B(x_t) B(x_t)ᵀ to leading
+    order in ε. A law gives:
+
+    * :meth:`factor` B (D, K) — the linear-noise factor (the Hessian of the quasi-potential, the Eyring–Kramers
+      prefactor and the stationary covariances read only it);
+    * :meth:`rate` — the large-deviation rate ℓ(η) of one step written in the standardised control η (K,), with
+      d_t = B(x_t) η_t, so that a path has probability ≍ exp(−Σ_t ℓ(η_t)/ε); its quadratic part must be ½|η|²;
+    * :meth:`sample` — one increment d_t drawn at noise scale √ε.
+
+    The Gaussian law (:class:`GaussianNoise`, the default for a function or an array) has ℓ = ½|η|². A law is a
+    static argument of compiled code: it must be hashable (a frozen dataclass of numbers and tuples).
+    Calling a law returns its factor, so a law stands wherever a factor function does.
+    """
+
+    @abc.abstractmethod
+    def factor(self, x: jax.Array, aux: Any, params: Any) -> jax.Array:
+        """B (D, K) at the state (x, aux)."""
+
+    def rate(self, eta: jax.Array, x: jax.Array, aux: Any, params: Any) -> jax.Array:
+        """ℓ(η) of one step from (x, aux): ½|η|² for the Gaussian law (a scalar)."""
+        return 0.5 * eta @ eta
+
+    def sample(self, x: jax.Array, aux: Any, params: Any, key: jax.Array, scale: jax.Array) -> jax.Array:
+        """One increment d (D,) at noise scale ``scale`` = √ε: √ε B η with η ~ N(0, I_K) for the Gaussian law."""
+        B = self.factor(x, aux, params)
+        return scale * (B @ jax.random.normal(key, (B.shape[1],), dtype=B.dtype))
+
+    def __call__(self, x, aux, params):
+        return self.factor(x, aux, params)
+
+
+class GaussianNoise(AbstractNoise):
+    """Gaussian noise of a factor B(x, aux, params): ℓ(η) = ½|η|² (theory: docs/theory/rare_events.md §1)
+    (theory: docs/theory/dynamics.md §1). ``noise_function`` wraps a plain function or array in it."""
+
+    def __init__(self, fn: Callable):
+        self.fn = fn
+
+    def factor(self, x, aux, params):
+        return self.fn(x, aux, params)
+
+    def __hash__(self):
+        return hash((GaussianNoise, self.fn))
+
+    def __eq__(self, other):
+        return type(other) is GaussianNoise and other.fn == self.fn
+
+
 @dataclass(frozen=True)
 class _ConstantNoise:
     """A state-independent noise factor (hashable by value, so that compiled cores are reused)."""
@@ -32,16 +87,18 @@ class _ConstantNoise:
         return jnp.asarray(self.rows, dtype=jnp.result_type(x))
 
 
-def noise_function(noise: Any, name: str = "noise") -> Callable:
-    """The noise factor as a function ``(x, aux, params) -> B (D, K)``: ``noise`` itself when callable, a
-    constant factor for a 2-D array of numbers (theory: docs/theory/rare_events.md §1)
-    (theory: docs/theory/dynamics.md §1).
+def noise_function(noise: Any, name: str = "noise") -> AbstractNoise:
+    """The noise law: ``noise`` itself when it is an :class:`AbstractNoise`, the Gaussian law of a factor function
+    ``(x, aux, params) -> B (D, K)`` or of a constant factor (a 2-D array of numbers) (theory:
+    docs/theory/rare_events.md §1) (theory: docs/theory/dynamics.md §1).
 
     Raises:
-        InputError: naming ``noise`` (neither a function nor a finite (D, K) array).
+        InputError: naming ``noise`` (neither a law, a function nor a finite (D, K) array).
     """
-    if callable(noise):
+    if isinstance(noise, AbstractNoise):
         return noise
+    if callable(noise):
+        return GaussianNoise(noise)
     try:
         arr = np.asarray(noise, dtype=float)
     except (TypeError, ValueError):
@@ -51,7 +108,7 @@ def noise_function(noise: Any, name: str = "noise") -> Callable:
         ) from None
     if arr.ndim != 2 or arr.size == 0 or not np.all(np.isfinite(arr)):
         raise InputError(f"must be a finite noise factor B of shape (D, K), got shape {arr.shape}", name)
-    return _ConstantNoise(tuple(tuple(float(v) for v in row) for row in arr))
+    return GaussianNoise(_ConstantNoise(tuple(tuple(float(v) for v in row) for row in arr)))
 
 
 def noise_at(noise: Callable, x, aux, params, D: int, name: str = "noise") -> np.ndarray:

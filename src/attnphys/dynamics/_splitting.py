@@ -64,10 +64,10 @@ class _Coordinate:
 
 
 def _noisy_step(m, noise, x, aux, params, sq, key, s):
+    """One step x_{t+1} = F(x_t) + d_t with the increment drawn by the law at scale √ε = sq (theory:
+    docs/theory/rare_events.md §1, §1.3)."""
     y, aux2 = m.step(x, aux, params)
-    B = noise(x, aux, params)
-    eta = jax.random.normal(jax.random.fold_in(key, s), (B.shape[1],), dtype=y.dtype)
-    return y + sq * (B @ eta), aux2
+    return y + noise.sample(x, aux, params, jax.random.fold_in(key, s), sq).astype(y.dtype), aux2
 
 
 def _axes(aux):
@@ -194,8 +194,8 @@ def _setup(m, noise, a, b, params, aux0, a_period, b_period, b_aux, coordinate, 
         )
     pj = jax.tree_util.tree_map(jnp.asarray, params)
     try:
-        za = float(coord(jnp.asarray(xa), aux0, pj))
-        zb = float(coord(jnp.asarray(xb), baux, pj))
+        za = float(np.asarray(coord(jnp.asarray(xa), aux0, pj)))
+        zb = float(np.asarray(coord(jnp.asarray(xb), baux, pj)))
     except Exception as e:  # noqa: BLE001 - a user coordinate that fails on a state
         raise InputError(f"could not be evaluated ({type(e).__name__}: {e})", "coordinate") from None
     if not za <= a_level:
@@ -690,9 +690,11 @@ def direct_transition(
     E[t_in] + E[t_reactive] (§6). The cost counts every step simulated, the sojourns in A included.
 
     Args:
-        m, noise, a, b, params, epsilon, aux0, a_period, b_period, b_aux, coordinate, a_level, b_level, x0,
-            max_steps, seed: as for :func:`splitting`. trials: n (rounded up to whole calls of the walkers).
-            walkers: the trajectories simulated together. progress: a progress bar over the trials.
+        m: the map; with noise, a, b, params, epsilon, aux0, a_period, b_period, b_aux, coordinate, a_level,
+            b_level, x0, max_steps and seed as for :func:`splitting`.
+        trials: n (rounded up to whole calls of the walkers).
+        walkers: the trajectories simulated together.
+        progress: a progress bar over the trials.
 
     Returns:
         Dataset with scalars ``probability``, ``probability_low``, ``probability_high``, ``relative_error``,
@@ -793,9 +795,12 @@ def first_passage_time(
     running after ``max_steps`` are censored: the mean is then a lower bound (attr ``status``).
 
     Args:
-        m, noise, a, b, params, epsilon, aux0, a_period, b_period, b_aux, coordinate, a_level, b_level, seed: as
-            for :func:`splitting` (a_level only checks that a lies in A). walkers: n. max_steps: the most steps of a
-            walker. chunk: steps per compiled call (the progress bar moves between them). progress: a progress bar.
+        m: the map; with noise, a, b, params, epsilon, aux0, a_period, b_period, b_aux, coordinate, a_level,
+            b_level and seed as for :func:`splitting` (a_level only checks that a lies in A).
+        walkers: n.
+        max_steps: the most steps of a walker.
+        chunk: steps per compiled call (the progress bar moves between them).
+        progress: a progress bar.
 
     Returns:
         Dataset with ``passage_steps`` (walker) (NaN: censored); scalars ``mean_first_passage``,

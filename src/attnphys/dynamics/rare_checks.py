@@ -104,7 +104,9 @@ def double_well_exact(
         in_a, in_b = z <= a_level, z >= b_level
         c = ~(in_a | in_b)
         Kc = rows(y[c])
-        q = spl.spsolve(sp.eye(int(c.sum()), format="csr") - Kc[:, c], np.asarray(Kc[:, in_b].sum(axis=1)).ravel())
+        q = np.asarray(
+            spl.spsolve(sp.eye(int(c.sum()), format="csr") - Kc[:, c], np.asarray(Kc[:, in_b].sum(axis=1)).ravel())
+        )
         full = np.zeros(y.size)
         full[in_b], full[c] = 1.0, q
         p = float((rows([x0]) @ full)[0])
@@ -112,7 +114,7 @@ def double_well_exact(
             out.append((p, float("nan")))
             continue
         nb = ~in_b
-        T = spl.spsolve(sp.eye(int(nb.sum()), format="csr") - rows(y[nb])[:, nb], np.ones(int(nb.sum())))
+        T = np.asarray(spl.spsolve(sp.eye(int(nb.sum()), format="csr") - rows(y[nb])[:, nb], np.ones(int(nb.sum()))))
         Tf = np.zeros(y.size)
         Tf[nb] = T
         out.append((p, 1.0 + float((rows([-1.0]) @ Tf)[0])))

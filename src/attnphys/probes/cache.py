@@ -59,13 +59,19 @@ def activation_cache(
     Args:
         model: a short name, a local model folder, a hub name or a loaded transformers model, base or with
             a head (then ``tokenizer`` is needed). sentences: the text, one sentence per item. max_length:
-            tokens kept per sentence (longer ones are cut, with a warning through ``log``).
+            tokens kept per sentence, at most the model's positions (longer sentences are cut, with a
+            :class:`~attnphys.probes._warnings.TruncationWarning`, and a line through ``log`` when given). A
+            model loaded with an attention kernel that returns no weights (``sdpa``) is captured with the
+            eager attention (:func:`~attnphys.probes.capture.capture`; attributes ``attn_implementation``,
+            ``attn_captured``).
+
+    Raises:
+        InputError: ``max_length`` below 2 or beyond the model's positions.
     """
     from attnphys.metadata import base_attrs
     from attnphys.probes.run import resolve_model
 
-    log = log or (lambda *a: None)
-    name, model, tokenizer = resolve_model(model, tokenizer, log, False)
+    name, model, tokenizer = resolve_model(model, tokenizer, log or (lambda *a: None), False)
     cap = capture(model, tokenizer, list(sentences), max_length=max_length, log=log)
     ad = cap.adapter
     layers = ad.layers(model)
@@ -133,6 +139,8 @@ def activation_cache(
             sliding_window=json.dumps(cap.windows),
             max_length=int(max_length),
             n_truncated=int(cap.truncated),
+            attn_implementation=cap.attn_implementation or "unknown",
+            attn_captured=cap.attn_captured or "unknown",
         )
     )
     return ds

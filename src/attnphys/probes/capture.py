@@ -73,7 +73,10 @@ class Capture:
     (:func:`attnphys.probes.sinks.find_sinks`; theory: docs/theory/probes.md §3.7). attentions: per layer,
     a list of (H, n, n) attention weights per sentence (the model's own: causal mask, sliding window and
     rotary positions included). final: (T, D) model output. windows: per layer the sliding window of the
-    attention or None. truncated: how many sentences were cut at ``max_length`` tokens.
+    attention or None. truncated: how many sentences were cut at ``max_length`` tokens. attn_implementation:
+    the attention implementation the model was loaded with (``config._attn_implementation``; ``""`` when the
+    model does not say); attn_captured: the one the capture ran (``eager`` where the loaded one returns no
+    weights; theory: docs/theory/probes.md §1.1).
     """
 
     adapter: AbstractAdapter
@@ -89,6 +92,8 @@ class Capture:
     windows: list = field(default_factory=list)
     truncated: int = 0
     max_length: int = 0
+    attn_implementation: str = ""
+    attn_captured: str = ""
 
     def get(self, layer: int, stage: str, drop_special: bool = False) -> np.ndarray:
         X = self.stages[(layer, stage)]
@@ -111,7 +116,46 @@ class Capture:
 
 
 MAX_LENGTH = 64
-"""Tokens per sentence kept by default (longer sentences are cut, with a warning)."""
+"""Tokens per sentence kept by default (longer sentences are cut, with a :class:`TruncationWarning`)."""
+
+
+WEIGHTLESS_NOTE = (
+    "its attention kernel does not return the attention weights; the capture runs the model with transformers' "
+    "eager attention (the same function of the same weights) and restores the loaded one afterwards"
+)
+
+
+def attn_implementation(model) -> str:
+    """The attention implementation a loaded transformers model runs (``eager``, ``sdpa``,
+    ``flash_attention_2`` …: ``config._attn_implementation``), ``""`` for a model that does not say
+    (theory: docs/theory/probes.md §1.1)."""
+    impl = getattr(getattr(model, "config", None), "_attn_implementation", None)
+    return impl if isinstance(impl, str) else ""
+
+
+def _set_attn_implementation(model, impl: str) -> None:
+    """Switch the model (and every submodule sharing or copying its config) to the attention ``impl``."""
+    setter = getattr(model, "set_attn_implementation", None)
+    if callable(setter):
+        try:
+            setter(impl)
+            return
+        except (ValueError, ImportError, TypeError, AttributeError):  # older transformers: set the config
+            pass
+    for mod in model.modules() if hasattr(model, "modules") else [model]:
+        cfg = getattr(mod, "config", None)
+        if cfg is not None and hasattr(cfg, "_attn_implementation"):
+            cfg._attn_implementation = impl
+
+
+def max_positions(model) -> int | None:
+    """The most positions the model can embed (its adapter's :meth:`~AbstractAdapter.max_positions`), None
+    when the model does not say; the largest ``max_length`` a capture accepts (theory:
+    docs/theory/probes.md §1.1)."""
+    try:
+        return adapter_for(model).max_positions(model)
+    except ValueError:
+        return None
 
 
 def capture(
@@ -124,22 +168,49 @@ def capture(
     log=None,
 ) -> Capture:
     """Run ``model`` on ``sentences`` with forward hooks at every stage of every layer
-    (theory: docs/theory/probes.md §1). Sentences are padded on the right, so that a sentence's tokens
+    (theory: docs/theory/probes.md §1, §1.1). Sentences are padded on the right, so that a sentence's tokens
     sit at positions 0 … n−1 whatever the batch (rotary and causal models). A model with a head
     (``LlamaForCausalLM``, ``GPT2LMHeadModel`` …) is read through its base model. Sentences longer than
-    ``max_length`` tokens are cut there, with a warning (``log``, default :func:`warnings.warn`) naming how
-    many; the sink positions are found at the end (:func:`attnphys.probes.sinks.find_sinks`).
+    ``max_length`` tokens are cut there, with a :class:`~attnphys.probes._warnings.TruncationWarning` naming
+    how many (and a line through ``log`` when given); the sink positions are found at the end
+    (:func:`attnphys.probes.sinks.find_sinks`).
+
+    The attention weights P = softmax(q·k/√d_h + masks) are the model's own: a model loaded with a kernel
+    that does not return them (transformers' default ``sdpa``, ``flash_attention_2``) is run with the
+    ``eager`` attention for the capture, with an
+    :class:`~attnphys.probes._warnings.AttentionImplementationWarning`, and switched back afterwards
+    (``Capture.attn_implementation``, ``Capture.attn_captured`` say which ran).
 
     Raises:
-        InputError: ``max_length`` below 2.
+        InputError: ``max_length`` below 2 or beyond the model's positions (:func:`max_positions`); a model
+            that returns no attention weights even with the eager attention (field ``model``).
     """
+    import warnings
+
     import torch
 
+    from attnphys.errors import find_stack_level
+    from attnphys.probes._warnings import AttentionImplementationWarning, TruncationWarning
     from attnphys.probes.adapters._base import base_model
     from attnphys.probes.sinks import find_sinks
 
     if int(max_length) < 2:
         raise InputError(f"max_length must be at least 2 tokens, not {max_length}", "max_length")
+    limit = max_positions(model)
+    if limit is not None and int(max_length) > limit:
+        raise InputError(
+            f"max_length = {max_length} tokens is beyond the {limit} positions this model embeds "
+            f"(its config's maximum positions); give at most {limit}",
+            "max_length",
+        )
+    loaded = attn_implementation(model)
+    switch = bool(keep_attentions) and loaded not in ("", "eager")
+    if switch:
+        msg = f"the model was loaded with attn_implementation={loaded!r}: {WEIGHTLESS_NOTE}"
+        warnings.warn(msg, AttentionImplementationWarning, stacklevel=find_stack_level())
+        if log is not None:
+            log(f"warning: {msg}")
+        _set_attn_implementation(model, "eager")
     side = getattr(tokenizer, "padding_side", None)
     if side not in (None, "right"):
         tokenizer.padding_side = "right"
@@ -151,16 +222,17 @@ def capture(
     finally:
         if side not in (None, "right"):
             tokenizer.padding_side = side
+        if switch:
+            _set_attn_implementation(model, loaded)
+    cap.attn_implementation = loaded
+    cap.attn_captured = attn_implementation(model) if not switch else "eager"
     if cap.truncated:
         msg = (
             f"{cap.truncated} of {len(sentences)} sentences are longer than max_length = {max_length} tokens and "
             "were cut there; raise max_length to keep them whole"
         )
-        if log is None:
-            import warnings
-
-            warnings.warn(msg, stacklevel=2)
-        else:
+        warnings.warn(msg, TruncationWarning, stacklevel=find_stack_level())
+        if log is not None:
             log(f"warning: {msg}")
     cap.sink = find_sinks(cap)["sink"]
     return cap
@@ -173,6 +245,18 @@ def _n_tokens(tokenizer, batch) -> np.ndarray | None:
     except TypeError:
         return None
     return enc["attention_mask"].sum(1).numpy()
+
+
+def _check_weights(attentions, n_layers: int, model) -> None:
+    """Refuse a forward pass that returned no attention weights (never an empty or zero capture)."""
+    got = 0 if attentions is None else sum(a is not None for a in attentions)
+    if got != n_layers:
+        raise InputError(
+            f"the model returned attention weights for {got} of its {n_layers} layers with "
+            f"output_attentions=True (attention implementation {attn_implementation(model) or 'unknown'!r}); "
+            "load it with attn_implementation='eager'",
+            "model",
+        )
 
 
 def _capture(torch, model, body, tokenizer, sentences, batch_size, max_length, keep_attentions) -> Capture:
@@ -220,6 +304,8 @@ def _capture(torch, model, body, tokenizer, sentences, batch_size, max_length, k
                 full = _n_tokens(tokenizer, batch)
                 truncated += int((full > max_length).sum()) if full is not None else 0
             out = body(**enc, output_attentions=keep_attentions)
+            if keep_attentions:
+                _check_weights(out.attentions, len(layers), model)
             for key in chunks:  # the real tokens of every sentence of the batch, in order, at once
                 chunks[key].append(store[key][mask].float().numpy())
             final.append(out.last_hidden_state[mask].float().numpy())

@@ -194,6 +194,10 @@ def _mlp_affine(ev: Evidence, layer: int) -> Outcome:
     mlp = ev.mlp
     r2 = mlp["r2_splits"][layer]
     r2 = r2[: mlp["splits"]]
+    if "underdetermined" in mlp and bool(mlp["underdetermined"][layer]):
+        return Outcome(
+            float(np.mean(r2)) - MLP_AFFINE_R2 if r2.size else math.nan, reason=str(mlp["fit_reason"][layer])
+        )
     if r2.size < 2:
         return Outcome(float(mlp["r2_affine"][layer]) - MLP_AFFINE_R2, reason="fewer than two held-out splits")
     t, p = t_test(r2, MLP_AFFINE_R2, greater=True, test_fraction=mlp["test_fraction"])

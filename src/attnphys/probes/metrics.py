@@ -312,7 +312,13 @@ def mlp_linearity(
     the sentences each), corrected for the overlap of their training sets (Nadeau and Bengio:
     s·√(1/k + ρ/(1 − ρ))), NaN when fewer than two are distinct (two or three sentences), on the tokens
     ``keep`` (T,) bool (all by default) (theory: docs/theory/probes.md §3.4). ``r2_affine`` is the mean
-    over the splits; ``splits``: k; ``r2_splits`` (layer, split) the R² of every split; ``test_fraction``: ρ."""
+    over the splits; ``splits``: k; ``r2_splits`` (layer, split) the R² of every split; ``test_fraction``: ρ.
+
+    A fit is underdetermined where a split trains on fewer tokens than the affine map has parameters per
+    output coordinate (D + 1: a row of W and its bias): the least-squares problem then has many exact
+    solutions and the ridge term picks one, so its held-out R² measures the regularisation more than the
+    map. ``train_tokens`` (layer,) the fewest training tokens of a split, ``parameters`` D + 1,
+    ``underdetermined`` (layer,) bool, ``fit_reason`` (layer,) str (empty where the fit is determined)."""
     rng = np.random.default_rng(seed)
     in_stage = "mlp_norm" if cap.adapter.pre_ln else "attn_norm"
     keep = np.ones(cap.sentence.size, bool) if keep is None else keep
@@ -343,6 +349,20 @@ def mlp_linearity(
         out["r2_random_mlp"][layer] = _affine_r2_from(_gram(X, Yr), _gram(X[te], Yr[te]), X[te], Yr[te])
     out["splits"] = len(distinct)
     out["test_fraction"] = rho
+    D = cap.get(0, in_stage).shape[1]
+    n_train = min((int((~te).sum()) for te in tests), default=0)
+    out["train_tokens"] = np.full(cap.n_layers, n_train)
+    out["parameters"] = D + 1
+    under = n_train < D + 1
+    out["underdetermined"] = np.full(cap.n_layers, under)
+    out["fit_reason"] = np.full(
+        cap.n_layers,
+        f"underdetermined: {n_train} training tokens for {D + 1} parameters per output (D = {D} weights and a "
+        "bias); the ridge solution's held-out R² says little about the map (give more sentences)"
+        if under
+        else "",
+        dtype=object,
+    )
     return out
 
 
@@ -407,8 +427,13 @@ def update_vs_gradient(cap: Capture, heads: list, rotary=None, keep: dict | None
     Returns:
         dict: ``cos_update_gradient`` (L, H), ``cos_null_other_heads`` (L, H), ``matrix`` (L, H, H) of the
         first mask; ``matrices`` {name: (L, H, H)} of every mask.
+
+    Raises:
+        ValueError: a capture without the attention weights of every sentence of every layer.
     """
     L, H = cap.n_layers, heads[0].n_heads
+    if len(cap.attentions) != L or any(len(a) != len(cap.sentences()) for a in cap.attentions):
+        raise ValueError("the capture holds no attention weights (captured with keep_attentions=False)")
     keep = {"all": np.ones(cap.sentence.size, bool)} if keep is None else keep
     all_mats = {name: np.zeros((L, H, H)) for name in keep}
     pos = cap.position
@@ -570,4 +595,20 @@ def _swap_normalization(torch, model, tokenizer, sentences, adapter, kinds, max_
             per_layer[i, j] = float(((h1[mask] - h0[mask]).norm(dim=-1) / h0[mask].norm(dim=-1)).mean())
     out["per_layer_relative_change"] = per_layer
     out["kinds"] = list(kinds)
+    out["reason"] = np.array([_swap_reason(kind, out, per_layer[i], i) for i, kind in enumerate(kinds)], dtype=object)
     return out
+
+
+def _swap_reason(kind: str, out: dict, change: np.ndarray, i: int) -> str:
+    """Why the swap ``kind``'s numbers are NaN (empty where they are all finite)."""
+    if kind in out["not_run"]:
+        return f"not run: {out['not_run'][kind]}"
+    if all(np.isfinite(out[k][i]) for k in ("token_cosine", "relative_change", "sentence_cosine")):
+        return ""
+    bad = np.flatnonzero(~np.isfinite(change))
+    if bad.size:
+        return (
+            f"the hidden states are not finite from hidden state {int(bad[0])} on (they overflow without the "
+            f"{kind!r} normalization's rescaling): the model diverges"
+        )
+    return "a token's final state has zero norm: its cosine is undefined"

@@ -55,8 +55,7 @@ def _claim_line(ds: xr.Dataset, name: str) -> str:
             f"; degrees of freedom: {_fmt(df)} (a verdict needs at least {float(ds.claim_min_df.sel(claim=name)):g})"
         )
     lines += ";\n" + f"- **verdict: {claim_verdict(sup, tested)}**"
-    if c is not None:
-        lines += " — a claim about training: a randomly initialised model does not pass it." if c.training else "."
+    lines += _training_words(ds, name) if c is not None and c.training else "."
     if "claim_reason" in ds:
         why = _reasons(ds.claim_reason.sel(claim=name).values)
         if why:
@@ -68,6 +67,33 @@ def _claim_line(ds: xr.Dataset, name: str) -> str:
     return lines
 
 
+def _training_words(ds: xr.Dataset, name: str) -> str:
+    """What the controls say about a claim about training: run and failed, run and passed in some layers
+    (those are not counted), or not run."""
+    from attnphys.probes.run import control_prefixes
+
+    prefixes = control_prefixes(ds)
+    if not prefixes:
+        return (
+            " — a claim about training, but no control model was run: this run does not show that an untrained "
+            "model fails it (run with control='random,shuffled')."
+        )
+    kinds = " and ".join(prefixes)
+    passes = (
+        ds.claim_control_passes.sel(claim=name).values
+        if "claim_control_passes" in ds
+        else sum(ds[f"{pre}claim_supported"].sel(claim=name).values.astype(int) for pre in prefixes.values())
+    )
+    where = np.flatnonzero(np.asarray(passes) > 0)
+    if not where.size:
+        return f" — a claim about training: the {kinds} control{'s' if len(prefixes) > 1 else ''} pass it in no layer."
+    return (
+        f" — a claim about training: a control passes it in layer{'s' if where.size > 1 else ''} "
+        f"{', '.join(map(str, where))} too, which {'are' if where.size > 1 else 'is'} therefore not counted for "
+        f"the trained model (controls run: {kinds})."
+    )
+
+
 def _reasons(reasons) -> str:
     """The layers not tested (or not counted) grouped by reason."""
     groups: dict[str, list[int]] = {}
@@ -77,30 +103,72 @@ def _reasons(reasons) -> str:
     return "; ".join(f"layer{'s' if len(ls) > 1 else ''} {', '.join(map(str, ls))}: {r}" for r, ls in groups.items())
 
 
+def _attention_sink_lines(ds: xr.Dataset) -> list[str]:
+    """The sinks by attention share (the second criterion), beside the massive-norm ones."""
+    if "token_attention_sink" not in ds:
+        return []
+    r = float(ds.attrs.get("sink_attention_ratio_threshold", 3))
+    m = float(ds.attrs.get("sink_attention_min_share", 0.1))
+    rule = (
+        f"a token receiving more than {r:g} times the share of its sentence's attention that uniform attention "
+        f"would give it, and at least {m:.0%} of it, in some layer"
+    )
+    att = ds.token_attention_sink.values.astype(bool)
+    if not att.any():
+        return [f"By attention share ({rule}): no attention-sink positions.", ""]
+    pos = ds.token_position.values[att]
+    special = ds.token_special.values.astype(bool)[att] if "token_special" in ds else None
+    counts = {int(p): int((pos == p).sum()) for p in np.unique(pos)}
+    n_sent = int(ds.attrs["n_sentences"])
+    extra = "" if special is None else f" ({int(special.sum())} of them special tokens)"
+    return [
+        f"By attention share ({rule}): {int(att.sum())} tokens{extra}, at positions "
+        + ", ".join(f"{p} ({k} of {n_sent} sentences)" for p, k in counts.items())
+        + ".",
+        f"- the attention weight they receive (mean over queries and heads), per layer: "
+        f"{_fmt(ds.attention_sink_share.values, 2)}; under uniform attention: "
+        f"{_fmt(ds.attention_sink_uniform.values, 2)};",
+        f"- their share of the covariance trace of the residual stream, per layer: "
+        f"{_fmt(ds.attention_sink_trace_share_residual.values, 2)}; of the attention input: "
+        f"{_fmt(ds.attention_sink_trace_share.values, 2)};",
+        "- they stay in the headline statistics (at ordinary norms they do not decide a cloud statistic by "
+        "themselves); the massive-norm positions are the ones left out.",
+        "",
+    ]
+
+
 def _sink_section(ds: xr.Dataset) -> list[str]:
     if "token_sink" not in ds:
         return []
     n = int(ds.attrs.get("n_sinks", int(ds.token_sink.sum())))
     thr = ds.attrs.get("sink_norm_ratio_threshold", 10)
-    lines = ["## Attention sinks (massive-norm positions)", ""]
+    lines = ["## Attention sinks (massive-norm and attention-share positions)", ""]
     if not n:
         lines += [
-            f"No token's residual-stream norm exceeds {thr:g} times its layer's median in any layer: no sink "
-            "positions; the statistics without sinks are those of all tokens.",
+            f"By norm: no token's residual-stream norm exceeds {thr:g} times its layer's median in any layer: no "
+            "massive-norm positions; the statistics without sinks are those of all tokens.",
             "",
         ]
-        return lines
+        return lines + _attention_sink_lines(ds)
     sink = ds.token_sink.values.astype(bool)
     pos = ds.token_position.values[sink]
     first = np.flatnonzero(ds.sink_massive.values.any(1))
     counts = {int(p): int((pos == p).sum()) for p in np.unique(pos)}
     n_sent = int(ds.attrs["n_sentences"])
     lines += [
-        f"A finding of its own: {n} tokens have a residual-stream norm above {thr:g} times their layer's median "
-        f"(from layer {int(first[0]) if first.size else '?'} on), at positions "
+        f"By norm, a finding of its own: {n} tokens have a residual-stream norm above {thr:g} times their layer's "
+        f"median (from layer {int(first[0]) if first.size else '?'} on), at positions "
         + ", ".join(f"{p} ({k} of {n_sent} sentences)" for p, k in counts.items())
         + ".",
-        f"- their median norm over the other tokens' median, per layer: {_fmt(ds.sink_norm_ratio.values)};",
+        f"- their median norm over the other tokens' median, per layer: {_fmt(ds.sink_norm_ratio.values)}"
+        " (NaN: no massive token in that layer);",
+    ]
+    if "sink_trace_share_residual" in ds:
+        lines.append(
+            f"- their share of the covariance trace of the residual stream, per layer: "
+            f"{_fmt(ds.sink_trace_share_residual.values, 2)};"
+        )
+    lines += [
         f"- their share of the covariance trace of the attention input, per layer: {_fmt(ds.sink_trace_share.values, 2)};",
         f"- the attention weight they receive (mean over queries and heads), per layer: "
         f"{_fmt(ds.sink_attention_share.values, 2)}; under uniform attention: {_fmt(ds.sink_attention_uniform.values, 2)}.",
@@ -109,7 +177,7 @@ def _sink_section(ds: xr.Dataset) -> list[str]:
         "included follow each claim, and the dataset keeps both (`tokens = all`, `claim_*_with_sinks`).",
         "",
     ]
-    return lines
+    return lines + _attention_sink_lines(ds)
 
 
 def _header(ds: xr.Dataset) -> list[str]:
@@ -127,6 +195,20 @@ def _header(ds: xr.Dataset) -> list[str]:
         + ".",
         "",
     ]
+    cut = int(ds.attrs.get("n_truncated", 0))
+    if cut:
+        lines += [
+            f"**{cut} of {ds.attrs['n_sentences']} sentences were cut at max_length = {ds.attrs.get('max_length')} "
+            "tokens**: their tails are in no statistic below (raise max_length to keep them whole).",
+            "",
+        ]
+    loaded, ran = str(ds.attrs.get("attn_implementation", "")), str(ds.attrs.get("attn_captured", ""))
+    if loaded and ran and loaded != ran and "unknown" not in (loaded, ran):
+        lines += [
+            f"The model was loaded with the `{loaded}` attention, which does not return its weights; it was "
+            f"captured with the `{ran}` attention (the same function of the same weights) and switched back.",
+            "",
+        ]
     how = []
     if causal:
         how.append(
@@ -167,17 +249,20 @@ def _verdict_table(ds: xr.Dataset) -> list[str]:
         return []
     L = ds.sizes["layer"]
     sinks = "claim_supported_with_sinks" in ds and int(ds.attrs.get("n_sinks", 0)) > 0
-    control = "control_claim_supported" in ds
+    from attnphys.probes.run import control_prefixes
+
+    prefixes = control_prefixes(ds)
     cols = ["claim", "depends on training", "supported in (layers)"]
     cols += ["with the sinks"] if sinks else []
-    cols += [f"{ds.attrs.get('control', 'control')} control"] if control else []
+    cols += [f"{kind} control" for kind in prefixes]
     rows = [
         "## Verdicts",
         "",
         f"Each claim is tested in every layer against its null; a layer supports it when its test has enough "
         f"degrees of freedom, its p-value survives Holm's correction over the tested layers (of {L}) at "
-        f"family-wise level {ALPHA:g}, and the effect is the claimed one. A layer that could not be tested says "
-        "why under its claim.",
+        f"family-wise level {ALPHA:g}, and the effect is the claimed one; for a claim about training, no control "
+        "model may pass it in that layer. A layer that could not be tested, or is not counted, says why under "
+        "its claim.",
         "",
         "| " + " | ".join(cols) + " |",
         "|" + "---|" * len(cols),
@@ -194,29 +279,43 @@ def _verdict_table(ds: xr.Dataset) -> list[str]:
                     L,
                 )
             )
-        if control:
+        for pre in prefixes.values():
             cells.append(
-                _where(ds.control_claim_supported.sel(claim=name).values, ds.control_claim_p.sel(claim=name).values, L)
+                _where(
+                    ds[f"{pre}claim_supported"].sel(claim=name).values, ds[f"{pre}claim_p"].sel(claim=name).values, L
+                )
             )
         rows.append("| " + " | ".join(cells) + " |")
     return rows + [""]
 
 
 def _control_section(ds: xr.Dataset) -> list[str]:
-    """Trained beside control: where the verdicts and the headline numbers differ."""
-    if "control_claim_supported" not in ds:
-        return []
-    kind = ds.attrs.get("control", "control")
+    """Trained beside each control: where the verdicts differ, with the control's test statistics per layer
+    (effect, z, p, degrees of freedom) as the claims show the trained model's."""
+    from attnphys.probes.run import control_prefixes
+
+    lines: list[str] = []
+    for kind, pre in control_prefixes(ds).items():
+        if f"{pre}claim_supported" not in ds:
+            continue
+        lines += _one_control(ds, kind, pre)
+    return lines
+
+
+def _one_control(ds: xr.Dataset, kind: str, pre: str) -> list[str]:
     what = {
         "random": "every weight drawn again as the family initialises it",
         "shuffled": "the entries of every weight tensor permuted within the tensor",
     }.get(str(kind), "")
     lines = [f"## Trained beside the {kind} control", "", f"The same probe on a {kind} copy of the model ({what}).", ""]
     for name in ds.claim.values:
-        a = ds.claim_supported.sel(claim=name).values.astype(bool)
-        b = ds.control_claim_supported.sel(claim=name).values.astype(bool)
-        only = np.flatnonzero(a & ~b)
-        also = np.flatnonzero(a & b)
+        raw = ds.claim_supported.sel(claim=name).values.astype(bool)
+        if "claim_reason" in ds:  # the trained verdict before the controls discounted it
+            raw = raw | np.char.startswith(ds.claim_reason.sel(claim=name).values.astype(str), "not counted:")
+        b = ds[f"{pre}claim_supported"].sel(claim=name).values.astype(bool)
+        dropped = raw & ~ds.claim_supported.sel(claim=name).values.astype(bool)  # another control passes there
+        only = np.flatnonzero(raw & ~b & ~dropped)
+        also = np.flatnonzero(raw & b)
         c = CLAIMS.get(str(name))
         title = c.title if c else str(name)
         diff = (
@@ -225,25 +324,42 @@ def _control_section(ds: xr.Dataset) -> list[str]:
             else "no layer supported by the trained model only"
         )
         both = f"; also in the control: layers {', '.join(map(str, also))}" if also.size else ""
-        ctl_only = np.flatnonzero(b & ~a)
+        elsewhere = np.flatnonzero(dropped & ~b)
+        if elsewhere.size:
+            both += f"; not counted in layers {', '.join(map(str, elsewhere))} (another control passes it there)"
+        if both and c is not None and c.training:
+            both += " (not counted for the trained model)"
+        ctl_only = np.flatnonzero(b & ~raw)
         c_only = f"; in the control only: layers {', '.join(map(str, ctl_only))}" if ctl_only.size else ""
-        lines.append(
-            f"- {title}: {diff}{both}{c_only}; effect trained {_fmt(ds.claim_statistic.sel(claim=name).values)} "
-            f"vs control {_fmt(ds.control_claim_statistic.sel(claim=name).values)}."
+        stats = (
+            f"effect trained {_fmt(ds.claim_statistic.sel(claim=name).values)} vs control "
+            f"{_fmt(ds[f'{pre}claim_statistic'].sel(claim=name).values)}"
         )
-    if "beta" in ds and "control_beta" in ds:
+        if f"{pre}claim_z" in ds:
+            stats += (
+                f"; control z (or t) per layer: {_fmt(ds[f'{pre}claim_z'].sel(claim=name).values)}; p: "
+                f"{_fmt(ds[f'{pre}claim_p'].sel(claim=name).values, 2)}"
+            )
+        if f"{pre}claim_df" in ds:
+            stats += f"; degrees of freedom: {_fmt(ds[f'{pre}claim_df'].sel(claim=name).values)}"
+        lines.append(f"- {title}: {diff}{both}{c_only}; {stats}.")
+        if f"{pre}claim_reason" in ds:
+            why = _reasons(ds[f"{pre}claim_reason"].sel(claim=name).values)
+            if why:
+                lines.append(f"  - control: {why}")
+    if "beta" in ds and f"{pre}beta" in ds:
         lines.append(
             f"- β (signed), median over heads per layer: trained {_fmt(np.nanmedian(ds.beta.values, axis=1))}; "
-            f"control {_fmt(np.nanmedian(ds.control_beta.values, axis=1))}; alignment median trained "
+            f"control {_fmt(np.nanmedian(ds[f'{pre}beta'].values, axis=1))}; alignment median trained "
             f"{_fmt(np.nanmedian(ds.beta_alignment.values, axis=1), 2)}, control "
-            f"{_fmt(np.nanmedian(ds.control_beta_alignment.values, axis=1), 2)}."
+            f"{_fmt(np.nanmedian(ds[f'{pre}beta_alignment'].values, axis=1), 2)}."
         )
     for var, words in (
         ("mlp_r2_affine", "MLP affine R²"),
         ("grad_cosine", "update–gradient cosine (mean over heads)"),
     ):
-        if var in ds and f"control_{var}" in ds:
-            t, k = ds[var].values, ds[f"control_{var}"].values
+        if var in ds and f"{pre}{var}" in ds:
+            t, k = ds[var].values, ds[f"{pre}{var}"].values
             if t.ndim > 1:
                 t, k = t.mean(1), k.mean(1)
             lines.append(f"- {words}: trained {_fmt(t)}; control {_fmt(k)}.")
@@ -323,6 +439,33 @@ def _temperature_section(ds: xr.Dataset) -> list[str]:
     return lines
 
 
+def _special_line(ds: xr.Dataset, grows, L: int) -> str:
+    """The k-NN entropy without the special tokens, or why there is no such set."""
+    if not int(ds.attrs.get("n_special", 1)):
+        return (
+            "- the tokenizer adds no special tokens: the set without them is all tokens (sink positions "
+            "included), so there is no separate count without special tokens."
+        )
+    sinks = " (sink positions included)" if int(ds.attrs.get("n_sinks", 0)) else ""
+    return (
+        f"- without special tokens{sinks} the k-NN entropy grows in {int(np.sum(grows))} of {L} layers "
+        "(special tokens are outliers that can flip it)."
+    )
+
+
+def _mlp_fit_line(ds: xr.Dataset) -> list[str]:
+    """The layers whose affine fits are underdetermined (fewer training tokens than parameters per output)."""
+    if "mlp_underdetermined" not in ds or not int(ds.mlp_underdetermined.sum()):
+        return []
+    layers = ", ".join(str(i) for i in np.flatnonzero(ds.mlp_underdetermined.values))
+    return [
+        f"- **underdetermined fits** in layers {layers}: a split trains on {int(ds.mlp_train_tokens.min())} tokens "
+        f"for {int(ds.attrs.get('mlp_parameters', 0))} parameters per output (D weights and a bias), so the "
+        "least-squares map is the ridge term's choice and its held-out R² says little about the MLP; the claim "
+        "is not tested there (give more sentences)."
+    ]
+
+
 def report(ds: xr.Dataset, s: dict, figures) -> str:
     L = ds.sizes["layer"]
     st_ns = ds.stat.sel(tokens="no_special")
@@ -338,8 +481,7 @@ def report(ds: xr.Dataset, s: dict, figures) -> str:
         _claim_line(ds, "attention_expands_cov"),
         f"- k-NN entropy change: {_fmt(s['attention_residual_knn_entropy_change'])};",
         _claim_line(ds, "attention_expands_knn"),
-        f"- without special tokens the k-NN entropy grows in {int(ent_ns.sum())} of {L} layers "
-        "(special tokens are outliers that can flip it).",
+        _special_line(ds, ent_ns, L),
         "",
     ]
     lines += [
@@ -387,6 +529,7 @@ def report(ds: xr.Dataset, s: dict, figures) -> str:
         "",
         f"- held-out R² of the best affine map (split by sentence): {_fmt(s['mlp_r2_affine'])}; identity R²: "
         f"{_fmt(s['mlp_r2_identity'])}; random-initialised MLP of the same shape (affine R²): {_fmt(s['mlp_r2_random_mlp'])};",
+        *_mlp_fit_line(ds),
         _claim_line(ds, "mlp_affine"),
         f"- the threshold is R² > {MLP_AFFINE_R2}; a random MLP at initialisation can be almost affine (a plain MLP) or "
         "clearly not (a gated MLP multiplies two projections), so the gap to it measures what training did.",
@@ -415,6 +558,9 @@ def report(ds: xr.Dataset, s: dict, figures) -> str:
     for k in ds.norm_swap.values:
         k = str(k)
         if k in not_run or np.isfinite(ds.swap_token_cosine.sel(norm_swap=k).item()):
+            continue
+        if "swap_reason" in ds and str(ds.swap_reason.sel(norm_swap=k).item()):
+            lines.append(f"- {k}: NaN because {ds.swap_reason.sel(norm_swap=k).item()}.")
             continue
         change = ds.swap_per_layer_change.sel(norm_swap=k).values
         bad = np.flatnonzero(~np.isfinite(change))

@@ -21,7 +21,7 @@ from attnphys.probes import _collapse, metrics  # noqa: F401  (_collapse registe
 from attnphys.probes.capture import MAX_LENGTH, Capture, builtin_corpus, capture
 from attnphys.probes.claims import CLAIMS, Evidence, evaluate_claims
 from attnphys.probes.particle import temperature_variables
-from attnphys.probes.sinks import SINK_NORM_RATIO
+from attnphys.probes.sinks import SINK_ATTENTION_MIN_SHARE, SINK_ATTENTION_RATIO, SINK_NORM_RATIO
 
 LONG_NAMES = {
     "stat": "token-cloud statistic at a stage of a layer",
@@ -52,14 +52,33 @@ LONG_NAMES = {
     "claim_df": "degrees of freedom of the claim's test in each layer (inf: exact null)",
     "claim_p_holm": "p-value adjusted by Holm's correction over the tested layers",
     "claim_supported": "1 where the claim is supported at family-wise level 0.05 (Holm over the tested layers, "
-    "enough degrees of freedom, the claimed effect)",
+    "enough degrees of freedom, the claimed effect; for a claim about training, no control passing it there)",
+    "claim_control_passes": "how many of the control models pass the claim in the layer (-1: no control run)",
     "claim_reason": "why the layer was not tested, or why a significant test does not support the claim",
     "claim_training": "1 for a claim that a randomly initialised model of the family does not satisfy",
     "claim_min_df": "fewest degrees of freedom of a test behind a verdict",
     "stat_duplicates": "tokens whose states repeat an earlier token's (sampled once)",
     "sink_massive": "1 where the token's residual-stream norm exceeds the threshold times the layer's median",
-    "sink_norm_ratio": "median norm of the sink tokens over the median norm of the others",
+    "sink_norm_ratio": "median norm of the sink tokens over the median norm of the others (NaN: no massive "
+    "token in the layer, or every token is)",
     "sink_trace_share": "share of the covariance trace of the attention input carried by the sink tokens",
+    "sink_trace_share_residual": "share of the covariance trace of the residual stream entering the layer "
+    "carried by the sink tokens",
+    "sink_attention_flag": "1 where the token receives more than the threshold times its uniform share of its "
+    "sentence's attention, and at least the minimum share",
+    "sink_attention_ratio": "the token's share of its sentence's attention over its share under uniform attention",
+    "attention_sink_share": "mean attention weight on the attention-sink tokens (over queries and heads)",
+    "attention_sink_uniform": "the same under uniform attention over the keys each query sees",
+    "attention_sink_trace_share": "share of the covariance trace of the attention input carried by the "
+    "attention-sink tokens",
+    "attention_sink_trace_share_residual": "share of the covariance trace of the residual stream carried by the "
+    "attention-sink tokens",
+    "token_attention_sink": "1 for an attention-sink position (far more than its uniform share of the "
+    "attention in some layer)",
+    "mlp_underdetermined": "1 where a split's affine fit has fewer training tokens than parameters per output (D + 1)",
+    "mlp_train_tokens": "fewest training tokens of a held-out split's affine fit",
+    "mlp_fit_reason": "why the affine fit is flagged (empty: determined)",
+    "swap_reason": "why the swapped model's numbers are NaN (empty: finite)",
     "sink_attention_share": "mean attention weight on the sink tokens (over queries and heads)",
     "sink_attention_uniform": "the same under uniform attention over the keys each query sees",
     "token_sink": "1 for a sink position (massive norm in some layer)",
@@ -111,7 +130,7 @@ def probe(
     max_sentences: int | None = None,
     max_tokens: int = 1024,
     max_length: int = MAX_LENGTH,
-    control: str | None = None,
+    control: str | list[str] | tuple[str, ...] | None = None,
     seed: int = 0,
     keep: str | Path | None = None,
     progress: bool = False,
@@ -125,9 +144,13 @@ def probe(
             transformers model, base or with a head (then ``tokenizer`` is needed). sentences: the text, one
             sentence per item (default: the built-in corpus); ``max_sentences`` keeps the first N.
             max_tokens: tokens sampled for the cloud statistics. max_length: tokens kept per sentence
-            (longer ones are cut, with a warning). control: None, or ``random`` / ``shuffled``
-            (:data:`attnphys.probes.controls.CONTROLS`): run the same probe on a control model and store it
-            beside the trained one (every variable again as ``control_<name>``). seed: seed of the samples,
+            (longer ones are cut, with a :class:`~attnphys.probes._warnings.TruncationWarning`; at most the
+            model's positions). control: None, ``random`` / ``shuffled``
+            (:data:`attnphys.probes.controls.CONTROLS`), or several of them (a list, or ``"random,shuffled"``):
+            run the same probe on each control model and store it beside the trained one (every variable
+            again as ``control_<name>`` for one control, ``control_<kind>_<name>`` for several;
+            :func:`control_prefixes`); a layer where a control passes a claim about training is not counted
+            for the trained model (``claim_control_passes``). seed: seed of the samples,
             nulls and control. keep: a folder where each finished step is kept as it completes; calling
             again with the same model (weights), sentences and settings resumes after the last kept step
             (a folder kept for other inputs has its steps removed first); the folder is removed when the
@@ -142,41 +165,109 @@ def probe(
         degrees of freedom, verdict and reason per (claim, layer), without the sinks (the headline) and
         with them (``claim_*_with_sinks``); the heads' signed temperatures per (layer, attn_head) and the
         clustering beside the particle flow per layer; with ``control``, the control's variables.
-        Attributes: the model, its family and the run's settings.
+        Attributes: the model, its family, the attention implementation it was loaded with and the one the
+        capture ran, and the run's settings.
 
     Raises:
-        InputError: an unknown ``control`` or a ``max_length`` below 2.
+        InputError: an unknown ``control``, a ``max_length`` below 2 or beyond the model's positions.
     """
-    from attnphys.probes.controls import CONTROLS, control_model
+    from attnphys.probes.controls import control_model
 
-    if control is not None and control not in CONTROLS:
-        raise InputError(f"unknown control {control!r}; choose from {', '.join(CONTROLS)}", "control")
+    controls = control_kinds(control)
     t0 = time.perf_counter()
     log = log or (print if progress else (lambda *a: None))
     name, model, tokenizer = resolve_model(model, tokenizer, log, progress)
     sentences = _texts(sentences, max_sentences)
-    steps = _step_store(keep, name, model, sentences, max_tokens, max_length, control, seed)
+    step_control = None if not controls else (controls[0] if len(controls) == 1 else list(controls))
+    steps = _step_store(keep, name, model, sentences, max_tokens, max_length, step_control, seed)
     ds = _measure(model, tokenizer, sentences, max_tokens, max_length, seed, progress, log, t0, "", steps)
-    if control is not None:
-        twin = control_model(model, control, seed)
+    prefixes = {kind: "control_" if len(controls) == 1 else f"control_{kind}_" for kind in controls}
+    for kind, pre in prefixes.items():
+        twin = control_model(model, kind, seed)
         ctl = _measure(
-            twin, tokenizer, sentences, max_tokens, max_length, seed, progress, log, t0, f"{control} control: ", steps
+            twin, tokenizer, sentences, max_tokens, max_length, seed, progress, log, t0, f"{kind} control: ", steps
         )
         for k in list(ctl.data_vars):
-            ds[f"control_{k}"] = ctl[k]
-            ds[f"control_{k}"].attrs["long_name"] = f"{control} control: " + str(ctl[k].attrs.get("long_name", k))
-        ds.attrs["control_n_sinks"] = ctl.attrs["n_sinks"]
+            ds[f"{pre}{k}"] = ctl[k]
+            ds[f"{pre}{k}"].attrs["long_name"] = f"{kind} control: " + str(ctl[k].attrs.get("long_name", k))
+        ds.attrs[f"{pre}n_sinks"] = ctl.attrs["n_sinks"]
+    _discount_controlled(ds, prefixes)
     ds.attrs.update(
         base_attrs(
             None,
             model=name,
-            control=control or "none",
+            control=",".join(controls) or "none",
+            controls=json.dumps(list(controls)),
             seed=seed,
             wall_time_s=round(time.perf_counter() - t0, 2),
         )
     )
     steps.remove()
     return ds
+
+
+def control_kinds(control) -> tuple[str, ...]:
+    """The control kinds of a ``control`` argument: None → none; ``"random"``, ``"random,shuffled"`` or a
+    list of names → those, in order, each once (theory: docs/theory/probes.md §4.2).
+
+    Raises:
+        InputError: a name not in :data:`attnphys.probes.controls.CONTROLS` (field ``control``).
+    """
+    from attnphys.probes.controls import CONTROLS
+
+    if control is None:
+        return ()
+    names = control.split(",") if isinstance(control, str) else list(control)
+    out: list[str] = []
+    for c in names:
+        c = c.strip() if isinstance(c, str) else c
+        if c not in CONTROLS:
+            raise InputError(f"unknown control {c!r}; choose from {', '.join(CONTROLS)}", "control")
+        if c not in out:
+            out.append(c)
+    return tuple(out)
+
+
+def control_prefixes(ds: xr.Dataset) -> dict[str, str]:
+    """{control kind: prefix of its variables} of a probe dataset: ``control_`` for a single control,
+    ``control_<kind>_`` for several; empty without controls (theory: docs/theory/probes.md §4.2)."""
+    kinds = json.loads(ds.attrs.get("controls", "[]") or "[]")
+    if not kinds and str(ds.attrs.get("control", "none")) not in ("none", "") and "control_claim_supported" in ds:
+        kinds = [str(ds.attrs["control"])]  # a store written before several controls could run
+    return {k: "control_" if len(kinds) == 1 else f"control_{k}_" for k in kinds}
+
+
+def _discount_controlled(ds: xr.Dataset, prefixes: dict[str, str]) -> None:
+    """A layer where any control passes a claim about training is not counted for the trained model: its
+    ``claim_supported`` is 0 there, its reason names the controls; ``claim_control_passes`` (claim, layer)
+    counts the controls that pass (theory: docs/theory/probes.md §4.2). The same for the verdicts with the
+    sinks. Without controls the variables say that none was run (−1)."""
+    training = ds.claim_training.values.astype(bool)
+    for suffix in ("", "_with_sinks"):
+        sup = ds[f"claim_supported{suffix}"].values.astype(bool)
+        if not prefixes:
+            ds[f"claim_control_passes{suffix}"] = (("claim", "layer"), np.full(sup.shape, -1, np.int8))
+            continue
+        passes = np.zeros(sup.shape, np.int8)
+        who = np.full(sup.shape, "", dtype=object)
+        for kind, pre in prefixes.items():
+            ctl = ds[f"{pre}claim_supported{suffix}"].values.astype(bool)
+            passes += ctl
+            who[ctl] = np.where(who[ctl] == "", kind, who[ctl] + " and " + kind)
+        drop = sup & (passes > 0) & training[:, None]
+        reason = ds[f"claim_reason{suffix}"].values.astype(object)
+        for i, layer in zip(*np.nonzero(drop)):
+            reason[i, layer] = (
+                f"not counted: the {who[i, layer]} control{'s pass' if passes[i, layer] > 1 else ' passes'} this "
+                "claim about training in this layer too"
+            )
+        ds[f"claim_supported{suffix}"] = (("claim", "layer"), (sup & ~drop).astype(np.int8))
+        ds[f"claim_reason{suffix}"] = (("claim", "layer"), reason.astype(str))
+        ds[f"claim_control_passes{suffix}"] = (("claim", "layer"), passes)
+    for suffix in ("", "_with_sinks"):
+        for k in ("claim_supported", "claim_reason", "claim_control_passes"):
+            text = LONG_NAMES[k] + (", the sink positions included" if suffix else "")
+            ds[f"{k}{suffix}"].attrs["long_name"] = text
 
 
 def _step_store(keep, name, model, sentences, max_tokens, max_length, control, seed):
@@ -217,7 +308,7 @@ def _measure(model, tokenizer, sentences, max_tokens, max_length, seed, progress
             log(f"{prefix}{what} ({time.perf_counter() - t0:.1f} s)")
             advance()
 
-        cap = capture(model, tokenizer, sentences, max_length=max_length, log=log)
+        cap = capture(model, tokenizer, sentences, max_length=max_length)
         ad = cap.adapter
         heads = _heads(model, cap)
         rotary = ad.rotary(model)
@@ -247,6 +338,7 @@ def _measure(model, tokenizer, sentences, max_tokens, max_length, seed, progress
         mlp, mlp_all = kept.step(prefix + "mlp", mlp_pair)
         step("(c) MLP linearity")
         _warn_missing_errors(clouds, mlp, len(sentences), log)
+        _warn_underdetermined(mlp, prefix)
         grad = kept.step(
             prefix + "grad",
             lambda: metrics.update_vs_gradient(
@@ -279,9 +371,17 @@ def _measure(model, tokenizer, sentences, max_tokens, max_length, seed, progress
             "sink_massive": (("layer", "token"), sinks["massive"].astype(np.int8)),
             "sink_norm_ratio": (("layer",), sinks["norm_ratio"]),
             "sink_trace_share": (("layer",), sinks["trace_share"]),
+            "sink_trace_share_residual": (("layer",), sinks["trace_share_residual"]),
             "sink_attention_share": (("layer",), sinks["attention_share"]),
             "sink_attention_uniform": (("layer",), sinks["attention_uniform"]),
+            "sink_attention_flag": (("layer", "token"), sinks["attention_flag"].astype(np.int8)),
+            "sink_attention_ratio": (("layer", "token"), sinks["attention_ratio"].astype(np.float32)),
+            "attention_sink_share": (("layer",), sinks["attention_sink_share"]),
+            "attention_sink_uniform": (("layer",), sinks["attention_sink_uniform"]),
+            "attention_sink_trace_share": (("layer",), sinks["attention_sink_trace_share"]),
+            "attention_sink_trace_share_residual": (("layer",), sinks["attention_sink_trace_share_residual"]),
             "token_sink": (("token",), cap.sinks.astype(np.int8)),
+            "token_attention_sink": (("token",), sinks["attention_sink"].astype(np.int8)),
             "token_position": (("token",), cap.position),
             "token_sentence": (("token",), cap.sentence),
             "token_id": (("token",), cap.token_ids if cap.token_ids is not None else np.full(cap.sentence.size, -1)),
@@ -303,6 +403,9 @@ def _measure(model, tokenizer, sentences, max_tokens, max_length, seed, progress
             "mlp_rel_update": (("layer",), mlp["rel_update"]),
             "mlp_r2_random_mlp": (("layer",), mlp["r2_random_mlp"]),
             "mlp_r2_affine_with_sinks": (("layer",), mlp_all["r2_affine"]),
+            "mlp_underdetermined": (("layer",), np.asarray(mlp["underdetermined"], np.int8)),
+            "mlp_train_tokens": (("layer",), np.asarray(mlp["train_tokens"], np.int64)),
+            "mlp_fit_reason": (("layer",), np.asarray(mlp["fit_reason"]).astype(str)),
             "grad_cosine": (("layer", "attn_head"), grad["cos_update_gradient"]),
             "grad_cosine_null": (("layer", "attn_head"), grad["cos_null_other_heads"]),
             "grad_cosine_matrix": (("layer", "attn_head", "grad_head"), grad["matrix"]),
@@ -310,6 +413,7 @@ def _measure(model, tokenizer, sentences, max_tokens, max_length, seed, progress
             "swap_relative_change": (("norm_swap",), swap["relative_change"]),
             "swap_sentence_cosine": (("norm_swap",), swap["sentence_cosine"]),
             "swap_per_layer_change": (("norm_swap", "hidden_state"), swap["per_layer_relative_change"]),
+            "swap_reason": (("norm_swap",), np.asarray(swap["reason"]).astype(str)),
             "claim_training": (("claim",), np.array([c.training for c in CLAIMS.values()], np.int8)),
             "claim_min_df": (("claim",), np.array([c.min_df for c in CLAIMS.values()], float)),
         },
@@ -357,6 +461,12 @@ def _measure(model, tokenizer, sentences, max_tokens, max_length, seed, progress
         n_special=int(cap.special.sum()),
         n_sinks=int(cap.sinks.sum()),
         sink_norm_ratio_threshold=SINK_NORM_RATIO,
+        n_attention_sinks=int(sinks["attention_sink"].sum()),
+        sink_attention_ratio_threshold=SINK_ATTENTION_RATIO,
+        sink_attention_min_share=SINK_ATTENTION_MIN_SHARE,
+        attn_implementation=cap.attn_implementation or "unknown",
+        attn_captured=cap.attn_captured or "unknown",
+        mlp_parameters=int(mlp["parameters"]),
         max_length=int(max_length),
         n_truncated=int(cap.truncated),
         stats_tokens=clouds["n_tokens"][2],
@@ -371,6 +481,27 @@ def _measure(model, tokenizer, sentences, max_tokens, max_length, seed, progress
         **temp_attrs,
     )
     return ds
+
+
+def _warn_underdetermined(mlp: dict, prefix: str = "") -> None:
+    """An :class:`~attnphys.probes._warnings.UnderdeterminedFitWarning` where the MLP's affine fits have
+    fewer training tokens than parameters per output."""
+    if not np.any(mlp["underdetermined"]):
+        return
+    import warnings
+
+    from attnphys.errors import find_stack_level
+    from attnphys.probes._warnings import UnderdeterminedFitWarning
+
+    layers = ", ".join(str(i) for i in np.flatnonzero(mlp["underdetermined"]))
+    warnings.warn(
+        f"{prefix}the MLP's affine fits are underdetermined in layers {layers}: a split trains on "
+        f"{int(np.min(mlp['train_tokens']))} tokens for {mlp['parameters']} parameters per output; their "
+        "held-out R² is flagged (mlp_underdetermined) and the claim 'the MLP is close to an affine map' is not "
+        "tested there; give more sentences",
+        UnderdeterminedFitWarning,
+        stacklevel=find_stack_level(),
+    )
 
 
 def _warn_missing_errors(clouds, mlp, n_sentences, log):
@@ -420,7 +551,7 @@ def temperatures(
     name, model, tokenizer = resolve_model(model, tokenizer, log, progress)
     sentences = _texts(sentences, max_sentences)
     with progress_bar(2, "steps", enabled=progress) as advance:
-        cap = capture(model, tokenizer, sentences, log=log)
+        cap = capture(model, tokenizer, sentences)
         advance()
         rotary = cap.adapter.rotary(model)
         heads = _heads(model, cap)
@@ -441,6 +572,8 @@ def temperatures(
             n_sentences=len(sentences),
             n_tokens=int(cap.sentence.size),
             n_sinks=int(cap.sinks.sum()),
+            attn_implementation=cap.attn_implementation or "unknown",
+            attn_captured=cap.attn_captured or "unknown",
             wall_time_s=round(time.perf_counter() - t0, 2),
             **attrs,
         )
@@ -463,6 +596,11 @@ def summary(ds: xr.Dataset) -> dict:
         "model": ds.attrs["model"],
         "family": ds.attrs["family"],
         "tokens": ds.attrs["n_tokens"],
+        "sentences": int(ds.attrs.get("n_sentences", 0)),
+        "max_length": int(ds.attrs.get("max_length", 0)),
+        "truncated_sentences": int(ds.attrs.get("n_truncated", 0)),
+        "attn_implementation": str(ds.attrs.get("attn_implementation", "unknown")),
+        "attn_captured": str(ds.attrs.get("attn_captured", "unknown")),
         "attention_residual_cov_trace_ratio": ratio("attn_add", "input", "cov_trace").tolist(),
         "attention_residual_knn_entropy_change": (
             st.sel(stage="attn_add", statistic="knn_entropy") - st.sel(stage="input", statistic="knn_entropy")
@@ -486,10 +624,22 @@ def summary(ds: xr.Dataset) -> dict:
         mlp_r2_affine=ds.mlp_r2_affine.values.tolist(),
         mlp_r2_identity=ds.mlp_r2_identity.values.tolist(),
         mlp_r2_random_mlp=ds.mlp_r2_random_mlp.values.tolist(),
+        **(
+            {
+                "mlp_underdetermined_layers": np.flatnonzero(ds.mlp_underdetermined.values).tolist(),
+                "mlp_train_tokens": int(ds.mlp_train_tokens.values.min()),
+                "mlp_parameters_per_output": int(ds.attrs.get("mlp_parameters", 0)),
+            }
+            if "mlp_underdetermined" in ds
+            else {}
+        ),
         grad_cosine_mean=ds.grad_cosine.mean("attn_head").values.tolist(),
         grad_cosine_null_mean=ds.grad_cosine_null.mean("attn_head").values.tolist(),
         swap_token_cosine=dict(zip(ds.norm_swap.values.tolist(), ds.swap_token_cosine.values.tolist())),
     )
+    if "swap_reason" in ds:
+        out["swap_nan_because"] = {str(k): str(r) for k, r in zip(ds.norm_swap.values, ds.swap_reason.values) if str(r)}
+    prefixes = control_prefixes(ds)
     if "claim" in ds.coords:
         out["claims"] = {
             str(c): {
@@ -519,7 +669,31 @@ def summary(ds: xr.Dataset) -> dict:
                             ds.control_claim_supported.sel(claim=c).values
                         ).tolist()
                     }
-                    if "control_claim_supported" in ds
+                    if len(prefixes) == 1 and "control_claim_supported" in ds
+                    else {}
+                ),
+                **(
+                    {
+                        "not_counted_control_passes": np.flatnonzero(
+                            ds.claim_control_passes.sel(claim=c).values > 0
+                        ).tolist()
+                        if bool(ds.claim_training.sel(claim=c))
+                        else [],
+                        "controls": {
+                            kind: {
+                                "supported_layers": np.flatnonzero(
+                                    ds[f"{pre}claim_supported"].sel(claim=c).values
+                                ).tolist(),
+                                **{
+                                    k: ds[f"{pre}claim_{k}"].sel(claim=c).values.tolist()
+                                    for k in ("statistic", "z", "p", "df")
+                                    if f"{pre}claim_{k}" in ds
+                                },
+                            }
+                            for kind, pre in prefixes.items()
+                        },
+                    }
+                    if prefixes and "claim_control_passes" in ds
                     else {}
                 ),
             }
@@ -533,6 +707,25 @@ def summary(ds: xr.Dataset) -> dict:
             "norm_ratio": ds.sink_norm_ratio.values.tolist(),
             "trace_share": ds.sink_trace_share.values.tolist(),
             "attention_share": ds.sink_attention_share.values.tolist(),
+            **(
+                {
+                    "trace_share_residual": ds.sink_trace_share_residual.values.tolist(),
+                    "attention_sinks": {
+                        "tokens": int(ds.token_attention_sink.sum()),
+                        "positions": sorted(
+                            {int(p) for p in ds.token_position.values[ds.token_attention_sink.values > 0]}
+                        ),
+                        "ratio_threshold": float(ds.attrs.get("sink_attention_ratio_threshold", SINK_ATTENTION_RATIO)),
+                        "min_share": float(ds.attrs.get("sink_attention_min_share", SINK_ATTENTION_MIN_SHARE)),
+                        "attention_share": ds.attention_sink_share.values.tolist(),
+                        "attention_uniform": ds.attention_sink_uniform.values.tolist(),
+                        "trace_share": ds.attention_sink_trace_share.values.tolist(),
+                        "trace_share_residual": ds.attention_sink_trace_share_residual.values.tolist(),
+                    },
+                }
+                if "token_attention_sink" in ds
+                else {}
+            ),
         }
     if "beta" in ds:
         out["temperatures"] = {

@@ -203,6 +203,14 @@ class AbstractAdapter(abc.ABC):
         i − W < j ≤ i) or None (full attention: causal or bidirectional)."""
         return [None] * len(self.layers(model))
 
+    def max_positions(self, model) -> int | None:
+        """The most token positions the model embeds (``max_position_embeddings``, GPT-2's ``n_positions``): a
+        longer sentence does not fit its position table (BERT, GPT-2) or lies beyond the context it was
+        trained on (rotary models); None when the config does not say (theory: docs/theory/probes.md §1.1)."""
+        cfg = model.config
+        n = getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
+        return None if n is None else int(n)
+
     def rotary(self, model) -> Rotary | None:
         """The rotary positions of the scores, or None (positions enter through the embeddings)."""
         return None

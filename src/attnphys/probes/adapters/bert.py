@@ -73,5 +73,13 @@ class BertAdapter(AbstractAdapter):
             activation=act,
         )
 
+    def max_positions(self, model):
+        """BERT: ``max_position_embeddings``; RoBERTa numbers its positions from ``pad_token_id`` + 1, so two
+        fewer fit (514 → 512)."""
+        n = super().max_positions(model)
+        if n is not None and model.config.model_type == "roberta":
+            n -= int(getattr(model.config, "pad_token_id", 1) or 0) + 1
+        return n
+
     def embedding_norm(self, model):
         return _layernorm(base_model(model).embeddings.LayerNorm)
