@@ -181,6 +181,7 @@ def test_bad_inputs_name_the_argument():
 SWEEPS = [(2, 1.0), (2, 2.0), (2, 5.0), (2, 6.0), (3, 0.7), (3, 1.3), (3, 3.0), (3, 4.0)]
 
 
+@pytest.mark.long  # minutes: `make test-all`
 @pytest.mark.slow
 @pytest.mark.parametrize(("dim", "beta"), SWEEPS)
 def test_sweep_onset_below_and_hysteresis_only_above_beta_star(dim, beta):

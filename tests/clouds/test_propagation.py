@@ -166,6 +166,7 @@ def test_small_encoder_agrees_with_the_theory_and_the_mlp_free_control_does_not(
     assert np.max(np.abs(ds.simulated_entropy - ds.predicted_entropy)) < 0.2  # nats, of log 32 = 3.47
 
 
+@pytest.mark.long  # minutes: `make test-all`
 @pytest.mark.slow
 def test_paper_encoder_agrees_with_the_theory_and_the_control_fails():
     """The paper's encoder: d = 720, T = 512, 50 blocks, 20 networks per β."""
@@ -177,6 +178,7 @@ def test_paper_encoder_agrees_with_the_theory_and_the_control_fails():
     assert np.max(np.abs(lim - ds.simulated.values[1])) > checks.TOLERANCE
 
 
+@pytest.mark.long  # minutes: `make test-all`
 @pytest.mark.slow
 def test_encoder_claims_fail_when_perturbed():
     assert checks.encoder_high_beta_error(np.random.default_rng(1), perturb=0.05) > checks.TOLERANCE

@@ -241,6 +241,7 @@ def test_minilm_special_tokens_are_attention_sinks_at_ordinary_norms():
     assert (special > 0.3).all() and (special < 0.7).all() and (uniform < 0.2).all()
 
 
+@pytest.mark.long  # minutes: `make test-all`
 @pytest.mark.slow
 def test_minilm_with_both_controls_counts_no_layer_a_control_passes(tmp_path):
     from attnphys.probes import builtin_corpus, probe, summary, write_outputs
@@ -259,6 +260,7 @@ def test_minilm_with_both_controls_counts_no_layer_a_control_passes(tmp_path):
     assert "a randomly initialised model does not pass it" not in text
 
 
+@pytest.mark.long  # minutes: `make test-all`
 @pytest.mark.slow
 def test_smollm2_fits_on_64_sentences_are_flagged_underdetermined():
     """SmolLM2 (D = 576) on 64 sentences: about 530 training tokens per split for 577 parameters per output;
