@@ -397,7 +397,14 @@ def _stats_fn(tokens: int, finite_size: bool, beta_max: float, rows: int, seed: 
     return stats
 
 
-def _check_architecture(placement, mlp, alpha_attention, alpha_mlp, sigma_w2, sigma_v2, sigma_b2):
+def check_architecture(placement, mlp, alpha_attention, alpha_mlp, sigma_w2, sigma_v2, sigma_b2) -> None:
+    """Refuse an architecture the theory and the simulator do not cover (theory: docs/theory/signal_propagation.md
+    §4): a placement not in :data:`PROPAGATION_PLACEMENTS`, residual scales or a bias variance below 0, weight
+    variances ≤ 0.
+
+    Raises:
+        InputError: naming the argument.
+    """
     choice(placement, PROPAGATION_PLACEMENTS, "placement")
     flag(mlp, "mlp")
     for name, v in (("alpha_attention", alpha_attention), ("alpha_mlp", alpha_mlp), ("sigma_b2", sigma_b2)):
@@ -469,7 +476,7 @@ def propagation_theory(
     b = numbers(beta, "beta", low=0.0, low_open=True)
     rho0 = number(rho0, "rho0", low=0.0, high=1.0, high_open=True)
     count(tokens, "tokens", 2)
-    _check_architecture(placement, mlp, alpha_attention, alpha_mlp, sigma_w2, sigma_v2, sigma_b2)
+    check_architecture(placement, mlp, alpha_attention, alpha_mlp, sigma_w2, sigma_v2, sigma_b2)
     stats = _stats_fn(tokens, finite_size, float(b.max()), rows, seed)
     cos, norm, Y, O, S = _iterate(
         b, rho0, layers, stats, placement, mlp, alpha_attention, alpha_mlp, sigma_w2, sigma_v2, sigma_b2, tokens
@@ -537,7 +544,7 @@ def collapse_multiplier(
     Raises:
         InputError: naming the argument (a scale that is not a finite number ≥ 0, a weight variance ≤ 0).
     """
-    _check_architecture("post", mlp, 0.0, 0.0, sigma_w2, sigma_v2, sigma_b2)
+    check_architecture("post", mlp, 0.0, 0.0, sigma_w2, sigma_v2, sigma_b2)
     aA, aM = reals(alpha_attention, "alpha_attention", low=0.0), reals(alpha_mlp, "alpha_mlp", low=0.0)
     att = aA**2 / (sigma_v2 + sigma_b2 + aA**2)
     if not mlp:
@@ -588,7 +595,7 @@ def propagation_phase_diagram(
     rho0 = number(rho0, "rho0", low=0.0, high=1.0, high_open=True)
     threshold = number(threshold, "threshold", low=0.0, high=1.0, low_open=True, high_open=True)
     count(tokens, "tokens", 2)
-    _check_architecture(placement, mlp, 1.0, 1.0, sigma_w2, sigma_v2, sigma_b2)
+    check_architecture(placement, mlp, 1.0, 1.0, sigma_w2, sigma_v2, sigma_b2)
     fits_blaming(
         lambda v: 8.0 * 6 * v["beta"] * v["alpha"] * (v["layers"] + 1),
         {"beta": b.size, "alpha": a.size, "layers": layers},

@@ -13,7 +13,7 @@ import xarray as xr
 from attnphys._arguments import checked
 from attnphys.clouds._inputs import count, fits_blaming, number, numbers
 from attnphys.clouds._inputs import seed as check_seed
-from attnphys.clouds.propagation import PropagationPlacement, _check_architecture, propagation_theory
+from attnphys.clouds.propagation import PropagationPlacement, check_architecture, propagation_theory
 from attnphys.errors import InputError
 
 
@@ -159,7 +159,7 @@ def simulate_propagation(
     check_seed(seed)
     if seed + seeds > 2**32:
         raise InputError(f"seed + seeds must stay below 2^32, got {seed} + {seeds}", "seed")
-    _check_architecture(placement, mlp, alpha_attention, alpha_mlp, sigma_w2, sigma_v2, sigma_b2)
+    check_architecture(placement, mlp, alpha_attention, alpha_mlp, sigma_w2, sigma_v2, sigma_b2)
     width = 4.0 if dtype == "float32" else 8.0
     fits_blaming(  # per batch of seeds: the scores, eight weight matrices, a few token clouds
         lambda v: width * v["seeds"] * (3.0 * v["tokens"] ** 2 + 10.0 * v["dim"] ** 2 + 12.0 * v["tokens"] * v["dim"]),
