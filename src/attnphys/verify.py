@@ -444,9 +444,9 @@ CLAIMS: tuple[Claim, ...] = (
             4.0,
         ),
         Claim(
-            "finite-n onset at K_# below β_*, hysteresis only above (d = 2: β = 1, 5; d = 3: β = 0.7, 4; failures)",
+            "finite-n onset at K_# below β_*, hysteresis only above (d = 2: β = 1, 6; d = 3: β = 0.7, 4; failures)",
             "noisy_particles §6; arXiv 2606.05140, 2604.16288",
-            noisy_checks.sweeps_check(((2, 1.0), (2, 5.0), (3, 0.7), (3, 4.0))),
+            noisy_checks.sweeps_check(((2, 1.0), (2, 6.0), (3, 0.7), (3, 4.0))),
             0.5,
         ),
     ),
