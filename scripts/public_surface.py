@@ -37,6 +37,7 @@ RELEASES = {
     "0.4.2": "1c85255",
     "0.4.3": "afbab93",
     "0.4.4": "270a356",
+    "0.4.5": "96a8806",
 }
 """Each release whose names are kept importable, and the commit that released it."""
 

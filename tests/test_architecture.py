@@ -155,3 +155,22 @@ def test_sweeps_run_in_one_place():
     users = [str(p.relative_to(SRC)) for p in PACKAGE.rglob("*.py")
              if "run_sweep" in p.read_text() and "sweeps" not in p.relative_to(PACKAGE).parts]
     assert users == []
+
+
+def _private_part(name: str) -> bool:
+    """Whether a module name below its top-level package has a private component (``attnphys.dynamics._census``)."""
+    return any(part.startswith("_") and not part.startswith("__") for part in name.split(".")[2:])
+
+
+def test_no_package_imports_another_packages_private_module():
+    """A package reaches another one only through its public modules: every import counts (at the top, inside
+    functions and under TYPE_CHECKING). The top-level private modules (``attnphys._checks`` …) are the shared
+    infrastructure and are imported by everyone."""
+    bad = []
+    for m, p in MODULES.items():
+        own = ".".join(m.split(".")[:2])
+        for mod, names, line in imports(p, top_level_only=False, type_checking=True):
+            for dep in resolve(mod, names):
+                if ".".join(dep.split(".")[:2]) != own and _private_part(dep):
+                    bad.append(f"{p.relative_to(SRC)}:{line}: {m} imports {dep}")
+    assert not bad, "\n".join(bad)

@@ -159,7 +159,7 @@ def configure_runtime() -> None:
     from attnphys._startup import resume
     from attnphys.errors import AttnphysError, set_max_memory
     from attnphys.runtime import configure, default_compilation_cache, max_host_devices
-    from attnphys.sweeps._executors import set_no_workers_policy
+    from attnphys.sweeps import set_no_workers_policy
 
     try:  # set for every call (None: the defaults), so that nothing of an earlier call in this process lingers
         set_max_memory(opts.get("max_memory"))

@@ -2,6 +2,7 @@
 in-process, local-process and Dask executors. The engine names no concrete task: tasks register
 themselves (:func:`register_task`, or the ``attnphys.sweep_tasks`` entry points)."""
 
+from attnphys.sweeps._executors import set_no_workers_policy
 from attnphys.sweeps.engine import (
     EXECUTORS,
     Sweep,
@@ -37,6 +38,7 @@ __all__ = [
     "Axis",
     "Grid",
     "point_seed",
+    "set_no_workers_policy",
     "DamagedStoreWarning",
     "MemoryStore",
     "StoreMismatchError",

@@ -62,8 +62,7 @@ def stability(cfg: Config, *, options: StabilityOptions) -> xr.Dataset:
         ``time_min``, ``time_max``, ``time_quantile``, ``tolerance``, ``agreement``; attrs: the
         configuration, options and package version.
     """
-    from attnphys.dynamics import convergence_times, minimal_shock
-    from attnphys.dynamics._census import census
+    from attnphys.dynamics import census, convergence_times, minimal_shock
 
     task = plan_attractors(cfg, **_census_options(options)).task
     model = model_of(task.config)

@@ -171,9 +171,9 @@ def _floquet(model: DesignedModel, win, sc1, period: int, k: int) -> dict[str, A
     docs/theory/designed.md §4.2): the periodic QR iteration for the k leading ones, LAPACK on the monodromy
     where that leaves them unresolved. Where neither resolves them (a superstable orbit whose multipliers
     lie below round-off), the stability is decided, in this order, by ‖M‖₂ < 1, by Gelfand's bound
-    ρ(M) ≤ ‖Mⁿ‖₂^{1/n} < 1 (:func:`attnphys.dynamics._linalg.radius_bound`), or by the decay of small
+    ρ(M) ≤ ‖Mⁿ‖₂^{1/n} < 1 (:func:`attnphys.dynamics.blocks.radius_bound`), or by the decay of small
     perturbations; a norm above one alone decides nothing."""
-    from attnphys.dynamics._linalg import radius_bound
+    from attnphys.dynamics.blocks import radius_bound
     from attnphys.dynamics.periodic import floquet_batch, floquet_direct, monodromy, refine
 
     m = model.map()
@@ -220,7 +220,7 @@ def _floquet(model: DesignedModel, win, sc1, period: int, k: int) -> dict[str, A
 def _census(model: DesignedModel, sc1, cycle, margin, n_ics, seed, options) -> dict[str, Any]:
     """Census of the designed map from random windows; which attractors emit the cycle (theory:
     docs/theory/designed.md §4.3)."""
-    from attnphys.dynamics._census import census
+    from attnphys.dynamics import census
     from attnphys.dynamics.intervals import wilson_interval
 
     m = model.map()
@@ -399,7 +399,7 @@ def cycle_report(
     Raises:
         InputError: no cycle given and none in the design, an unknown parameter, a bad range.
     """
-    from attnphys.dynamics._census import CensusOptions
+    from attnphys.dynamics import CensusOptions
     from attnphys.metadata import base_attrs
 
     model = cfg if isinstance(cfg, DesignedModel) else DesignedModel.of(cfg)

@@ -12,7 +12,7 @@ from attnphys.dmft.config import check_schedule
 from attnphys.dmft.tasks._base import (
     PAPER_SECTION_PAIRS,
 )
-from attnphys.dynamics._lyapunov import EVIDENCE, sorted_evidence
+from attnphys.dynamics.blocks import LYAPUNOV_EVIDENCE, sorted_evidence
 from attnphys.dynamics.classify import ClassifyOptions, classify
 from attnphys.dynamics.orbits import OrbitSpec
 from attnphys.errors import InputError
@@ -66,8 +66,11 @@ def orbit_spec(
 
 def exponent_schema(k: int) -> dict[str, VarSpec]:
     """The variables of k Lyapunov exponents, sorted descending, with the evidence of the QR method (the
-    toolkit's :data:`~attnphys.dynamics._lyapunov.EVIDENCE`; theory: docs/theory/dynamics.md §2.3)."""
-    return {name: VarSpec(("exponent",), (k,), dtype, fill, **attrs) for name, (dtype, fill, attrs) in EVIDENCE.items()}
+    toolkit's :data:`~attnphys.dynamics.blocks.LYAPUNOV_EVIDENCE`; theory: docs/theory/dynamics.md §2.3)."""
+    return {
+        name: VarSpec(("exponent",), (k,), dtype, fill, **attrs)
+        for name, (dtype, fill, attrs) in LYAPUNOV_EVIDENCE.items()
+    }
 
 
 def evidence(spec: OrbitSpec, res: Mapping[str, np.ndarray], options: ClassifyOptions = ClassifyOptions()) -> dict:

@@ -13,7 +13,7 @@ Its starts come from one of three samplers (docs/theory/dmft.md §7.5):
 * ``explicit`` — the windows of the listed ``starts``.
 
 Every grid point uses the same seed (common random numbers): neighbouring parameter values see the same
-starts, which makes the tracks of :func:`attnphys.dynamics._tracks.tracks` and basin fractions vary
+starts, which makes the tracks of :func:`attnphys.dynamics.tracks` and basin fractions vary
 smoothly, and makes a point's result independent of how the sweep is chunked.
 """
 
@@ -36,7 +36,8 @@ from attnphys.dmft.model import model_of
 from attnphys.dmft.observables import ObservableName
 from attnphys.dmft.starts import StartSpec
 from attnphys.dmft.tasks._base import DMFTTask
-from attnphys.dynamics._census import CENSUS_ATTRS, CensusOptions, census_batch
+from attnphys.dynamics import CensusOptions, census_batch
+from attnphys.dynamics.blocks import CENSUS_ATTRS
 from attnphys.dynamics.samplers import AbstractSampler, ExplicitSampler, PerturbationSampler
 from attnphys.sweeps.grid import Grid
 from attnphys.sweeps.task import VarSpec, register_task
@@ -104,13 +105,13 @@ class AttractorTask(DMFTTask):
     ``transient`` without period checks; they are grouped into attractors with kinds, periods, exponents
     (Floquet for periodic orbits, Benettin otherwise) and basin fractions with 95% Wilson intervals.
 
-    Stored per point: the variables of :func:`attnphys.dynamics._census.census_batch` on dims
+    Stored per point: the variables of :func:`attnphys.dynamics.census_batch` on dims
     ``attractor`` (``max_attractors``, padded with kind −1), ``ic``, ``exponent``, ``sample``
     (representative states), ``dim`` (L·M) and ``feature`` (M); the census's ``point`` dim is called
     ``sample`` here, the grid's points being the sweep's. A grid along one parameter gains tracks
-    (:func:`attnphys.dynamics._tracks.tracks`, matched by distance) and continued ids (``continued_id``,
+    (:func:`attnphys.dynamics.tracks`, matched by distance) and continued ids (``continued_id``,
     matched by basin overlap over the common starts, then by distance:
-    :func:`attnphys.dynamics._census_continue.continued_ids`) when the result is assembled."""
+    :func:`attnphys.dynamics.blocks.continued_ids`) when the result is assembled."""
 
     kind: Literal["dmft-attractors"] = "dmft-attractors"
     dim_options: ClassVar[dict[str, str]] = {"attractor": "max_attractors", "ic": "ics"}
@@ -233,7 +234,7 @@ class AttractorTask(DMFTTask):
     def attrs(self) -> dict[str, Any]:
         import json
 
-        from attnphys.dynamics._census import OUTCOMES
+        from attnphys.dynamics.blocks import OUTCOMES
         from attnphys.dynamics.classify import REGIMES
 
         base = super().attrs()
@@ -258,8 +259,8 @@ class AttractorTask(DMFTTask):
         axes = [d for d in ds["kind"].dims if d != "attractor"]
         if len(axes) != 1 or ds.sizes[axes[0]] < 2:
             return ds
-        from attnphys.dynamics._census_continue import continued_ids
-        from attnphys.dynamics._tracks import tracks
+        from attnphys.dynamics import tracks
+        from attnphys.dynamics.blocks import continued_ids
 
         p = axes[0]
         t = tracks(ds.rename({p: "param", "sample": "point"}))

@@ -17,7 +17,7 @@ from attnphys.dmft.tasks._base import (
     DMFTTask,
 )
 from attnphys.dmft.tasks._evidence import exponent_schema
-from attnphys.dynamics._lyapunov import lyapunov, sorted_evidence
+from attnphys.dynamics.blocks import lyapunov, sorted_evidence
 from attnphys.errors import InputError, NonFiniteError
 from attnphys.runtime import shard_batch
 from attnphys.sweeps.grid import Grid
