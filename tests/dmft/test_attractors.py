@@ -281,6 +281,7 @@ AMPLITUDES = {
 def test_random_starts_outside_the_cube_of_attention_outputs_are_refused_naming_the_amplitude(
     tmp_path, monkeypatch, command, case
 ):
+    import attnphys.dynamics
     import attnphys.dynamics._census as census_module
     import attnphys.sweeps.engine as engine
 
@@ -290,7 +291,10 @@ def test_random_starts_outside_the_cube_of_attention_outputs_are_refused_naming_
         raise AssertionError("ran")
 
     monkeypatch.setattr(engine, "compute_chunk", never)
+    # the name the analyses import first: reading it loads the real function, which the undo then restores
+    monkeypatch.setattr(attnphys.dynamics, "census", never)
     monkeypatch.setattr(census_module, "census", never)
+    monkeypatch.chdir(tmp_path)  # the commands without --out write to the working folder
     extra = ["--param", "beta_o", "--start-value", "1.2", "--stop-value", "1.3", "--num", "2", "--out",
              tmp_path / "b.zarr"] if command == "basins" else []
     res = invoke("dmft", command, "--amplitude", amplitude, "--ics", "4", "--steps", "2000", "--transient", "100",
