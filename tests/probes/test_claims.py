@@ -22,15 +22,28 @@ def random_model(kind, seed=0, heads=8):
     statistics are reused)."""
     torch.manual_seed(seed)
     if kind == "bert":
-        cfg = transformers.BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=heads,
-                                      intermediate_size=64, max_position_embeddings=128)
+        cfg = transformers.BertConfig(
+            vocab_size=100,
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=heads,
+            intermediate_size=64,
+            max_position_embeddings=128,
+        )
         model = transformers.BertModel(cfg, add_pooling_layer=False)
     elif kind == "gpt2":
         cfg = transformers.GPT2Config(vocab_size=100, n_embd=32, n_layer=2, n_head=heads, n_positions=128)
         model = transformers.GPT2Model(cfg)
     else:
-        cfg = transformers.LlamaConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=heads,
-                                       num_key_value_heads=heads // 2, intermediate_size=64, max_position_embeddings=128)
+        cfg = transformers.LlamaConfig(
+            vocab_size=100,
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=heads,
+            num_key_value_heads=heads // 2,
+            intermediate_size=64,
+            max_position_embeddings=128,
+        )
         model = transformers.LlamaModel(cfg)
     model.config._attn_implementation = "eager"
     return model.eval()
@@ -159,3 +172,19 @@ def test_report_lists_every_claim_with_its_test(random_probe, tmp_path):
         assert "causal mask" in text
     if kind == "llama":
         assert "rn: not run" in text and "query head → key/value head" in text
+
+
+def test_welch_test_is_scipys_one_sided_unequal_variance_test():
+    from scipy import stats
+
+    from attnphys.probes.significance import welch_test
+
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(0.0, 1.0, 17), rng.normal(0.6, 2.5, 9)
+    t, df, p = welch_test(x, y)
+    ref = stats.ttest_ind(y, x, equal_var=False, alternative="greater")
+    assert t == pytest.approx(ref.statistic, rel=1e-12) and p == pytest.approx(ref.pvalue, rel=1e-10)
+    assert df == pytest.approx(ref.df, rel=1e-12)
+    assert all(np.isnan(v) for v in welch_test([1.0], y)) and all(
+        np.isnan(v) for v in welch_test([2.0, 2.0], [1.0, 1.0])
+    )

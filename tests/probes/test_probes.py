@@ -14,9 +14,14 @@ class CharTokenizer:
 
     pad_token = "[PAD]"
 
+    @staticmethod
+    def ids(text: str) -> list[int]:
+        """The ids of a sentence's characters (between [CLS] and [SEP])."""
+        return [3 + (ord(c) % 90) for c in text]
+
     def __call__(self, batch, return_tensors="pt", padding=True, truncation=True, max_length=64,
                  return_special_tokens_mask=False):
-        seqs = [[1] + [3 + (ord(c) % 90) for c in s[: max_length - 2]] + [2] for s in batch]
+        seqs = [[1] + self.ids(s[: max_length - 2]) + [2] for s in batch]
         n = max(len(s) for s in seqs)
         ids = torch.zeros(len(seqs), n, dtype=torch.long)
         mask = torch.zeros_like(ids)

@@ -24,28 +24,14 @@ from tests.probes.test_probes import SENTENCES, CharTokenizer, tiny
 transformers = pytest.importorskip("transformers")
 
 
-class PositionTokenizer:
+class PositionTokenizer(CharTokenizer):
     """One id per (position, character) pair, 3 + 64 i + (code of the character mod 64): the tokens of a sentence
     are distinct (a character-level tokenizer repeats tokens, whose cosines then spread far from one mean).
     [CLS]=1, [SEP]=2; at most :data:`VOCAB` ids for 32 positions."""
 
-    pad_token = "[PAD]"
-
-    def __call__(self, batch, return_tensors="pt", padding=True, truncation=True, max_length=64,
-                 return_special_tokens_mask=False):  # fmt: skip
-        seqs = [[1] + [3 + 64 * i + ord(c) % 64 for i, c in enumerate(s[: max_length - 2])] + [2] for s in batch]
-        n = max(len(s) for s in seqs)
-        ids = torch.zeros(len(seqs), n, dtype=torch.long)
-        mask = torch.zeros_like(ids)
-        special = torch.zeros_like(ids)
-        for i, s in enumerate(seqs):
-            ids[i, : len(s)] = torch.tensor(s)
-            mask[i, : len(s)] = 1
-            special[i, 0] = special[i, len(s) - 1] = 1
-        out = {"input_ids": ids, "attention_mask": mask}
-        if return_special_tokens_mask:
-            out["special_tokens_mask"] = special
-        return transformers.BatchEncoding(out)
+    @staticmethod
+    def ids(text: str) -> list[int]:
+        return [3 + 64 * i + ord(c) % 64 for i, c in enumerate(text)]
 
 
 VOCAB = 3 + 64 * 32

@@ -2,15 +2,31 @@
 
 from ._collapse import cosine_profile, decay_law_fit, length_betas, length_slopes, predicted_law
 from ._warnings import AttentionImplementationWarning, ProbeWarning, TruncationWarning, UnderdeterminedFitWarning
-from .adapters import ADAPTERS, AbstractAdapter, GenericAdapter, GenericAdapterWarning, HeadWeights, adapter_for, generic_adapter
+from .adapters import (
+    ADAPTERS,
+    AbstractAdapter,
+    GenericAdapter,
+    GenericAdapterWarning,
+    HeadWeights,
+    adapter_for,
+    generic_adapter,
+)
 from .adapters._base import Rotary
 from .cache import activation_cache
 from .cache_names import cache_names, hook
 from .capture import MAX_LENGTH, MIN_SENTENCES, Capture, builtin_corpus, capture, read_text
-from .critical import critical_claim, critical_rows, critical_section, critical_temperatures, plot_critical
-from .dmft_placement import dmft_claim, dmft_placement, dmft_section, paper_head, place_layers, plot_dmft_placement, read_layer
 from .claims import CLAIMS, Claim, Evidence, Outcome, register_claim
 from .controls import CONTROLS, control_model
+from .critical import critical_claim, critical_rows, critical_section, critical_temperatures, plot_critical
+from .dmft_placement import (
+    dmft_claim,
+    dmft_placement,
+    dmft_section,
+    paper_head,
+    place_layers,
+    plot_dmft_placement,
+    read_layer,
+)
 from .jobs import write_outputs
 from .metrics import head_scores, log_z_gradient
 from .models import SHORT_NAMES, load_model, model_cache_dir, model_path, require_torch

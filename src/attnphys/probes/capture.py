@@ -11,6 +11,7 @@ import numpy as np
 
 from attnphys.errors import InputError
 from attnphys.probes.adapters import AbstractAdapter, adapter_for
+from attnphys.probes.adapters._base import set_attn_implementation
 
 
 def builtin_corpus() -> list[str]:
@@ -133,21 +134,6 @@ def attn_implementation(model) -> str:
     return impl if isinstance(impl, str) else ""
 
 
-def _set_attn_implementation(model, impl: str) -> None:
-    """Switch the model (and every submodule sharing or copying its config) to the attention ``impl``."""
-    setter = getattr(model, "set_attn_implementation", None)
-    if callable(setter):
-        try:
-            setter(impl)
-            return
-        except (ValueError, ImportError, TypeError, AttributeError):  # older transformers: set the config
-            pass
-    for mod in model.modules() if hasattr(model, "modules") else [model]:
-        cfg = getattr(mod, "config", None)
-        if cfg is not None and hasattr(cfg, "_attn_implementation"):
-            cfg._attn_implementation = impl
-
-
 def max_positions(model) -> int | None:
     """The most positions the model can embed (its adapter's :meth:`~AbstractAdapter.max_positions`), None
     when the model does not say; the largest ``max_length`` a capture accepts (theory:
@@ -210,7 +196,7 @@ def capture(
         warnings.warn(msg, AttentionImplementationWarning, stacklevel=find_stack_level())
         if log is not None:
             log(f"warning: {msg}")
-        _set_attn_implementation(model, "eager")
+        set_attn_implementation(model, "eager")
     side = getattr(tokenizer, "padding_side", None)
     if side not in (None, "right"):
         tokenizer.padding_side = "right"
@@ -223,7 +209,7 @@ def capture(
         if side not in (None, "right"):
             tokenizer.padding_side = side
         if switch:
-            _set_attn_implementation(model, loaded)
+            set_attn_implementation(model, loaded)
     cap.attn_implementation = loaded
     cap.attn_captured = attn_implementation(model) if not switch else "eager"
     if cap.truncated:

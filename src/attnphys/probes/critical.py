@@ -25,6 +25,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
+from attnphys._checks import check_count, check_positive
 from attnphys.errors import InputError
 from attnphys.probes.capture import MAX_LENGTH
 
@@ -69,14 +70,6 @@ def _check_scores(scores) -> np.ndarray:
     if np.isposinf(x).any():
         raise InputError("holds +inf; absent keys are -inf or NaN, present ones finite", "scores")
     return x
-
-
-def _check_positive(value, field: str, integer: bool = False):
-    ok = isinstance(value, (int, np.integer)) if integer else isinstance(value, (int, float, np.number))
-    if isinstance(value, bool) or not ok or not np.isfinite(value) or value <= 0:
-        kind = "a positive integer" if integer else "a positive finite number"
-        raise InputError(f"must be {kind}, got {value!r}", field)
-    return int(value) if integer else float(value)
 
 
 def _row_core(x: np.ndarray, beta: float, k: int) -> dict[str, np.ndarray]:
@@ -159,8 +152,9 @@ def critical_rows(
     from attnphys.metadata import base_attrs
 
     x = _check_scores(scores)
-    beta = _check_positive(beta, "beta")
-    k = _check_positive(k, "k", integer=True)
+    check_positive(beta, "beta")
+    beta = float(beta)
+    k = check_count(k, "k")
     if not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
         raise InputError(f"must lie in (0, 1), got {confidence!r}", "confidence")
     lead = x.shape[:-1]
@@ -308,15 +302,15 @@ def critical_temperatures(
     from attnphys.probes.capture import builtin_corpus
     from attnphys.probes.controls import control_model
     from attnphys.probes.run import control_kinds, resolve_model
-    from attnphys.probes.significance import bootstrap_counts
+    from attnphys.probes.significance import attach_claim, bootstrap_counts
     from attnphys.progress import progress_bar
 
-    k = _check_positive(k, "k", integer=True)
-    n_boot = _check_positive(n_boot, "n_boot", integer=True)
+    k = check_count(k, "k")
+    n_boot = check_count(n_boot, "n_boot")
     if not isinstance(confidence, (int, float)) or not 0 < confidence < 1:
         raise InputError(f"must lie in (0, 1), got {confidence!r}", "confidence")
     if max_sentences is not None:
-        max_sentences = _check_positive(max_sentences, "max_sentences", integer=True)
+        max_sentences = check_count(max_sentences, "max_sentences")
     kinds = control_kinds(controls)
     sentences = builtin_corpus() if sentences is None else list(sentences)
     if not all(isinstance(s, str) for s in sentences):
@@ -397,11 +391,7 @@ def critical_temperatures(
         )
     )
     if kinds:
-        claim = critical_claim(ds)
-        for v in claim.data_vars:
-            ds[f"claim_{v}"] = claim[v]
-        ds.attrs["claim"] = claim.attrs["claim"]
-        ds.attrs["claim_units"] = claim.attrs["units"]
+        attach_claim(ds, critical_claim(ds))
     return ds
 
 
@@ -437,7 +427,7 @@ def critical_claim(ds: xr.Dataset, alpha: float = 0.05) -> xr.Dataset:
     """
     from scipy import stats
 
-    from attnphys.probes.significance import MIN_DF, holm
+    from attnphys.probes.significance import MIN_DF, holm, welch_test
 
     if not isinstance(ds, xr.Dataset) or "ratio" not in ds or "model" not in ds.coords:
         raise InputError("must be a dataset of critical_temperatures (with 'ratio' over 'model')", "ds")
@@ -459,15 +449,13 @@ def critical_claim(ds: xr.Dataset, alpha: float = 0.05) -> xr.Dataset:
             if dT.size < 2 or dC.size < 2:
                 reason[i, j] = "fewer than two heads with a finite ratio in a model"
                 continue
-            vT, vC = dT.var(ddof=1) / dT.size, dC.var(ddof=1) / dC.size
             out["statistic"][i, j] = dC.mean() - dT.mean()
             out["median_trained"][i, j], out["median_control"][i, j] = np.median(dT), np.median(dC)
-            if vT + vC == 0:
+            t, df, p = welch_test(dT, dC)
+            if not np.isfinite(t):
                 reason[i, j] = "no spread of the distances in either model"
                 continue
-            t = (dC.mean() - dT.mean()) / np.sqrt(vT + vC)
-            df = (vT + vC) ** 2 / (vT**2 / (dT.size - 1) + vC**2 / (dC.size - 1))
-            out["t"][i, j], out["df"][i, j], out["p"][i, j] = t, df, stats.t.sf(t, df)
+            out["t"][i, j], out["df"][i, j], out["p"][i, j] = t, df, p
             out["p_mann_whitney"][i, j] = stats.mannwhitneyu(dT, dC, alternative="less").pvalue
         out["p_holm"][:, j] = holm(out["p"][:, j])[0]
     sup = (out["p_holm"] <= alpha) & (out["df"] >= MIN_DF) & (out["statistic"] > 0)

@@ -593,6 +593,7 @@ def dmft_placement(
     """
     from attnphys.probes.controls import control_model
     from attnphys.probes.run import control_kinds, resolve_model
+    from attnphys.probes.significance import attach_claim
     from attnphys.progress import progress_bar
 
     kinds = control_kinds(controls)
@@ -636,11 +637,7 @@ def dmft_placement(
     ds.attrs.update(model=name, family=family, controls=json.dumps(list(kinds)), seed=seed,
                     config=json.dumps(config, sort_keys=True), wall_time_s=round(time.perf_counter() - t0, 2))  # fmt: skip
     if kinds:
-        claim = dmft_claim(ds)
-        for v in claim.data_vars:
-            ds[f"claim_{v}"] = claim[v]
-        ds.attrs["claim"] = claim.attrs["claim"]
-        ds.attrs["claim_units"] = claim.attrs["units"]
+        attach_claim(ds, dmft_claim(ds))
     return ds
 
 
@@ -673,7 +670,7 @@ def dmft_claim(ds: xr.Dataset, alpha: float = 0.05) -> xr.Dataset:
     """
     from scipy import stats
 
-    from attnphys.probes.significance import MIN_DF, holm
+    from attnphys.probes.significance import MIN_DF, holm, welch_test
 
     if not isinstance(ds, xr.Dataset) or "boundary_distance" not in ds or "model" not in ds.coords:
         raise InputError("must be a dataset of dmft_placement (with 'boundary_distance' over 'model')", "ds")
@@ -713,13 +710,11 @@ def dmft_claim(ds: xr.Dataset, alpha: float = 0.05) -> xr.Dataset:
         if cT.any() or cC.any():
             test[i], deciding[i] = "mann_whitney_censored", out["p_mann_whitney"][i]
             continue
-        vT, vC = dT.var(ddof=1) / dT.size, dC.var(ddof=1) / dC.size
-        if vT + vC == 0:
+        t, df, p = welch_test(dT, dC)
+        if not np.isfinite(t):
             reason[i] = "no spread of the distances in either model"
             continue
-        t = (dC.mean() - dT.mean()) / np.sqrt(vT + vC)
-        df = (vT + vC) ** 2 / (vT**2 / (dT.size - 1) + vC**2 / (dC.size - 1))
-        out["t"][i], out["df"][i], out["p"][i] = t, df, stats.t.sf(t, df)
+        out["t"][i], out["df"][i], out["p"][i] = t, df, p
         test[i], deciding[i] = "welch", out["p"][i]
     p_holm = holm(deciding)[0]
     df_ok = np.where(test == "welch", out["df"] >= MIN_DF, True)

@@ -35,6 +35,7 @@ from threadpoolctl import threadpool_limits
 
 from attnphys.clouds.norms import AbstractNorm, Sphere, norm_class
 from attnphys.clouds.stats import STATISTICS, cloud_statistics
+from attnphys.probes.adapters._base import project
 from attnphys.probes.capture import Capture
 from attnphys.probes.significance import rotation_null
 
@@ -364,11 +365,6 @@ def mlp_linearity(
         dtype=object,
     )
     return out
-
-
-def project(W: np.ndarray, b: np.ndarray, X: np.ndarray) -> np.ndarray:
-    """(H, n, d) per-head projections W_h x + b_h of the tokens X (n, D), W (H, d, D), b (H, d)."""
-    return np.matmul(W, X.T).transpose(0, 2, 1) + b[:, None, :]
 
 
 def head_scores(

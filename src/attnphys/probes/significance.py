@@ -1,7 +1,8 @@
 """Significance tests of the probes' claims against their nulls (theory: docs/theory/probes.md §4, §4.1).
 
 Every claim is tested once per layer; a layer supports it when its p-value survives Holm's step-down
-correction over the layers at family-wise level :data:`ALPHA`. Pure numpy/scipy functions over arrays.
+correction over the layers at family-wise level :data:`ALPHA`. Pure numpy/scipy functions over arrays, and
+:func:`attach_claim`, which puts a claim's test beside the dataset it tests.
 """
 
 from __future__ import annotations
@@ -67,6 +68,39 @@ def t_test(
     if two_sided:
         return float(t), float(2 * stats.t.sf(abs(t), v.size - 1))
     return float(t), float(stats.t.sf(t if greater else -t, v.size - 1))
+
+
+def welch_test(x, y) -> tuple[float, float, float]:
+    """Welch's two-sample t-test of H₀: E y ≤ E x against E y > E x, for samples x (m,) and y (m',)
+    (theory: docs/theory/probes.md §4.1):
+
+        t = (ȳ − x̄) / √(s_x²/m + s_y²/m'),
+        ν = (s_x²/m + s_y²/m')² / ((s_x²/m)²/(m − 1) + (s_y²/m')²/(m' − 1))   (Welch–Satterthwaite),
+
+    one-sided p = P(t_ν ≥ t).
+
+    Returns:
+        (t, ν, p); NaN for fewer than two values in either sample or no spread in both.
+    """
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    if x.size < 2 or y.size < 2:
+        return math.nan, math.nan, math.nan
+    vx, vy = x.var(ddof=1) / x.size, y.var(ddof=1) / y.size
+    if vx + vy == 0:
+        return math.nan, math.nan, math.nan
+    t = (y.mean() - x.mean()) / math.sqrt(vx + vy)
+    df = (vx + vy) ** 2 / (vx**2 / (x.size - 1) + vy**2 / (y.size - 1))
+    return float(t), float(df), float(stats.t.sf(t, df))
+
+
+def attach_claim(ds, claim) -> None:
+    """Put a claim's test (a Dataset over the controls, with attrs ``claim`` and ``units``) beside the
+    placement ``ds`` it tests, in place: its variables as ``claim_<name>``, its statement and units as attrs
+    (theory: docs/theory/probes.md §4.2)."""
+    for v in claim.data_vars:
+        ds[f"claim_{v}"] = claim[v]
+    ds.attrs["claim"] = claim.attrs["claim"]
+    ds.attrs["claim_units"] = claim.attrs["units"]
 
 
 def normal_two_sided(z):

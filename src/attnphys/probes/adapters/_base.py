@@ -214,3 +214,23 @@ class AbstractAdapter(abc.ABC):
     def rotary(self, model) -> Rotary | None:
         """The rotary positions of the scores, or None (positions enter through the embeddings)."""
         return None
+
+
+def project(W: np.ndarray, b: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """(H, n, d) per-head projections W_h x + b_h of the tokens X (n, D), W (H, d, D), b (H, d)."""
+    return np.matmul(W, X.T).transpose(0, 2, 1) + b[:, None, :]
+
+
+def set_attn_implementation(model, impl: str) -> None:
+    """Switch the model (and every submodule sharing or copying its config) to the attention ``impl``."""
+    setter = getattr(model, "set_attn_implementation", None)
+    if callable(setter):
+        try:
+            setter(impl)
+            return
+        except (ValueError, ImportError, TypeError, AttributeError):  # older transformers: set the config
+            pass
+    for mod in model.modules() if hasattr(model, "modules") else [model]:
+        cfg = getattr(mod, "config", None)
+        if cfg is not None and hasattr(cfg, "_attn_implementation"):
+            cfg._attn_implementation = impl

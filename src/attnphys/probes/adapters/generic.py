@@ -32,6 +32,8 @@ from attnphys.probes.adapters._base import (
     Rotary,
     base_model,
     output_heads,
+    project,
+    set_attn_implementation,
     split_heads,
     to_numpy,
 )
@@ -107,26 +109,6 @@ def _rel(a: np.ndarray, b: np.ndarray) -> float:
     if a.shape != b.shape:
         return np.inf
     return float(np.abs(a - b).max() / max(float(np.abs(b).max()), 1e-30))
-
-
-def _project(W: np.ndarray, b: np.ndarray, X: np.ndarray) -> np.ndarray:
-    """(H, n, d) per-head projections W_h x + b_h of the tokens X (n, D)."""
-    return np.matmul(W, X.T).transpose(0, 2, 1) + b[:, None, :]
-
-
-def _set_attention(model, impl: str) -> None:
-    """Switch the model (and every submodule holding its config) to the attention ``impl``."""
-    setter = getattr(model, "set_attn_implementation", None)
-    if callable(setter):
-        try:
-            setter(impl)
-            return
-        except (ValueError, ImportError, TypeError, AttributeError):  # older transformers: set the config
-            pass
-    for mod in model.modules():
-        cfg = getattr(mod, "config", None)
-        if cfg is not None and hasattr(cfg, "_attn_implementation"):
-            cfg._attn_implementation = impl
 
 
 def _refuse(what: str):
@@ -375,7 +357,7 @@ class GenericAdapter(AbstractAdapter):
         training = [m for m in body.modules() if m.training]  # dropout off for the check, then as it was
         try:
             if switch:
-                _set_attention(model, "eager")
+                set_attn_implementation(model, "eager")
             body.eval()
             with torch.no_grad():
                 res = body(input_ids=ids, attention_mask=torch.ones_like(ids), output_attentions=True)
@@ -387,7 +369,7 @@ class GenericAdapter(AbstractAdapter):
             for m in training:
                 m.train()
             if switch:
-                _set_attention(model, loaded)
+                set_attn_implementation(model, loaded)
         atts = getattr(res, "attentions", None)
         if atts is None or len(atts) != len(self._layers) or any(a is None for a in atts):
             raise _refuse("its forward pass returns no attention weights of every layer with output_attentions=True")
@@ -578,7 +560,7 @@ class GenericAdapter(AbstractAdapter):
             r = self._roles_of[id(layer)]
             hw = self.heads(None, layer)
             X = ins[id(r["q"])]
-            Q, K = _project(hw.Wq, hw.bq, X), _project(hw.Wk, hw.bk, X)
+            Q, K = project(hw.Wq, hw.bq, X), project(hw.Wk, hw.bk, X)
             if self._rotary is not None:
                 Q, K = self._rotary.apply(Q, pos), self._rotary.apply(K, pos)
             S = np.matmul(Q, K.transpose(0, 2, 1)) / np.sqrt(hw.head_dim)
@@ -598,7 +580,7 @@ class GenericAdapter(AbstractAdapter):
                     f"layer {i}'s attention weights rebuilt as softmax(q·k/√d_h) ({where}) differ from the "
                     f"model's own by {err:.2g}: a scale, a position scheme or a mask the generic adapter does not read"
                 )
-            Vh = _project(hw.Wv, hw.bv, X)
+            Vh = project(hw.Wv, hw.bv, X)
             out = np.einsum("hdc,hnc->nd", hw.Wo, np.matmul(P[i], Vh))
             bo = self.attn_output_bias(layer)
             out = out if bo is None else out + bo
