@@ -132,7 +132,7 @@ def test_rows_of_different_lengths_share_one_array():
         (lambda: critical_section(xr.Dataset()), "ds"),
         (lambda: critical_temperatures(object(), ["one sentence"], tokenizer=object()), "sentences"),
         (lambda: critical_temperatures(object(), [1, 2], tokenizer=object()), "sentences"),
-        (lambda: critical_temperatures(object(), ["a", "b"], tokenizer=object(), controls="bogus"), "control"),
+        (lambda: critical_temperatures(object(), ["a", "b"], tokenizer=object(), control="bogus"), "control"),
         (lambda: critical_temperatures(object(), ["a", "b"], tokenizer=object(), n_boot=0), "n_boot"),
     ],
 )
@@ -198,7 +198,7 @@ def test_tiny_random_llama_is_placed_end_to_end_with_a_control():
     from tests.probes.test_probes import SENTENCES, CharTokenizer, tiny
 
     model = tiny("llama")
-    ds = critical_temperatures(model, SENTENCES, tokenizer=CharTokenizer(), controls="random", n_boot=50, seed=3)
+    ds = critical_temperatures(model, SENTENCES, tokenizer=CharTokenizer(), control="random", n_boot=50, seed=3)
     _check(ds, 2, 4, ["trained", "random"])
     # causal: the query at position i has i + 1 keys, so every sentence of n tokens gives n − 1 rows
     lengths = [len(s[:62]) + 2 for s in SENTENCES]
@@ -215,13 +215,13 @@ def test_tiny_random_bert_sees_every_key(monkeypatch):
     from tests.probes.test_probes import SENTENCES, CharTokenizer, tiny
 
     model = tiny("bert")
-    ds = critical_temperatures(model, SENTENCES[:4], tokenizer=CharTokenizer(), controls=None, n_boot=20)
+    ds = critical_temperatures(model, SENTENCES[:4], tokenizer=CharTokenizer(), control=None, n_boot=20)
     lengths = [len(s[:62]) + 2 for s in SENTENCES[:4]]
     assert (ds.rows.sel(keys="all").values == sum(lengths)).all()
     assert "claim_p" not in ds and ds.model.values.tolist() == ["trained"]
     # placing the sentences in blocks changes nothing
     monkeypatch.setattr(critical, "SENTENCE_BLOCK", 3)
-    again = critical_temperatures(model, SENTENCES[:4], tokenizer=CharTokenizer(), controls=None, n_boot=20)
+    again = critical_temperatures(model, SENTENCES[:4], tokenizer=CharTokenizer(), control=None, n_boot=20)
     xr.testing.assert_allclose(
         again[["ratio", "ratio_lo", "ratio_hi", "entropy"]], ds[["ratio", "ratio_lo", "ratio_hi", "entropy"]]
     )
@@ -259,7 +259,7 @@ def test_sink_columns_are_removed_from_every_row(monkeypatch):
         return out
 
     monkeypatch.setattr(sinks, "find_sinks", first_is_sink)
-    ds = critical_temperatures(tiny("llama"), SENTENCES[:4], tokenizer=CharTokenizer(), controls=None, n_boot=10)
+    ds = critical_temperatures(tiny("llama"), SENTENCES[:4], tokenizer=CharTokenizer(), control=None, n_boot=10)
     lengths = [len(s[:62]) + 2 for s in SENTENCES[:4]]
     assert (ds.rows.sel(keys="all").values == sum(n - 1 for n in lengths)).all()
     assert (ds.rows.sel(keys="no_sinks").values == sum(n - 2 for n in lengths)).all()

@@ -176,7 +176,7 @@ def test_a_tiny_random_model_end_to_end():
 def test_a_rotary_model_has_no_positional_weight():
     from tests.probes.test_loaded_models import default_loaded
 
-    ds = dmft_placement(default_loaded("llama"), controls=None, heads="each", **FAST)
+    ds = dmft_placement(default_loaded("llama"), control=None, heads="each", **FAST)
     assert ds.sizes["head"] == 4 and (ds.epsilon.values == 0).all() and ds.attrs["positional"] == "none"
     assert "claim_p" not in ds
 
@@ -244,4 +244,4 @@ def test_an_unknown_control_is_named():
     from tests.probes.test_loaded_models import default_loaded
 
     with pytest.raises(InputError, match="control"):
-        dmft_placement(default_loaded("gpt2"), controls="bogus")
+        dmft_placement(default_loaded("gpt2"), control="bogus")

@@ -255,7 +255,7 @@ def critical_temperatures(
     tokenizer=None,
     max_sentences: int | None = 64,
     max_length: int = MAX_LENGTH,
-    controls: str | list[str] | tuple[str, ...] | None = ("random", "shuffled"),
+    control: str | list[str] | tuple[str, ...] | None = ("random", "shuffled"),
     k: int = GAP_K,
     n_boot: int = N_BOOT,
     confidence: float = CONFIDENCE,
@@ -283,7 +283,7 @@ def critical_temperatures(
     Args:
         model: a short name (``minilm``, ``smollm2``), a local model folder, a hub name or a loaded model
             (then ``tokenizer`` is needed). sentences: the text (default: the built-in corpus), the first
-            ``max_sentences`` kept (None: all). max_length: tokens kept per sentence. controls: control
+            ``max_sentences`` kept (None: all). max_length: tokens kept per sentence. control: control
             kinds (:data:`attnphys.probes.controls.CONTROLS`; a list or ``"random,shuffled"``; None: none).
             k: top gaps per row. n_boot: bootstrap resamples. confidence: coverage of the intervals. seed:
             seed of the control weights and of the bootstrap. progress: a progress bar. log: a line per step.
@@ -311,7 +311,7 @@ def critical_temperatures(
         raise InputError(f"must lie in (0, 1), got {confidence!r}", "confidence")
     if max_sentences is not None:
         max_sentences = check_count(max_sentences, "max_sentences")
-    kinds = control_kinds(controls)
+    kinds = control_kinds(control)
     sentences = builtin_corpus() if sentences is None else list(sentences)
     if not all(isinstance(s, str) for s in sentences):
         raise InputError("must be a list of strings, one sentence per item", "sentences")
@@ -433,7 +433,7 @@ def critical_claim(ds: xr.Dataset, alpha: float = 0.05) -> xr.Dataset:
         raise InputError("must be a dataset of critical_temperatures (with 'ratio' over 'model')", "ds")
     ctl = [str(m) for m in ds.model.values if str(m) != "trained"]
     if "trained" not in ds.model.values or not ctl:
-        raise InputError("needs the trained model and at least one control (controls=...)", "ds")
+        raise InputError("needs the trained model and at least one control (control=...)", "ds")
     keys = [str(t) for t in ds["keys"].values]
     shape = (len(ctl), len(keys))
     out = {v: np.full(shape, np.nan) for v in ("statistic", "median_trained", "median_control", "t", "df", "p",

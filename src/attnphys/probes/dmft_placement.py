@@ -552,7 +552,7 @@ def dmft_placement(
     model="minilm",
     *,
     tokenizer=None,
-    controls: str | list[str] | tuple[str, ...] | None = ("random", "shuffled"),
+    control: str | list[str] | tuple[str, ...] | None = ("random", "shuffled"),
     M: int = M_PAPER,
     patterns: str = "svd",
     heads: str = "layer",
@@ -579,7 +579,7 @@ def dmft_placement(
 
     Args:
         model: a short name (``minilm``, ``smollm2``), a local folder, a hub name or a loaded model (then
-            ``tokenizer`` too; it is not used: the reading needs weights only). controls: control kinds (a
+            ``tokenizer`` too; it is not used: the reading needs weights only). control: control kinds (a
             list, ``"random,shuffled"`` or None). seed: seed of the control weights. progress, log: reporting.
             The rest: :func:`place_layers`.
 
@@ -596,7 +596,7 @@ def dmft_placement(
     from attnphys.probes.significance import attach_claim
     from attnphys.progress import progress_bar
 
-    kinds = control_kinds(controls)
+    kinds = control_kinds(control)
     seed = _check_int(seed, "seed", 0)
     P = _check_int(P, "P", 1, 30)
     t0 = time.perf_counter()
@@ -676,7 +676,7 @@ def dmft_claim(ds: xr.Dataset, alpha: float = 0.05) -> xr.Dataset:
         raise InputError("must be a dataset of dmft_placement (with 'boundary_distance' over 'model')", "ds")
     ctl = [str(m) for m in ds.model.values if str(m) != "trained"]
     if "trained" not in ds.model.values or not ctl:
-        raise InputError("needs the trained model and at least one control (controls=...)", "ds")
+        raise InputError("needs the trained model and at least one control (control=...)", "ds")
     names = ("statistic", "median_trained", "median_control", "t", "df", "p", "p_mann_whitney", "units_trained",
              "units_control", "censored_trained", "censored_control")  # fmt: skip
     out = {v: np.full(len(ctl), np.nan) for v in names}
