@@ -356,32 +356,62 @@ def arccos_kernel(c):
     return (np.sqrt(1.0 - c * c) + c * (np.pi - np.arccos(c))) / np.pi
 
 
-def _block(q, p, beta, *, stats, placement, mlp, aA, aM, sw2, sv2, sb2, tokens):
-    """One block on the stream's moments (q = ‖x‖²/d, p = ⟨x_i, x_j⟩/d): the (q, p) after it and the rows'
-    (participation, overlap, entropy) (theory: docs/theory/signal_propagation.md §4). ``stats(β, ρ)`` gives
-    (Y, O, S)."""
-    rho = np.clip(p / q, 0.0, 1.0)
-    Y, O, S = stats(beta, rho)
+def attention_branch_moments(rho, Y, O, sigma_v2, sigma_b2):
+    """The attention branch's second moments per dimension on LayerNormed tokens of cosine ρ whose rows have
+    participation Y and overlap O (theory: docs/theory/signal_propagation.md §3.1):
+
+        q_a = σ_v² (ρ + (1 − ρ) Y) + σ_b²,    p_a = σ_v² (ρ + (1 − ρ) O) + σ_b².
+
+    Arrays broadcast; returns (q_a, p_a)."""
+    return sigma_v2 * (rho + (1 - rho) * Y) + sigma_b2, sigma_v2 * (rho + (1 - rho) * O) + sigma_b2
+
+
+def mlp_branch_square(sigma_w2, sigma_b2):
+    """The ReLU MLP branch's squared norm per dimension on LayerNormed tokens (theory:
+    docs/theory/signal_propagation.md §3.2): q_m = σ_w² (σ_w² + σ_b²)/2 + σ_b²."""
+    return 0.5 * sigma_w2 * (sigma_w2 + sigma_b2) + sigma_b2
+
+
+def block_moments(q, p, rho, Y, O, *, placement, mlp, alpha_attention, alpha_mlp, sigma_w2, sigma_v2, sigma_b2):
+    """One block on the stream's moments (q = ‖x‖²/d, p = ⟨x_i, x_j⟩/d, the attention's input cosine ρ) with
+    the rows' participation Y and overlap O given (theory: docs/theory/signal_propagation.md §4): with
+    (q_a, p_a) of :func:`attention_branch_moments`,
+
+        attention:  q_0 = q_a + α_A² q,  p_0 = p_a + α_A² p    (Post-LN: q_0 = q_a + α_A², p_0 = p_a + α_A² ρ,
+                    then q_0 = 1, p_0 = p_0/q_0),
+        MLP:        c = p_0/q_0,  q_1 = σ_w² + σ_b²,  p_1 = σ_w² c + σ_b²,  q_m of :func:`mlp_branch_square`,
+                    p_m = σ_w² q_1 κ(p_1/q_1)/2 + σ_b²,  q' = q_m + α_M² q_0,  p' = p_m + α_M² p_0
+                    (Post-LN: q' = 1, p' = (p_m + α_M² c)/(q_m + α_M²)),
+
+    κ the arc-cosine kernel (:func:`arccos_kernel`; the MLP left out with ``mlp=False``). Arrays broadcast;
+    returns (q', p')."""
+    aA, aM = alpha_attention, alpha_mlp
+    qa, pa = attention_branch_moments(rho, Y, O, sigma_v2, sigma_b2)
     # attention on LN-ed tokens (Post-LN: the stream is LN-ed; Pre-LN: LN before the branch)
-    qa = sv2 * (rho + (1 - rho) * Y) + sb2
-    pa = sv2 * (rho + (1 - rho) * O) + sb2
     if placement == "post":
         q0, p0 = qa + aA**2, pa + aA**2 * rho
         q0, p0 = np.ones_like(p0), p0 / q0
     else:
         q0, p0 = qa + aA**2 * q, pa + aA**2 * p
-    if mlp:
-        c = np.clip(p0 / q0, 0.0, 1.0)  # the MLP sees LN-ed tokens in both placements
-        q1, p1 = sw2 + sb2, sw2 * c + sb2
-        qm = 0.5 * sw2 * q1 + sb2
-        pm = 0.5 * sw2 * q1 * arccos_kernel(p1 / q1) + sb2
-        if placement == "post":
-            q2, p2 = qm + aM**2, pm + aM**2 * c
-            q2, p2 = np.ones_like(p2), p2 / q2
-        else:
-            q2, p2 = qm + aM**2 * q0, pm + aM**2 * p0
-    else:
-        q2, p2 = q0, p0
+    if not mlp:
+        return q0, p0
+    c = np.clip(p0 / q0, 0.0, 1.0)  # the MLP sees LN-ed tokens in both placements
+    q1, p1 = sigma_w2 + sigma_b2, sigma_w2 * c + sigma_b2
+    qm = mlp_branch_square(sigma_w2, sigma_b2)
+    pm = 0.5 * sigma_w2 * q1 * arccos_kernel(p1 / q1) + sigma_b2
+    if placement == "post":
+        q2, p2 = qm + aM**2, pm + aM**2 * c
+        return np.ones_like(p2), p2 / q2
+    return qm + aM**2 * q0, pm + aM**2 * p0
+
+
+def _block(q, p, beta, *, stats, placement, mlp, aA, aM, sw2, sv2, sb2, tokens):
+    """One block on the stream's moments at one β: :func:`block_moments` with the rows' (participation,
+    overlap, entropy) from ``stats(β, ρ)`` (theory: docs/theory/signal_propagation.md §4)."""
+    rho = np.clip(p / q, 0.0, 1.0)
+    Y, O, S = stats(beta, rho)
+    q2, p2 = block_moments(q, p, rho, Y, O, placement=placement, mlp=mlp, alpha_attention=aA, alpha_mlp=aM,
+                           sigma_w2=sw2, sigma_v2=sv2, sigma_b2=sb2)  # fmt: skip
     return q2, p2, Y, O, S
 
 
@@ -661,8 +691,11 @@ __all__ = [
     "PAPER_ENCODER",
     "PROPAGATION_PLACEMENTS",
     "arccos_kernel",
+    "attention_branch_moments",
+    "block_moments",
     "collapse_multiplier",
     "critical_beta_closed_form",
+    "mlp_branch_square",
     "propagation_phase_diagram",
     "propagation_theory",
     "rem_fixed_points",

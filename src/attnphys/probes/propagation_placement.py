@@ -9,9 +9,9 @@ layer) and composed from layer 0. The same for the random and shuffled control m
 (:func:`attnphys.probes.controls.control_model`). :func:`propagation_section` writes the markdown section of
 a report, :func:`plot_propagation_placement` draws the comparison (matplotlib's object API only).
 
-The theory's block is :func:`attnphys.clouds.propagation.propagation_theory`'s, written out here with the REM
-statistics of several heads averaged (:func:`layer_prediction`; a test holds it to ``propagation_theory``'s
-first block); the REM participation is ``rem_statistics``' exact quadrature, the overlap of two rows is sampled
+The theory's block is :func:`attnphys.clouds.propagation.block_moments`, the one ``propagation_theory`` steps,
+here with the REM statistics of several heads averaged (:func:`layer_prediction`; a test holds it to
+``propagation_theory``'s first block); the REM participation is ``rem_statistics``' exact quadrature, the overlap of two rows is sampled
 over seeded draws as there, batched here.
 """
 
@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from attnphys.clouds.propagation import attention_branch_moments, block_moments, mlp_branch_square
 from attnphys.errors import InputError
 from attnphys.probes.capture import MAX_LENGTH, Capture
 
@@ -158,16 +159,6 @@ class _REM:
 
 
 # -- the theory's block at measured parameters --------------------------------------------------------------
-def _branch_moments(Y, O, rho, sv2, sb2):
-    """(σ_v² q_a + σ_b², σ_v² p_a + σ_b²): the attention branch's second moments (signal_propagation.md §3.1)."""
-    return sv2 * (rho + (1 - rho) * Y) + sb2, sv2 * (rho + (1 - rho) * O) + sb2
-
-
-def _mlp_square(sw2, sb2):
-    """q_m = σ_w² (σ_w² + σ_b²)/2 + σ_b²: the MLP branch's squared norm per dimension on LayerNormed input."""
-    return 0.5 * sw2 * (sw2 + sb2) + sb2
-
-
 def residual_alphas(Y, rho, residual_attention, residual_mlp, placement: str, sigma_w2, sigma_v2, sigma_b2):
     """(α_A, α_M) of the theory's block that reproduce the measured branch-to-residual norm ratios r_A, r_M of a
     layer whose stream enters with q = 1 and cosine ρ and whose heads have participation Y (theory:
@@ -177,12 +168,12 @@ def residual_alphas(Y, rho, residual_attention, residual_mlp, placement: str, si
 
     q_m = σ_w²(σ_w² + σ_b²)/2 + σ_b² the MLP branch's squared norm, q_0 the stream's squared norm entering
     the MLP (1 for Post-LN; σ_v² q_a + σ_b² + α_A² for Pre-LN). Arrays broadcast."""
-    qa, _ = _branch_moments(Y, 0.0, rho, sigma_v2, sigma_b2)
+    qa, _ = attention_branch_moments(rho, Y, 0.0, sigma_v2, sigma_b2)
     rA2 = np.maximum(np.asarray(residual_attention, float) ** 2, 1e-300)
     rM2 = np.maximum(np.asarray(residual_mlp, float) ** 2, 1e-300)
     aA2 = qa / rA2
     q0 = np.ones_like(aA2) if placement == "post" else qa + aA2
-    aM2 = _mlp_square(sigma_w2, sigma_b2) / (rM2 * q0)
+    aM2 = mlp_branch_square(sigma_w2, sigma_b2) / (rM2 * q0)
     return np.sqrt(aA2), np.sqrt(aM2)
 
 
@@ -200,24 +191,11 @@ def layer_prediction(rho, Y, O, alpha_attention, alpha_mlp, placement: str, mlp:
                     (Post-LN: with q_0 = 1, p_0 = c).
 
     Arrays broadcast; returns ρ'."""
-    from attnphys.clouds.propagation import arccos_kernel
-
     rho = np.asarray(rho, float)
-    qa, pa = _branch_moments(np.asarray(Y, float), np.asarray(O, float), rho, sigma_v2, sigma_b2)
-    aA2, aM2 = np.asarray(alpha_attention, float) ** 2, np.asarray(alpha_mlp, float) ** 2
-    q0, p0 = qa + aA2, pa + aA2 * rho
-    if placement == "post":
-        q0, p0 = np.ones_like(p0), p0 / q0
-    if mlp:
-        c = np.clip(p0 / q0, 0.0, 1.0)  # the MLP sees LayerNormed tokens in both placements
-        q1, p1 = sigma_w2 + sigma_b2, sigma_w2 * c + sigma_b2
-        qm = _mlp_square(sigma_w2, sigma_b2)
-        pm = 0.5 * sigma_w2 * q1 * arccos_kernel(p1 / q1) + sigma_b2
-        if placement == "post":
-            q0, p0 = qm + aM2, pm + aM2 * c
-        else:
-            q0, p0 = qm + aM2 * q0, pm + aM2 * p0
-    return np.clip(p0 / q0, -1.0, 1.0)
+    aA, aM = np.asarray(alpha_attention, float), np.asarray(alpha_mlp, float)
+    q1, p1 = block_moments(1.0, rho, rho, np.asarray(Y, float), np.asarray(O, float), placement=placement, mlp=mlp,
+                           alpha_attention=aA, alpha_mlp=aM, sigma_w2=sigma_w2, sigma_v2=sigma_v2, sigma_b2=sigma_b2)  # fmt: skip
+    return np.clip(p1 / q1, -1.0, 1.0)
 
 
 def _sigma_of(beta, rho, T):
