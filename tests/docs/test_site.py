@@ -119,3 +119,28 @@ def test_the_check_finds_a_control_character_in_a_source_page(tmp_path):
 
 def test_the_repository_pages_hold_no_control_character():
     assert _load_checker().control_characters(ROOT / "docs") == []
+
+
+def _load_katex_hook():
+    pytest.importorskip("mkdocs")
+    spec = importlib.util.spec_from_file_location("katex_hook", ROOT / "docs" / "_hooks" / "katex.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
+
+
+@pytest.mark.parametrize(
+    ("page", "found"),
+    [
+        ('<p>weights <span class="arithmatex">\\(P\\)</span> and</p>', 0),
+        ('<div class="arithmatex">\\[\nP = 1\n\\]</div>', 0),
+        ("<p>the code <code>$$x$$</code> and <pre>\\(y\\)</pre></p>", 0),
+        ("<li>attention weights $$P_{ij} = 1,$$ the rotary</li>", 2),
+        ("<p>inline \\(x\\) left by Markdown</p>", 1),
+        ('<p><span class="arithmatex">\\(a\\)</span> then raw \\[b\\]<br>after</p>', 1),
+    ],
+)
+def test_the_build_refuses_tex_left_outside_a_formula(page, found):
+    """``make docs`` stops on a page whose equation Markdown did not hand to KaTeX (the browser check
+    would see it shown raw); formulas and code are not read."""
+    assert len(_load_katex_hook().raw_tex(page)) == found
