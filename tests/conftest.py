@@ -21,6 +21,18 @@ configure(x64=True, host_devices=2, compilation_cache=None if _TEST_CACHE.lower(
 DATA = pathlib.Path(__file__).parent / "data"
 
 
+@pytest.fixture(scope="module")
+def hook():
+    """The docs build's registries hook (docs/_hooks/registries.py), loaded as a module."""
+    import importlib.util
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "docs" / "_hooks" / "registries.py"
+    spec = importlib.util.spec_from_file_location("registries_hook", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> pathlib.Path:
     return DATA

@@ -9,15 +9,20 @@ A page writes a placeholder where a list belongs, and the build replaces it with
   each map's ``title``, ``equation`` and ``facts`` (class attributes of the map);
 * ``{claims}`` — the table of the claims ``attnphys verify`` checks (``attnphys.verify.all_claims``):
   each claim's name, paper reference and tolerance;
+* ``{probe_claims}`` — the table of the claims every probe tests (``attnphys.probes.claims.CLAIMS``, the
+  registry complete once its module is imported): each claim's title, statistic, null, test and whether it
+  depends on training;
 * ``{figures}`` — the table of the figures ``attnphys reproduce`` runs (``attnphys.reproduce.FIGURES``): each
   figure's name, what it shows (``shows``, else its title) and its full run (``full_run``, else its settings).
 
 Adding an entry to a registry adds it to every page that shows the list; ``tests/test_registries_lists.py``
-checks this.
+checks this. Every cell of every generated table goes through :func:`cell`, so that no entry's text (a
+``|`` in an equation, a line break) can break its row.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +30,33 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[2] / "src"
 if str(SRC) not in sys.path:  # the pages describe the source tree they are built from
     sys.path.insert(0, str(SRC))
+
+
+_SPANS = re.compile(r"(`+)(?:.|\n)*?\1|\$\$(?:.|\n)*?\$\$|\$(?:\\.|[^$\\])+\$")
+"""Code spans (kept as they are: a ``|`` there separates no cells) and inline or display math."""
+
+_PIPE = re.compile(r"(?<!\\)\|")
+"""A ``|`` not already escaped."""
+
+
+def cell(text: object) -> str:
+    """``text`` as one cell of a generated Markdown table: on one line, every ``|`` that would end the cell
+    escaped — ``\\|`` in the text, ``\\vert`` in an equation (where ``\\|`` would be the norm's ‖, and a
+    bare ``|`` ends the cell before the equation does) — and code spans as they are."""
+    text = re.sub(r"\s*\n\s*", " ", str(text)).strip()
+    out, last = [], 0
+    for m in _SPANS.finditer(text):
+        out.append(_PIPE.sub(r"\\|", text[last : m.start()]))
+        span = m.group(0)
+        out.append(span if span.startswith("`") else _PIPE.sub(r"\\vert{}", span))
+        last = m.end()
+    out.append(_PIPE.sub(r"\\|", text[last:]))
+    return "".join(out)
+
+
+def row(*cells: object) -> str:
+    """One row of a generated table, every cell through :func:`cell`."""
+    return "| " + " | ".join(cell(c) for c in cells) + " |"
 
 
 def observables() -> str:
@@ -38,7 +70,7 @@ def example_maps() -> str:
 
     lines = ["| map | equation | known facts |", "|---|---|---|"]
     for name, m in registered().items():
-        lines.append(f"| {m.title or name} | {m.equation} | {m.facts} |")
+        lines.append(row(m.title or name, m.equation, m.facts))
     return "\n".join(lines)
 
 
@@ -47,7 +79,7 @@ def claims() -> str:
 
     lines = ["| claim | paper | tolerance |", "|---|---|---|"]
     for c in all_claims():
-        lines.append(f"| {c.name.replace('|', '∣')} | {c.reference} | {c.tol:.0e} |")
+        lines.append(row(c.name, c.reference, f"{c.tol:.0e}"))
     return "\n".join(lines)
 
 
@@ -57,7 +89,16 @@ def figures() -> str:
     lines = ["| name | what | settings of the full run |", "|---|---|---|"]
     for name, f in FIGURES.items():
         run = f.full_run or ", ".join(f"{k} = {v}" for k, v in f.settings().items())  # an outside figure's
-        lines.append(f"| `{name}` | {f.shows or f.title} | {run} |")
+        lines.append(row(f"`{name}`", f.shows or f.title, run))
+    return "\n".join(lines)
+
+
+def probe_claims() -> str:
+    from attnphys.probes.claims import CLAIMS
+
+    lines = ["| claim | statistic per layer | null | test | depends on training |", "|---|---|---|---|---|"]
+    for c in CLAIMS.values():
+        lines.append(row(c.title, c.statistic, c.null, c.test, "yes" if c.training else "no"))
     return "\n".join(lines)
 
 
@@ -66,6 +107,7 @@ PLACEHOLDERS: dict[str, Callable[[], str]] = {
     "{example_maps}": example_maps,
     "{claims}": claims,
     "{figures}": figures,
+    "{probe_claims}": probe_claims,
 }
 """Each placeholder and the function that writes its list."""
 

@@ -103,6 +103,21 @@ def _same(ref: str, obj: Any) -> bool:
         return False
 
 
+def _where(ep) -> str:
+    dist = getattr(ep, "dist", None)
+    return f" (from the distribution {dist.name})" if dist is not None else ""
+
+
+def skipped(what: str, why: str) -> None:
+    """Warn that an outside package's member was skipped (an :class:`~attnphys.errors.ExtensionWarning`
+    naming it and why): the registry goes on without it, and no unrelated command breaks."""
+    import warnings
+
+    from attnphys.errors import ExtensionWarning, find_stack_level
+
+    warnings.warn(f"skipped {what}: {why}", ExtensionWarning, stacklevel=find_stack_level())
+
+
 def outside(group: str, registered: dict[str, Any] | None = None) -> dict[str, str]:
     """The entry points of ``group`` that add members (name → reference): those naming a built-in or a
     registered member with the same object are left out.
@@ -113,35 +128,97 @@ def outside(group: str, registered: dict[str, Any] | None = None) -> dict[str, s
     An entry point that gives a built-in's or a registered member's name to another object is skipped with
     an :class:`~attnphys.errors.ExtensionWarning` naming the entry point, the name and both objects: the
     existing member is kept, and nothing unrelated breaks (one colliding plugin never takes down every
-    command).
+    command). Two outside entry points that give one name to two objects are both skipped, with a warning
+    naming both (which one would win depends on what happens to be installed); the same reference twice (one
+    package seen twice on the path) is one member.
     """
-    import warnings
     from importlib.metadata import entry_points
-
-    from attnphys.errors import ExtensionWarning
 
     builtins = BUILTINS.get(group, {})
     registered = registered or {}
     out: dict[str, str] = {}
+    clashing: dict[str, list[str]] = {}
     for ep in entry_points(group=group):
         mine = builtins.get(ep.name, registered.get(ep.name))
         if mine is None:
+            if ep.name in out and not _same_ref(out[ep.name], ep.value):
+                clashing.setdefault(ep.name, [out[ep.name]]).append(f"{ep.value}{_where(ep)}")
             out.setdefault(ep.name, ep.value)
             continue
         if not _same(ep.value, mine):
-            dist = getattr(ep, "dist", None)
-            where = f" (from the distribution {dist.name})" if dist is not None else ""
             ours = (
                 mine
                 if isinstance(mine, str)
                 else f"{getattr(mine, '__module__', '?')}:{getattr(mine, '__qualname__', mine)}"
             )
-            warnings.warn(
-                f"skipped the entry point {ep.name!r} of the group {group}{where}: it names {ep.value}, but "
-                f"{ep.name!r} is already {ours}; rename the outside one (one name, one object)",
-                ExtensionWarning,
-                stacklevel=2,
+            skipped(
+                f"the entry point {ep.name!r} of the group {group}{_where(ep)}",
+                f"it names {ep.value}, but {ep.name!r} is already {ours}; rename the outside one (one name, one "
+                "object)",
             )
+    for name, refs in clashing.items():
+        out.pop(name, None)
+        skipped(
+            f"the entry points {name!r} of the group {group}",
+            f"outside packages give that name to {len(refs)} objects ({', '.join(refs)}); which one would be used "
+            "depends on what happens to be installed: rename all but one (one name, one object)",
+        )
+    return out
+
+
+def _same_ref(a: str, b: str) -> bool:
+    return "".join(a.split()) == "".join(b.split())
+
+
+def load_outside(group: str, name: str, ref: str) -> Any:
+    """The object the outside entry point ``name`` of ``group`` names (``ref``), imported now.
+
+    Raises:
+        ExtensionError: it cannot be imported (its module fails, or has no such attribute): the message names
+            the entry point, the reference and the error, never the outside package's bare traceback.
+    """
+    try:
+        return load(ref)
+    except Exception as e:  # an outside package's failure, whatever it is, told as the plugin's
+        raise ExtensionError(
+            f"the entry point {name!r} of the group {group} names {ref}, which fails to load "
+            f"({type(e).__name__}: {e}); fix or uninstall the package that declares it"
+        ) from e
+
+
+def loaded(group: str, registered: dict[str, Any] | None = None, accept=None) -> dict[str, Any]:
+    """Every member of a registry, loaded (name → object, in :func:`names` order): built-ins, members
+    registered in code, and the outside entry points that load and that ``accept(obj)`` (returning the
+    member, or None where the object is not one) accepts.
+
+    An outside member that fails to load or is not a member is skipped with an
+    :class:`~attnphys.errors.ExtensionWarning` naming it and why (as xarray builds its engines), so that one
+    broken plugin never breaks what lists or uses the others.
+    """
+    registered = registered or {}
+    own = BUILTINS.get(group, {})
+    extra = outside(group, registered)
+    out: dict[str, Any] = {}
+    for name in names(group, registered):
+        if name in registered:
+            out[name] = registered[name]
+            continue
+        if name in own:
+            out[name] = load(own[name])
+            continue
+        try:
+            obj = load(extra[name])
+        except Exception as e:  # an outside package's failure, whatever it is: that member only is left out
+            skipped(
+                f"the entry point {name!r} of the group {group}",
+                f"{extra[name]} fails to load ({type(e).__name__}: {e})",
+            )
+            continue
+        member = obj if accept is None else accept(obj)
+        if member is None:
+            skipped(f"the entry point {name!r} of the group {group}", f"{extra[name]} is not a member of it")
+            continue
+        out[name] = member
     return out
 
 
@@ -180,14 +257,16 @@ def names(group: str, registered: dict[str, Any] | None = None) -> list[str]:
 
 def find(group: str, name: str, registered: dict[str, Any] | None = None) -> Any | None:
     """The member ``name`` of a registry, or None: registered in code, else built-in (imported now),
-    else an outside entry point (loaded now).
+    else an outside entry point (loaded now; a conflicting one is skipped with a warning, :func:`outside`).
 
     Raises:
-        ExtensionError: a conflicting entry point (:func:`outside`).
+        ExtensionError: the outside entry point ``name`` fails to load (:func:`load_outside`).
     """
     registered = registered or {}
-    extra = outside(group, registered)
     if name in registered:
         return registered[name]
-    ref = BUILTINS.get(group, {}).get(name) or extra.get(name)
-    return None if ref is None else load(ref)
+    own = BUILTINS.get(group, {}).get(name)
+    if own is not None:
+        return load(own)
+    ref = outside(group, registered).get(name)
+    return None if ref is None else load_outside(group, name, ref)

@@ -171,7 +171,10 @@ def test_report_lists_every_claim_with_its_test(random_probe, tmp_path):
     if kind != "bert":
         assert "causal mask" in text
     if kind == "llama":
-        assert "rn: not run" in text and "query head → key/value head" in text
+        assert "query head → key/value head" in text
+        for k in ("rn", "diagonal_rn"):  # the cloud-wise swaps: left out of a causal model, each with its reason
+            assert f"- {k}: '{k}' (attnphys.clouds.norms." in text
+        assert text.count("is cloud-wise (tokenwise = False), so it is not run on a causal model") == 2
 
 
 def test_welch_test_is_scipys_one_sided_unequal_variance_test():

@@ -8,7 +8,7 @@ import pytest
 from attnphys.clouds.norms import NORMS
 from attnphys.clouds.pretrained import initial_model_cloud, model_operators, push, random_operators, theory_operators
 from attnphys.probes import ADAPTERS, adapter_for, capture
-from attnphys.probes.metrics import SWAPS, swap_norm, swap_normalization
+from attnphys.probes.metrics import SWAPS, default_swaps, swap_norm, swap_normalization
 from tests.probes.test_probes import SENTENCES, CharTokenizer, tiny
 
 pytest.importorskip("transformers")
@@ -97,15 +97,20 @@ def test_a_norm_of_an_outside_package_reaches_the_probes(monkeypatch):
 def test_swap_normalization_runs_for_every_family(kind):
     model = tiny(kind)
     res = swap_normalization(model, CharTokenizer(), SENTENCES[:4], adapter_for(model))
-    assert res["kinds"] == list(SWAPS)
+    assert res["kinds"] == list(default_swaps(ADAPTERS[kind].causal))
+    assert set(SWAPS) - {"rn", "diagonal_rn"} <= set(res["kinds"])
     ran = np.isfinite(res["token_cosine"])
     assert ran.sum() >= 3 and np.all(res["token_cosine"][ran] <= 1 + 1e-6)
     # replacing the family's own norm (without its affine) by itself changes nothing but eps
     own = swap_normalization(model, CharTokenizer(), SENTENCES[:4], adapter_for(model), kinds=(ADAPTERS[kind].norm,))
     assert own["token_cosine"][0] > 0.999
     # cloud-wise norms would let a causal model's tokens see their successors: not run there, with the reason
-    cloudwise = [i for i, k in enumerate(SWAPS) if k in ("rn", "diagonal_rn")]
+    # (left out of a causal model's default swaps, and said so; asked for, not run, with the reason)
     if ADAPTERS[kind].causal:
-        assert np.isnan(res["token_cosine"][cloudwise]).all() and set(res["not_run"]) == {"rn", "diagonal_rn"}
+        assert not {"rn", "diagonal_rn"} & set(res["kinds"]) and set(res["not_run"]) == {"rn", "diagonal_rn"}
+        asked = swap_normalization(model, CharTokenizer(), SENTENCES[:4], adapter_for(model), kinds=SWAPS)
+        cloudwise = [i for i, k in enumerate(SWAPS) if k in ("rn", "diagonal_rn")]
+        assert np.isnan(asked["token_cosine"][cloudwise]).all() and set(asked["not_run"]) == {"rn", "diagonal_rn"}
     else:
+        assert {"rn", "diagonal_rn"} <= set(res["kinds"])
         assert np.isfinite(res["token_cosine"]).all() and not res["not_run"]

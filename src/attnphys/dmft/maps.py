@@ -42,14 +42,15 @@ class WindowMap(AbstractMap):
         """The window of a state (x, aux)."""
 
 
-@dataclass(frozen=True)
-class AttentionMap(WindowMap):
-    """x = vec(A) ∈ R^{LM}, aux = (pe, n) (theory: docs/theory/dmft.md §6.1)."""
+class AttentionWindowMap(WindowMap):
+    """A window map whose state is x = vec(A) ∈ R^{LM} and auxiliary state (pe, n), the positional window
+    following A without depending on it (theory: docs/theory/dmft.md §6.1): the window ↔ state conversion
+    and the observable's check every such map shares. A subclass is a frozen dataclass with the fields
+    ``L``, ``M`` and ``observable``."""
 
     L: int
     M: int
-    observable: str = "mo_se"
-    convention: MoSeConvention = "paper"
+    observable: str
 
     def __post_init__(self):
         check_observable(self.observable)
@@ -61,6 +62,19 @@ class AttentionMap(WindowMap):
     def state(self, win: Window) -> tuple[jax.Array, tuple]:
         """(x, aux) of a window (batched windows give batched states)."""
         return win.A.reshape(win.A.shape[:-2] + (-1,)), (win.pe, win.n)
+
+    def uncache_aux(self, caux):
+        return caux[0], caux[1]
+
+
+@dataclass(frozen=True)
+class AttentionMap(AttentionWindowMap):
+    """x = vec(A) ∈ R^{LM}, aux = (pe, n) (theory: docs/theory/dmft.md §6.1)."""
+
+    L: int
+    M: int
+    observable: str = "mo_se"
+    convention: MoSeConvention = "paper"
 
     def step(self, x, aux, params):
         cp, sc = params
@@ -78,9 +92,6 @@ class AttentionMap(WindowMap):
         cp, sc = params
         new, _ = advance(cp, sc, State(x.reshape(self.L, self.M), *caux), self.convention)
         return new.A.reshape(-1), tuple(new)[1:]
-
-    def uncache_aux(self, caux):
-        return caux[0], caux[1]
 
     def observe_cached(self, x, caux, params):
         """The observable read from the cached overlaps (no overlap is recomputed)."""

@@ -20,13 +20,13 @@ import numpy as np
 
 from attnphys.dmft._abstract_model import AbstractModel
 from attnphys.dmft._variant import AbstractConfig
-from attnphys.dmft.config import BATCHED, DMFTConfig, MoSeConvention, gamma_of
+from attnphys.dmft.config import BATCHED, DMFTConfig, MoSeConvention
 from attnphys.dmft.correlations import Correlations
 from attnphys.dmft.initial import check_window, start_window, token_overlap, token_positions, token_semantic
 from attnphys.dmft.maps import AttentionMap, FullStateMap
 from attnphys.dmft.meanfield import Couplings, Scalars, State, Window, couplings, fill, scalars, token_state
 from attnphys.dmft.simulate import Schedule, run_batch, stack_windows
-from attnphys.dmft.starts import CACHE_KEYS, PrerunStart, TokenStart, as_start, start_cache
+from attnphys.dmft.starts import PrerunStart, TokenStart, as_start, keep_start_cache
 
 
 @jax.jit
@@ -109,22 +109,7 @@ class DMFTModel(AbstractModel):
             pe = np.broadcast_to(token_positions(cfg.L, cfg.P), (eps.size, cfg.L, cfg.P))
             win = Window(jnp.asarray(A), jnp.asarray(pe), jnp.ones(eps.size, jnp.int32))
             return jax.vmap(token_state)(win, jnp.asarray(m), jnp.asarray(se))
-        st = _fill_batch(self.couplings, sc, self.initial_windows(start, sc))
-        cache = start_cache(start)
-        if cache is None:
-            return st
-        # a saved engine state: keep its cached overlaps where they are this point's (same β_o, ε), so that
-        # a continuation is bitwise the uninterrupted run; elsewhere the freshly filled ones
-        same = np.ones(eps.size, bool)
-        for k in CACHE_KEYS:
-            same &= np.all(np.abs(np.asarray(getattr(st, k)) - cache[k][None]) <= 1e-12, axis=(-2, -1))
-        keep = jnp.asarray(same)
-        return st._replace(
-            **{
-                k: jnp.where(keep.reshape((-1,) + (1,) * cache[k].ndim), jnp.asarray(cache[k])[None], getattr(st, k))
-                for k in CACHE_KEYS
-            }
-        )
+        return keep_start_cache(_fill_batch(self.couplings, sc, self.initial_windows(start, sc)), start)
 
     def prerun_window(self, start: PrerunStart) -> Window:
         """The final window of a pre-run (cached per configuration and pre-run)."""
@@ -210,21 +195,29 @@ class DMFTModel(AbstractModel):
         return AttentionMap(cfg.L, cfg.M, observable, self.convention)
 
     def params_of(self, param: str):
-        """s ↦ the map's parameters (couplings, scalars) with ``param`` (β_o, β_att or ε) set to s, traceable,
-        for continuation in s (theory: docs/theory/dmft.md §5.4): the scalars are linear in each parameter.
+        """s ↦ the map's parameters (couplings, scalars) with the batched field ``param`` set to s, traceable,
+        for continuation in s (theory: docs/theory/dmft.md §5.4).
+
+        The fields are the configuration class's own :meth:`~attnphys.dmft.DMFTConfig.batched_fields` (β_o,
+        β_att, ε, and a variant's own), and the scalars are this model's :meth:`scalars`: a field a variant
+        adds flows through. The scalars are linear in each field, so with the others held,
+        sc(s) = sc(0) + s·(sc(1) − sc(0)): for the paper's fields the gain s·s_o and ε = s bit for bit, and
+        γ(s) = s·(s_att/√M) to rounding. A variant whose scalars are not linear in its own field overrides
+        this.
 
         Raises:
-            ValueError: ``param`` is not one of :data:`~attnphys.dmft.config.BATCHED`.
+            ValueError: ``param`` is not a batched field of the configuration.
         """
-        cfg, cp = self.config, self.couplings
-        sc = jax.tree_util.tree_map(lambda a: a[0], self.scalars(n=1))
-        if param == "beta_o":
-            return lambda s: (cp, sc._replace(gain_o=s * cfg.scaling_o))
-        if param == "beta_att":
-            return lambda s: (cp, sc._replace(gamma=gamma_of(s, cfg.scaling_att, cfg.M)))
-        if param == "epsilon":
-            return lambda s: (cp, sc._replace(eps=s))
-        raise ValueError(f"no continuation along {param!r}: the map is continued along beta_o, beta_att or epsilon")
+        fields = type(self.config).batched_fields()
+        if param not in fields:
+            raise ValueError(
+                f"no continuation along {param!r}: the map is continued along {', '.join(fields)} (the fields "
+                "that vary inside a batch)"
+            )
+        cp = self.couplings
+        at0, at1 = (jax.tree_util.tree_map(lambda a: a[0], self.scalars({param: [v]})) for v in (0.0, 1.0))
+        slope = jax.tree_util.tree_map(lambda a, b: b - a, at0, at1)
+        return lambda s: (cp, jax.tree_util.tree_map(lambda a, d: a + s * d, at0, slope))
 
     def state_dim(self, full_state: bool = False) -> int:
         """Dimension of the map's state: L·M, or L(M+P) for the full state."""
@@ -261,9 +254,10 @@ def per_point(fn, starts, sc: Scalars):
     return jax.tree_util.tree_map(lambda *xs: jnp.concatenate(xs)[inv], *parts)
 
 
-@lru_cache(maxsize=32)
-def _prerun(cfg: DMFTConfig, start: PrerunStart, dtype: str) -> Window:
-    model = model_of(cfg.replace(beta_o=start.beta_o))
+def run_prerun(model, start: PrerunStart) -> Window:
+    """The final window of a pre-run (theory: docs/theory/dmft.md §3.5): ``start.steps`` steps of ``model`` (one
+    built at β_o = ``start.beta_o``) from ``start.start``, nothing recorded. Every model variant runs its
+    pre-runs through this one function."""
     sc = model.scalars(n=1)
     final, _, _ = model.run_batch(
         sc,
@@ -272,3 +266,8 @@ def _prerun(cfg: DMFTConfig, start: PrerunStart, dtype: str) -> Window:
         labels={"beta_o": np.asarray([start.beta_o])},
     )
     return Window(*(x[0] for x in final.window))
+
+
+@lru_cache(maxsize=32)
+def _prerun(cfg: DMFTConfig, start: PrerunStart, dtype: str) -> Window:
+    return run_prerun(model_of(cfg.replace(beta_o=start.beta_o)), start)

@@ -9,7 +9,7 @@ one new row per step); a :class:`Window` given instead is filled first.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -151,19 +151,39 @@ def run(cp: Couplings, sc: Scalars, start: State | Window, schedule: Schedule, c
     Returns:
         (final state, records dict name → (n_records, M), first non-finite step or −1).
     """
+    return run_schedule(
+        lambda w: advance(cp, sc, w, convention),
+        lambda w, b, t0, n: _advance(cp, sc, w, b, t0, n, convention),
+        as_state(cp, sc, start),
+        schedule,
+    )
+
+
+def run_schedule(one: Callable, many: Callable, st, schedule: Schedule):
+    """A schedule's loop on any engine (theory: docs/theory/dmft.md §3.6): ``transient`` steps, then one
+    recorded step and ``record_every`` − 1 unrecorded ones per record, the last group ending at step
+    ``steps``; the first step whose newest row is non-finite is kept (−1: none).
+
+    Args:
+        one: w ↦ (w', records name → (M,)): one recorded step.
+        many: (w, bad, t0, n) ↦ (w', bad'): n unrecorded steps from step t0.
+        st: the engine state, its newest row ``st.A[0]`` (L, M).
+
+    Returns:
+        (final state, records dict name → (n_records, M), first non-finite step or −1).
+    """
     T, T_tr, k = schedule.steps, schedule.transient, schedule.record_every
     bad = jnp.asarray(-1, jnp.int32)
-    st = as_state(cp, sc, start)
-    st, bad = _advance(cp, sc, st, bad, 0, T_tr, convention)
+    st, bad = many(st, bad, 0, T_tr)
     n_rec = schedule.n_records
     if n_rec == 0:
         return st, {name: jnp.zeros((0, st.A.shape[1]), st.A.dtype) for name in schedule.record}, bad
 
     def group(carry, t, n_after):
         w, b = carry
-        w, rec = advance(cp, sc, w, convention)
+        w, rec = one(w)
         b = _flag(b, w, t)
-        w, b = _advance(cp, sc, w, b, t + 1, n_after, convention)
+        w, b = many(w, b, t + 1, n_after)
         return (w, b), {name: rec[name] for name in schedule.record}
 
     full = n_rec - 1

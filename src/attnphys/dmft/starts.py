@@ -208,6 +208,28 @@ def start_cache(start) -> dict[str, np.ndarray] | None:
     return None
 
 
+def keep_start_cache(st, start):
+    """The batched engine state ``st`` (B, …) with the cached overlaps the start carries kept where they are
+    this point's (every cached overlap within 1e-12 of the freshly filled one: same β_o, ε), so that a
+    continuation is bitwise the uninterrupted run; elsewhere, and for a start without a cache, the freshly
+    filled ones (theory: docs/theory/dmft.md §3.7)."""
+    import jax.numpy as jnp
+
+    cache = start_cache(start)
+    if cache is None:
+        return st
+    same = np.ones(int(np.shape(st.A)[0]), bool)
+    for k in CACHE_KEYS:
+        same &= np.all(np.abs(np.asarray(getattr(st, k)) - cache[k][None]) <= 1e-12, axis=(-2, -1))
+    keep = jnp.asarray(same)
+    return st._replace(
+        **{
+            k: jnp.where(keep.reshape((-1,) + (1,) * cache[k].ndim), jnp.asarray(cache[k])[None], getattr(st, k))
+            for k in CACHE_KEYS
+        }
+    )
+
+
 def split_starts(start: Any) -> tuple[Any, tuple[Any, ...]]:
     """(the start of a run, its per-point starts) from a ``start`` argument: one start (``"token"``, a path,
     a :class:`Window`, …; no per-point starts), or a list of one start per point (the first, and all).

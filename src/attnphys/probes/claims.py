@@ -3,9 +3,12 @@
 A claim is one :class:`Claim` object: its title, the per-layer statistic it measures (``measure``, a
 function of the :class:`Evidence` and the layer returning an :class:`Outcome`), the null hypothesis, the
 test, the fewest degrees of freedom behind a "supported", whether it depends on training, and its report
-lines. :data:`CLAIMS` is the one registry: :func:`register_claim` adds a claim (a new file calling it is
-all a new claim needs), and the dataset's ``claim`` coordinate, the verdict table and the report's
-sections are generated from it.
+lines. :data:`CLAIMS` is the one registry: :func:`register_claim` adds a claim, and the dataset's
+``claim`` coordinate, the verdict table, the report's sections and the claims table of
+docs/theory/probes.md §4 are generated from it. The library's claims outside this module are defined in
+the modules :data:`CLAIM_MODULES` lists, which this module imports itself: a new claim of the library is
+one new file calling :func:`register_claim` and one line there, and whatever imports the registry sees it
+(an outside package's file registers its claims when it is imported).
 
 Verdict: a layer supports a claim when its test has at least ``min_df`` degrees of freedom, its p-value
 survives Holm's correction over the layers where the claim could be tested at family-wise level
@@ -97,7 +100,12 @@ class Claim:
 
 
 CLAIMS: dict[str, Claim] = {}
-"""The claims tested by every probe, in report order (the registry: :func:`register_claim`)."""
+"""The claims tested by every probe, in report order (the registry: :func:`register_claim`; complete once
+this module is imported: it imports :data:`CLAIM_MODULES`)."""
+
+CLAIM_MODULES: tuple[str, ...] = ("attnphys.probes._collapse",)
+"""The modules of the library's claims besides this module's own, in report order after them: each
+registers its claims when imported, and this module imports them all (one line per new file of claims)."""
 
 
 def register_claim(name: str, claim: Claim) -> Claim:
@@ -371,6 +379,16 @@ def claim_counts(ds) -> dict[str, str]:
     return out
 
 
+def _load_claim_modules() -> dict[str, Claim]:
+    """Import every module of :data:`CLAIM_MODULES` (each registers its claims; importing this module does
+    it once) and return :data:`CLAIMS` (theory: docs/theory/probes.md §4)."""
+    from importlib import import_module
+
+    for module in CLAIM_MODULES:
+        import_module(module)
+    return CLAIMS
+
+
 __all__ = [
     "MLP_AFFINE_R2",
     "Claim",
@@ -382,3 +400,5 @@ __all__ = [
     "claim_verdict",
     "claim_counts",
 ]
+
+_load_claim_modules()  # the library's claims of the other modules: registered wherever CLAIMS is read

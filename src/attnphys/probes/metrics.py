@@ -15,11 +15,11 @@ uncertainty (theory: docs/theory/probes.md §3, §4), written for encoders and d
     gradient ∇_{x_i} log Σ_j e^{score_ij} of its own log-normalizer (rotary rotations and the causal mask
     included), against every other head's gradient.
 (e) :func:`swap_normalization` — replace every norm (keeping its affine) by another normalization of
-    :mod:`attnphys.clouds.norms` (the same objects and names as the token clouds: ``rmsnorm``,
-    ``sphere``, ``rn``, ``diagonal_rn``, ``none``), without retraining; how far the final embeddings move.
-    The cloud-wise norms (``rn``, ``diagonal_rn``) take their statistics over the real tokens of the
-    batch, which a causal model must not see: they are not run on causal models (:func:`causal_safe`, read
-    from each norm's ``tokenwise``).
+    :mod:`attnphys.clouds.norms` (the same objects and names as the token clouds; by default every
+    registered one that can run on the model, :func:`default_swaps`), without retraining; how far the final
+    embeddings move. The cloud-wise norms (``rn``, ``diagonal_rn``, an outside package's with
+    ``tokenwise = False``) take their statistics over the real tokens of the batch, which a causal model
+    must not see: they are not run on causal models (:func:`causal_safe`, read from each norm's class).
 
 torch is imported only inside the functions that run the model.
 """
@@ -502,27 +502,62 @@ SWAP_SENTENCES = 64
 """Sentences (the first ones) run through the models with swapped normalizations, as one batch."""
 
 SWAPS = ("rmsnorm", "sphere", "rn", "diagonal_rn", "none")
-"""Replacement normalizations tried by :func:`swap_normalization` by default (names of the norms' registry,
-:func:`attnphys.clouds.norms.norm_names`; any registered one can be asked for)."""
+"""The library's own replacement normalizations of the earlier probes (names of the norms' registry,
+:func:`attnphys.clouds.norms.norm_names`). The probe's default is :func:`default_swaps`: every registered
+norm that can run on the model, an outside package's too."""
 
 
 def causal_safe(kind: str) -> bool:
     """Whether the normalization ``kind`` may be swapped into a causal model: read from its class's
     ``tokenwise`` capability (each token normalized on its own). A cloud-wise one (``tokenwise = False``)
     takes statistics over every token, the later ones included, which a causal model must not see; this
-    holds for every registered norm, an outside package's too (theory: docs/theory/probes.md §3.5)."""
+    holds for every registered norm, an outside package's too (theory: docs/theory/probes.md §3.5).
+
+    Raises:
+        ValueError: an unknown name, listing the known ones.
+    """
     return bool(norm_class(kind).tokenwise)
 
 
+def default_swaps(causal: bool) -> tuple[str, ...]:
+    """The swaps a probe runs by default: every norm of the norms' registry
+    (:func:`attnphys.clouds.norms.norm_names`: the library's own in their order, then those registered in
+    this process and outside packages'), the cloud-wise ones left out on a causal model (:func:`causal_safe`)
+    (theory: docs/theory/probes.md §3.5). An outside norm that fails to load is left out with an
+    :class:`~attnphys.errors.ExtensionWarning` naming it."""
+    return tuple(k for k, cls in _registered_norms().items() if not causal or cls.tokenwise)
+
+
+def _registered_norms() -> dict[str, type[AbstractNorm]]:
+    """Every norm class of the registry that loads (name → class; a broken outside one skipped, warned)."""
+    import attnphys.clouds.norms as norms
+    from attnphys._plugins import loaded
+
+    def norm(obj):
+        return obj if isinstance(obj, type) and issubclass(obj, AbstractNorm) else None
+
+    return loaded(norms.ENTRY_POINT_GROUP, norms.NORMS, accept=norm)
+
+
 NOT_CAUSAL = tuple(k for k in SWAPS if not causal_safe(k))
-"""The default swaps that are cloud-wise (derived from the norms' ``tokenwise``; :func:`causal_safe` decides
-for any norm): they are not swapped into causal models."""
+"""The library's own swaps that are cloud-wise (derived from the norms' ``tokenwise``; :func:`causal_safe`
+decides for any norm): they are not swapped into causal models."""
 
 NOT_CAUSAL_REASON = (
-    "not run: a cloud-wise normalization takes its statistics over every token of the sentence, so it "
+    "a cloud-wise normalization takes its statistics over every token of the sentence, so it "
     "would let each token see the tokens after it, which a causal model must not; a causal version "
     "(statistics of the prefix) is another operator than the theory's"
 )
+
+
+def not_causal_reason(kind: str) -> str:
+    """Why the swap ``kind`` is not run on a causal model, naming it and its class (theory:
+    docs/theory/probes.md §3.5)."""
+    cls = norm_class(kind)
+    return (
+        f"{kind!r} ({cls.__module__}.{cls.__qualname__}) is cloud-wise (tokenwise = False), so it is not run "
+        f"on a causal model: {NOT_CAUSAL_REASON}"
+    )
 
 
 def swap_normalization(
@@ -530,27 +565,56 @@ def swap_normalization(
     tokenizer,
     sentences: list[str],
     adapter,
-    kinds=SWAPS,
+    kinds=None,
     max_length: int = 64,
     max_sentences: int = SWAP_SENTENCES,
 ) -> dict:
     """Per variant: mean cosine similarity of the final token embeddings with the original ones, relative
     L2 change, and the same for mean-pooled sentence embeddings; plus the per-layer relative change
-    (theory: docs/theory/probes.md §3.5), on the first ``max_sentences`` sentences as one batch. Variants
-    that a causal model cannot take (cloud-wise norms, :func:`causal_safe`) are NaN, with the reason, naming
-    the norm, in ``not_run``."""
+    (theory: docs/theory/probes.md §3.5), on the first ``max_sentences`` sentences as one batch.
+
+    The cosines and changes are computed in float64 from the model's states: a model whose norms are
+    removed (``none``) can grow states whose squared norm overflows float32 while the states are finite.
+
+    Args:
+        kinds: names of the norms' registry; None: :func:`default_swaps` (every registered norm that can run
+            on the model). A cloud-wise norm asked for on a causal model (:func:`causal_safe`) is not run:
+            its numbers are NaN, with the reason, naming the norm, in ``not_run`` (and ``reason``); on a
+            causal model ``not_run`` also names the registered cloud-wise norms the default leaves out.
+
+    Returns:
+        dict: ``token_cosine``, ``relative_change``, ``sentence_cosine`` (kinds,),
+        ``per_layer_relative_change`` (kinds, hidden states), ``kinds``, ``not_run`` {name: why},
+        ``reason`` (kinds,) why a swap's numbers are NaN (empty where they are finite).
+
+    Raises:
+        ValueError: an unknown name in ``kinds``, listing the known ones.
+    """
     import torch
 
     from attnphys.probes.adapters._base import base_model
 
+    causal = bool(adapter.causal)
+    left_out: tuple[str, ...] = ()
+    if kinds is None:  # every registered norm that can run here (default_swaps), and those that cannot
+        registry = _registered_norms()
+        kinds = tuple(k for k, c in registry.items() if not causal or c.tokenwise)
+        left_out = tuple(k for k, c in registry.items() if causal and not c.tokenwise)
+    else:
+        kinds = (kinds,) if isinstance(kinds, str) else tuple(kinds)
+        for k in kinds:
+            norm_class(k)  # an unknown name: refused before the model runs, listing the known ones
     side = getattr(tokenizer, "padding_side", None)
     if side not in (None, "right"):
         tokenizer.padding_side = "right"
     try:
         with torch.no_grad():
-            return _swap_normalization(
+            out = _swap_normalization(
                 torch, base_model(model), tokenizer, sentences[:max_sentences], adapter, kinds, max_length
             )
+        for k in left_out:  # the default's registered norms that cannot run here: said, not measured
+            out["not_run"].setdefault(k, not_causal_reason(k))
+        return out
     finally:
         if side not in (None, "right"):
             tokenizer.padding_side = side
@@ -568,9 +632,10 @@ def _swap_normalization(torch, model, tokenizer, sentences, adapter, kinds, max_
     for k in out:
         out[k][:] = np.nan
     out["not_run"] = {}
+    finite = np.ones((len(kinds), len(ref.hidden_states)), bool)
     for i, kind in enumerate(kinds):
         if adapter.causal and not causal_safe(kind):
-            out["not_run"][kind] = f"{kind}: {NOT_CAUSAL_REASON}"
+            out["not_run"][kind] = not_causal_reason(kind)
             continue
         saved = [m.forward for _, m in norms]
         try:
@@ -580,31 +645,51 @@ def _swap_normalization(torch, model, tokenizer, sentences, adapter, kinds, max_
         finally:
             for (_, m), f in zip(norms, saved):
                 m.forward = f
-        a, b = ref.last_hidden_state[mask], new.last_hidden_state[mask]
-        out["token_cosine"][i] = float(torch.nn.functional.cosine_similarity(a, b, dim=-1).mean())
+        # float64: the states of a model without its norms can be finite with a squared norm beyond float32
+        a, b = ref.last_hidden_state[mask].double(), new.last_hidden_state[mask].double()
+        out["token_cosine"][i] = float(_cosines(torch, a, b).mean())
         out["relative_change"][i] = float(((b - a).norm(dim=-1) / a.norm(dim=-1)).mean())
-        mf = mask[..., None].to(a.dtype)
-        pa = (ref.last_hidden_state * mf).sum(1) / mf.sum(1)
-        pb = (new.last_hidden_state * mf).sum(1) / mf.sum(1)
-        out["sentence_cosine"][i] = float(torch.nn.functional.cosine_similarity(pa, pb, dim=-1).mean())
+        mf = mask[..., None].double()
+        pa = (ref.last_hidden_state.double() * mf).sum(1) / mf.sum(1)
+        pb = (new.last_hidden_state.double() * mf).sum(1) / mf.sum(1)
+        out["sentence_cosine"][i] = float(_cosines(torch, pa, pb).mean())
         for j, (h0, h1) in enumerate(zip(ref.hidden_states, new.hidden_states)):
-            per_layer[i, j] = float(((h1[mask] - h0[mask]).norm(dim=-1) / h0[mask].norm(dim=-1)).mean())
+            h0, h1 = h0[mask].double(), h1[mask].double()
+            finite[i, j] = bool(torch.isfinite(h1).all())
+            per_layer[i, j] = float(((h1 - h0).norm(dim=-1) / h0.norm(dim=-1)).mean())
     out["per_layer_relative_change"] = per_layer
     out["kinds"] = list(kinds)
-    out["reason"] = np.array([_swap_reason(kind, out, per_layer[i], i) for i, kind in enumerate(kinds)], dtype=object)
+    out["reason"] = np.array(
+        [
+            _swap_reason(kind, out, per_layer[i], i, finite[i], str(ref.last_hidden_state.dtype))
+            for i, kind in enumerate(kinds)
+        ],
+        dtype=object,
+    )
     return out
 
 
-def _swap_reason(kind: str, out: dict, change: np.ndarray, i: int) -> str:
-    """Why the swap ``kind``'s numbers are NaN (empty where they are all finite)."""
+def _cosines(torch, a, b):
+    """Row-wise cosines of (n, D) float64 tensors; NaN for a row of zero norm (undefined, not 0)."""
+    na, nb = a.norm(dim=-1), b.norm(dim=-1)
+    return (a * b).sum(-1) / (na * nb)
+
+
+def _swap_reason(
+    kind: str, out: dict, change: np.ndarray, i: int, finite: np.ndarray | None = None, dtype: str = "the model's"
+) -> str:
+    """Why the swap ``kind``'s numbers are NaN (empty where they are all finite): not run, the swapped
+    model's hidden states not finite from some hidden state on (``finite`` (hidden states,) bool; without
+    it, read from the per-layer ``change``), or a final state of zero norm."""
     if kind in out["not_run"]:
-        return f"not run: {out['not_run'][kind]}"
+        why = str(out["not_run"][kind])
+        return why if "not run" in why else f"not run: {why}"
     if all(np.isfinite(out[k][i]) for k in ("token_cosine", "relative_change", "sentence_cosine")):
         return ""
-    bad = np.flatnonzero(~np.isfinite(change))
+    bad = np.flatnonzero(~np.asarray(finite, bool) if finite is not None else ~np.isfinite(change))
     if bad.size:
         return (
-            f"the hidden states are not finite from hidden state {int(bad[0])} on (they overflow without the "
-            f"{kind!r} normalization's rescaling): the model diverges"
+            f"the swapped model's hidden states are not finite from hidden state {int(bad[0])} on (they overflow "
+            f"{dtype} without the {kind!r} normalization's rescaling): the model diverges"
         )
     return "a token's final state has zero norm: its cosine is undefined"

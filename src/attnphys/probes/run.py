@@ -17,7 +17,7 @@ from attnphys.clouds.stats import LONG_NAMES as STAT_LONG_NAMES
 from attnphys.clouds.stats import STATISTICS
 from attnphys.errors import InputError
 from attnphys.metadata import base_attrs
-from attnphys.probes import _collapse, metrics  # noqa: F401  (_collapse registers its claims)
+from attnphys.probes import metrics
 from attnphys.probes.capture import MAX_LENGTH, Capture, builtin_corpus, capture
 from attnphys.probes.claims import CLAIMS, Evidence, evaluate_claims
 from attnphys.probes.particle import temperature_variables
@@ -83,6 +83,7 @@ LONG_NAMES = {
     "sink_attention_uniform": "the same under uniform attention over the keys each query sees",
     "token_sink": "1 for a sink position (massive norm in some layer)",
     "token_position": "position of the token in its sentence",
+    "token_special": "1 for a special token of the tokenizer ([CLS], [SEP], BOS, EOS)",
     "token_sentence": "index of the token's sentence",
     "token_id": "the tokenizer's id of the token",
     "qk_best_other_layer": "highest similarity of this layer's form with another layer's inverse covariance",
@@ -383,6 +384,7 @@ def _measure(model, tokenizer, sentences, max_tokens, max_length, seed, progress
             "token_sink": (("token",), cap.sinks.astype(np.int8)),
             "token_attention_sink": (("token",), sinks["attention_sink"].astype(np.int8)),
             "token_position": (("token",), cap.position),
+            "token_special": (("token",), cap.special.astype(np.int8)),
             "token_sentence": (("token",), cap.sentence),
             "token_id": (("token",), cap.token_ids if cap.token_ids is not None else np.full(cap.sentence.size, -1)),
             "qk_similarity": (("layer", "head", "lam"), qk["similarity"]),

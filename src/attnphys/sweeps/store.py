@@ -22,7 +22,7 @@ import errno
 import json
 import shutil
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -179,9 +179,13 @@ class ZarrStore:
         coords,
         attrs: dict,
         replace: bool = False,
+        as_current: Callable[[dict], dict] | None = None,
     ) -> bool:
         """Create the template, or check that an existing store holds the same sweep (``replace``: start
-        over, the new template replacing the existing store atomically).
+        over, the new template replacing the existing store atomically). ``as_current`` reads the stored
+        definition through the current classes before the two are compared (the defaults of fields added
+        since filled in, so that an older store of the same sweep resumes; theory: docs/theory/sweeps.md
+        §2.1, rule 4); the stored attribute itself is left as it was written.
 
         Returns:
             True if the store was created now.
@@ -213,6 +217,8 @@ class ZarrStore:
                     "--overwrite to start over, or choose another --out",
                     problems,
                 )
+            if as_current is not None:  # defaults of the fields added since filled: an older store resumes
+                stored = as_current(stored)
             if not _same_sweep(stored, definition):
                 diff = _diff(stored, definition)
                 lines = "\n  ".join(diff) or "(definitions differ)"
@@ -308,7 +314,9 @@ class MemoryStore:
     def __init__(self):
         self.ds: xr.Dataset | None = None
 
-    def create_or_check(self, definition, n_points, chunk, schema, coords, attrs, replace: bool = False) -> bool:
+    def create_or_check(
+        self, definition, n_points, chunk, schema, coords, attrs, replace: bool = False, as_current=None
+    ) -> bool:
         self.ds, _ = _template(definition, n_points, chunk, schema, coords, attrs)
         return True
 

@@ -49,7 +49,7 @@ def norm_class(name: str) -> type[AbstractNorm]:
     cls = NORMS.get(name) or find(ENTRY_POINT_GROUP, name, NORMS)
     if cls is None:
         raise ValueError(f"unknown normalization {name!r}; choose from {', '.join(norm_names())}")
-    return NORMS.setdefault(name, cls)
+    return cls
 
 
 @checked

@@ -46,17 +46,25 @@ _MODEL_FIELDS = tuple(n for n in DMFTConfig.model_fields if n not in ("variant",
 _DESIGNED_FIELDS = ("beta_o", "gamma", "epsilon", "L")
 """The options a designed model takes (its configuration's fields besides the design)."""
 
-BATCHED_ANY: tuple[str, ...] = tuple(
-    dict.fromkeys(
-        BATCHED
-        + tuple(
-            f
-            for tag in variant_names()
-            for f in variant_class(tag).batched_fields()
-            if f in _MODEL_FIELDS or f in _DESIGNED_FIELDS
-        )
-    )
-)
+
+def _batched_any() -> tuple[str, ...]:
+    """:data:`BATCHED_ANY` from the variants of the registry (:func:`attnphys._plugins.loaded`). An outside
+    variant that fails to load, or is no configuration class, is skipped with an
+    :class:`~attnphys.errors.ExtensionWarning` naming it: the commands are built at import, so one broken
+    plugin must not take every ``dmft`` command down."""
+    from attnphys._plugins import loaded
+    from attnphys.dmft import _variant
+
+    def config_class(obj):
+        return obj if isinstance(obj, type) and issubclass(obj, AbstractConfig) else None
+
+    fields = list(BATCHED)
+    for cls in loaded(_variant.ENTRY_POINT_GROUP, _variant.VARIANTS, accept=config_class).values():
+        fields += [f for f in cls.batched_fields() if f in _MODEL_FIELDS or f in _DESIGNED_FIELDS]
+    return tuple(dict.fromkeys(fields))
+
+
+BATCHED_ANY: tuple[str, ...] = _batched_any()
 """The fields that vary inside a batch in some model variant of the registry and are options of the
 commands (the paper's β_o, β_att, ε; a design's γ): the options that take several values where a command
 sweeps them. (A variant's own batched field is swept from Python; it is no option of the commands.)"""

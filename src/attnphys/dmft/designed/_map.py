@@ -32,11 +32,11 @@ import numpy as np
 from attnphys.dmft.correlations import FAMILIES, sign_vectors
 from attnphys.dmft.designed._design import FEATURES, DesignSpec
 from attnphys.dmft.initial import token_positions
-from attnphys.dmft.maps import WindowMap
+from attnphys.dmft.maps import AttentionWindowMap
 from attnphys.dmft.meanfield import Scalars, State, Window, attention
-from attnphys.dmft.observables import check_observable, observe
+from attnphys.dmft.observables import observe
 from attnphys.dmft.observables import records as table_records
-from attnphys.dmft.simulate import Schedule, raise_if_nonfinite
+from attnphys.dmft.simulate import Schedule, raise_if_nonfinite, run_schedule
 from attnphys.runtime import shard_batch
 
 RECORDING = "paper"
@@ -208,27 +208,7 @@ def run(cp: DesignArrays, sc: Scalars, st: State, schedule: Schedule):
     Returns:
         (final state, records name → (n_records, M), first non-finite step or −1).
     """
-    T, T_tr, k = schedule.steps, schedule.transient, schedule.record_every
-    bad = jnp.asarray(-1, jnp.int32)
-    st, bad = _steps(cp, sc, st, bad, 0, T_tr)
-    n_rec = schedule.n_records
-    if n_rec == 0:
-        return st, {name: jnp.zeros((0, st.A.shape[1]), st.A.dtype) for name in schedule.record}, bad
-
-    def group(carry, t, n_after):
-        w, b = carry
-        w, rec = advance(cp, sc, w)
-        b = jnp.where((b < 0) & ~jnp.all(jnp.isfinite(w.A[0])), t, b)
-        w, b = _steps(cp, sc, w, b, t + 1, n_after)
-        return (w, b), {name: rec[name] for name in schedule.record}
-
-    full = n_rec - 1
-    starts = T_tr + k * jnp.arange(full, dtype=jnp.int32)
-    (st, bad), recs = jax.lax.scan(lambda c, t: group(c, t, k - 1), (st, bad), starts)
-    last = T - (T_tr + k * full) - 1
-    (st, bad), rec_last = group((st, bad), jnp.asarray(T_tr + k * full, jnp.int32), last)
-    recs = {name: jnp.concatenate([recs[name], rec_last[name][None]], axis=0) for name in schedule.record}
-    return st, recs, bad
+    return run_schedule(lambda w: advance(cp, sc, w), lambda w, b, t0, n: _steps(cp, sc, w, b, t0, n), st, schedule)
 
 
 @partial(jax.jit, static_argnames=("schedule",))
@@ -267,7 +247,7 @@ def run_batch(
 
 
 @dataclass(frozen=True)
-class DesignedMap(WindowMap):
+class DesignedMap(AttentionWindowMap):
     """The designed map for the dynamics toolkit (theory: docs/theory/designed.md §3): state x = vec(A)
     (L·M), auxiliary state (pe, n), parameters (:class:`DesignArrays`, :class:`Scalars`).
 
@@ -284,17 +264,6 @@ class DesignedMap(WindowMap):
     observable: str = "mo_se"
     amplitude: float = 1.0
 
-    def __post_init__(self):
-        check_observable(self.observable)
-
-    def window(self, x, aux) -> Window:
-        pe, n = aux
-        return Window(x.reshape(self.L, self.M), pe, n)
-
-    def state(self, win: Window) -> tuple[jax.Array, tuple]:
-        """(x, aux) of a window (batched windows give batched states)."""
-        return win.A.reshape(win.A.shape[:-2] + (-1,)), (win.pe, win.n)
-
     def step(self, x, aux, params):
         cp, sc = params
         new, _ = step(cp, sc, self.window(x, aux))
@@ -309,9 +278,6 @@ class DesignedMap(WindowMap):
         cp, sc = params
         new, _ = advance(cp, sc, State(x.reshape(self.L, self.M), *caux))
         return new.A.reshape(-1), tuple(new)[1:]
-
-    def uncache_aux(self, caux):
-        return caux[0], caux[1]
 
     def observe_cached(self, x, caux, params):
         _, sc = params

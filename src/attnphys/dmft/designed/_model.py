@@ -24,17 +24,16 @@ from attnphys.dmft.designed._design import DesignSpec
 from attnphys.dmft.designed._map import DesignArrays, DesignedMap, design_arrays, fill, run_batch
 from attnphys.dmft.initial import check_window, from_file, from_window, token_positions
 from attnphys.dmft.meanfield import Scalars, State, Window
-from attnphys.dmft.model import model_of, per_point
+from attnphys.dmft.model import model_of, per_point, run_prerun
 from attnphys.dmft.simulate import Schedule, stack_windows
 from attnphys.dmft.starts import (
-    CACHE_KEYS,
     CheckpointStart,
     FileStart,
     PatternStart,
     PrerunStart,
     TokenStart,
     as_start,
-    start_cache,
+    keep_start_cache,
 )
 from attnphys.errors import InputError
 
@@ -164,19 +163,7 @@ class DesignedModel(AbstractModel):
         if _several(start):
             return per_point(self.initial_states, start, sc)
         st = jax.vmap(lambda s, w: fill(self.couplings, s, w))(sc, self.initial_windows(start, sc))
-        cache = start_cache(as_start(start))
-        if cache is None:
-            return st
-        same = np.ones(int(np.shape(sc.gain_o)[0]), bool)
-        for k in CACHE_KEYS:
-            same &= np.all(np.abs(np.asarray(getattr(st, k)) - cache[k][None]) <= 1e-12, axis=(-2, -1))
-        keep = jnp.asarray(same)
-        return st._replace(
-            **{
-                k: jnp.where(keep.reshape((-1,) + (1,) * cache[k].ndim), jnp.asarray(cache[k])[None], getattr(st, k))
-                for k in CACHE_KEYS
-            }
-        )
+        return keep_start_cache(st, as_start(start))
 
     def prerun_window(self, start: PrerunStart) -> Window:
         """The final window of a pre-run (cached per configuration and pre-run)."""
@@ -319,12 +306,4 @@ def _several(start) -> bool:
 
 @lru_cache(maxsize=32)
 def _prerun(cfg: DesignedConfig, start: PrerunStart, dtype: str) -> Window:
-    model = model_of(cfg.replace(beta_o=start.beta_o))
-    sc = model.scalars(n=1)
-    final, _, _ = model.run_batch(
-        sc,
-        start.start,
-        Schedule(steps=start.steps, transient=start.steps, record=()),
-        labels={"beta_o": np.asarray([start.beta_o])},
-    )
-    return Window(*(x[0] for x in final.window))
+    return run_prerun(model_of(cfg.replace(beta_o=start.beta_o)), start)
