@@ -235,6 +235,11 @@ ANSWERED = {
     ("chunked_attention_mean_cosine", "chunk", "huge"),
     ("critical_scaling", "chunk", "huge"),
     ("layer_weights", "resample_every", "huge"),
+    # a phase stride beyond the loop screens phase 0 alone; more phases kept than screened keeps them all; an
+    # iteration cap beyond convergence is never reached
+    ("switching", "phase_stride", "huge"),
+    ("switching", "keep", "huge"),
+    ("switching", "max_iterations", "huge"),
 }
 
 

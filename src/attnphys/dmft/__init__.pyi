@@ -49,6 +49,7 @@ from .meanfield import Window
 from .model import DMFTModel
 from .observables import OBSERVABLES
 from .starts import CheckpointStart, FileStart, PatternStart, PrerunStart, Start, TokenStart, WindowStart
+from .switching import switching
 
 __all__ = [
     # configuration
@@ -127,4 +128,5 @@ __all__ = [
     "compare_fluctuations",
     "CompareFluctuationsOptions",
     "predicted_horizon",
+    "switching",
 ]

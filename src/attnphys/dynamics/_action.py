@@ -9,9 +9,10 @@ For x_{t+1} = F(x_t) + √ε B(x_t) η_t the probability of a path x_0 … x_T i
 
 which for an invertible Σ = B Bᵀ is ½ Σ_t (x_{t+1} − F(x_t))ᵀ Σ(x_t)⁻¹ (x_{t+1} − F(x_t)). The path is the unknown
 (the end points fixed); S is a sum of terms of consecutive pairs, so its Hessian is block tridiagonal and a damped
-Newton step (Levenberg–Marquardt on the exact Hessian) costs one banded Cholesky factorisation
-(scipy.linalg.cholesky_banded), O(T D³): the long soft modes of action minimisation (a path's shift in time costs
-next to nothing) slow no Krylov iteration down.
+Newton step (Levenberg–Marquardt on the exact Hessian) costs one banded Cholesky solve
+(scipy.linalg.solveh_banded: a single LAPACK call that factors and solves, no thread pool touched), O(T D³):
+the long soft modes of action minimisation (a path's shift in time costs next to nothing) slow no Krylov
+iteration down.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import xarray as xr
-from scipy.linalg import LinAlgError, cho_solve_banded, cholesky_banded, solve_discrete_lyapunov
+from scipy.linalg import LinAlgError, solve_discrete_lyapunov, solveh_banded
 
 from attnphys._arguments import checked, count, number, positives, state
 from attnphys._checks import real_array
@@ -198,29 +199,33 @@ def _newton(value: Callable, terms: Callable, X0: np.ndarray, max_iterations: in
             return S, X, it - 1, gn, True
         if mu is None:
             mu = 1e-10 * max(float(np.max(np.abs(ab[u]))), 1e-300)
+        first_pred = None  # the decrease the least-damped step of this iteration promises
         while True:
             abm = ab.copy(order="F")
             abm[u] += mu
-            try:
-                c = cholesky_banded(abm, lower=False)
+            try:  # one LAPACK call (pbsv: factor and solve), overwriting its own copies
+                # (a band wider than the matrix keeps only the diagonals that exist)
+                band = abm[-grad.size :] if grad.size <= u else abm
+                step = -solveh_banded(band, grad, overwrite_ab=True, lower=False, check_finite=False)
             except LinAlgError:
                 mu, nu = mu * nu, nu * 2.0
                 if mu > 1e40:
                     return S, X, it, gn, False
                 continue
-            step = -cho_solve_banded((c, False), grad)
             Xn = X.copy()
             Xn[1:-1] += step.reshape(T - 1, D)
             Sn = float(value(Xn))
             pred = -0.5 * float(grad @ step) + 0.5 * mu * float(step @ step)
             rho = (S - Sn) / pred if pred > 0 else -1.0
+            if first_pred is None:
+                first_pred = pred
             if np.isfinite(Sn) and rho > 0:
                 mu *= max(1.0 / 3.0, 1.0 - (2.0 * rho - 1.0) ** 3)
                 nu = 2.0
                 break
             mu, nu = mu * nu, nu * 2.0
-            if mu > 1e40:
-                return S, X, it, gn, False
+            if mu > 1e40:  # no step lowers S: a minimum to round-off when even the best one promised less
+                return S, X, it, gn, bool(first_pred <= 64.0 * np.finfo(float).eps * max(abs(S), 1e-300))
         drop = S - Sn
         X = Xn
         S, g, h = (np.asarray(v) for v in terms(X))

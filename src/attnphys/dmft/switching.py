@@ -1,0 +1,396 @@
+"""Rare switching of the finite network between the coexisting attractors of its mean field (theory:
+docs/theory/switching.md).
+
+:func:`switching` takes the attractors of the census (:func:`attnphys.dmft.attractors`), writes each as an orbit
+of the finite network's noisy map on class means (:mod:`attnphys.dmft._switching_map`), and gives per attractor
+the least action to the nearest other attractor under the Gaussian (linear-noise) and the binomial (Cramér)
+rate (:func:`attnphys.dynamics.least_action_path`), and escape times of the finite network measured by direct
+simulation (:func:`attnphys.dynamics.first_passage_time` with the binomial law) at a few sizes N, with the slope
+of ln τ against N beside the predicted barriers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import xarray as xr
+from scipy import stats
+
+from attnphys.errors import InputError
+from attnphys.metadata import base_attrs
+
+THEORY = "docs/theory/switching.md"
+LAWS = ("gaussian", "binomial")
+
+
+LIMITS = {"walkers": 10**6, "max_steps": 10**9, "ics": 10**5, "census_steps": 10**7, "max_horizon": 10**4}
+"""The largest counts :func:`switching` takes: walkers and census points each hold a network state, a horizon
+is the length of a path the action is minimised over (its Hessian has about (horizon · L · C)² entries)."""
+
+
+def _integer(value: Any, name: str, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise InputError(f"must be an integer of at least {low}, got {value!r}", name)
+    if name in LIMITS and value > LIMITS[name]:
+        raise InputError(f"must be at most {LIMITS[name]:,}, got {value:,}", name)
+    return int(value)
+
+
+def _real(value: Any, name: str, low: float, high: float = math.inf, *, open_low: bool = True) -> float:
+    if isinstance(value, (str, bytes, bool)) or np.ndim(value) != 0:
+        raise InputError(f"must be a real number, got {value!r}", name)
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"must be a number, got {value!r}", name) from None
+    if isinstance(value, bool) or not math.isfinite(v) or v < low or (open_low and v == low) or v >= high:
+        bound = f"({low:g}, {high:g})" if open_low else f"[{low:g}, {high:g})"
+        raise InputError(f"must be a finite number in {bound}, got {value!r}", name)
+    return v
+
+
+def _check(cfg, beta_o, sizes, laws, o: dict) -> tuple[Any, float, tuple[int, ...], tuple[str, ...]]:
+    from attnphys.dmft.finite import check_finite_model, network_size
+
+    try:
+        check_finite_model(cfg)
+    except ValueError as e:
+        raise InputError(str(e), "cfg") from None
+    b = float(cfg.beta_o) if beta_o is None else _real(beta_o, "beta_o", 0.0)
+    try:
+        ns = tuple(sizes)
+    except TypeError:
+        raise InputError(f"must be a sequence of network sizes, got {sizes!r}", "sizes") from None
+    for n in ns:
+        try:
+            network_size(cfg, n)
+        except InputError as e:
+            raise InputError(e.detail, "sizes") from None
+    if len(set(ns)) != len(ns):
+        raise InputError(f"must be distinct sizes, got {ns}", "sizes")
+    if isinstance(laws, str):
+        laws = (laws,)
+    try:
+        law_list = tuple(laws)
+    except TypeError:
+        raise InputError(f"must be a subset of {LAWS}, got {laws!r}", "laws") from None
+    if not law_list or any(w not in LAWS for w in law_list) or len(set(law_list)) != len(law_list):
+        raise InputError(f"must be a non-empty subset of {LAWS}, got {laws!r}", "laws")
+    for name, low in (
+        ("walkers", 1), ("max_steps", 1), ("ics", 1), ("census_steps", 1), ("census_transient", 0),
+        ("screen_steps", 1), ("max_horizon", 1), ("keep", 1), ("phase_stride", 1), ("max_iterations", 1),
+        ("seed", 0),
+    ):  # fmt: skip
+        _integer(o[name], name, low)
+    if o["census_transient"] >= o["census_steps"]:
+        raise InputError(
+            f"must be below census_steps = {o['census_steps']}, got {o['census_transient']}", "census_transient"
+        )
+    if o["max_horizon"] < o["screen_steps"]:
+        raise InputError(f"must be at least screen_steps = {o['screen_steps']}, got {o['max_horizon']}", "max_horizon")
+    _real(o["tol"], "tol", 0.0, 1.0)
+    _real(o["b_level"], "b_level", 0.1, 1.0 + 1e-12)
+    return cfg, b, tuple(sorted(int(n) for n in ns)), law_list
+
+
+def class_orbit(net, sc, points: np.ndarray, L: int) -> tuple[np.ndarray, int, float]:
+    """The orbit of a census attractor as class states, with its phase (theory: docs/theory/switching.md §1).
+
+    A census point is the window of attention outputs A (L, M) of the mean-field map; the token of row k has the
+    class means z_k = tanh(β_o s_o W^o · A_k). The loop step of the orbit's first point is the t₀ ∈ {0 … L − 1} at
+    which the noiseless map of class means carries every point to the next one.
+
+    Returns:
+        (Z (p, L·C) the orbit, t₀, the largest residual |F(z_k; t₀ + k) − z_{k+1}| at that phase).
+    """
+    from attnphys.dmft import _linear_noise as ln
+    from attnphys.dmft._switching_map import NetworkMap
+
+    p = points.shape[0]
+    M = points.shape[1] // L
+    C = int(net.W.shape[-1])
+    A = jnp.asarray(points.reshape(p, L, M))
+    Z = np.tanh(np.asarray(jax.vmap(lambda w: ln.class_fields(net, sc, w))(A))).reshape(p, L * C)
+    m = NetworkMap(L, C)
+    step = jax.jit(jax.vmap(lambda x, t: m.step(x, t, (net, sc))[0]))
+    nxt = np.roll(Z, -1, axis=0)
+    res = []
+    for t0 in range(L):
+        ts = jnp.asarray((t0 + np.arange(p)) % L, jnp.int32)
+        res.append(float(np.max(np.abs(np.asarray(step(jnp.asarray(Z), ts)) - nxt))))
+    t0 = int(np.argmin(res))
+    return Z, t0, res[t0]
+
+
+def _least_action(m, law, params, A, B, o: dict, phases: Sequence[int] | None, steps: int, max_steps: int):
+    """:func:`attnphys.dynamics.least_action_path` from the orbit A = (Z, t₀, p) to the first point of B."""
+    from attnphys.dynamics import least_action_path
+
+    Za, ta, pa = A
+    Zb, tb, pb = B
+    return least_action_path(
+        m,
+        law,
+        Za[0],
+        Zb[0],
+        params,
+        aux0=jnp.asarray(ta, jnp.int32),
+        period=pa,
+        b_aux=jnp.asarray(tb, jnp.int32),
+        b_period=pb,
+        steps=steps,
+        steps_increment=steps,
+        max_steps=max_steps,
+        tol=o["tol"],
+        phases=phases,
+        refine_a=False,
+        max_iterations=o["max_iterations"],
+        seed=o["seed"],
+    )
+
+
+def _barrier(m, laws: dict, params, A, B, o: dict, phases_screened: list[int]) -> dict:
+    """Phase selection (§2): every screened phase at the short horizon (Gaussian law), the ``keep`` best with a
+    growing horizon under each law."""
+    screen = _least_action(m, laws["gaussian"], params, A, B, o, phases_screened, o["screen_steps"], o["screen_steps"])
+    S0 = screen["action_by_horizon"].values[0]
+    order = np.argsort(np.where(np.isfinite(S0), S0, np.inf))
+    kept = sorted(int(screen["phase"].values[i]) for i in order[: o["keep"]])
+    out = {"screen_best": float(np.nanmin(S0)), "kept": kept}
+    for name, law in laws.items():
+        r = _least_action(m, law, params, A, B, o, kept, o["screen_steps"], o["max_horizon"])
+        out[name] = (
+            float(r["action"]),
+            int(r["steps"]),
+            int(r["best_phase"]),
+            r.attrs["status"] == "converged",
+            float(r.attrs["constraint_violation"]),
+        )
+    return out
+
+
+def _escape(passage: np.ndarray, max_steps: int) -> tuple[float, float, float, int, int]:
+    """(τ̂, low, high, escapes k, censored) of exponential escape times with censoring at ``max_steps``
+    (theory: docs/theory/switching.md §5): τ̂ = Σ t_i / k with the exact chi-squared interval."""
+    done = np.isfinite(passage)
+    k = int(done.sum())
+    cens = int(passage.size - k)
+    total = float(np.sum(passage[done]) + cens * max_steps)
+    low = 2.0 * total / float(stats.chi2.ppf(0.975, 2 * k + 2))
+    if k == 0:
+        return math.nan, low, math.inf, 0, cens
+    return total / k, low, 2.0 * total / float(stats.chi2.ppf(0.025, 2 * k)), k, cens
+
+
+def _slope(N: np.ndarray, tau: np.ndarray, k: np.ndarray) -> tuple[float, float, float]:
+    """The slope of ln τ̂ against N, weighted by the escape counts (Var ln τ̂ ≈ 1/k), with its 95 % interval
+    (theory: docs/theory/switching.md §5); NaN below two sizes with escapes."""
+    ok = np.isfinite(tau) & (k > 0)
+    if ok.sum() < 2:
+        return math.nan, math.nan, math.nan
+    x, y, w = N[ok].astype(float), np.log(tau[ok]), k[ok].astype(float)
+    xm = np.sum(w * x) / np.sum(w)
+    sxx = float(np.sum(w * (x - xm) ** 2))
+    b = float(np.sum(w * (x - xm) * (y - np.sum(w * y) / np.sum(w))) / sxx)
+    half = 1.959963984540054 / math.sqrt(sxx)
+    return b, b - half, b + half
+
+
+def switching(
+    cfg,
+    *,
+    beta_o: float | None = None,
+    sizes: Sequence[int] = (9900, 39600, 99000),
+    laws: Sequence[str] = LAWS,
+    walkers: int = 32,
+    max_steps: int = 5000,
+    b_level: float = 0.8,
+    ics: int = 32,
+    census_steps: int = 30_000,
+    census_transient: int = 20_000,
+    screen_steps: int = 56,
+    max_horizon: int = 112,
+    keep: int = 1,
+    phase_stride: int = 3,
+    tol: float = 1e-2,
+    max_iterations: int = 200,
+    seed: int = 0,
+) -> xr.Dataset:
+    """Least actions and escape times of the finite network between the attractors of its mean field (theory:
+    docs/theory/switching.md §1–§5).
+
+    The finite network of N semantic bits is the noisy map z' = F(z) + N^{−1/2} B(z) η on the class means z of its
+    window (§1). For each periodic attractor a of the census (:func:`attnphys.dmft.attractors` with ``ics``,
+    ``census_steps``, ``census_transient`` and ``seed``) and the nearest other attractor b:
+
+    * the barrier ΔS = lim_T min_j S_j(T), the least action from phase j of a to b in T steps (§2), under the
+      Gaussian rate ℓ(η) = ½|η|² and the binomial one ℓ(η) = Σ_c f_c I(μ_c + s_c η_c; μ_c) (§3): the phases
+      0, ``phase_stride``, … screened at the horizon ``screen_steps`` (Gaussian), the ``keep`` best continued
+      with horizons growing by ``screen_steps`` up to ``max_horizon`` until the relative decrease is below
+      ``tol``;
+    * for each N of ``sizes``: ``walkers`` runs of the finite network (the binomial law) from a at the best phase,
+      each until ξ = d_a/(d_a + d_b) ≥ ``b_level`` or ``max_steps`` steps; τ̂ = Σ t_i / k over all runs' steps
+      (the censored ones count ``max_steps``) and k escapes, with its chi-squared 95 % interval (§5);
+    * the slope of ln τ̂ against N (weights k) and its 95 % interval, the estimate of ΔS where τ ≈ K e^{N ΔS}.
+
+    The run of attractor i at size index s has the seed SeedSequence([seed, i, s]).
+
+    Args:
+        cfg: a :class:`~attnphys.dmft.DMFTConfig` (the paper model: its finite network).
+        beta_o: the output gain (default the configuration's). sizes: the network sizes N (multiples of n_se).
+        laws: the rates of the least actions ("gaussian", "binomial"). walkers, max_steps, b_level: the direct
+        simulation. ics, census_steps, census_transient: the census. screen_steps, max_horizon, keep,
+        phase_stride, tol, max_iterations: the least actions. seed: the census's and the simulations' seed.
+
+    Returns:
+        Dataset on dims ``attractor``, ``law``, ``size``: ``period``, ``basin_fraction``, ``target`` (the other
+        attractor), ``distance`` (between the orbits, class means), ``phase_residual``; ``action`` (attractor,
+        law) ΔS with ``horizon``, ``phase``, ``action_converged``, ``constraint_violation``; ``screen_action``;
+        ``escape_time``, ``escape_time_low``, ``escape_time_high``, ``escapes``, ``censored`` (attractor, size);
+        ``slope``, ``slope_low``, ``slope_high`` (attractor); attrs the configuration, the options and the
+        package version.
+
+    Raises:
+        InputError: naming ``cfg`` (not the paper model), ``beta_o``, ``sizes`` (not multiples of n_se, repeated),
+            ``laws``, ``walkers``, ``max_steps``, ``b_level``, ``ics``, ``census_steps``, ``census_transient``,
+            ``screen_steps``, ``max_horizon``, ``keep``, ``phase_stride``, ``tol``, ``max_iterations``, ``seed``;
+            or ``cfg`` when the census finds fewer than two periodic attractors.
+    """
+    o = dict(
+        walkers=walkers, max_steps=max_steps, b_level=b_level, ics=ics, census_steps=census_steps,
+        census_transient=census_transient, screen_steps=screen_steps, max_horizon=max_horizon, keep=keep,
+        phase_stride=phase_stride, tol=tol, max_iterations=max_iterations, seed=seed,
+    )  # fmt: skip
+    cfg, b, ns, law_names = _check(cfg, beta_o, sizes, laws, o)
+    o["tol"], o["b_level"] = float(tol), float(b_level)
+    with jax.enable_x64(True):  # the least actions need float64; the process's setting is left as it is
+        return _switching(cfg.with_field("beta_o", b), b, ns, law_names, o)
+
+
+def _switching(cfg, b: float, ns: tuple[int, ...], law_names: tuple[str, ...], o: dict) -> xr.Dataset:
+    from attnphys.dmft import attractors
+    from attnphys.dmft._switching_map import BinomialNoise, ClassNoise, NetworkMap, network_params
+    from attnphys.dynamics import first_passage_time
+
+    census = attractors(
+        cfg, ics=o["ics"], steps=o["census_steps"], transient=o["census_transient"], exponents=1, seed=o["seed"]
+    )
+    kinds = census["kind"].values
+    periods = census["period"].values
+    stable = census["stable"].values
+    idx = [i for i in range(kinds.size) if periods[i] > 0 and stable[i] == 1]
+    if len(idx) < 2:
+        raise InputError(
+            f"the census at beta_o = {b:g} finds {len(idx)} stable periodic attractor(s): switching needs two",
+            "cfg",
+        )
+    net, sc = network_params(cfg)
+    L, C = cfg.L, int(net.W.shape[-1])
+    m = NetworkMap(L, C)
+    params = (net, sc)
+    orbits, resid = [], []
+    for i in idx:
+        p = int(periods[i])
+        Z, t0, r = class_orbit(net, sc, census["points"].values[i, :p], L)
+        orbits.append((Z, t0, p))
+        resid.append(r)
+    n_a = len(idx)
+    dist = np.full((n_a, n_a), np.inf)
+    for i in range(n_a):
+        for j in range(n_a):
+            if i != j:
+                d = orbits[i][0][:, None] - orbits[j][0][None]
+                dist[i, j] = float(np.min(np.linalg.norm(d, axis=-1)))
+    target = np.argmin(dist, axis=1)
+    all_laws = {"gaussian": ClassNoise(L, C), "binomial": BinomialNoise(L, C)}
+    laws = {"gaussian": all_laws["gaussian"]} | {w: all_laws[w] for w in law_names}
+    nl, nn = len(law_names), len(ns)
+    act = np.full((n_a, nl), np.nan)
+    hor = np.full((n_a, nl), -1, np.int64)
+    pha = np.full((n_a, nl), -1, np.int64)
+    conv = np.zeros((n_a, nl), np.int8)
+    viol = np.full((n_a, nl), np.nan)
+    screen = np.full(n_a, np.nan)
+    tau = np.full((n_a, nn), np.nan)
+    lo, hi = np.full((n_a, nn), np.nan), np.full((n_a, nn), np.nan)
+    k = np.zeros((n_a, nn), np.int64)
+    cens = np.zeros((n_a, nn), np.int64)
+    slope = np.full((n_a, 3), np.nan)
+    start_phase = np.zeros(n_a, np.int64)
+    for i in range(n_a):
+        A, B = orbits[i], orbits[int(target[i])]
+        screened = list(range(0, A[2], o["phase_stride"]))
+        res = _barrier(m, laws, params, A, B, o, screened)
+        screen[i] = res["screen_best"]
+        for c, w in enumerate(law_names):
+            act[i, c], hor[i, c], pha[i, c], conv[i, c], viol[i, c] = res[w]
+        j = int(res["gaussian"][2])
+        start_phase[i] = j
+        Za, ta, pa = A
+        Zb, tb, pb = B
+        for s, n in enumerate(ns):
+            run_seed = int(np.random.SeedSequence([o["seed"], i, s]).generate_state(1)[0] >> 1)
+            fp = first_passage_time(
+                m,
+                all_laws["binomial"],
+                Za[j],
+                Zb[0],
+                params,
+                epsilon=1.0 / n,
+                aux0=jnp.asarray((ta + j) % L, jnp.int32),
+                a_period=pa,
+                b_period=pb,
+                b_aux=jnp.asarray(tb, jnp.int32),
+                b_level=o["b_level"],
+                walkers=o["walkers"],
+                max_steps=o["max_steps"],
+                seed=run_seed,
+            )
+            tau[i, s], lo[i, s], hi[i, s], k[i, s], cens[i, s] = _escape(fp["passage_steps"].values, o["max_steps"])
+        slope[i] = _slope(np.asarray(ns), tau[i], k[i])
+    coords = {"attractor": np.arange(n_a), "law": list(law_names), "size": np.asarray(ns)}
+    a, al, asz = ("attractor",), ("attractor", "law"), ("attractor", "size")
+    data = {
+        "census_index": (a, np.asarray(idx), {"long_name": "index of the attractor in the census"}),
+        "period": (a, periods[idx].astype(np.int64)),
+        "basin_fraction": (a, census["basin_fraction"].values[idx], {"long_name": "census basin fraction"}),
+        "target": (a, target.astype(np.int64), {"long_name": "the nearest other attractor"}),
+        "distance": (a, dist[np.arange(n_a), target], {"long_name": "least distance between the orbits"}),
+        "phase_residual": (a, np.asarray(resid), {"long_name": "largest |F(z_k) - z_(k+1)| of the class orbit"}),
+        "start_phase": (a, start_phase, {"long_name": "phase of the least-action path (simulations start there)"}),
+        "screen_action": (a, screen, {"long_name": "least Gaussian action at the screening horizon"}),
+        "action": (al, act, {"long_name": "least action Delta S (units of 1/N)"}),
+        "horizon": (al, hor, {"long_name": "steps of the least-action path"}),
+        "phase": (al, pha, {"long_name": "start phase of the least-action path"}),
+        "action_converged": (al, conv, {"long_name": "the horizon's growth met tol"}),
+        "constraint_violation": (al, viol, {"long_name": "largest part of a step outside the range of B"}),
+        "escape_time": (asz, tau, {"long_name": "mean escape time (exponential estimate)", "units": "steps"}),
+        "escape_time_low": (asz, lo, {"units": "steps"}),
+        "escape_time_high": (asz, hi, {"units": "steps"}),
+        "escapes": (asz, k, {"long_name": "runs that escaped"}),
+        "censored": (asz, cens, {"long_name": "runs still on the attractor after max_steps"}),
+        "slope": (a, slope[:, 0], {"long_name": "d ln(tau) / dN"}),
+        "slope_low": (a, slope[:, 1]),
+        "slope_high": (a, slope[:, 2]),
+    }
+    return xr.Dataset(
+        data,
+        coords=coords,
+        attrs=base_attrs(
+            cfg,
+            analysis="switching",
+            beta_o=b,
+            sizes=list(ns),
+            laws=list(law_names),
+            options=o,
+            theory=f"{THEORY} §1-5",
+        ),
+    )
+
+
+__all__ = ["switching"]
