@@ -1,14 +1,23 @@
 """A readable Markdown report: per claim of the paper, what the numbers support, with each claim's test
-(theory: docs/theory/probes.md §3–§5)."""
+(theory: docs/theory/probes.md §3–§5).
+
+Each claim's section opens with its figure (when the report is written to a folder) and a short table —
+the layers supporting it out of those tested, the range of its effect, each control's verdict, whether it
+is about training — then the test in words; the per-layer numbers (effects, z, p, degrees of freedom and
+the measurements behind them) are in the appendix at the end. The placements on the theory's diagrams
+(:mod:`attnphys.probes.critical`, :mod:`~attnphys.probes.propagation_placement`,
+:mod:`~attnphys.probes.dmft_placement`) add their sections when their datasets are given."""
 
 from __future__ import annotations
 
 import json
+import textwrap
+from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
-from attnphys.probes import _collapse  # noqa: F401  (registers its claims)
+from attnphys.probes._placement_report import FIGURES, check_placements, placement_sections, save_png
 from attnphys.probes.claims import CLAIMS, MLP_AFFINE_R2, claim_verdict
 from attnphys.probes.significance import ALPHA
 
@@ -36,25 +45,19 @@ def _uncertainty(ds: xr.Dataset) -> str:
 
 
 def _claim_line(ds: xr.Dataset, name: str) -> str:
+    """A claim's test, null, number of comparisons and verdict in words (its per-layer numbers:
+    :func:`_claim_arrays`, in the appendix)."""
     if "claim" not in ds.coords or name not in ds.claim.values:
         return "- no test stored for this claim (a store written by an older version)."
     c = CLAIMS.get(name)
     sup = ds.claim_supported.sel(claim=name).values.astype(bool)
-    p = ds.claim_p.sel(claim=name).values
-    z = ds.claim_z.sel(claim=name).values
-    tested = int(np.isfinite(p).sum())
+    tested = int(np.isfinite(ds.claim_p.sel(claim=name).values).sum())
     test = f"- test: {c.test}; null: {c.null}; " if c else "- "
     lines = (
-        f"{test}{tested} comparisons (one per tested layer), Holm-corrected; "
-        f"effect per layer: {_fmt(ds.claim_statistic.sel(claim=name).values)}; "
-        f"z (or t) per layer: {_fmt(z)}; p: {_fmt(p, 2)}"
+        f"{test}{tested} comparisons (one per tested layer), Holm-corrected (effect, z, p and degrees of "
+        "freedom per layer: appendix);"
     )
-    if "claim_df" in ds:
-        df = ds.claim_df.sel(claim=name).values
-        lines += (
-            f"; degrees of freedom: {_fmt(df)} (a verdict needs at least {float(ds.claim_min_df.sel(claim=name)):g})"
-        )
-    lines += ";\n" + f"- **verdict: {claim_verdict(sup, tested)}**"
+    lines += "\n" + f"- **verdict: {claim_verdict(sup, tested)}**"
     lines += _training_words(ds, name) if c is not None and c.training else "."
     if "claim_reason" in ds:
         why = _reasons(ds.claim_reason.sel(claim=name).values)
@@ -65,6 +68,123 @@ def _claim_line(ds: xr.Dataset, name: str) -> str:
         t_ws = int(np.isfinite(ds.claim_p_with_sinks.sel(claim=name).values).sum())
         lines += f"\n- with the sink positions included: {claim_verdict(with_sinks, t_ws)}."
     return lines
+
+
+def _claim_arrays(ds: xr.Dataset, name: str) -> list[str]:
+    """The appendix lines of a claim: its effect, z (or t), p and degrees of freedom per layer."""
+    if "claim" not in ds.coords or name not in ds.claim.values:
+        return []
+    c = CLAIMS.get(name)
+    line = (
+        f"- {c.title if c else name}: effect per layer: {_fmt(ds.claim_statistic.sel(claim=name).values)}; "
+        f"z (or t) per layer: {_fmt(ds.claim_z.sel(claim=name).values)}; "
+        f"p: {_fmt(ds.claim_p.sel(claim=name).values, 2)}"
+    )
+    if "claim_df" in ds:
+        line += (
+            f"; degrees of freedom: {_fmt(ds.claim_df.sel(claim=name).values)} (a verdict needs at least "
+            f"{float(ds.claim_min_df.sel(claim=name)):g})"
+        )
+    return [line + "."]
+
+
+def _effect_range(effect, tested) -> str:
+    """The smallest and largest effect over the tested layers (— when none is tested)."""
+    v = np.asarray(effect, float)[np.asarray(tested, bool)]
+    v = v[np.isfinite(v)]
+    if not v.size:
+        return "—"
+    lo, hi = float(v.min()), float(v.max())
+    return f"{lo:.3g}" if f"{lo:.3g}" == f"{hi:.3g}" else f"{lo:.3g} to {hi:.3g}"
+
+
+def _claim_table(ds: xr.Dataset, names: list[str]) -> list[str]:
+    """The short table that opens a claim's section: per claim the layers supporting it out of those
+    tested, the range of its effect over the tested layers, each control's layers and whether it is about
+    training."""
+    if "claim" not in ds.coords:
+        return []
+    from attnphys.probes.run import control_prefixes
+
+    L = ds.sizes["layer"]
+    prefixes = control_prefixes(ds)
+    cols = ["claim", "layers supporting", "effect range (tested layers)"]
+    cols += [f"{kind} control: layers passing" for kind in prefixes] or ["controls"]
+    cols.append("depends on training")
+    rows = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for name in names:
+        c = CLAIMS.get(name)
+        cells = [c.title if c else name]
+        if name not in ds.claim.values:
+            rows.append("| " + " | ".join(cells + ["not stored"] * (len(cols) - 1)) + " |")
+            continue
+        p = ds.claim_p.sel(claim=name).values
+        cells += [_where(ds.claim_supported.sel(claim=name).values, p, L)]
+        cells += [_effect_range(ds.claim_statistic.sel(claim=name).values, np.isfinite(p))]
+        for pre in prefixes.values():
+            cells.append(
+                _where(
+                    ds[f"{pre}claim_supported"].sel(claim=name).values, ds[f"{pre}claim_p"].sel(claim=name).values, L
+                )
+                if f"{pre}claim_supported" in ds
+                else "not stored"
+            )
+        if not prefixes:
+            cells.append("none run")
+        cells.append("yes" if c and c.training else "no")
+        rows.append("| " + " | ".join(cells) + " |")
+    return rows + [""]
+
+
+def _claim_figure(ds: xr.Dataset, names: list[str], path: Path) -> Path | None:
+    """Each claim's effect per layer (filled: the layers supporting it), its controls' dashed, the null's
+    boundary dotted at 0 (theory: docs/theory/probes.md §4); written to ``path`` (PNG). None without a
+    stored claim. Matplotlib's object API: the backend is left as it is."""
+    names = [n for n in names if "claim" in ds.coords and n in ds.claim.values]
+    if not names:
+        return None
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
+    from attnphys.probes.run import control_prefixes
+
+    prefixes = control_prefixes(ds)
+    fig = Figure(figsize=(4.6 * len(names), 3.4), layout="constrained")
+    x = ds.layer.values
+    for ax, name in zip(fig.subplots(1, len(names), squeeze=False)[0], names):
+        y = ds.claim_statistic.sel(claim=name).values.astype(float)
+        sup = ds.claim_supported.sel(claim=name).values.astype(bool)
+        ax.plot(x, y, "-", color="C0", lw=1)
+        ax.plot(x[sup], y[sup], "o", color="C0", ms=6, label="trained: supports it")
+        ax.plot(x[~sup], y[~sup], "o", mfc="none", mec="C0", ms=6, label="trained: does not (or untested)")
+        for i, (kind, pre) in enumerate(prefixes.items()):
+            if f"{pre}claim_statistic" in ds:
+                yc = ds[f"{pre}claim_statistic"].sel(claim=name).values
+                ax.plot(x, yc, "--", marker="s^v"[i % 3], ms=4, color=f"C{i + 1}", label=f"{kind} control")
+        ax.axhline(0.0, color="0.5", lw=0.8, ls=":")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel("layer")
+        ax.set_ylabel("effect (the claim's statistic)")
+        c = CLAIMS.get(name)
+        ax.set_title(textwrap.fill(c.title if c else name, 50), fontsize=8)
+        ax.legend(fontsize=6)
+    return save_png(fig, path)
+
+
+def _lead(ds: xr.Dataset, names: list[str], key: str, out: Path | None) -> list[str]:
+    """What opens a claim's section: its figure (written into ``out``/figures when the report goes to a
+    folder) and its short table."""
+    lines: list[str] = []
+    if out is not None:
+        path = _claim_figure(ds, names, out / FIGURES / f"claims_{key}.png")
+        if path is not None:
+            lines += [f"![each claim's effect per layer ({', '.join(names)})]({FIGURES}/{path.name})", ""]
+    return lines + _claim_table(ds, names)
+
+
+def _section_claims(number: int) -> list[str]:
+    """The registered claims a built-in section shows."""
+    return [name for name, c in CLAIMS.items() if c.section == number]
 
 
 def _training_words(ds: xr.Dataset, name: str) -> str:
@@ -289,25 +409,27 @@ def _verdict_table(ds: xr.Dataset) -> list[str]:
     return rows + [""]
 
 
-def _control_section(ds: xr.Dataset) -> list[str]:
-    """Trained beside each control: where the verdicts differ, with the control's test statistics per layer
-    (effect, z, p, degrees of freedom) as the claims show the trained model's."""
+def _control_section(ds: xr.Dataset, appendix: list[str] | None = None) -> list[str]:
+    """One section per control model: where the trained model and the control differ, in words; the same
+    per-layer numbers (effect, z, p, degrees of freedom) as the claims' go to ``appendix``."""
     from attnphys.probes.run import control_prefixes
 
     lines: list[str] = []
     for kind, pre in control_prefixes(ds).items():
         if f"{pre}claim_supported" not in ds:
             continue
-        lines += _one_control(ds, kind, pre)
+        lines += _one_control(ds, kind, pre, appendix if appendix is not None else [])
     return lines
 
 
-def _one_control(ds: xr.Dataset, kind: str, pre: str) -> list[str]:
+def _one_control(ds: xr.Dataset, kind: str, pre: str, appendix: list[str]) -> list[str]:
     what = {
         "random": "every weight drawn again as the family initialises it",
         "shuffled": "the entries of every weight tensor permuted within the tensor",
     }.get(str(kind), "")
-    lines = [f"## Trained beside the {kind} control", "", f"The same probe on a {kind} copy of the model ({what}).", ""]
+    heading = f"Trained beside the {kind} control"
+    lines = [f"## {heading}", "", f"The same probe on a {kind} copy of the model ({what}).", ""]
+    numbers = [f"### {heading}", ""]
     for name in ds.claim.values:
         raw = ds.claim_supported.sel(claim=name).values.astype(bool)
         if "claim_reason" in ds:  # the trained verdict before the controls discounted it
@@ -342,13 +464,14 @@ def _one_control(ds: xr.Dataset, kind: str, pre: str) -> list[str]:
             )
         if f"{pre}claim_df" in ds:
             stats += f"; degrees of freedom: {_fmt(ds[f'{pre}claim_df'].sel(claim=name).values)}"
-        lines.append(f"- {title}: {diff}{both}{c_only}; {stats}.")
+        lines.append(f"- {title}: {diff}{both}{c_only}.")
+        numbers.append(f"- {title}: {stats}.")
         if f"{pre}claim_reason" in ds:
             why = _reasons(ds[f"{pre}claim_reason"].sel(claim=name).values)
             if why:
                 lines.append(f"  - control: {why}")
     if "beta" in ds and f"{pre}beta" in ds:
-        lines.append(
+        numbers.append(
             f"- β (signed), median over heads per layer: trained {_fmt(np.nanmedian(ds.beta.values, axis=1))}; "
             f"control {_fmt(np.nanmedian(ds[f'{pre}beta'].values, axis=1))}; alignment median trained "
             f"{_fmt(np.nanmedian(ds.beta_alignment.values, axis=1), 2)}, control "
@@ -362,23 +485,29 @@ def _one_control(ds: xr.Dataset, kind: str, pre: str) -> list[str]:
             t, k = ds[var].values, ds[f"{pre}{var}"].values
             if t.ndim > 1:
                 t, k = t.mean(1), k.mean(1)
-            lines.append(f"- {words}: trained {_fmt(t)}; control {_fmt(k)}.")
+            numbers.append(f"- {words}: trained {_fmt(t)}; control {_fmt(k)}.")
+    lines.append(f"- the per-layer numbers beside the control's: appendix, {heading.lower()}.")
+    appendix += numbers + [""]
     return lines + [""]
 
 
-def _registered_sections(ds: xr.Dataset) -> list[str]:
-    """A section for every registered claim without a built-in one (theory: docs/theory/probes.md §4)."""
-    lines = []
+def _registered_sections(ds: xr.Dataset, out: Path | None = None, appendix: list[str] | None = None) -> list[str]:
+    """A section for every registered claim without a built-in one, led by its figure and table (theory:
+    docs/theory/probes.md §4); its per-layer numbers go to ``appendix``."""
+    lines: list[str] = []
     if "claim" not in ds.coords:
         return lines
     for name in ds.claim.values:
         c = CLAIMS.get(str(name))
         if c is None or c.section is not None:
             continue
-        lines += [f"## Claim: {c.title}", "", f"- statistic: {c.statistic};", _claim_line(ds, str(name))]
+        lines += [f"## Claim: {c.title}", ""] + _lead(ds, [str(name)], str(name), out)
+        lines += [f"- statistic: {c.statistic};", _claim_line(ds, str(name))]
         if c.report is not None:
             lines += list(c.report(ds))
         lines.append("")
+        if appendix is not None:
+            appendix += [f"### Claim: {c.title}", "", *_claim_arrays(ds, str(name)), ""]
     return lines
 
 
@@ -466,7 +595,62 @@ def _mlp_fit_line(ds: xr.Dataset) -> list[str]:
     ]
 
 
-def report(ds: xr.Dataset, s: dict, figures) -> str:
+def _built_in(
+    ds: xr.Dataset, title: str, number: int, out: Path | None, words: list[str], numbers: list[str], appendix: list[str]
+) -> list[str]:
+    """A built-in claim section: heading, figure and table, then ``words`` (the claims' tests and verdicts);
+    ``numbers`` (the per-layer measurements) and the claims' per-layer tests go to ``appendix``."""
+    names = _section_claims(number)
+    head = f"{number}. {title}"
+    appendix += [f"### {head}", "", *numbers]
+    for name in names:
+        appendix += _claim_arrays(ds, name)
+    appendix.append("")
+    return [f"## {head}", "", *_lead(ds, names, str(number), out), *words, ""]
+
+
+def report(
+    ds: xr.Dataset,
+    s: dict | None = None,
+    figures=(),
+    *,
+    out: str | Path | None = None,
+    critical: xr.Dataset | None = None,
+    propagation: xr.Dataset | None = None,
+    dmft: xr.Dataset | None = None,
+) -> str:
+    """The Markdown report of a probe: the verdict of every claim of the paper in every layer, with its test
+    against its null, Holm's correction over the tested layers at family-wise level α and the controls
+    (theory: docs/theory/probes.md §4): layer ℓ supports a claim when its test has df_ℓ ≥ min_df, its effect
+    has the claimed sign and its Holm-adjusted p-value over the m tested layers,
+    p̃_(j) = max_{i ≤ j} min(1, (m − i + 1) p_(i)) (p_(1) ≤ … ≤ p_(m)), is at most α.
+
+    Each claim's section opens with a short table — the layers supporting the claim out of those tested,
+    the range of its effect over them, each control's layers, whether it is about training — and, when the
+    report goes to a folder, its figure; the per-layer numbers (effect, z, p, degrees of freedom, and the
+    measurements behind them) follow in an appendix at the end. The placements on the theory's diagrams add
+    their sections, each opened by its figure and short table, when their datasets are given.
+
+    Args:
+        ds: a :func:`~attnphys.probes.run.probe` dataset. s: its :func:`~attnphys.probes.run.summary`
+            (computed when None). figures: paths of figures already written, relative to the report's
+            folder (listed under "Figures"). out: the folder the report is written into: the sections'
+            figures are written into ``out/figures`` (PNG) and linked; None: no figure, the tables only.
+        critical, propagation, dmft: datasets of :func:`~attnphys.probes.critical.critical_temperatures`,
+            :func:`~attnphys.probes.propagation_placement.propagation_placement` and
+            :func:`~attnphys.probes.dmft_placement.dmft_placement` (or
+            :func:`~attnphys.probes.dmft_placement.place_layers`): each adds its section.
+
+    Raises:
+        InputError: a placement dataset of another kind (field: the argument's name).
+    """
+    placed = check_placements(critical=critical, propagation=propagation, dmft=dmft)
+    if s is None:
+        from attnphys.probes.run import summary
+
+        s = summary(ds)
+    folder = None if out is None else Path(out)
+    appendix: list[str] = []
     L = ds.sizes["layer"]
     st_ns = ds.stat.sel(tokens="no_special")
     lines = _header(ds) + _sink_section(ds) + _verdict_table(ds)
@@ -474,30 +658,41 @@ def report(ds: xr.Dataset, s: dict, figures) -> str:
     ent_ns = (
         st_ns.sel(stage="attn_add", statistic="knn_entropy") - st_ns.sel(stage="input", statistic="knn_entropy")
     ).values > 0
-    lines += [
-        "## 1. Attention + residual expands the token cloud",
-        "",
-        f"- covariance trace after/before the attention add, per layer: {_fmt(s['attention_residual_cov_trace_ratio'])};",
-        _claim_line(ds, "attention_expands_cov"),
-        f"- k-NN entropy change: {_fmt(s['attention_residual_knn_entropy_change'])};",
-        _claim_line(ds, "attention_expands_knn"),
-        _special_line(ds, ent_ns, L),
-        "",
-    ]
-    lines += [
-        "## 2. Normalization contracts it",
-        "",
-        f"- covariance trace after/before the norm next to attention: {_fmt(s['norm_cov_trace_ratio'])};",
-        _claim_line(ds, "norm_contracts_cov"),
-        f"- k-NN entropy change across that norm: {_fmt(s['norm_knn_entropy_change'])};",
-        _claim_line(ds, "norm_contracts_knn"),
-        "- the statistics disagree where the norm's learned affine rescales features: compare the "
-        "`*_noaffine` stages in the dataset.",
-        "",
-    ]
-    lines += [
-        "## 3. W_qᵀW_k ≈ Σ⁻¹ (inverse covariance of the attention input)",
-        "",
+    lines += _built_in(
+        ds,
+        "Attention + residual expands the token cloud",
+        1,
+        folder,
+        [
+            _claim_line(ds, "attention_expands_cov"),
+            _claim_line(ds, "attention_expands_knn"),
+            _special_line(ds, ent_ns, L),
+        ],
+        [
+            f"- covariance trace after/before the attention add, per layer: {_fmt(s['attention_residual_cov_trace_ratio'])};",
+            f"- k-NN entropy change: {_fmt(s['attention_residual_knn_entropy_change'])};",
+        ],
+        appendix,
+    )
+    lines += _built_in(
+        ds,
+        "Normalization contracts it",
+        2,
+        folder,
+        [
+            _claim_line(ds, "norm_contracts_cov"),
+            _claim_line(ds, "norm_contracts_knn"),
+            "- the statistics disagree where the norm's learned affine rescales features: compare the "
+            "`*_noaffine` stages in the dataset.",
+        ],
+        [
+            f"- covariance trace after/before the norm next to attention: {_fmt(s['norm_cov_trace_ratio'])};",
+            f"- k-NN entropy change across that norm: {_fmt(s['norm_knn_entropy_change'])};",
+        ],
+        appendix,
+    )
+    words = []
+    numbers = [
         f"- best cosine similarity over the regularization sweep (heads summed), per layer: {_fmt(s['qk_sum_best_similarity'])};",
         f"- z-score against randomly rotated targets (two-sided: negative is anti-aligned): "
         f"{_fmt(s['qk_sum_z_vs_rotations'])}; other layers' Σ⁻¹ (mean): "
@@ -506,46 +701,84 @@ def report(ds: xr.Dataset, s: dict, figures) -> str:
     if "qk_specificity" in ds:
         bo = ds.qk_best_other_layer.sel(head="sum").max("lam").values
         bm = ds.qk_best_mismatched_head.sel(head="sum").max("lam").values
-        lines.append(
+        words.append(
+            "- specificity: a layer supports the claim only where its own Σ⁻¹ beats both the best similarity "
+            "of the layer's form with another layer's Σ⁻¹ and that of another layer's heads with this layer's Σ⁻¹;"
+        )
+        numbers.append(
             f"- specificity: the best similarity of the layer's form with another layer's Σ⁻¹: {_fmt(bo)}; of "
-            f"another layer's heads with this layer's Σ⁻¹: {_fmt(bm)}; a layer supports the claim only where its "
-            "own Σ⁻¹ beats both;"
+            f"another layer's heads with this layer's Σ⁻¹: {_fmt(bm)};"
         )
     if bool(ds.attrs.get("rotary", 0)) and "qk_similarity_offset_average" in ds:
         avg = ds.qk_similarity_offset_average.sel(head="sum").max("lam").values
-        lines.append(
-            "- with rotary positions the score form depends on the offset between query and key: the numbers above "
-            "are the position-free form (offset 0, W_qᵀW_k); averaged over the causal offsets of this text "
-            f"(W_qᵀ R̄ W_k) the best similarity is: {_fmt(avg)};"
+        words.append(
+            "- with rotary positions the score form depends on the offset between query and key: the numbers "
+            "are the position-free form (offset 0, W_qᵀW_k); the form averaged over the causal offsets of this "
+            "text (W_qᵀ R̄ W_k) is in the appendix;"
         )
-    lines += [
+        numbers.append(
+            f"- averaged over the causal offsets of this text (W_qᵀ R̄ W_k), the best similarity: {_fmt(avg)};"
+        )
+    words += [
         _claim_line(ds, "qk_inverse_covariance"),
         "- a similarity close to 0 in absolute terms means the affine (Fisher) approximation does not describe "
         "the learned bilinear forms even where it beats the null.",
-        "",
     ]
+    lines += _built_in(
+        ds, "W_qᵀW_k ≈ Σ⁻¹ (inverse covariance of the attention input)", 3, folder, words, numbers, appendix
+    )
+    lines += _built_in(
+        ds,
+        "The MLP is close to the identity / to an affine map",
+        4,
+        folder,
+        [
+            *_mlp_fit_line(ds),
+            _claim_line(ds, "mlp_affine"),
+            f"- the threshold is R² > {MLP_AFFINE_R2}; a random MLP at initialisation can be almost affine (a plain "
+            "MLP) or clearly not (a gated MLP multiplies two projections), so the gap to it measures what training did.",
+        ],
+        [
+            f"- held-out R² of the best affine map (split by sentence): {_fmt(s['mlp_r2_affine'])}; identity R²: "
+            f"{_fmt(s['mlp_r2_identity'])}; random-initialised MLP of the same shape (affine R²): "
+            f"{_fmt(s['mlp_r2_random_mlp'])};",
+        ],
+        appendix,
+    )
+    lines += _built_in(
+        ds,
+        "Heads take the gradient step of log Z",
+        5,
+        folder,
+        [_claim_line(ds, "head_own_gradient")],
+        [
+            f"- mean cosine between a head's real update W_o W_v E_p[x] and ∇ log Z of its own scores: "
+            f"{_fmt(s['grad_cosine_mean'])}; other heads' gradients: {_fmt(s['grad_cosine_null_mean'])};",
+        ],
+        appendix,
+    )
+    lines += _swap_section(ds, s)
+    lines += _registered_sections(ds, folder, appendix)
+    lines += _temperature_section(ds)
+    lines += _control_section(ds, appendix)
+    lines += placement_sections(placed, folder)
+    lines += ["## Figures", ""] + [f"![{Path(p).stem}]({Path(p).as_posix()})" for p in figures] + [""]
     lines += [
-        "## 4. The MLP is close to the identity / to an affine map",
+        "## Appendix: the numbers per layer",
         "",
-        f"- held-out R² of the best affine map (split by sentence): {_fmt(s['mlp_r2_affine'])}; identity R²: "
-        f"{_fmt(s['mlp_r2_identity'])}; random-initialised MLP of the same shape (affine R²): {_fmt(s['mlp_r2_random_mlp'])};",
-        *_mlp_fit_line(ds),
-        _claim_line(ds, "mlp_affine"),
-        f"- the threshold is R² > {MLP_AFFINE_R2}; a random MLP at initialisation can be almost affine (a plain MLP) or "
-        "clearly not (a gated MLP multiplies two projections), so the gap to it measures what training did.",
+        "Every list has one number per layer, layer 0 first (NaN: not measured or not tested there); the "
+        "dataset holds them all (`claim_statistic`, `claim_z`, `claim_p`, `claim_df`, and the measurements).",
         "",
+        *appendix,
     ]
-    lines += [
-        "## 5. Heads take the gradient step of log Z",
-        "",
-        f"- mean cosine between a head's real update W_o W_v E_p[x] and ∇ log Z of its own scores: {_fmt(s['grad_cosine_mean'])}; "
-        f"other heads' gradients: {_fmt(s['grad_cosine_null_mean'])};",
-        _claim_line(ds, "head_own_gradient"),
-        "",
-    ]
+    return "\n".join(lines)
+
+
+def _swap_section(ds: xr.Dataset, s: dict) -> list[str]:
+    """Section 6: the normalizations swapped without retraining (a measurement, not a claim)."""
     sw = s["swap_token_cosine"]
     not_run = json.loads(ds.attrs.get("swap_not_run", "{}") or "{}")
-    lines += [
+    lines = [
         "## 6. Swapping the normalization without retraining",
         "",
         f"- a measurement, not a claim (no null hypothesis), on {ds.attrs.get('swap_sentences', ds.attrs['n_sentences'])} "
@@ -568,9 +801,4 @@ def report(ds: xr.Dataset, s: dict, figures) -> str:
             f" from hidden state {bad[0]} on (relative change before it: {_fmt(change[: bad[0]])})" if bad.size else ""
         )
         lines.append(f"- {k}: the hidden states overflow (non-finite){where}: without it the model diverges.")
-    lines.append("")
-    lines += _registered_sections(ds)
-    lines += _temperature_section(ds)
-    lines += _control_section(ds)
-    lines += ["## Figures", ""] + [f"![{p.stem}]({p.as_posix()})" for p in figures] + [""]
-    return "\n".join(lines)
+    return lines + [""]
