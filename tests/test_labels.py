@@ -128,13 +128,17 @@ SMALL: dict[str, list[str]] = {
     "dmft stability": ["--beta-o", "0.8", "--ics", "4", "--steps", "4000", "--transient", "0", "--max-period", "64",
                        "--directions", "2", "--origins", "1", "--scan", "4", "--bisections", "5", "--rounds", "0"],
     "dmft fluctuations": ["--beta-o", "1.0", "--steps", "20", "--n", "99,198", "--paths", "2"],
+    "dmft switching": ["--beta-o", "1.27", "--n", "9900,99000", "--walkers", "8", "--max-steps", "3000", "--ics", "16",
+                       "--screen-steps", "28", "--max-horizon", "28", "--phase-stride", "14", "--laws", "gaussian",
+                       "--seed", "3"],
     "reproduce": ["fig5", "--quick"],
     "demo": ["--quick"],
 }
 NEEDS_TORCH = {"clouds through-model", "probe", "demo"}
 # slow: the heavy ones, and the sweep commands, whose variables are the task schemas checked above
 SLOW = {"reproduce", "demo", "probe", "clouds through-model", "dmft bifurcation", "dmft phase-diagram", "dmft design-report",
-        "clouds phase-diagram", "dmft attractors", "dmft basins", "dmft compare-diagrams", "dmft portraits", "dmft boundary"}
+        "clouds phase-diagram", "dmft attractors", "dmft basins", "dmft compare-diagrams", "dmft portraits", "dmft boundary",
+        "dmft switching"}
 # commands that read a stored diagram: the small bifurcation diagram above is written first as {diagram}
 NEEDS_DIAGRAM = {"dmft compare-diagrams", "dmft portraits", "dmft boundary"}
 # stored variables still without the units their quantity has (remove an entry when it is fixed)

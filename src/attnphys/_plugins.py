@@ -40,6 +40,7 @@ BUILTINS: dict[str, dict[str, str]] = {
         "dmft finite": "attnphys.dmft._commands.finite:FiniteJob",
         "dmft converge": "attnphys.dmft._commands.finite:ConvergeJob",
         "dmft fluctuations": "attnphys.dmft._commands.fluctuations:FluctuationsJob",
+        "dmft switching": "attnphys.dmft._commands.switching:SwitchingJob",
         "dmft presets": "attnphys.dmft._commands.presets:PresetsJob",
         "dmft designs": "attnphys.dmft._commands.presets:DesignsJob",
         "dmft design-report": "attnphys.dmft._commands.design:DesignReportJob",

@@ -14,6 +14,7 @@ from ._analysis_options import (
     LyapunovOptions,
     PhaseDiagramOptions,
     StabilityOptions,
+    SwitchingOptions,
     TrajectoriesOptions,
 )
 from ._api.attractors import (
@@ -129,4 +130,5 @@ __all__ = [
     "CompareFluctuationsOptions",
     "predicted_horizon",
     "switching",
+    "SwitchingOptions",
 ]

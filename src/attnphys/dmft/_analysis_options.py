@@ -376,3 +376,87 @@ class CompareFluctuationsOptions(Progress, CompareFluctuationsPoint):
     )
     tol: float = Field(1e-7, gt=0, description="Tolerance of the mean-field records' repetition (their period).")
     level: float = Field(0.95, gt=0, lt=1, description="Confidence level of the intervals.")
+
+
+LAW_NAMES = ("gaussian", "binomial")
+"""The rates of the least actions of :func:`attnphys.dmft.switching` (theory: docs/theory/switching.md §3)."""
+
+
+def _laws(v: Any) -> tuple[str, ...]:
+    """``"gaussian,binomial"``, ``"gaussian"`` or a sequence of law names → a tuple of distinct known laws."""
+    if isinstance(v, str):
+        v = [s.strip() for s in v.split(",")] if "," in v else v.split()
+    try:
+        names = tuple(v)
+    except TypeError:
+        raise ValueError(f"give gaussian, binomial or both, got {v!r}") from None
+    if not names or not all(names):
+        raise ValueError(f"give gaussian, binomial or both, got {v!r}")
+    unknown = [w for w in names if w not in LAW_NAMES]
+    if unknown:
+        raise ValueError(f"unknown law {unknown[0]!r}; the laws are {' and '.join(LAW_NAMES)}")
+    if len(set(names)) != len(names):
+        raise ValueError(f"each law once, got {', '.join(names)}")
+    return names
+
+
+class SwitchingPoint(AnalysisOptions):
+    """The options of :func:`attnphys.dmft.switching` that ``dmft switching`` exposes (theory:
+    docs/theory/switching.md §2, §3, §5); the bounds below each option are the analysis' own lower bounds, and
+    the analysis refuses the largest counts and the rules between options (``census_transient`` below
+    ``census_steps``, ``max_horizon`` at least ``screen_steps``)."""
+
+    laws: tuple[Literal["gaussian", "binomial"], ...] = Field(
+        LAW_NAMES,
+        description="Rates of the least actions: gaussian (linear noise), binomial (Cramér), or both "
+        "(comma-separated).",
+    )
+    walkers: int = Field(32, ge=1, description="Runs of the finite network per attractor and size.")
+    max_steps: int = Field(
+        5000, ge=1, description="Most steps of a run; a run still on its attractor then is censored."
+    )
+    b_level: float = Field(
+        0.8,
+        gt=0.1,
+        le=1.0,
+        allow_inf_nan=False,
+        description="A run has escaped once xi = d_a/(d_a + d_b) reaches this level (d: distance to each orbit).",
+    )
+    ics: int = Field(32, ge=1, description="Starts of the census of attractors.")
+    census_steps: int = Field(30_000, ge=1, description="Most steps per start of the census.")
+    census_transient: int = Field(
+        20_000, ge=0, description="Census steps before the first period check (fewer than census_steps)."
+    )
+    screen_steps: int = Field(
+        56, ge=1, description="Horizon at which the phases are screened; the step of the growing horizons."
+    )
+    max_horizon: int = Field(112, ge=1, description="Longest horizon of a least-action path (at least screen_steps).")
+    keep: int = Field(1, ge=1, description="Phases of least screened action continued to longer horizons.")
+    phase_stride: int = Field(3, ge=1, description="Stride of the phases screened: 0, stride, 2·stride, …")
+    tol: float = Field(
+        1e-2,
+        gt=0,
+        lt=1,
+        allow_inf_nan=False,
+        description="Relative decrease of the least action at which the horizon stops growing.",
+    )
+    max_iterations: int = Field(200, ge=1, description="Most Newton iterations of one least-action solve.")
+    seed: int = Field(
+        0, ge=0, description="Seed of the census and of the runs (attractor i, size s: SeedSequence([seed, i, s]))."
+    )
+
+    _laws = field_validator("laws", mode="before")(classmethod(lambda cls, v: _laws(v)))
+
+
+class SwitchingOptions(SwitchingPoint):
+    """Every option of :func:`attnphys.dmft.switching`, with its defaults (theory: docs/theory/switching.md
+    §1–§5)."""
+
+    beta_o: float | None = Field(
+        None, gt=0, allow_inf_nan=False, description="The output gain β_o (default: the configuration's)."
+    )
+    sizes: tuple[int, ...] = Field(
+        (9900, 39600, 99000),
+        min_length=1,
+        description="Network sizes N of the direct simulation (distinct multiples of n_se).",
+    )

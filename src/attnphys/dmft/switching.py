@@ -357,7 +357,7 @@ def _switching(cfg, b: float, ns: tuple[int, ...], law_names: tuple[str, ...], o
     a, al, asz = ("attractor",), ("attractor", "law"), ("attractor", "size")
     data = {
         "census_index": (a, np.asarray(idx), {"long_name": "index of the attractor in the census"}),
-        "period": (a, periods[idx].astype(np.int64)),
+        "period": (a, periods[idx].astype(np.int64), {"long_name": "period of the attractor", "units": "step"}),
         "basin_fraction": (a, census["basin_fraction"].values[idx], {"long_name": "census basin fraction"}),
         "target": (a, target.astype(np.int64), {"long_name": "the nearest other attractor"}),
         "distance": (a, dist[np.arange(n_a), target], {"long_name": "least distance between the orbits"}),
@@ -370,13 +370,13 @@ def _switching(cfg, b: float, ns: tuple[int, ...], law_names: tuple[str, ...], o
         "action_converged": (al, conv, {"long_name": "the horizon's growth met tol"}),
         "constraint_violation": (al, viol, {"long_name": "largest part of a step outside the range of B"}),
         "escape_time": (asz, tau, {"long_name": "mean escape time (exponential estimate)", "units": "steps"}),
-        "escape_time_low": (asz, lo, {"units": "steps"}),
-        "escape_time_high": (asz, hi, {"units": "steps"}),
+        "escape_time_low": (asz, lo, {"long_name": "lower end of the 95 % interval of tau", "units": "steps"}),
+        "escape_time_high": (asz, hi, {"long_name": "upper end of the 95 % interval of tau", "units": "steps"}),
         "escapes": (asz, k, {"long_name": "runs that escaped"}),
         "censored": (asz, cens, {"long_name": "runs still on the attractor after max_steps"}),
         "slope": (a, slope[:, 0], {"long_name": "d ln(tau) / dN"}),
-        "slope_low": (a, slope[:, 1]),
-        "slope_high": (a, slope[:, 2]),
+        "slope_low": (a, slope[:, 1], {"long_name": "lower end of the 95 % interval of the slope"}),
+        "slope_high": (a, slope[:, 2], {"long_name": "upper end of the 95 % interval of the slope"}),
     }
     return xr.Dataset(
         data,
