@@ -20,7 +20,8 @@ folder)."""
 def documented_commands() -> list[tuple[str, str, str]]:
     """(page, command, the error the page shows after it or "") of every command on the pages."""
     out = []
-    for f in sorted((ROOT / "docs" / "howto").glob("*.md")) + [ROOT / "README.md"]:
+    pages = sorted((ROOT / "docs" / "howto").glob("*.md")) + sorted((ROOT / "docs" / "theory").glob("*.md"))
+    for f in pages + [ROOT / "README.md"]:
         lines = f.read_text(encoding="utf-8").splitlines()
         i = 0
         while i < len(lines):

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import re
-import shlex
 from pathlib import Path
 
 import numpy as np
@@ -246,32 +244,6 @@ def test_a_census_without_two_attractors_names_beta_o(tmp_path, monkeypatch):
     out = " ".join(res.output.split())
     assert res.exit_code == 2 and "--beta-o: the census at beta_o = 0.5 finds 1" in out and "--ics" in out, out
     assert not (tmp_path / "x.zarr").exists()
-
-
-def test_the_theory_pages_command_passes_its_checks(tmp_path, monkeypatch):
-    import attnphys.cli as cli
-    from attnphys.errors import AttnphysError
-    from attnphys.jobs import build_job
-
-    page = (ROOT / "docs" / "theory" / "switching.md").read_text(encoding="utf-8")
-    section = page.split("## 6. From the command line", 1)[1]
-    [command] = re.findall(r"^attnphys dmft switching .*?(?<!\\)$", section.replace("\\\n", ""), re.M)
-    checked = []
-
-    def preflight_only(cls, given, config):
-        try:
-            job = build_job(cls, given, config)
-            job.preflight()
-        except AttnphysError as e:
-            cli.fail(str(e), e.exit_code)
-        checked.append(job)
-
-    monkeypatch.setattr(cli, "run_job", preflight_only)
-    monkeypatch.chdir(tmp_path)
-    res = runner.invoke(cli.app, shlex.split(command)[1:])
-    assert res.exit_code == 0, res.output
-    [job] = checked
-    assert job.n == (9900, 39600, 99000) and job.configuration().beta_o == 1.27 and job.plot is not None
 
 
 SMALL = dict(
