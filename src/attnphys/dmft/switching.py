@@ -21,6 +21,7 @@ import numpy as np
 import xarray as xr
 from scipy import stats
 
+from attnphys._checks import check_count
 from attnphys.errors import InputError
 from attnphys.metadata import base_attrs
 
@@ -34,8 +35,8 @@ is the length of a path the action is minimised over (its Hessian has about (hor
 
 
 def _integer(value: Any, name: str, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise InputError(f"must be an integer of at least {low}, got {value!r}", name)
+    """A count of at least ``low`` (:func:`attnphys._checks.check_count`) and at most its :data:`LIMITS` entry."""
+    value = check_count(value, name, low)
     if name in LIMITS and value > LIMITS[name]:
         raise InputError(f"must be at most {LIMITS[name]:,}, got {value:,}", name)
     return int(value)
