@@ -63,6 +63,21 @@ def _release_compiled_programs():
         jax.clear_caches()
 
 
+@pytest.fixture(autouse=True)
+def _registries_as_they_were():
+    """Every member a test registers (a norm, a command, a variant …) is forgotten after it: each test
+    sees the registries as the library and the installed packages make them."""
+    from contextlib import ExitStack
+
+    from attnphys.registry import all_registries
+
+    with ExitStack() as stack:
+        for reg in all_registries().values():  # members registered by importing a module of the library stay
+            keep = lambda name, member, reg=reg: (reg.origin(name) or "").startswith("attnphys.")  # noqa: E731
+            stack.enter_context(reg.scoped(keep=keep))
+        yield
+
+
 def pytest_collection_modifyitems(config, items):
     """A ``long`` check is a ``slow`` one too: ``make test`` never runs it."""
     for item in items:

@@ -30,7 +30,7 @@ def new_command():
             return Report("squares", {}, [self.out], ds)
 
     yield SquaresJob
-    JOBS.pop("test squares")
+    del JOBS["test squares"]
 
 
 def test_a_new_command_writes_results_that_overwrite_and_rerun_accept(new_command, tmp_path):

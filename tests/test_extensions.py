@@ -258,24 +258,6 @@ def extpkg(tmp_path_factory):
 @pytest.fixture
 def on_path(extpkg, monkeypatch):
     monkeypatch.syspath_prepend(str(extpkg))
-    import attnphys.clouds.norms as norms
-    import attnphys.dmft._variant as variant
-    import attnphys.dmft.observables as observables
-    import attnphys.dynamics.maps as maps
-    import attnphys.dynamics.samplers as samplers
-    import attnphys.jobs as jobs
-    import attnphys.verify as verify
-
-    for mod, name in (
-        (jobs, "JOBS"),
-        (norms, "NORMS"),
-        (variant, "VARIANTS"),
-        (observables, "OBSERVABLE_TABLE"),
-        (maps, "EXAMPLES"),
-        (verify, "REGISTERED"),
-        (samplers, "SAMPLERS"),
-    ):
-        monkeypatch.setattr(mod, name, dict(getattr(mod, name)))
     return extpkg
 
 
@@ -590,6 +572,7 @@ def test_a_cloud_wise_norm_of_a_package_is_refused_on_a_causal_model_by_name(on_
     """A new norm's causality is read from its class (``tokenwise = False`` for Centering): the probe's swap
     does not run it on a causal model, and says so naming it, instead of letting tokens see their future."""
     from attnphys.probes import metrics
+
     pytest.importorskip("transformers")
     from attnphys.probes import adapter_for
     from tests.probes.test_probes import SENTENCES, CharTokenizer, tiny
@@ -597,6 +580,8 @@ def test_a_cloud_wise_norm_of_a_package_is_refused_on_a_causal_model_by_name(on_
     assert not metrics.causal_safe("center") and metrics.causal_safe("layernorm")
     model = tiny("gpt2")
     assert adapter_for(model).causal
-    res = metrics.swap_normalization(model, CharTokenizer(), SENTENCES[:2], adapter_for(model), kinds=("center", "sphere"))
+    res = metrics.swap_normalization(
+        model, CharTokenizer(), SENTENCES[:2], adapter_for(model), kinds=("center", "sphere")
+    )
     assert np.isnan(res["token_cosine"][0]) and np.isfinite(res["token_cosine"][1])
     assert set(res["not_run"]) == {"center"} and "center" in res["not_run"]["center"]

@@ -131,7 +131,7 @@ def test_the_default_swaps_are_the_registered_norms_that_can_run_on_the_model(mo
         def __call__(self, X):
             return X - X.mean(0)
 
-    monkeypatch.setattr(norms, "NORMS", {**norms.NORMS, "h5_center": Centering})
+    norms.register_norm(Centering)  # forgotten after the test (tests/conftest.py)
     assert metrics.default_swaps(False) == tuple(norm_names()) and "h5_center" in norm_names()
     causal = metrics.default_swaps(True)
     assert "h5_center" not in causal and "rn" not in causal and {"rmsnorm", "sphere", "none"} <= set(causal)
@@ -168,9 +168,7 @@ def broken_variant(tmp_path, monkeypatch):
     (pkg / "__init__.py").write_text('raise ImportError("this plugin is broken")\n')
     monkeypatch.syspath_prepend(str(tmp_path))
     fake_entry_points(monkeypatch, {"attnphys.model_variants": [("h5broken", "h5broken:Config")]})
-    import attnphys.dmft._variant as variant
 
-    monkeypatch.setattr(variant, "VARIANTS", dict(variant.VARIANTS))
     yield
     sys.modules.pop("h5broken", None)
 
@@ -209,7 +207,7 @@ def test_a_broken_variant_plugin_breaks_no_unrelated_command_and_is_named_when_a
 
 
 def test_two_outside_plugins_giving_one_name_to_two_objects_are_both_skipped(monkeypatch):
-    from attnphys._plugins import find, names
+    from attnphys.clouds.norms import NORMS
 
     group = "attnphys.norms"
     fake_entry_points(
@@ -217,18 +215,19 @@ def test_two_outside_plugins_giving_one_name_to_two_objects_are_both_skipped(mon
         {group: [("h5twin", "attnphys.clouds.norms.rn:RN"), ("h5twin", "attnphys.clouds.norms.sphere:Sphere")]},
     )
     with pytest.warns(ExtensionWarning, match=r"'h5twin'.*2 objects.*rn:RN.*sphere:Sphere"):
-        assert "h5twin" not in names(group, {})
+        assert "h5twin" not in NORMS.names()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ExtensionWarning)
-        assert find(group, "h5twin", {}) is None
+        assert NORMS.get("h5twin") is None
     fake_entry_points(monkeypatch, {group: [("h5same", "attnphys.clouds.norms.rn:RN")] * 2})
     with warnings.catch_warnings():
         warnings.simplefilter("error", ExtensionWarning)  # one package seen twice is one member, no warning
-        assert "h5same" in names(group, {})
+        assert "h5same" in NORMS.names()
 
 
 def test_loading_every_member_skips_the_broken_ones(monkeypatch, tmp_path):
-    from attnphys._plugins import BUILTINS, loaded
+    from attnphys._plugins import BUILTINS
+    from attnphys.clouds.norms import NORMS
 
     group = "attnphys.norms"
     fake_entry_points(
@@ -236,7 +235,7 @@ def test_loading_every_member_skips_the_broken_ones(monkeypatch, tmp_path):
         {group: [("h5missing", "h5_no_such_module:Norm"), ("h5sphere", "attnphys.clouds.norms.sphere:Sphere")]},
     )
     with pytest.warns(ExtensionWarning, match=r"'h5missing'.*ModuleNotFoundError"):
-        got = loaded(group, {})
+        got = NORMS.loaded()
     assert list(got) == [*BUILTINS[group], "h5sphere"] and got["h5sphere"].__name__ == "Sphere"
 
 
@@ -285,7 +284,7 @@ def test_a_store_written_before_a_new_defaulted_field_resumes_bit_for_bit(tmp_pa
     from attnphys.sweeps import Axis, Grid, StoreMismatchError, Sweep, done_mask, run_sweep
 
     Before, After = _store_variants()
-    monkeypatch.setattr(variant, "VARIANTS", {**variant.VARIANTS, "h5store": Before})
+    variant.register_variant(Before)
     grid = Grid(axes=(Axis(name="beta_o", values=(0.6, 1.2, 1.8, 2.4)),), chunk=1)
 
     def sweep(cfg):
@@ -310,7 +309,8 @@ def test_a_store_written_before_a_new_defaulted_field_resumes_bit_for_bit(tmp_pa
         not in json.loads(json.loads((path / "zarr.json").read_text())["attributes"]["sweep"])["task"]["config"]
     )
 
-    variant.VARIANTS["h5store"] = After  # the new version of the variant: a defaulted field more
+    del variant.VARIANTS["h5store"]  # the new version of the variant: a defaulted field more
+    variant.register_variant(After)
     with pytest.raises(StoreMismatchError, match=r"task\.config\.gain_out: store has 1\.0, this run 2\.0"):
         run_sweep(sweep(After(gain_out=2.0)), path, progress=False)  # another value: another sweep
     resumed = run_sweep(sweep(After()), path, progress=False)
@@ -330,7 +330,7 @@ def test_a_variants_own_batched_field_is_continued_like_the_papers(monkeypatch):
     from attnphys.dmft.model import model_of
 
     _, After = _store_variants()
-    monkeypatch.setattr(variant, "VARIANTS", {**variant.VARIANTS, "h5store": After})
+    variant.register_variant(After)
     model = model_of(After())
     for s in (0.5, 1.7):
         _, sc = model.params_of("gain_out")(jnp.asarray(s))
@@ -387,16 +387,12 @@ def new_claim_file(tmp_path, monkeypatch):
     """A claim in one new file, listed in one line of the registry (:data:`CLAIM_MODULES`), loaded the way
     importing the registry loads it; the registry as it was afterwards."""
     import attnphys.probes.claims as claims
-    import attnphys.probes.report as report_module
-    import attnphys.probes.run as run_module
 
     (tmp_path / "h5claims").mkdir()
     (tmp_path / "h5claims" / "__init__.py").write_text("")
     (tmp_path / "h5claims" / "layer_index.py").write_text(CLAIM_FILE)
     monkeypatch.syspath_prepend(str(tmp_path))
-    registry = dict(claims.CLAIMS)
-    for module in (claims, run_module, report_module):
-        monkeypatch.setattr(module, "CLAIMS", registry)
+    registry = claims.CLAIMS  # what the file registers is forgotten after the test (tests/conftest.py)
     monkeypatch.setattr(claims, "CLAIM_MODULES", (*claims.CLAIM_MODULES, "h5claims.layer_index"))  # the one line
     monkeypatch.delitem(sys.modules, "h5claims.layer_index", raising=False)
     claims._load_claim_modules()  # what importing the registry does

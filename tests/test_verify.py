@@ -72,10 +72,8 @@ def test_particle_claims_fail_on_a_perturbed_prediction(check, perturb):
 def test_registered_claims_are_checked_after_the_librarys_and_chosen_by_text(monkeypatch):
     """register_claim adds a claim to every run (a false one fails it); a chosen claim draws the
     instances it draws in the full run; a text no claim contains is refused naming --claim."""
-    import attnphys.verify as verify
     from attnphys.verify import all_claims, register_claim, select_claims
 
-    monkeypatch.setattr(verify, "REGISTERED", {})
     wrong = register_claim(Claim("a false statement", "nowhere", lambda rng: 0.5, 1e-3))
     assert register_claim(wrong) is wrong and all_claims()[-1] is wrong and all_claims()[:-1] == CLAIMS
     with pytest.raises(ValueError, match="already"):

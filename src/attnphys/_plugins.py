@@ -1,18 +1,15 @@
-"""The registries' shared rules: the library's own extensions registered in code, entry points for outside
-packages only (theory: docs/theory/sweeps.md §1).
+"""The registries' shared rules for outside packages, and the built-ins named by reference (theory:
+docs/theory/variants.md §5).
 
-Each registry of the library (commands, sweep tasks, model variants) names its built-in members in
-:data:`BUILTINS` as ``"module:attribute"`` references, imported only when a member is used, so that a new
-command, task or variant inside the package is one new file and one line here, with no reinstall. An
-outside package adds members through the registry's entry-point group. An entry point that names a
-built-in or a member registered in code is ignored when it refers to the same object (an installed copy
-of the package's own metadata), and refused when it refers to another one: two objects under one name
-would make the result depend on what happens to be installed.
-
-The registries whose members are objects defined in code rather than importable classes — observables
-(:mod:`attnphys.dmft.observables`), example maps (:mod:`attnphys.dynamics.maps`), samplers of starts
-(:mod:`attnphys.dynamics.samplers`) and the claims of ``attnphys verify`` (:mod:`attnphys.verify`) — hold
-their built-ins in their own module and follow the same rules for entry points (:func:`outside`).
+:data:`BUILTINS` names the library's own members of the registries whose members are importable classes
+(commands, sweep tasks, model variants, normalizations, attention kernels, ensembles, result views) as
+``"module:attribute"`` references, imported only when a member is used, so that a new command, task or
+variant inside the package is one new file and one line here, with no reinstall. Each registry is an
+:class:`attnphys.registry.Registry`, which merges these, the members registered in code and the entry
+points of outside packages (:func:`outside`): an entry point that names a built-in or a member registered
+in code is ignored when it refers to the same object (an installed copy of the package's own metadata),
+and skipped with a warning when it refers to another one: two objects under one name would make the result
+depend on what happens to be installed.
 
 A light module: nothing here imports a numerical library.
 """
@@ -74,6 +71,16 @@ BUILTINS: dict[str, dict[str, str]] = {
         "sphere": "attnphys.clouds.norms.sphere:Sphere",
         "none": "attnphys.clouds.norms.identity:Identity",
     },
+    "attnphys.attentions": {
+        "sa": "attnphys.clouds.attention.softmax:SoftmaxAttention",
+        "usa": "attnphys.clouds.attention.unnormalised:UnnormalisedAttention",
+        "sinkhorn": "attnphys.clouds.attention.sinkhorn:SinkhornAttention",
+    },
+    "attnphys.ensembles": {
+        "gaussian": "attnphys.clouds.ensembles.gaussian:Gaussian",
+        "goe": "attnphys.clouds.ensembles.goe:GOE",
+        "pm_kq": "attnphys.clouds.ensembles.pm_kq:PlusMinusKQ",
+    },
     "attnphys.result_views": {
         "sweep-task": "attnphys.sweeps.engine:finalized",
     },
@@ -119,12 +126,13 @@ def skipped(what: str, why: str) -> None:
     warnings.warn(f"skipped {what}: {why}", ExtensionWarning, stacklevel=find_stack_level())
 
 
-def outside(group: str, registered: dict[str, Any] | None = None) -> dict[str, str]:
+def outside(group: str, registered: dict[str, Any] | None = None, own: dict[str, str] | None = None) -> dict[str, str]:
     """The entry points of ``group`` that add members (name → reference): those naming a built-in or a
     registered member with the same object are left out.
 
     Args:
         registered: the members registered in code in this process (name → object).
+        own: the built-ins (name → reference; default :data:`BUILTINS` of ``group``).
 
     An entry point that gives a built-in's or a registered member's name to another object is skipped with
     an :class:`~attnphys.errors.ExtensionWarning` naming the entry point, the name and both objects: the
@@ -135,7 +143,7 @@ def outside(group: str, registered: dict[str, Any] | None = None) -> dict[str, s
     """
     from importlib.metadata import entry_points
 
-    builtins = BUILTINS.get(group, {})
+    builtins = BUILTINS.get(group, {}) if own is None else own
     registered = registered or {}
     out: dict[str, str] = {}
     clashing: dict[str, list[str]] = {}
@@ -185,89 +193,3 @@ def load_outside(group: str, name: str, ref: str) -> Any:
             f"the entry point {name!r} of the group {group} names {ref}, which fails to load "
             f"({type(e).__name__}: {e}); fix or uninstall the package that declares it"
         ) from e
-
-
-def loaded(group: str, registered: dict[str, Any] | None = None, accept=None) -> dict[str, Any]:
-    """Every member of a registry, loaded (name → object, in :func:`names` order): built-ins, members
-    registered in code, and the outside entry points that load and that ``accept(obj)`` (returning the
-    member, or None where the object is not one) accepts.
-
-    An outside member that fails to load or is not a member is skipped with an
-    :class:`~attnphys.errors.ExtensionWarning` naming it and why (as xarray builds its engines), so that one
-    broken plugin never breaks what lists or uses the others.
-    """
-    registered = registered or {}
-    own = BUILTINS.get(group, {})
-    extra = outside(group, registered)
-    out: dict[str, Any] = {}
-    for name in names(group, registered):
-        if name in registered:
-            out[name] = registered[name]
-            continue
-        if name in own:
-            out[name] = load(own[name])
-            continue
-        try:
-            obj = load(extra[name])
-        except Exception as e:  # an outside package's failure, whatever it is: that member only is left out
-            skipped(
-                f"the entry point {name!r} of the group {group}",
-                f"{extra[name]} fails to load ({type(e).__name__}: {e})",
-            )
-            continue
-        member = obj if accept is None else accept(obj)
-        if member is None:
-            skipped(f"the entry point {name!r} of the group {group}", f"{extra[name]} is not a member of it")
-            continue
-        out[name] = member
-    return out
-
-
-def put(table: dict[str, Any], name: str, obj: Any, label: str, noun: str) -> Any:
-    """Register ``obj`` as ``table[name]``; returns it. ``label`` names it in the message (``observable 'x'``),
-    ``noun`` is what the table holds.
-
-    Raises:
-        ValueError: ``name`` already holds another object (one name, one member).
-    """
-    if table.get(name, obj) is not obj:
-        raise ValueError(f"{label} is already registered (one name, one {noun})")
-    table[name] = obj
-    return obj
-
-
-def load_member(group: str, name: str, ref: str, accept, description: str) -> Any:
-    """The object the entry point ``name`` of ``group`` names (``ref``), through ``accept(obj)``, which returns
-    the member or None where the object is not one.
-
-    Raises:
-        ExtensionError: the entry point names something else (``description`` says what it must be).
-    """
-    member = accept(load(ref))
-    if member is None:
-        raise ExtensionError(f"the entry point {name!r} of the group {group} names {ref}, which is {description}")
-    return member
-
-
-def names(group: str, registered: dict[str, Any] | None = None) -> list[str]:
-    """Every member's name of a registry: the built-ins in their order, then the members registered in code
-    and the outside entry points, sorted."""
-    own = list(BUILTINS.get(group, {}))
-    return own + sorted((set(registered or {}) | set(outside(group, registered))) - set(own))
-
-
-def find(group: str, name: str, registered: dict[str, Any] | None = None) -> Any | None:
-    """The member ``name`` of a registry, or None: registered in code, else built-in (imported now),
-    else an outside entry point (loaded now; a conflicting one is skipped with a warning, :func:`outside`).
-
-    Raises:
-        ExtensionError: the outside entry point ``name`` fails to load (:func:`load_outside`).
-    """
-    registered = registered or {}
-    if name in registered:
-        return registered[name]
-    own = BUILTINS.get(group, {}).get(name)
-    if own is not None:
-        return load(own)
-    ref = outside(group, registered).get(name)
-    return None if ref is None else load_outside(group, name, ref)

@@ -40,7 +40,9 @@ from attnphys._contract import COMMAND, COMPLETE, CONTENTS, MARKER
 from attnphys._files import read_input
 from attnphys._integrity import CHUNK_VARS, MANIFEST, store_files, verify_store, write_manifest
 from attnphys._paths import check_link, check_name, check_writable_place, kind_of, local_path
+from attnphys._plugins import BUILTINS
 from attnphys.errors import DamagedResultError, IncompleteResultError, OutputError
+from attnphys.registry import Registry
 
 _ACTIVE_PARTIALS: set[Path] = set()
 """Hidden partial outputs of this process, removed by :func:`cleanup_partials` on an interrupt."""
@@ -782,10 +784,25 @@ for outside packages; the library's own (the sweep engine adds its task's derive
 in :data:`attnphys._plugins.BUILTINS`."""
 
 
-def _result_views() -> list:
-    from attnphys._plugins import find, names
+def _is_view(obj: object) -> object:
+    return obj if callable(obj) else None
 
-    return [find(RESULT_VIEWS, name) for name in names(RESULT_VIEWS)]
+
+VIEWS = Registry(
+    "result view",
+    group=RESULT_VIEWS,
+    builtins=BUILTINS[RESULT_VIEWS],
+    accept=_is_view,
+    member="a function applied to a loaded sweep store",
+    adding="one line in `_plugins.py`",
+    theory="sweeps.md §1",
+)
+"""The registry of the functions ``Dataset → Dataset`` :func:`load` applies to a complete sweep store
+(:class:`attnphys.registry.Registry`)."""
+
+
+def _result_views() -> list:
+    return list(VIEWS.loaded().values())
 
 
 def unflatten_points(ds: xr.Dataset) -> xr.Dataset:

@@ -29,7 +29,9 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from attnphys._contract import COMMAND, GIVEN, JOB
 from attnphys._messages import format_validation, members, option_name
+from attnphys._plugins import BUILTINS
 from attnphys.errors import InputError, ResourceError
+from attnphys.registry import Registry
 
 if typing.TYPE_CHECKING:
     import xarray as xr
@@ -40,17 +42,35 @@ if typing.TYPE_CHECKING:
 RESULT_SUFFIXES = ("", ".zarr", ".nc")
 """Name endings of a dataset result: a Zarr store (``.zarr``, or a plain folder name) or a NetCDF file."""
 
-JOBS: dict[str, type[AbstractJob]] = {}
-"""Registered jobs by command name (``"dmft trajectory"``, ``"clouds run"``, …)."""
+
+def _is_job(obj: object) -> object:
+    return obj if isinstance(obj, type) and issubclass(obj, AbstractJob) else None
+
+
+JOBS: Registry[type[AbstractJob]] = Registry(
+    "command",
+    group="attnphys.commands",
+    builtins=BUILTINS["attnphys.commands"],
+    accept=_is_job,
+    key=lambda cls: cls.command,
+    member="a job class (`attnphys.jobs.AbstractJob`), name = the command",
+    adding="one file per command, one line in `_plugins.py`",
+    theory="sweeps.md §1",
+)
+"""The registry of jobs by command name (:class:`attnphys.registry.Registry`; a built-in's module is imported
+when its command is first used)."""
 
 
 J = TypeVar("J", bound="type[AbstractJob]")
 
 
 def register_job(cls: J) -> J:
-    """Class decorator: make a job available to the command line and to :func:`rerun`."""
-    JOBS[cls.command] = cls
-    return cls
+    """Class decorator: make a job available to the command line and to :func:`rerun`.
+
+    Raises:
+        RegistryConflictError: the command is another job's (an ExtensionError).
+    """
+    return JOBS.register(cls)
 
 
 ENTRY_POINT_GROUP = "attnphys.commands"
@@ -66,9 +86,7 @@ def command_names() -> list[str]:
     Raises:
         ExtensionError: an entry point that gives a command's name to another job.
     """
-    from attnphys._plugins import names
-
-    return sorted(names(ENTRY_POINT_GROUP, JOBS))
+    return sorted(JOBS.names())
 
 
 def job_class(command: str) -> type[AbstractJob]:
@@ -80,21 +98,13 @@ def job_class(command: str) -> type[AbstractJob]:
         ExtensionError: an entry point that gives the command's name to another job.
     """
     if command not in JOBS:
-        from attnphys._plugins import find
-
-        cls = find(ENTRY_POINT_GROUP, command, JOBS)
-        if cls is not None:
-            JOBS.setdefault(command, cls)
-    if command not in JOBS:
         raise InputError(f"unknown command {command!r}; known: {', '.join(command_names())}")
     return JOBS[command]
 
 
 def load_jobs() -> dict[str, type[AbstractJob]]:
     """Every command's job class (each module imported once; none imports JAX or torch at import time)."""
-    for name in command_names():
-        job_class(name)
-    return JOBS
+    return {name: job_class(name) for name in command_names()}
 
 
 # -- option types --------------------------------------------------------------------------------------

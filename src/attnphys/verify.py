@@ -25,7 +25,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from attnphys import clouds, hopfield
-from attnphys._plugins import load_member, outside
 from attnphys.clouds import noisy_checks, propagation_checks
 from attnphys.clouds import theory_checks as particle_checks
 from attnphys.dynamics import rare_checks
@@ -47,6 +46,7 @@ from attnphys.expfam import (
     log_normalizer_monte_carlo,
     measure_classes,
 )
+from attnphys.registry import Registry, RegistryConflictError
 
 
 @dataclass(frozen=True)
@@ -486,8 +486,25 @@ registered and outside ones after them)."""
 ENTRY_POINT_GROUP = "attnphys.claims"
 """Entry-point group of the claims of outside packages."""
 
-REGISTERED: dict[str, Claim] = {}
-"""The claims registered in this process (:func:`register_claim`), by name."""
+
+def _is_claim(obj: object) -> Claim | None:
+    return obj if isinstance(obj, Claim) else None
+
+
+REGISTRY: Registry[Claim] = Registry(
+    "claim",
+    group=ENTRY_POINT_GROUP,
+    builtins=CLAIMS,
+    accept=_is_claim,
+    field="claims",
+    member="an `attnphys.verify.Claim` ([exponential-family page](expfam.md) §5)",
+    adding="one entry of `CLAIMS`",
+    theory="expfam.md §5",
+    sort_added=False,
+)
+"""The registry of the claims ``attnphys verify`` checks (:class:`attnphys.registry.Registry`), by the
+claim's name: the library's own (:data:`CLAIMS`), those of :func:`register_claim` in their order, then the
+outside entry points (by entry-point name)."""
 
 
 def register_claim(claim: Claim) -> Claim:
@@ -495,39 +512,29 @@ def register_claim(claim: Claim) -> Claim:
     (theory: docs/theory/expfam.md §5).
 
     Raises:
-        ValueError: ``claim`` is not a :class:`Claim`, or its name is already another claim's.
+        RegistryConflictError: ``claim`` is not a :class:`Claim`, or its name is already another claim's (a
+            ValueError).
     """
     if not isinstance(claim, Claim):
-        raise ValueError(f"a claim must be a Claim(name, reference, check, tol), got {claim!r}")
-    taken = {c.name: c for c in CLAIMS} | REGISTERED
-    if taken.get(claim.name, claim) is not claim:
-        raise ValueError(f"the claim {claim.name!r} is already registered (one name, one claim)")
-    if all(c is not claim for c in CLAIMS):
-        REGISTERED[claim.name] = claim
-    return claim
+        raise RegistryConflictError(f"a claim must be a Claim(name, reference, check, tol), got {claim!r}")
+    if any(c is claim for c in CLAIMS):
+        return claim
+    return REGISTRY.register(claim)
 
 
 def all_claims() -> tuple[Claim, ...]:
     """Every claim in the order they are checked: the library's own (:data:`CLAIMS`), then the registered
-    ones in their order, then those of outside packages' entry points (by entry-point name)
-    (theory: docs/theory/expfam.md §5).
+    ones in their order, then those of outside packages' entry points (by entry-point name); an entry
+    point that fails to load or is not a claim is skipped with a warning (theory: docs/theory/expfam.md §5).
 
     Raises:
-        ExtensionError: an entry point naming something that is not a :class:`Claim`, or a claim whose
-            name is already another one's.
+        ExtensionError: an outside claim whose name is already another claim's.
     """
     from attnphys.errors import ExtensionError
 
-    out = list(CLAIMS) + [c for c in REGISTERED.values() if c not in CLAIMS]
-    names = {c.name for c in out}
-    for ep_name, ref in sorted(outside(ENTRY_POINT_GROUP, REGISTERED).items()):
-        obj = load_member(
-            ENTRY_POINT_GROUP,
-            ep_name,
-            ref,
-            lambda o: o if isinstance(o, Claim) else None,
-            "not a Claim(name, reference, check, tol)",
-        )
+    out: list[Claim] = []
+    names: set[str] = set()
+    for ep_name, obj in REGISTRY.loaded().items():
         if any(c is obj for c in out):
             continue
         if obj.name in names:

@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from attnphys.dmft import DMFTConfig, bifurcation, preset, variant_class, variant_names
-from attnphys.dmft._variant import VARIANTS, as_config, register_variant
+from attnphys.dmft._variant import as_config, register_variant
 from attnphys.errors import ExtensionError, InputError
 
 VARIANT = textwrap.dedent('''
@@ -67,7 +67,6 @@ def reversed_variant(tmp_path, monkeypatch):
         tmp_path, "revpos", {"__init__.py": VARIANT}, {"attnphys.model_variants": {"reversed": "revpos:ReversedConfig"}}
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr("attnphys.dmft._variant.VARIANTS", dict(VARIANTS))
     yield tmp_path
     sys.modules.pop("revpos", None)
 

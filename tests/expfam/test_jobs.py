@@ -10,10 +10,19 @@ from attnphys.expfam.jobs import VerifyJob
 from attnphys.jobs import job_class
 
 
+def _only(monkeypatch, claims):
+    """``attnphys verify`` with only ``claims`` as the library's own."""
+    import attnphys.verify as verify
+    from attnphys.registry import Registry
+
+    monkeypatch.setattr(verify, "CLAIMS", claims)
+    monkeypatch.setattr(verify, "REGISTRY", Registry("claim", builtins=claims, sort_added=False, listed=False))
+
+
 def test_verify_command_exit_codes(monkeypatch):
     import attnphys.verify as verify
 
-    monkeypatch.setattr(verify, "CLAIMS", verify.CLAIMS[:2])
+    _only(monkeypatch, verify.CLAIMS[:2])
     failed = [dict(claim="x", reference="r", max_error=1.0, tolerance=0.1, passed=False)]
     monkeypatch.setattr(verify, "run_claims", lambda seed=0, progress=False, **kw: failed)
     res = CliRunner().invoke(app, ["verify"])
@@ -24,7 +33,7 @@ def test_verify_command_exit_codes(monkeypatch):
 def test_verify_command_prints_the_table_and_exits_zero(monkeypatch, tmp_path):
     import attnphys.verify as verify
 
-    monkeypatch.setattr(verify, "CLAIMS", verify.CLAIMS[:1] + verify.CLAIMS[13:14])  # two fast, real claims
+    _only(monkeypatch, verify.CLAIMS[:1] + verify.CLAIMS[13:14])  # two fast, real claims
     monkeypatch.chdir(tmp_path)
     res = CliRunner().invoke(app, ["verify", "--seed", "3"])
     assert res.exit_code == 0, res.output
@@ -37,19 +46,22 @@ def test_verify_command_prints_the_table_and_exits_zero(monkeypatch, tmp_path):
 def test_verify_command_lists_the_failed_claims(monkeypatch):
     import attnphys.verify as verify
 
-    monkeypatch.setattr(verify, "CLAIMS", (verify.Claim("wrong", "-", lambda rng: 0.5, 1e-3),) + verify.CLAIMS[:1])
+    _only(monkeypatch, (verify.Claim("wrong", "-", lambda rng: 0.5, 1e-3),) + verify.CLAIMS[:1])
     res = CliRunner().invoke(app, ["verify"])
     assert res.exit_code == 1
     assert "1 of 2 claim(s) failed: wrong (max error 5.00e-01, tolerance 1e-03)" in res.output
     assert "Traceback" not in res.output
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--seed", "-1"], "--seed: Input should be greater than or equal to 0 (got -1)"),
-    (["--seed", "1.5"], "--seed"),
-    (["--seed", "1", "2"], "--seed"),
-    (["--overwrite"], "--overwrite"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--seed", "-1"], "--seed: Input should be greater than or equal to 0 (got -1)"),
+        (["--seed", "1.5"], "--seed"),
+        (["--seed", "1", "2"], "--seed"),
+        (["--overwrite"], "--overwrite"),
+    ],
+)
 def test_bad_verify_options_are_clear_errors(args, message):
     res = CliRunner().invoke(app, ["verify", *args])
     assert res.exit_code == 2, res.output
@@ -77,10 +89,10 @@ def test_the_job_refuses_float32():
 def test_the_job_as_a_library_call(monkeypatch):
     import attnphys.verify as verify
 
-    monkeypatch.setattr(verify, "CLAIMS", verify.CLAIMS[:1])
+    _only(monkeypatch, verify.CLAIMS[:1])
     report = VerifyJob(seed=4).run(progress=False)
     assert [r["passed"] for r in report.result] == [True]
-    monkeypatch.setattr(verify, "CLAIMS", (verify.Claim("nan", "-", lambda rng: float("nan"), 1.0),))
+    _only(monkeypatch, (verify.Claim("nan", "-", lambda rng: float("nan"), 1.0),))
     with pytest.raises(verify.ClaimsFailedError) as e:
         VerifyJob(seed=4).run(progress=False)
     assert e.value.exit_code == 1 and [r["claim"] for r in e.value.failed] == ["nan"]

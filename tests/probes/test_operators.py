@@ -36,11 +36,16 @@ def test_cloud_operators_reproduce_every_stage_of_the_model(captured):
         # norms and MLP from captured inputs (all families, including rotary ones)
         n1_in = "input" if ad.pre_ln else "attn_add"
         n2_in = "attn_add" if ad.pre_ln else "mlp_add"
-        np.testing.assert_allclose(op.norm1(jnp.asarray(cap.get(layer, n1_in)[:n])), cap.get(layer, "attn_norm")[:n], atol=2e-5)
-        np.testing.assert_allclose(op.norm2(jnp.asarray(cap.get(layer, n2_in)[:n])),
-                                   cap.get(layer, "mlp_norm")[:n], atol=2e-5)
+        np.testing.assert_allclose(
+            op.norm1(jnp.asarray(cap.get(layer, n1_in)[:n])), cap.get(layer, "attn_norm")[:n], atol=2e-5
+        )
+        np.testing.assert_allclose(
+            op.norm2(jnp.asarray(cap.get(layer, n2_in)[:n])), cap.get(layer, "mlp_norm")[:n], atol=2e-5
+        )
         mlp_in = "mlp_norm" if ad.pre_ln else "attn_norm"
-        np.testing.assert_allclose(op.mlp(jnp.asarray(cap.get(layer, mlp_in)[:n])), cap.get(layer, "mlp_out")[:n], atol=2e-5)
+        np.testing.assert_allclose(
+            op.mlp(jnp.asarray(cap.get(layer, mlp_in)[:n])), cap.get(layer, "mlp_out")[:n], atol=2e-5
+        )
 
 
 @pytest.mark.slow
@@ -54,8 +59,9 @@ def test_random_and_theory_operators_have_the_models_shape(captured):
         st = push(ops, X0, ad.pre_ln)
         assert len(st) == len(real) and all(st[-1][s] is None or st[-1][s].shape == X0.shape for s in ad.stages)
     for a, b in zip(real, rnd):
-        np.testing.assert_allclose(np.linalg.norm(b.attention.Q, axis=(1, 2)), np.linalg.norm(a.attention.Q, axis=(1, 2)),
-                                   rtol=1e-10)
+        np.testing.assert_allclose(
+            np.linalg.norm(b.attention.Q, axis=(1, 2)), np.linalg.norm(a.attention.Q, axis=(1, 2)), rtol=1e-10
+        )
     toks = initial_model_cloud(ad, model, "tokens", 40, noise=0.0, seed=0)
     E = ad.embeddings(model)
     if ad.embedding_norm(model) is None:  # noiseless token clouds are rows of the embedding matrix
@@ -72,20 +78,29 @@ def test_swapped_norms_are_the_clouds_norms():
     np.testing.assert_allclose(Y.std(0), 1, rtol=1e-10)
 
 
-def test_a_norm_of_an_outside_package_reaches_the_probes(monkeypatch):
-    """A norm found through its entry point (not in the in-process table) is a swap of the probes too."""
-    import attnphys.clouds.norms as norms
-    from attnphys.clouds import Identity
+def test_a_norm_of_an_outside_package_reaches_the_probes(monkeypatch, tmp_path):
+    """A norm found through its entry point (not registered in this process) is a swap of the probes too."""
+    import importlib.metadata as metadata
 
-    class Center(Identity):
-        name = "probe_center"
-        tokenwise = False
+    (tmp_path / "probe_center_pkg.py").write_text(
+        "from attnphys.clouds import Identity\n"
+        "class Center(Identity):\n"
+        "    name = 'probe_center'\n"
+        "    tokenwise = False\n"
+        "    def __call__(self, X):\n"
+        "        return X - X.mean(0)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    real = metadata.entry_points
 
-        def __call__(self, X):
-            return X - X.mean(0)
+    def entry_points(**kw):
+        eps = list(real(**kw))
+        if kw.get("group") == "attnphys.norms":
+            eps.append(metadata.EntryPoint("probe_center", "probe_center_pkg:Center", "attnphys.norms"))
+        return metadata.EntryPoints(eps)
 
-    monkeypatch.setattr(norms, "find", lambda group, name, table: Center if name == "probe_center" else None)
-    assert "probe_center" not in NORMS
+    monkeypatch.setattr(metadata, "entry_points", entry_points)
+    assert "probe_center" in NORMS.names() and "probe_center" not in NORMS.builtin_names()
     X = jnp.asarray(np.random.default_rng(1).normal(size=(12, 5)) + 2.0)
     np.testing.assert_allclose(swap_norm("probe_center", 5)(X).mean(0), 0.0, atol=1e-12)
     with pytest.raises(ValueError, match="unknown normalization 'thrice'"):

@@ -3,11 +3,10 @@
 import numpy as np
 import pytest
 
-from attnphys._plugins import names
 from attnphys.sweeps import Grid, Sweep, run_sweep
-from attnphys.sweeps.task import ENTRY_POINT_GROUP, TASKS, task_class
+from attnphys.sweeps.task import TASKS, task_class
 
-KINDS = names(ENTRY_POINT_GROUP, TASKS)
+KINDS = TASKS.names()
 """Every task of the registry (a new task's line there brings it under these tests)."""
 
 

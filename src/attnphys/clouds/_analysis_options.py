@@ -13,13 +13,14 @@ from typing import Any, Literal
 from pydantic import Field
 
 from attnphys._options import AnalysisOptions, Progress, Storage
+from attnphys.clouds.registries import AttentionName
 
 
 class Integration(AnalysisOptions):
     """How a cloud's continuous-time flow is integrated and read (theory: docs/theory/particles.md §2, §5):
     the options both ``clouds flow`` and ``clouds phase-diagram`` take."""
 
-    dynamics: Literal["sa", "usa", "sinkhorn"] = Field(
+    dynamics: AttentionName = Field(
         "sa", description="Attention: softmax (sa), unnormalised (usa) or doubly stochastic (sinkhorn)."
     )
     tokens: int = Field(64, ge=2, description="Number of tokens n.")
@@ -108,7 +109,7 @@ class LayersPoint(AnalysisOptions):
         description="Draw new random weights every this many layers (0: the same "
         "weights in every layer; 1: untied layers).",
     )
-    attention: Literal["sa", "usa", "sinkhorn"] = Field(
+    attention: AttentionName = Field(
         "sa", description="Attention: softmax (sa), unnormalised (usa) or doubly stochastic (sinkhorn)."
     )
     residual: bool = Field(

@@ -17,12 +17,13 @@ from attnphys._messages import validated
 from attnphys._options import OPTION, takes
 from attnphys.clouds._analysis_options import ClusteringOptions, FlowOptions, LayersOptions
 from attnphys.clouds._sizes import fits_blaming, flow_bytes, layers_bytes, phase_bytes
+from attnphys.clouds.registries import ENSEMBLES, AttentionName
 from attnphys.errors import InputError
 
 if TYPE_CHECKING:
     from attnphys.sweeps import Sweep as SweepPlan
 
-ENSEMBLE_NAMES = ("gaussian", "goe", "pm_kq")
+ENSEMBLE_NAMES = ENSEMBLES.builtin_names()
 """The ensembles of random weights (:data:`attnphys.clouds.ENSEMBLES`) by name."""
 
 
@@ -66,8 +67,7 @@ def iterate_layers(init: Literal["gaussian", "sphere", "mixture"] = OPTION, *, o
         o.residual,
     )
     mlp, stats_every, snapshots, seed, progress = o.mlp, o.stats_every, o.snapshots, o.seed, o.progress
-    if ensemble not in ENSEMBLES:
-        raise InputError(f"unknown ensemble {ensemble!r}; choose one of {', '.join(ENSEMBLES)}", "ensemble")
+    ens_class = ENSEMBLES.lookup(ensemble)
     untied = bool(heads and resample_every)
     draws = -(-layers // resample_every) if untied else 1
     fits_blaming(  # the same rule as the command's check (clouds/jobs.py), naming the Python arguments
@@ -86,7 +86,7 @@ def iterate_layers(init: Literal["gaussian", "sphere", "mixture"] = OPTION, *, o
     X0 = initial_cloud(init, tokens, dim, seed)
     D, H = dim, heads
     net = random_mlp(jax.random.PRNGKey(seed + 2), D, dtype=X0.dtype) if mlp == "random" else None
-    ens = ENSEMBLES[ensemble]()
+    ens = ens_class()
     k1, k2 = jax.random.split(jax.random.PRNGKey(seed + 1))
     if H and resample_every:
         L = max(layers, 1)
@@ -170,7 +170,7 @@ def flow_weights(weights: str | Mapping[str, Any], dim: int) -> dict[str, np.nda
 
 
 @takes(FlowOptions)
-def particle_flow(dynamics: Literal["sa", "usa", "sinkhorn"] = OPTION, *, options: FlowOptions) -> xr.Dataset:
+def particle_flow(dynamics: AttentionName = OPTION, *, options: FlowOptions) -> xr.Dataset:
     """Tokens as interacting particles: ẋ_i = Π_i(A(X)_i) on the unit sphere (or in R^d without ``sphere``;
     ẋ = A(X) − x without ``residual``), A softmax (``sa``), unnormalised (``usa``) or doubly stochastic
     (``sinkhorn``) attention at inverse temperature β, integrated by an adaptive diffrax solver and saved at

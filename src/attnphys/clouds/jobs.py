@@ -15,19 +15,22 @@ from attnphys.jobs import AbstractJob, Applies, IntValues, Report, Values, only_
 
 
 def norm_names() -> tuple[str, ...]:
-    """The normalizations of the registry (:func:`attnphys.clouds.norms.norm_names`), read without importing
-    them so that the command line stays light; those registered in this process count once the registry is
-    loaded."""
-    import sys
+    """The normalizations of the registry (:data:`attnphys.clouds.registries.NORMS`), read without importing
+    them so that the command line stays light."""
+    from attnphys.clouds.registries import NORMS
 
-    from attnphys._plugins import names
+    return NORMS.names()
 
-    loaded = sys.modules.get("attnphys.clouds.norms")
-    return tuple(names("attnphys.norms", getattr(loaded, "NORMS", None)))
+
+def _ensembles() -> tuple[str, ...]:
+    """The ensembles of the registry (:data:`attnphys.clouds.registries.ENSEMBLES`), read without importing
+    them."""
+    from attnphys.clouds.registries import ENSEMBLES
+
+    return ENSEMBLES.names()
 
 
 _INITS = ("gaussian", "sphere", "mixture")
-_ENSEMBLES = ("gaussian", "goe", "pm_kq")
 
 
 def _choices(data: Any, checks: dict[str, tuple[str, ...]]) -> Any:
@@ -87,7 +90,7 @@ class CloudsRunJob(LayersPoint, AbstractJob):
     @model_validator(mode="before")
     @classmethod
     def _check(cls, data: Any) -> Any:
-        return _choices(data, {"init": _INITS, "norm": norm_names(), "ensemble": _ENSEMBLES})
+        return _choices(data, {"init": _INITS, "norm": norm_names(), "ensemble": _ensembles()})
 
     def inputs_check(self) -> None:
         if any(s < 0 for s in self.snapshots):
@@ -163,7 +166,7 @@ class CloudsFlowJob(FlowPoint, _FlowOptions):
     outputs_spec: ClassVar[dict[str, str]] = {"out": "result", "plot": "figure"}
     applies: ClassVar[dict[str, Applies]] = {
         "heads": Applies(
-            lambda job: job.weights in ("identity",) + _ENSEMBLES,
+            lambda job: job.weights in ("identity",) + _ensembles(),
             "the heads of a weights file are its own (--weights {weights})",
         ),
     }
@@ -193,13 +196,13 @@ class CloudsFlowJob(FlowPoint, _FlowOptions):
                 "stochastic matrix is the identity)",
                 "--causal",
             )
-        if self.weights not in ("identity",) + _ENSEMBLES:
+        if self.weights not in ("identity",) + _ensembles():
             from attnphys.clouds._api import flow_weights
 
             p = Path(self.weights)
             if not p.is_file():
                 raise InputError(
-                    f"must be identity, {', '.join(_ENSEMBLES)} or an .npz file; no such file: {self.weights}",
+                    f"must be identity, {', '.join(_ensembles())} or an .npz file; no such file: {self.weights}",
                     "--weights",
                 )
             try:

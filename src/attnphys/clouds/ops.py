@@ -123,7 +123,7 @@ def standard_layer(
 
     Args:
         norm: a normalization or its name in :data:`~attnphys.clouds.norms.NORMS`. W, Wv: score and value
-            maps as in :func:`attention_step`. attention: ``sa``, ``usa`` or ``sinkhorn``.
+            maps as in :func:`attention_step`. attention: a name of :data:`~attnphys.clouds.registries.ATTENTIONS`.
     """
     norm = make_norm(norm) if isinstance(norm, str) else norm
     block = Layer(bilinear_attention(attention, beta, W, Wv, causal=causal), norm, mlp, alpha, residual)

@@ -17,6 +17,7 @@ from pydantic import Field
 from attnphys.clouds.attention import ATTENTIONS
 from attnphys.clouds.flow import ATOL, RTOL, solve_many
 from attnphys.clouds.observables import PAIR_TOL, clustered_pairs
+from attnphys.clouds.registries import AttentionName
 from attnphys.clouds.stats import cluster_components
 from attnphys.progress import report_fraction
 from attnphys.sweeps.grid import Grid, point_seed
@@ -40,7 +41,7 @@ class ClusteringTask(AbstractTask):
     The grid has one axis, ``beta`` (β ≥ 0)."""
 
     kind: Literal["clouds-clustering"] = "clouds-clustering"
-    dynamics: Literal["sa", "usa", "sinkhorn"] = "sa"
+    dynamics: AttentionName = "sa"
     dim: int = Field(default=3, ge=2)
     tokens: int = Field(default=64, ge=2)
     t_max: float = Field(default=30.0, gt=0, allow_inf_nan=False)

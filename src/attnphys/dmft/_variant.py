@@ -20,6 +20,9 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeVar
 import numpy as np
 from pydantic import BaseModel, PlainSerializer, PlainValidator, ValidationError, WithJsonSchema, model_validator
 
+from attnphys._plugins import BUILTINS
+from attnphys.registry import Registry
+
 LARGE_AXIS = 10_000
 """Sweep axes longer than this, over a real-valued field, are checked at their extremes (see
 :meth:`AbstractConfig.check_axis`)."""
@@ -193,8 +196,32 @@ configuration class (``"module:Class"``). The library's own (``paper``, ``design
 :data:`attnphys._plugins.BUILTINS`; a variant defined in a module that is imported registers itself with
 :func:`register_variant`."""
 
-VARIANTS: dict[str, type[AbstractConfig]] = {}
-"""The configuration classes registered in this process, by tag."""
+
+def _is_config(obj: object) -> object:
+    return obj if isinstance(obj, type) and issubclass(obj, AbstractConfig) else None
+
+
+def _tag(cls) -> str:
+    from attnphys.errors import ExtensionError
+
+    tag = cls.variant_tag
+    if tag is None:
+        raise ExtensionError(f'{cls.__qualname__} has no variant tag: declare `variant: Literal["name"] = "name"`')
+    return tag
+
+
+VARIANTS: Registry[type[AbstractConfig]] = Registry(
+    "model variant",
+    group=ENTRY_POINT_GROUP,
+    builtins=BUILTINS[ENTRY_POINT_GROUP],
+    accept=_is_config,
+    key=_tag,
+    field="variant",
+    member="a configuration class ([variants page](variants.md) §1), name = its tag",
+    adding="one file, one line in `_plugins.py`",
+    theory="variants.md §2",
+)
+"""The registry of configuration classes by tag (:class:`attnphys.registry.Registry`)."""
 
 LEGACY_TAGS: dict[str, str] = {"designed": "designed"}
 """Configurations stored by 0.2.0 carry no ``variant``: the designed one said ``kind: "designed"``, the
@@ -210,27 +237,12 @@ def register_variant(cls: C) -> C:
     Raises:
         ExtensionError: the class has no ``variant`` tag, or its tag is another class's.
     """
-    from attnphys.errors import ExtensionError
-
-    tag = cls.variant_tag
-    if tag is None:
-        raise ExtensionError(f'{cls.__qualname__} has no variant tag: declare `variant: Literal["name"] = "name"`')
-    have = VARIANTS.get(tag)
-    if have is not None and have is not cls and _ref(have) != _ref(cls):
-        raise ExtensionError(f"the variant {tag!r} is already {_ref(have)}; {_ref(cls)} needs another tag")
-    VARIANTS[tag] = cls
-    return cls
-
-
-def _ref(cls: type) -> str:
-    return f"{cls.__module__}:{cls.__qualname__}"
+    return VARIANTS.register(cls)
 
 
 def variant_names() -> list[str]:
     """Every variant's tag: built in, registered in this process, or an outside entry point."""
-    from attnphys._plugins import names
-
-    return names(ENTRY_POINT_GROUP, VARIANTS)
+    return list(VARIANTS.names())
 
 
 def variant_class(tag: str) -> type[AbstractConfig]:
@@ -240,14 +252,7 @@ def variant_class(tag: str) -> type[AbstractConfig]:
         InputError: an unknown tag (naming the known ones).
         ExtensionError: a conflicting entry point.
     """
-    from attnphys._plugins import find
-    from attnphys.errors import InputError
-
-    cls = VARIANTS.get(tag) or find(ENTRY_POINT_GROUP, tag, VARIANTS)
-    if cls is None:
-        raise InputError(f"unknown model variant {tag!r}; known: {', '.join(variant_names())}", "variant")
-    VARIANTS.setdefault(tag, cls)
-    return cls
+    return VARIANTS.lookup(tag)
 
 
 def infer_variant(data: dict) -> str:

@@ -20,8 +20,8 @@ from typing import Annotated, Any, NamedTuple
 
 from pydantic import AfterValidator
 
-from attnphys._plugins import load_member, outside, put
 from attnphys.dmft.config import MoSeConvention
+from attnphys.registry import Registry
 
 ENTRY_POINT_GROUP = "attnphys.observables"
 """Entry-point group of the observables of outside packages."""
@@ -54,22 +54,35 @@ class Observable(NamedTuple):
     long_name: str
 
 
-OBSERVABLE_TABLE: dict[str, Observable] = {
-    "att": Observable(lambda st, eps, conv: st.A[0], True, "attention output A^new of the step"),
-    "mo": Observable(lambda st, eps, conv: st.m0[0], False, "output overlap m^o of the newest token"),
-    "mo_se": Observable(
-        lambda st, eps, conv: record_mo_se(st.se0[0], eps, conv),
-        False,
-        "semantic output overlap of the newest token (convention: attrs mo_se_convention)",
-    ),
-    "mv": Observable(lambda st, eps, conv: st.mv[0], False, "value overlap m^v of the newest token"),
-    "mq": Observable(lambda st, eps, conv: st.m0[2], False, "query overlap m^q of the newest token"),
-    "mk": Observable(lambda st, eps, conv: st.mk[0], False, "key overlap m^k of the newest token"),
-}
-"""The observables registered in this process by name: the library's own (theory: docs/theory/dmft.md
-§3.6) and those of :func:`register_observable` (:func:`observable_table` adds the outside ones)."""
+def _is_observable(obj: object) -> Observable | None:
+    return obj if isinstance(obj, Observable) else None
 
-OBSERVABLES: tuple[str, ...] = tuple(OBSERVABLE_TABLE)
+
+OBSERVABLE_TABLE: Registry[Observable] = Registry(
+    "observable",
+    group=ENTRY_POINT_GROUP,
+    accept=_is_observable,
+    field="observables",
+    member="an `attnphys.dmft.observables.Observable` ([DMFT page](dmft.md) §3.6)",
+    adding="one entry of `OBSERVABLE_TABLE`",
+    theory="dmft.md §3.6",
+    builtins={
+        "att": Observable(lambda st, eps, conv: st.A[0], True, "attention output A^new of the step"),
+        "mo": Observable(lambda st, eps, conv: st.m0[0], False, "output overlap m^o of the newest token"),
+        "mo_se": Observable(
+            lambda st, eps, conv: record_mo_se(st.se0[0], eps, conv),
+            False,
+            "semantic output overlap of the newest token (convention: attrs mo_se_convention)",
+        ),
+        "mv": Observable(lambda st, eps, conv: st.mv[0], False, "value overlap m^v of the newest token"),
+        "mq": Observable(lambda st, eps, conv: st.m0[2], False, "query overlap m^q of the newest token"),
+        "mk": Observable(lambda st, eps, conv: st.mk[0], False, "key overlap m^k of the newest token"),
+    },
+)
+"""The registry of observables (:class:`attnphys.registry.Registry`): the library's own (theory:
+docs/theory/dmft.md §3.6), those of :func:`register_observable` and the outside entry points, by name."""
+
+OBSERVABLES: tuple[str, ...] = OBSERVABLE_TABLE.builtin_names()
 """Names of the library's own per-step records (:func:`observable_names` gives every observable's)."""
 
 
@@ -78,53 +91,31 @@ def register_observable(name: str, observable: Observable) -> Observable:
     (theory: docs/theory/dmft.md §3.6); returns it.
 
     Raises:
-        ValueError: ``observable`` is not an :class:`Observable`, or ``name`` is already another one.
+        RegistryConflictError: ``observable`` is not an :class:`Observable`, or ``name`` is already another one
+            (a ValueError).
     """
-    if not isinstance(observable, Observable):
-        raise ValueError(f"observable {name!r} must be an Observable(value, after, long_name), got {observable!r}")
-    return put(OBSERVABLE_TABLE, name, observable, f"observable {name!r}", "observable")
+    return OBSERVABLE_TABLE.register(observable, name=name)
 
 
 def observable_names() -> tuple[str, ...]:
     """Every observable's name: the library's own in their order, then the registered and outside ones,
-    sorted."""
-    extra = outside(ENTRY_POINT_GROUP, OBSERVABLE_TABLE)
-    return tuple(OBSERVABLE_TABLE) + tuple(sorted(set(extra) - set(OBSERVABLE_TABLE)))
+    sorted (theory: docs/theory/dmft.md §3.6)."""
+    return OBSERVABLE_TABLE.names()
 
 
 def observable_table() -> dict[str, Observable]:
-    """Every observable by name (:func:`observable_names`' order), the outside ones loaded now.
-
-    Raises:
-        ExtensionError: an entry point naming something that is not an :class:`Observable`, or giving a
-            registered observable's name to another object.
-    """
-    table = dict(OBSERVABLE_TABLE)
-    for name, ref in sorted(outside(ENTRY_POINT_GROUP, OBSERVABLE_TABLE).items()):
-        obj = load_member(
-            ENTRY_POINT_GROUP,
-            name,
-            ref,
-            lambda o: o if isinstance(o, Observable) else None,
-            "not an Observable(value, after, long_name)",
-        )
-        table.setdefault(name, obj)
-    return table
+    """Every observable by name (:func:`observable_names`' order), the outside ones loaded now; one that
+    fails to load or is not an :class:`Observable` is skipped with a warning (theory: docs/theory/dmft.md §3.6)."""
+    return OBSERVABLE_TABLE.loaded()
 
 
 def observable(name: str) -> Observable:
-    """The observable ``name`` (registered in code, else an outside entry point).
+    """The observable ``name`` (theory: docs/theory/dmft.md §3.6).
 
     Raises:
-        ValueError: an unknown name, listing the known ones.
+        InputError: an unknown name (a ValueError), listing the known ones.
     """
-    own = OBSERVABLE_TABLE.get(name)
-    if own is not None:
-        return own
-    table = observable_table()
-    if name not in table:
-        raise ValueError(f"unknown observable {name!r}; choose from {', '.join(table)}")
-    return table[name]
+    return OBSERVABLE_TABLE.lookup(name)
 
 
 PLACEHOLDER = "{observables}"

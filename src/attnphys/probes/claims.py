@@ -21,7 +21,7 @@ model of the family does not do; the others describe the architecture.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +39,7 @@ from attnphys.probes.significance import (
     normal_two_sided,
     t_test,
 )
+from attnphys.registry import Registry
 
 MLP_AFFINE_R2 = 0.9
 """R² above which an MLP counts as affine (claim ``mlp_affine``)."""
@@ -99,9 +100,22 @@ class Claim:
     section: int | None = None
 
 
-CLAIMS: dict[str, Claim] = {}
-"""The claims tested by every probe, in report order (the registry: :func:`register_claim`; complete once
-this module is imported: it imports :data:`CLAIM_MODULES`)."""
+def _is_claim(obj: object) -> Claim | None:
+    return obj if isinstance(obj, Claim) and obj.measure is not None else None
+
+
+CLAIMS: Registry[Claim] = Registry(
+    "probe claim",
+    group="attnphys.probe_claims",
+    accept=_is_claim,
+    field="claims",
+    member="an `attnphys.probes.claims.Claim` with a `measure` ([probes page](probes.md) §4)",
+    adding="one file calling `register_claim`, one line of `CLAIM_MODULES`",
+    theory="probes.md §4",
+    sort_added=False,
+)
+"""The registry of the claims tested by every probe, in report order (:class:`attnphys.registry.Registry`;
+:func:`register_claim` adds one; complete once this module is imported: it imports :data:`CLAIM_MODULES`)."""
 
 CLAIM_MODULES: tuple[str, ...] = ("attnphys.probes._collapse",)
 """The modules of the library's claims besides this module's own, in report order after them: each
@@ -109,13 +123,17 @@ registers its claims when imported, and this module imports them all (one line p
 
 
 def register_claim(name: str, claim: Claim) -> Claim:
-    """Add ``claim`` to :data:`CLAIMS` under ``name`` (a new name, or the same object again)."""
-    if name in CLAIMS and CLAIMS[name] is not claim:
-        raise ValueError(f"a probe claim named {name!r} is already registered")
-    if claim.measure is None:
-        raise ValueError(f"the probe claim {name!r} has no measure")
-    CLAIMS[name] = claim
-    return claim
+    """Add ``claim`` to :data:`CLAIMS` under ``name`` (a new name, or the same object again) (theory:
+    docs/theory/probes.md §4).
+
+    Raises:
+        RegistryConflictError: the name is another claim's, or the claim has no measure (a ValueError).
+    """
+    if isinstance(claim, Claim) and claim.measure is None:
+        from attnphys.registry import RegistryConflictError
+
+        raise RegistryConflictError(f"the probe claim {name!r} has no measure")
+    return CLAIMS.register(claim, name=name)
 
 
 # --- the built-in claims -------------------------------------------------------------------------------
@@ -312,7 +330,7 @@ register_claim(
 )
 
 
-def evaluate_claims(ev: Evidence, claims: dict[str, Claim] | None = None) -> dict[str, np.ndarray]:
+def evaluate_claims(ev: Evidence, claims: Mapping[str, Claim] | None = None) -> dict[str, np.ndarray]:
     """Statistic, z (or t), p-value, degrees of freedom, Holm-adjusted p-value, verdict and reason of
     every claim of ``claims`` (default :data:`CLAIMS`) in every layer.
 
@@ -379,7 +397,7 @@ def claim_counts(ds) -> dict[str, str]:
     return out
 
 
-def _load_claim_modules() -> dict[str, Claim]:
+def _load_claim_modules() -> Mapping[str, Claim]:
     """Import every module of :data:`CLAIM_MODULES` (each registers its claims; importing this module does
     it once) and return :data:`CLAIMS` (theory: docs/theory/probes.md §4)."""
     from importlib import import_module

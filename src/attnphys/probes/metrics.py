@@ -501,10 +501,17 @@ def _swap_forward(norm: AbstractNorm, mask):
 SWAP_SENTENCES = 64
 """Sentences (the first ones) run through the models with swapped normalizations, as one batch."""
 
-SWAPS = ("rmsnorm", "sphere", "rn", "diagonal_rn", "none")
-"""The library's own replacement normalizations of the earlier probes (names of the norms' registry,
-:func:`attnphys.clouds.norms.norm_names`). The probe's default is :func:`default_swaps`: every registered
-norm that can run on the model, an outside package's too."""
+
+def _earlier_swaps() -> tuple[str, ...]:
+    from attnphys.clouds.registries import NORMS
+
+    return tuple(n for n in NORMS.builtin_names() if n != "layernorm")
+
+
+SWAPS = _earlier_swaps()
+"""The library's own replacement normalizations of the probes before 0.4.6 (every built-in norm of the
+registry but ``layernorm``; deprecated, kept one release). The probe's default is :func:`default_swaps`:
+every registered norm that can run on the model, an outside package's too."""
 
 
 def causal_safe(kind: str) -> bool:
@@ -530,13 +537,9 @@ def default_swaps(causal: bool) -> tuple[str, ...]:
 
 def _registered_norms() -> dict[str, type[AbstractNorm]]:
     """Every norm class of the registry that loads (name → class; a broken outside one skipped, warned)."""
-    import attnphys.clouds.norms as norms
-    from attnphys._plugins import loaded
+    from attnphys.clouds.norms import NORMS
 
-    def norm(obj):
-        return obj if isinstance(obj, type) and issubclass(obj, AbstractNorm) else None
-
-    return loaded(norms.ENTRY_POINT_GROUP, norms.NORMS, accept=norm)
+    return NORMS.loaded()
 
 
 NOT_CAUSAL = tuple(k for k in SWAPS if not causal_safe(k))

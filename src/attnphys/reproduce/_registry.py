@@ -1,5 +1,6 @@
 """Every figure ``attnphys reproduce`` can make, by name (theory: docs/theory/dmft.md §8)."""
 
+from attnphys.registry import Registry
 from attnphys.reproduce._base import AbstractFigure
 from attnphys.reproduce.continuation import CONTINUATIONS
 from attnphys.reproduce.diagram import FIG3A, FIG3B
@@ -9,9 +10,22 @@ from attnphys.reproduce.particles import PARTICLE_FIGURES
 from attnphys.reproduce.propagation import PROPAGATION_FIGURES
 from attnphys.reproduce.trajectories import FIG4, FIG5
 
-FIGURES: dict[str, AbstractFigure] = {
-    f.name: f
-    for f in (
+
+def _is_figure(obj: object) -> AbstractFigure | None:
+    if isinstance(obj, type) and issubclass(obj, AbstractFigure):
+        obj = obj()
+    return obj if isinstance(obj, AbstractFigure) else None
+
+
+FIGURES: Registry[AbstractFigure] = Registry(
+    "figure",
+    group="attnphys.figures",
+    accept=_is_figure,
+    field="name",
+    member="an `attnphys.reproduce.AbstractFigure`, or its class ([DMFT page](dmft.md) §8)",
+    adding="one file, one entry here",
+    theory="dmft.md §8",
+    builtins=(
         FIG3A,
         FIG3B,
         FIG4,
@@ -21,6 +35,6 @@ FIGURES: dict[str, AbstractFigure] = {
         *PARTICLE_LAW_FIGURES,
         *NOISY_FIGURES,
         *PROPAGATION_FIGURES,
-    )
-}
-"""Everything ``attnphys reproduce`` can make, by name."""
+    ),
+)
+"""The registry of everything ``attnphys reproduce`` can make, by name (:class:`attnphys.registry.Registry`)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -13,7 +14,7 @@ from attnphys.errors import InputError
 from attnphys.jobs import AbstractJob, Applies, Report, register_job
 
 
-def _figures() -> dict:
+def _figures() -> Mapping[str, Any]:
     from attnphys.reproduce import FIGURES
 
     return FIGURES

@@ -14,21 +14,36 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from attnphys._plugins import BUILTINS
+from attnphys.registry import Registry
 from attnphys.sweeps.grid import Grid
 
-TASKS: dict[str, type[AbstractTask]] = {}
-"""Registered task classes by ``kind``."""
-
 ENTRY_POINT_GROUP = "attnphys.sweep_tasks"
+
+
+def _is_task(obj: object) -> object:
+    return obj if isinstance(obj, type) and issubclass(obj, AbstractTask) else None
+
+
+TASKS: Registry[type[AbstractTask]] = Registry(
+    "task kind",
+    group=ENTRY_POINT_GROUP,
+    builtins=BUILTINS[ENTRY_POINT_GROUP],
+    accept=_is_task,
+    key=lambda cls: cls.model_fields["kind"].default,
+    field="kind",
+    member="a task class ([sweeps page](sweeps.md) §1), name = its `kind`",
+    adding="one file, one line in `_plugins.py`",
+    theory="sweeps.md §1",
+)
+"""The registry of task classes by ``kind`` (:class:`attnphys.registry.Registry`)."""
 
 T = TypeVar("T", bound="type[AbstractTask]")
 
 
 def register_task(cls: T) -> T:
     """Class decorator: make a task kind known to the engine (its ``kind`` field's default names it)."""
-    kind = cls.model_fields["kind"].default
-    TASKS[kind] = cls
-    return cls
+    return TASKS.register(cls)
 
 
 def task_class(kind: str) -> type[AbstractTask]:
@@ -36,20 +51,10 @@ def task_class(kind: str) -> type[AbstractTask]:
     (importing its module registers it).
 
     Raises:
-        ValueError: an unknown kind.
+        InputError: an unknown kind (a ValueError).
         ExtensionError: an entry point that gives a task's kind to another class.
     """
-    if kind not in TASKS:
-        from attnphys._plugins import find
-
-        cls = find(ENTRY_POINT_GROUP, kind, TASKS)
-        if cls is not None:
-            TASKS.setdefault(kind, cls)
-    if kind not in TASKS:
-        from attnphys._plugins import names
-
-        raise ValueError(f"unknown task kind {kind!r}; known: {names(ENTRY_POINT_GROUP, TASKS)}")
-    return TASKS[kind]
+    return TASKS.lookup(kind)
 
 
 class VarSpec(tuple):

@@ -10,11 +10,11 @@ from attnphys.clouds.attention._base import AbstractAttention
 from attnphys.clouds.attention.sinkhorn import SinkhornAttention
 from attnphys.clouds.attention.softmax import SoftmaxAttention
 from attnphys.clouds.attention.unnormalised import UnnormalisedAttention
+from attnphys.clouds.registries import ATTENTIONS
 
-ATTENTIONS: dict[str, type[AbstractAttention]] = {
-    c.name: c for c in (SoftmaxAttention, UnnormalisedAttention, SinkhornAttention)
-}
-"""Attention classes by name: ``sa``, ``usa``, ``sinkhorn``."""
+ATTENTIONS = ATTENTIONS
+"""The registry of attention classes by name (:class:`attnphys.registry.Registry`; its names:
+``ATTENTIONS.names()``)."""
 
 
 @checked
@@ -23,11 +23,10 @@ def bilinear_attention(kind: str = "sa", beta=1.0, W=None, Wv=None, causal: bool
     docs/theory/clouds.md §2): Q_h = W_hᵀ, K = I, V_h = W_v,h, O = I.
 
     Args:
-        kind: ``sa``, ``usa`` or ``sinkhorn``. W: (D, D), (H, D, D) or None (identity).
+        kind: a name of :data:`ATTENTIONS` (or an attention class). W: (D, D), (H, D, D) or None (identity).
         Wv: (D, D) (shared by the heads), (H, D, D) or None (identity).
     """
-    if kind not in ATTENTIONS:
-        raise ValueError(f"unknown attention {kind!r}; choose from {', '.join(ATTENTIONS)}")
+    cls = ATTENTIONS.lookup(kind)
     Q = V = None
     if W is not None:
         W = jnp.asarray(W)
@@ -37,7 +36,7 @@ def bilinear_attention(kind: str = "sa", beta=1.0, W=None, Wv=None, causal: bool
         Wv = jnp.asarray(Wv)
         H = Q.shape[0] if Q is not None else (Wv.shape[0] if Wv.ndim == 3 else heads)
         V = jnp.broadcast_to(Wv, (H,) + Wv.shape[-2:]) if Wv.ndim == 2 else Wv
-    return ATTENTIONS[kind](beta=beta, Q=Q, V=V, causal=causal, heads=heads)
+    return cls(beta=beta, Q=Q, V=V, causal=causal, heads=heads)
 
 
 __all__ = [

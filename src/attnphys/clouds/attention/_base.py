@@ -30,7 +30,7 @@ class AbstractAttention(eqx.Module):
         heads: number of heads when every map is the identity (identical heads add up).
 
     Class attributes (the contract of the weights, read by the tests of every registered attention):
-        name: the registry name (``sa``, ``usa``, ``sinkhorn``).
+        name: the name in the registry (:data:`attnphys.clouds.registries.ATTENTIONS`).
         rows_sum_to_one: every row of P^h sums to 1 (each output a weighted mean of the values).
         columns_sum_to_one: every column of P^h sums to 1 too (doubly stochastic), up to the iterations.
         takes_causal_mask: a causal mask is accepted (masked weights are exactly 0); otherwise refused

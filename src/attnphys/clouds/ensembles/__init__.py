@@ -10,9 +10,11 @@ from attnphys.clouds.ensembles._base import AbstractEnsemble
 from attnphys.clouds.ensembles.gaussian import Gaussian
 from attnphys.clouds.ensembles.goe import GOE
 from attnphys.clouds.ensembles.pm_kq import PlusMinusKQ
+from attnphys.clouds.registries import ENSEMBLES
 
-ENSEMBLES: dict[str, type[AbstractEnsemble]] = {c.name: c for c in (Gaussian, GOE, PlusMinusKQ)}
-"""Ensembles by name: ``gaussian``, ``goe``, ``pm_kq``."""
+ENSEMBLES = ENSEMBLES
+"""The registry of ensembles of random weights by name (:class:`attnphys.registry.Registry`; its names:
+``ENSEMBLES.names()``)."""
 
 
 def layer_weights(

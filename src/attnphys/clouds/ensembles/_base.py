@@ -14,7 +14,7 @@ class AbstractEnsemble(eqx.Module):
     matrix has operator norm O(1) for large D (theory: docs/theory/clouds.md §6.3).
 
     Class attributes (the contract of the entries, read by the tests of every registered ensemble):
-        name: registry name (``gaussian``, ``goe``, ``pm_kq``).
+        name: the name in the registry (:data:`attnphys.clouds.registries.ENSEMBLES`).
         entry_variance: D × the variance of an off-diagonal entry (1: entries of variance 1/D); entries
             have mean 0.
         symmetric: every matrix equals its transpose.

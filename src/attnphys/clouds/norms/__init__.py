@@ -9,7 +9,6 @@ the command line names them without importing JAX), those registered in this pro
 from typing import TypeVar
 
 from attnphys._arguments import checked
-from attnphys._plugins import BUILTINS, find, load, names
 from attnphys.clouds.norms._base import AbstractNorm
 from attnphys.clouds.norms.diagonal_rn import DiagonalRN
 from attnphys.clouds.norms.identity import Identity
@@ -17,39 +16,43 @@ from attnphys.clouds.norms.layernorm import LayerNorm
 from attnphys.clouds.norms.rmsnorm import RMSNorm
 from attnphys.clouds.norms.rn import RN, sym_power
 from attnphys.clouds.norms.sphere import Sphere
+from attnphys.clouds.registries import NORMS as _NORMS
 
 ENTRY_POINT_GROUP = "attnphys.norms"
 """Entry-point group of the normalizations of outside packages."""
 
-NORMS: dict[str, type[AbstractNorm]] = {name: load(ref) for name, ref in BUILTINS[ENTRY_POINT_GROUP].items()}
-"""The normalization classes registered in this process by name (the library's own: ``layernorm``,
-``rmsnorm``, ``rn``, ``diagonal_rn``, ``sphere``, ``none``; :func:`norm_class` finds outside ones too)."""
+
+NORMS = _NORMS
+"""The registry of normalization classes (:class:`attnphys.registry.Registry`): the library's own, those of
+:func:`register_norm` and the outside entry points, by name."""
 
 N = TypeVar("N", bound="type[AbstractNorm]")
 
 
 def register_norm(cls: N) -> N:
     """Class decorator: make a normalization available by its ``name`` to :func:`make_norm`, the clouds
-    analyses and commands."""
-    NORMS[cls.name] = cls
-    return cls
+    analyses and commands (theory: docs/theory/clouds.md §3).
+
+    Raises:
+        RegistryConflictError: the name is another normalization's (a ValueError).
+    """
+    return NORMS.register(cls)
 
 
 def norm_names() -> list[str]:
-    """Every normalization's name: the library's own, registered ones and outside entry points."""
-    return names(ENTRY_POINT_GROUP, NORMS)
+    """Every normalization's name: the library's own, registered ones and outside entry points
+    (theory: docs/theory/clouds.md §3)."""
+    return list(NORMS.names())
 
 
-def norm_class(name: str) -> type[AbstractNorm]:
-    """The normalization class called ``name``.
+def norm_class(name) -> type[AbstractNorm]:
+    """The normalization class called ``name`` (or ``name`` itself, a normalization class)
+    (theory: docs/theory/clouds.md §3).
 
     Raises:
-        ValueError: an unknown name, listing the known ones.
+        InputError: an unknown name (a ValueError), listing the known ones.
     """
-    cls = NORMS.get(name) or find(ENTRY_POINT_GROUP, name, NORMS)
-    if cls is None:
-        raise ValueError(f"unknown normalization {name!r}; choose from {', '.join(norm_names())}")
-    return cls
+    return NORMS.lookup(name)
 
 
 @checked

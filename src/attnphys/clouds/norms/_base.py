@@ -17,8 +17,8 @@ class AbstractNorm(eqx.Module):
     its diagonal version) use statistics of the whole cloud (theory: docs/theory/clouds.md §3).
 
     Class attributes:
-        name: the registry name (``layernorm``, ``rmsnorm``, ``rn``, ``diagonal_rn``, ``sphere``,
-            ``none``), used by the command line and by the probes' swapped normalizations.
+        name: the name in the registry (:data:`attnphys.clouds.registries.NORMS`), used by the command line
+            and by the probes' swapped normalizations.
         tokenwise: True when each token is normalized on its own (the result on a sub-cloud is the
             sub-cloud of the result).
         standardizes: True when, with its default parameters, the result has zero mean and unit variance

@@ -48,18 +48,14 @@ _DESIGNED_FIELDS = ("beta_o", "gamma", "epsilon", "L")
 
 
 def _batched_any() -> tuple[str, ...]:
-    """:data:`BATCHED_ANY` from the variants of the registry (:func:`attnphys._plugins.loaded`). An outside
+    """:data:`BATCHED_ANY` from the variants of the registry (``VARIANTS.loaded()``). An outside
     variant that fails to load, or is no configuration class, is skipped with an
     :class:`~attnphys.errors.ExtensionWarning` naming it: the commands are built at import, so one broken
     plugin must not take every ``dmft`` command down."""
-    from attnphys._plugins import loaded
     from attnphys.dmft import _variant
 
-    def config_class(obj):
-        return obj if isinstance(obj, type) and issubclass(obj, AbstractConfig) else None
-
     fields = list(BATCHED)
-    for cls in loaded(_variant.ENTRY_POINT_GROUP, _variant.VARIANTS, accept=config_class).values():
+    for cls in _variant.VARIANTS.loaded().values():
         fields += [f for f in cls.batched_fields() if f in _MODEL_FIELDS or f in _DESIGNED_FIELDS]
     return tuple(dict.fromkeys(fields))
 

@@ -11,7 +11,6 @@ new file."""
 from typing import TYPE_CHECKING
 
 from attnphys import _deprecated
-from attnphys._plugins import load_member, outside, put
 from attnphys.dynamics.maps._base import AbstractMap, AutonomousMap, FunctionMap, ReferencePoint, autonomous
 from attnphys.dynamics.maps.bistable import Bistable
 from attnphys.dynamics.maps.delayed_logistic import DelayedLogistic
@@ -19,6 +18,7 @@ from attnphys.dynamics.maps.henon import Henon
 from attnphys.dynamics.maps.linear import Linear
 from attnphys.dynamics.maps.logistic import Logistic
 from attnphys.dynamics.maps.rotation import Rotation
+from attnphys.registry import Registry
 
 HENON = Henon()
 LOGISTIC = Logistic()
@@ -27,31 +27,8 @@ ROTATION = Rotation()
 DELAYED_LOGISTIC = DelayedLogistic()
 BISTABLE = Bistable()
 
-EXAMPLES: dict[str, AbstractMap] = {
-    "henon": HENON,
-    "logistic": LOGISTIC,
-    "linear": LINEAR,
-    "rotation": ROTATION,
-    "delayed_logistic": DELAYED_LOGISTIC,
-    "bistable": BISTABLE,
-}
-"""The library's own example maps by name, and those of :func:`register_map` (the property tests run over
-all of them; :func:`example_maps` adds the outside ones)."""
-
 ENTRY_POINT_GROUP = "attnphys.maps"
 """Entry-point group of the example maps of outside packages."""
-
-
-def register_map(name: str, m: AbstractMap) -> AbstractMap:
-    """Make the map ``m`` an example map called ``name`` (:func:`example_map`, the theory page's table);
-    returns it (theory: docs/theory/dynamics.md §1).
-
-    Raises:
-        ValueError: ``m`` is not an :class:`AbstractMap`, or ``name`` is already another map.
-    """
-    if not isinstance(m, AbstractMap):
-        raise ValueError(f"example map {name!r} must be an AbstractMap, got {type(m).__name__}")
-    return put(EXAMPLES, name, m, f"example map {name!r}", "map")
 
 
 def _map_or_none(obj: object) -> AbstractMap | None:
@@ -61,50 +38,61 @@ def _map_or_none(obj: object) -> AbstractMap | None:
     return obj if isinstance(obj, AbstractMap) else None
 
 
-def _as_map(name: str, ref: str) -> AbstractMap:
-    return load_member(ENTRY_POINT_GROUP, name, ref, _map_or_none, "neither an AbstractMap nor a map class")
+EXAMPLES: Registry[AbstractMap] = Registry(
+    "example map",
+    group=ENTRY_POINT_GROUP,
+    builtins={
+        "henon": HENON,
+        "logistic": LOGISTIC,
+        "linear": LINEAR,
+        "rotation": ROTATION,
+        "delayed_logistic": DELAYED_LOGISTIC,
+        "bistable": BISTABLE,
+    },
+    accept=_map_or_none,
+    field="name",
+    member="a map of the dynamics toolkit, or its class ([dynamics page](dynamics.md) §1)",
+    adding="one file, one entry here",
+    theory="dynamics.md §1",
+)
+"""The registry of example maps (:class:`attnphys.registry.Registry`): the library's own, those of
+:func:`register_map` and the outside entry points, by name (the property tests run over all of them)."""
+
+
+def register_map(name: str, m: AbstractMap) -> AbstractMap:
+    """Make the map ``m`` an example map called ``name`` (:func:`example_map`, the theory page's table);
+    returns it (theory: docs/theory/dynamics.md §1).
+
+    Raises:
+        RegistryConflictError: ``m`` is not an :class:`AbstractMap`, or ``name`` is already another map (a
+            ValueError).
+    """
+    if not isinstance(m, AbstractMap):
+        from attnphys.registry import RegistryConflictError
+
+        raise RegistryConflictError(f"example map {name!r} must be an AbstractMap, got {type(m).__name__}")
+    return EXAMPLES.register(m, name=name)
 
 
 def example_names() -> tuple[str, ...]:
     """Every example map's name: the library's own in their order, then the registered and outside ones,
     sorted (theory: docs/theory/dynamics.md §1)."""
-    extra = outside(ENTRY_POINT_GROUP, EXAMPLES)
-    return tuple(EXAMPLES) + tuple(sorted(set(extra) - set(EXAMPLES)))
+    return EXAMPLES.names()
 
 
 def example_maps() -> dict[str, AbstractMap]:
-    """Every example map by name (:func:`example_names`' order), the outside ones loaded now
-    (theory: docs/theory/dynamics.md §1).
-
-    Raises:
-        ExtensionError: an entry point naming something that is not a map, or giving a registered map's
-            name to another object.
-    """
-    table: dict[str, AbstractMap] = dict(EXAMPLES)
-    for name, ref in sorted(outside(ENTRY_POINT_GROUP, EXAMPLES).items()):
-        table.setdefault(name, _as_map(name, ref))
-    return table
+    """Every example map by name (:func:`example_names`' order), the outside ones loaded now; one that fails
+    to load or is not a map is skipped with a warning (theory: docs/theory/dynamics.md §1)."""
+    return EXAMPLES.loaded()
 
 
-def example_map(name: str) -> AbstractMap:
-    """The example map called ``name``: registered in code, else an outside entry point
-    (theory: docs/theory/dynamics.md §1).
+def example_map(name) -> AbstractMap:
+    """The example map called ``name`` (or ``name`` itself, a map) (theory: docs/theory/dynamics.md §1).
 
     Raises:
         InputError: an unknown name (a ValueError), listing the known ones.
     """
-    if isinstance(name, str) and name in EXAMPLES:
-        return EXAMPLES[name]
-    table = example_maps()
-    if not isinstance(name, str) or name not in table:
-        import difflib
-
-        from attnphys.errors import InputError
-
-        near = difflib.get_close_matches(str(name), list(table), n=1)
-        hint = f" (did you mean {near[0]!r}?)" if near else ""
-        raise InputError(f"unknown example map {name!r}{hint}; choose from {', '.join(table)}", "name")
-    return table[name]
+    return EXAMPLES.lookup(name)
 
 
 __all__ = [

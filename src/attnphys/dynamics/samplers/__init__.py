@@ -10,26 +10,39 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from attnphys._plugins import find, names
 from attnphys.dynamics.samplers._base import AbstractSampler
 from attnphys.dynamics.samplers.domain import DomainSampler
 from attnphys.dynamics.samplers.explicit import ExplicitSampler
 from attnphys.dynamics.samplers.grid import GridSampler
 from attnphys.dynamics.samplers.perturbation import PerturbationSampler
-from attnphys.errors import InputError
-
-SAMPLERS: dict[str, type[AbstractSampler]] = {
-    "random": DomainSampler,
-    "perturb": PerturbationSampler,
-    "explicit": ExplicitSampler,
-    "grid": GridSampler,
-}
-"""The sampler classes registered in this process by name: the library's own and those of
-:func:`register_sampler` (the census's ``sampler`` argument and the command lines use these names;
-:func:`sampler_class` finds outside ones too)."""
+from attnphys.registry import Registry
 
 ENTRY_POINT_GROUP = "attnphys.samplers"
 """Entry-point group of the samplers of outside packages."""
+
+
+def _is_sampler(obj: object) -> object:
+    return obj if isinstance(obj, type) and issubclass(obj, AbstractSampler) else None
+
+
+SAMPLERS: Registry[type[AbstractSampler]] = Registry(
+    "sampler",
+    group=ENTRY_POINT_GROUP,
+    builtins={
+        "random": DomainSampler,
+        "perturb": PerturbationSampler,
+        "explicit": ExplicitSampler,
+        "grid": GridSampler,
+    },
+    accept=_is_sampler,
+    field="start-sampler",
+    member="a sampler class ([dynamics page](dynamics.md) §7.1), name = its `name`",
+    adding="one file, one entry here",
+    theory="dynamics.md §7.1",
+)
+"""The registry of sampler classes (:class:`attnphys.registry.Registry`): the library's own, those of
+:func:`register_sampler` and the outside entry points, by name (the census's ``sampler`` argument and the
+command lines use these names)."""
 
 S = TypeVar("S", bound="type[AbstractSampler]")
 
@@ -39,38 +52,29 @@ def register_sampler(cls: S) -> S:
     (theory: docs/theory/dynamics.md §7.1).
 
     Raises:
-        ValueError: the class has no ``name``, or the name is already another sampler's.
+        RegistryConflictError: the class has no ``name``, or the name is already another sampler's (a ValueError).
     """
-    if not cls.name:
-        raise ValueError(f"the sampler {cls.__qualname__} has no name (a class attribute `name`)")
-    if SAMPLERS.get(cls.name, cls) is not cls:
-        raise ValueError(f"the sampler {cls.name!r} is already registered (one name, one sampler)")
-    SAMPLERS[cls.name] = cls
-    return cls
+    return SAMPLERS.register(cls)
 
 
 def sampler_names() -> list[str]:
     """Every sampler's name: the library's own, registered ones and outside entry points
     (theory: docs/theory/dynamics.md §7.1)."""
-    own = list(SAMPLERS)
-    return own + sorted(set(names(ENTRY_POINT_GROUP, SAMPLERS)) - set(own))
+    return list(SAMPLERS.names())
 
 
-def sampler_class(name: str) -> type[AbstractSampler]:
-    """The sampler class called ``name`` (theory: docs/theory/dynamics.md §7.1).
+def sampler_class(name) -> type[AbstractSampler]:
+    """The sampler class called ``name`` (or ``name`` itself, a sampler class) (theory: docs/theory/dynamics.md §7.1).
 
     Raises:
         InputError: an unknown name, listing the known ones (field ``start-sampler``).
     """
-    cls = SAMPLERS.get(name) or find(ENTRY_POINT_GROUP, name, SAMPLERS)
-    if cls is None:
-        raise InputError(f"unknown sampler {name!r}; choose from {', '.join(sampler_names())}", field="start-sampler")
-    return cls
+    return SAMPLERS.lookup(name)
 
 
 def make_sampler(name: str | AbstractSampler, **kw) -> AbstractSampler:
-    """A sampler by name (``random``, ``perturb`` with x, aux, radius; ``explicit`` with x, aux; ``grid`` with
-    lo, hi, shape, aux; or one of the registry's), or the sampler itself
+    """A sampler by its name in :data:`SAMPLERS` with its keywords (each class's own, e.g. ``x``, ``aux``,
+    ``radius`` for a perturbation of a point), or the sampler itself
     (theory: docs/theory/dynamics.md §7.1)."""
     if isinstance(name, AbstractSampler):
         return name
