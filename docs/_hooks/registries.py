@@ -12,6 +12,9 @@ A page writes a placeholder where a list belongs, and the build replaces it with
 * ``{probe_claims}`` — the table of the claims every probe tests (``attnphys.probes.claims.CLAIMS``, the
   registry complete once its module is imported): each claim's title, statistic, null, test and whether it
   depends on training;
+* ``{registries}`` — the table of the library's registries (``attnphys.registry.all_registries``): each
+  one's entry-point group, what a member is and how the library adds one;
+* ``{names:NOUN}`` — the names of the registry ``NOUN`` (``{names:normalization}``), as code, comma-separated;
 * ``{figures}`` — the table of the figures ``attnphys reproduce`` runs (``attnphys.reproduce.FIGURES``): each
   figure's name, what it shows (``shows``, else its title) and its full run (``full_run``, else its settings).
 
@@ -102,7 +105,30 @@ def probe_claims() -> str:
     return "\n".join(lines)
 
 
+def registries() -> str:
+    """The table of the library's registries (:func:`attnphys.registry.all_registries`): each one's noun,
+    entry-point group, what a member is and how the library adds one of its own."""
+    from attnphys.registry import all_registries
+
+    lines = ["| registry | entry-point group | a member is | in the library |", "|---|---|---|---|"]
+    for noun, reg in all_registries().items():
+        group = f"`{reg.group}`" if reg.group else "—"
+        lines.append(row(noun, group, reg.member, reg.adding))
+    return "\n".join(lines)
+
+
+_NAMES = re.compile(r"\{names:([a-z ]+)\}")
+"""``{names:NOUN}``: the names of the registry ``NOUN`` (``{names:normalization}``), as code, comma-separated."""
+
+
+def names(noun: str) -> str:
+    from attnphys.registry import all_registries
+
+    return ", ".join(f"`{name}`" for name in all_registries()[noun].names())
+
+
 PLACEHOLDERS: dict[str, Callable[[], str]] = {
+    "{registries}": registries,
     "{observables}": observables,
     "{example_maps}": example_maps,
     "{claims}": claims,
@@ -117,7 +143,7 @@ def fill(markdown: str) -> str:
     for placeholder, write in PLACEHOLDERS.items():
         if placeholder in markdown:
             markdown = markdown.replace(placeholder, write())
-    return markdown
+    return _NAMES.sub(lambda m: names(m.group(1)), markdown)
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
