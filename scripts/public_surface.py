@@ -38,6 +38,7 @@ RELEASES = {
     "0.4.3": "afbab93",
     "0.4.4": "270a356",
     "0.4.5": "96a8806",
+    "0.4.6": "6abab86",
 }
 """Each release whose names are kept importable, and the commit that released it."""
 

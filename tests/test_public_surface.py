@@ -166,7 +166,7 @@ def test_one_version_everywhere():
     assert f"\nversion: {attnphys.__version__}\n" in citation
     changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
     assert f"## [{attnphys.__version__}]" in changelog
-    assert attnphys.__version__ == "0.4.6"
+    assert attnphys.__version__ == "0.4.7"
 
 
 def test_public_signatures_match_the_snapshot():
