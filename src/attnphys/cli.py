@@ -7,7 +7,6 @@ only parses and prints: no computation lives here.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import os
 import signal
@@ -40,6 +39,7 @@ from attnphys.jobs import (
     job_class,
     rerun,
 )
+from attnphys.registry import registry_of
 
 console = Console(stderr=True, soft_wrap=True)
 
@@ -348,10 +348,9 @@ def _help(name: str, f, several: bool = True) -> str:
     lits = typing.get_args(ann) if origin is typing.Literal else ()
     if lits:
         text += f" One of: {', '.join(map(str, lits))}."
-    extra = f.json_schema_extra if isinstance(f.json_schema_extra, dict) else {}
-    if isinstance(extra.get("choices"), str):  # "module:function" naming a registry's names, read now
-        module, _, func = str(extra["choices"]).partition(":")
-        text += f" One of: {', '.join(getattr(importlib.import_module(module), func)())}."
+    registry = registry_of(f)
+    if registry is not None:  # a field naming a registry's member: its names, read now
+        text += f" One of: {registry.choices()}."
     if _is_values(ann) and several:
         text += " One value, or several (a sweep): 0.5,1,3 or START:STOP:NUM."
     default = f.default

@@ -266,10 +266,14 @@ class Registry(Mapping[str, T], Generic[T]):
                 return self._accept(key)
             raise InputError(f"a {self.noun} is a name ({self.choices()}), got {key!r}", self.field)
         if key not in self:
-            near = difflib.get_close_matches(key, list(self.names()), n=1)
-            hint = f" (did you mean {near[0]!r}?)" if near else ""
-            raise InputError(f"unknown {self.noun} {key!r}{hint}; choose from {self.choices()}", self.field)
+            raise InputError(self._unknown(key), self.field)
         return self[key]
+
+    def _unknown(self, key: str) -> str:
+        """The message refusing the unknown name ``key``: the nearest name, and all of them."""
+        near = difflib.get_close_matches(key, list(self.names()), n=1)
+        hint = f" (did you mean {near[0]!r}?)" if near else ""
+        return f"unknown {self.noun} {key!r}{hint}; choose from {self.choices()}"
 
     def choices(self) -> str:
         """The names, comma-separated (as messages and help texts list them)."""
@@ -348,7 +352,8 @@ class _MemberOf:
         self.registry = registry
 
     def __call__(self, value: str) -> str:
-        self.registry.lookup(value)
+        if value not in self.registry:  # pydantic names the field the message is about
+            raise ValueError(self.registry._unknown(value))
         return value
 
     def __repr__(self) -> str:
@@ -364,6 +369,15 @@ def member_name(registry: Registry) -> Any:
     from pydantic import AfterValidator
 
     return Annotated[str, AfterValidator(_MemberOf(registry))]
+
+
+def registry_of(field: Any) -> Registry | None:
+    """The registry whose member a pydantic field (its ``FieldInfo``) names (:func:`member_name`), or None."""
+    for meta in getattr(field, "metadata", ()):
+        check = getattr(meta, "func", None)
+        if isinstance(check, _MemberOf):
+            return check.registry
+    return None
 
 
 def registries() -> dict[str, Registry]:
@@ -405,4 +419,12 @@ def all_registries() -> dict[str, Registry]:
     return registries()
 
 
-__all__ = ["Registry", "RegistryConflictError", "all_registries", "member_name", "registries", "REGISTRY_MODULES"]
+__all__ = [
+    "Registry",
+    "RegistryConflictError",
+    "all_registries",
+    "member_name",
+    "registries",
+    "registry_of",
+    "REGISTRY_MODULES",
+]

@@ -13,16 +13,14 @@ from typing import Any, Literal
 from pydantic import Field
 
 from attnphys._options import AnalysisOptions, Progress, Storage
-from attnphys.clouds.registries import AttentionName
+from attnphys.clouds.registries import AttentionName, EnsembleName, NormName
 
 
 class Integration(AnalysisOptions):
     """How a cloud's continuous-time flow is integrated and read (theory: docs/theory/particles.md §2, §5):
     the options both ``clouds flow`` and ``clouds phase-diagram`` take."""
 
-    dynamics: AttentionName = Field(
-        "sa", description="Attention: softmax (sa), unnormalised (usa) or doubly stochastic (sinkhorn)."
-    )
+    dynamics: AttentionName = Field("sa", description="Attention kernel.")
     tokens: int = Field(64, ge=2, description="Number of tokens n.")
     dim: int = Field(3, ge=2, description="Token dimension d (tokens on the sphere S^{d-1}).")
     t_max: float = Field(50.0, gt=0, allow_inf_nan=False, description="Final time.")
@@ -92,26 +90,18 @@ class LayersPoint(AnalysisOptions):
     dim: int = Field(16, ge=2, description="Token dimension D (at least 2).")
     tokens: int = Field(512, ge=2, description="Number of tokens N.")
     layers: int = Field(100, ge=0, description="Layers to iterate.")
-    norm: str = Field(
-        "layernorm",
-        description="Normalization after each attention step.",
-        json_schema_extra={"choices": "attnphys.clouds.jobs:norm_names"},
-    )
+    norm: NormName = Field("layernorm", description="Normalization after each attention step.")
     beta: float = Field(1.0, gt=0, allow_inf_nan=False, description="Inverse temperature β of the attention scores.")
     alpha: float = Field(1.0, allow_inf_nan=False, description="Step size α of the residual update.")
     heads: int = Field(0, ge=0, description="0: identity weights; H > 0: H heads with random W = W_qᵀW_k and W_v.")
-    ensemble: str = Field(
-        "gaussian", description="Ensemble of the random weights (with --heads > 0): gaussian, goe, pm_kq."
-    )
+    ensemble: EnsembleName = Field("gaussian", description="Ensemble of the random weights (with --heads > 0).")
     resample_every: int = Field(
         0,
         ge=0,
         description="Draw new random weights every this many layers (0: the same "
         "weights in every layer; 1: untied layers).",
     )
-    attention: AttentionName = Field(
-        "sa", description="Attention: softmax (sa), unnormalised (usa) or doubly stochastic (sinkhorn)."
-    )
+    attention: AttentionName = Field("sa", description="Attention kernel.")
     residual: bool = Field(
         True,
         description="Keep the residual of the attention sublayer (without it every token "

@@ -7,19 +7,11 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from attnphys.clouds._analysis_options import ClusteringPoint, FlowPoint, Integration, LayersPoint
 from attnphys.errors import InputError
 from attnphys.jobs import AbstractJob, Applies, IntValues, Report, Values, only_with, register_job
-
-
-def norm_names() -> tuple[str, ...]:
-    """The normalizations of the registry (:data:`attnphys.clouds.registries.NORMS`), read without importing
-    them so that the command line stays light."""
-    from attnphys.clouds.registries import NORMS
-
-    return NORMS.names()
 
 
 def _ensembles() -> tuple[str, ...]:
@@ -28,19 +20,6 @@ def _ensembles() -> tuple[str, ...]:
     from attnphys.clouds.registries import ENSEMBLES
 
     return ENSEMBLES.names()
-
-
-_INITS = ("gaussian", "sphere", "mixture")
-
-
-def _choices(data: Any, checks: dict[str, tuple[str, ...]]) -> Any:
-    """Refuse an unknown choice with ``--option must be one of …`` before any other validation."""
-    if isinstance(data, dict):
-        for name, allowed in checks.items():
-            v = data.get(name)
-            if v is not None and v not in allowed:
-                raise ValueError(f"--{name.replace('_', '-')} must be one of {', '.join(allowed)}; got {v!r}")
-    return data
 
 
 def _option(name: str) -> str:
@@ -86,11 +65,6 @@ class CloudsRunJob(LayersPoint, AbstractJob):
     )
     out: Path = Field(Path("clouds.zarr"), description="Output store (.zarr, or .nc for NetCDF).")
     plot: Path | None = Field(None, description="Figure (PNG); snapshots go to <stem>_snapshots.png.")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _check(cls, data: Any) -> Any:
-        return _choices(data, {"init": _INITS, "norm": norm_names(), "ensemble": _ensembles()})
 
     def inputs_check(self) -> None:
         if any(s < 0 for s in self.snapshots):

@@ -69,4 +69,10 @@ ENSEMBLES: Registry = Registry(
 AttentionName: TypeAlias = Annotated[str, AfterValidator(_MemberOf(ATTENTIONS))]
 """The type of an option naming an attention of :data:`ATTENTIONS`."""
 
-__all__ = ["ATTENTIONS", "AttentionName", "ENSEMBLES", "NORMS"]
+NormName: TypeAlias = Annotated[str, AfterValidator(_MemberOf(NORMS))]
+"""The type of an option naming a normalization of :data:`NORMS`."""
+
+EnsembleName: TypeAlias = Annotated[str, AfterValidator(_MemberOf(ENSEMBLES))]
+"""The type of an option naming an ensemble of :data:`ENSEMBLES`."""
+
+__all__ = ["ATTENTIONS", "AttentionName", "ENSEMBLES", "EnsembleName", "NORMS", "NormName"]
