@@ -445,7 +445,7 @@ CASES = [
     ("run snapshots 1.5", ["clouds", "run", "--snapshots", "1.5"],
      2, '--snapshots: values must be integers, got 1.5'),
     ("run norm batchnorm", R + ["--norm", "batchnorm"],
-     2, "--norm must be one of layernorm, rmsnorm, rn, diagonal_rn, sphere, none; got 'batchnorm'"),
+     2, "--norm: unknown normalization 'batchnorm'; choose from layernorm, rmsnorm, rn, diagonal_rn, sphere, none"),
     ("run heads -1", R + ["--heads", "-1"],
      2, '--heads: Input should be greater than or equal to 0 (got -1)'),
     ("run resample without heads", R + ["--resample-every", "2"],

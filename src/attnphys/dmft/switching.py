@@ -172,7 +172,77 @@ def _barrier(m, laws: dict, params, A, B, o: dict, phases_screened: list[int]) -
             r.attrs["status"] == "converged",
             float(r.attrs["constraint_violation"]),
         )
+        out[f"{name} path"] = (np.asarray(r["path"].values, float), np.asarray(r["step_action"].values, float))
     return out
+
+
+LAND_STEPS = 10_000
+"""Noiseless steps after which a state is labelled by the attractor it has reached (the basin boundary along a
+least-action path, docs/theory/switching.md §2.1)."""
+
+
+def _lander(m, params, orbits: Sequence[np.ndarray], L: int):
+    """classify(x (n, D), aux) → labels (n,): the orbit (0 or 1 of ``orbits``) that each state reaches after
+    :data:`LAND_STEPS` noiseless steps, −1 where the state is then farther than 10⁻³ of the distance between the
+    orbits from both (theory: docs/theory/switching.md §2.1)."""
+    Za, Zb = (jnp.asarray(Z) for Z in orbits)
+    gap = float(np.min(np.linalg.norm(orbits[0][:, None] - orbits[1][None], axis=-1)))
+
+    def land(x, aux):
+        y = jax.lax.fori_loop(0, LAND_STEPS, lambda _, c: m.step(c[0], c[1], params), (x, aux))[0]
+        return jnp.stack([jnp.min(jnp.linalg.norm(Z - y[None], axis=-1)) for Z in (Za, Zb)])
+
+    run = jax.jit(jax.vmap(land, in_axes=(0, 0)))
+
+    def classify(x, aux):
+        x = np.asarray(x, float)
+        a = np.broadcast_to(np.asarray(aux, np.int32), (x.shape[0],))
+        d = np.asarray(run(jnp.asarray(x), jnp.asarray(a, jnp.int32)))
+        lab = np.argmin(d, axis=1)
+        return np.where(np.min(d, axis=1) <= 1e-3 * gap, lab, -1)
+
+    return classify
+
+
+def _boundary(m, params, X: np.ndarray, aux0: int, A, B, L: int) -> tuple[int, np.ndarray, np.ndarray, int]:
+    """Where the least-action path X (T + 1, D) from orbit A (aux0 the loop step of X_0) leaves A's basin, and the
+    saddle on the boundary there (theory: docs/theory/switching.md §2.1).
+
+    Every point of the path is labelled by the orbit it reaches (:func:`_lander`); with k the first point that
+    reaches B, all before it reaching A, the step x_{k−1} → x_k is F(x_{k−1}) + B η: its noiseless part reaches A,
+    the whole step B. :func:`attnphys.dynamics.edge_track` from the pair (F(x_{k−1}), x_k) bisects the kick to the
+    boundary (its first state, the crossing) and follows the edge state from there.
+
+    Returns:
+        (k, or −1 when the path's labels do not switch once from A to B; the crossing (D,); the edge
+        trajectory's last max(p_A, p_B) states (q, D) with q its period, or all of them with q = −1 when
+        they do not repeat to 10⁻⁶; q). NaN states where there is no crossing or edge tracking fails.
+    """
+    from attnphys.dynamics import edge_track
+
+    D = X.shape[1]
+    pmax = max(A[2], B[2])
+    none = (-1, np.full(D, np.nan), np.full((pmax, D), np.nan), -1)
+    classify = _lander(m, params, (A[0][: A[2]], B[0][: B[2]]), L)
+    auxs = (aux0 + np.arange(X.shape[0])) % L
+    lab = classify(X, auxs)
+    hits = np.flatnonzero(lab == 1)
+    if hits.size == 0 or hits[0] == 0 or np.any(lab[: hits[0]] != 0):
+        return none
+    k = int(hits[0])
+    a_k = jnp.asarray(auxs[k], jnp.int32)
+    start = np.asarray(m.step(jnp.asarray(X[k - 1]), jnp.asarray(auxs[k - 1], jnp.int32), params)[0], float)
+    try:
+        e = edge_track(
+            m, start, X[k], params, aux=a_k, classify=classify, steps=min(20 * pmax, 2000), tol=1e-10, delta=1e-6
+        )
+    except InputError:
+        return none
+    E = np.asarray(e["edge"].values, float)
+    for q in range(1, pmax + 1):
+        if 2 * q < E.shape[0] and np.max(np.linalg.norm(E[-q:] - E[-2 * q : -q], axis=1)) <= 1e-6:
+            return k - 1, E[0], E[-q:], q
+    return k - 1, E[0], E[-pmax:], -1
 
 
 def _escape(passage: np.ndarray, max_steps: int) -> tuple[float, float, float, int, int]:
@@ -253,8 +323,14 @@ def switching(
         attractor), ``distance`` (between the orbits, class means), ``phase_residual``; ``action`` (attractor,
         law) ΔS with ``horizon``, ``phase``, ``action_converged``, ``constraint_violation``; ``screen_action``;
         ``escape_time``, ``escape_time_low``, ``escape_time_high``, ``escapes``, ``censored`` (attractor, size);
-        ``slope``, ``slope_low``, ``slope_high`` (attractor); attrs the configuration, the options and the
-        package version.
+        ``slope``, ``slope_low``, ``slope_high`` (attractor); the geometry of the switch (§2.1): ``orbit``
+        (attractor, orbit_point, component) the orbit's class states from its first point, entered at loop step
+        ``loop_step``; ``path`` (attractor, law, step, component) the least-action path x_0 … x_T (T =
+        ``horizon``, x_0 the orbit's point ``phase``, NaN past T) and ``step_action`` (attractor, law, step) ℓ
+        of its steps, summing to ``action``; ``crossing_step`` and ``crossing`` (attractor, law, component) the
+        step whose kick crosses the basin boundary and the boundary state on that kick; ``saddle`` (attractor,
+        law, orbit_point, component) the edge state tracked from there with its ``saddle_period``; attrs the
+        configuration, the options and the package version.
 
     Raises:
         InputError: naming ``cfg`` (not the paper model), ``beta_o``, ``sizes`` (not multiples of n_se, repeated),
@@ -323,6 +399,12 @@ def _switching(cfg, b: float, ns: tuple[int, ...], law_names: tuple[str, ...], o
     cens = np.zeros((n_a, nn), np.int64)
     slope = np.full((n_a, 3), np.nan)
     start_phase = np.zeros(n_a, np.int64)
+    D, pmax = L * C, max(orb[2] for orb in orbits)
+    paths: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+    cross_step = np.full((n_a, nl), -1, np.int64)
+    cross = np.full((n_a, nl, D), np.nan)
+    saddle = np.full((n_a, nl, pmax, D), np.nan)
+    saddle_q = np.full((n_a, nl), -1, np.int64)
     for i in range(n_a):
         A, B = orbits[i], orbits[int(target[i])]
         screened = list(range(0, A[2], o["phase_stride"]))
@@ -330,6 +412,12 @@ def _switching(cfg, b: float, ns: tuple[int, ...], law_names: tuple[str, ...], o
         screen[i] = res["screen_best"]
         for c, w in enumerate(law_names):
             act[i, c], hor[i, c], pha[i, c], conv[i, c], viol[i, c] = res[w]
+            paths[i, c] = res[f"{w} path"]
+            kc, cross[i, c], sad, saddle_q[i, c] = _boundary(
+                m, params, paths[i, c][0], (A[1] + int(pha[i, c])) % L, A, B, L
+            )
+            cross_step[i, c] = kc
+            saddle[i, c, : sad.shape[0]] = sad
         j = int(res["gaussian"][2])
         start_phase[i] = j
         Za, ta, pa = A
@@ -354,7 +442,24 @@ def _switching(cfg, b: float, ns: tuple[int, ...], law_names: tuple[str, ...], o
             )
             tau[i, s], lo[i, s], hi[i, s], k[i, s], cens[i, s] = _escape(fp["passage_steps"].values, o["max_steps"])
         slope[i] = _slope(np.asarray(ns), tau[i], k[i])
-    coords = {"attractor": np.arange(n_a), "law": list(law_names), "size": np.asarray(ns)}
+    n_step = 1 + max(X.shape[0] - 1 for X, _ in paths.values())
+    path = np.full((n_a, nl, n_step, D), np.nan)
+    step_action = np.full((n_a, nl, n_step), np.nan)
+    for (i, c), (X, r) in paths.items():
+        path[i, c, : X.shape[0]] = X
+        step_action[i, c, : X.shape[0] - 1] = r[:-1]
+    orbit = np.full((n_a, pmax, D), np.nan)
+    for i, (Z, _, p) in enumerate(orbits):
+        orbit[i, :p] = Z
+    coords = {
+        "attractor": np.arange(n_a),
+        "law": list(law_names),
+        "size": np.asarray(ns),
+        "step": np.arange(n_step),
+        "orbit_point": np.arange(pmax),
+        "component": np.arange(D),
+    }
+    ap, alp, alc = ("attractor", "orbit_point", "component"), ("attractor", "law", "step"), ("attractor", "law")
     a, al, asz = ("attractor",), ("attractor", "law"), ("attractor", "size")
     data = {
         "census_index": (a, np.asarray(idx), {"long_name": "index of the attractor in the census"}),
@@ -378,6 +483,37 @@ def _switching(cfg, b: float, ns: tuple[int, ...], law_names: tuple[str, ...], o
         "slope": (a, slope[:, 0], {"long_name": "d ln(tau) / dN"}),
         "slope_low": (a, slope[:, 1], {"long_name": "lower end of the 95 % interval of the slope"}),
         "slope_high": (a, slope[:, 2], {"long_name": "upper end of the 95 % interval of the slope"}),
+        "loop_step": (
+            a,
+            np.asarray([t0 for _, t0, _ in orbits], np.int64),
+            {"long_name": "loop step mod L at which the orbit's first point is entered"},
+        ),
+        "orbit": (ap, orbit, {"long_name": "class means of the window along the orbit (NaN past its period)"}),
+        "path": (
+            alp + ("component",),
+            path,
+            {"long_name": "least-action path x_0 ... x_T, class means of the window (T = horizon; NaN past it)"},
+        ),
+        "step_action": (alp, step_action, {"long_name": "action of step t of the path (units of 1/N)"}),
+        "crossing_step": (
+            alc,
+            cross_step,
+            {
+                "long_name": "step t whose kick x_t -> x_(t+1) crosses the basin boundary (-1: not found)",
+                "units": "step",
+            },
+        ),
+        "crossing": (alc + ("component",), cross, {"long_name": "state where the path crosses the basin boundary"}),
+        "saddle": (
+            ("attractor", "law", "orbit_point", "component"),
+            saddle,
+            {"long_name": "edge state on the basin boundary, tracked from the crossing (NaN past its period)"},
+        ),
+        "saddle_period": (
+            alc,
+            saddle_q,
+            {"long_name": "period of the edge state (-1: not periodic within max period)", "units": "step"},
+        ),
     }
     return xr.Dataset(
         data,

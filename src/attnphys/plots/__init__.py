@@ -42,7 +42,7 @@ from attnphys.plots._particles import flow_figure, particles_phase_figure
 from attnphys.plots._phase import phase_diagram_figure
 from attnphys.plots._probes import heads_figure, mlp_norms_figure, probe_figures, stages_figure, temperatures_figure
 from attnphys.plots._reproduce import planes_figure, series_figure
-from attnphys.plots._switching import switching_figure
+from attnphys.plots._switching import switching_figure, switching_path_figure
 from attnphys.plots._trajectory import (
     spectrum_figure,
     timeseries_figure,
@@ -85,6 +85,7 @@ __all__ = [
     "spectrum_figure",
     "stages_figure",
     "switching_figure",
+    "switching_path_figure",
     "temperatures_figure",
     "through_model_figure",
     "timeseries_figure",

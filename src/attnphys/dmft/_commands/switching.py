@@ -41,7 +41,8 @@ class SwitchingJob(ModelOptions, SwitchingPoint):
     """Rare switching of the finite network between the attractors of its mean field: per periodic attractor
     of the census, the least action ΔS to the nearest other attractor under the Gaussian and the binomial
     rate, and the mean escape time of the finite network at each size N of ``--n`` with its 95% interval,
-    with the slope of ln τ against N beside ΔS.
+    with the slope of ln τ against N beside ΔS; each least-action path is stored with the orbits, the step at
+    which it crosses the basin boundary and the saddle (edge state) there.
 
     The census must find two stable periodic attractors (at β_att = 2.2 the paper's network has a period-28
     and a period-56 one at --beta-o 1.27). The finite network repeats each of the configuration's n_se weight
@@ -49,7 +50,7 @@ class SwitchingJob(ModelOptions, SwitchingPoint):
     network and is refused (theory: docs/theory/switching.md §2, §3, §5, §6)."""
 
     command: ClassVar[str] = "dmft switching"
-    outputs_spec: ClassVar[dict[str, str]] = {"out": "result", "plot": "figure"}
+    outputs_spec: ClassVar[dict[str, str]] = {"out": "result", "plot": "figure", "path_plot": "figure"}
     swept: ClassVar[tuple[str, ...]] = ()
     eras: ClassVar[tuple[str, ...]] = ("head",)
     designs: ClassVar[bool] = False
@@ -61,6 +62,11 @@ class SwitchingJob(ModelOptions, SwitchingPoint):
     out: Path = Field(Path("switching.zarr"), description="Output store (.zarr or .nc).")
     plot: Path | None = Field(
         None, description="Figure (PNG): escape times against N with the fitted slope, and ΔS beside the slope."
+    )
+    path_plot: Path | None = Field(
+        None,
+        description="Figure (PNG): each least-action path with both attractors, the boundary crossing and the "
+        "saddle, in the plane of the attractors' centres and the crossing.",
     )
 
     def analysis(self, **kw):
@@ -142,4 +148,8 @@ class SwitchingJob(ModelOptions, SwitchingPoint):
             from attnphys.plots import save_figure, switching_figure
 
             paths.append(save_figure(switching_figure(ds), self.plot, dpi=130))
+        if self.path_plot is not None:
+            from attnphys.plots import save_figure, switching_path_figure
+
+            paths.append(save_figure(switching_path_figure(ds), self.path_plot, dpi=130))
         return Report(f"switching between attractors → {self.out}", rows, paths, ds)
