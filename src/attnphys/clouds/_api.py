@@ -289,18 +289,7 @@ def _clustering_task(beta: Sequence[float], o: ClusteringOptions):
         least={"tokens": 2, "dim": 2, "saves": 2},
     )
     task = validated(
-        ClusteringTask,
-        dynamics=o.dynamics,
-        dim=o.dim,
-        tokens=o.tokens,
-        t_max=o.t_max,
-        saves=o.saves,
-        samples=o.samples,
-        rtol=o.rtol,
-        atol=o.atol,
-        solver=o.solver,
-        pair_tol=o.pair_tol,
-        cluster_delta=o.cluster_delta,
+        ClusteringTask, **{k: getattr(o, k) for k in ClusteringTask.model_fields if k in type(o).model_fields}
     )
     return task, (Axis(name="beta", values=betas),)
 

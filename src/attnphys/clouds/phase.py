@@ -14,14 +14,14 @@ import jax.numpy as jnp
 import numpy as np
 from pydantic import Field
 
+from attnphys.clouds._analysis_options import ClusteringPoint
 from attnphys.clouds.attention import ATTENTIONS
-from attnphys.clouds.flow import ATOL, RTOL, solve_many
-from attnphys.clouds.observables import PAIR_TOL, clustered_pairs
-from attnphys.clouds.registries import AttentionName
+from attnphys.clouds.flow import solve_many
+from attnphys.clouds.observables import clustered_pairs
 from attnphys.clouds.stats import cluster_components
 from attnphys.progress import report_fraction
 from attnphys.sweeps.grid import Grid, point_seed
-from attnphys.sweeps.task import AbstractTask, VarSpec, register_task
+from attnphys.sweeps.task import VarSpec, options_task, register_task
 
 
 @jax.jit
@@ -36,22 +36,13 @@ def _cluster_series(xs, pair_tol, delta):
 
 
 @register_task
-class ClusteringTask(AbstractTask):
+class ClusteringTask(options_task(ClusteringPoint, exclude=("seed",))):
     """Per β: clustering of uniform starts on the sphere over time (theory: docs/theory/particles.md §5).
-    The grid has one axis, ``beta`` (β ≥ 0)."""
+    The grid has one axis, ``beta`` (β ≥ 0). Its fields are those of
+    :class:`~attnphys.clouds._analysis_options.ClusteringPoint` (declared there once), but ``seed``: a point's
+    seed is the sweep's, from its index."""
 
     kind: Literal["clouds-clustering"] = "clouds-clustering"
-    dynamics: AttentionName = "sa"
-    dim: int = Field(default=3, ge=2)
-    tokens: int = Field(default=64, ge=2)
-    t_max: float = Field(default=30.0, gt=0, allow_inf_nan=False)
-    saves: int = Field(default=61, ge=2)
-    samples: int = Field(default=4, ge=1)
-    rtol: float = Field(default=RTOL, gt=0, lt=1)
-    atol: float = Field(default=ATOL, gt=0)
-    solver: Literal["tsit5", "dopri8", "kvaerno5"] = "tsit5"
-    pair_tol: float = Field(default=PAIR_TOL, gt=0)
-    cluster_delta: float = Field(default=1e-3, gt=0, lt=1)
     max_steps: int = Field(default=1_000_000, ge=1)
 
     def check_grid(self, grid: Grid) -> None:

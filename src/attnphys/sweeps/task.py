@@ -154,3 +154,27 @@ class AbstractTask(BaseModel, abc.ABC):
     @abc.abstractmethod
     def example(cls) -> tuple[AbstractTask, Grid]:
         """A small task and grid (seconds to compute): the property tests of every task run on it."""
+
+
+def options_task(options: type[BaseModel], *, exclude: tuple[str, ...] = ()) -> type[AbstractTask]:
+    """The base of a task whose fields are the options of the analysis it runs: those of ``options`` (an
+    options model, e.g. :class:`attnphys.clouds.ClusteringOptions`' point class), but ``exclude``, with their
+    types, defaults, bounds, validators and help, declared there once (theory: docs/theory/sweeps.md §1).
+
+    ``class MyTask(options_task(MyPoint, exclude=("seed",)))`` then declares only its ``kind`` and the
+    fields the analysis does not have. A stored task keeps the field names it always had, the options' own.
+    """
+    import copy
+
+    from pydantic import create_model
+
+    unknown = [n for n in exclude if n not in options.model_fields]
+    if unknown:
+        raise ValueError(f"{options.__name__} has no field {unknown[0]!r} to exclude")
+    fields: dict[str, Any] = {
+        name: (f.annotation, copy.copy(f)) for name, f in options.model_fields.items() if name not in exclude
+    }
+    base = create_model(f"{options.__name__}Task", __base__=AbstractTask, **fields)
+    base.__doc__ = f"A task over the options of :class:`{options.__module__}.{options.__qualname__}`."
+    base.options_model = options  # type: ignore[attr-defined]
+    return base
