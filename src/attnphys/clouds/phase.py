@@ -7,7 +7,7 @@ over the samples, and the fraction of samples already in one cluster.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import jax
 import jax.numpy as jnp
@@ -21,7 +21,7 @@ from attnphys.clouds.observables import clustered_pairs
 from attnphys.clouds.stats import cluster_components
 from attnphys.progress import report_fraction
 from attnphys.sweeps.grid import Grid, point_seed
-from attnphys.sweeps.task import VarSpec, options_task, register_task
+from attnphys.sweeps.task import AbstractTask, VarSpec, options_task, register_task
 
 
 @jax.jit
@@ -35,8 +35,15 @@ def _cluster_series(xs, pair_tol, delta):
     return jax.vmap(jax.vmap(one))(xs)
 
 
+if TYPE_CHECKING:  # the fields a type checker sees: the options' (built at run time by options_task)
+
+    class _ClusteringFields(AbstractTask, ClusteringPoint): ...
+else:
+    _ClusteringFields = options_task(ClusteringPoint, exclude=("seed",))
+
+
 @register_task
-class ClusteringTask(options_task(ClusteringPoint, exclude=("seed",))):
+class ClusteringTask(_ClusteringFields):
     """Per β: clustering of uniform starts on the sphere over time (theory: docs/theory/particles.md §5).
     The grid has one axis, ``beta`` (β ≥ 0). Its fields are those of
     :class:`~attnphys.clouds._analysis_options.ClusteringPoint` (declared there once), but ``seed``: a point's
@@ -60,7 +67,7 @@ class ClusteringTask(options_task(ClusteringPoint, exclude=("seed",))):
         from attnphys.sweeps import Axis
 
         return (
-            cls(dim=3, tokens=12, t_max=4.0, saves=5, samples=2),
+            cls(dim=3, tokens=12, t_max=4.0, saves=5, samples=2),  # pyright: ignore[reportCallIssue]
             Grid(axes=(Axis(name="beta", values=(0.5, 1.0, 4.0)),), chunk=2),
         )
 
