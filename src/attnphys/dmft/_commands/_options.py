@@ -43,8 +43,9 @@ def _config_options() -> dict[str, Any]:
 _ConfigOptions = create_model("_ConfigOptions", __base__=AbstractJob, **_config_options())
 _MODEL_FIELDS = tuple(n for n in DMFTConfig.model_fields if n not in ("variant", "correlations"))
 
-_DESIGNED_FIELDS = ("beta_o", "gamma", "epsilon", "L")
-"""The options a designed model takes (its configuration's fields besides the design)."""
+_DESIGNED_FIELDS = tuple(n for n in variant_class("designed").model_fields if n not in ("variant", "design"))
+"""The options a designed model takes: its configuration's fields besides the variant and the design, read
+from the class (:class:`attnphys.dmft.designed.DesignedConfig`; light, no numerical engine)."""
 
 
 def _batched_any() -> tuple[str, ...]:
