@@ -84,3 +84,8 @@ def test_the_task_takes_the_options_rules_and_the_check_finds_a_second_declarati
     assert "seed" not in ClusteringTask.model_fields
     with pytest.raises(ValueError, match="no field 'sead'"):
         options_task(ClusteringPoint, exclude=("sead",))
+    # an options class with checks of its own: its fields alone would not run them, so it is refused
+    from attnphys.dmft._analysis_options import ConvergePoint
+
+    with pytest.raises(ValueError, match="ConvergePoint has validators .*_horizon"):
+        options_task(ConvergePoint)

@@ -163,6 +163,10 @@ def options_task(options: type[BaseModel], *, exclude: tuple[str, ...] = ()) -> 
 
     ``class MyTask(options_task(MyPoint, exclude=("seed",)))`` then declares only its ``kind`` and the
     fields the analysis does not have. A stored task keeps the field names it always had, the options' own.
+
+    Raises:
+        ValueError: an excluded name that is no field of ``options``; an options class with validators of its
+            own (``field_validator``, ``model_validator``): the copied fields would not run them.
     """
     import copy
 
@@ -171,6 +175,13 @@ def options_task(options: type[BaseModel], *, exclude: tuple[str, ...] = ()) -> 
     unknown = [n for n in exclude if n not in options.model_fields]
     if unknown:
         raise ValueError(f"{options.__name__} has no field {unknown[0]!r} to exclude")
+    decorators = options.__pydantic_decorators__
+    checks = [*decorators.field_validators, *decorators.model_validators, *decorators.validators]
+    if checks:  # the fields are copied, not the class's own checks: a task would silently skip them
+        raise ValueError(
+            f"{options.__name__} has validators ({', '.join(checks)}) that a task built on its fields would not "
+            "run: declare them as the fields' own (Annotated validators), or on the task"
+        )
     fields: dict[str, Any] = {
         name: (f.annotation, copy.copy(f)) for name, f in options.model_fields.items() if name not in exclude
     }
