@@ -653,7 +653,7 @@ CASES = [
     ("switching beta-o negative", ["dmft", "switching", "--beta-o", "-1"],
      2, "--beta-o: Input should be greater than or equal to 0 (got -1.0)"),
     ("switching beta-o 0", ["dmft", "switching", "--beta-o", "0"],
-     2, "--beta-o: must be a finite number in (0, inf), got 0.0"),
+     2, "--beta-o: Input should be greater than 0 (got 0.0)"),
     ("switching unknown law", ["dmft", "switching", "--laws", "poisson"],
      2, "--laws: unknown law 'poisson'; the laws are gaussian and binomial"),
     ("switching walkers 0", ["dmft", "switching", "--walkers", "0"],

@@ -210,7 +210,7 @@ def test_the_command_writes_netcdf_too(tmp_path, spy):
         (("--n", "1000"), "--n", "multiple of n_se = 99"),
         (("--n", "990,990"), "--n", "must differ"),
         (("--beta-o", "-1"), "--beta-o", "greater than or equal to 0"),
-        (("--beta-o", "0"), "--beta-o", "must be a finite number in (0, inf)"),
+        (("--beta-o", "0"), "--beta-o", "Input should be greater than 0"),
         (("--laws", "poisson"), "--laws", "unknown law 'poisson'"),
         (("--laws", "gaussian,gaussian"), "--laws", "each law once"),
         (("--walkers", "0"), "--walkers", "greater than or equal to 1"),

@@ -22,6 +22,8 @@ import xarray as xr
 from scipy import stats
 
 from attnphys._checks import check_count
+from attnphys._options import takes
+from attnphys.dmft._analysis_options import SwitchingOptions
 from attnphys.errors import InputError
 from attnphys.metadata import base_attrs
 
@@ -272,26 +274,8 @@ def _slope(N: np.ndarray, tau: np.ndarray, k: np.ndarray) -> tuple[float, float,
     return b, b - half, b + half
 
 
-def switching(
-    cfg,
-    *,
-    beta_o: float | None = None,
-    sizes: Sequence[int] = (9900, 39600, 99000),
-    laws: Sequence[str] = LAWS,
-    walkers: int = 32,
-    max_steps: int = 5000,
-    b_level: float = 0.8,
-    ics: int = 32,
-    census_steps: int = 30_000,
-    census_transient: int = 20_000,
-    screen_steps: int = 56,
-    max_horizon: int = 112,
-    keep: int = 1,
-    phase_stride: int = 3,
-    tol: float = 1e-2,
-    max_iterations: int = 200,
-    seed: int = 0,
-) -> xr.Dataset:
+@takes(SwitchingOptions)
+def switching(cfg, *, options: SwitchingOptions) -> xr.Dataset:
     """Least actions and escape times of the finite network between the attractors of its mean field (theory:
     docs/theory/switching.md §1–§5).
 
@@ -338,13 +322,9 @@ def switching(
             ``screen_steps``, ``max_horizon``, ``keep``, ``phase_stride``, ``tol``, ``max_iterations``, ``seed``;
             or ``cfg`` when the census finds fewer than two periodic attractors.
     """
-    o = dict(
-        walkers=walkers, max_steps=max_steps, b_level=b_level, ics=ics, census_steps=census_steps,
-        census_transient=census_transient, screen_steps=screen_steps, max_horizon=max_horizon, keep=keep,
-        phase_stride=phase_stride, tol=tol, max_iterations=max_iterations, seed=seed,
-    )  # fmt: skip
-    cfg, b, ns, law_names = _check(cfg, beta_o, sizes, laws, o)
-    o["tol"], o["b_level"] = float(tol), float(b_level)
+    o = options.model_dump(exclude={"beta_o", "sizes", "laws"})
+    cfg, b, ns, law_names = _check(cfg, options.beta_o, options.sizes, options.laws, o)
+    o["tol"], o["b_level"] = float(o["tol"]), float(o["b_level"])
     with jax.enable_x64(True):  # the least actions need float64; the process's setting is left as it is
         return _switching(cfg.with_field("beta_o", b), b, ns, law_names, o)
 
