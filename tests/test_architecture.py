@@ -13,7 +13,7 @@ LAYERS = [
     # bottom: shared infrastructure
     ("attnphys._version", "attnphys._plugins", "attnphys._options", "attnphys._deprecated", "attnphys._contract", "attnphys._messages", "attnphys.errors", "attnphys._checks", "attnphys._arguments",
      "attnphys._paths", "attnphys._files", "attnphys._integrity", "attnphys.metadata", "attnphys.progress", "attnphys.runtime",
-     "attnphys.io"),
+     "attnphys.io", "attnphys.registry"),
     # shared engines
     ("attnphys.sweeps", "attnphys.dynamics", "attnphys.expfam", "attnphys.hopfield"),
     # the pillars

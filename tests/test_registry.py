@@ -90,6 +90,12 @@ def test_one_name_one_member_and_a_scoped_registration_is_forgotten(reg):
         assert "h7-alias" in reg.names() and reg.lookup("h7-alias") is member
         assert not (reg.origin("h7-alias") or "").startswith("attnphys.")  # not by importing the library
     assert "h7-alias" not in reg.names()
+    # as dict.pop: a member registered here is forgotten and returned
+    reg["h7-alias"] = member
+    assert reg.pop("h7-alias") is member and "h7-alias" not in reg.names()
+    assert reg.pop("h7-alias", None) is None
+    with pytest.raises(KeyError):
+        reg.pop("h7-alias")
 
 
 def test_an_outside_member_that_collides_fails_or_is_no_member_is_warned_and_skipped(reg, monkeypatch):

@@ -158,6 +158,18 @@ class Registry(Mapping[str, T], Generic[T]):
         self._loaded.pop(name, None)
         self._changed()
 
+    def pop(self, name: str, *default: Any) -> Any:
+        """Forget the member registered in this process as ``name`` and return it, as ``dict.pop`` does
+        (``default``, or KeyError, where no member of that name was registered in this process: a reference
+        built-in or an outside member is not forgotten)."""
+        if name in self._code:
+            member = self._code[name]
+            del self[name]
+            return member
+        if default:
+            return default[0]
+        raise KeyError(f"{name!r} is not a {self.noun} registered in this process")
+
     @contextlib.contextmanager
     def scoped(self, keep: Callable[[str, Any], bool] | None = None) -> Iterator[Registry[T]]:
         """A block after which the members registered inside it are forgotten (trying an extension in a
@@ -345,8 +357,10 @@ def _describe(obj: Any) -> str:
     return f"{mod}:{qual}" if qual else repr(obj)
 
 
-class _MemberOf:
-    """A field validator: the value is a name of the registry (checked by :meth:`Registry.lookup`)."""
+class MemberOf:
+    """A field validator: the value is a name of the registry, refused otherwise with the names it could be
+    (theory: docs/theory/variants.md §5); ``Annotated[str, AfterValidator(MemberOf(reg))]`` is
+    :func:`member_name`'s type."""
 
     def __init__(self, registry: Registry):
         self.registry = registry
@@ -368,14 +382,14 @@ def member_name(registry: Registry) -> Any:
 
     from pydantic import AfterValidator
 
-    return Annotated[str, AfterValidator(_MemberOf(registry))]
+    return Annotated[str, AfterValidator(MemberOf(registry))]
 
 
 def registry_of(field: Any) -> Registry | None:
     """The registry whose member a pydantic field (its ``FieldInfo``) names (:func:`member_name`), or None."""
     for meta in getattr(field, "metadata", ()):
         check = getattr(meta, "func", None)
-        if isinstance(check, _MemberOf):
+        if isinstance(check, MemberOf):
             return check.registry
     return None
 

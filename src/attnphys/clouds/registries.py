@@ -15,7 +15,7 @@ from typing import Annotated, TypeAlias
 from pydantic import AfterValidator
 
 from attnphys._plugins import BUILTINS
-from attnphys.registry import Registry, _MemberOf
+from attnphys.registry import Registry, MemberOf
 
 
 def _subclass_of(base: str):
@@ -66,13 +66,13 @@ ENSEMBLES: Registry = Registry(
 )
 """The ensembles of random weights by name (:class:`attnphys.clouds.ensembles.AbstractEnsemble`)."""
 
-AttentionName: TypeAlias = Annotated[str, AfterValidator(_MemberOf(ATTENTIONS))]
+AttentionName: TypeAlias = Annotated[str, AfterValidator(MemberOf(ATTENTIONS))]
 """The type of an option naming an attention of :data:`ATTENTIONS`."""
 
-NormName: TypeAlias = Annotated[str, AfterValidator(_MemberOf(NORMS))]
+NormName: TypeAlias = Annotated[str, AfterValidator(MemberOf(NORMS))]
 """The type of an option naming a normalization of :data:`NORMS`."""
 
-EnsembleName: TypeAlias = Annotated[str, AfterValidator(_MemberOf(ENSEMBLES))]
+EnsembleName: TypeAlias = Annotated[str, AfterValidator(MemberOf(ENSEMBLES))]
 """The type of an option naming an ensemble of :data:`ENSEMBLES`."""
 
 __all__ = ["ATTENTIONS", "AttentionName", "ENSEMBLES", "EnsembleName", "NORMS", "NormName"]
