@@ -15,7 +15,7 @@ from typing import Annotated, TypeAlias
 from pydantic import AfterValidator
 
 from attnphys._plugins import BUILTINS
-from attnphys.registry import Registry, MemberOf
+from attnphys.registry import MemberOf, Registry
 
 
 def _subclass_of(base: str):
